@@ -1,0 +1,19 @@
+//! The clock is an input: the run reads it once and passes the instant down, so the
+//! assessment stays pure and tests can pin "now" (`COS_NOW`).
+
+use jiff::Timestamp;
+
+/// The instant a run treats as "now".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now(pub Timestamp);
+
+impl Now {
+    pub fn system() -> Now {
+        Now(Timestamp::now())
+    }
+
+    /// Today's civil date in UTC; release and support dates are UTC calendar dates.
+    pub fn today(&self) -> jiff::civil::Date {
+        self.0.to_zoned(jiff::tz::TimeZone::UTC).date()
+    }
+}

@@ -1,0 +1,136 @@
+//! What we know about the scanned products, independent of any one instance: release schedules,
+//! advisories and the release feed. Knowledge is keyed by product family so that the parent
+//! product (ownCloud Infinite Scale) can be added with its own data files.
+
+pub mod advisories;
+pub mod lifecycle;
+pub mod releases;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A product family the scanner recognises from `/status.php`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProductFamily {
+    /// OpenCloud (the primary target).
+    OpenCloud,
+    /// ownCloud Infinite Scale, the parent product: same endpoints, its own releases.
+    InfiniteScale,
+}
+
+impl ProductFamily {
+    /// The stable identifier used in asset paths, JSON and metrics labels.
+    pub fn id(self) -> &'static str {
+        match self {
+            ProductFamily::OpenCloud => "opencloud",
+            ProductFamily::InfiniteScale => "ocis",
+        }
+    }
+
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ProductFamily::OpenCloud => "OpenCloud",
+            ProductFamily::InfiniteScale => "ownCloud Infinite Scale",
+        }
+    }
+
+    /// Recognises the family from the `productname` / `product` fields of `/status.php`.
+    pub fn from_product_name(name: &str) -> Option<ProductFamily> {
+        let name = name.trim().to_ascii_lowercase();
+        if name == "opencloud" {
+            Some(ProductFamily::OpenCloud)
+        } else if name.contains("infinite scale") || name == "ocis" {
+            Some(ProductFamily::InfiniteScale)
+        } else {
+            None
+        }
+    }
+
+    /// The Go module the advisory databases (OSV, GitHub) file this product under.
+    pub fn package_name(self) -> &'static str {
+        match self {
+            ProductFamily::OpenCloud => "github.com/opencloud-eu/opencloud",
+            ProductFamily::InfiniteScale => "github.com/owncloud/ocis",
+        }
+    }
+}
+
+impl fmt::Display for ProductFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.display_name())
+    }
+}
+
+/// A release track of the product (spec "Release schedule and tracks").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Track {
+    Rolling,
+    Production,
+    Lts,
+}
+
+impl Track {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Track::Rolling => "rolling",
+            Track::Production => "production",
+            Track::Lts => "lts",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Track> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "rolling" => Some(Track::Rolling),
+            "production" => Some(Track::Production),
+            "lts" => Some(Track::Lts),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Track {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Parses a product version as reported by an instance (`4.0.0`, `v4.0.0`, `3.7.0+abc123`),
+/// dropping build metadata: it never changes which advisories or lines apply.
+pub fn parse_version(text: &str) -> Option<semver::Version> {
+    let text = text.trim();
+    let text = text.strip_prefix('v').unwrap_or(text);
+    let mut version = semver::Version::parse(text).ok()?;
+    version.build = semver::BuildMetadata::EMPTY;
+    Some(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_drop_build_metadata_and_prefix() {
+        assert_eq!(parse_version("v4.0.0"), parse_version("4.0.0"));
+        assert_eq!(
+            parse_version("3.7.0+b53b4ef1d").unwrap(),
+            semver::Version::new(3, 7, 0)
+        );
+        assert!(parse_version("0.1.0.0").is_none());
+        assert!(parse_version("").is_none());
+    }
+
+    #[test]
+    fn families_from_status_names() {
+        assert_eq!(
+            ProductFamily::from_product_name("OpenCloud"),
+            Some(ProductFamily::OpenCloud)
+        );
+        assert_eq!(
+            ProductFamily::from_product_name("Infinite Scale"),
+            Some(ProductFamily::InfiniteScale)
+        );
+        assert_eq!(ProductFamily::from_product_name("Nextcloud"), None);
+    }
+}

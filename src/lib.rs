@@ -1,0 +1,21 @@
+//! check-storage-security: an outside-in security check for self-hosted file-sync and sharing
+//! servers (OpenCloud first, ownCloud Infinite Scale second; "storage" in every identifier).
+//!
+//! One pipeline, pure after the wire (see `shared/DESIGN.md`):
+//! settings -> targets -> probes (network) -> measurements -> findings -> assessment -> result
+//! -> verdict and output. Only `net` and `probe` touch the network; everything after the
+//! measurements is a pure function of them, the settings and an injected clock.
+
+pub mod assess;
+pub mod checks;
+pub mod clock;
+pub mod knowledge;
+pub mod net;
+pub mod output;
+pub mod probe;
+pub mod report;
+pub mod run;
+pub mod settings;
+pub mod severity;
+pub mod target;
+pub mod verdict;
