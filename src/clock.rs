@@ -12,6 +12,11 @@ impl Now {
         Now(Timestamp::now())
     }
 
+    /// The instant as printed in reports: RFC 3339, UTC, whole seconds.
+    pub fn stamp(&self) -> String {
+        self.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+
     /// Today's civil date in UTC; release and support dates are UTC calendar dates.
     pub fn today(&self) -> jiff::civil::Date {
         self.0.to_zoned(jiff::tz::TimeZone::UTC).date()

@@ -1,1 +1,325 @@
-//! (being written)
+//! The scan result document: one per host, built by the assessment, rendered by every output
+//! format and nothing else. The JSON format is this document.
+
+use crate::knowledge::lifecycle::LineState;
+use crate::knowledge::{ProductFamily, Track};
+use crate::severity::Severity;
+use serde::Serialize;
+
+/// Monitoring state, ordered by how much attention it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum State {
+    Ok,
+    Warning,
+    Critical,
+    Unknown,
+}
+
+impl State {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            State::Ok => 0,
+            State::Warning => 1,
+            State::Critical => 2,
+            State::Unknown => 3,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            State::Ok => "OK",
+            State::Warning => "WARNING",
+            State::Critical => "CRITICAL",
+            State::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Multi-host priority: CRITICAL > WARNING > UNKNOWN > OK.
+    pub fn priority(self) -> u8 {
+        match self {
+            State::Ok => 0,
+            State::Unknown => 1,
+            State::Warning => 2,
+            State::Critical => 3,
+        }
+    }
+
+    /// The worse of two states by monitoring priority.
+    pub fn worst(self, other: State) -> State {
+        if other.priority() > self.priority() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Grade letters of the numeric ratings 0-5 (spec "Grades and ratings"); `U` when unknown.
+pub fn grade(rating: Option<u8>) -> &'static str {
+    match rating {
+        Some(5) => "A+",
+        Some(4) => "A",
+        Some(3) => "C",
+        Some(2) => "D",
+        Some(1) => "E",
+        Some(0) => "F",
+        _ => "U",
+    }
+}
+
+/// Whether a check found its measure in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Ran but could not decide (server answered garbage, a credential was needed, ...).
+    Indeterminate,
+}
+
+/// What role a check plays in the rating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// An additional check: a failure caps the rating by its severity.
+    Check,
+    /// A hardening measure: listed as missing with `--check-hardening`, never caps the rating.
+    Hardening,
+    /// The version's standing: end of life or a matched advisory; sets the starting rating.
+    Version,
+}
+
+/// One evaluated check.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub id: String,
+    pub role: Role,
+    pub status: Status,
+    pub severity: Severity,
+    pub category: &'static str,
+    /// What was observed, in one sentence.
+    pub detail: String,
+    pub remediation: String,
+    pub documentation: Option<String>,
+    /// The system an operator edits to fix it.
+    pub fixed_in: &'static str,
+    /// A failed check counts against the rating (false with `--insecure` for `tlsTrusted`,
+    /// with `scanner.extra_checks_rating: false`, and for hardening measures).
+    pub counts: bool,
+    /// This failure set or limited the final rating.
+    pub decisive: bool,
+    /// Waived by the operator; waived findings stay in the document.
+    pub ignored: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Product {
+    pub family: ProductFamily,
+    pub name: String,
+    pub version: String,
+    /// The legacy `version` field of `/status.php` (`0.1.0.0` on OpenCloud): not the release.
+    pub legacy_version: Option<String>,
+    pub edition: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Vulnerability {
+    pub id: String,
+    pub aliases: Vec<String>,
+    pub severity: Option<Severity>,
+    pub summary: String,
+    pub url: Option<String>,
+    /// Affected ranges as text, e.g. `>=4.0.0, <4.0.3`.
+    pub affected: Vec<String>,
+    /// Lowest fixed release at or above the installed one, when known.
+    pub fixed_in: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lifecycle {
+    pub line: String,
+    pub track: Option<Track>,
+    pub track_detected: bool,
+    pub state: LineState,
+    pub line_opened: Option<String>,
+    pub support_end: Option<String>,
+    pub support_days_left: Option<i64>,
+    pub current_release: bool,
+    pub latest_in_line: Option<String>,
+    pub upgrade_target: Option<String>,
+    pub schedule_updated: String,
+    pub schedule_stale: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateCheck {
+    /// `auto`, `feed`, `pinned`, `bundled`, `off`.
+    pub mode: String,
+    /// Where the answer came from in the end (`feed`, `bundled`, `pinned`), or none.
+    pub source: Option<String>,
+    pub installed: String,
+    /// Newest release on the instance's track.
+    pub recommended: Option<String>,
+    /// Newest release of any track.
+    pub newest: Option<String>,
+    /// `None` when the check was off or could not decide.
+    pub update_available: Option<bool>,
+    /// Why the feed was not used, when it was wanted.
+    pub error: Option<String>,
+    /// With advisories matching the installed release: whether the recommended release is
+    /// affected by none of the known advisories. `None` without matching advisories.
+    pub upgrade_path_complete: Option<bool>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tls {
+    /// `https` or `http` (after falling back).
+    pub scheme: String,
+    pub protocol: Option<String>,
+    pub cipher_suite: Option<String>,
+    pub trusted: Option<bool>,
+    pub trust_error: Option<String>,
+    pub certificate_subject: Option<String>,
+    pub certificate_issuer: Option<String>,
+    pub certificate_not_after: Option<String>,
+    pub cert_days_left: Option<i64>,
+    /// Why HTTPS was not used, after falling back to plain HTTP.
+    pub https_error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RatingLimit {
+    pub id: String,
+    pub severity: Severity,
+    pub cap: u8,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RatingExplanation {
+    pub starting_rating: Option<u8>,
+    pub starting_reason: String,
+    /// Every failed check that counts, with the cap it imposes.
+    pub limits: Vec<RatingLimit>,
+    pub final_rating: Option<u8>,
+    pub final_grade: &'static str,
+    pub warning_threshold: u8,
+    pub critical_threshold: u8,
+    /// Why checks were left out of the rating (`--insecure`, `extra_checks_rating: false`).
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemediationStep {
+    pub order: usize,
+    pub action: String,
+    /// Finding ids this step resolves.
+    pub resolves: Vec<String>,
+    pub fixed_in: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemediationGroup {
+    pub system: &'static str,
+    pub findings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemediationPlan {
+    pub steps: Vec<RemediationStep>,
+    pub groups: Vec<RemediationGroup>,
+    pub group_summary: Vec<String>,
+}
+
+/// Why a scan produced no assessment.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanError {
+    pub message: String,
+    pub attempts: u32,
+}
+
+/// The result document of one host.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanResult {
+    pub host: String,
+    pub url: Option<String>,
+    pub scanned_at: String,
+    pub duration_seconds: f64,
+    pub state: State,
+    pub message: String,
+    pub rating: Option<u8>,
+    pub grade: &'static str,
+    pub error: Option<ScanError>,
+    pub product: Option<Product>,
+    pub lifecycle: Option<Lifecycle>,
+    pub update: Option<UpdateCheck>,
+    pub tls: Option<Tls>,
+    /// Matched advisories; empty means nothing in the configured database matched, not that
+    /// the version is safe.
+    pub vulnerabilities: Vec<Vulnerability>,
+    pub findings: Vec<Finding>,
+    pub check_hardening: bool,
+    pub rating_explanation: RatingExplanation,
+    pub remediation_plan: RemediationPlan,
+    pub waivers: Vec<serde_json::Value>,
+    pub policy: Option<serde_json::Value>,
+    /// Knowledge the verdict was based on (bundled data date, configured sources).
+    pub knowledge: KnowledgeInfo,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnowledgeInfo {
+    pub advisories_updated: Option<String>,
+    pub schedule_updated: Option<String>,
+    pub advisory_sources: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl ScanResult {
+    pub fn failed_checks(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.role == Role::Check && f.status == Status::Failed)
+    }
+
+    pub fn missing_hardening(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.role == Role::Hardening && f.status == Status::Failed && !f.ignored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grade_table_of_the_spec() {
+        let grades: Vec<&str> = (0..=5).rev().map(|r| grade(Some(r))).collect();
+        assert_eq!(grades, ["A+", "A", "C", "D", "E", "F"]);
+        assert_eq!(grade(Some(6)), "U");
+        assert_eq!(grade(None), "U");
+    }
+
+    #[test]
+    fn worst_state_follows_monitoring_priority() {
+        assert_eq!(State::Ok.worst(State::Unknown), State::Unknown);
+        assert_eq!(State::Unknown.worst(State::Warning), State::Warning);
+        assert_eq!(State::Critical.worst(State::Warning), State::Critical);
+        assert_eq!(State::Critical.exit_code(), 2);
+    }
+}

@@ -1,1 +1,461 @@
-//! (being written)
+//! One run of the plugin: flags to exit code. Reads settings, scans each target (retrying the
+//! whole scan on transient failures), assesses, renders. The binaries are thin wrappers.
+
+use crate::assess::{self, Identified, UpdateInputs};
+use crate::clock::Now;
+use crate::knowledge::releases::ReleaseSchedule;
+use crate::knowledge::{self, Knowledge, KnowledgeSources, ProductFamily};
+use crate::net::http::{Client, ClientOptions};
+use crate::net::{self, Destination, tls};
+use crate::output;
+use crate::probe::{self, Measurements, ProbeFailure, status};
+use crate::report::{self, ScanResult, State};
+use crate::settings::secrets::Environment;
+use crate::settings::{Settings, UpdateSource, cli, manual};
+use crate::target::{HostName, Target};
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the process prints and how it exits.
+#[derive(Debug)]
+pub struct Outcome {
+    pub stdout: String,
+    pub exit_code: i32,
+}
+
+static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
+
+/// Logs to stderr at DEBUG level (`--debug`); stdout stays the monitoring output.
+pub fn debug_log(message: &str) {
+    if DEBUG_LOG.load(Ordering::Relaxed) {
+        eprintln!("DEBUG {message}");
+    }
+}
+
+/// Progress for a person at a terminal; silent under a monitoring core, CI or cron.
+fn progress(message: &str) {
+    if std::io::stderr().is_terminal() && !DEBUG_LOG.load(Ordering::Relaxed) {
+        eprint!("\r\x1b[2K{message}");
+    }
+}
+
+fn clear_progress() {
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[2K");
+    }
+}
+
+fn unknown(message: &str) -> Outcome {
+    Outcome {
+        stdout: format!("UNKNOWN: {message}\n"),
+        exit_code: 3,
+    }
+}
+
+/// The whole plugin: arguments (without the program name) and environment to output.
+pub fn main<I>(args: I, env: &dyn Environment) -> Outcome
+where
+    I: IntoIterator,
+    I::Item: Into<std::ffi::OsString>,
+{
+    let line = match cli::parse(args) {
+        Ok(cli::Invocation::Help) => {
+            return Outcome {
+                stdout: manual::help_text(),
+                exit_code: 0,
+            };
+        }
+        Ok(cli::Invocation::Version) => {
+            return Outcome {
+                stdout: version_text(),
+                exit_code: 0,
+            };
+        }
+        Ok(cli::Invocation::Scan(line)) => line,
+        Err(message) => return unknown(&message),
+    };
+    let settings = match Settings::resolve(&line, env) {
+        Ok(s) => s,
+        Err(e) => return unknown(&e.0),
+    };
+    DEBUG_LOG.store(settings.debug, Ordering::Relaxed);
+    if let Some(path) = &settings.config_file {
+        debug_log(&format!("configuration file {}", path.display()));
+    }
+    if settings.targets.len() > 1 {
+        return unknown(
+            "several targets in one run are not available in this version yet; run the check once \
+             per host",
+        );
+    }
+    let now = settings.now.map(Now).unwrap_or_else(Now::system);
+    let roots = match tls::Roots::new(settings.ca_file.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return unknown(&e),
+    };
+    let mut scanner = Scanner {
+        settings: &settings,
+        roots,
+        knowledge: HashMap::new(),
+        now,
+    };
+    let result = match scanner.scan(&settings.targets[0]) {
+        Ok(r) => r,
+        Err(e) => return unknown(&e),
+    };
+    clear_progress();
+    let mut stdout = output::monitoring::host_block(&result).join("\n");
+    stdout.push('\n');
+    if settings.debug {
+        stdout.push_str(&debug_text(&result));
+    }
+    stdout.push('|');
+    stdout.push_str(&output::perfdata::render(&output::perfdata::metrics(
+        &result, &settings,
+    )));
+    stdout.push('\n');
+    Outcome {
+        stdout,
+        exit_code: result.state.exit_code(),
+    }
+}
+
+/// `--version`: the plugin and the age of what it knows.
+pub fn version_text() -> String {
+    let schedule = ReleaseSchedule::bundled(ProductFamily::OpenCloud);
+    let advisories = knowledge::bundled_advisories_updated(ProductFamily::OpenCloud)
+        .map(|d| d.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "{} {}\nbundled OpenCloud release schedule updated {} (newest release {}), advisories updated {}\n",
+        manual::PROGRAM,
+        env!("CARGO_PKG_VERSION"),
+        schedule.updated,
+        schedule
+            .newest_overall()
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "unknown".into()),
+        advisories
+    )
+}
+
+/// Scans targets with shared settings, trust roots and per-family knowledge.
+struct Scanner<'a> {
+    settings: &'a Settings,
+    roots: tls::Roots,
+    knowledge: HashMap<ProductFamily, Knowledge>,
+    now: Now,
+}
+
+impl Scanner<'_> {
+    fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            timeout: self.settings.timeout,
+            proxy: self.settings.proxy.clone(),
+            user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
+    /// file); everything the server does ends in a result, UNKNOWN at worst.
+    fn scan(&mut self, target: &Target) -> Result<ScanResult, String> {
+        let started = Instant::now();
+        let dest = destination(target, self.settings.target_port);
+        let options = self.client_options();
+        let attempts = self.settings.retries + 1;
+        let mut last_failure = String::new();
+        for attempt in 1..=attempts {
+            if attempt > 1 {
+                // Retry n waits factor * 2^n seconds.
+                let wait = self.settings.backoff_factor * f64::from(1u32 << (attempt - 1).min(16));
+                debug_log(&format!(
+                    "retry {} in {wait:.2} s after: {last_failure}",
+                    attempt - 1
+                ));
+                std::thread::sleep(Duration::from_secs_f64(wait));
+            }
+            progress(&format!(
+                "scanning {} (attempt {attempt}/{attempts})",
+                target.display_name()
+            ));
+            let transport = net::select_transport(
+                &dest,
+                &self.roots,
+                self.settings.insecure,
+                self.settings.timeout,
+            );
+            debug_log(&format!(
+                "transport {} ({:?})",
+                transport.endpoint.base_url(),
+                transport.https
+            ));
+            let client = Client::new(transport.endpoint, &transport.verification, &options)?;
+            match probe::measure(&client, transport.https) {
+                Ok(m) => return self.assess(target, m, started),
+                Err(ProbeFailure::Transient(message)) => last_failure = message,
+                Err(ProbeFailure::Definite(message)) => {
+                    return Ok(self.failed(target, message, attempt, started));
+                }
+            }
+        }
+        let message = format!("{last_failure} (gave up after {attempts} attempt(s))");
+        Ok(self.failed(target, message, attempts, started))
+    }
+
+    fn assess(
+        &mut self,
+        target: &Target,
+        m: Measurements,
+        started: Instant,
+    ) -> Result<ScanResult, String> {
+        let host = target.display_name();
+        let product = match identify(&m) {
+            Ok(p) => p,
+            Err(message) => return Ok(self.failed(target, message, 1, started)),
+        };
+        if product.family != ProductFamily::OpenCloud {
+            let message = format!(
+                "found {} {} at {}; this version of the check knows the releases and advisories \
+                 of OpenCloud only",
+                product.name,
+                product.version_text,
+                m.endpoint.base_url()
+            );
+            return Ok(self.failed(target, message, 1, started));
+        }
+        let update = self.update_inputs();
+        self.load_knowledge(product.family)?;
+        let knowledge = &self.knowledge[&product.family];
+        Ok(assess::assess(assess::Input {
+            host,
+            measurements: &m,
+            product,
+            knowledge,
+            update,
+            settings: self.settings,
+            now: self.now,
+            duration_seconds: started.elapsed().as_secs_f64(),
+        }))
+    }
+
+    fn load_knowledge(&mut self, family: ProductFamily) -> Result<(), String> {
+        if !self.knowledge.contains_key(&family) {
+            let sources = KnowledgeSources {
+                release_schedule: self.settings.release_schedule.clone(),
+                vulnerability_db: self.settings.vulnerability_db.clone(),
+                vulnerability_feed: self.settings.vulnerability_feed.clone(),
+            };
+            let options = self.client_options();
+            let fetch = |url: &str| net::fetch_document(url, None, &options);
+            let loaded = Knowledge::load(family, &sources, &fetch)?;
+            for note in &loaded.notes {
+                debug_log(note);
+            }
+            self.knowledge.insert(family, loaded);
+        }
+        Ok(())
+    }
+
+    fn update_inputs(&self) -> UpdateInputs {
+        if !matches!(
+            self.settings.update_source,
+            UpdateSource::Auto | UpdateSource::Feed
+        ) {
+            return UpdateInputs::default();
+        }
+        let url = &self.settings.releases_url;
+        let fetched = net::fetch_document(
+            url,
+            self.settings.release_token.as_deref(),
+            &self.client_options(),
+        )
+        .and_then(|body| knowledge::update::parse_release_feed(&body));
+        match fetched {
+            Ok(feed) => UpdateInputs {
+                feed: Some(feed),
+                feed_error: None,
+            },
+            Err(e) => {
+                debug_log(&format!("release feed: {e}"));
+                UpdateInputs {
+                    feed: None,
+                    feed_error: Some(format!("release feed unavailable: {e}")),
+                }
+            }
+        }
+    }
+
+    /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
+    fn failed(
+        &self,
+        target: &Target,
+        message: String,
+        attempts: u32,
+        started: Instant,
+    ) -> ScanResult {
+        ScanResult {
+            host: target.display_name(),
+            url: None,
+            scanned_at: self.now.stamp(),
+            duration_seconds: started.elapsed().as_secs_f64(),
+            state: State::Unknown,
+            message: format!("cannot scan {}: {message}", target.display_name()),
+            rating: None,
+            grade: report::grade(None),
+            error: Some(report::ScanError { message, attempts }),
+            product: None,
+            lifecycle: None,
+            update: None,
+            tls: None,
+            vulnerabilities: Vec::new(),
+            findings: Vec::new(),
+            check_hardening: self.settings.check_hardening,
+            rating_explanation: report::RatingExplanation {
+                starting_rating: None,
+                starting_reason: "the scan failed".into(),
+                limits: Vec::new(),
+                final_rating: None,
+                final_grade: report::grade(None),
+                warning_threshold: self.settings.warning,
+                critical_threshold: self.settings.critical,
+                notes: Vec::new(),
+            },
+            remediation_plan: report::RemediationPlan::default(),
+            waivers: Vec::new(),
+            policy: None,
+            knowledge: report::KnowledgeInfo {
+                advisories_updated: None,
+                schedule_updated: None,
+                advisory_sources: Vec::new(),
+                notes: Vec::new(),
+            },
+        }
+    }
+}
+
+/// Recognises product and release from what the instance reported.
+pub fn identify(m: &Measurements) -> Result<Identified, String> {
+    let where_ = m.endpoint.url(status::STATUS_PATH);
+    let name = m.status.name().map(str::to_string).ok_or_else(|| {
+        format!(
+            "{where_} names no product (productname); this does not look like an OpenCloud instance"
+        )
+    })?;
+    let Some(family) = ProductFamily::from_product_name(&name) else {
+        return Err(format!(
+            "{where_} reports the product {name:?}, which this check does not know (it checks \
+             OpenCloud)"
+        ));
+    };
+    let version_text = m
+        .status
+        .product_version
+        .clone()
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            m.capabilities
+                .as_ref()
+                .and_then(status::capabilities_version)
+        })
+        .ok_or_else(|| {
+            format!(
+                "{where_} reports no release (productversion; the legacy version {} is not a \
+                 release), so the release cannot be judged",
+                m.status
+                    .legacy_version
+                    .as_deref()
+                    .unwrap_or("is missing too")
+            )
+        })?;
+    let version = knowledge::parse_version(&version_text).ok_or_else(|| {
+        format!("{where_} reports the release {version_text:?}, which is not a version number")
+    })?;
+    Ok(Identified {
+        family,
+        name,
+        version_text,
+        version,
+        legacy_version: m.status.legacy_version.clone(),
+        edition: m.status.edition.clone(),
+    })
+}
+
+/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
+/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
+pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
+    let host = target.host_str();
+    let url_host = match &target.host {
+        HostName::Ipv6(_) => format!("[{host}]"),
+        _ => host.clone(),
+    };
+    let explicit = target.port.or(default_port);
+    Destination {
+        host,
+        url_host,
+        https_port: explicit.unwrap_or(443),
+        http_port: explicit.unwrap_or(80),
+        base_path: target.base_path.clone(),
+    }
+}
+
+fn debug_text(result: &ScanResult) -> String {
+    let mut out = String::new();
+    let e = &result.rating_explanation;
+    out.push_str("Rating explanation:\n");
+    match e.starting_rating {
+        Some(start) => out.push_str(&format!(
+            "  starting rating {start} ({}): {}\n",
+            report::grade(Some(start)),
+            e.starting_reason
+        )),
+        None => out.push_str(&format!("  no rating: {}\n", e.starting_reason)),
+    }
+    for limit in &e.limits {
+        out.push_str(&format!(
+            "  {} failed ({}): caps the rating at {} ({})\n",
+            limit.id,
+            limit.severity,
+            limit.cap,
+            report::grade(Some(limit.cap))
+        ));
+    }
+    for note in &e.notes {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    out.push_str(&format!(
+        "  final rating {} ({}); WARNING at or below {}, CRITICAL at or below {}\n",
+        e.final_rating
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "U".into()),
+        e.final_grade,
+        e.warning_threshold,
+        e.critical_threshold
+    ));
+    out.push_str("Remediation plan:\n");
+    if result.remediation_plan.steps.is_empty() {
+        out.push_str("  nothing to do\n");
+    }
+    for step in &result.remediation_plan.steps {
+        out.push_str(&format!(
+            "  {}. [{}] {} (resolves {})\n",
+            step.order,
+            step.fixed_in,
+            step.action,
+            step.resolves.join(", ")
+        ));
+    }
+    out.push_str("Findings:\n");
+    for f in &result.findings {
+        out.push_str(&format!(
+            "  {} [{:?}, {}{}]: {}\n",
+            f.id,
+            f.status,
+            f.severity,
+            if f.decisive { ", decisive" } else { "" },
+            f.detail.replace(['\n', '\r', '|'], " ")
+        ));
+    }
+    out
+}

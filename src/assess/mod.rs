@@ -1,1 +1,610 @@
-//! (being written)
+//! The assessment: from measurements, version knowledge, settings and the clock to the result
+//! document. Pure: no I/O, the clock is an input.
+
+pub mod rating;
+
+use crate::checks;
+use crate::clock::Now;
+use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
+use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, update};
+use crate::net::HttpsObservation;
+use crate::probe::Measurements;
+use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, State, Status};
+use crate::settings::{Settings, UpdateSource};
+use crate::verdict;
+use semver::Version;
+
+/// The product a scan recognised.
+#[derive(Clone, Debug)]
+pub struct Identified {
+    pub family: ProductFamily,
+    pub name: String,
+    /// As reported (`4.0.0`, `3.7.0+abc`).
+    pub version_text: String,
+    pub version: Version,
+    pub legacy_version: Option<String>,
+    pub edition: Option<String>,
+}
+
+/// What the update check learned before the assessment.
+#[derive(Clone, Debug, Default)]
+pub struct UpdateInputs {
+    /// Releases read from the feed (auto and feed modes), when it answered.
+    pub feed: Option<Vec<Version>>,
+    /// Why the feed was not used although wanted.
+    pub feed_error: Option<String>,
+}
+
+pub struct Input<'a> {
+    pub host: String,
+    pub measurements: &'a Measurements,
+    pub product: Identified,
+    pub knowledge: &'a Knowledge,
+    pub update: UpdateInputs,
+    pub settings: &'a Settings,
+    pub now: Now,
+    pub duration_seconds: f64,
+}
+
+/// Builds the result document of one successfully measured host.
+pub fn assess(input: Input) -> ScanResult {
+    let Input {
+        host,
+        measurements: m,
+        product,
+        knowledge,
+        update,
+        settings,
+        now,
+        duration_seconds,
+    } = input;
+    let installed = &product.version;
+
+    // Lifecycle from the release schedule.
+    let life = match (&knowledge.schedule, settings.use_release_schedule) {
+        (Some(schedule), true) => Some(lifecycle::assess(
+            schedule,
+            installed,
+            settings.release_track,
+            now.today(),
+            settings.eol_warning,
+        )),
+        _ => None,
+    };
+    let end_of_life = life
+        .as_ref()
+        .is_some_and(|l| l.state == LineState::EndOfLife);
+
+    // Update check on the instance's track.
+    let track = life
+        .as_ref()
+        .and_then(|l| l.track)
+        .or(match settings.release_track {
+            TrackChoice::Fixed(t) => Some(t),
+            TrackChoice::Auto => None,
+        });
+    let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
+    let schedule_newest = knowledge
+        .schedule
+        .as_ref()
+        .and_then(|s| s.newest_overall().cloned());
+    let update_report = update_check(
+        settings,
+        installed,
+        &product.version_text,
+        track,
+        schedule_target.as_ref(),
+        schedule_newest.as_ref(),
+        &update,
+    );
+    let recommended = update_report
+        .recommended
+        .as_deref()
+        .and_then(crate::knowledge::parse_version);
+
+    // Advisories.
+    let matched = advisories::matching(&knowledge.advisories, installed);
+    let mut update_report = update_report;
+    if !matched.is_empty() {
+        update_report.upgrade_path_complete = Some(
+            recommended
+                .as_ref()
+                .is_some_and(|r| advisories::matching(&knowledge.advisories, r).is_empty()),
+        );
+    }
+    let vulnerabilities: Vec<report::Vulnerability> = matched
+        .iter()
+        .map(|a| vulnerability(a, installed))
+        .collect();
+
+    // Findings: checks from measurements, then the version's standing.
+    let ctx = checks::Context {
+        now: now.0,
+        tls_min_days: settings.tls_min_days,
+        insecure: settings.insecure,
+        check_hardening: settings.check_hardening,
+        extra_checks_rating: settings.extra_checks_rating,
+    };
+    let mut findings = checks::evaluate(m, &ctx);
+    if let Some(l) = &life {
+        let line = format!("{}.{}", l.line.0, l.line.1);
+        let detail = match l.state {
+            LineState::EndOfLife => format!(
+                "release line {line} ({}) reached end of life on {}",
+                track_name(l.track),
+                l.support_end.map(|d| d.to_string()).unwrap_or_default()
+            ),
+            LineState::Unknown => format!("release line {line} is not in the release schedule"),
+            _ => format!("release line {line} ({}) is supported", track_name(l.track)),
+        };
+        let status = match l.state {
+            LineState::EndOfLife => Status::Failed,
+            LineState::Unknown => Status::Indeterminate,
+            _ => Status::Passed,
+        };
+        findings.push(checks::finding("eol", status, detail));
+    }
+    for (advisory, vuln) in matched.iter().zip(&vulnerabilities) {
+        let mut f = checks::finding(
+            &format!("vulnerability:{}", advisory.id),
+            Status::Failed,
+            format!("{}: {}", advisory.id, advisory.summary),
+        );
+        if let Some(sev) = advisory.severity {
+            f.severity = sev;
+        }
+        if let Some(fixed) = &vuln.fixed_in {
+            f.remediation = format!("Upgrade to {fixed} or later.");
+        }
+        findings.push(f);
+    }
+
+    // Rating.
+    let standing = rating::VersionStanding {
+        end_of_life,
+        advisories: matched.iter().map(|a| a.severity).collect(),
+        installed: Some(installed.clone()),
+        recommended: recommended.clone(),
+    };
+    let (start, start_reason) = rating::starting_rating(&standing);
+    let (final_rating, limits) = rating::apply_caps(start, &mut findings);
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.role == Role::Version && f.status == Status::Failed)
+    {
+        f.decisive = start == final_rating;
+    }
+    let mut notes = Vec::new();
+    if settings.insecure
+        && findings
+            .iter()
+            .any(|f| f.id == "tlsTrusted" && f.status == Status::Failed)
+    {
+        notes.push(
+            "--insecure: the untrusted certificate chain is listed but does not count".into(),
+        );
+    }
+    if !settings.extra_checks_rating {
+        notes.push(
+            "scanner.extra_checks_rating is false: failed checks do not cap the rating".into(),
+        );
+    }
+
+    let missing_hardening = findings
+        .iter()
+        .filter(|f| f.role == Role::Hardening && f.status == Status::Failed && !f.ignored)
+        .count();
+    let inputs = verdict::Inputs {
+        rating: Some(final_rating),
+        warning: settings.warning,
+        critical: settings.critical,
+        vulnerabilities: vulnerabilities.len(),
+        end_of_life,
+        check_hardening: settings.check_hardening,
+        missing_hardening,
+        update_warning: settings.update_warning,
+        update_available: update_report.update_available == Some(true),
+        eol_warning: settings.eol_warning,
+        support_days_left: life.as_ref().and_then(|l| l.support_days_left),
+    };
+    let state = verdict::decide(&inputs);
+    let message = message(
+        state,
+        &product,
+        life.as_ref(),
+        &vulnerabilities,
+        &findings,
+        &update_report,
+        &inputs,
+    );
+
+    let lifecycle_report = life.as_ref().map(|l| report::Lifecycle {
+        line: format!("{}.{}", l.line.0, l.line.1),
+        track: l.track,
+        track_detected: l.track_detected,
+        state: l.state,
+        line_opened: l.opened.map(|d| d.to_string()),
+        support_end: l.support_end.map(|d| d.to_string()),
+        support_days_left: l.support_days_left,
+        current_release: l.current_release,
+        latest_in_line: l.latest_in_line.as_ref().map(Version::to_string),
+        upgrade_target: l.upgrade_target.as_ref().map(Version::to_string),
+        schedule_updated: knowledge
+            .schedule
+            .as_ref()
+            .map(|s| s.updated.to_string())
+            .unwrap_or_default(),
+        schedule_stale: l.schedule_stale,
+    });
+
+    let plan = remediation_plan(&findings, &update_report, end_of_life);
+    ScanResult {
+        host,
+        url: Some(m.endpoint.base_url()),
+        scanned_at: now.stamp(),
+        duration_seconds,
+        state,
+        message,
+        rating: Some(final_rating),
+        grade: report::grade(Some(final_rating)),
+        error: None,
+        product: Some(report::Product {
+            family: product.family,
+            name: product.name.clone(),
+            version: product.version_text.clone(),
+            legacy_version: product.legacy_version.clone(),
+            edition: product.edition.clone(),
+        }),
+        lifecycle: lifecycle_report,
+        update: Some(update_report),
+        tls: Some(tls_report(m, now)),
+        vulnerabilities,
+        findings,
+        check_hardening: settings.check_hardening,
+        rating_explanation: report::RatingExplanation {
+            starting_rating: Some(start),
+            starting_reason: start_reason,
+            limits,
+            final_rating: Some(final_rating),
+            final_grade: report::grade(Some(final_rating)),
+            warning_threshold: settings.warning,
+            critical_threshold: settings.critical,
+            notes,
+        },
+        remediation_plan: plan,
+        waivers: Vec::new(),
+        policy: None,
+        knowledge: knowledge_info(knowledge),
+    }
+}
+
+fn track_name(track: Option<Track>) -> &'static str {
+    track.map(Track::as_str).unwrap_or("unknown track")
+}
+
+pub fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
+    KnowledgeInfo {
+        advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
+        advisory_sources: knowledge.advisory_sources.clone(),
+        notes: knowledge.notes.clone(),
+    }
+}
+
+fn vulnerability(a: &advisories::Advisory, installed: &Version) -> report::Vulnerability {
+    let affected = a
+        .ranges
+        .iter()
+        .map(|r| {
+            let mut parts = Vec::new();
+            if let Some(i) = &r.introduced {
+                parts.push(format!(">={i}"));
+            }
+            if let Some(f) = &r.fixed {
+                parts.push(format!("<{f}"));
+            }
+            if let Some(l) = &r.last_affected {
+                parts.push(format!("<={l}"));
+            }
+            if parts.is_empty() {
+                "all versions".to_string()
+            } else {
+                parts.join(", ")
+            }
+        })
+        .collect();
+    let fixed_in = a
+        .fixed_versions()
+        .into_iter()
+        .filter(|f| f > installed)
+        .min()
+        .map(|v| v.to_string());
+    report::Vulnerability {
+        id: a.id.clone(),
+        aliases: a.aliases.clone(),
+        severity: a.severity,
+        summary: a.summary.clone(),
+        url: a.url.clone(),
+        affected,
+        fixed_in,
+    }
+}
+
+fn update_check(
+    settings: &Settings,
+    installed: &Version,
+    installed_text: &str,
+    track: Option<Track>,
+    schedule_target: Option<&Version>,
+    schedule_newest: Option<&Version>,
+    inputs: &UpdateInputs,
+) -> report::UpdateCheck {
+    let mode = settings.update_source.mode_name().to_string();
+    let rolling = track == Some(Track::Rolling);
+    let (source, recommended, newest, error): (
+        Option<&str>,
+        Option<Version>,
+        Option<Version>,
+        Option<String>,
+    ) = match &settings.update_source {
+        UpdateSource::Off => (None, None, None, None),
+        UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
+        UpdateSource::Bundled => (
+            Some("bundled"),
+            update::recommend(installed, schedule_target, rolling, &[]),
+            schedule_newest.cloned(),
+            None,
+        ),
+        UpdateSource::Auto | UpdateSource::Feed => match &inputs.feed {
+            Some(feed) => (
+                Some("feed"),
+                update::recommend(installed, schedule_target, rolling, feed),
+                feed.iter()
+                    .max()
+                    .into_iter()
+                    .chain(schedule_newest)
+                    .max()
+                    .cloned(),
+                None,
+            ),
+            None if settings.update_source == UpdateSource::Auto => (
+                Some("bundled"),
+                update::recommend(installed, schedule_target, rolling, &[]),
+                schedule_newest.cloned(),
+                inputs.feed_error.clone(),
+            ),
+            None => (None, None, None, inputs.feed_error.clone()),
+        },
+    };
+    let update_available = match (&settings.update_source, &recommended) {
+        (UpdateSource::Off, _) | (_, None) => None,
+        (_, Some(r)) => Some(r > installed),
+    };
+    report::UpdateCheck {
+        mode,
+        source: source.map(String::from),
+        installed: installed_text.to_string(),
+        recommended: recommended.map(|v| v.to_string()),
+        newest: newest.map(|v| v.to_string()),
+        update_available,
+        error,
+        upgrade_path_complete: None,
+    }
+}
+
+fn tls_report(m: &Measurements, now: Now) -> report::Tls {
+    let handshake = m.https.handshake();
+    let leaf = handshake.and_then(|h| h.chain.first()).and_then(|der| {
+        x509_parser::parse_x509_certificate(der)
+            .ok()
+            .map(|(_, c)| c)
+    });
+    report::Tls {
+        scheme: m.endpoint.scheme.as_str().to_string(),
+        protocol: handshake.map(|h| h.protocol.clone()),
+        cipher_suite: handshake
+            .map(|h| h.cipher_suite.clone())
+            .filter(|s| !s.is_empty()),
+        trusted: handshake.map(|h| h.trust.is_ok()),
+        trust_error: handshake.and_then(|h| h.trust.clone().err()),
+        certificate_subject: leaf.as_ref().map(|c| c.subject().to_string()),
+        certificate_issuer: leaf.as_ref().map(|c| c.issuer().to_string()),
+        certificate_not_after: leaf.as_ref().and_then(|c| {
+            jiff::Timestamp::from_second(c.validity().not_after.timestamp())
+                .ok()
+                .map(|t| t.to_string())
+        }),
+        cert_days_left: handshake.and_then(|h| crate::net::tls::leaf_days_left(&h.chain, now.0)),
+        https_error: match &m.https {
+            HttpsObservation::Unavailable(reason) => Some(reason.clone()),
+            _ => None,
+        },
+    }
+}
+
+/// Line 1 of the output: what made the state, most urgent first.
+fn message(
+    state: State,
+    product: &Identified,
+    life: Option<&lifecycle::Lifecycle>,
+    vulnerabilities: &[report::Vulnerability],
+    findings: &[Finding],
+    update: &report::UpdateCheck,
+    inputs: &verdict::Inputs,
+) -> String {
+    let mut reasons = Vec::new();
+    let target = life
+        .and_then(|l| l.upgrade_target.as_ref().map(Version::to_string))
+        .or_else(|| update.recommended.clone());
+    if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
+        reasons.push(format!(
+            "{} {} is end of life: release line {}.{} ({}) lost support on {}; upgrade to {}",
+            product.name,
+            product.version_text,
+            l.line.0,
+            l.line.1,
+            track_name(l.track),
+            l.support_end
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "an unknown date".into()),
+            target
+                .clone()
+                .unwrap_or_else(|| "a supported release".into())
+        ));
+    }
+    if !vulnerabilities.is_empty() {
+        let list: Vec<String> = vulnerabilities
+            .iter()
+            .map(|v| match v.severity {
+                Some(s) => format!("{} {s}", v.id),
+                None => v.id.clone(),
+            })
+            .collect();
+        let fix = vulnerabilities
+            .iter()
+            .filter_map(|v| {
+                v.fixed_in
+                    .as_deref()
+                    .and_then(crate::knowledge::parse_version)
+            })
+            .max()
+            .map(|f| {
+                let upgrade = update
+                    .recommended
+                    .as_deref()
+                    .and_then(crate::knowledge::parse_version)
+                    .filter(|r| *r >= f)
+                    .unwrap_or(f);
+                format!("; upgrade to {upgrade}")
+            })
+            .unwrap_or_default();
+        reasons.push(format!(
+            "{} {} has {} known vulnerabilit{} ({}){fix}",
+            product.name,
+            product.version_text,
+            vulnerabilities.len(),
+            if vulnerabilities.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            list.join(", ")
+        ));
+    }
+    for f in findings
+        .iter()
+        .filter(|f| f.role == Role::Check && f.status == Status::Failed && f.counts)
+    {
+        reasons.push(format!("{} failed ({}): {}", f.id, f.severity, f.detail));
+    }
+    if inputs.update_warning
+        && inputs.update_available
+        && let Some(r) = &update.recommended
+    {
+        reasons.push(format!("update available: {r}"));
+    }
+    if inputs.ending_soon()
+        && let Some(l) = life
+    {
+        reasons.push(format!(
+            "release line {}.{} support ends {} ({} days left); plan the upgrade to {}",
+            l.line.0,
+            l.line.1,
+            l.support_end.map(|d| d.to_string()).unwrap_or_default(),
+            l.support_days_left.unwrap_or_default(),
+            target
+                .clone()
+                .unwrap_or_else(|| "a supported release".into())
+        ));
+    }
+    if inputs.check_hardening && inputs.missing_hardening > 0 {
+        reasons.push(format!(
+            "{} hardening measure(s) missing",
+            inputs.missing_hardening
+        ));
+    }
+    if reasons.is_empty() {
+        let standing = if update.update_available == Some(true) {
+            format!(
+                "{} {} is supported; {} is available",
+                product.name,
+                product.version_text,
+                update.recommended.clone().unwrap_or_default()
+            )
+        } else {
+            format!(
+                "{} {} is up to date and no check failed",
+                product.name, product.version_text
+            )
+        };
+        reasons.push(standing);
+    }
+    let _ = state;
+    reasons.join("; ")
+}
+
+fn remediation_plan(
+    findings: &[Finding],
+    update: &report::UpdateCheck,
+    end_of_life: bool,
+) -> report::RemediationPlan {
+    let mut steps = Vec::new();
+    let version_ids: Vec<String> = findings
+        .iter()
+        .filter(|f| f.role == Role::Version && f.status == Status::Failed)
+        .map(|f| f.id.clone())
+        .collect();
+    if !version_ids.is_empty() || update.update_available == Some(true) {
+        let target = update
+            .recommended
+            .clone()
+            .unwrap_or_else(|| "a supported release".into());
+        steps.push(report::RemediationStep {
+            order: 0,
+            action: if end_of_life {
+                format!("Upgrade to {target}: the running release line receives no security fixes.")
+            } else {
+                format!("Upgrade to {target}.")
+            },
+            resolves: version_ids,
+            fixed_in: checks::INSTANCE,
+        });
+    }
+    // Then the failed checks, most severe first, then missing hardening.
+    let mut open: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.role != Role::Version && f.status == Status::Failed && !f.ignored)
+        .collect();
+    open.sort_by_key(|f| (f.role == Role::Hardening, std::cmp::Reverse(f.severity)));
+    for f in &open {
+        steps.push(report::RemediationStep {
+            order: 0,
+            action: f.remediation.clone(),
+            resolves: vec![f.id.clone()],
+            fixed_in: f.fixed_in,
+        });
+    }
+    for (i, step) in steps.iter_mut().enumerate() {
+        step.order = i + 1;
+    }
+    let mut groups: Vec<report::RemediationGroup> = Vec::new();
+    for step in &steps {
+        match groups.iter_mut().find(|g| g.system == step.fixed_in) {
+            Some(g) => g.findings.extend(step.resolves.iter().cloned()),
+            None => groups.push(report::RemediationGroup {
+                system: step.fixed_in,
+                findings: step.resolves.clone(),
+            }),
+        }
+    }
+    let group_summary = steps
+        .iter()
+        .filter(|s| s.resolves.len() > 1)
+        .map(|s| format!("{} resolves {}", s.action, s.resolves.join(", ")))
+        .collect();
+    report::RemediationPlan {
+        steps,
+        groups,
+        group_summary,
+    }
+}

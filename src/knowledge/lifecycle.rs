@@ -1,1 +1,517 @@
-//! (being written)
+//! Where a running version stands in its release line's life: which track it follows, how long
+//! its line is supported, and what to upgrade to. Pure: `today` is passed in so that results
+//! are reproducible and testable.
+
+use super::Track;
+use super::releases::{ReleaseSchedule, ScheduleEntry};
+use jiff::civil::Date;
+use semver::Version;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+
+/// Which track the operator says the instance follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TrackChoice {
+    /// Pick the track under which the line is supported longest.
+    #[default]
+    Auto,
+    Fixed(Track),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineState {
+    Supported,
+    /// Inside the operator's `--eol-warning` window.
+    EndingSoon,
+    EndOfLife,
+    /// The line is missing from the schedule although newer lines are listed: we cannot say,
+    /// and calling it end of life on a guess would page someone for nothing.
+    Unknown,
+}
+
+/// The lifecycle verdict for one version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lifecycle {
+    pub line: (u64, u64),
+    /// The track the assessment used; `None` when the schedule does not know the line and no
+    /// track was given.
+    pub track: Option<Track>,
+    /// True when the track was chosen by us rather than taken from the operator's setting.
+    pub track_detected: bool,
+    pub opened: Option<Date>,
+    pub support_end: Option<Date>,
+    /// Whole days from today to `support_end`; 0 on the end day, negative afterwards.
+    pub support_days_left: Option<i64>,
+    pub state: LineState,
+    /// The version is at or above the upgrade target (or newer than anything the schedule
+    /// knows).
+    pub current_release: bool,
+    /// The newest release of the version's line.
+    pub latest_in_line: Option<Version>,
+    /// The release to move to on the chosen track.
+    pub upgrade_target: Option<Version>,
+    pub newest_overall: Option<Version>,
+    /// A newer line than the version's exists on the chosen track (for LTS: a newer
+    /// production or LTS line), i.e. a "whole release line behind".
+    pub newer_line_on_track: bool,
+    /// The version is newer than every release the schedule knows: the schedule is out of date,
+    /// so nothing here may count against the instance.
+    pub schedule_stale: bool,
+}
+
+impl Serialize for Lifecycle {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = |v: &Option<Version>| v.as_ref().map(Version::to_string);
+        let day = |d: &Option<Date>| d.map(|d| d.to_string());
+        let mut s = serializer.serialize_struct("Lifecycle", 14)?;
+        s.serialize_field("line", &format!("{}.{}", self.line.0, self.line.1))?;
+        s.serialize_field("track", &self.track)?;
+        s.serialize_field("track_detected", &self.track_detected)?;
+        s.serialize_field("opened", &day(&self.opened))?;
+        s.serialize_field("support_end", &day(&self.support_end))?;
+        s.serialize_field("support_days_left", &self.support_days_left)?;
+        s.serialize_field("state", &self.state)?;
+        s.serialize_field("current_release", &self.current_release)?;
+        s.serialize_field("latest_in_line", &text(&self.latest_in_line))?;
+        s.serialize_field("upgrade_target", &text(&self.upgrade_target))?;
+        s.serialize_field("newest_overall", &text(&self.newest_overall))?;
+        s.serialize_field("newer_line_on_track", &self.newer_line_on_track)?;
+        s.serialize_field("schedule_stale", &self.schedule_stale)?;
+        s.end()
+    }
+}
+
+/// Ranks how long a track keeps a line alive, for the auto choice's tie-break.
+fn track_rank(track: Track) -> u8 {
+    match track {
+        Track::Rolling => 0,
+        Track::Production => 1,
+        Track::Lts => 2,
+    }
+}
+
+/// The entry under which the line is supported longest: a missing end date (support runs until
+/// a successor that has not appeared) beats any date, a later date beats an earlier one, and on
+/// a tie lts beats production beats rolling.
+fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEntry> {
+    entries
+        .iter()
+        .copied()
+        .max_by_key(|e| (e.support_end.is_none(), e.support_end, track_rank(e.track)))
+}
+
+fn strip_build(v: &Version) -> Version {
+    Version {
+        build: semver::BuildMetadata::EMPTY,
+        ..v.clone()
+    }
+}
+
+/// The newest release among lines of `tracks` that still have support on `today`.
+fn newest_supported(schedule: &ReleaseSchedule, tracks: &[Track], today: Date) -> Option<Version> {
+    schedule
+        .entries
+        .iter()
+        .filter(|e| tracks.contains(&e.track) && e.supported_on(today))
+        .map(|e| &e.current)
+        .max()
+        .cloned()
+}
+
+/// Where to go from a line on `track`. When nothing on the track is supported any more (oCIS
+/// ended its rolling track), the newest supported release of any track is the way out; an
+/// upgrade target that is itself out of support would be no advice at all.
+fn upgrade_target(
+    schedule: &ReleaseSchedule,
+    entry: Option<&ScheduleEntry>,
+    track: Track,
+    today: Date,
+) -> Option<Version> {
+    if let Some(e) = entry
+        && track == Track::Lts
+        && e.supported_on(today)
+    {
+        // An LTS line is meant to stay on its line: the target is its newest patch.
+        return Some(e.current.clone());
+    }
+    let tracks: &[Track] = match track {
+        Track::Lts => &[Track::Lts, Track::Production],
+        Track::Production => &[Track::Production],
+        Track::Rolling => &[Track::Rolling],
+    };
+    newest_supported(schedule, tracks, today)
+        .or_else(|| {
+            newest_supported(
+                schedule,
+                &[Track::Lts, Track::Production, Track::Rolling],
+                today,
+            )
+        })
+        .or_else(|| schedule.newest_on_track(track).cloned())
+}
+
+fn newer_line_on_track(schedule: &ReleaseSchedule, line: (u64, u64), track: Track) -> bool {
+    schedule.entries.iter().any(|e| {
+        e.line > line
+            && match track {
+                Track::Lts => matches!(e.track, Track::Lts | Track::Production),
+                other => e.track == other,
+            }
+    })
+}
+
+/// Assesses `version` against the schedule on `today`.
+///
+/// `eol_warning_days`: with `Some(d)`, a line with `d` or fewer days of support left is
+/// `EndingSoon`. Support ends at the start of `support_end`, so on that day the line is
+/// `EndOfLife` with 0 days left.
+///
+/// A `Fixed` track the line was never published on (a 3.7 instance told "production") cannot
+/// be judged on that track; the line is then assessed as with `Auto` and `track_detected` is
+/// set, so the report shows the track actually used.
+pub fn assess(
+    schedule: &ReleaseSchedule,
+    version: &Version,
+    choice: TrackChoice,
+    today: Date,
+    eol_warning_days: Option<i64>,
+) -> Lifecycle {
+    let version = strip_build(version);
+    let line = (version.major, version.minor);
+    let newest_overall = schedule.newest_overall().cloned();
+    let beyond_schedule = newest_overall.as_ref().is_some_and(|n| version > *n);
+    let entries = schedule.entries_for_line(line);
+
+    if entries.is_empty() {
+        let fixed = match choice {
+            TrackChoice::Fixed(t) => Some(t),
+            TrackChoice::Auto => None,
+        };
+        let newer_than_schedule = schedule.newest_line().is_none_or(|n| line > n);
+        return Lifecycle {
+            line,
+            track: fixed,
+            track_detected: false,
+            opened: None,
+            support_end: None,
+            support_days_left: None,
+            // A line newer than the schedule is a release the schedule has not heard of yet:
+            // never penalised.
+            state: if newer_than_schedule {
+                LineState::Supported
+            } else {
+                LineState::Unknown
+            },
+            current_release: newer_than_schedule,
+            latest_in_line: None,
+            upgrade_target: if newer_than_schedule {
+                None
+            } else {
+                fixed.and_then(|t| upgrade_target(schedule, None, t, today))
+            },
+            newest_overall,
+            newer_line_on_track: !newer_than_schedule
+                && fixed.is_some_and(|t| newer_line_on_track(schedule, line, t)),
+            schedule_stale: newer_than_schedule,
+        };
+    }
+
+    let (entry, track_detected) = match choice {
+        TrackChoice::Fixed(t) => match entries.iter().find(|e| e.track == t) {
+            Some(e) => (*e, false),
+            None => (
+                longest_supported(&entries).expect("entries is not empty"),
+                true,
+            ),
+        },
+        TrackChoice::Auto => (
+            longest_supported(&entries).expect("entries is not empty"),
+            true,
+        ),
+    };
+    let support_days_left = entry
+        .support_end
+        .map(|end| i64::from((end - today).get_days()));
+    let state = match (entry.support_end, support_days_left) {
+        (Some(end), _) if today >= end => LineState::EndOfLife,
+        (_, Some(left)) if eol_warning_days.is_some_and(|d| left <= d) => LineState::EndingSoon,
+        _ => LineState::Supported,
+    };
+    let target = upgrade_target(schedule, Some(entry), entry.track, today);
+    let current_release = beyond_schedule || target.as_ref().is_none_or(|t| version >= *t);
+    Lifecycle {
+        line,
+        track: Some(entry.track),
+        track_detected,
+        opened: Some(entry.opened),
+        support_end: entry.support_end,
+        support_days_left,
+        state,
+        current_release,
+        latest_in_line: Some(entry.current.clone()),
+        upgrade_target: target,
+        newest_overall,
+        newer_line_on_track: newer_line_on_track(schedule, line, entry.track),
+        schedule_stale: beyond_schedule,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::ProductFamily;
+    use jiff::civil::date;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    fn oc() -> ReleaseSchedule {
+        ReleaseSchedule::bundled(ProductFamily::OpenCloud)
+    }
+
+    /// The day the reference facts were collected.
+    const TODAY: Date = date(2026, 11, 22);
+
+    fn auto(version: &str) -> Lifecycle {
+        assess(&oc(), &v(version), TrackChoice::Auto, TODAY, None)
+    }
+
+    #[test]
+    fn lts_line_picked_automatically() {
+        let l = auto("4.0.0");
+        assert_eq!(l.line, (4, 0));
+        assert_eq!(l.track, Some(Track::Lts));
+        assert!(l.track_detected);
+        assert_eq!(l.opened, Some(date(2025, 12, 1)));
+        assert_eq!(l.support_end, Some(date(2027, 12, 1)));
+        assert_eq!(l.support_days_left, Some(374));
+        assert_eq!(l.state, LineState::Supported);
+        assert_eq!(l.upgrade_target, Some(v("4.0.8")));
+        assert_eq!(l.latest_in_line, Some(v("4.0.8")));
+        assert!(!l.current_release);
+        assert!(l.newer_line_on_track, "7.2 production is a newer line");
+        assert_eq!(l.newest_overall, Some(v("8.1.0")));
+        assert!(!l.schedule_stale);
+
+        let current = auto("4.0.8");
+        assert!(current.current_release);
+        assert_eq!(current.state, LineState::Supported);
+        // A patch the schedule has not heard of yet is current too, without staleness: newer
+        // lines exist.
+        let newer_patch = auto("4.0.9");
+        assert!(newer_patch.current_release && !newer_patch.schedule_stale);
+    }
+
+    #[test]
+    fn production_current_and_patch_pending() {
+        let l = auto("7.2.4");
+        assert_eq!(l.track, Some(Track::Production));
+        assert_eq!(l.support_end, None);
+        assert_eq!(l.support_days_left, None);
+        assert_eq!(l.state, LineState::Supported);
+        assert!(l.current_release);
+        assert_eq!(l.upgrade_target, Some(v("7.2.4")));
+        assert!(!l.newer_line_on_track);
+
+        let pending = auto("7.2.1");
+        assert_eq!(pending.track, Some(Track::Production));
+        assert_eq!(pending.state, LineState::Supported);
+        assert!(!pending.current_release);
+        assert_eq!(pending.upgrade_target, Some(v("7.2.4")));
+        assert!(!pending.newer_line_on_track);
+        // Build metadata does not make a release older or newer.
+        assert!(auto("7.2.4+abc123").current_release);
+    }
+
+    #[test]
+    fn rolling_end_of_life_and_current() {
+        let l = auto("7.3.0");
+        assert_eq!(l.track, Some(Track::Rolling));
+        assert_eq!(l.state, LineState::EndOfLife);
+        assert_eq!(l.support_end, Some(date(2026, 8, 3)));
+        assert_eq!(l.support_days_left, Some(-111));
+        assert_eq!(l.upgrade_target, Some(v("8.1.0")));
+        assert!(!l.current_release);
+        assert!(l.newer_line_on_track);
+
+        let current = auto("8.1.0");
+        assert_eq!(current.track, Some(Track::Rolling));
+        assert_eq!(current.state, LineState::Supported);
+        assert_eq!(current.support_end, None);
+        assert!(current.current_release);
+        assert!(!current.newer_line_on_track);
+        assert!(!current.schedule_stale);
+
+        let old_production = auto("2.0.5");
+        assert_eq!(old_production.track, Some(Track::Production));
+        assert_eq!(old_production.state, LineState::EndOfLife);
+        assert_eq!(old_production.upgrade_target, Some(v("7.2.4")));
+    }
+
+    #[test]
+    fn versions_beyond_the_schedule_are_never_penalised() {
+        for version in ["9.0.0", "8.2.0", "8.1.1"] {
+            let l = assess(&oc(), &v(version), TrackChoice::Auto, TODAY, Some(30));
+            assert_eq!(l.state, LineState::Supported, "{version}");
+            assert!(l.schedule_stale, "{version}");
+            assert!(l.current_release, "{version}");
+            assert!(!l.newer_line_on_track, "{version}");
+            assert_eq!(l.newest_overall, Some(v("8.1.0")));
+        }
+        let nine = auto("9.0.0");
+        assert_eq!(nine.track, None);
+        assert!(!nine.track_detected);
+        assert_eq!(nine.upgrade_target, None);
+        let fixed = assess(
+            &oc(),
+            &v("9.0.0"),
+            TrackChoice::Fixed(Track::Production),
+            TODAY,
+            None,
+        );
+        assert_eq!(fixed.track, Some(Track::Production));
+        assert_eq!(fixed.state, LineState::Supported);
+    }
+
+    #[test]
+    fn missing_older_line_is_unknown_not_end_of_life() {
+        let l = auto("4.2.0");
+        assert_eq!(l.state, LineState::Unknown);
+        assert!(!l.schedule_stale);
+        assert!(!l.current_release);
+        assert_eq!(l.support_end, None);
+        assert_eq!(l.track, None);
+        let fixed = assess(
+            &oc(),
+            &v("4.2.0"),
+            TrackChoice::Fixed(Track::Rolling),
+            TODAY,
+            None,
+        );
+        assert_eq!(fixed.state, LineState::Unknown);
+        assert_eq!(fixed.upgrade_target, Some(v("8.1.0")));
+        assert!(fixed.newer_line_on_track);
+    }
+
+    #[test]
+    fn eol_warning_window_boundary() {
+        // 4.0 LTS ends 2027-12-01: 30 days before is 2027-11-01.
+        let at = |today, window| assess(&oc(), &v("4.0.8"), TrackChoice::Auto, today, window);
+        let exactly = at(date(2027, 11, 1), Some(30));
+        assert_eq!(exactly.support_days_left, Some(30));
+        assert_eq!(exactly.state, LineState::EndingSoon);
+        let one_more = at(date(2027, 10, 31), Some(30));
+        assert_eq!(one_more.support_days_left, Some(31));
+        assert_eq!(one_more.state, LineState::Supported);
+        assert_eq!(
+            at(date(2027, 11, 1), None).state,
+            LineState::Supported,
+            "no window, no warning"
+        );
+        assert_eq!(at(date(2027, 11, 1), Some(0)).state, LineState::Supported);
+    }
+
+    #[test]
+    fn support_end_day_is_already_end_of_life() {
+        let at = |today| assess(&oc(), &v("4.0.8"), TrackChoice::Auto, today, Some(30));
+        let last = at(date(2027, 11, 30));
+        assert_eq!(last.support_days_left, Some(1));
+        assert_eq!(last.state, LineState::EndingSoon);
+        let end = at(date(2027, 12, 1));
+        assert_eq!(end.support_days_left, Some(0));
+        assert_eq!(end.state, LineState::EndOfLife);
+        // Once LTS support is gone the way out is the newest supported production release.
+        assert_eq!(end.upgrade_target, Some(v("7.2.4")));
+        assert!(!end.current_release);
+        // The day 7.3 opened, 7.2 rolling lost support.
+        let rolling = |today| {
+            assess(
+                &oc(),
+                &v("7.2.4"),
+                TrackChoice::Fixed(Track::Rolling),
+                today,
+                None,
+            )
+            .state
+        };
+        assert_eq!(rolling(date(2026, 7, 13)), LineState::Supported);
+        assert_eq!(rolling(date(2026, 7, 14)), LineState::EndOfLife);
+    }
+
+    #[test]
+    fn fixed_track_choices() {
+        let fixed = |version: &str, track| {
+            assess(&oc(), &v(version), TrackChoice::Fixed(track), TODAY, None)
+        };
+        let production = fixed("4.0.5", Track::Production);
+        assert_eq!(production.track, Some(Track::Production));
+        assert!(!production.track_detected);
+        assert_eq!(production.state, LineState::EndOfLife);
+        assert_eq!(production.support_end, Some(date(2026, 6, 25)));
+        assert_eq!(production.upgrade_target, Some(v("7.2.4")));
+
+        let lts = fixed("4.0.5", Track::Lts);
+        assert_eq!(lts.track, Some(Track::Lts));
+        assert!(!lts.track_detected);
+        assert_eq!(lts.state, LineState::Supported);
+        assert_eq!(lts.upgrade_target, Some(v("4.0.8")));
+
+        let rolling = fixed("7.2.4", Track::Rolling);
+        assert_eq!(rolling.track, Some(Track::Rolling));
+        assert_eq!(rolling.state, LineState::EndOfLife);
+        assert_eq!(rolling.upgrade_target, Some(v("8.1.0")));
+        assert!(rolling.newer_line_on_track);
+        assert!(!rolling.current_release);
+
+        // 3.7 was never a production line: falls back to auto and says the track was detected.
+        let fallback = fixed("3.7.0", Track::Production);
+        assert_eq!(fallback.track, Some(Track::Rolling));
+        assert!(fallback.track_detected);
+        assert_eq!(fallback.state, LineState::EndOfLife);
+        assert_eq!(fallback.upgrade_target, Some(v("8.1.0")));
+
+        let lts_fallback = fixed("8.1.0", Track::Lts);
+        assert_eq!(lts_fallback.track, Some(Track::Rolling));
+        assert!(lts_fallback.track_detected);
+        assert!(lts_fallback.current_release);
+    }
+
+    #[test]
+    fn ocis_rolling_track_hands_over_to_production() {
+        let s = ReleaseSchedule::bundled(ProductFamily::InfiniteScale);
+        let l = assess(&s, &v("6.6.1"), TrackChoice::Auto, TODAY, None);
+        assert_eq!(l.track, Some(Track::Rolling));
+        assert_eq!(l.state, LineState::EndOfLife);
+        assert_eq!(
+            l.upgrade_target,
+            Some(v("8.0.5")),
+            "no rolling line is left"
+        );
+        let current = assess(&s, &v("8.0.5"), TrackChoice::Auto, TODAY, None);
+        assert_eq!(current.state, LineState::Supported);
+        assert!(current.current_release);
+        let newer = assess(&s, &v("8.1.0"), TrackChoice::Auto, TODAY, None);
+        assert!(newer.schedule_stale && newer.current_release);
+        assert_eq!(newer.state, LineState::Supported);
+    }
+
+    #[test]
+    fn serializes_for_reports() {
+        let json = serde_json::to_value(auto("4.0.0")).unwrap();
+        assert_eq!(json["line"], "4.0");
+        assert_eq!(json["track"], "lts");
+        assert_eq!(json["support_end"], "2027-12-01");
+        assert_eq!(json["state"], "supported");
+        assert_eq!(json["upgrade_target"], "4.0.8");
+        assert_eq!(
+            serde_json::to_value(LineState::EndingSoon).unwrap(),
+            "ending_soon"
+        );
+        assert_eq!(
+            serde_json::to_value(LineState::EndOfLife).unwrap(),
+            "end_of_life"
+        );
+    }
+}

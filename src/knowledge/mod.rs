@@ -5,6 +5,9 @@
 pub mod advisories;
 pub mod lifecycle;
 pub mod releases;
+mod sources;
+pub mod update;
+pub use sources::{Knowledge, KnowledgeSources, bundled_advisories_updated};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,0 +1,44 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+CARGO ?= cargo
+BIN := target/debug/check-storage-security
+DEMO_DIR := target/demo
+
+.PHONY: build demo test lint man clean
+
+build:
+	$(CARGO) build --bins --examples
+
+# Starts the bundled fake instance (real OpenCloud 4.0.0 answers, private CA) on loopback,
+# scans it, shows the result, and stops it again.
+demo: build
+	@mkdir -p $(DEMO_DIR)
+	@rm -f $(DEMO_DIR)/ready
+	@target/debug/examples/fake-instance --ready-file $(DEMO_DIR)/ready --ca-out $(DEMO_DIR)/ca.pem & \
+	  pid=$$!; trap 'kill $$pid 2>/dev/null' EXIT; \
+	  for i in $$(seq 1 100); do [ -s $(DEMO_DIR)/ready ] && break; sleep 0.1; done; \
+	  addr=$$(cat $(DEMO_DIR)/ready); \
+	  echo "\$$ check-storage-security -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --check-hardening"; \
+	  $(BIN) -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --check-hardening; \
+	  echo "(exit code $$?)"; \
+	  echo; \
+	  echo "\$$ check-storage-security -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --debug"; \
+	  $(BIN) -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --debug 2>/dev/null; \
+	  echo "(exit code $$?)"; true
+
+# Every test: unit, integration against fake instances on loopback, format and lint gates.
+test:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest
+	$(CARGO) nextest run --no-fail-fast
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+# Regenerates the checked-in man page from the option table.
+man:
+	COS_BLESS_MAN=1 $(CARGO) test --test manual
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,81 @@
+//! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
+
+use super::{Context, finding};
+use crate::net::HttpsObservation;
+use crate::net::tls;
+use crate::probe::Measurements;
+use crate::report::{Finding, Status};
+use crate::severity::Severity;
+
+pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    match &m.https {
+        HttpsObservation::Unavailable(reason) => {
+            findings.push(finding(
+                "httpsAvailable",
+                Status::Failed,
+                format!("HTTPS is not available ({reason}); the scan fell back to plain HTTP"),
+            ));
+        }
+        HttpsObservation::Verified(handshake) | HttpsObservation::Unverified(handshake) => {
+            findings.push(finding(
+                "httpsAvailable",
+                Status::Passed,
+                "HTTPS is available",
+            ));
+            let mut trusted = match &handshake.trust {
+                Ok(tls::TrustedBy::PublicRoots) => finding(
+                    "tlsTrusted",
+                    Status::Passed,
+                    "the chain verifies against the public roots",
+                ),
+                Ok(tls::TrustedBy::PrivateCa) => finding(
+                    "tlsTrusted",
+                    Status::Passed,
+                    "the chain verifies against the private CA given",
+                ),
+                Err(reason) => finding("tlsTrusted", Status::Failed, reason.clone()),
+            };
+            // --insecure: the untrusted chain is still listed but no longer counts.
+            if ctx.insecure {
+                trusted.counts = false;
+            }
+            findings.push(trusted);
+            findings.push(certificate(handshake, ctx));
+        }
+    }
+    findings
+}
+
+fn certificate(handshake: &tls::Handshake, ctx: &Context) -> Finding {
+    match tls::leaf_days_left(&handshake.chain, ctx.now) {
+        None => finding(
+            "tlsCertificate",
+            Status::Indeterminate,
+            "the certificate's validity dates could not be read",
+        ),
+        Some(days) if days < 0 => finding(
+            "tlsCertificate",
+            Status::Failed,
+            format!("the certificate expired {} day(s) ago", -days),
+        ),
+        Some(days) if days <= ctx.tls_min_days => {
+            let mut f = finding(
+                "tlsCertificate",
+                Status::Failed,
+                format!(
+                    "the certificate expires in {days} day(s), at or below the {} days asked for",
+                    ctx.tls_min_days
+                ),
+            );
+            // Still valid: worth fixing soon, not an emergency.
+            f.severity = Severity::Medium;
+            f
+        }
+        Some(days) => finding(
+            "tlsCertificate",
+            Status::Passed,
+            format!("the certificate is valid for {days} more day(s)"),
+        ),
+    }
+}

@@ -1,0 +1,98 @@
+//! Loading version knowledge: bundled data merged with the operator's files and feed.
+
+use super::{ProductFamily, advisories, releases};
+
+/// Version knowledge for one product family, merged from every configured source.
+#[derive(Clone, Debug)]
+pub struct Knowledge {
+    pub family: ProductFamily,
+    pub schedule: Option<releases::ReleaseSchedule>,
+    pub advisories: Vec<advisories::Advisory>,
+    /// The date the bundled advisory file was last refreshed.
+    pub advisories_updated: Option<jiff::civil::Date>,
+    /// Where the advisories came from, in merge order (`bundled`, file paths, the feed).
+    pub advisory_sources: Vec<String>,
+    /// Sources that could not be used (an unreachable feed is logged and ignored).
+    pub notes: Vec<String>,
+}
+
+/// Where advisories and the schedule come from besides the bundled data.
+#[derive(Clone, Debug, Default)]
+pub struct KnowledgeSources {
+    pub release_schedule: Option<std::path::PathBuf>,
+    pub vulnerability_db: Vec<std::path::PathBuf>,
+    pub vulnerability_feed: Option<String>,
+}
+
+impl Knowledge {
+    /// Merges bundled data, advisory files and the advisory feed, in that order. A file the
+    /// operator named that cannot be read is an error (their configuration is wrong); the feed
+    /// is best effort (`fetch` returns its body or why it failed).
+    pub fn load(
+        family: ProductFamily,
+        sources: &KnowledgeSources,
+        fetch: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    ) -> Result<Knowledge, String> {
+        let schedule = match &sources.release_schedule {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    format!(
+                        "cannot read scanner.release_schedule {}: {e}",
+                        path.display()
+                    )
+                })?;
+                Some(
+                    releases::ReleaseSchedule::parse(&text, family)
+                        .map_err(|e| format!("scanner.release_schedule {}: {e}", path.display()))?,
+                )
+            }
+            None => Some(releases::ReleaseSchedule::bundled(family)),
+        };
+        let mut merged = vec![advisories::bundled(family)];
+        let mut advisory_sources = vec!["bundled".to_string()];
+        for path in &sources.vulnerability_db {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "cannot read scanner.vulnerability_db file {}: {e}",
+                    path.display()
+                )
+            })?;
+            let list = advisories::parse_document(&text, family)
+                .map_err(|e| format!("scanner.vulnerability_db file {}: {e}", path.display()))?;
+            merged.push(list);
+            advisory_sources.push(path.display().to_string());
+        }
+        let mut notes = Vec::new();
+        if let Some(url) = &sources.vulnerability_feed {
+            let parsed = fetch(url).and_then(|body| {
+                let text = String::from_utf8(body).map_err(|_| "not UTF-8 text".to_string())?;
+                advisories::parse_document(&text, family).map_err(|e| e.to_string())
+            });
+            match parsed {
+                Ok(list) => {
+                    merged.push(list);
+                    advisory_sources.push(url.clone());
+                }
+                Err(e) => notes.push(format!("advisory feed {url} ignored: {e}")),
+            }
+        }
+        Ok(Knowledge {
+            family,
+            schedule,
+            advisories: advisories::merge(merged),
+            advisories_updated: bundled_advisories_updated(family),
+            advisory_sources,
+            notes,
+        })
+    }
+}
+
+/// The `updated` date of the bundled advisory file, shown by `--version`.
+pub fn bundled_advisories_updated(family: ProductFamily) -> Option<jiff::civil::Date> {
+    let text = match family {
+        ProductFamily::OpenCloud => include_str!("../../assets/opencloud/advisories.json"),
+        ProductFamily::InfiniteScale => include_str!("../../assets/ocis/advisories.json"),
+    };
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    value["updated"].as_str()?.parse().ok()
+}

@@ -1,0 +1,182 @@
+//! The default format: the monitoring-plugin lines.
+//!
+//! ```text
+//! <STATE>: <message>
+//! <product> <version> on <host>, rating: <grade>, last scanned: <timestamp>
+//! [optional detail lines]
+//! |<performance data>
+//! ```
+//! The performance data closes the long output after a `|` with no space, so monitoring cores
+//! that keep a leading space in a label of the second perfdata part read clean labels.
+
+use super::perfdata;
+use crate::knowledge::lifecycle::LineState;
+use crate::report::{Role, ScanResult, Status};
+use crate::settings::Settings;
+
+/// The lines of one host, without the perfdata line.
+pub fn host_block(result: &ScanResult) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{}: {}",
+        result.state.label(),
+        one_line(&result.message)
+    )];
+    let Some(product) = &result.product else {
+        lines.push(format!(
+            "scan of {} failed, last attempted: {}",
+            one_line(&result.host),
+            result.scanned_at
+        ));
+        return lines;
+    };
+    lines.push(format!(
+        "{} {} on {}, rating: {}, last scanned: {}",
+        one_line(&product.name),
+        one_line(&product.version),
+        one_line(&result.host),
+        result.grade,
+        result.scanned_at
+    ));
+    if let Some(line) = lifecycle_line(result) {
+        lines.push(line);
+    }
+    if result.check_hardening {
+        let missing: Vec<&str> = result.missing_hardening().map(|f| f.id.as_str()).collect();
+        if !missing.is_empty() {
+            lines.push(format!("Missing hardening: {}", missing.join(", ")));
+        }
+    }
+    let checks_ran = result.findings.iter().any(|f| f.role == Role::Check);
+    if checks_ran {
+        let failed: Vec<String> = result
+            .findings
+            .iter()
+            .filter(|f| f.role == Role::Check && f.status == Status::Failed && !f.ignored)
+            .map(|f| {
+                if f.counts {
+                    f.id.clone()
+                } else {
+                    format!("{} (not rated)", f.id)
+                }
+            })
+            .collect();
+        if failed.is_empty() {
+            lines.push("Additional checks: all passed".to_string());
+        } else {
+            lines.push(format!(
+                "Additional checks failed ({}): {}",
+                failed.len(),
+                failed.join(", ")
+            ));
+        }
+    }
+    if let Some(update) = &result.update
+        && update.mode != "off"
+    {
+        lines.push(format!(
+            "Update check ({}, installed {}): {}",
+            update.mode,
+            one_line(&update.installed),
+            update_text(result)
+        ));
+    }
+    lines
+}
+
+fn lifecycle_line(result: &ScanResult) -> Option<String> {
+    let l = result.lifecycle.as_ref()?;
+    let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
+    let version = result
+        .product
+        .as_ref()
+        .map(|p| p.version.as_str())
+        .unwrap_or("");
+    let target = l.upgrade_target.as_deref().unwrap_or("a supported release");
+    Some(match l.state {
+        LineState::EndOfLife => format!(
+            "Release lifecycle: {} ({track}) is end of life since {}; upgrade to {target}",
+            l.line,
+            l.support_end.as_deref().unwrap_or("an unknown date")
+        ),
+        LineState::Unknown => format!(
+            "Release lifecycle: {} is not in the release schedule (updated {}); support cannot be judged",
+            l.line, l.schedule_updated
+        ),
+        _ if l.current_release => match (&l.support_end, l.support_days_left) {
+            (Some(end), Some(days)) => format!(
+                "Release lifecycle: {version} is the current release ({track}); line {} supported until {end}, {days} days left",
+                l.line
+            ),
+            _ => format!("Release lifecycle: {version} is the current release ({track})"),
+        },
+        LineState::EndingSoon => format!(
+            "Release lifecycle: {} ({track}) support ends {}, {} days left; plan the upgrade to {target}",
+            l.line,
+            l.support_end.as_deref().unwrap_or("soon"),
+            l.support_days_left.unwrap_or_default()
+        ),
+        LineState::Supported => match (&l.support_end, l.support_days_left) {
+            (Some(end), Some(days)) => format!(
+                "Release lifecycle: {} ({track}) supported until {end}, {days} days left",
+                l.line
+            ),
+            _ => format!(
+                "Release lifecycle: {} ({track}) supported until the next {track} line is released",
+                l.line
+            ),
+        },
+    })
+}
+
+fn update_text(result: &ScanResult) -> String {
+    let Some(u) = &result.update else {
+        return String::new();
+    };
+    let track = result
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.track)
+        .map(|t| format!(" on the {t} track"))
+        .unwrap_or_default();
+    let mut text = match (u.update_available, &u.recommended) {
+        (Some(true), Some(r)) => format!("{r} available{track}"),
+        (Some(false), _) => format!("up to date{track}"),
+        _ => "unknown".to_string(),
+    };
+    if let Some(newest) = &u.newest
+        && Some(newest) != u.recommended.as_ref()
+    {
+        text.push_str(&format!("; newest release {newest}"));
+    }
+    match (&u.source, &u.error) {
+        (Some(source), Some(error)) if source != &u.mode => {
+            text.push_str(&format!(" (from {source} data: {})", one_line(error)));
+        }
+        (None, Some(error)) => text.push_str(&format!(" ({})", one_line(error))),
+        _ => {}
+    }
+    text
+}
+
+/// Server-provided text is made one printable line before it reaches the output.
+/// A `|` would start the performance data, so it becomes `/`.
+fn one_line(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| match c {
+            '|' => '/',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The whole output of a single-host run.
+pub fn render(result: &ScanResult, settings: &Settings) -> String {
+    let mut out = host_block(result).join("\n");
+    out.push_str("\n|");
+    out.push_str(&perfdata::render(&perfdata::metrics(result, settings)));
+    out.push('\n');
+    out
+}

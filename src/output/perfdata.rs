@@ -1,0 +1,162 @@
+//! Performance data of one host (spec "Performance data metrics"): values and the threshold
+//! carrying rules. Every format that shows metrics reads them from here.
+
+use crate::report::ScanResult;
+use crate::settings::Settings;
+
+/// One metric: `<name>=<value>[unit];<warn>;<crit>;<min>;<max>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    pub name: &'static str,
+    /// Formatted value; `U` when unknown.
+    pub value: String,
+    pub unit: &'static str,
+    pub warn: String,
+    pub crit: String,
+    pub min: String,
+    pub max: String,
+}
+
+impl Metric {
+    fn new(name: &'static str, value: impl ToString) -> Metric {
+        Metric {
+            name,
+            value: value.to_string(),
+            unit: "",
+            warn: String::new(),
+            crit: String::new(),
+            min: String::new(),
+            max: String::new(),
+        }
+    }
+
+    fn warn(mut self, w: impl ToString) -> Metric {
+        self.warn = w.to_string();
+        self
+    }
+
+    fn crit(mut self, c: impl ToString) -> Metric {
+        self.crit = c.to_string();
+        self
+    }
+
+    fn min(mut self, m: impl ToString) -> Metric {
+        self.min = m.to_string();
+        self
+    }
+
+    fn max(mut self, m: impl ToString) -> Metric {
+        self.max = m.to_string();
+        self
+    }
+
+    /// The plugin-format text, with trailing empty fields dropped.
+    pub fn render(&self) -> String {
+        let mut fields = vec![
+            format!("{}{}", self.value, self.unit),
+            self.warn.clone(),
+            self.crit.clone(),
+            self.min.clone(),
+            self.max.clone(),
+        ];
+        while fields.len() > 1 && fields.last().is_some_and(String::is_empty) {
+            fields.pop();
+        }
+        format!("{}={}", self.name, fields.join(";"))
+    }
+}
+
+/// The metrics of one scan, in the order of the spec's table.
+pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
+    let mut out = Vec::new();
+    let rating = match result.rating {
+        Some(r) if r <= 5 => r.to_string(),
+        _ => "U".to_string(),
+    };
+    out.push(
+        Metric::new("rating", rating)
+            .warn(format!("@0:{}", settings.warning))
+            .crit(format!("@0:{}", settings.critical))
+            .min(0)
+            .max(5),
+    );
+    if result.error.is_some() {
+        let mut time = Metric::new("time", format!("{:.3}", result.duration_seconds)).min(0);
+        time.unit = "s";
+        out.push(time);
+        return out;
+    }
+    // Any match is at least WARNING: the warning range is "more than zero".
+    out.push(
+        Metric::new("vulnerabilities", result.vulnerabilities.len())
+            .warn(0)
+            .min(0),
+    );
+    let mut time = Metric::new("time", format!("{:.3}", result.duration_seconds)).min(0);
+    time.unit = "s";
+    out.push(time);
+    if result.check_hardening {
+        out.push(Metric::new("hardenings_missing", result.missing_hardening().count()).min(0));
+    }
+    let failed = result.failed_checks().filter(|f| !f.ignored).count();
+    out.push(Metric::new("extra_checks_failed", failed).min(0));
+    if let Some(available) = result.update.as_ref().and_then(|u| u.update_available) {
+        let mut m = Metric::new("update_available", u8::from(available))
+            .min(0)
+            .max(1);
+        if settings.update_warning {
+            m = m.warn(0);
+        }
+        out.push(m);
+    }
+    if let Some(days) = result.lifecycle.as_ref().and_then(|l| l.support_days_left) {
+        let mut m = Metric::new("support_days_left", days);
+        if let Some(window) = settings.eol_warning {
+            m = m.warn(format!("@~:{window}")).crit("@~:-1");
+        }
+        out.push(m);
+    }
+    if let Some(days) = result.tls.as_ref().and_then(|t| t.cert_days_left) {
+        out.push(
+            Metric::new("cert_days_left", days)
+                .warn(format!("@~:{}", settings.tls_min_days))
+                .crit("@~:-1"),
+        );
+    }
+    if let Some(complete) = result.update.as_ref().and_then(|u| u.upgrade_path_complete) {
+        out.push(
+            Metric::new("upgrade_path_complete", u8::from(complete))
+                .min(0)
+                .max(1),
+        );
+    }
+    out
+}
+
+pub fn render(metrics: &[Metric]) -> String {
+    metrics
+        .iter()
+        .map(Metric::render)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_empty_fields_are_dropped() {
+        assert_eq!(Metric::new("a", 1).render(), "a=1");
+        assert_eq!(Metric::new("a", 1).min(0).render(), "a=1;;;0");
+        assert_eq!(
+            Metric::new("rating", 4)
+                .warn("@0:3")
+                .crit("@0:1")
+                .min(0)
+                .max(5)
+                .render(),
+            "rating=4;@0:3;@0:1;0;5"
+        );
+    }
+}

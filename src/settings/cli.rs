@@ -1,0 +1,180 @@
+//! Command-line parsing with lexopt, driven by the option table.
+
+use super::options::{self, Kind, OptionSpec};
+use std::ffi::OsString;
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Invocation {
+    Help,
+    Version,
+    Scan(CommandLine),
+}
+
+/// Flag values in the order given; a repeated single-value flag keeps its last value.
+#[derive(Debug, Default)]
+pub struct CommandLine {
+    pub values: Vec<(&'static OptionSpec, String)>,
+}
+
+impl CommandLine {
+    /// All values given for a row, in order.
+    pub fn all(&self, id: &str) -> Vec<&str> {
+        self.values
+            .iter()
+            .filter(|(spec, _)| spec.id == id)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    pub fn last(&self, id: &str) -> Option<&str> {
+        self.all(id).last().copied()
+    }
+}
+
+pub fn parse<I>(args: I) -> Result<Invocation, String>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    use lexopt::Arg;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut line = CommandLine::default();
+    let mut help = false;
+    let mut version = false;
+    while let Some(arg) = parser.next().map_err(|e| usage(e.to_string()))? {
+        let (spec, written) = match &arg {
+            Arg::Short(c) => (
+                options::by_short(*c).ok_or_else(|| unknown_flag(&format!("-{c}")))?,
+                format!("-{c}"),
+            ),
+            Arg::Long(name) => (
+                options::by_long(name).ok_or_else(|| unknown_flag(&format!("--{name}")))?,
+                format!("--{name}"),
+            ),
+            Arg::Value(v) => {
+                return Err(usage(format!(
+                    "unexpected argument {:?}; targets are given with -H/--host",
+                    v.to_string_lossy()
+                )));
+            }
+        };
+        match spec.id {
+            "help" => help = true,
+            "version" => version = true,
+            _ => {}
+        }
+        let value = match spec.kind {
+            Kind::Switch => {
+                // `--insecure=yes` is almost certainly a mistake in a service definition.
+                if let Some(v) = parser.optional_value() {
+                    return Err(usage(format!(
+                        "{written} takes no value (got {:?}); remove the value",
+                        v.to_string_lossy()
+                    )));
+                }
+                "true".to_string()
+            }
+            Kind::Value(meta) | Kind::Repeatable(meta) => {
+                let v = parser
+                    .value()
+                    .map_err(|_| usage(format!("{written} needs a value ({meta})")))?;
+                v.into_string().map_err(|v| {
+                    usage(format!(
+                        "{written} value {:?} is not valid UTF-8",
+                        v.to_string_lossy()
+                    ))
+                })?
+            }
+        };
+        line.values.push((spec, value));
+    }
+    if help {
+        Ok(Invocation::Help)
+    } else if version {
+        Ok(Invocation::Version)
+    } else {
+        Ok(Invocation::Scan(line))
+    }
+}
+
+fn usage(message: String) -> String {
+    message
+}
+
+fn unknown_flag(written: &str) -> String {
+    // Offer the closest known flag: a typo in a service definition should be a one-look fix.
+    let name = written.trim_start_matches('-');
+    let suggestion = options::OPTIONS
+        .iter()
+        .filter_map(|o| o.long)
+        .map(|l| (edit_distance(name, l), l))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    match suggestion {
+        Some((_, l)) => format!("unknown option {written}; did you mean --{l}? (see -h)"),
+        None => format!("unknown option {written}; see -h for the options"),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(args: &[&str]) -> Result<CommandLine, String> {
+        match parse(args.iter().copied())? {
+            Invocation::Scan(line) => Ok(line),
+            other => panic!("expected a scan, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn short_long_and_attached_values() {
+        let line = scan(&["-H", "a.example", "--warning=4", "-c2", "--insecure"]).unwrap();
+        assert_eq!(line.last("host"), Some("a.example"));
+        assert_eq!(line.last("warning"), Some("4"));
+        assert_eq!(line.last("critical"), Some("2"));
+        assert_eq!(line.last("insecure"), Some("true"));
+    }
+
+    #[test]
+    fn repeatable_flags_keep_every_value() {
+        let line = scan(&["--waive-until", "a|b|c", "--waive-until", "d|e|f"]).unwrap();
+        assert_eq!(line.all("waive_until"), vec!["a|b|c", "d|e|f"]);
+    }
+
+    #[test]
+    fn help_and_version_win_over_everything_else() {
+        assert!(matches!(parse(["-H", "x", "-h"]), Ok(Invocation::Help)));
+        assert!(matches!(parse(["--version"]), Ok(Invocation::Version)));
+    }
+
+    #[test]
+    fn mistakes_get_a_one_line_fix() {
+        let err = scan(&["--critcal", "2"]).unwrap_err();
+        assert_eq!(
+            err,
+            "unknown option --critcal; did you mean --critical? (see -h)"
+        );
+        let err = scan(&["--timeout"]).unwrap_err();
+        assert_eq!(err, "--timeout needs a value (SECONDS)");
+        let err = scan(&["--insecure=yes"]).unwrap_err();
+        assert!(err.contains("takes no value"), "{err}");
+        let err = scan(&["cloud.example.com"]).unwrap_err();
+        assert!(err.contains("-H/--host"), "{err}");
+    }
+}

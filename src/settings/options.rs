@@ -1,0 +1,939 @@
+//! The option table: every setting of the plugin, declared once. The command-line parser, the
+//! environment and configuration-file layering, `-h`, and the man page are all driven by it, so a
+//! new option is one row here plus its typed field in `Settings`.
+
+/// How a setting takes its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A switch: present on the command line means on; variables use the boolean rules.
+    Switch,
+    /// Takes one value (`--timeout 5`); a later source replaces an earlier one.
+    Value(&'static str),
+    /// May be given several times; all occurrences are kept, in order.
+    Repeatable(&'static str),
+}
+
+/// Whether the behaviour behind a setting exists in this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Availability {
+    Available,
+    /// Accepted and documented, but using it ends the run UNKNOWN with a plain message, so a
+    /// setting is never silently ignored.
+    NotYet,
+}
+
+/// One row of the option table.
+#[derive(Debug)]
+pub struct OptionSpec {
+    /// Stable identifier used by the code to look the setting up.
+    pub id: &'static str,
+    /// Long command-line flag without dashes; `None` for configuration-only settings.
+    pub long: Option<&'static str>,
+    pub short: Option<char>,
+    /// Environment variables, strongest first. The first is the documented one; a second,
+    /// derived from the configuration key (`COS_SCANNER_CONCURRENCY`), is accepted as well.
+    pub env: &'static [&'static str],
+    /// Configuration-file key (dotted path), if the setting can live in a file.
+    pub config_key: Option<&'static str>,
+    pub kind: Kind,
+    /// Default as shown to the operator (`None`: unset).
+    pub default: Option<&'static str>,
+    /// Allowed values, when the value is one of a fixed set.
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+    pub group: Group,
+    pub availability: Availability,
+}
+
+/// Sections of the manual.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Target,
+    Verdict,
+    Output,
+    Checks,
+    Transport,
+    Updates,
+    Waivers,
+    Webhook,
+    Exporter,
+    Program,
+    /// Settings that exist only in the configuration file and as variables.
+    ConfigOnly,
+}
+
+impl Group {
+    pub const ORDER: [Group; 11] = [
+        Group::Target,
+        Group::Verdict,
+        Group::Checks,
+        Group::Output,
+        Group::Transport,
+        Group::Updates,
+        Group::Waivers,
+        Group::Webhook,
+        Group::Exporter,
+        Group::Program,
+        Group::ConfigOnly,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Target => "Target",
+            Group::Verdict => "Verdict and thresholds",
+            Group::Checks => "What is checked",
+            Group::Output => "Output",
+            Group::Transport => "Connection",
+            Group::Updates => "Releases and updates",
+            Group::Waivers => "Waivers, policy and baseline",
+            Group::Webhook => "Webhook notification",
+            Group::Exporter => "Metrics exporter",
+            Group::Program => "The program itself",
+            Group::ConfigOnly => "Configuration-file settings (also as COS_* variables)",
+        }
+    }
+}
+
+use Availability::{Available, NotYet};
+use Kind::{Repeatable, Switch, Value};
+
+const fn row(id: &'static str, help: &'static str) -> OptionSpec {
+    OptionSpec {
+        id,
+        long: None,
+        short: None,
+        env: &[],
+        config_key: None,
+        kind: Switch,
+        default: None,
+        choices: &[],
+        help,
+        group: Group::Program,
+        availability: Available,
+    }
+}
+
+/// Every setting, in manual order within its group.
+pub static OPTIONS: &[OptionSpec] = &[
+    // --- Target -------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("host"),
+        short: Some('H'),
+        env: &["COS_HOST"],
+        config_key: Some("host"),
+        kind: Value("TARGETS"),
+        group: Group::Target,
+        ..row(
+            "host",
+            "Comma-separated targets: hostname, IPv4, [IPv6] or URL, each with an optional port \
+             (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/). \
+             Required.",
+        )
+    },
+    // --- Verdict ------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("warning"),
+        short: Some('w'),
+        env: &["COS_WARNING"],
+        config_key: Some("warning"),
+        kind: Value("RATING"),
+        default: Some("3"),
+        group: Group::Verdict,
+        ..row(
+            "warning",
+            "Rating (0-5) at or below which the state is WARNING.",
+        )
+    },
+    OptionSpec {
+        long: Some("critical"),
+        short: Some('c'),
+        env: &["COS_CRITICAL"],
+        config_key: Some("critical"),
+        kind: Value("RATING"),
+        default: Some("1"),
+        group: Group::Verdict,
+        ..row(
+            "critical",
+            "Rating (0-5) at or below which the state is CRITICAL; must not exceed --warning. \
+             A single critical finding caps the rating at 2 (D): use --critical 2 to page on it.",
+        )
+    },
+    OptionSpec {
+        long: Some("profile"),
+        env: &["COS_PROFILE"],
+        config_key: Some("profile"),
+        kind: Value("NAME"),
+        choices: &["strict", "ops", "lenient"],
+        group: Group::Verdict,
+        ..row(
+            "profile",
+            "Threshold profile, the weakest source: strict (warning 4, critical 2, hardening, \
+             update and 90-day end-of-life warnings), ops (3, 1, hardening, 30 days), lenient (2, 0). \
+             Anything set explicitly wins over the profile.",
+        )
+    },
+    OptionSpec {
+        long: Some("check-hardening"),
+        env: &["COS_CHECK_HARDENING"],
+        config_key: Some("check_hardening"),
+        group: Group::Verdict,
+        ..row(
+            "check_hardening",
+            "Evaluate hardening measures and security headers; a missing measure turns OK into \
+             WARNING (never lowers a worse state).",
+        )
+    },
+    OptionSpec {
+        long: Some("update-warning"),
+        env: &["COS_UPDATE_WARNING"],
+        config_key: Some("update_warning"),
+        group: Group::Verdict,
+        ..row(
+            "update_warning",
+            "A pending update on the instance's track turns OK into WARNING.",
+        )
+    },
+    OptionSpec {
+        long: Some("eol-warning"),
+        env: &["COS_EOL_WARNING"],
+        config_key: Some("eol_warning"),
+        kind: Value("DAYS"),
+        group: Group::Verdict,
+        ..row(
+            "eol_warning",
+            "Turn OK into WARNING when the release line has DAYS or fewer days of support left; \
+             the message names the date and the upgrade target.",
+        )
+    },
+    // --- Checks -------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("no-extra-checks"),
+        group: Group::Checks,
+        availability: NotYet,
+        ..row(
+            "no_extra_checks",
+            "Disable the additional probes (exposed files, debug services, CORS, ...).",
+        )
+    },
+    OptionSpec {
+        long: Some("no-debug-ports"),
+        group: Group::Checks,
+        availability: NotYet,
+        ..row("no_debug_ports", "Do not probe the debug ports.")
+    },
+    OptionSpec {
+        long: Some("all-addresses"),
+        env: &["COS_ALL_ADDRESSES"],
+        group: Group::Checks,
+        availability: NotYet,
+        ..row(
+            "all_addresses",
+            "Repeat version, header, hardening and demo-account checks against every address the \
+             name resolves to (Host and SNI keep the name).",
+        )
+    },
+    OptionSpec {
+        long: Some("login-throttling"),
+        env: &["COS_LOGIN_THROTTLING"],
+        group: Group::Checks,
+        availability: NotYet,
+        ..row(
+            "login_throttling",
+            "Send six failed sign-ins for an account that cannot exist and report whether the \
+             instance throttles them; never rated.",
+        )
+    },
+    // --- Output -------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("format"),
+        kind: Value("FORMAT"),
+        default: Some("the monitoring line"),
+        choices: &[
+            "metrics",
+            "otlp",
+            "agentlocal",
+            "summary",
+            "json",
+            "sarif",
+            "junit",
+        ],
+        group: Group::Output,
+        ..row(
+            "format",
+            "Output format. Without it: the monitoring line, detail lines and performance data. \
+             The exit code keeps its 0/1/2/3 meaning in every format.",
+        )
+    },
+    OptionSpec {
+        long: Some("debug"),
+        short: Some('d'),
+        env: &["COS_DEBUG"],
+        group: Group::Output,
+        ..row(
+            "debug",
+            "Print the rating explanation, the remediation plan and the explanation of every \
+             finding to stdout, and log at DEBUG level to stderr.",
+        )
+    },
+    // --- Transport ----------------------------------------------------------------------
+    OptionSpec {
+        long: Some("insecure"),
+        env: &["COS_INSECURE"],
+        group: Group::Transport,
+        ..row(
+            "insecure",
+            "Skip the verified-HTTPS step. An untrusted chain is still listed but no longer counts \
+             against the rating.",
+        )
+    },
+    OptionSpec {
+        long: Some("ca-file"),
+        env: &["COS_SCANNER_TLS_CA_FILE"],
+        config_key: Some("scanner.tls_ca_file"),
+        kind: Value("FILE"),
+        group: Group::Transport,
+        ..row(
+            "ca_file",
+            "PEM bundle of a private CA to trust in addition to the public roots. CA-bundle \
+             variables (SSL_CERT_FILE, ...) are never read.",
+        )
+    },
+    OptionSpec {
+        long: Some("proxy"),
+        env: &["COS_PROXY"],
+        config_key: Some("proxy"),
+        kind: Value("URL"),
+        group: Group::Transport,
+        ..row(
+            "proxy",
+            "Web proxy for the scan (http://host:port). HTTP_PROXY, HTTPS_PROXY and .netrc are \
+             never read.",
+        )
+    },
+    OptionSpec {
+        long: Some("timeout"),
+        env: &["COS_TIMEOUT"],
+        config_key: Some("timeout"),
+        kind: Value("SECONDS"),
+        default: Some("10"),
+        group: Group::Transport,
+        ..row(
+            "timeout",
+            "Time limit for each request, in seconds (fractions allowed).",
+        )
+    },
+    OptionSpec {
+        long: Some("retries"),
+        env: &["COS_RETRIES"],
+        config_key: Some("retries"),
+        kind: Value("N"),
+        default: Some("2"),
+        group: Group::Transport,
+        ..row(
+            "retries",
+            "Retries after the first try when the scan fails on a transient error (timeout, reset, \
+             5xx); each retry re-runs the whole scan. 0 disables.",
+        )
+    },
+    OptionSpec {
+        long: Some("backoff-factor"),
+        env: &["COS_BACKOFF_FACTOR"],
+        config_key: Some("backoff_factor"),
+        kind: Value("SECONDS"),
+        default: Some("0.5"),
+        group: Group::Transport,
+        ..row(
+            "backoff_factor",
+            "Wait before retry n (n = 1, 2, ...) is FACTOR * 2^n seconds.",
+        )
+    },
+    OptionSpec {
+        long: Some("concurrency"),
+        env: &["COS_CONCURRENCY", "COS_SCANNER_CONCURRENCY"],
+        config_key: Some("scanner.concurrency"),
+        kind: Value("N"),
+        default: Some("5"),
+        group: Group::Transport,
+        ..row("concurrency", "Host workers in multi-host runs (1-32).")
+    },
+    // --- Updates ------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("update-source"),
+        env: &["COS_RELEASES_MODE"],
+        config_key: Some("releases.mode"),
+        kind: Value("MODE"),
+        default: Some("auto"),
+        choices: &["auto", "feed", "pinned", "bundled", "off"],
+        group: Group::Updates,
+        ..row(
+            "update_source",
+            "Where the update check learns the newest release: auto (the release feed, falling back \
+             to the bundled data on any failure), feed (the feed only; a failure is reported as \
+             unknown), pinned (--latest-version, no network), bundled (shipped data, no network), \
+             off. A failing update check never aborts the scan.",
+        )
+    },
+    OptionSpec {
+        long: Some("latest-version"),
+        kind: Value("VERSION"),
+        group: Group::Updates,
+        ..row(
+            "latest_version",
+            "Newest release to compare with in pinned mode.",
+        )
+    },
+    OptionSpec {
+        long: Some("release-token"),
+        env: &["COS_RELEASES_TOKEN"],
+        config_key: Some("releases.token"),
+        kind: Value("TOKEN"),
+        group: Group::Updates,
+        ..row(
+            "release_token",
+            "Token for the release feed (no scopes needed; raises the anonymous limit of 60 \
+             requests an hour). Secret references allowed: secret://, file://, env://, exec://.",
+        )
+    },
+    OptionSpec {
+        long: Some("no-update-check"),
+        group: Group::Updates,
+        ..row("no_update_check", "Same as --update-source off.")
+    },
+    OptionSpec {
+        long: Some("release-track"),
+        env: &["COS_RELEASE_TRACK"],
+        config_key: Some("release_track"),
+        kind: Value("TRACK"),
+        default: Some("auto"),
+        choices: &["auto", "rolling", "production", "lts"],
+        group: Group::Updates,
+        ..row(
+            "release_track",
+            "Track the instance follows; auto takes the longest-supported track its release line \
+             is on. Recommendations stay on this track.",
+        )
+    },
+    // --- Waivers, policy, baseline --------------------------------------------------------
+    OptionSpec {
+        long: Some("policy"),
+        kind: Value("FILE"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "policy",
+            "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
+             required_hardenings and forbidden; an unmet requirement is CRITICAL.",
+        )
+    },
+    OptionSpec {
+        long: Some("ignore-hardening"),
+        kind: Value("PATTERNS"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "ignore_hardening",
+            "Comma-separated waiver patterns accepted permanently.",
+        )
+    },
+    OptionSpec {
+        long: Some("waive-until"),
+        kind: Repeatable("PATTERN|EXPIRY|REASON"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "waive_until",
+            "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must not \
+             be empty. Repeatable.",
+        )
+    },
+    OptionSpec {
+        long: Some("waiver-warning"),
+        env: &["COS_WAIVER_WARNING"],
+        config_key: Some("waiver_warning"),
+        kind: Value("DAYS"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "waiver_warning",
+            "Turn OK into WARNING when a waiver hiding a failing check ends within DAYS.",
+        )
+    },
+    OptionSpec {
+        long: Some("baseline"),
+        kind: Value("FILE"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "baseline",
+            "File for saving and comparing findings between runs.",
+        )
+    },
+    OptionSpec {
+        long: Some("warn-on-new"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "warn_on_new",
+            "With --baseline: alert only on new or worse findings.",
+        )
+    },
+    OptionSpec {
+        long: Some("verify-remediation"),
+        kind: Repeatable("IDS"),
+        group: Group::Waivers,
+        availability: NotYet,
+        ..row(
+            "verify_remediation",
+            "Run only the probes measuring these comma-separated finding ids and report whether \
+             they pass now. Repeatable.",
+        )
+    },
+    // --- Webhook ------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("webhook-url"),
+        env: &["COS_WEBHOOK_URL"],
+        config_key: Some("webhook_url"),
+        kind: Value("URL"),
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row(
+            "webhook_url",
+            "Send a notification to this address (enables the webhook).",
+        )
+    },
+    OptionSpec {
+        long: Some("webhook-on"),
+        env: &["COS_WEBHOOK_ON"],
+        config_key: Some("webhook_on"),
+        kind: Value("LEVEL"),
+        default: Some("critical"),
+        choices: &["critical", "warning", "unknown", "always"],
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row("webhook_on", "State from which a host is notified.")
+    },
+    OptionSpec {
+        long: Some("webhook-format"),
+        env: &["COS_WEBHOOK_FORMAT"],
+        config_key: Some("webhook_format"),
+        kind: Value("FORMAT"),
+        default: Some("generic"),
+        choices: &[
+            "generic",
+            "chatblocks",
+            "chatembed",
+            "pushtopic",
+            "pushserver",
+        ],
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row("webhook_format", "Body format of the notification.")
+    },
+    OptionSpec {
+        long: Some("webhook-header"),
+        env: &["COS_WEBHOOK_HEADERS"],
+        config_key: Some("webhook_headers"),
+        kind: Repeatable("NAME: VALUE"),
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row(
+            "webhook_header",
+            "Extra request header for the receiver; repeat the flag, or separate entries with ';' \
+             in the variable.",
+        )
+    },
+    OptionSpec {
+        long: Some("webhook-timeout"),
+        env: &["COS_WEBHOOK_TIMEOUT"],
+        config_key: Some("webhook_timeout"),
+        kind: Value("SECONDS"),
+        default: Some("10"),
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row(
+            "webhook_timeout",
+            "Time limit of a delivery, independent of --timeout.",
+        )
+    },
+    OptionSpec {
+        long: Some("allow-private-webhooks"),
+        env: &["COS_ALLOW_PRIVATE_WEBHOOKS"],
+        config_key: Some("allow_private_webhooks"),
+        group: Group::Webhook,
+        availability: NotYet,
+        ..row(
+            "allow_private_webhooks",
+            "Permit private, loopback and link-local destinations, and proxied delivery.",
+        )
+    },
+    // --- Exporter -----------------------------------------------------------------------
+    OptionSpec {
+        long: Some("prometheus-listen-port"),
+        kind: Value("PORT"),
+        default: Some("9102"),
+        group: Group::Exporter,
+        availability: NotYet,
+        ..row(
+            "prometheus_listen_port",
+            "Start the metrics exporter on this port.",
+        )
+    },
+    OptionSpec {
+        long: Some("prometheus-listen-addr"),
+        kind: Value("ADDRESS"),
+        default: Some("127.0.0.1"),
+        group: Group::Exporter,
+        availability: NotYet,
+        ..row("prometheus_listen_addr", "Bind address of the exporter.")
+    },
+    OptionSpec {
+        long: Some("scrape-interval"),
+        kind: Value("SECONDS"),
+        default: Some("60"),
+        group: Group::Exporter,
+        availability: NotYet,
+        ..row("scrape_interval", "Exporter refresh interval.")
+    },
+    // --- Program ------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("config"),
+        env: &["COS_CONFIG_FILE"],
+        kind: Value("FILE"),
+        default: Some("search list"),
+        group: Group::Program,
+        ..row(
+            "config",
+            "Configuration file (JSON with a .json suffix, otherwise YAML). Without it the first of \
+             ./.env.json, ./check-storage-security.yml, ~/.config/check-storage-security/.env.json, \
+             /etc/check-storage-security/{config.json,config.yml,config.yaml} is read.",
+        )
+    },
+    OptionSpec {
+        long: Some("configure"),
+        group: Group::Program,
+        availability: NotYet,
+        ..row(
+            "configure",
+            "Interactive wizard writing a JSON configuration file with mode 0600.",
+        )
+    },
+    OptionSpec {
+        long: Some("self-update-check"),
+        group: Group::Program,
+        availability: NotYet,
+        ..row(
+            "self_update_check",
+            "Check the package index for a newer plugin, at most once a day.",
+        )
+    },
+    OptionSpec {
+        long: Some("upgrade-self"),
+        group: Group::Program,
+        availability: NotYet,
+        ..row("upgrade_self", "Upgrade the plugin.")
+    },
+    OptionSpec {
+        long: Some("version"),
+        short: Some('V'),
+        group: Group::Program,
+        ..row(
+            "version",
+            "Print the plugin version and the date its bundled release and advisory data were last \
+             refreshed.",
+        )
+    },
+    OptionSpec {
+        long: Some("help"),
+        short: Some('h'),
+        group: Group::Program,
+        ..row("help", "Print this manual.")
+    },
+    // --- Configuration-only settings ----------------------------------------------------
+    OptionSpec {
+        env: &["COS_SCANNER_VERIFY_TLS"],
+        config_key: Some("scanner.verify_tls"),
+        kind: Value("BOOL"),
+        default: Some("true"),
+        group: Group::ConfigOnly,
+        ..row("verify_tls", "false is the same as --insecure.")
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_TARGET_PORT"],
+        config_key: Some("scanner.target_port"),
+        kind: Value("PORT"),
+        default: Some("443 (80 for plain HTTP)"),
+        group: Group::ConfigOnly,
+        ..row("target_port", "Port used for targets written without one.")
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_TLS_MIN_DAYS"],
+        config_key: Some("scanner.tls_min_days"),
+        kind: Value("DAYS"),
+        default: Some("14"),
+        group: Group::ConfigOnly,
+        ..row(
+            "tls_min_days",
+            "cert_days_left warns at or below this many days.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_USE_RELEASE_SCHEDULE"],
+        config_key: Some("scanner.use_release_schedule"),
+        kind: Value("BOOL"),
+        default: Some("true"),
+        group: Group::ConfigOnly,
+        ..row(
+            "use_release_schedule",
+            "false disables end-of-life detection (no lifecycle line, no support_days_left).",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_RELEASE_SCHEDULE"],
+        config_key: Some("scanner.release_schedule"),
+        kind: Value("FILE"),
+        group: Group::ConfigOnly,
+        ..row(
+            "release_schedule",
+            "Release schedule file used instead of the bundled one.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_VULNERABILITY_DB"],
+        config_key: Some("scanner.vulnerability_db"),
+        kind: Repeatable("FILES"),
+        group: Group::ConfigOnly,
+        ..row(
+            "vulnerability_db",
+            "Advisory files (native, GitHub advisory or OSV JSON) merged after the bundled data; \
+             the variable separates files with ','.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_VULNERABILITY_FEED"],
+        config_key: Some("scanner.vulnerability_feed"),
+        kind: Value("URL"),
+        group: Group::ConfigOnly,
+        ..row(
+            "vulnerability_feed",
+            "Advisory feed fetched over HTTP and merged last; unreachable means logged and ignored.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_EXTRA_CHECKS_RATING"],
+        config_key: Some("scanner.extra_checks_rating"),
+        kind: Value("BOOL"),
+        default: Some("true"),
+        group: Group::ConfigOnly,
+        ..row(
+            "extra_checks_rating",
+            "false reports failed additional checks without letting them cap the rating.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_CHECK_DEBUG_PORTS"],
+        config_key: Some("scanner.check_debug_ports"),
+        kind: Value("BOOL"),
+        default: Some("true"),
+        group: Group::ConfigOnly,
+        ..row(
+            "check_debug_ports",
+            "false is the same as --no-debug-ports.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_DEBUG_PORTS"],
+        config_key: Some("scanner.debug_ports"),
+        kind: Value("PORTS"),
+        default: Some("9205,9141,9124,9134,9239"),
+        group: Group::ConfigOnly,
+        ..row(
+            "debug_ports",
+            "Debug ports to probe (a list in the file, ',' in the variable).",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_DEBUG_PORT_TIMEOUT"],
+        config_key: Some("scanner.debug_port_timeout"),
+        kind: Value("SECONDS"),
+        default: Some("3"),
+        group: Group::ConfigOnly,
+        ..row(
+            "debug_port_timeout",
+            "Connect timeout of one debug-port probe.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_IPV6_ENABLED"],
+        config_key: Some("scanner.ipv6_enabled"),
+        kind: Value("BOOL"),
+        default: Some("true"),
+        group: Group::ConfigOnly,
+        ..row(
+            "ipv6_enabled",
+            "false skips IPv6 addresses with --all-addresses.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_CHECK_LOGIN_THROTTLING"],
+        config_key: Some("scanner.check_login_throttling"),
+        kind: Value("BOOL"),
+        default: Some("false"),
+        group: Group::ConfigOnly,
+        ..row(
+            "check_login_throttling",
+            "true is the same as --login-throttling.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_CHECK_ALL_ADDRESSES"],
+        config_key: Some("scanner.check_all_addresses"),
+        kind: Value("BOOL"),
+        default: Some("false"),
+        group: Group::ConfigOnly,
+        ..row(
+            "check_all_addresses",
+            "true is the same as --all-addresses.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_RELEASES_URL"],
+        config_key: Some("releases.url"),
+        kind: Value("URL"),
+        default: Some("https://api.github.com/repos/opencloud-eu/opencloud/releases"),
+        group: Group::ConfigOnly,
+        ..row(
+            "releases_url",
+            "Release feed (GitHub releases API shape) used by the update check in auto and feed \
+             modes.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SERVICE_CACHE_TTL"],
+        config_key: Some("service.cache_ttl"),
+        kind: Value("SECONDS"),
+        default: Some("900"),
+        group: Group::ConfigOnly,
+        ..row(
+            "cache_ttl",
+            "Result cache lifetime of check-storage-scanner serve.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_NOW"],
+        kind: Value("TIMESTAMP"),
+        group: Group::ConfigOnly,
+        ..row(
+            "now",
+            "Treat this RFC 3339 timestamp as the current time (reproducible reports and tests). \
+             Variable only.",
+        )
+    },
+];
+
+/// Looks a row up by its identifier. Panics on a typo in our own code, never on operator input.
+pub fn spec(id: &str) -> &'static OptionSpec {
+    OPTIONS
+        .iter()
+        .find(|o| o.id == id)
+        .unwrap_or_else(|| panic!("option table has no row {id:?}"))
+}
+
+pub fn by_long(name: &str) -> Option<&'static OptionSpec> {
+    OPTIONS.iter().find(|o| o.long == Some(name))
+}
+
+pub fn by_short(c: char) -> Option<&'static OptionSpec> {
+    OPTIONS.iter().find(|o| o.short == Some(c))
+}
+
+pub fn by_config_key(key: &str) -> Option<&'static OptionSpec> {
+    OPTIONS.iter().find(|o| o.config_key == Some(key))
+}
+
+impl OptionSpec {
+    /// How the operator writes this setting on the command line (`--timeout`), or its config key.
+    pub fn display_name(&self) -> String {
+        match (self.long, self.config_key, self.env.first()) {
+            (Some(long), _, _) => format!("--{long}"),
+            (None, Some(key), _) => key.to_string(),
+            (None, None, Some(env)) => env.to_string(),
+            (None, None, None) => self.id.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn identifiers_flags_variables_and_keys_are_unique() {
+        let mut ids = HashSet::new();
+        let mut longs = HashSet::new();
+        let mut shorts = HashSet::new();
+        let mut envs = HashSet::new();
+        let mut keys = HashSet::new();
+        for o in OPTIONS {
+            assert!(ids.insert(o.id), "duplicate id {}", o.id);
+            if let Some(l) = o.long {
+                assert!(longs.insert(l), "duplicate flag {l}");
+            }
+            if let Some(s) = o.short {
+                assert!(shorts.insert(s), "duplicate short flag {s}");
+            }
+            for e in o.env {
+                assert!(envs.insert(*e), "duplicate variable {e}");
+                assert!(e.starts_with("COS_"), "{e} lacks the COS_ prefix");
+            }
+            if let Some(k) = o.config_key {
+                assert!(keys.insert(k), "duplicate key {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn config_keys_map_onto_their_variables() {
+        // Spec: nested keys join with underscores, upper-cased, prefixed COS_.
+        for o in OPTIONS {
+            if let Some(key) = o.config_key {
+                let derived = format!("COS_{}", key.replace('.', "_").to_ascii_uppercase());
+                assert!(
+                    o.env.contains(&derived.as_str()),
+                    "{key} should be readable as {derived}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_known_key_of_the_spec_is_declared() {
+        for key in [
+            "host",
+            "check_hardening",
+            "profile",
+            "eol_warning",
+            "waiver_warning",
+            "scanner.verify_tls",
+            "scanner.target_port",
+            "scanner.tls_min_days",
+            "scanner.check_debug_ports",
+            "scanner.debug_ports",
+            "scanner.debug_port_timeout",
+            "scanner.concurrency",
+            "scanner.use_release_schedule",
+            "scanner.release_schedule",
+            "scanner.vulnerability_db",
+            "scanner.vulnerability_feed",
+            "scanner.extra_checks_rating",
+            "scanner.ipv6_enabled",
+            "scanner.check_login_throttling",
+            "scanner.check_all_addresses",
+            "releases.mode",
+            "releases.token",
+            "service.cache_ttl",
+        ] {
+            assert!(by_config_key(key).is_some(), "spec key {key} missing");
+        }
+    }
+}

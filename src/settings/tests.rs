@@ -1,0 +1,376 @@
+//! Layering: flag > variable > configuration file > profile > default, and the refusals.
+
+use super::*;
+use std::collections::HashMap;
+
+/// A map-backed environment, so tests never touch the process environment.
+#[derive(Default)]
+struct MapEnv(HashMap<String, String>);
+
+impl MapEnv {
+    fn with(pairs: &[(&str, &str)]) -> MapEnv {
+        MapEnv(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+}
+
+impl Environment for MapEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "cos-settings-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn line(args: &[&str]) -> cli::CommandLine {
+    match cli::parse(args.iter().copied()).unwrap() {
+        cli::Invocation::Scan(l) => l,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings, SettingsError> {
+    Settings::resolve(&line(args), env)
+}
+
+/// An environment whose HOME is an empty temporary directory, so no user file is found.
+fn clean_env(name: &str, pairs: &[(&str, &str)]) -> MapEnv {
+    let mut env = MapEnv::with(pairs);
+    env.0
+        .insert("HOME".into(), temp_dir(name).display().to_string());
+    env
+}
+
+#[test]
+fn defaults_of_the_spec() {
+    let s = resolve(&["-H", "cloud.example.com"], &clean_env("defaults", &[])).unwrap();
+    assert_eq!((s.warning, s.critical), (3, 1));
+    assert_eq!(s.timeout, Duration::from_secs(10));
+    assert_eq!(s.retries, 2);
+    assert_eq!(s.backoff_factor, 0.5);
+    assert_eq!(s.concurrency, 5);
+    assert_eq!(s.update_source, UpdateSource::Auto);
+    assert_eq!(s.release_track, TrackChoice::Auto);
+    assert!(!s.check_hardening && !s.insecure && !s.update_warning && !s.debug);
+    assert_eq!(s.eol_warning, None);
+    assert!(s.use_release_schedule && s.extra_checks_rating);
+}
+
+#[test]
+fn flag_beats_variable_beats_file_beats_profile() {
+    let dir = temp_dir("precedence");
+    let config = dir.join("c.yml");
+    std::fs::write(
+        &config,
+        "host: file.example\nwarning: 4\ncritical: 2\neol_warning: 10\n",
+    )
+    .unwrap();
+    let cfg = config.display().to_string();
+    let env = clean_env(
+        "precedence-home",
+        &[
+            ("COS_CONFIG_FILE", &cfg),
+            ("COS_WARNING", "3"),
+            ("COS_HOST", "env.example"),
+        ],
+    );
+
+    let s = resolve(&["--warning", "5", "--profile", "lenient"], &env).unwrap();
+    assert_eq!(s.warning, 5, "flag wins");
+    assert_eq!(s.critical, 2, "file beats profile");
+    assert_eq!(s.eol_warning, Some(10), "file beats profile");
+    assert_eq!(
+        s.targets[0].display_name(),
+        "env.example",
+        "variable beats file"
+    );
+    assert!(
+        !s.check_hardening,
+        "profile lenient where nothing else says"
+    );
+
+    let s = resolve(&["--profile", "strict"], &env).unwrap();
+    assert_eq!(s.warning, 3, "variable beats file");
+    assert!(
+        s.check_hardening && s.update_warning,
+        "strict profile fills the gaps"
+    );
+
+    let env = clean_env("precedence-2", &[("COS_CONFIG_FILE", &cfg)]);
+    let s = resolve(&[], &env).unwrap();
+    assert_eq!((s.warning, s.critical), (4, 2), "file beats default");
+    assert_eq!(s.targets[0].display_name(), "file.example");
+}
+
+#[test]
+fn profiles_table() {
+    let env = clean_env("profiles", &[]);
+    for (name, w, c, hardening, update, eol) in [
+        ("strict", 4, 2, true, true, Some(90)),
+        ("ops", 3, 1, true, false, Some(30)),
+        ("lenient", 2, 0, false, false, Some(0)),
+    ] {
+        let s = resolve(&["-H", "x.example", "--profile", name], &env).unwrap();
+        assert_eq!(
+            (
+                s.warning,
+                s.critical,
+                s.check_hardening,
+                s.update_warning,
+                s.eol_warning
+            ),
+            (w, c, hardening, update, eol),
+            "{name}"
+        );
+    }
+    let err = resolve(&["-H", "x.example", "--profile", "paranoid"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--profile \"paranoid\" is not a profile; use one of strict, ops, lenient"
+    );
+}
+
+#[test]
+fn boolean_variables() {
+    for (value, expected) in [
+        ("1", true),
+        ("TRUE", true),
+        ("yes", true),
+        ("On", true),
+        ("0", false),
+        ("", false),
+        ("enabled", false),
+    ] {
+        let env = clean_env("booleans", &[("COS_CHECK_HARDENING", value)]);
+        let s = resolve(&["-H", "x.example"], &env).unwrap();
+        assert_eq!(s.check_hardening, expected, "COS_CHECK_HARDENING={value:?}");
+    }
+    // A set-but-disabled variable overrides a file that enables it.
+    let dir = temp_dir("bool-file");
+    let config = dir.join("c.json");
+    std::fs::write(&config, r#"{"host": "x.example", "check_hardening": true}"#).unwrap();
+    let cfg = config.display().to_string();
+    let env = clean_env(
+        "bool-file-home",
+        &[("COS_CONFIG_FILE", &cfg), ("COS_CHECK_HARDENING", "no")],
+    );
+    assert!(!resolve(&[], &env).unwrap().check_hardening);
+    let env = clean_env("bool-file-home2", &[("COS_CONFIG_FILE", &cfg)]);
+    assert!(resolve(&[], &env).unwrap().check_hardening);
+}
+
+#[test]
+fn thresholds_are_checked() {
+    let env = clean_env("thresholds", &[]);
+    let err = resolve(&["-H", "x", "-w", "3", "-c", "4"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--critical 4 exceeds --warning 3; both are ratings 0-5 and critical must be at or below warning"
+    );
+    let err = resolve(&["-H", "x", "-w", "6"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--warning \"6\" is not a rating from 0 to 5; give a rating from 0 to 5"
+    );
+    let err = resolve(&["-H", "x", "-c", "-1"], &env).unwrap_err();
+    assert!(
+        err.0.starts_with("--critical \"-1\" is not a rating"),
+        "{}",
+        err.0
+    );
+    assert!(resolve(&["-H", "x", "-w", "0", "-c", "0"], &env).is_ok());
+}
+
+#[test]
+fn bad_values_name_the_option_and_the_fix() {
+    let env = clean_env("bad-values", &[]);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-H", "x", "--timeout", "ten"],
+            "--timeout \"ten\" is not a number of seconds",
+        ),
+        (
+            &["-H", "x", "--concurrency", "33"],
+            "--concurrency \"33\" is not a number of workers from 1 to 32",
+        ),
+        (
+            &["-H", "x", "--update-source", "web"],
+            "use one of auto, feed, pinned, bundled, off",
+        ),
+        (
+            &["-H", "x", "--release-track", "stable"],
+            "use one of auto, rolling, production, lts",
+        ),
+        (
+            &["-H", "x", "--update-source", "pinned"],
+            "needs --latest-version",
+        ),
+        (
+            &["-H", "x", "--latest-version", "4.0.8"],
+            "only used with --update-source pinned",
+        ),
+        (
+            &["-H", "x", "--ca-file", "/nonexistent/ca.pem"],
+            "--ca-file /nonexistent/ca.pem does not exist",
+        ),
+        (
+            &["-H", "x", "--proxy", "proxy.example:3128"],
+            "--proxy \"proxy.example:3128\" is not a proxy URL",
+        ),
+        (&["-H", "ftp://x"], "ftp"),
+        (&[], "no target given; pass -H/--host"),
+    ];
+    for (args, expected) in cases {
+        let err = resolve(args, &env).unwrap_err();
+        assert!(err.0.contains(expected), "{args:?}: {}", err.0);
+        assert!(!err.0.contains('\n'), "one line: {}", err.0);
+    }
+}
+
+#[test]
+fn options_not_available_yet_end_the_run_plainly() {
+    let env = clean_env("not-yet", &[]);
+    let err = resolve(&["-H", "x", "--policy", "p.yml"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--policy is not available in this version yet; remove it to run the check"
+    );
+    let err = resolve(&["-H", "x", "--format", "json"], &env).unwrap_err();
+    assert!(err.0.contains("--format"), "{}", err.0);
+    let env = clean_env(
+        "not-yet-env",
+        &[("COS_WEBHOOK_URL", "https://hooks.example/x")],
+    );
+    let err = resolve(&["-H", "x"], &env).unwrap_err();
+    assert!(
+        err.0.starts_with("--webhook-url is not available"),
+        "{}",
+        err.0
+    );
+    // A disabled boolean variable asks for nothing.
+    let env = clean_env("not-yet-off", &[("COS_ALL_ADDRESSES", "0")]);
+    assert!(resolve(&["-H", "x"], &env).is_ok());
+}
+
+#[test]
+fn secret_references_and_file_suffixes() {
+    let dir = temp_dir("secrets");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "from-file\n").unwrap();
+    let tf = token_file.display().to_string();
+
+    let env = clean_env("secrets-1", &[("MY_TOKEN", "from-env")]);
+    let s = resolve(&["-H", "x", "--release-token", "env://MY_TOKEN"], &env).unwrap();
+    assert_eq!(s.release_token.as_deref(), Some("from-env"));
+
+    let s = resolve(
+        &["-H", "x", "--release-token", &format!("file://{tf}")],
+        &env,
+    )
+    .unwrap();
+    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+
+    let env = clean_env("secrets-2", &[("COS_RELEASES_TOKEN_FILE", &tf)]);
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+
+    let config = dir.join("c.yml");
+    std::fs::write(
+        &config,
+        format!("host: x.example\nreleases:\n  token_file: {tf}\n"),
+    )
+    .unwrap();
+    let cfg = config.display().to_string();
+    let env = clean_env("secrets-3", &[("COS_CONFIG_FILE", &cfg)]);
+    let s = resolve(&[], &env).unwrap();
+    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+
+    let env = clean_env("secrets-4", &[]);
+    let err = resolve(&["-H", "x", "--release-token", "env://MISSING_TOKEN"], &env).unwrap_err();
+    assert!(err.0.starts_with("--release-token: "), "{}", err.0);
+}
+
+#[test]
+fn configuration_file_problems_are_named() {
+    let dir = temp_dir("config-errors");
+    let config = dir.join("c.yml");
+    std::fs::write(&config, "scanner:\n  tls_min_dayz: 3\n").unwrap();
+    let env = clean_env("config-errors-home", &[]);
+    let err = resolve(
+        &["-H", "x", "--config", &config.display().to_string()],
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        err.0.contains("unknown key \"scanner.tls_min_dayz\""),
+        "{}",
+        err.0
+    );
+    let err = resolve(&["-H", "x", "--config", "/nonexistent.yml"], &env).unwrap_err();
+    assert!(
+        err.0.contains("/nonexistent.yml does not exist"),
+        "{}",
+        err.0
+    );
+}
+
+#[test]
+fn user_configuration_file_is_found_in_home() {
+    let home = temp_dir("home-config");
+    let dir = home.join(".config/check-storage-security");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(".env.json"),
+        r#"{"host": "home.example", "scanner": {"tls_min_days": 30}}"#,
+    )
+    .unwrap();
+    let env = MapEnv::with(&[("HOME", &home.display().to_string())]);
+    let s = resolve(&[], &env).unwrap();
+    assert_eq!(s.targets[0].display_name(), "home.example");
+    assert_eq!(s.tls_min_days, 30);
+    assert!(
+        s.config_file
+            .unwrap()
+            .ends_with(".config/check-storage-security/.env.json")
+    );
+}
+
+#[test]
+fn config_only_settings_and_their_variables() {
+    let env = clean_env(
+        "config-only",
+        &[
+            ("COS_SCANNER_VERIFY_TLS", "false"),
+            ("COS_SCANNER_TLS_MIN_DAYS", "21"),
+            ("COS_SCANNER_VULNERABILITY_DB", "/a.json, /b.json"),
+            ("COS_SCANNER_TARGET_PORT", "9200"),
+            ("COS_RELEASES_MODE", "bundled"),
+            ("COS_NOW", "2026-11-22T03:00:00Z"),
+        ],
+    );
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert!(s.insecure, "verify_tls false is --insecure");
+    assert_eq!(s.tls_min_days, 21);
+    assert_eq!(
+        s.vulnerability_db,
+        vec![PathBuf::from("/a.json"), PathBuf::from("/b.json")]
+    );
+    assert_eq!(s.target_port, Some(9200));
+    assert_eq!(s.update_source, UpdateSource::Bundled);
+    assert_eq!(s.now.unwrap().to_string(), "2026-11-22T03:00:00Z");
+    let s = resolve(&["-H", "x", "--no-update-check"], &env).unwrap();
+    assert_eq!(s.update_source, UpdateSource::Off);
+}
