@@ -187,9 +187,9 @@ impl Scanner<'_> {
                 self.settings.timeout,
             );
             debug_log(&format!(
-                "transport {} ({:?})",
+                "transport {} ({})",
                 transport.endpoint.base_url(),
-                transport.https
+                describe_https(&transport.https)
             ));
             let client = Client::new(transport.endpoint, &transport.verification, &options)?;
             match probe::measure(&client, transport.https) {
@@ -397,6 +397,22 @@ pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
         https_port: explicit.unwrap_or(443),
         http_port: explicit.unwrap_or(80),
         base_path: target.base_path.clone(),
+    }
+}
+
+fn describe_https(https: &net::HttpsObservation) -> String {
+    match https {
+        net::HttpsObservation::Verified(h) => format!("verified {}", h.protocol),
+        net::HttpsObservation::Unverified(h) => format!(
+            "unverified {}: {}",
+            h.protocol,
+            h.trust
+                .as_ref()
+                .err()
+                .map(String::as_str)
+                .unwrap_or("--insecure")
+        ),
+        net::HttpsObservation::Unavailable(reason) => format!("HTTPS unavailable: {reason}"),
     }
 }
 

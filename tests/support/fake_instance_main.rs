@@ -1,1 +1,101 @@
-fn main() {}
+//! `cargo run --example fake-instance -- [--port N] [--version V] [--ocis] [--plain]
+//! [--self-signed] [--basic-auth] [--ca-out PATH] [--ready-file PATH] [--debug-port-file PATH]`
+//!
+//! Serves a fake OpenCloud 4.0.0 instance (real captured answers) on 127.0.0.1 until killed.
+
+#[path = "mod.rs"]
+mod support;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use support::{FakeInstance, InstanceConfig, Product, TlsMode};
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: fake-instance [--port N] [--version V] [--ocis] [--plain] [--self-signed] \
+         [--basic-auth] [--ca-out PATH] [--ready-file PATH] [--debug-port-file PATH]"
+    );
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut port: u16 = 0;
+    let mut config = InstanceConfig::default();
+    let mut ca_out: Option<PathBuf> = None;
+    let mut ready_file: Option<PathBuf> = None;
+    let mut debug_port_file: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("fake-instance: {name} needs a value");
+                usage()
+            })
+        };
+        match arg.as_str() {
+            "--port" => {
+                port = value("--port").parse().unwrap_or_else(|_| usage());
+            }
+            "--version" => config = config.version(value("--version")),
+            "--ocis" => config = config.product(Product::InfiniteScale),
+            "--plain" => config = config.tls(TlsMode::Plain),
+            "--self-signed" => config = config.tls(TlsMode::SelfSigned),
+            "--basic-auth" => config = config.basic_auth(true),
+            "--ca-out" => ca_out = Some(PathBuf::from(value("--ca-out"))),
+            "--ready-file" => ready_file = Some(PathBuf::from(value("--ready-file"))),
+            "--debug-port-file" => {
+                debug_port_file = Some(PathBuf::from(value("--debug-port-file")))
+            }
+            "-h" | "--help" => usage(),
+            other => {
+                eprintln!("fake-instance: unknown argument {other}");
+                usage()
+            }
+        }
+    }
+
+    let instance = FakeInstance::start_at(config.clone(), SocketAddr::from(([127, 0, 0, 1], port)))
+        .unwrap_or_else(|e| {
+            eprintln!("fake-instance: cannot listen on 127.0.0.1:{port}: {e}");
+            std::process::exit(1);
+        });
+    let debug = support::start_debug_listener(&config);
+    if let Some(path) = &ca_out {
+        if let Err(e) = support::certs::write_ca_pem(path) {
+            eprintln!("fake-instance: cannot write {}: {e}", path.display());
+            std::process::exit(1);
+        }
+    }
+    if let Some(path) = &debug_port_file {
+        if let Err(e) = std::fs::write(path, debug.host_port()) {
+            eprintln!("fake-instance: cannot write {}: {e}", path.display());
+            std::process::exit(1);
+        }
+    }
+    if let Some(path) = &ready_file {
+        // Write then rename, so a watcher never reads a half-written file.
+        let tmp = path.with_extension("tmp");
+        if let Err(e) =
+            std::fs::write(&tmp, instance.host_port()).and_then(|()| std::fs::rename(&tmp, path))
+        {
+            eprintln!("fake-instance: cannot write {}: {e}", path.display());
+            std::process::exit(1);
+        }
+    }
+    let product = match config.product {
+        Product::OpenCloud => "OpenCloud",
+        Product::InfiniteScale => "Infinite Scale",
+    };
+    eprintln!(
+        "fake-instance: {product} {} on {} ({:?}), debug listener {}, CA {}",
+        config.effective_version(),
+        instance.base_url(),
+        config.tls,
+        debug.base_url(),
+        ca_out.unwrap_or_else(|| instance.ca_file()).display()
+    );
+    loop {
+        std::thread::park();
+    }
+}

@@ -1,0 +1,868 @@
+//! The real binary against fake instances on loopback: exit codes, exact first lines and
+//! performance data for the scenarios of the foundation issue. The clock is pinned with
+//! `COS_NOW`; the environment is cleared so nothing of the developer's machine leaks in.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{FakeInstance, FaultKind, FeedServer, InstanceConfig, TlsMode};
+
+const NOW: &str = "2026-11-22T03:00:00Z";
+
+struct Run {
+    stdout: String,
+    code: i32,
+}
+
+impl Run {
+    fn lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+
+    fn line(&self, n: usize) -> &str {
+        self.lines().get(n).copied().unwrap_or("")
+    }
+
+    /// The performance data, with the values that depend on timing masked.
+    fn perfdata(&self) -> String {
+        let last = self.lines().last().copied().unwrap_or("");
+        assert!(
+            last.starts_with('|'),
+            "last line is not perfdata: {}",
+            self.stdout
+        );
+        mask(&last[1..])
+    }
+
+    fn has_line(&self, line: &str) -> bool {
+        self.lines().contains(&line)
+    }
+}
+
+/// Masks `time=<seconds>` and `cert_days_left=<days>`: the first is wall time, the second
+/// depends on when the test certificate was generated.
+fn mask(perfdata: &str) -> String {
+    perfdata
+        .split(' ')
+        .map(|metric| {
+            let (name, rest) = metric.split_once('=').unwrap_or((metric, ""));
+            match name {
+                "time" => format!("time=T{}", &rest[rest.find('s').unwrap_or(rest.len())..]),
+                "cert_days_left" => format!(
+                    "cert_days_left=N{}",
+                    &rest[rest.find(';').unwrap_or(rest.len())..]
+                ),
+                _ => metric.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plugin-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the plugin in an empty working directory with a cleared environment.
+fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_check-storage-security"));
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("COS_NOW", NOW)
+        .current_dir(dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().expect("run the plugin");
+    Run {
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 output"),
+        code: output.status.code().expect("exit code"),
+    }
+}
+
+/// Scans a fake instance trusting its CA, bundled update data, no waiting between retries.
+fn scan(fake: &FakeInstance, name: &str, extra: &[&str]) -> Run {
+    scan_env(fake, name, extra, &[])
+}
+
+fn scan_env(fake: &FakeInstance, name: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let dir = scratch_dir(name);
+    let ca = fake.ca_file().display().to_string();
+    let host = fake.host_port();
+    let mut args = vec![
+        "-H",
+        host.as_str(),
+        "--ca-file",
+        ca.as_str(),
+        "--backoff-factor",
+        "0",
+        "--timeout",
+        "5",
+    ];
+    if !extra
+        .iter()
+        .any(|a| a.starts_with("--update-source") || *a == "--no-update-check")
+    {
+        args.extend(["--update-source", "bundled"]);
+    }
+    args.extend(extra);
+    run_in(&dir, &args, env)
+}
+
+fn host_line(fake: &FakeInstance, version: &str, grade: &str) -> String {
+    format!(
+        "OpenCloud {version} on {}, rating: {grade}, last scanned: {NOW}",
+        fake.host_port()
+    )
+}
+
+#[test]
+fn current_release_is_ok_with_a_plus() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let run = scan(&fake, "current", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "OK: OpenCloud 4.0.8 is up to date and no check failed"
+    );
+    assert_eq!(run.line(1), host_line(&fake, "4.0.8", "A+"));
+    assert_eq!(
+        run.line(2),
+        "Release lifecycle: 4.0.8 is the current release (lts); line 4.0 supported until 2027-12-01, 374 days left"
+    );
+    assert!(
+        run.has_line("Additional checks: all passed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.has_line("Update check (bundled, installed 4.0.8): up to date on the lts track; newest release 8.1.0"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.perfdata(),
+        "rating=5;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
+         update_available=0;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1"
+    );
+}
+
+#[test]
+fn certificate_days_are_measured_from_the_leaf() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let run = scan(&fake, "cert-days", &[]);
+    let last = run.lines().last().unwrap().to_string();
+    let days: i64 = last
+        .split(' ')
+        .find_map(|m| m.strip_prefix("cert_days_left="))
+        .and_then(|v| v.split(';').next())
+        .and_then(|v| v.parse().ok())
+        .expect("cert_days_left present over HTTPS");
+    assert!(days > 14, "a fresh test certificate has days left: {days}");
+}
+
+#[test]
+fn patch_pending_is_ok_with_a() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.1"));
+    let run = scan(&fake, "patch", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "OK: OpenCloud 7.2.1 is supported; 7.2.4 is available"
+    );
+    assert_eq!(run.line(1), host_line(&fake, "7.2.1", "A"));
+    assert!(
+        run.has_line("Release lifecycle: 7.2 (production) supported until the next production line is released"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.has_line("Update check (bundled, installed 7.2.1): 7.2.4 available on the production track; newest release 8.1.0"));
+    assert!(
+        run.perfdata()
+            .starts_with("rating=4;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 ")
+    );
+    assert!(run.perfdata().contains(" update_available=1;;;0;1"));
+    assert!(
+        !run.perfdata().contains("support_days_left"),
+        "no end date known yet"
+    );
+}
+
+#[test]
+fn update_warning_turns_a_pending_patch_into_warning() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.1"));
+    let run = scan(&fake, "update-warning", &["--update-warning"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.line(0), "WARNING: update available: 7.2.4");
+    assert!(run.perfdata().contains(" update_available=1;0;;0;1"));
+}
+
+#[test]
+fn a_line_behind_is_warning_with_c() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let run = scan(
+        &fake,
+        "line-behind",
+        &["--update-source", "pinned", "--latest-version", "8.2.0"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "C"));
+    assert!(
+        run.has_line(
+            "Update check (pinned, installed 8.1.0): 8.2.0 available on the rolling track"
+        )
+    );
+    assert!(run.perfdata().starts_with("rating=3;@0:3;@0:1;0;5 "));
+}
+
+#[test]
+fn known_vulnerability_is_warning_with_d() {
+    // 4.0.5: GHSA-gf4p-7p27-26w7 (medium) is open, GHSA-vf5j-r2hw-2hrw fixed in 4.0.3.
+    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.5"));
+    let run = scan(&fake, "vulnerable", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "WARNING: OpenCloud 4.0.5 has 1 known vulnerability (GHSA-gf4p-7p27-26w7 medium); upgrade to 4.0.8"
+    );
+    assert_eq!(run.line(1), host_line(&fake, "4.0.5", "D"));
+    assert!(
+        run.perfdata()
+            .starts_with("rating=2;@0:3;@0:1;0;5 vulnerabilities=1;0;;0 ")
+    );
+    assert!(run.perfdata().ends_with(" upgrade_path_complete=1;;;0;1"));
+}
+
+#[test]
+fn high_advisory_is_critical_with_e() {
+    let fake = FakeInstance::start(InstanceConfig::default());
+    let run = scan(&fake, "high", &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "CRITICAL: OpenCloud 4.0.0 has 2 known vulnerabilities (GHSA-vf5j-r2hw-2hrw high, GHSA-gf4p-7p27-26w7 medium); upgrade to 4.0.8"
+    );
+    assert_eq!(run.line(1), host_line(&fake, "4.0.0", "E"));
+    assert_eq!(
+        run.perfdata(),
+        "rating=1;@0:3;@0:1;0;5 vulnerabilities=2;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
+         update_available=1;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 upgrade_path_complete=1;;;0;1"
+    );
+}
+
+#[test]
+fn critical_advisory_from_an_extra_database_is_critical() {
+    let dir = scratch_dir("critical-db");
+    let db = dir.join("extra.json");
+    std::fs::write(
+        &db,
+        r#"{"advisories": [{"id": "TEST-2026-0001", "severity": "critical", "summary": "remote code execution", "introduced": "8.0.0", "fixed": "8.1.1"}]}"#,
+    )
+    .unwrap();
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let run = scan_env(
+        &fake,
+        "critical",
+        &[],
+        &[("COS_SCANNER_VULNERABILITY_DB", &db.display().to_string())],
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "CRITICAL: OpenCloud 8.1.0 has 1 known vulnerability (TEST-2026-0001 critical); upgrade to 8.1.1"
+    );
+    assert!(
+        run.perfdata()
+            .starts_with("rating=1;@0:3;@0:1;0;5 vulnerabilities=1;0;;0 ")
+    );
+    // The recommended release (8.1.0, newest known) does not clear the advisory.
+    assert!(
+        run.perfdata().ends_with(" upgrade_path_complete=0;;;0;1"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("7.3.0"));
+    let run = scan(&fake, "eol", &["--warning", "0", "--critical", "0"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "CRITICAL: OpenCloud 7.3.0 is end of life: release line 7.3 (rolling) lost support on 2026-08-03; upgrade to 8.1.0"
+    );
+    assert_eq!(run.line(1), host_line(&fake, "7.3.0", "F"));
+    assert_eq!(
+        run.line(2),
+        "Release lifecycle: 7.3 (rolling) is end of life since 2026-08-03; upgrade to 8.1.0"
+    );
+    assert!(run.perfdata().starts_with("rating=0;@0:0;@0:0;0;5 "));
+    assert!(
+        run.perfdata().contains(" support_days_left=-111"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn eol_warning_window() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let run = scan(&fake, "eol-window", &["--eol-warning", "374"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "WARNING: release line 4.0 support ends 2027-12-01 (374 days left); plan the upgrade to 4.0.8"
+    );
+    assert!(
+        run.perfdata()
+            .contains(" support_days_left=374;@~:374;@~:-1"),
+        "{}",
+        run.stdout
+    );
+    let run = scan(&fake, "eol-window-2", &["--eol-warning", "373"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+#[test]
+fn untrusted_certificate_fails_tls_trusted() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .tls(TlsMode::SelfSigned),
+    );
+    let run = scan(&fake, "self-signed", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0).starts_with(
+            "WARNING: tlsTrusted failed (high): certificate is not signed by a trusted CA"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "C"));
+    assert!(run.has_line("Additional checks failed (1): tlsTrusted"));
+    assert!(run.perfdata().starts_with("rating=3;@0:3;@0:1;0;5 "));
+    assert!(run.perfdata().contains(" extra_checks_failed=1;;;0 "));
+
+    // --insecure keeps it listed but stops it counting.
+    let run = scan(&fake, "self-signed-insecure", &["--insecure"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "A+"));
+    assert!(
+        run.has_line("Additional checks failed (1): tlsTrusted (not rated)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn expired_and_wrong_name_certificates() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .tls(TlsMode::Expired),
+    );
+    let run = scan(&fake, "expired", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .contains("tlsTrusted failed (high): certificate has expired"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.line(0)
+            .contains("tlsCertificate failed (high): the certificate expired"),
+        "{}",
+        run.stdout
+    );
+    let cert_days = run
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .find(|m| m.starts_with("cert_days_left="))
+        .unwrap()
+        .to_string();
+    assert!(cert_days.starts_with("cert_days_left=-"), "{cert_days}");
+
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .tls(TlsMode::WrongName),
+    );
+    let run = scan(&fake, "wrong-name", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .contains("certificate is not valid for the scanned name"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn https_unavailable_falls_back_to_plain_http() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").plain());
+    let run = scan(&fake, "plain", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .starts_with("WARNING: httpsAvailable failed (critical): HTTPS is not available"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "D"));
+    assert!(run.has_line("Additional checks failed (1): httpsAvailable"));
+    assert_eq!(
+        run.perfdata(),
+        "rating=2;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=1;;;0 update_available=0;;;0;1",
+        "no cert_days_left without TLS"
+    );
+    // A single critical finding pages with --critical 2.
+    let run = scan(&fake, "plain-critical", &["--critical", "2"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}
+
+#[test]
+fn unreachable_host_is_unknown_after_retries() {
+    let port = support::closed_port();
+    let dir = scratch_dir("unreachable");
+    let host = format!("127.0.0.1:{port}");
+    let run = run_in(
+        &dir,
+        &[
+            "-H",
+            &host,
+            "--backoff-factor",
+            "0",
+            "--update-source",
+            "bundled",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .starts_with(&format!("UNKNOWN: cannot scan {host}: ")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.line(0).ends_with("(gave up after 3 attempt(s))"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.perfdata().starts_with("rating=U;@0:3;@0:1;0;5 time=T"),
+        "{}",
+        run.stdout
+    );
+
+    let run = run_in(
+        &dir,
+        &["-H", &host, "--retries", "0", "--backoff-factor", "0"],
+        &[],
+    );
+    assert!(
+        run.line(0).ends_with("(gave up after 1 attempt(s))"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn server_errors_are_retried_and_the_scan_succeeds() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .fail_first_n(2, FaultKind::Status(503)),
+    );
+    let run = scan(&fake, "flaky", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "A+"));
+
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .always(FaultKind::Status(503)),
+    );
+    let run = scan(&fake, "always-503", &["--retries", "1"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .contains("answered HTTP 503 (gave up after 2 attempt(s))"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn connection_resets_are_retried() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .fail_first_n(1, FaultKind::Reset),
+    );
+    let run = scan(&fake, "reset", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+#[test]
+fn update_source_modes() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let feed = FeedServer::github_releases(&["v8.2.0", "v7.2.5", "v4.0.9", "v4.1.0"]);
+    let url = feed.url("/repos/opencloud-eu/opencloud/releases");
+    let env = [
+        ("COS_RELEASES_URL", url.as_str()),
+        ("COS_RELEASES_TOKEN", "tok-123"),
+    ];
+
+    // auto with a working feed: the feed's newer LTS patch, the token sent as bearer.
+    let run = scan_env(&fake, "mode-auto", &["--update-source", "auto"], &env);
+    assert!(run.has_line("Update check (auto, installed 4.0.8): 4.0.9 available on the lts track; newest release 8.2.0"), "{}", run.stdout);
+    assert_eq!(
+        feed.requests()[0].authorization.as_deref(),
+        Some("Bearer tok-123")
+    );
+
+    // feed mode, same answer.
+    let run = scan_env(&fake, "mode-feed", &["--update-source", "feed"], &env);
+    assert!(run.has_line("Update check (feed, installed 4.0.8): 4.0.9 available on the lts track; newest release 8.2.0"), "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "4.0.8", "A"));
+
+    // auto with a rate-limited feed falls back to the bundled data; not an error.
+    let limited = FeedServer::start(vec![(
+        403,
+        r#"{"message": "API rate limit exceeded"}"#.into(),
+    )]);
+    let limited_url = limited.url("/releases");
+    let env = [("COS_RELEASES_URL", limited_url.as_str())];
+    let run = scan_env(
+        &fake,
+        "mode-auto-fallback",
+        &["--update-source", "auto"],
+        &env,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Update check (auto, installed 4.0.8): up to date on the lts track; newest release 8.1.0 (from bundled data: release feed unavailable:"),
+        "{}",
+        run.stdout
+    );
+
+    // feed mode with a failing feed: unknown, and the security check goes on.
+    let run = scan_env(&fake, "mode-feed-fail", &["--update-source", "feed"], &env);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("Update check (feed, installed 4.0.8): unknown (release feed unavailable:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.perfdata().contains("update_available"),
+        "{}",
+        run.stdout
+    );
+
+    // pinned: no network, the given version.
+    let run = scan(
+        &fake,
+        "mode-pinned",
+        &["--update-source", "pinned", "--latest-version", "4.0.10"],
+    );
+    assert!(
+        run.has_line("Update check (pinned, installed 4.0.8): 4.0.10 available on the lts track"),
+        "{}",
+        run.stdout
+    );
+
+    // bundled and off.
+    let run = scan(&fake, "mode-bundled", &["--update-source", "bundled"]);
+    assert!(run.has_line(
+        "Update check (bundled, installed 4.0.8): up to date on the lts track; newest release 8.1.0"
+    ));
+    for args in [&["--update-source", "off"][..], &["--no-update-check"][..]] {
+        let run = scan(&fake, "mode-off", args);
+        assert!(!run.stdout.contains("Update check"), "{}", run.stdout);
+        assert!(
+            !run.perfdata().contains("update_available"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn profiles_set_thresholds_and_rules() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    // strict: hardening on, and the real default CSP allows 'unsafe-inline'.
+    let run = scan(&fake, "strict", &["--profile", "strict"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.perfdata().starts_with("rating=5;@0:4;@0:2;0;5 "));
+    assert!(run.perfdata().contains(" hardenings_missing=2;;;0 "));
+
+    // ops: hardening on, thresholds 3/1.
+    let run = scan(&fake, "ops", &["--profile", "ops"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.perfdata().starts_with("rating=5;@0:3;@0:1;0;5 "));
+
+    // lenient: thresholds 2/0, no hardening; a vulnerable 4.0.0 is still at least WARNING.
+    let vulnerable = FakeInstance::start(InstanceConfig::default());
+    let run = scan(&vulnerable, "lenient", &["--profile", "lenient"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.perfdata().starts_with("rating=1;@0:2;@0:0;0;5 "));
+    assert!(!run.stdout.contains("Missing hardening"));
+
+    // A flag beats the profile.
+    let run = scan(
+        &fake,
+        "strict-flag",
+        &["--profile", "strict", "--warning", "3"],
+    );
+    assert!(
+        run.perfdata().starts_with("rating=5;@0:3;@0:2;0;5 "),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn hardening_passes_when_the_headers_are_strong() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .set_header(
+                "Strict-Transport-Security",
+                "max-age=63072000; includeSubDomains; preload",
+            )
+            .set_header(
+                "Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; frame-ancestors 'self'",
+            ),
+    );
+    let run = scan(&fake, "strong-headers", &["--check-hardening"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!run.stdout.contains("Missing hardening"), "{}", run.stdout);
+    assert!(run.perfdata().contains(" hardenings_missing=0;;;0 "));
+}
+
+#[test]
+fn precedence_flag_over_variable_over_config_file() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let dir = scratch_dir("precedence");
+    std::fs::write(
+        dir.join("check-storage-security.yml"),
+        "warning: 2\ncritical: 0\neol_warning: 5\n",
+    )
+    .unwrap();
+    let ca = fake.ca_file().display().to_string();
+    let host = fake.host_port();
+    let base = [
+        "-H",
+        host.as_str(),
+        "--ca-file",
+        ca.as_str(),
+        "--update-source",
+        "bundled",
+    ];
+
+    let run = run_in(&dir, &base, &[]);
+    assert!(
+        run.perfdata().starts_with("rating=5;@0:2;@0:0;0;5 "),
+        "file: {}",
+        run.stdout
+    );
+
+    let run = run_in(&dir, &base, &[("COS_WARNING", "4")]);
+    assert!(
+        run.perfdata().starts_with("rating=5;@0:4;@0:0;0;5 "),
+        "variable over file: {}",
+        run.stdout
+    );
+
+    let mut args = base.to_vec();
+    args.extend(["--warning", "3"]);
+    let run = run_in(&dir, &args, &[("COS_WARNING", "4")]);
+    assert!(
+        run.perfdata().starts_with("rating=5;@0:3;@0:0;0;5 "),
+        "flag over variable: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn proxy_and_netrc_from_the_environment_are_never_used() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let dir = scratch_dir("no-proxy");
+    // A proxy that does not exist and credentials for the target: using either would show.
+    let dead_proxy = format!("http://127.0.0.1:{}", support::closed_port());
+    std::fs::write(
+        dir.join(".netrc"),
+        "machine 127.0.0.1 login admin password secret\n",
+    )
+    .unwrap();
+    let ca = fake.ca_file().display().to_string();
+    let host = fake.host_port();
+    let run = run_in(
+        &dir,
+        &["-H", &host, "--ca-file", &ca, "--update-source", "bundled"],
+        &[
+            ("HTTP_PROXY", &dead_proxy),
+            ("HTTPS_PROXY", &dead_proxy),
+            ("ALL_PROXY", &dead_proxy),
+            ("http_proxy", &dead_proxy),
+            ("https_proxy", &dead_proxy),
+            ("SSL_CERT_FILE", "/nonexistent/ca.pem"),
+            ("NETRC", dir.join(".netrc").to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for request in fake.requests() {
+        assert!(
+            request.header("authorization").is_none(),
+            "credentials sent: {request:?}"
+        );
+        assert!(request.header("proxy-authorization").is_none());
+    }
+    assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+}
+
+#[test]
+fn other_products_and_non_instances_are_unknown() {
+    let ocis = FakeInstance::start(InstanceConfig::ocis());
+    let run = scan(&ocis, "ocis", &[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        format!(
+            "UNKNOWN: cannot scan {host}: found Infinite Scale 7.0.0+860e1ad9 at https://{host}; this version of the check knows the releases and advisories of OpenCloud only",
+            host = ocis.host_port()
+        )
+    );
+
+    // A web server whose /status.php is its catch-all page.
+    let spa = FakeInstance::start(
+        InstanceConfig::default().status_override("<!DOCTYPE html><html></html>"),
+    );
+    let run = scan(&spa, "spa", &[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains("did not answer a status document"),
+        "{}",
+        run.stdout
+    );
+
+    // Only the legacy version in the status document: the capabilities still carry the release.
+    let legacy_status = r#"{"installed": true, "version": "0.1.0.0", "productname": "OpenCloud"}"#;
+    let legacy = FakeInstance::start(InstanceConfig::default().status_override(legacy_status));
+    let run = scan(&legacy, "legacy", &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&legacy, "4.0.0", "E"));
+
+    // Neither document names the release: it cannot be judged, and 0.1.0.0 is never taken for one.
+    let unversioned = FakeInstance::start(
+        InstanceConfig::default()
+            .status_override(legacy_status)
+            .route(
+                "GET",
+                "/ocs/v1.php/cloud/capabilities",
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+            ),
+    );
+    let run = scan(&unversioned, "unversioned", &[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains(
+            "reports no release (productversion; the legacy version 0.1.0.0 is not a release)"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn redirects_are_never_followed() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default().redirect_to("https://elsewhere.example/status.php"),
+    );
+    let run = scan(&fake, "redirect", &[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .contains("redirects to https://elsewhere.example/status.php"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn operator_mistakes_are_unknown_with_one_line() {
+    let dir = scratch_dir("mistakes");
+    for (args, expected) in [
+        (
+            &["-H", "x.example", "-w", "2", "-c", "3"][..],
+            "UNKNOWN: --critical 3 exceeds --warning 2; both are ratings 0-5 and critical must be at or below warning\n",
+        ),
+        (
+            &["-H", "x.example", "--critcal", "2"][..],
+            "UNKNOWN: unknown option --critcal; did you mean --critical? (see -h)\n",
+        ),
+        (
+            &["-H", "x.example", "--format", "sarif"][..],
+            "UNKNOWN: --format other than the default monitoring line is not available in this version yet; remove --format to run the check\n",
+        ),
+        (
+            &[][..],
+            "UNKNOWN: no target given; pass -H/--host (or set COS_HOST)\n",
+        ),
+    ] {
+        let run = run_in(&dir, args, &[]);
+        assert_eq!(run.code, 3, "{args:?}");
+        assert_eq!(run.stdout, expected, "{args:?}");
+    }
+}
+
+#[test]
+fn help_and_version() {
+    let dir = scratch_dir("help");
+    let run = run_in(&dir, &["-h"], &[]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("--eol-warning DAYS"));
+    let run = run_in(&dir, &["--version"], &[]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains("release schedule updated 2026-10-12"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn debug_prints_the_explanation_before_the_perfdata() {
+    let fake = FakeInstance::start(InstanceConfig::default());
+    let run = scan(&fake, "debug", &["--debug"]);
+    assert_eq!(run.code, 2);
+    assert!(run.has_line("Rating explanation:"), "{}", run.stdout);
+    assert!(
+        run.has_line("  starting rating 1 (E): critical or high vulnerabilities match the version")
+    );
+    assert!(run.has_line("Remediation plan:"));
+    assert!(run.has_line("  1. [the instance] Upgrade to 4.0.8. (resolves vulnerability:GHSA-vf5j-r2hw-2hrw, vulnerability:GHSA-gf4p-7p27-26w7)"), "{}", run.stdout);
+    assert!(run.has_line("Findings:"));
+    assert!(run.lines().last().unwrap().starts_with("|rating=1;"));
+}

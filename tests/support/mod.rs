@@ -1,0 +1,40 @@
+//! Test support: a fake OpenCloud (or oCIS) instance on loopback that replays real captured
+//! answers (`tests/fixtures/`), with TLS variants, faults and request recording.
+//!
+//! ```ignore
+//! mod support;
+//! use support::{FakeInstance, InstanceConfig};
+//!
+//! let fake = FakeInstance::start(InstanceConfig::default().version("7.2.4"));
+//! // scan fake.base_url() trusting fake.ca_file() ...
+//! assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+//! ```
+//!
+//! Included from integration tests (`mod support;`) and from the `fake-instance` example
+//! (`#[path = "mod.rs"] mod support;`), so not every item is used everywhere.
+#![allow(dead_code, unused_imports)]
+
+pub mod certs;
+pub mod debug_listener;
+pub mod feed;
+pub mod fixtures;
+pub mod http;
+pub mod instance;
+pub mod server;
+
+pub use certs::TlsMode;
+pub use debug_listener::{DebugListener, start_debug_listener};
+pub use feed::FeedServer;
+pub use fixtures::RawResponse;
+pub use http::RecordedRequest;
+pub use instance::{
+    DemoAccount, FakeInstance, Fault, FaultKind, HeaderEdit, InstanceConfig, Product, Route,
+};
+
+/// A loopback port nothing listens on (bound, read, released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("local addr").port();
+    drop(listener);
+    port
+}

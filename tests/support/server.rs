@@ -1,0 +1,255 @@
+//! Accept loop shared by the fake instance and the fake debug listener: one thread per
+//! connection, every request recorded, the handler decides what to send.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::fixtures::RawResponse;
+use super::http::{
+    Conn, PLAIN_HTTP_TO_TLS_PORT, ReadOutcome, RecordedRequest, Stream, keep_alive, peek_first_byte,
+};
+
+/// What to do with one request.
+pub enum Action {
+    /// Close the connection without answering (no TLS close_notify).
+    Reset,
+    Respond(Reply),
+}
+
+/// A response plus how to send it.
+pub struct Reply {
+    pub resp: RawResponse,
+    /// Send headers only (HEAD).
+    pub head_only: bool,
+    /// Wait this long before the status line.
+    pub delay: Option<Duration>,
+    /// Send the body one byte per this interval.
+    pub drip: Option<Duration>,
+    /// After the head (which must announce chunked encoding), stream chunks forever.
+    pub endless: bool,
+    /// Close the connection after this response.
+    pub close: bool,
+}
+
+impl Reply {
+    pub fn new(resp: RawResponse) -> Reply {
+        Reply {
+            resp,
+            head_only: false,
+            delay: None,
+            drip: None,
+            endless: false,
+            close: false,
+        }
+    }
+}
+
+pub type Handler = Arc<dyn Fn(&RecordedRequest) -> Action + Send + Sync>;
+
+/// A running listener; stops accepting on drop (open connections end on their own).
+pub struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    requests: Arc<Mutex<Vec<RecordedRequest>>>,
+    /// Requests seen since start (not reset by `clear_requests`; faults count with it).
+    total: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(
+        bind: SocketAddr,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        handler: Handler,
+    ) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(bind)?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let total = Arc::new(AtomicUsize::new(0));
+        let thread = {
+            let stop = stop.clone();
+            let requests = requests.clone();
+            let total = total.clone();
+            std::thread::Builder::new()
+                .name(format!("fake-accept-{}", addr.port()))
+                .spawn(move || {
+                    for stream in listener.incoming() {
+                        if stop.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let Ok(tcp) = stream else { continue };
+                        let shared = Shared {
+                            stop: stop.clone(),
+                            requests: requests.clone(),
+                            total: total.clone(),
+                            handler: handler.clone(),
+                        };
+                        let tls = tls.clone();
+                        let _ = std::thread::Builder::new()
+                            .name("fake-conn".to_string())
+                            .spawn(move || serve_connection(tcp, tls, shared));
+                    }
+                })?
+        };
+        Ok(Server {
+            addr,
+            stop,
+            requests,
+            total,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    /// Requests seen since start, including cleared ones.
+    pub fn total_requests(&self) -> usize {
+        self.total.load(Ordering::SeqCst)
+    }
+
+    /// Forgets the recorded requests (fault counting goes on).
+    pub fn clear_requests(&self) {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Stops accepting and waits for the accept thread.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            // Wake the blocking accept.
+            if TcpStream::connect_timeout(&self.addr, Duration::from_secs(2)).is_ok() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What every connection thread shares with the listener.
+struct Shared {
+    stop: Arc<AtomicBool>,
+    requests: Arc<Mutex<Vec<RecordedRequest>>>,
+    total: Arc<AtomicUsize>,
+    handler: Handler,
+}
+
+fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shared: Shared) {
+    let Shared {
+        stop,
+        requests,
+        total,
+        handler,
+    } = shared;
+    if stop.load(Ordering::SeqCst) {
+        return;
+    }
+    let Ok(peer) = tcp.peer_addr() else { return };
+    let stream = match tls {
+        Some(config) => {
+            match peek_first_byte(&tcp, &stop) {
+                None => return,
+                Some(0x16) => {}
+                Some(_) => {
+                    // Plain HTTP on the TLS port: answer like Go's net/http does.
+                    let mut tcp = tcp;
+                    let _ = tcp.write_all(PLAIN_HTTP_TO_TLS_PORT);
+                    let _ = tcp.shutdown(std::net::Shutdown::Write);
+                    return;
+                }
+            }
+            let Ok(server) = rustls::ServerConnection::new(config) else {
+                return;
+            };
+            Stream::Tls(Box::new(rustls::StreamOwned::new(server, tcp)))
+        }
+        None => {
+            // A TLS ClientHello on the plain port: Go's net/http reads a malformed request line
+            // and answers 400 at once; it does not wait for a header block that never comes.
+            if peek_first_byte(&tcp, &stop) == Some(0x16) {
+                let mut tcp = tcp;
+                let _ = tcp.write_all(
+                    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request",
+                );
+                let _ = tcp.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+            Stream::Plain(tcp)
+        }
+    };
+    let mut conn = Conn::new(stream, stop, peer);
+    loop {
+        let mut req = match conn.read_request(0) {
+            ReadOutcome::Closed => break,
+            ReadOutcome::Bad => {
+                let _ = conn
+                    .stream
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request");
+                break;
+            }
+            ReadOutcome::Request(r) => r,
+        };
+        {
+            let mut all = requests.lock().unwrap_or_else(|e| e.into_inner());
+            req.index = total.fetch_add(1, Ordering::SeqCst);
+            all.push(req.clone());
+        }
+        let reply = match handler(&req) {
+            Action::Reset => {
+                conn.stream.abort();
+                return;
+            }
+            Action::Respond(r) => r,
+        };
+        let close = reply.close || !keep_alive(&req);
+        if let Some(d) = reply.delay {
+            if !conn.pause(d) {
+                break;
+            }
+        }
+        if reply.endless && !reply.head_only {
+            let _ = conn.write_endless(&reply.resp, reply.drip);
+            conn.stream.abort();
+            return;
+        }
+        if conn
+            .write_response(&reply.resp, reply.head_only, reply.drip)
+            .is_err()
+        {
+            conn.stream.abort();
+            return;
+        }
+        if close {
+            break;
+        }
+    }
+    conn.stream.close();
+}
