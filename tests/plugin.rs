@@ -866,3 +866,153 @@ fn debug_prints_the_explanation_before_the_perfdata() {
     assert!(run.has_line("Findings:"));
     assert!(run.lines().last().unwrap().starts_with("|rating=1;"));
 }
+
+fn osv(id: &str, aliases: &[&str], package: &str, introduced: &str, fixed: &str) -> String {
+    let aliases: Vec<String> = aliases.iter().map(|a| format!("\"{a}\"")).collect();
+    format!(
+        r#"{{"id": "{id}", "aliases": [{}], "summary": "test advisory {id}",
+            "database_specific": {{"severity": "MODERATE"}},
+            "affected": [{{"package": {{"name": "{package}", "ecosystem": "Go"}},
+              "ranges": [{{"type": "SEMVER", "events": [{{"introduced": "{introduced}"}}, {{"fixed": "{fixed}"}}]}}]}}]}}"#,
+        aliases.join(",")
+    )
+}
+
+#[test]
+fn advisory_feed_is_merged_after_bundled_data_and_deduplicated() {
+    let documents = format!(
+        "[{}, {}, {}]",
+        osv(
+            "GO-2026-9001",
+            &["GHSA-test-0001"],
+            "github.com/opencloud-eu/opencloud",
+            "8.0.0",
+            "8.1.1"
+        ),
+        // The bundled GHSA-vf5j-r2hw-2hrw under its Go id: must not count twice.
+        osv(
+            "GO-2026-4447",
+            &["GHSA-vf5j-r2hw-2hrw"],
+            "github.com/opencloud-eu/opencloud",
+            "4.0.0",
+            "4.0.3"
+        ),
+        // A component advisory (another package) never matches the product.
+        osv(
+            "GO-2026-4444",
+            &["GHSA-9j2f-3rj3-wgpg"],
+            "github.com/opencloud-eu/reva",
+            "0",
+            "9.9.9"
+        )
+    );
+    let feed = FeedServer::start(vec![(200, documents)]);
+    let url = feed.url("/osv.json");
+    let env = [("COS_SCANNER_VULNERABILITY_FEED", url.as_str())];
+
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let run = scan_env(&fake, "advisory-feed", &[], &env);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "WARNING: OpenCloud 8.1.0 has 1 known vulnerability (GO-2026-9001 medium); upgrade to 8.1.1"
+    );
+
+    let old = FakeInstance::start(InstanceConfig::default());
+    let run = scan_env(&old, "advisory-feed-dedup", &[], &env);
+    assert!(
+        run.perfdata().contains(" vulnerabilities=2;0;;0 "),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn unreachable_advisory_feed_is_ignored() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let url = format!("http://127.0.0.1:{}/osv.json", support::closed_port());
+    let run = scan_env(
+        &fake,
+        "advisory-feed-down",
+        &[],
+        &[("COS_SCANNER_VULNERABILITY_FEED", &url)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "8.1.0", "A+"));
+}
+
+#[test]
+fn unreadable_advisory_file_is_an_operator_error() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let run = scan_env(
+        &fake,
+        "advisory-file-missing",
+        &[],
+        &[(
+            "COS_SCANNER_VULNERABILITY_DB",
+            "/nonexistent/advisories.json",
+        )],
+    );
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).starts_with(
+            "UNKNOWN: cannot read scanner.vulnerability_db file /nonexistent/advisories.json"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_fixed_release_track_changes_the_lifecycle() {
+    // 7.2 is on rolling (ended when 7.3 opened) and production (still supported).
+    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.4"));
+    let run = scan(&fake, "track-auto", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.has_line("Release lifecycle: 7.2.4 is the current release (production)"),
+        "{}",
+        run.stdout
+    );
+    let run = scan(&fake, "track-rolling", &["--release-track", "rolling"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.line(2),
+        "Release lifecycle: 7.2 (rolling) is end of life since 2026-07-14; upgrade to 8.1.0"
+    );
+}
+
+#[test]
+fn hostile_answers_end_unknown_without_hanging() {
+    // Headers beyond the cap.
+    let fake = FakeInstance::start(InstanceConfig::default().huge_header());
+    let run = scan(&fake, "huge-header", &["--retries", "0"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains("response headers exceed 64 KiB"),
+        "{}",
+        run.stdout
+    );
+
+    // A body that never ends is cut at the cap.
+    let fake = FakeInstance::start(InstanceConfig::default().endless_body());
+    let run = scan(&fake, "endless", &["--retries", "0"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains("sent more than 1 MiB"),
+        "{}",
+        run.stdout
+    );
+
+    // A body dripping one byte at a time is cut by the request deadline.
+    let fake = FakeInstance::start(
+        InstanceConfig::default().slow_drip(std::time::Duration::from_millis(50)),
+    );
+    let run = scan(&fake, "slow-drip", &["--retries", "0", "--timeout", "0.5"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains("gave up after 1 attempt(s)"),
+        "{}",
+        run.stdout
+    );
+}

@@ -9,7 +9,7 @@ use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
-use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, State, Status};
+use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
 use crate::settings::{Settings, UpdateSource};
 use crate::verdict;
 use semver::Version;
@@ -209,7 +209,6 @@ pub fn assess(input: Input) -> ScanResult {
     };
     let state = verdict::decide(&inputs);
     let message = message(
-        state,
         &product,
         life.as_ref(),
         &vulnerabilities,
@@ -424,7 +423,6 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
 
 /// Line 1 of the output: what made the state, most urgent first.
 fn message(
-    state: State,
     product: &Identified,
     life: Option<&lifecycle::Lifecycle>,
     vulnerabilities: &[report::Vulnerability],
@@ -539,7 +537,6 @@ fn message(
         };
         reasons.push(standing);
     }
-    let _ = state;
     reasons.join("; ")
 }
 

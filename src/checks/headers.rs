@@ -395,28 +395,25 @@ mod tests {
         );
     }
 
+    fn with_csp(policy: &str) -> Response {
+        let mut root = real_root();
+        for (name, value) in root.headers.iter_mut() {
+            if name.eq_ignore_ascii_case("content-security-policy") {
+                *value = policy.to_string();
+            }
+        }
+        root
+    }
+
     #[test]
     fn nonce_neutralises_unsafe_inline_but_not_eval() {
-        let mut root = real_root();
-        root.headers
-            .retain(|(n, _)| !n.eq_ignore_ascii_case("content-security-policy"));
-        root.headers.push((
-            "Content-Security-Policy".into(),
-            "script-src 'self' 'nonce-abc' 'unsafe-inline'".into(),
-        ));
-        let findings = evaluate(&measurements(root.clone(), true));
+        let root = with_csp("script-src 'self' 'nonce-abc' 'unsafe-inline'");
+        let findings = evaluate(&measurements(root, true));
         assert_eq!(
             status_of(&findings, "cspWithoutUnsafeInline"),
             Status::Passed
         );
-        root.headers
-            .push(("Content-Security-Policy".into(), "x".into()));
-        root.headers.retain(|(_, v)| v != "x");
-        root.headers.iter_mut().for_each(|(n, v)| {
-            if n == "Content-Security-Policy" {
-                *v = "default-src 'self' 'unsafe-eval'".into();
-            }
-        });
+        let root = with_csp("default-src 'self' 'unsafe-eval'");
         let findings = evaluate(&measurements(root, true));
         assert_eq!(
             status_of(&findings, "cspWithoutUnsafeInline"),

@@ -12,20 +12,8 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Header block cap; a real instance sends about 2 KiB.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    Https,
-    Http,
-}
-
-impl Scheme {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scheme::Https => "https",
-            Scheme::Http => "http",
-        }
-    }
-}
+/// Schemes are the target's: the transport picks one of the two for every endpoint.
+pub use crate::target::Scheme;
 
 /// How the agent treats the server's certificate.
 #[derive(Clone, Debug)]

@@ -76,6 +76,28 @@ impl Environment for ProcessEnv {
     }
 }
 
+/// An environment backed by a map: for tests and for callers that build one explicitly
+/// (a service scanning on behalf of a request must not read its own process environment).
+#[derive(Debug, Clone, Default)]
+pub struct MapEnv(pub std::collections::HashMap<String, String>);
+
+impl MapEnv {
+    pub fn with(pairs: &[(&str, &str)]) -> MapEnv {
+        MapEnv(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+}
+
+impl Environment for MapEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+}
+
 /// Whether the value is a reference (`env://`, `file://`, `secret://`, `exec://`) rather than
 /// a literal.
 pub fn is_reference(value: &str) -> bool {
@@ -321,30 +343,9 @@ fn trim_one_newline(mut text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     const SECRET: &str = "s3cr3t-T0ken-value";
-
-    #[derive(Default)]
-    struct MapEnv(HashMap<String, String>);
-
-    impl MapEnv {
-        fn with(pairs: &[(&str, &str)]) -> MapEnv {
-            MapEnv(
-                pairs
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        }
-    }
-
-    impl Environment for MapEnv {
-        fn var(&self, name: &str) -> Option<String> {
-            self.0.get(name).cloned()
-        }
-    }
 
     /// A fresh directory under the system temporary directory, removed on drop.
     struct TempDir(PathBuf);

@@ -1,28 +1,7 @@
 //! Layering: flag > variable > configuration file > profile > default, and the refusals.
 
 use super::*;
-use std::collections::HashMap;
-
-/// A map-backed environment, so tests never touch the process environment.
-#[derive(Default)]
-struct MapEnv(HashMap<String, String>);
-
-impl MapEnv {
-    fn with(pairs: &[(&str, &str)]) -> MapEnv {
-        MapEnv(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-}
-
-impl Environment for MapEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        self.0.get(name).cloned()
-    }
-}
+use secrets::MapEnv;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
