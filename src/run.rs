@@ -95,9 +95,15 @@ where
         Ok(r) => r,
         Err(e) => return unknown(&e),
     };
+    // Validated when the settings were read; parsed once here for the TLS inspection.
+    let proxy = settings
+        .proxy
+        .as_deref()
+        .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok());
     let mut scanner = Scanner {
         settings: &settings,
         roots,
+        proxy,
         knowledge: HashMap::new(),
         now,
     };
@@ -145,6 +151,7 @@ pub fn version_text() -> String {
 struct Scanner<'a> {
     settings: &'a Settings,
     roots: tls::Roots,
+    proxy: Option<net::proxy::Proxy>,
     knowledge: HashMap<ProductFamily, Knowledge>,
     now: Now,
 }
@@ -183,6 +190,7 @@ impl Scanner<'_> {
             let transport = net::select_transport(
                 &dest,
                 &self.roots,
+                self.proxy.as_ref(),
                 self.settings.insecure,
                 self.settings.timeout,
             );

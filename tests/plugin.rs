@@ -1016,3 +1016,31 @@ fn hostile_answers_end_unknown_without_hanging() {
         run.stdout
     );
 }
+
+#[test]
+fn the_operators_proxy_carries_every_connection() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let proxy = support::ConnectProxy::start();
+    let run = scan(&fake, "proxy", &["--proxy", &proxy.url()]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let tunnels = proxy.tunnels();
+    // The TLS inspection and the HTTP requests both went through it, to the target only.
+    assert!(tunnels.len() >= 2, "{tunnels:?}");
+    assert!(
+        tunnels.iter().all(|t| *t == fake.host_port()),
+        "{tunnels:?}"
+    );
+    let connections_seen: std::collections::HashSet<_> =
+        fake.requests().iter().map(|r| r.peer).collect();
+    assert!(!connections_seen.is_empty());
+
+    // COS_PROXY works the same; a proxy that refuses makes the scan fail, not bypass it.
+    let dead = format!("http://127.0.0.1:{}", support::closed_port());
+    let run = scan_env(
+        &fake,
+        "proxy-dead",
+        &["--retries", "0"],
+        &[("COS_PROXY", &dead)],
+    );
+    assert_eq!(run.code, 3, "{}", run.stdout);
+}

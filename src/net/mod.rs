@@ -2,6 +2,7 @@
 //! and fetching the release and advisory feeds.
 
 pub mod http;
+pub mod proxy;
 pub mod tls;
 
 use http::{ClientOptions, Endpoint, Scheme, Verification};
@@ -53,6 +54,7 @@ pub struct Destination {
 pub fn select_transport(
     dest: &Destination,
     roots: &tls::Roots,
+    proxy: Option<&proxy::Proxy>,
     insecure: bool,
     timeout: Duration,
 ) -> Transport {
@@ -62,7 +64,7 @@ pub fn select_transport(
         port: dest.https_port,
         base_path: dest.base_path.clone(),
     };
-    match tls::inspect(&dest.host, dest.https_port, roots, timeout) {
+    match tls::inspect(&dest.host, dest.https_port, roots, proxy, timeout) {
         Ok(handshake) => match (&handshake.trust, insecure) {
             (Ok(by), false) => Transport {
                 endpoint: https_endpoint,

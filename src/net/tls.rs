@@ -179,12 +179,13 @@ fn describe_cert_error(err: &rustls::Error) -> String {
     }
 }
 
-/// Connects to `host:port` (`host` is also the name checked and sent as SNI) and performs one
-/// handshake, bounded by `timeout` as a whole.
+/// Connects to `host:port` (`host` is also the name checked and sent as SNI), through the
+/// operator's proxy when there is one, and performs one handshake, bounded by `timeout`.
 pub fn inspect(
     host: &str,
     port: u16,
     roots: &Roots,
+    proxy: Option<&super::proxy::Proxy>,
     timeout: Duration,
 ) -> Result<Handshake, TlsFailure> {
     let deadline = Instant::now() + timeout;
@@ -210,7 +211,10 @@ pub fn inspect(
     let mut conn = rustls::ClientConnection::new(Arc::new(config), name)
         .map_err(|e| TlsFailure::Handshake(e.to_string()))?;
 
-    let mut tcp = connect(host, port, deadline)?;
+    let mut tcp = match proxy {
+        Some(proxy) => proxy.tunnel(host, port, deadline)?,
+        None => connect(host, port, deadline)?,
+    };
     while conn.is_handshaking() {
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {

@@ -441,13 +441,10 @@ impl Settings {
                 path.display()
             )));
         }
-        let proxy = l.parsed("proxy", "a proxy URL (http://host:port)", |t| {
-            let lower = t.to_ascii_lowercase();
-            (lower.starts_with("http://")
-                || lower.starts_with("https://")
-                || lower.starts_with("socks5://"))
-            .then(|| t.to_string())
-        })?;
+        let proxy = l.string("proxy")?;
+        if let Some(url) = &proxy {
+            crate::net::proxy::Proxy::parse(url.trim())?;
+        }
         let timeout = l
             .parsed(
                 "timeout",

@@ -207,7 +207,7 @@ fn bad_values_name_the_option_and_the_fix() {
         ),
         (
             &["-H", "x", "--proxy", "proxy.example:3128"],
-            "--proxy \"proxy.example:3128\" is not a proxy URL",
+            "--proxy \"proxy.example:3128\" is not an http:// proxy address; give http://host:port",
         ),
         (&["-H", "ftp://x"], "ftp"),
         (&[], "no target given; pass -H/--host"),

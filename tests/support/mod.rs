@@ -20,6 +20,7 @@ pub mod feed;
 pub mod fixtures;
 pub mod http;
 pub mod instance;
+pub mod proxy;
 pub mod server;
 
 pub use certs::TlsMode;
@@ -30,6 +31,7 @@ pub use http::RecordedRequest;
 pub use instance::{
     DemoAccount, FakeInstance, Fault, FaultKind, HeaderEdit, InstanceConfig, Product, Route,
 };
+pub use proxy::ConnectProxy;
 
 /// A loopback port nothing listens on (bound, read, released).
 pub fn closed_port() -> u16 {
