@@ -5,7 +5,7 @@ use crate::assess::{self, Identified, UpdateInputs};
 use crate::clock::Now;
 use crate::knowledge::releases::ReleaseSchedule;
 use crate::knowledge::{self, Knowledge, KnowledgeSources, ProductFamily};
-use crate::net::http::{Client, ClientOptions};
+use crate::net::http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use crate::net::{self, Destination, tls};
 use crate::output;
 use crate::probe::{self, Measurements, ProbeFailure, status};
@@ -24,6 +24,10 @@ pub struct Outcome {
     pub stdout: String,
     pub exit_code: i32,
 }
+
+/// Requests of one host in flight at once: enough that a scan costs about its slowest
+/// probe, few enough to be polite to the instance.
+const PROBE_WORKERS: usize = 8;
 
 static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
 
@@ -200,7 +204,30 @@ impl Scanner<'_> {
                 describe_https(&transport.https)
             ));
             let client = Client::new(transport.endpoint, &transport.verification, &options)?;
-            match probe::measure(&client, transport.https) {
+            let plain_client = (dest.http_port != dest.https_port)
+                .then(|| {
+                    let endpoint = Endpoint {
+                        scheme: Scheme::Http,
+                        url_host: dest.url_host.clone(),
+                        port: dest.http_port,
+                        base_path: dest.base_path.clone(),
+                    };
+                    Client::new(endpoint, &Verification::Disabled, &options).ok()
+                })
+                .flatten();
+            let probe_options = probe::Options {
+                extra_checks: self.settings.extra_checks,
+                // Two rounds of requests, each bounded by the request timeout, plus slack.
+                deadline: Instant::now() + self.settings.timeout * 3,
+                workers: PROBE_WORKERS,
+                host: dest.host.clone(),
+                debug_ports: self.settings.debug_ports.clone(),
+                debug_port_timeout: self.settings.debug_port_timeout,
+                request_timeout: self.settings.timeout,
+                proxy: self.proxy.clone(),
+                plain_client,
+            };
+            match probe::measure(&client, transport.https, &probe_options) {
                 Ok(m) => return self.assess(target, m, started),
                 Err(ProbeFailure::Transient(message)) => last_failure = message,
                 Err(ProbeFailure::Definite(message)) => {

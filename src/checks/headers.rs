@@ -1,14 +1,116 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::finding;
+use super::{CheckSpec, INSTANCE, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
 use crate::probe::Measurements;
-use crate::report::{Finding, Status};
+use crate::report::{Finding, Role, Status};
+use crate::severity::Severity;
 
 /// One year, the usual floor for HSTS preloading.
 const HSTS_PRELOAD_MIN_AGE: u64 = 31_536_000;
+
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "Strict-Transport-Security",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Medium,
+        category: "headers",
+        title: "HSTS is sent",
+        remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
+                      reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
+        ),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "hstsPreload",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "headers",
+        title: "HSTS is ready for preloading",
+        remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
+                      of at least one year, then submit the domain to the preload list.",
+        documentation: Some("https://hstspreload.org/"),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "Content-Security-Policy",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Medium,
+        category: "headers",
+        title: "A Content-Security-Policy is sent",
+        remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
+                      proxy does not strip it.",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
+        ),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "cspWithoutUnsafeInline",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "headers",
+        title: "The CSP allows no inline scripts",
+        remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
+                      script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
+                      where inline code is needed.",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
+        ),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "X-Content-Type-Options",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "headers",
+        title: "MIME sniffing is disabled",
+        remediation: "Send X-Content-Type-Options: nosniff.",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
+        ),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "X-Frame-Options",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Medium,
+        category: "headers",
+        title: "Framing by other sites is refused",
+        remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
+                      directive without wildcards.",
+        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options"),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "Referrer-Policy",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "headers",
+        title: "A restrictive Referrer-Policy is sent",
+        remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
+        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy"),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(root) = &m.root else {
@@ -307,7 +409,6 @@ fn referrer(root: &Response) -> Finding {
 mod tests {
     use super::*;
     use crate::net::http::{Endpoint, Scheme};
-    use crate::probe::status::StatusReport;
 
     /// Headers of the real OpenCloud 4.0.0 start page (fixture root-GET.txt).
     fn real_root() -> Response {
@@ -334,22 +435,20 @@ mod tests {
             chain: vec![],
             trust: Ok(crate::net::tls::TrustedBy::PublicRoots),
         };
-        Measurements {
-            endpoint: Endpoint {
-                scheme: Scheme::Https,
-                url_host: "x".into(),
-                port: 443,
-                base_path: String::new(),
-            },
-            https: if https {
-                HttpsObservation::Verified(handshake)
-            } else {
-                HttpsObservation::Unavailable("refused".into())
-            },
-            status: StatusReport::default(),
-            capabilities: None,
-            root: Some(root),
-        }
+        let endpoint = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "x".into(),
+            port: 443,
+            base_path: String::new(),
+        };
+        let https = if https {
+            HttpsObservation::Verified(handshake)
+        } else {
+            HttpsObservation::Unavailable("refused".into())
+        };
+        let mut m = Measurements::empty(endpoint, https);
+        m.root = Some(root);
+        m
     }
 
     fn status_of(findings: &[Finding], id: &str) -> Status {

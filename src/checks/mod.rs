@@ -2,7 +2,10 @@
 //! measurements into findings. SARIF rules, JUnit cases, the remediation plan and the docs are
 //! all read from the registry.
 
+pub mod cookies;
+pub mod debug;
 pub mod headers;
+pub mod tls_extra;
 pub mod transport;
 
 use crate::probe::Measurements;
@@ -32,48 +35,10 @@ pub struct CheckSpec {
     pub verifiable: bool,
 }
 
-const DOCS: &str = "https://docs.opencloud.eu/docs/admin/";
+pub(crate) const DOCS: &str = "https://docs.opencloud.eu/docs/admin/";
 
-pub static REGISTRY: &[CheckSpec] = &[
-    CheckSpec {
-        id: "httpsAvailable",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Critical,
-        category: "transport",
-        title: "HTTPS is available",
-        remediation: "Serve the instance over HTTPS (terminate TLS at the reverse proxy or enable \
-                      PROXY_TLS) so credentials and files never cross the network in clear text.",
-        documentation: Some(DOCS),
-        fixed_in: REVERSE_PROXY,
-        verifiable: false,
-    },
-    CheckSpec {
-        id: "tlsTrusted",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "The certificate chain is trusted",
-        remediation: "Install a certificate from a public CA (or distribute your private CA to \
-                      every client) instead of the self-signed certificate; clients that click \
-                      through warnings can be intercepted.",
-        documentation: Some(DOCS),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "tlsCertificate",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "The certificate is valid for long enough",
-        remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
-        documentation: Some(DOCS),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
+/// Rows of the version standing; the other rows live beside the checks that produce them.
+pub static VERSION_ROWS: &[CheckSpec] = &[
     CheckSpec {
         id: "eol",
         family: None,
@@ -99,111 +64,28 @@ pub static REGISTRY: &[CheckSpec] = &[
         fixed_in: INSTANCE,
         verifiable: false,
     },
-    CheckSpec {
-        id: "Strict-Transport-Security",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "HSTS is sent",
-        remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
-                      reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
-        ),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "hstsPreload",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "HSTS is ready for preloading",
-        remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
-                      of at least one year, then submit the domain to the preload list.",
-        documentation: Some("https://hstspreload.org/"),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "Content-Security-Policy",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "A Content-Security-Policy is sent",
-        remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
-                      proxy does not strip it.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
-        ),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "cspWithoutUnsafeInline",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "The CSP allows no inline scripts",
-        remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
-                      script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
-                      where inline code is needed.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
-        ),
-        fixed_in: INSTANCE,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "X-Content-Type-Options",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "MIME sniffing is disabled",
-        remediation: "Send X-Content-Type-Options: nosniff.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
-        ),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "X-Frame-Options",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "Framing by other sites is refused",
-        remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
-                      directive without wildcards.",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options"),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
-    CheckSpec {
-        id: "Referrer-Policy",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "A restrictive Referrer-Policy is sent",
-        remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy"),
-        fixed_in: REVERSE_PROXY,
-        verifiable: true,
-    },
 ];
+
+/// Every table of checks. A new check module adds its `ROWS` here.
+pub static TABLES: &[&[CheckSpec]] = &[
+    VERSION_ROWS,
+    transport::ROWS,
+    tls_extra::ROWS,
+    headers::ROWS,
+    cookies::ROWS,
+    debug::ROWS,
+];
+
+/// Every check, once.
+pub fn registry() -> impl Iterator<Item = &'static CheckSpec> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
 
 /// Looks a check up by id, or by family root for ids such as `vulnerability:GHSA-...`.
 pub fn spec(id: &str) -> Option<&'static CheckSpec> {
-    REGISTRY.iter().find(|c| c.id == id).or_else(|| {
+    registry().find(|c| c.id == id).or_else(|| {
         let root = id.split_once(':')?.0;
-        REGISTRY.iter().find(|c| c.family == Some(root))
+        registry().find(|c| c.family == Some(root))
     })
 }
 
@@ -239,6 +121,11 @@ pub fn finding(id: &str, status: Status, detail: impl Into<String>) -> Finding {
 /// Every check that follows from the measurements (version standing is added by the assessment).
 pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
     let mut findings = transport::evaluate(m, ctx);
+    if m.extra_checks {
+        findings.extend(tls_extra::evaluate(m));
+        findings.extend(cookies::evaluate(m));
+        findings.extend(debug::evaluate(m));
+    }
     if ctx.check_hardening {
         findings.extend(headers::evaluate(m));
     }
@@ -268,7 +155,7 @@ mod tests {
     #[test]
     fn ids_are_unique() {
         let mut seen = std::collections::HashSet::new();
-        for c in REGISTRY {
+        for c in registry() {
             assert!(seen.insert(c.id), "{} twice", c.id);
         }
     }

@@ -1,11 +1,53 @@
 //! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
 
-use super::{Context, finding};
+use super::{CheckSpec, Context, DOCS, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
-use crate::report::{Finding, Status};
+use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
+
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "httpsAvailable",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Critical,
+        category: "transport",
+        title: "HTTPS is available",
+        remediation: "Serve the instance over HTTPS (terminate TLS at the reverse proxy or enable \
+                      PROXY_TLS) so credentials and files never cross the network in clear text.",
+        documentation: Some(DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: false,
+    },
+    CheckSpec {
+        id: "tlsTrusted",
+        family: None,
+        role: Role::Check,
+        severity: Severity::High,
+        category: "transport",
+        title: "The certificate chain is trusted",
+        remediation: "Install a certificate from a public CA (or distribute your private CA to \
+                      every client) instead of the self-signed certificate; clients that click \
+                      through warnings can be intercepted.",
+        documentation: Some(DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "tlsCertificate",
+        family: None,
+        role: Role::Check,
+        severity: Severity::High,
+        category: "transport",
+        title: "The certificate is valid for long enough",
+        remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
+        documentation: Some(DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+];
 
 pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
     let mut findings = Vec::new();

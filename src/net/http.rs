@@ -132,7 +132,7 @@ impl Client {
     }
 
     pub fn get(&self, path: &str) -> Result<Response, FetchError> {
-        self.request("GET", path, &[])
+        self.request("GET", path, &[], None)
     }
 
     /// Sends one request to a path of the endpoint and reads the answer within the caps.
@@ -141,16 +141,21 @@ impl Client {
         method: &str,
         path: &str,
         headers: &[(&str, &str)],
+        body: Option<&[u8]>,
     ) -> Result<Response, FetchError> {
         let url = self.endpoint.url(path);
         let mut builder = ureq::http::Request::builder().method(method).uri(&url);
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        let request = builder
-            .body(())
-            .map_err(|e| FetchError::Protocol(format!("cannot build request for {url}: {e}")))?;
-        let response = self.agent.run(request).map_err(|e| classify(&e, &url))?;
+        let built = |e: ureq::http::Error| {
+            FetchError::Protocol(format!("cannot build request for {url}: {e}"))
+        };
+        let response = match body {
+            Some(bytes) => self.agent.run(builder.body(bytes).map_err(built)?),
+            None => self.agent.run(builder.body(()).map_err(built)?),
+        }
+        .map_err(|e| classify(&e, &url))?;
         let (parts, body) = response.into_parts();
         let headers = parts
             .headers
@@ -175,6 +180,12 @@ impl Client {
             body: bytes,
             truncated,
         })
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Client({})", self.endpoint.base_url())
     }
 }
 

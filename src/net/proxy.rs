@@ -114,7 +114,8 @@ impl Proxy {
     }
 }
 
-fn base64(input: &[u8]) -> String {
+/// Standard base64 with padding (RFC 4648), for Basic credentials.
+pub fn base64(input: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {

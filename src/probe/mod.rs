@@ -1,11 +1,26 @@
 //! Probes: the only code besides `net` that talks to the instance. Each returns what it saw
 //! (a measurement), never a verdict.
+//!
+//! A scan runs in phases. The status document comes first: without it there is nothing to
+//! assess, and its failure decides whether the whole scan is retried. Then every independent
+//! probe runs at once on a small pool (HTTP requests, debug-port connects, the legacy-TLS
+//! handshake), so a scan costs about its slowest probe. Last come the probes that depend on
+//! an earlier answer (demo sign-ins only against the instance's own identity provider).
 
+pub mod debug_ports;
+pub mod plan;
+pub mod pool;
 pub mod status;
 
-use crate::net::HttpsObservation;
-use crate::net::http::{Client, Endpoint, FetchError, Response};
+use crate::net::http::{Client, Endpoint, FetchError, Response, Scheme};
+use crate::net::proxy::Proxy;
+use crate::net::{HttpsObservation, legacy_tls};
 use status::StatusReport;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The answer to one HTTP probe, or why there was none.
+pub type Observation = Result<Response, FetchError>;
 
 /// Everything a scan measured on one host.
 #[derive(Clone, Debug)]
@@ -17,6 +32,40 @@ pub struct Measurements {
     pub capabilities: Option<serde_json::Value>,
     /// The answer to `GET /`: its headers are what a browser gets.
     pub root: Option<Response>,
+    /// Answers to the HTTP probes of the plan, by probe key (`plan::keys`).
+    pub http: BTreeMap<String, Observation>,
+    /// Whether the additional probes ran (off with `--no-extra-checks`).
+    pub extra_checks: bool,
+    /// Debug ports, when probed (`None` with `--no-debug-ports` or `--no-extra-checks`).
+    pub debug_ports: Option<Vec<debug_ports::DebugPort>>,
+    /// TLS 1.0 / 1.1 acceptance, when the scan runs over HTTPS with extra checks.
+    pub legacy_tls: Option<crate::net::legacy_tls::LegacyTls>,
+    /// `GET /` over plain HTTP while the scan uses HTTPS: does HTTP redirect to HTTPS?
+    pub plain_http: Option<Observation>,
+}
+
+impl Measurements {
+    /// Measurements with nothing observed but the transport: the starting point for building
+    /// them by hand (unit tests of checks, recorded measurements).
+    pub fn empty(endpoint: Endpoint, https: HttpsObservation) -> Measurements {
+        Measurements {
+            endpoint,
+            https,
+            status: StatusReport::default(),
+            capabilities: None,
+            root: None,
+            http: BTreeMap::new(),
+            extra_checks: true,
+            debug_ports: None,
+            legacy_tls: None,
+            plain_http: None,
+        }
+    }
+
+    /// The answer of a probe that ran and got one.
+    pub fn answer(&self, key: &str) -> Option<&Response> {
+        self.http.get(key).and_then(|o| o.as_ref().ok())
+    }
 }
 
 /// Why a scan could not measure the instance.
@@ -45,17 +94,98 @@ impl From<FetchError> for ProbeFailure {
     }
 }
 
+/// What shapes a scan's probes besides the transport.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub extra_checks: bool,
+    /// Probes not started by then are skipped (their checks are network-limited).
+    pub deadline: Instant,
+    pub workers: usize,
+    /// Name or address for the direct connections (debug ports, legacy TLS).
+    pub host: String,
+    /// Debug ports to probe; empty with `--no-debug-ports`.
+    pub debug_ports: Vec<u16>,
+    pub debug_port_timeout: Duration,
+    pub request_timeout: Duration,
+    pub proxy: Option<Proxy>,
+    /// A client for plain HTTP on the HTTP port, when the scan itself runs over HTTPS.
+    pub plain_client: Option<Client>,
+}
+
 /// Runs the probes of one scan attempt over the selected transport.
-pub fn measure(client: &Client, https: HttpsObservation) -> Result<Measurements, ProbeFailure> {
+pub fn measure(
+    client: &Client,
+    https: HttpsObservation,
+    options: &Options,
+) -> Result<Measurements, ProbeFailure> {
     let status = status::probe_status(client)?;
-    let capabilities = status::probe_capabilities(client);
+    let extra = options.extra_checks;
+    let over_https = client.endpoint.scheme == Scheme::Https;
+    let (mut http, debug_ports, legacy_tls, plain_http) = std::thread::scope(|scope| {
+        // Slow connects run beside the HTTP rounds, not after them.
+        let debug = (extra && !options.debug_ports.is_empty()).then(|| {
+            scope.spawn(|| {
+                debug_ports::probe(
+                    &options.host,
+                    &options.debug_ports,
+                    options.debug_port_timeout,
+                    options.request_timeout,
+                )
+            })
+        });
+        let legacy = (extra && over_https).then(|| {
+            scope.spawn(|| {
+                legacy_tls::probe(
+                    &options.host,
+                    client.endpoint.port,
+                    options.proxy.as_ref(),
+                    options.request_timeout,
+                )
+            })
+        });
+        let plain = options
+            .plain_client
+            .as_ref()
+            .filter(|_| extra && over_https)
+            .map(|plain| scope.spawn(move || plain.get("/")));
+        let probes = plan::independent(extra);
+        let mut http = pool::run_http(client, &probes, options.workers, options.deadline);
+        if extra {
+            let dependent = plan::dependent(&client.endpoint, &http);
+            http.extend(pool::run_http(
+                client,
+                &dependent,
+                options.workers,
+                options.deadline,
+            ));
+        }
+        (
+            http,
+            debug.and_then(|h| h.join().ok()),
+            legacy.and_then(|h| h.join().ok()),
+            plain.and_then(|h| h.join().ok()),
+        )
+    });
+    let capabilities = http
+        .remove(plan::CAPABILITIES)
+        .and_then(Result::ok)
+        .filter(|r| r.status == 200 && !r.truncated)
+        .and_then(|r| status::parse_capabilities(&r.body));
     // The root page is informational (headers); a failure there does not fail the scan.
-    let root = client.get("/").ok().filter(|r| r.status < 500);
+    let root = http
+        .remove(plan::ROOT)
+        .and_then(Result::ok)
+        .filter(|r| r.status < 500);
     Ok(Measurements {
         endpoint: client.endpoint.clone(),
         https,
         status,
         capabilities,
         root,
+        http,
+        extra_checks: extra,
+        debug_ports,
+        legacy_tls,
+        plain_http,
     })
 }

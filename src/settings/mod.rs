@@ -157,6 +157,11 @@ pub struct Settings {
     pub vulnerability_db: Vec<PathBuf>,
     pub vulnerability_feed: Option<String>,
     pub extra_checks_rating: bool,
+    /// Run the additional probes (off with `--no-extra-checks`).
+    pub extra_checks: bool,
+    /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
+    pub debug_ports: Vec<u16>,
+    pub debug_port_timeout: Duration,
     pub now: Option<jiff::Timestamp>,
     pub config_file: Option<PathBuf>,
 }
@@ -336,6 +341,19 @@ fn split_list(value: &str, spec: &OptionSpec) -> Vec<String> {
 fn seconds(text: &str) -> Option<Duration> {
     let value: f64 = text.parse().ok()?;
     (value.is_finite() && value > 0.0 && value <= 3600.0).then(|| Duration::from_secs_f64(value))
+}
+
+/// Debug listeners of the proxy, frontend, graph, idp and idm services.
+pub const DEFAULT_DEBUG_PORTS: [u16; 5] = [9205, 9141, 9124, 9134, 9239];
+
+fn parse_ports(text: &str) -> Option<Vec<u16>> {
+    let ports: Option<Vec<u16>> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u16>().ok().filter(|p| *p > 0))
+        .collect();
+    ports.filter(|p| !p.is_empty())
 }
 
 fn rating(text: &str) -> Option<u8> {
@@ -520,6 +538,21 @@ impl Settings {
                 t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
             })?
             .unwrap_or(14);
+        let check_debug_ports =
+            !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;
+        let debug_ports = if check_debug_ports {
+            l.parsed("debug_ports", "a list of ports (1-65535)", parse_ports)?
+                .unwrap_or_else(|| DEFAULT_DEBUG_PORTS.to_vec())
+        } else {
+            Vec::new()
+        };
+        let debug_port_timeout = l
+            .parsed(
+                "debug_port_timeout",
+                "a number of seconds above 0 (at most 3600)",
+                seconds,
+            )?
+            .unwrap_or(Duration::from_secs(3));
         let now = l.parsed(
             "now",
             "an RFC 3339 timestamp such as 2026-11-22T03:00:00Z",
@@ -563,6 +596,9 @@ impl Settings {
                 .collect(),
             vulnerability_feed: l.string("vulnerability_feed")?,
             extra_checks_rating: l.switch("extra_checks_rating", true)?,
+            extra_checks: !l.switch("no_extra_checks", false)?,
+            debug_ports,
+            debug_port_timeout,
             now,
             config_file,
         })

@@ -209,7 +209,6 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         long: Some("no-extra-checks"),
         group: Group::Checks,
-        availability: NotYet,
         ..row(
             "no_extra_checks",
             "Disable the additional probes (exposed files, debug services, CORS, ...).",
@@ -218,7 +217,6 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         long: Some("no-debug-ports"),
         group: Group::Checks,
-        availability: NotYet,
         ..row("no_debug_ports", "Do not probe the debug ports.")
     },
     OptionSpec {

@@ -1,0 +1,288 @@
+//! The probe plan: every HTTP request a scan sends, keyed so the pure checks can find the
+//! answers. Keys of probes that decide one finding are that finding's id.
+
+use super::Observation;
+use crate::net::http::{Endpoint, Scheme};
+use std::collections::BTreeMap;
+
+pub const CAPABILITIES: &str = "capabilities";
+pub const ROOT: &str = "root";
+/// A path that cannot exist: what the server answers for it is the catch-all page that every
+/// "exposed" answer is compared against.
+pub const BASELINE: &str = "baseline";
+pub const OIDC: &str = "oidc";
+pub const TRACE: &str = "trace";
+pub const CORS_PREFLIGHT: &str = "cors:preflight";
+pub const CORS_GET: &str = "cors:get";
+
+/// The origin the CORS probes claim; `.invalid` can never resolve (RFC 2606).
+pub const FOREIGN_ORIGIN: &str = "https://cos-probe.invalid";
+/// Sent with TRACE so an echo can be told from a catch-all page.
+pub const TRACE_MARKER_HEADER: &str = "X-Cos-Trace-Probe";
+
+/// Endpoints that must refuse anonymous callers: (key, method, path, finding id).
+pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = &[
+    (
+        "auth:GET /remote.php/dav/files/",
+        "GET",
+        "/remote.php/dav/files/",
+        "authentication:/remote.php/dav/files/",
+    ),
+    (
+        "auth:PROPFIND /remote.php/dav/files/",
+        "PROPFIND",
+        "/remote.php/dav/files/",
+        "authentication:/remote.php/dav/files/",
+    ),
+    (
+        "auth:GET /remote.php/webdav/",
+        "GET",
+        "/remote.php/webdav/",
+        "authentication:/remote.php/webdav/",
+    ),
+    (
+        "auth:GET /graph/v1.0/users",
+        "GET",
+        "/graph/v1.0/users",
+        "authentication:/graph/v1.0/users",
+    ),
+    (
+        "auth:GET /graph/v1.0/me",
+        "GET",
+        "/graph/v1.0/me",
+        "authentication:/graph/v1.0/me",
+    ),
+    (
+        "auth:GET /ocs/v1.php/cloud/users",
+        "GET",
+        "/ocs/v1.php/cloud/users?format=json",
+        "authentication:/ocs/v1.php/cloud/users",
+    ),
+    (
+        "auth:GET /ocs/v1.php/cloud/user",
+        "GET",
+        "/ocs/v1.php/cloud/user?format=json",
+        "authentication:/ocs/v1.php/cloud/user",
+    ),
+];
+
+/// Files that must never be served: their probe key is the finding id `exposed:<path>`.
+pub const EXPOSED_FILES: &[&str] = &[
+    "/opencloud.yaml",
+    "/config/opencloud.yaml",
+    "/.opencloud/config/opencloud.yaml",
+    "/ocis.yaml",
+    "/proxy/server.key",
+    "/idm/idm.boltdb",
+    "/idm/ocis.boltdb",
+    "/.env",
+    "/docker-compose.yml",
+    "/.git/config",
+];
+
+/// Folders a misconfigured web server might list.
+pub const LISTING_CANDIDATES: &[&str] = &["/data/", "/storage/users/", "/idm/", "/proxy/"];
+
+/// Debug handlers that must not be reachable on the public address: key `debugEndpoint:<path>`.
+pub const PUBLIC_DEBUG_PATHS: &[&str] = &["/metrics", "/config", "/debug/pprof/"];
+
+/// Published demo accounts of OpenCloud (password `demo`; dennis is an administrator).
+pub const DEMO_ACCOUNTS: &[(&str, &str)] = &[
+    ("dennis", "demo"),
+    ("margaret", "demo"),
+    ("alan", "demo"),
+    ("lynn", "demo"),
+    ("mary", "demo"),
+];
+
+/// The built-in identity provider's sign-in call.
+pub const LOGON_PATH: &str = "/signin/v1/identifier/_/logon";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpProbe {
+    pub key: String,
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+impl HttpProbe {
+    fn new(key: &str, method: &str, path: &str) -> HttpProbe {
+        HttpProbe {
+            key: key.to_string(),
+            method: method.to_string(),
+            path: path.to_string(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn header(mut self, name: &str, value: &str) -> HttpProbe {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// A path no instance serves, different on every scan so no cache answers it.
+pub fn baseline_path() -> String {
+    use sha2::Digest;
+    let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+    let digest = sha2::Sha256::digest(seed.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("/cos-baseline-{hex}")
+}
+
+/// Probes that need nothing but the transport.
+pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
+    let mut probes = vec![
+        HttpProbe::new(CAPABILITIES, "GET", super::status::CAPABILITIES_PATH),
+        HttpProbe::new(ROOT, "GET", "/"),
+    ];
+    if !extra_checks {
+        return probes;
+    }
+    probes.push(HttpProbe::new(BASELINE, "GET", &baseline_path()));
+    probes.push(HttpProbe::new(
+        OIDC,
+        "GET",
+        "/.well-known/openid-configuration",
+    ));
+    probes.push(HttpProbe::new(TRACE, "TRACE", "/").header(TRACE_MARKER_HEADER, "cos-trace-echo"));
+    probes.push(
+        HttpProbe::new(CORS_PREFLIGHT, "OPTIONS", "/graph/v1.0/me")
+            .header("Origin", FOREIGN_ORIGIN)
+            .header("Access-Control-Request-Method", "GET")
+            .header("Access-Control-Request-Headers", "authorization"),
+    );
+    probes.push(HttpProbe::new(CORS_GET, "GET", "/graph/v1.0/me").header("Origin", FOREIGN_ORIGIN));
+    for (key, method, path, _) in AUTHENTICATION {
+        let mut probe = HttpProbe::new(key, method, path);
+        if *method == "PROPFIND" {
+            probe = probe.header("Depth", "0");
+        }
+        probes.push(probe);
+    }
+    for path in EXPOSED_FILES {
+        probes.push(HttpProbe::new(&format!("exposed:{path}"), "GET", path));
+    }
+    for path in LISTING_CANDIDATES {
+        probes.push(HttpProbe::new(&format!("listing:{path}"), "GET", path));
+    }
+    for path in PUBLIC_DEBUG_PATHS {
+        probes.push(HttpProbe::new(
+            &format!("debugEndpoint:{path}"),
+            "GET",
+            path,
+        ));
+    }
+    probes
+}
+
+/// Whether the discovery document names the instance's built-in identity provider (lico under
+/// `/signin/v1/`), the only one demo accounts are tried against.
+pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
+    let Some(Ok(response)) = oidc else {
+        return false;
+    };
+    if response.status != 200 {
+        return false;
+    }
+    let Ok(document) = serde_json::from_slice::<serde_json::Value>(&response.body) else {
+        return false;
+    };
+    document["authorization_endpoint"]
+        .as_str()
+        .is_some_and(|e| e.contains("/signin/v1/identifier/"))
+}
+
+/// Probes that depend on the first round: demo sign-ins (built-in identity provider only) and
+/// the same credentials over basic auth, which decides `basicAuthDisabled` for real.
+pub fn dependent(endpoint: &Endpoint, first: &BTreeMap<String, Observation>) -> Vec<HttpProbe> {
+    if !builtin_identity_provider(first.get(OIDC)) {
+        return Vec::new();
+    }
+    let origin = endpoint.origin();
+    let mut probes = Vec::new();
+    for (user, password) in DEMO_ACCOUNTS {
+        let body = serde_json::json!({
+            "params": [user, password, "1"],
+            "hello": {
+                "scope": "openid profile email",
+                "client_id": "web",
+                "redirect_uri": format!("{origin}/oidc-callback.html"),
+                "flow": "oidc",
+            },
+            "state": "cos-demo-check",
+        });
+        let mut probe = HttpProbe::new(&format!("demo:{user}"), "POST", LOGON_PATH)
+            .header("Content-Type", "application/json")
+            .header("Kopano-Konnect-XSRF", "1")
+            .header("Origin", &origin)
+            .header("Referer", &format!("{origin}/signin/v1/identifier"));
+        probe.body = Some(body.to_string().into_bytes());
+        probes.push(probe);
+    }
+    let (user, password) = DEMO_ACCOUNTS[0];
+    probes.push(
+        HttpProbe::new(&format!("basic:{user}"), "GET", "/graph/v1.0/me")
+            .header("Authorization", &basic_credentials(user, password)),
+    );
+    probes
+}
+
+fn basic_credentials(user: &str, password: &str) -> String {
+    format!(
+        "Basic {}",
+        crate::net::proxy::base64(format!("{user}:{password}").as_bytes())
+    )
+}
+
+impl Endpoint {
+    /// The browser origin of the endpoint (default ports left out, as browsers do).
+    pub fn origin(&self) -> String {
+        let default = matches!(
+            (self.scheme, self.port),
+            (Scheme::Https, 443) | (Scheme::Http, 80)
+        );
+        if default {
+            format!("{}://{}", self.scheme.as_str(), self.url_host)
+        } else {
+            format!("{}://{}:{}", self.scheme.as_str(), self.url_host, self.port)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_paths_differ_and_look_random() {
+        let a = baseline_path();
+        assert!(a.starts_with("/cos-baseline-") && a.len() == "/cos-baseline-".len() + 16);
+    }
+
+    #[test]
+    fn origins_leave_default_ports_out() {
+        let mut e = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "c.example".into(),
+            port: 443,
+            base_path: String::new(),
+        };
+        assert_eq!(e.origin(), "https://c.example");
+        e.port = 9200;
+        assert_eq!(e.origin(), "https://c.example:9200");
+    }
+
+    #[test]
+    fn keys_are_unique() {
+        let probes = independent(true);
+        let mut keys: Vec<&str> = probes.iter().map(|p| p.key.as_str()).collect();
+        keys.sort();
+        let before = keys.len();
+        keys.dedup();
+        assert_eq!(before, keys.len());
+    }
+}
