@@ -76,6 +76,11 @@ pub enum Status {
     Failed,
     /// Ran but could not decide (server answered garbage, a credential was needed, ...).
     Indeterminate,
+    /// Ran but the network kept it from an answer (timeout, reset, scan deadline).
+    #[serde(rename = "network-limited")]
+    NetworkLimited,
+    /// Not run (its precondition was not met, e.g. no built-in identity provider).
+    Skipped,
 }
 
 /// What role a check plays in the rating.
@@ -276,8 +281,47 @@ pub struct ScanResult {
     pub remediation_plan: RemediationPlan,
     pub waivers: Vec<serde_json::Value>,
     pub policy: Option<serde_json::Value>,
+    /// Counts of checks by outcome; absent when the scan produced no findings.
+    pub coverage: Option<Coverage>,
+    /// Digests of what the instance reports, by area; no configuration values.
+    pub configuration_fingerprint: Option<Fingerprint>,
     /// Knowledge the verdict was based on (bundled data date, configured sources).
     pub knowledge: KnowledgeInfo,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    /// Checks that reached a decision (passed or failed).
+    pub evaluated: usize,
+    pub skipped: usize,
+    pub indeterminate: usize,
+    pub network_limited: usize,
+}
+
+impl Coverage {
+    pub fn of(findings: &[Finding]) -> Coverage {
+        let mut c = Coverage::default();
+        for f in findings {
+            match f.status {
+                Status::Passed | Status::Failed => c.evaluated += 1,
+                Status::Skipped => c.skipped += 1,
+                Status::Indeterminate => c.indeterminate += 1,
+                Status::NetworkLimited => c.network_limited += 1,
+            }
+        }
+        c
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fingerprint {
+    /// First 8 hex characters of the digest over every area.
+    pub short: String,
+    pub digest: String,
+    /// Area name to the digest of what was observed there.
+    pub areas: std::collections::BTreeMap<&'static str, String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

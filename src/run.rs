@@ -360,6 +360,8 @@ impl Scanner<'_> {
             remediation_plan: report::RemediationPlan::default(),
             waivers: Vec::new(),
             policy: None,
+            coverage: None,
+            configuration_fingerprint: None,
             knowledge: report::KnowledgeInfo {
                 advisories_updated: None,
                 schedule_updated: None,

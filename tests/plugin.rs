@@ -116,6 +116,17 @@ fn scan_env(fake: &FakeInstance, name: &str, extra: &[&str], env: &[(&str, &str)
     run_in(&dir, &args, env)
 }
 
+/// An instance without the weaknesses a default install has (demo accounts, CORS for any
+/// origin, version headers), so the version knowledge alone decides the rating.
+fn healthy() -> InstanceConfig {
+    InstanceConfig::default()
+        .demo_users(false)
+        .remove_header("Access-Control-Allow-Origin")
+        .remove_header("X-Web-Version")
+        .remove_header("X-Idp-Version")
+        .remove_header("X-Graph-Version")
+}
+
 fn host_line(fake: &FakeInstance, version: &str, grade: &str) -> String {
     format!(
         "OpenCloud {version} on {}, rating: {grade}, last scanned: {NOW}",
@@ -125,7 +136,7 @@ fn host_line(fake: &FakeInstance, version: &str, grade: &str) -> String {
 
 #[test]
 fn current_release_is_ok_with_a_plus() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
     let run = scan(&fake, "current", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(
@@ -150,13 +161,14 @@ fn current_release_is_ok_with_a_plus() {
     assert_eq!(
         run.perfdata(),
         "rating=5;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
-         update_available=0;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1"
+         update_available=0;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 \
+         coverage_inconclusive=1;;;0 coverage_not_checked=0;;;0"
     );
 }
 
 #[test]
 fn certificate_days_are_measured_from_the_leaf() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
     let run = scan(&fake, "cert-days", &[]);
     let last = run.lines().last().unwrap().to_string();
     let days: i64 = last
@@ -170,7 +182,7 @@ fn certificate_days_are_measured_from_the_leaf() {
 
 #[test]
 fn patch_pending_is_ok_with_a() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.1"));
+    let fake = FakeInstance::start(healthy().version("7.2.1"));
     let run = scan(&fake, "patch", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(
@@ -197,7 +209,7 @@ fn patch_pending_is_ok_with_a() {
 
 #[test]
 fn update_warning_turns_a_pending_patch_into_warning() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.1"));
+    let fake = FakeInstance::start(healthy().version("7.2.1"));
     let run = scan(&fake, "update-warning", &["--update-warning"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(run.line(0), "WARNING: update available: 7.2.4");
@@ -206,7 +218,7 @@ fn update_warning_turns_a_pending_patch_into_warning() {
 
 #[test]
 fn a_line_behind_is_warning_with_c() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let run = scan(
         &fake,
         "line-behind",
@@ -225,7 +237,7 @@ fn a_line_behind_is_warning_with_c() {
 #[test]
 fn known_vulnerability_is_warning_with_d() {
     // 4.0.5: GHSA-gf4p-7p27-26w7 (medium) is open, GHSA-vf5j-r2hw-2hrw fixed in 4.0.3.
-    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.5"));
+    let fake = FakeInstance::start(healthy().version("4.0.5"));
     let run = scan(&fake, "vulnerable", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
@@ -237,12 +249,16 @@ fn known_vulnerability_is_warning_with_d() {
         run.perfdata()
             .starts_with("rating=2;@0:3;@0:1;0;5 vulnerabilities=1;0;;0 ")
     );
-    assert!(run.perfdata().ends_with(" upgrade_path_complete=1;;;0;1"));
+    assert!(
+        run.perfdata().contains(" upgrade_path_complete=1;;;0;1 "),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
 fn high_advisory_is_critical_with_e() {
-    let fake = FakeInstance::start(InstanceConfig::default());
+    let fake = FakeInstance::start(healthy());
     let run = scan(&fake, "high", &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(
@@ -253,7 +269,8 @@ fn high_advisory_is_critical_with_e() {
     assert_eq!(
         run.perfdata(),
         "rating=1;@0:3;@0:1;0;5 vulnerabilities=2;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
-         update_available=1;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 upgrade_path_complete=1;;;0;1"
+         update_available=1;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 upgrade_path_complete=1;;;0;1 \
+         coverage_inconclusive=1;;;0 coverage_not_checked=0;;;0"
     );
 }
 
@@ -266,7 +283,7 @@ fn critical_advisory_from_an_extra_database_is_critical() {
         r#"{"advisories": [{"id": "TEST-2026-0001", "severity": "critical", "summary": "remote code execution", "introduced": "8.0.0", "fixed": "8.1.1"}]}"#,
     )
     .unwrap();
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let run = scan_env(
         &fake,
         "critical",
@@ -284,7 +301,7 @@ fn critical_advisory_from_an_extra_database_is_critical() {
     );
     // The recommended release (8.1.0, newest known) does not clear the advisory.
     assert!(
-        run.perfdata().ends_with(" upgrade_path_complete=0;;;0;1"),
+        run.perfdata().contains(" upgrade_path_complete=0;;;0;1 "),
         "{}",
         run.stdout
     );
@@ -292,7 +309,7 @@ fn critical_advisory_from_an_extra_database_is_critical() {
 
 #[test]
 fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("7.3.0"));
+    let fake = FakeInstance::start(healthy().version("7.3.0"));
     let run = scan(&fake, "eol", &["--warning", "0", "--critical", "0"]);
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(
@@ -314,7 +331,7 @@ fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
 
 #[test]
 fn eol_warning_window() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
     let run = scan(&fake, "eol-window", &["--eol-warning", "374"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
@@ -333,11 +350,7 @@ fn eol_warning_window() {
 
 #[test]
 fn untrusted_certificate_fails_tls_trusted() {
-    let fake = FakeInstance::start(
-        InstanceConfig::default()
-            .version("8.1.0")
-            .tls(TlsMode::SelfSigned),
-    );
+    let fake = FakeInstance::start(healthy().version("8.1.0").tls(TlsMode::SelfSigned));
     let run = scan(&fake, "self-signed", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
@@ -365,11 +378,7 @@ fn untrusted_certificate_fails_tls_trusted() {
 
 #[test]
 fn expired_and_wrong_name_certificates() {
-    let fake = FakeInstance::start(
-        InstanceConfig::default()
-            .version("8.1.0")
-            .tls(TlsMode::Expired),
-    );
+    let fake = FakeInstance::start(healthy().version("8.1.0").tls(TlsMode::Expired));
     let run = scan(&fake, "expired", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
@@ -394,11 +403,7 @@ fn expired_and_wrong_name_certificates() {
         .to_string();
     assert!(cert_days.starts_with("cert_days_left=-"), "{cert_days}");
 
-    let fake = FakeInstance::start(
-        InstanceConfig::default()
-            .version("8.1.0")
-            .tls(TlsMode::WrongName),
-    );
+    let fake = FakeInstance::start(healthy().version("8.1.0").tls(TlsMode::WrongName));
     let run = scan(&fake, "wrong-name", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
@@ -411,7 +416,7 @@ fn expired_and_wrong_name_certificates() {
 
 #[test]
 fn https_unavailable_falls_back_to_plain_http() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").plain());
+    let fake = FakeInstance::start(healthy().version("8.1.0").plain());
     let run = scan(&fake, "plain", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
@@ -424,7 +429,8 @@ fn https_unavailable_falls_back_to_plain_http() {
     assert!(run.has_line("Additional checks failed (1): httpsAvailable"));
     assert_eq!(
         run.perfdata(),
-        "rating=2;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=1;;;0 update_available=0;;;0;1",
+        "rating=2;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=1;;;0 update_available=0;;;0;1 \
+         coverage_inconclusive=1;;;0 coverage_not_checked=0;;;0",
         "no cert_days_left without TLS"
     );
     // A single critical finding pages with --critical 2.
@@ -482,7 +488,7 @@ fn unreachable_host_is_unknown_after_retries() {
 #[test]
 fn server_errors_are_retried_and_the_scan_succeeds() {
     let fake = FakeInstance::start(
-        InstanceConfig::default()
+        healthy()
             .version("8.1.0")
             .fail_first_n(2, FaultKind::Status(503)),
     );
@@ -490,11 +496,7 @@ fn server_errors_are_retried_and_the_scan_succeeds() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(run.line(1), host_line(&fake, "8.1.0", "A+"));
 
-    let fake = FakeInstance::start(
-        InstanceConfig::default()
-            .version("8.1.0")
-            .always(FaultKind::Status(503)),
-    );
+    let fake = FakeInstance::start(healthy().version("8.1.0").always(FaultKind::Status(503)));
     let run = scan(&fake, "always-503", &["--retries", "1"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -507,18 +509,14 @@ fn server_errors_are_retried_and_the_scan_succeeds() {
 
 #[test]
 fn connection_resets_are_retried() {
-    let fake = FakeInstance::start(
-        InstanceConfig::default()
-            .version("8.1.0")
-            .fail_first_n(1, FaultKind::Reset),
-    );
+    let fake = FakeInstance::start(healthy().version("8.1.0").fail_first_n(1, FaultKind::Reset));
     let run = scan(&fake, "reset", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
 }
 
 #[test]
 fn update_source_modes() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("4.0.8"));
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
     let feed = FeedServer::github_releases(&["v8.2.0", "v7.2.5", "v4.0.9", "v4.1.0"]);
     let url = feed.url("/repos/opencloud-eu/opencloud/releases");
     let env = [
@@ -604,7 +602,7 @@ fn update_source_modes() {
 
 #[test]
 fn profiles_set_thresholds_and_rules() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     // strict: hardening on, and the real default CSP allows 'unsafe-inline'.
     let run = scan(&fake, "strict", &["--profile", "strict"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
@@ -622,7 +620,7 @@ fn profiles_set_thresholds_and_rules() {
     assert!(run.perfdata().starts_with("rating=5;@0:3;@0:1;0;5 "));
 
     // lenient: thresholds 2/0, no hardening; a vulnerable 4.0.0 is still at least WARNING.
-    let vulnerable = FakeInstance::start(InstanceConfig::default());
+    let vulnerable = FakeInstance::start(healthy());
     let run = scan(&vulnerable, "lenient", &["--profile", "lenient"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.perfdata().starts_with("rating=1;@0:2;@0:0;0;5 "));
@@ -644,7 +642,7 @@ fn profiles_set_thresholds_and_rules() {
 #[test]
 fn hardening_passes_when_the_headers_are_strong() {
     let fake = FakeInstance::start(
-        InstanceConfig::default()
+        healthy()
             .version("8.1.0")
             .set_header(
                 "Strict-Transport-Security",
@@ -663,7 +661,7 @@ fn hardening_passes_when_the_headers_are_strong() {
 
 #[test]
 fn precedence_flag_over_variable_over_config_file() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let dir = scratch_dir("precedence");
     std::fs::write(
         dir.join("check-storage-security.yml"),
@@ -707,7 +705,7 @@ fn precedence_flag_over_variable_over_config_file() {
 
 #[test]
 fn proxy_and_netrc_from_the_environment_are_never_used() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let dir = scratch_dir("no-proxy");
     // A proxy that does not exist and credentials for the target: using either would show.
     let dead_proxy = format!("http://127.0.0.1:{}", support::closed_port());
@@ -759,9 +757,7 @@ fn other_products_and_non_instances_are_unknown() {
     );
 
     // A web server whose /status.php is its catch-all page.
-    let spa = FakeInstance::start(
-        InstanceConfig::default().status_override("<!DOCTYPE html><html></html>"),
-    );
+    let spa = FakeInstance::start(healthy().status_override("<!DOCTYPE html><html></html>"));
     let run = scan(&spa, "spa", &[]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -772,21 +768,17 @@ fn other_products_and_non_instances_are_unknown() {
 
     // Only the legacy version in the status document: the capabilities still carry the release.
     let legacy_status = r#"{"installed": true, "version": "0.1.0.0", "productname": "OpenCloud"}"#;
-    let legacy = FakeInstance::start(InstanceConfig::default().status_override(legacy_status));
+    let legacy = FakeInstance::start(healthy().status_override(legacy_status));
     let run = scan(&legacy, "legacy", &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(run.line(1), host_line(&legacy, "4.0.0", "E"));
 
     // Neither document names the release: it cannot be judged, and 0.1.0.0 is never taken for one.
-    let unversioned = FakeInstance::start(
-        InstanceConfig::default()
-            .status_override(legacy_status)
-            .route(
-                "GET",
-                "/ocs/v1.php/cloud/capabilities",
-                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
-            ),
-    );
+    let unversioned = FakeInstance::start(healthy().status_override(legacy_status).route(
+        "GET",
+        "/ocs/v1.php/cloud/capabilities",
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+    ));
     let run = scan(&unversioned, "unversioned", &[]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -800,9 +792,7 @@ fn other_products_and_non_instances_are_unknown() {
 
 #[test]
 fn redirects_are_never_followed() {
-    let fake = FakeInstance::start(
-        InstanceConfig::default().redirect_to("https://elsewhere.example/status.php"),
-    );
+    let fake = FakeInstance::start(healthy().redirect_to("https://elsewhere.example/status.php"));
     let run = scan(&fake, "redirect", &[]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -857,7 +847,7 @@ fn help_and_version() {
 
 #[test]
 fn debug_prints_the_explanation_before_the_perfdata() {
-    let fake = FakeInstance::start(InstanceConfig::default());
+    let fake = FakeInstance::start(healthy());
     let run = scan(&fake, "debug", &["--debug"]);
     assert_eq!(run.code, 2);
     assert!(run.has_line("Rating explanation:"), "{}", run.stdout);
@@ -913,7 +903,7 @@ fn advisory_feed_is_merged_after_bundled_data_and_deduplicated() {
     let url = feed.url("/osv.json");
     let env = [("COS_SCANNER_VULNERABILITY_FEED", url.as_str())];
 
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let run = scan_env(&fake, "advisory-feed", &[], &env);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
@@ -921,7 +911,7 @@ fn advisory_feed_is_merged_after_bundled_data_and_deduplicated() {
         "WARNING: OpenCloud 8.1.0 has 1 known vulnerability (GO-2026-9001 medium); upgrade to 8.1.1"
     );
 
-    let old = FakeInstance::start(InstanceConfig::default());
+    let old = FakeInstance::start(healthy());
     let run = scan_env(&old, "advisory-feed-dedup", &[], &env);
     assert!(
         run.perfdata().contains(" vulnerabilities=2;0;;0 "),
@@ -932,7 +922,7 @@ fn advisory_feed_is_merged_after_bundled_data_and_deduplicated() {
 
 #[test]
 fn unreachable_advisory_feed_is_ignored() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let url = format!("http://127.0.0.1:{}/osv.json", support::closed_port());
     let run = scan_env(
         &fake,
@@ -946,7 +936,7 @@ fn unreachable_advisory_feed_is_ignored() {
 
 #[test]
 fn unreadable_advisory_file_is_an_operator_error() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let run = scan_env(
         &fake,
         "advisory-file-missing",
@@ -969,7 +959,7 @@ fn unreadable_advisory_file_is_an_operator_error() {
 #[test]
 fn a_fixed_release_track_changes_the_lifecycle() {
     // 7.2 is on rolling (ended when 7.3 opened) and production (still supported).
-    let fake = FakeInstance::start(InstanceConfig::default().version("7.2.4"));
+    let fake = FakeInstance::start(healthy().version("7.2.4"));
     let run = scan(&fake, "track-auto", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(
@@ -988,7 +978,7 @@ fn a_fixed_release_track_changes_the_lifecycle() {
 #[test]
 fn hostile_answers_end_unknown_without_hanging() {
     // Headers beyond the cap.
-    let fake = FakeInstance::start(InstanceConfig::default().huge_header());
+    let fake = FakeInstance::start(healthy().huge_header());
     let run = scan(&fake, "huge-header", &["--retries", "0"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -998,7 +988,7 @@ fn hostile_answers_end_unknown_without_hanging() {
     );
 
     // A body that never ends is cut at the cap.
-    let fake = FakeInstance::start(InstanceConfig::default().endless_body());
+    let fake = FakeInstance::start(healthy().endless_body());
     let run = scan(&fake, "endless", &["--retries", "0"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -1008,9 +998,7 @@ fn hostile_answers_end_unknown_without_hanging() {
     );
 
     // A body dripping one byte at a time is cut by the request deadline.
-    let fake = FakeInstance::start(
-        InstanceConfig::default().slow_drip(std::time::Duration::from_millis(50)),
-    );
+    let fake = FakeInstance::start(healthy().slow_drip(std::time::Duration::from_millis(50)));
     let run = scan(&fake, "slow-drip", &["--retries", "0", "--timeout", "0.5"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(
@@ -1022,7 +1010,7 @@ fn hostile_answers_end_unknown_without_hanging() {
 
 #[test]
 fn the_operators_proxy_carries_every_connection() {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
     let proxy = support::ConnectProxy::start();
     let run = scan(&fake, "proxy", &["--proxy", &proxy.url()]);
     assert_eq!(run.code, 0, "{}", run.stdout);

@@ -1,6 +1,7 @@
 //! The assessment: from measurements, version knowledge, settings and the clock to the result
 //! document. Pure: no I/O, the clock is an input.
 
+pub mod fingerprint;
 pub mod rating;
 
 use crate::checks;
@@ -11,6 +12,7 @@ use crate::net::HttpsObservation;
 use crate::probe::Measurements;
 use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
 use crate::settings::{Settings, UpdateSource};
+use crate::severity::Severity;
 use crate::verdict;
 use semver::Version;
 
@@ -236,6 +238,7 @@ pub fn assess(input: Input) -> ScanResult {
         schedule_stale: l.schedule_stale,
     });
 
+    let coverage = report::Coverage::of(&findings);
     let plan = remediation_plan(&findings, &update_report, end_of_life);
     ScanResult {
         host,
@@ -273,6 +276,8 @@ pub fn assess(input: Input) -> ScanResult {
         remediation_plan: plan,
         waivers: Vec::new(),
         policy: None,
+        coverage: Some(coverage),
+        configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: knowledge_info(knowledge),
     }
 }
@@ -489,10 +494,13 @@ fn message(
             list.join(", ")
         ));
     }
-    for f in findings
-        .iter()
-        .filter(|f| f.role == Role::Check && f.status == Status::Failed && f.counts)
-    {
+    // Low-severity failures never move the rating; they stay on the detail lines.
+    for f in findings.iter().filter(|f| {
+        f.role == Role::Check
+            && f.status == Status::Failed
+            && f.counts
+            && f.severity > Severity::Low
+    }) {
         reasons.push(format!("{} failed ({}): {}", f.id, f.severity, f.detail));
     }
     if inputs.update_warning

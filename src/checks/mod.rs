@@ -4,7 +4,10 @@
 
 pub mod cookies;
 pub mod debug;
+pub mod exposure;
 pub mod headers;
+pub mod identity;
+pub mod sharing;
 pub mod tls_extra;
 pub mod transport;
 
@@ -72,6 +75,9 @@ pub static TABLES: &[&[CheckSpec]] = &[
     transport::ROWS,
     tls_extra::ROWS,
     headers::ROWS,
+    exposure::ROWS,
+    identity::ROWS,
+    sharing::ROWS,
     cookies::ROWS,
     debug::ROWS,
 ];
@@ -122,12 +128,15 @@ pub fn finding(id: &str, status: Status, detail: impl Into<String>) -> Finding {
 pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
     let mut findings = transport::evaluate(m, ctx);
     if m.extra_checks {
+        findings.extend(exposure::evaluate(m));
+        findings.extend(identity::evaluate(m));
         findings.extend(tls_extra::evaluate(m));
         findings.extend(cookies::evaluate(m));
         findings.extend(debug::evaluate(m));
     }
     if ctx.check_hardening {
         findings.extend(headers::evaluate(m));
+        findings.extend(sharing::evaluate(m));
     }
     if !ctx.extra_checks_rating {
         for f in findings.iter_mut().filter(|f| f.role == Role::Check) {

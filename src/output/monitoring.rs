@@ -48,10 +48,15 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
     }
     let checks_ran = result.findings.iter().any(|f| f.role == Role::Check);
     if checks_ran {
-        let failed: Vec<String> = result
+        let mut failed: Vec<&crate::report::Finding> = result
             .findings
             .iter()
             .filter(|f| f.role == Role::Check && f.status == Status::Failed && !f.ignored)
+            .collect();
+        // Most severe first: the line is read from the left.
+        failed.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.id.cmp(&b.id)));
+        let failed: Vec<String> = failed
+            .into_iter()
             .map(|f| {
                 if f.counts {
                     f.id.clone()
@@ -69,6 +74,15 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
                 failed.join(", ")
             ));
         }
+    }
+    if let Some(c) = &result.coverage {
+        lines.push(format!(
+            "Coverage: {} checks evaluated, {} skipped, {} indeterminate, {} network-limited",
+            c.evaluated, c.skipped, c.indeterminate, c.network_limited
+        ));
+    }
+    if let Some(f) = &result.configuration_fingerprint {
+        lines.push(format!("Configuration fingerprint: {}", f.short));
     }
     if let Some(update) = &result.update
         && update.mode != "off"

@@ -130,6 +130,10 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
                 .max(1),
         );
     }
+    if let Some(c) = &result.coverage {
+        out.push(Metric::new("coverage_inconclusive", c.indeterminate + c.network_limited).min(0));
+        out.push(Metric::new("coverage_not_checked", c.skipped).min(0));
+    }
     out
 }
 

@@ -189,3 +189,39 @@ pub fn measure(
         plain_http,
     })
 }
+
+/// Reads a captured answer (`curl -i` output in `tests/fixtures/`) for unit tests of checks.
+#[cfg(test)]
+pub fn fixture(relative: &str) -> Response {
+    let path = format!("{}/tests/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let split = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| (p, p + 4))
+        .or_else(|| {
+            bytes
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|p| (p, p + 2))
+        })
+        .unwrap_or((bytes.len(), bytes.len()));
+    let head = String::from_utf8_lossy(&bytes[..split.0]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(n, _)| !n.eq_ignore_ascii_case("transfer-encoding"))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: bytes[split.1..].to_vec(),
+        truncated: false,
+    }
+}

@@ -1,0 +1,480 @@
+//! What the instance serves to anybody: exposed files, directory listings, API endpoints that
+//! answer without sign-in, TRACE echoes, CORS and version disclosure.
+//!
+//! Real instances answer every unknown path with their web app and status 200, so nothing is
+//! "exposed" because it answered 200: an answer must differ from the catch-all page (the answer
+//! to a random path) and look like the thing itself.
+
+use super::{CheckSpec, INSTANCE, REVERSE_PROXY, finding};
+use crate::net::http::Response;
+use crate::probe::status::printable;
+use crate::probe::{Measurements, Observation, plan};
+use crate::report::{Finding, Role, Status};
+use crate::severity::Severity;
+
+const EXPOSURE_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/";
+
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "exposed",
+        family: Some("exposed"),
+        role: Role::Check,
+        severity: Severity::High,
+        category: "exposure",
+        title: "No deployment file is served",
+        remediation: "Serve only the instance through the web server: remove the file from any \
+                      folder the reverse proxy publishes and rotate every secret it contained.",
+        documentation: Some(EXPOSURE_DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "directoryListing",
+        family: None,
+        role: Role::Check,
+        severity: Severity::High,
+        category: "exposure",
+        title: "No folder is listed",
+        remediation: "Turn off directory indexes (nginx autoindex off; Apache Options -Indexes) and \
+                      do not publish data folders.",
+        documentation: Some(EXPOSURE_DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "authentication",
+        family: Some("authentication"),
+        role: Role::Check,
+        severity: Severity::Critical,
+        category: "authentication",
+        title: "File and user APIs refuse anonymous callers",
+        remediation: "Route the API paths to the instance unchanged and do not add rules that \
+                      answer them without authentication.",
+        documentation: Some(EXPOSURE_DOCS),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "traceMethodDisabled",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Medium,
+        category: "exposure",
+        title: "TRACE requests are not echoed",
+        remediation: "Refuse the TRACE method at the reverse proxy (e.g. nginx: if ($request_method \
+                      = TRACE) { return 405; }).",
+        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE"),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "corsOriginRestricted",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Critical,
+        category: "exposure",
+        title: "Cross-origin API access is limited to known origins",
+        remediation: "Set OC_CORS_ALLOW_ORIGINS to the instance's own address (and trusted \
+                      clients) instead of the default '*'.",
+        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/CORS"),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "versionDisclosure",
+        family: Some("versionDisclosure"),
+        role: Role::Check,
+        severity: Severity::Low,
+        category: "exposure",
+        title: "Response headers do not disclose versions",
+        remediation: "Strip version headers (X-*-Version, Server, X-Powered-By) at the reverse \
+                      proxy, e.g. nginx proxy_hide_header X-Web-Version;.",
+        documentation: None,
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
+];
+
+/// The catch-all answer a random path got.
+fn baseline(m: &Measurements) -> Option<&Response> {
+    m.answer(plan::BASELINE)
+}
+
+/// The answer is the page every unknown path gets, not the thing asked for.
+pub fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
+    baseline.is_some_and(|b| b.status == answer.status && b.body == answer.body)
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+    let head = head.trim_start();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<?xml")
+}
+
+/// Whether a body is the file named by the path, judged by its content.
+pub fn looks_like(path: &str, body: &[u8]) -> bool {
+    if body.is_empty() || looks_like_html(body) {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
+    let has_line = |pred: &dyn Fn(&str) -> bool| text.lines().any(|l| pred(l.trim_end()));
+    if path.ends_with(".key") {
+        text.contains("-----BEGIN") && text.contains("PRIVATE KEY")
+    } else if path.ends_with(".boltdb") {
+        // Binary pages; a text catch-all never has NUL bytes.
+        body.contains(&0)
+    } else if path.ends_with("/.env") {
+        has_line(&|l| {
+            let Some((key, _)) = l.split_once('=') else {
+                return false;
+            };
+            !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+    } else if path.ends_with("/.git/config") {
+        text.contains("[core]") || text.contains("[remote ")
+    } else if path.ends_with(".yml") || path.ends_with(".yaml") {
+        has_line(&|l| {
+            let t = l.trim_start();
+            !t.starts_with('#')
+                && t.split_once(':').is_some_and(|(k, rest)| {
+                    !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                        && (rest.is_empty() || rest.starts_with(' '))
+                })
+        })
+    } else {
+        false
+    }
+}
+
+fn exposed_severity(path: &str) -> Severity {
+    // A private key or the identity store hands over the instance; a deployment
+    // configuration file is high (spec).
+    if path.ends_with(".key") || path.ends_with(".boltdb") {
+        Severity::Critical
+    } else {
+        Severity::High
+    }
+}
+
+fn network_limited(id: &str, error: &crate::net::http::FetchError) -> Finding {
+    finding(
+        id,
+        Status::NetworkLimited,
+        format!("no answer: {}", printable(error.message())),
+    )
+}
+
+fn exposed_files(m: &Measurements) -> Vec<Finding> {
+    let base = baseline(m);
+    plan::EXPOSED_FILES
+        .iter()
+        .filter_map(|path| {
+            let id = format!("exposed:{path}");
+            let observation = m.http.get(&id)?;
+            Some(match observation {
+                Err(e) => network_limited(&id, e),
+                Ok(r) if r.status != 200 => {
+                    finding(&id, Status::Passed, format!("answered HTTP {}", r.status))
+                }
+                Ok(r) if is_catch_all(r, base) => {
+                    finding(&id, Status::Passed, "answered the catch-all page")
+                }
+                Ok(r) if looks_like(path, &r.body) => {
+                    let mut f = finding(
+                        &id,
+                        Status::Failed,
+                        format!("{path} is served to anybody ({} bytes)", r.body.len()),
+                    );
+                    f.severity = exposed_severity(path);
+                    f
+                }
+                Ok(_) => finding(
+                    &id,
+                    Status::Passed,
+                    "answered 200 with content that is not the file",
+                ),
+            })
+        })
+        .collect()
+}
+
+fn directory_listing(m: &Measurements) -> Option<Finding> {
+    let base = baseline(m);
+    let mut listed = Vec::new();
+    let mut answered = false;
+    for path in plan::LISTING_CANDIDATES {
+        let Some(Ok(r)) = m.http.get(&format!("listing:{path}")) else {
+            continue;
+        };
+        answered = true;
+        if r.status == 200 && !is_catch_all(r, base) {
+            let text = String::from_utf8_lossy(&r.body).to_ascii_lowercase();
+            if text.contains("<title>index of")
+                || text.contains("<h1>index of")
+                || text.contains("directory listing for")
+            {
+                listed.push(*path);
+            }
+        }
+    }
+    if !m.http.keys().any(|k| k.starts_with("listing:")) {
+        return None;
+    }
+    Some(if !listed.is_empty() {
+        finding(
+            "directoryListing",
+            Status::Failed,
+            format!("folder listings are served for {}", listed.join(", ")),
+        )
+    } else if answered {
+        finding(
+            "directoryListing",
+            Status::Passed,
+            "no folder listing is served",
+        )
+    } else {
+        finding(
+            "directoryListing",
+            Status::NetworkLimited,
+            "no listing probe got an answer",
+        )
+    })
+}
+
+/// Status of one anonymous API call: `Some(true)` refused (protected), `Some(false)` served.
+fn refused(answer: &Response, base: Option<&Response>) -> Option<bool> {
+    match answer.status {
+        401 | 403 | 404 | 405 | 501 => Some(true),
+        300..=399 => Some(true), // sent to a login page
+        200..=299 if is_catch_all(answer, base) || looks_like_html(&answer.body) => Some(true),
+        200..=299 => Some(false),
+        _ => None,
+    }
+}
+
+fn authentication(m: &Measurements) -> Vec<Finding> {
+    let base = baseline(m);
+    let mut ids: Vec<&str> = plan::AUTHENTICATION
+        .iter()
+        .map(|(_, _, _, id)| *id)
+        .collect();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|id| {
+            let answers: Vec<(&str, &Observation)> = plan::AUTHENTICATION
+                .iter()
+                .filter(|(_, _, _, fid)| *fid == id)
+                .filter_map(|(key, method, _, _)| m.http.get(*key).map(|o| (*method, o)))
+                .collect();
+            if answers.is_empty() {
+                return None;
+            }
+            let served: Vec<String> = answers
+                .iter()
+                .filter_map(|(method, o)| match o {
+                    Ok(r) if refused(r, base) == Some(false) => Some(format!(
+                        "{method} answered HTTP {} without sign-in",
+                        r.status
+                    )),
+                    _ => None,
+                })
+                .collect();
+            let decided = answers
+                .iter()
+                .filter(|(_, o)| matches!(o, Ok(r) if refused(r, base).is_some()))
+                .count();
+            let path = id.trim_start_matches("authentication:");
+            let mut f = if !served.is_empty() {
+                finding(id, Status::Failed, format!("{path}: {}", served.join("; ")))
+            } else if decided == answers.len() {
+                finding(
+                    id,
+                    Status::Passed,
+                    format!("{path} refuses anonymous callers"),
+                )
+            } else if let Some((_, Err(e))) = answers.iter().find(|(_, o)| o.is_err()) {
+                network_limited(id, e)
+            } else {
+                finding(
+                    id,
+                    Status::Indeterminate,
+                    format!("{path} answered with a server error"),
+                )
+            };
+            // User lists and files are critical; the caller's own profile is high.
+            if id.ends_with("/cloud/user") || id.ends_with("/me") {
+                f.severity = Severity::High;
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+fn trace(m: &Measurements) -> Option<Finding> {
+    let observation = m.http.get(plan::TRACE)?;
+    Some(match observation {
+        Err(e) => network_limited("traceMethodDisabled", e),
+        Ok(r) => {
+            let content_type = r.header("content-type").unwrap_or("").to_ascii_lowercase();
+            let body = String::from_utf8_lossy(&r.body).to_ascii_lowercase();
+            let echoed = (200..300).contains(&r.status)
+                && (content_type.starts_with("message/http")
+                    || body.contains(&plan::TRACE_MARKER_HEADER.to_ascii_lowercase()));
+            if echoed {
+                finding(
+                    "traceMethodDisabled",
+                    Status::Failed,
+                    "TRACE / is answered with an echo of the request (headers, cookies included)",
+                )
+            } else {
+                finding(
+                    "traceMethodDisabled",
+                    Status::Passed,
+                    format!("TRACE / answered HTTP {} without an echo", r.status),
+                )
+            }
+        }
+    })
+}
+
+fn cors(m: &Measurements) -> Option<Finding> {
+    let id = "corsOriginRestricted";
+    let answers: Vec<&Response> = [plan::CORS_PREFLIGHT, plan::CORS_GET]
+        .iter()
+        .filter_map(|k| m.answer(k))
+        .collect();
+    if answers.is_empty() {
+        return match m.http.get(plan::CORS_PREFLIGHT) {
+            Some(Err(e)) => Some(network_limited(id, e)),
+            _ => None,
+        };
+    }
+    let mut worst: Option<(Severity, String)> = None;
+    for r in answers {
+        let Some(allowed) = r.header("access-control-allow-origin").map(str::trim) else {
+            continue;
+        };
+        let credentials = r
+            .header("access-control-allow-credentials")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let reflected = allowed.eq_ignore_ascii_case(plan::FOREIGN_ORIGIN) || allowed == "null";
+        let (severity, what) = match (reflected, allowed == "*", credentials) {
+            (true, _, true) => (
+                Severity::Critical,
+                format!(
+                    "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: {})",
+                    printable(allowed)
+                ),
+            ),
+            (true, _, false) => (
+                Severity::Medium,
+                format!(
+                    "a foreign origin is reflected (Access-Control-Allow-Origin: {})",
+                    printable(allowed)
+                ),
+            ),
+            (false, true, _) => (
+                Severity::Medium,
+                "any origin is allowed (Access-Control-Allow-Origin: *)".to_string(),
+            ),
+            _ => continue,
+        };
+        if worst.as_ref().is_none_or(|(s, _)| severity > *s) {
+            worst = Some((severity, what));
+        }
+    }
+    Some(match worst {
+        Some((severity, what)) => {
+            let mut f = finding(id, Status::Failed, format!("/graph/v1.0/me: {what}"));
+            f.severity = severity;
+            f
+        }
+        None => finding(
+            id,
+            Status::Passed,
+            "a foreign origin gets no CORS permission",
+        ),
+    })
+}
+
+/// A header value that names a version (`4.0.0`, `nginx/1.25.3`, `PHP/8.2`).
+pub fn discloses_version(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes
+        .windows(3)
+        .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
+}
+
+fn version_disclosure(m: &Measurements) -> Vec<Finding> {
+    // header name (as first seen) -> an example value
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let answers = m
+        .root
+        .iter()
+        .chain(m.http.values().filter_map(|o| o.as_ref().ok()));
+    for r in answers {
+        for (name, value) in &r.headers {
+            let lower = name.to_ascii_lowercase();
+            let relevant = lower == "server"
+                || lower == "x-powered-by"
+                || (lower.starts_with("x-") && lower.ends_with("-version"));
+            if relevant
+                && discloses_version(value)
+                && !seen.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+            {
+                seen.push((canonical(name), printable(value)));
+            }
+        }
+    }
+    seen.sort();
+    if seen.is_empty() {
+        return vec![finding(
+            "versionDisclosure",
+            Status::Passed,
+            "no response header names a version",
+        )];
+    }
+    seen.into_iter()
+        .map(|(name, value)| {
+            finding(
+                &format!("versionDisclosure:{name}"),
+                Status::Failed,
+                format!("{name}: {value}"),
+            )
+        })
+        .collect()
+}
+
+/// `x-web-version` -> `X-Web-Version`, so ids read the same whatever the server's case.
+fn canonical(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => {
+                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
+                }
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+pub fn evaluate(m: &Measurements) -> Vec<Finding> {
+    let mut findings = exposed_files(m);
+    findings.extend(directory_listing(m));
+    findings.extend(authentication(m));
+    findings.extend(trace(m));
+    findings.extend(cors(m));
+    findings.extend(version_disclosure(m));
+    findings
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,346 @@
+//! Sign-in: published demo accounts against the instance's own identity provider, password
+//! basic auth (decided by a real credential, never by the `Basic` challenge that every default
+//! instance sends), and the identity provider's discovery document.
+
+use super::{CheckSpec, IDENTITY_PROVIDER, INSTANCE, finding};
+use crate::net::http::Scheme;
+use crate::probe::status::printable;
+use crate::probe::{Measurements, plan};
+use crate::report::{Finding, Role, Status};
+use crate::severity::Severity;
+
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "demoUsersDisabled",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Critical,
+        category: "authentication",
+        title: "Published demo accounts cannot sign in",
+        remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
+                      IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
+                      remove accounts already created.",
+        documentation: Some("https://docs.opencloud.eu/docs/admin/resources/demo-user"),
+        fixed_in: IDENTITY_PROVIDER,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "basicAuthDisabled",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Medium,
+        category: "authentication",
+        title: "Passwords are not accepted over basic auth",
+        remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
+                      on every request and bypasses the identity provider's protections. App \
+                      tokens keep working.",
+        documentation: Some("https://docs.opencloud.eu/docs/admin/configuration/"),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "identityProviderConsistent",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Medium,
+        category: "authentication",
+        title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
+        remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
+                      address of the instance so every endpoint in the discovery document uses it.",
+        documentation: Some("https://openid.net/specs/openid-connect-discovery-1_0.html"),
+        fixed_in: IDENTITY_PROVIDER,
+        verifiable: true,
+    },
+];
+
+fn json(body: &[u8]) -> Option<serde_json::Value> {
+    serde_json::from_slice(body).ok()
+}
+
+/// Which demo accounts signed in; `None` when no sign-in was tried.
+fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static str>, usize, usize)> {
+    let mut accepted = Vec::new();
+    let mut answered = 0;
+    let mut tried = 0;
+    for (user, _) in plan::DEMO_ACCOUNTS {
+        let Some(observation) = m.http.get(&format!("demo:{user}")) else {
+            continue;
+        };
+        tried += 1;
+        if let Ok(r) = observation {
+            answered += 1;
+            let success = r.status == 200
+                && json(&r.body).is_some_and(|d| d["success"].as_bool() == Some(true));
+            if success {
+                accepted.push(*user);
+            }
+        }
+    }
+    (tried > 0).then_some((accepted, answered, tried))
+}
+
+fn demo_users(m: &Measurements) -> Finding {
+    let id = "demoUsersDisabled";
+    match demo_sign_ins(m) {
+        None => finding(
+            id,
+            Status::Skipped,
+            "not tried: the discovery document names no built-in identity provider",
+        ),
+        Some((accepted, _, _)) if !accepted.is_empty() => {
+            let names: Vec<String> = accepted
+                .iter()
+                .map(|u| {
+                    if *u == "dennis" {
+                        "dennis (administrator)".to_string()
+                    } else {
+                        u.to_string()
+                    }
+                })
+                .collect();
+            finding(
+                id,
+                Status::Failed,
+                format!(
+                    "demo accounts sign in with their published password: {}",
+                    names.join(", ")
+                ),
+            )
+        }
+        Some((_, answered, tried)) if answered == tried => {
+            finding(id, Status::Passed, "no published demo account signs in")
+        }
+        Some(_) => finding(
+            id,
+            Status::NetworkLimited,
+            "some sign-in attempts got no answer",
+        ),
+    }
+}
+
+fn basic_auth(m: &Measurements) -> Finding {
+    let id = "basicAuthDisabled";
+    let (user, _) = plan::DEMO_ACCOUNTS[0];
+    let Some(observation) = m.http.get(&format!("basic:{user}")) else {
+        return finding(
+            id,
+            Status::Indeterminate,
+            "no credential could decide it (the Basic challenge alone proves nothing)",
+        );
+    };
+    let account_exists = demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.contains(&user));
+    match observation {
+        Ok(r) if (200..300).contains(&r.status) && json(&r.body).is_some() => finding(
+            id,
+            Status::Failed,
+            format!("the password of {user} is accepted over basic auth on /graph/v1.0/me"),
+        ),
+        Ok(r) if r.status == 401 && account_exists => finding(
+            id,
+            Status::Passed,
+            format!("{user} signs in through the identity provider but not over basic auth"),
+        ),
+        Ok(_) => finding(
+            id,
+            Status::Indeterminate,
+            "no credential could decide it (the Basic challenge alone proves nothing)",
+        ),
+        Err(e) => finding(
+            id,
+            Status::NetworkLimited,
+            format!("no answer: {}", printable(e.message())),
+        ),
+    }
+}
+
+/// Scheme and host of a URL, lower-cased (`https://cloud.example:443`).
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then(|| {
+        format!(
+            "{}://{}",
+            scheme.to_ascii_lowercase(),
+            host.to_ascii_lowercase()
+        )
+    })
+}
+
+fn discovery(m: &Measurements) -> Option<Finding> {
+    let id = "identityProviderConsistent";
+    let r = m.answer(plan::OIDC)?;
+    if r.status != 200 {
+        return None;
+    }
+    let doc = json(&r.body)?;
+    let issuer = doc["issuer"].as_str()?;
+    let issuer_origin = origin_of(issuer)?;
+    let mut problems = Vec::new();
+    for key in [
+        "authorization_endpoint",
+        "token_endpoint",
+        "userinfo_endpoint",
+        "jwks_uri",
+        "end_session_endpoint",
+    ] {
+        if let Some(url) = doc[key].as_str()
+            && origin_of(url).as_deref() != Some(issuer_origin.as_str())
+        {
+            problems.push(format!(
+                "{key} {} is not on the issuer's origin",
+                printable(url)
+            ));
+        }
+    }
+    if m.endpoint.scheme == Scheme::Https && !issuer_origin.starts_with("https://") {
+        problems.push(format!("the issuer {} is not https", printable(issuer)));
+    }
+    Some(if problems.is_empty() {
+        finding(id, Status::Passed, format!("issuer {}", printable(issuer)))
+    } else {
+        finding(id, Status::Failed, problems.join("; "))
+    })
+}
+
+pub fn evaluate(m: &Measurements) -> Vec<Finding> {
+    let mut findings = vec![demo_users(m), basic_auth(m)];
+    findings.extend(discovery(m));
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::HttpsObservation;
+    use crate::net::http::{Endpoint, FetchError, Response};
+    use crate::probe::fixture;
+
+    fn m() -> Measurements {
+        let endpoint = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "localhost".into(),
+            port: 9200,
+            base_path: String::new(),
+        };
+        let mut m = Measurements::empty(endpoint, HttpsObservation::Unavailable("x".into()));
+        m.http.insert(
+            plan::OIDC.into(),
+            Ok(fixture(
+                "opencloud-4.0.0/well-known-openid-configuration.txt",
+            )),
+        );
+        m
+    }
+
+    fn with_demo(m: &mut Measurements, dennis_file: &str, basic_file: &str) {
+        for (user, _) in plan::DEMO_ACCOUNTS {
+            let file = if *user == "dennis" {
+                dennis_file
+            } else {
+                "opencloud-4.0.0/login-idp-logon-dennis-wrong.txt"
+            };
+            m.http.insert(format!("demo:{user}"), Ok(fixture(file)));
+        }
+        m.http
+            .insert("basic:dennis".into(), Ok(fixture(basic_file)));
+    }
+
+    fn get(findings: &[Finding], id: &str) -> Finding {
+        findings.iter().find(|f| f.id == id).cloned().unwrap()
+    }
+
+    #[test]
+    fn real_demo_sign_in_is_critical_and_basic_auth_off_is_decided_by_it() {
+        let mut m = m();
+        with_demo(
+            &mut m,
+            "opencloud-4.0.0/login-idp-logon-dennis-demo.txt",
+            "opencloud-4.0.0/login-basic-dennis-graph-me.txt",
+        );
+        let findings = evaluate(&m);
+        let demo = get(&findings, "demoUsersDisabled");
+        assert_eq!(
+            (demo.status, demo.severity),
+            (Status::Failed, Severity::Critical)
+        );
+        assert!(demo.detail.contains("dennis (administrator)"));
+        let basic = get(&findings, "basicAuthDisabled");
+        assert_eq!(basic.status, Status::Passed, "{}", basic.detail);
+    }
+
+    #[test]
+    fn basic_auth_enabled_is_found_by_a_credential_that_works() {
+        let mut m = m();
+        with_demo(
+            &mut m,
+            "opencloud-4.0.0/login-idp-logon-dennis-demo.txt",
+            "opencloud-3.7.0-variant/login-basic-dennis-graph-me.txt",
+        );
+        let basic = get(&evaluate(&m), "basicAuthDisabled");
+        assert_eq!(
+            (basic.status, basic.severity),
+            (Status::Failed, Severity::Medium)
+        );
+    }
+
+    #[test]
+    fn without_a_working_credential_basic_auth_is_indeterminate() {
+        let mut m = m();
+        with_demo(
+            &mut m,
+            "opencloud-4.0.0/login-idp-logon-dennis-wrong.txt",
+            "opencloud-4.0.0/login-basic-dennis-graph-me.txt",
+        );
+        let findings = evaluate(&m);
+        assert_eq!(get(&findings, "demoUsersDisabled").status, Status::Passed);
+        assert_eq!(
+            get(&findings, "basicAuthDisabled").status,
+            Status::Indeterminate
+        );
+        // No probes at all (external identity provider): skipped and indeterminate, never failed.
+        let findings = evaluate(&self::m());
+        assert_eq!(get(&findings, "demoUsersDisabled").status, Status::Skipped);
+        assert_eq!(
+            get(&findings, "basicAuthDisabled").status,
+            Status::Indeterminate
+        );
+    }
+
+    #[test]
+    fn unanswered_sign_ins_are_network_limited() {
+        let mut m = m();
+        for (user, _) in plan::DEMO_ACCOUNTS {
+            m.http.insert(
+                format!("demo:{user}"),
+                Err(FetchError::Transient("reset".into())),
+            );
+        }
+        assert_eq!(
+            get(&evaluate(&m), "demoUsersDisabled").status,
+            Status::NetworkLimited
+        );
+    }
+
+    #[test]
+    fn discovery_of_the_real_instance_is_consistent() {
+        let f = get(&evaluate(&m()), "identityProviderConsistent");
+        assert_eq!(f.status, Status::Passed, "{}", f.detail);
+        let mut m = m();
+        m.http.insert(
+            plan::OIDC.into(),
+            Ok(Response {
+                status: 200,
+                headers: vec![],
+                body: br#"{"issuer": "http://cloud.example", "authorization_endpoint": "https://idp.other/authorize"}"#.to_vec(),
+                truncated: false,
+            }),
+        );
+        let f = get(&evaluate(&m), "identityProviderConsistent");
+        assert_eq!(f.status, Status::Failed);
+        assert!(
+            f.detail.contains("authorization_endpoint") && f.detail.contains("not https"),
+            "{}",
+            f.detail
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! Hardening measures the instance reports in its capabilities document: public-link
+//! passwords and expiry, user enumeration, the password policy. Evaluated with
+//! `--check-hardening`; a missing measure never caps the rating.
+
+use super::{CheckSpec, INSTANCE, finding};
+use crate::probe::Measurements;
+use crate::report::{Finding, Role, Status};
+use crate::severity::Severity;
+use serde_json::Value;
+
+const SHARING_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/";
+
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "publicLinkPasswordEnforced",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Medium,
+        category: "sharing",
+        title: "Every public link needs a password",
+        remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
+                      OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
+        documentation: Some(SHARING_DOCS),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "publicLinkExpirationEnforced",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "sharing",
+        title: "Public links expire",
+        remediation: "Enforce an expiry date on public links where the product offers a setting \
+                      for it; until then review old links regularly.",
+        documentation: Some(SHARING_DOCS),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "userEnumerationRestricted",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "sharing",
+        title: "Users can only find members of their own groups",
+        remediation: "Restrict user search for sharing to group members.",
+        documentation: Some(SHARING_DOCS),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "passwordPolicyEnforced",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Medium,
+        category: "authentication",
+        title: "A password policy of at least 8 characters with every character class",
+        remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
+                      OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
+                      upper-case, digit and special character.",
+        documentation: Some(SHARING_DOCS),
+        fixed_in: INSTANCE,
+        verifiable: true,
+    },
+];
+
+fn unread(id: &str) -> Finding {
+    finding(
+        id,
+        Status::Indeterminate,
+        "the capabilities document could not be read",
+    )
+}
+
+fn link_passwords(caps: &Value) -> Finding {
+    let id = "publicLinkPasswordEnforced";
+    let Some(enforced_for) = caps
+        .pointer("/files_sharing/public/password/enforced_for")
+        .and_then(Value::as_object)
+    else {
+        return finding(
+            id,
+            Status::Indeterminate,
+            "no public-link password settings reported",
+        );
+    };
+    let mut open: Vec<&str> = [
+        "read_only",
+        "read_write",
+        "read_write_delete",
+        "upload_only",
+    ]
+    .into_iter()
+    .filter(|kind| enforced_for.get(*kind).and_then(Value::as_bool) != Some(true))
+    .collect();
+    open.sort();
+    if open.is_empty() {
+        finding(
+            id,
+            Status::Passed,
+            "passwords are enforced on every kind of public link",
+        )
+    } else {
+        finding(
+            id,
+            Status::Failed,
+            format!(
+                "public links without a password are allowed for: {}",
+                open.join(", ")
+            ),
+        )
+    }
+}
+
+fn link_expiry(caps: &Value) -> Finding {
+    let id = "publicLinkExpirationEnforced";
+    let expire = caps.pointer("/files_sharing/public/expire_date");
+    match expire
+        .and_then(|e| e.get("enforced"))
+        .and_then(Value::as_bool)
+    {
+        Some(true) => finding(id, Status::Passed, "public links must carry an expiry date"),
+        Some(false) => finding(id, Status::Failed, "public links may live forever"),
+        // OpenCloud reports a fixed `expire_date.enabled: false` that no setting changes:
+        // alerting on it would be a warning nobody can clear.
+        None => finding(
+            id,
+            Status::Indeterminate,
+            "the instance reports no setting for enforcing link expiry",
+        ),
+    }
+}
+
+fn enumeration(caps: &Value) -> Finding {
+    let id = "userEnumerationRestricted";
+    let Some(e) = caps.pointer("/files_sharing/user_enumeration") else {
+        return finding(
+            id,
+            Status::Indeterminate,
+            "no user enumeration setting reported",
+        );
+    };
+    let enabled = e["enabled"].as_bool().unwrap_or(true);
+    let group_only = e["group_members_only"].as_bool().unwrap_or(false);
+    if !enabled || group_only {
+        finding(
+            id,
+            Status::Passed,
+            "user search is limited to group members",
+        )
+    } else {
+        finding(
+            id,
+            Status::Failed,
+            "any user can list every other user while sharing",
+        )
+    }
+}
+
+fn password_policy(caps: &Value) -> Finding {
+    let id = "passwordPolicyEnforced";
+    let Some(policy) = caps.get("password_policy").filter(|p| p.is_object()) else {
+        return finding(id, Status::Indeterminate, "no password policy reported");
+    };
+    let number = |key: &str| policy.get(key).and_then(Value::as_u64);
+    let mut problems = Vec::new();
+    match number("min_characters") {
+        Some(n) if n >= 8 => {}
+        Some(n) => problems.push(format!("minimum length {n}")),
+        None => problems.push("no minimum length (policy disabled?)".to_string()),
+    }
+    for (key, what) in [
+        ("min_lowercase_characters", "lower-case"),
+        ("min_uppercase_characters", "upper-case"),
+        ("min_digits", "digit"),
+        ("min_special_characters", "special"),
+    ] {
+        if number(key).unwrap_or(0) < 1 {
+            problems.push(format!("no {what} character required"));
+        }
+    }
+    if problems.is_empty() {
+        finding(
+            id,
+            Status::Passed,
+            "8 or more characters with every character class",
+        )
+    } else {
+        finding(id, Status::Failed, problems.join(", "))
+    }
+}
+
+pub fn evaluate(m: &Measurements) -> Vec<Finding> {
+    let Some(caps) = &m.capabilities else {
+        return ROWS.iter().map(|r| unread(r.id)).collect();
+    };
+    vec![
+        link_passwords(caps),
+        link_expiry(caps),
+        enumeration(caps),
+        password_policy(caps),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::HttpsObservation;
+    use crate::net::http::{Endpoint, Scheme};
+    use crate::probe::{fixture, status::parse_capabilities};
+
+    fn with(caps: Option<Value>) -> Measurements {
+        let endpoint = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "x".into(),
+            port: 443,
+            base_path: String::new(),
+        };
+        let mut m = Measurements::empty(endpoint, HttpsObservation::Unavailable("x".into()));
+        m.capabilities = caps;
+        m
+    }
+
+    fn real() -> Value {
+        parse_capabilities(&fixture("opencloud-4.0.0/ocs-v1-capabilities.txt").body).unwrap()
+    }
+
+    fn status(findings: &[Finding], id: &str) -> Status {
+        findings.iter().find(|f| f.id == id).unwrap().status
+    }
+
+    #[test]
+    fn the_real_defaults() {
+        let findings = evaluate(&with(Some(real())));
+        assert_eq!(
+            status(&findings, "publicLinkPasswordEnforced"),
+            Status::Passed
+        );
+        assert_eq!(
+            status(&findings, "publicLinkExpirationEnforced"),
+            Status::Indeterminate
+        );
+        assert_eq!(
+            status(&findings, "userEnumerationRestricted"),
+            Status::Passed
+        );
+        assert_eq!(status(&findings, "passwordPolicyEnforced"), Status::Passed);
+    }
+
+    #[test]
+    fn weakened_settings_fail() {
+        let mut caps = real();
+        caps["files_sharing"]["public"]["password"]["enforced_for"]["read_write"] = false.into();
+        caps["files_sharing"]["user_enumeration"]["group_members_only"] = false.into();
+        caps["password_policy"] = serde_json::json!({"max_characters": 72});
+        caps["files_sharing"]["public"]["expire_date"]["enforced"] = false.into();
+        let findings = evaluate(&with(Some(caps)));
+        for id in [
+            "publicLinkPasswordEnforced",
+            "userEnumerationRestricted",
+            "passwordPolicyEnforced",
+            "publicLinkExpirationEnforced",
+        ] {
+            assert_eq!(status(&findings, id), Status::Failed, "{id}");
+        }
+    }
+
+    #[test]
+    fn no_capabilities_is_indeterminate() {
+        let findings = evaluate(&with(None));
+        assert_eq!(findings.len(), ROWS.len());
+        assert!(findings.iter().all(|f| f.status == Status::Indeterminate));
+    }
+}

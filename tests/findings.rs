@@ -1,0 +1,279 @@
+//! Findings of the additional probes, end to end through the exit code, against fake instances
+//! that answer like the real OpenCloud 4.0.0 (a default install has demo accounts, CORS for any
+//! origin and version headers).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{FakeInstance, InstanceConfig};
+
+const NOW: &str = "2026-11-22T03:00:00Z";
+
+struct Run {
+    stdout: String,
+    code: i32,
+}
+
+impl Run {
+    fn line(&self, n: usize) -> &str {
+        self.stdout.lines().nth(n).unwrap_or("")
+    }
+
+    fn has_line(&self, line: &str) -> bool {
+        self.stdout.lines().any(|l| l == line)
+    }
+
+    /// The status of a finding from the `--debug` findings list (`  <id> [Failed, high]: ...`).
+    fn finding(&self, id: &str) -> Option<String> {
+        let prefix = format!("  {id} [");
+        self.stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .map(|l| {
+                l[prefix.len()..]
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+    }
+
+    fn perf(&self, name: &str) -> Option<String> {
+        let last = self.stdout.lines().last()?;
+        last.trim_start_matches('|')
+            .split(' ')
+            .find(|m| m.starts_with(&format!("{name}=")))
+            .map(String::from)
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("findings-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn scan(fake: &FakeInstance, name: &str, extra: &[&str]) -> Run {
+    let dir = scratch(name);
+    let ca = fake.ca_file().display().to_string();
+    let host = fake.host_port();
+    let mut args = vec![
+        "-H",
+        &host,
+        "--ca-file",
+        &ca,
+        "--update-source",
+        "bundled",
+        "--backoff-factor",
+        "0",
+        "--no-debug-ports",
+        "--debug",
+    ];
+    args.extend(extra);
+    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
+        .args(&args)
+        .env_clear()
+        .env("HOME", &dir)
+        .env("COS_NOW", NOW)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    Run {
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        code: output.status.code().unwrap(),
+    }
+}
+
+fn default_install() -> InstanceConfig {
+    InstanceConfig::default().version("8.1.0")
+}
+
+#[test]
+fn a_default_install_with_demo_accounts_warns_and_pages_with_critical_2() {
+    let fake = FakeInstance::start(default_install());
+    let run = scan(&fake, "default", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0)
+            .starts_with("WARNING: corsOriginRestricted failed (medium)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.line(0).contains("demoUsersDisabled failed (critical): demo accounts sign in with their published password: dennis (administrator), margaret, alan, lynn, mary"), "{}", run.stdout);
+    assert!(
+        run.line(1)
+            .ends_with("rating: D, last scanned: 2026-11-22T03:00:00Z"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.has_line("Additional checks failed (5): demoUsersDisabled, corsOriginRestricted, versionDisclosure:X-Graph-Version, versionDisclosure:X-Idp-Version, versionDisclosure:X-Web-Version"),
+        "{}",
+        run.stdout
+    );
+    // Decided by the demo credential: dennis signs in through the IDP but not over basic auth.
+    assert_eq!(
+        run.finding("basicAuthDisabled").as_deref(),
+        Some("Passed, medium")
+    );
+    for id in [
+        "exposed:/opencloud.yaml",
+        "exposed:/.env",
+        "exposed:/proxy/server.key",
+        "directoryListing",
+        "traceMethodDisabled",
+        "authentication:/remote.php/dav/files/",
+        "authentication:/graph/v1.0/users",
+        "identityProviderConsistent",
+    ] {
+        assert_eq!(
+            run.finding(id).map(|s| s.starts_with("Passed")),
+            Some(true),
+            "{id}: {}",
+            run.stdout
+        );
+    }
+    let run = scan(&fake, "default-critical", &["--critical", "2"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}
+
+#[test]
+fn basic_auth_enabled_is_found_with_a_real_credential() {
+    let fake = FakeInstance::start(default_install().basic_auth(true));
+    let run = scan(&fake, "basic-on", &[]);
+    let status = run.finding("basicAuthDisabled").unwrap_or_default();
+    assert!(status.starts_with("Failed, medium"), "{}", run.stdout);
+}
+
+#[test]
+fn without_demo_accounts_basic_auth_cannot_be_decided() {
+    let fake = FakeInstance::start(default_install().demo_users(false));
+    let run = scan(&fake, "no-demo", &[]);
+    assert_eq!(
+        run.finding("demoUsersDisabled").as_deref(),
+        Some("Passed, critical")
+    );
+    assert_eq!(
+        run.finding("basicAuthDisabled").as_deref(),
+        Some("Indeterminate, medium")
+    );
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("Coverage: ")
+            && l.ends_with(" 0 skipped, 1 indeterminate, 0 network-limited")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.perf("coverage_inconclusive").as_deref(),
+        Some("coverage_inconclusive=1;;;0")
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("Configuration fingerprint: ")
+                && l.len() == "Configuration fingerprint: ".len() + 8)
+    );
+}
+
+#[test]
+fn an_exposed_configuration_file_is_high() {
+    let fake = FakeInstance::start(default_install().demo_users(false).route(
+        "GET",
+        "/opencloud.yaml",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\ntoken_manager:\n  jwt_secret: s3cret\nmachine_auth_api_key: k\n",
+    ));
+    let run = scan(&fake, "exposed-yaml", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.finding("exposed:/opencloud.yaml").as_deref(),
+        Some("Failed, high, decisive"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.line(1).contains("rating: C"), "{}", run.stdout);
+}
+
+#[test]
+fn a_trace_echo_and_an_anonymous_file_api_are_found() {
+    let fake = FakeInstance::start(
+        default_install()
+            .demo_users(false)
+            .route("TRACE", "/", "HTTP/1.1 200 OK\r\nContent-Type: message/http\r\n\r\nTRACE / HTTP/1.1\r\nX-Cos-Trace-Probe: cos-trace-echo\r\n")
+            .route("PROPFIND", "/remote.php/dav/files/", "HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\n\r\n<d:multistatus xmlns:d=\"DAV:\"/>"),
+    );
+    let run = scan(&fake, "trace-dav", &["--critical", "2"]);
+    assert_eq!(
+        run.finding("traceMethodDisabled")
+            .as_deref()
+            .map(|s| s.starts_with("Failed, medium")),
+        Some(true),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.finding("authentication:/remote.php/dav/files/")
+            .as_deref(),
+        Some("Failed, critical, decisive"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}
+
+#[test]
+fn hardening_from_headers_and_capabilities() {
+    let fake = FakeInstance::start(default_install().demo_users(false));
+    let run = scan(&fake, "hardening", &["--check-hardening"]);
+    assert!(
+        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline"),
+        "{}",
+        run.stdout
+    );
+    for id in [
+        "publicLinkPasswordEnforced",
+        "userEnumerationRestricted",
+        "passwordPolicyEnforced",
+    ] {
+        assert_eq!(
+            run.finding(id).map(|s| s.starts_with("Passed")),
+            Some(true),
+            "{id}"
+        );
+    }
+    assert_eq!(
+        run.finding("publicLinkExpirationEnforced")
+            .map(|s| s.starts_with("Indeterminate")),
+        Some(true)
+    );
+    assert_eq!(
+        run.perf("hardenings_missing").as_deref(),
+        Some("hardenings_missing=2;;;0")
+    );
+}
+
+#[test]
+fn no_extra_checks_runs_only_the_version_and_transport_checks() {
+    let fake = FakeInstance::start(default_install());
+    let run = scan(&fake, "no-extra", &["--no-extra-checks"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.finding("demoUsersDisabled").is_none());
+    assert!(
+        run.has_line("Additional checks: all passed"),
+        "{}",
+        run.stdout
+    );
+    // Nothing but the status document, capabilities and the start page was asked for.
+    let paths: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| r.path().to_string())
+        .collect();
+    assert!(
+        paths
+            .iter()
+            .all(|p| ["/status.php", "/ocs/v1.php/cloud/capabilities", "/"].contains(&p.as_str())),
+        "{paths:?}"
+    );
+}
