@@ -42,3 +42,10 @@ man:
 
 clean:
 	$(CARGO) clean
+
+# Release build, then wall time, CPU time and peak memory of the plugin against fake instances
+# on loopback: one healthy host, five firewalled debug ports, 100 hosts 32 at a time.
+.PHONY: bench
+bench:
+	$(CARGO) build --release --bin check-storage-security --example bench
+	COS_BENCH_BIN=target/release/check-storage-security target/release/examples/bench

@@ -93,6 +93,8 @@ pub enum Role {
     Hardening,
     /// The version's standing: end of life or a matched advisory; sets the starting rating.
     Version,
+    /// Reported for information only: never rated, never changes the state.
+    Observation,
 }
 
 /// One evaluated check.

@@ -226,6 +226,7 @@ impl Scanner<'_> {
                 request_timeout: self.settings.timeout,
                 proxy: self.proxy.clone(),
                 plain_client,
+                login_throttling: self.settings.login_throttling,
             };
             match probe::measure(&client, transport.https, &probe_options) {
                 Ok(m) => return self.assess(target, m, started),

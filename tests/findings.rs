@@ -277,3 +277,68 @@ fn no_extra_checks_runs_only_the_version_and_transport_checks() {
         "{paths:?}"
     );
 }
+
+#[test]
+fn ignore_hardening_waives_by_id_and_pattern() {
+    let fake = FakeInstance::start(
+        default_install()
+            .demo_users(false)
+            .remove_header("Access-Control-Allow-Origin"),
+    );
+    let run = scan(
+        &fake,
+        "ignore-hardening",
+        &[
+            "--check-hardening",
+            "--ignore-hardening",
+            "hstsPreload, csp*,versionDisclosure",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!run.stdout.contains("Missing hardening"), "{}", run.stdout);
+    assert!(
+        run.has_line("Additional checks: all passed"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.perf("hardenings_missing").as_deref(),
+        Some("hardenings_missing=0;;;0")
+    );
+    assert_eq!(
+        run.perf("extra_checks_failed").as_deref(),
+        Some("extra_checks_failed=0;;;0")
+    );
+}
+
+#[test]
+fn login_throttling_is_reported_but_never_rated() {
+    let fake = FakeInstance::start(default_install().demo_users(false));
+    let run = scan(&fake, "throttling", &["--login-throttling"]);
+    assert!(
+        run.has_line("Login throttling (not rated): 6 failed sign-ins for an account that cannot exist were all answered at once"),
+        "{}",
+        run.stdout
+    );
+    let attempts = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.body_str().contains("cos-no-such-user"))
+        .count();
+    assert_eq!(attempts, 6);
+    let without = scan(&fake, "throttling-off", &[]);
+    assert_eq!(run.code, without.code, "never rated");
+    assert!(!without.stdout.contains("Login throttling"));
+
+    let throttled = FakeInstance::start(default_install().demo_users(false).route(
+        "POST",
+        "/signin/v1/identifier/_/logon",
+        "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 60\r\n\r\n",
+    ));
+    let run = scan(&throttled, "throttled", &["--login-throttling"]);
+    assert!(
+        run.has_line("Login throttling (not rated): failed sign-ins are throttled from attempt 1"),
+        "{}",
+        run.stdout
+    );
+}

@@ -3,6 +3,7 @@
 
 pub mod fingerprint;
 pub mod rating;
+pub mod waivers;
 
 use crate::checks;
 use crate::clock::Now;
@@ -161,6 +162,8 @@ pub fn assess(input: Input) -> ScanResult {
         findings.push(f);
     }
 
+    let waiver_reports = waivers::apply(&settings.waivers, &mut findings);
+
     // Rating.
     let standing = rating::VersionStanding {
         end_of_life,
@@ -274,7 +277,10 @@ pub fn assess(input: Input) -> ScanResult {
             notes,
         },
         remediation_plan: plan,
-        waivers: Vec::new(),
+        waivers: waiver_reports
+            .iter()
+            .filter_map(|w| serde_json::to_value(w).ok())
+            .collect(),
         policy: None,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),

@@ -11,6 +11,19 @@ use crate::severity::Severity;
 
 pub static ROWS: &[CheckSpec] = &[
     CheckSpec {
+        id: "loginThrottling",
+        family: None,
+        role: Role::Observation,
+        severity: Severity::Low,
+        category: "authentication",
+        title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
+        remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
+                      /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
+        documentation: None,
+        fixed_in: super::REVERSE_PROXY,
+        verifiable: true,
+    },
+    CheckSpec {
         id: "demoUsersDisabled",
         family: None,
         role: Role::Check,
@@ -202,9 +215,46 @@ fn discovery(m: &Measurements) -> Option<Finding> {
     })
 }
 
+fn throttling(m: &Measurements) -> Option<Finding> {
+    let id = "loginThrottling";
+    let answers: Vec<&crate::probe::Observation> = (1..=plan::THROTTLING_ATTEMPTS)
+        .filter_map(|n| m.http.get(&format!("throttle:{n}")))
+        .collect();
+    if answers.is_empty() {
+        return None;
+    }
+    let throttled_at = answers.iter().position(|o| {
+        matches!(o, Ok(r) if r.status == 429 || r.status == 423
+            || (r.status == 503 && r.header("retry-after").is_some()))
+    });
+    let mut f = match throttled_at {
+        Some(n) => finding(
+            id,
+            Status::Passed,
+            format!("failed sign-ins are throttled from attempt {}", n + 1),
+        ),
+        None if answers.iter().all(|o| o.is_ok()) => finding(
+            id,
+            Status::Failed,
+            format!(
+                "{} failed sign-ins for an account that cannot exist were all answered at once",
+                answers.len()
+            ),
+        ),
+        None => finding(
+            id,
+            Status::NetworkLimited,
+            "some sign-in attempts got no answer",
+        ),
+    };
+    f.counts = false;
+    Some(f)
+}
+
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let mut findings = vec![demo_users(m), basic_auth(m)];
     findings.extend(discovery(m));
+    findings.extend(throttling(m));
     findings
 }
 

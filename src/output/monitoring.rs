@@ -75,6 +75,12 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
             ));
         }
     }
+    if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {
+        lines.push(format!(
+            "Login throttling (not rated): {}",
+            one_line(&f.detail)
+        ));
+    }
     if let Some(c) = &result.coverage {
         lines.push(format!(
             "Coverage: {} checks evaluated, {} skipped, {} indeterminate, {} network-limited",

@@ -1,8 +1,38 @@
 //! Debug listeners: one TCP connect per port, all ports at once, then the debug handlers of
-//! every port that accepted. (Being written: see the issue note.)
+//! every port that accepted.
+//!
+//! Every OpenCloud service runs its own debug HTTP server (`/healthz`, `/readyz`, `/metrics`,
+//! `/config` on the proxy, `/debug/pprof/` when enabled), bound to `127.0.0.1` by default. A
+//! deployment that binds one to `0.0.0.0` or publishes the port leaks metrics, the proxy's
+//! configuration (with the service-account secret in clear text) and profiles.
+//!
+//! The connects run concurrently, one thread per port (and one per resolved address), so five
+//! firewalled ports cost one connect timeout, not five. Each open port's handlers are fetched
+//! concurrently too, right after its connect, without waiting for the slow ports.
+//!
+//! Debug ports are probed directly, never through the operator's proxy: a forward proxy's
+//! `CONNECT` to arbitrary ports is normally refused (Squid, for one, allows only 443 by
+//! default), so through a proxy every port would look closed; and what matters is whether the
+//! port is reachable from the network the scanner stands in, not from the proxy.
 
-use crate::net::http::Response;
+use crate::net::http::{
+    Client, ClientOptions, Endpoint, FetchError, Response, Scheme, Verification,
+};
+use std::io::ErrorKind;
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
+
+/// The handlers fetched from every open port, in this order.
+pub const DEBUG_PATHS: &[&str] = &[
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/config",
+    "/debug/pprof/",
+];
+
+/// At most this many ports are connected to at once (a long configured list runs in waves).
+const MAX_CONCURRENT_PORTS: usize = 64;
 
 /// What a connect to one port showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,6 +51,9 @@ pub enum PortState {
 pub struct DebugAnswer {
     pub path: String,
     pub answer: Result<Response, String>,
+    /// The request failed on the network (timeout, reset), not because the port speaks
+    /// something other than HTTP. Always false for an answer.
+    pub transient: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -29,21 +62,428 @@ pub struct DebugPort {
     pub state: PortState,
     /// Answers of `/healthz`, `/readyz`, `/metrics`, `/config`, `/debug/pprof/` when open.
     pub endpoints: Vec<DebugAnswer>,
+    /// The address that accepted, when open.
+    pub address: Option<SocketAddr>,
+    /// The connect timeout the port was given (a filtered port took that long).
+    pub connect_timeout: Duration,
 }
 
-/// Probes every port concurrently; returns one entry per port, in the order given.
+impl DebugPort {
+    /// The answer to one of the debug paths, when it was fetched and answered.
+    pub fn answer(&self, path: &str) -> Option<&Response> {
+        self.endpoints
+            .iter()
+            .find(|e| e.path == path)
+            .and_then(|e| e.answer.as_ref().ok())
+    }
+}
+
+/// Probes every port concurrently; returns one entry per distinct port, in the order given.
+///
+/// `host` is a name or an address (IPv6 with or without brackets); every address it resolves
+/// to is tried, IPv4 and IPv6 alike. Each connect is bounded by `connect_timeout`, each
+/// request to an open port by `request_timeout`, so the whole probe takes at most about
+/// `connect_timeout + request_timeout` (plus name resolution).
 pub fn probe(
-    _host: &str,
+    host: &str,
     ports: &[u16],
-    _connect_timeout: Duration,
-    _request_timeout: Duration,
+    connect_timeout: Duration,
+    request_timeout: Duration,
 ) -> Vec<DebugPort> {
-    ports
-        .iter()
-        .map(|port| DebugPort {
+    let mut distinct: Vec<u16> = Vec::with_capacity(ports.len());
+    for port in ports {
+        if !distinct.contains(port) {
+            distinct.push(*port);
+        }
+    }
+    // `connect_timeout` rejects a zero duration.
+    let connect_timeout = connect_timeout.max(Duration::from_millis(1));
+    let addresses = resolve(host);
+    let workers = distinct.len().min(MAX_CONCURRENT_PORTS);
+    super::pool::run_all(&distinct, workers, |port| match &addresses {
+        Ok(ips) => probe_port(ips, *port, connect_timeout, request_timeout),
+        Err(reason) => DebugPort {
             port: *port,
-            state: PortState::Error("not probed yet".into()),
+            state: PortState::Error(reason.clone()),
             endpoints: Vec::new(),
-        })
-        .collect()
+            address: None,
+            connect_timeout,
+        },
+    })
+}
+
+/// Every distinct address of the host, in resolver order.
+fn resolve(host: &str) -> Result<Vec<IpAddr>, String> {
+    let name = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    if let Ok(ip) = name.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    let resolved = (name, 0)
+        .to_socket_addrs()
+        .map_err(|e| format!("{name} does not resolve: {e}"))?;
+    let mut ips: Vec<IpAddr> = Vec::new();
+    for addr in resolved {
+        if !ips.contains(&addr.ip()) {
+            ips.push(addr.ip());
+        }
+    }
+    if ips.is_empty() {
+        return Err(format!("{name} resolves to no address"));
+    }
+    Ok(ips)
+}
+
+/// What one connect to one address showed.
+enum Connect {
+    Open(SocketAddr),
+    Refused,
+    TimedOut,
+    Failed(String),
+}
+
+fn connect(addr: SocketAddr, timeout: Duration) -> Connect {
+    match TcpStream::connect_timeout(&addr, timeout) {
+        // Dropped at once: the handlers are fetched on connections of their own.
+        Ok(_) => Connect::Open(addr),
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => Connect::Refused,
+        Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
+            Connect::TimedOut
+        }
+        Err(e) => Connect::Failed(format!("{addr}: {e}")),
+    }
+}
+
+fn probe_port(
+    ips: &[IpAddr],
+    port: u16,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+) -> DebugPort {
+    let addrs: Vec<SocketAddr> = ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect();
+    // Every address at once: a filtered IPv6 address must not delay the IPv4 one.
+    let outcomes =
+        super::pool::run_all(&addrs, addrs.len(), |addr| connect(*addr, connect_timeout));
+    // Open on any address wins; then refused, then silent, then other failures.
+    let open = outcomes.iter().find_map(|o| match o {
+        Connect::Open(addr) => Some(*addr),
+        _ => None,
+    });
+    let state = if open.is_some() {
+        PortState::Open
+    } else if outcomes.iter().any(|o| matches!(o, Connect::Refused)) {
+        PortState::Closed
+    } else if outcomes.iter().any(|o| matches!(o, Connect::TimedOut)) {
+        PortState::Filtered
+    } else {
+        let reasons: Vec<&str> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Connect::Failed(reason) => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        PortState::Error(reasons.join("; "))
+    };
+    let endpoints = match open {
+        Some(addr) => fetch_handlers(addr, request_timeout),
+        None => Vec::new(),
+    };
+    DebugPort {
+        port,
+        state,
+        endpoints,
+        address: open,
+        connect_timeout,
+    }
+}
+
+/// The address as it goes into a URL (IPv6 bracketed).
+fn url_host(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
+
+/// Fetches every debug path over plain HTTP from the address that accepted, all at once.
+fn fetch_handlers(addr: SocketAddr, request_timeout: Duration) -> Vec<DebugAnswer> {
+    let endpoint = Endpoint {
+        scheme: Scheme::Http,
+        // The address that accepted, not the name: a name with several addresses could
+        // otherwise be fetched from one that refuses.
+        url_host: url_host(addr.ip()),
+        port: addr.port(),
+        base_path: String::new(),
+    };
+    let options = ClientOptions {
+        timeout: request_timeout,
+        // Direct, never through the operator's proxy (see the module comment).
+        proxy: None,
+        user_agent: format!(
+            "{}/{}",
+            crate::settings::manual::PROGRAM,
+            env!("CARGO_PKG_VERSION")
+        ),
+    };
+    let client = match Client::new(endpoint, &Verification::Disabled, &options) {
+        Ok(client) => client,
+        Err(reason) => {
+            return DEBUG_PATHS
+                .iter()
+                .map(|path| DebugAnswer {
+                    path: path.to_string(),
+                    answer: Err(reason.clone()),
+                    transient: false,
+                })
+                .collect();
+        }
+    };
+    // The client caps every body at `MAX_BODY_BYTES` (1 MiB) and every request at the timeout.
+    super::pool::run_all(DEBUG_PATHS, DEBUG_PATHS.len(), |path| {
+        let (answer, transient) = match client.get(path) {
+            Ok(response) => (Ok(response), false),
+            Err(e) => {
+                let transient = matches!(e, FetchError::Transient(_));
+                (Err(e.message().to_string()), transient)
+            }
+        };
+        DebugAnswer {
+            path: path.to_string(),
+            answer,
+            transient,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    /// A loopback port nothing listens on.
+    fn closed_port() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    }
+
+    /// A listener whose accept queue is full: Linux drops further SYNs, so connects time out
+    /// as they do against a firewall that drops packets. `None` when the kernel never drops.
+    pub(crate) fn filtered_listener() -> Option<(TcpListener, Vec<TcpStream>)> {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut held = Vec::new();
+        for _ in 0..5000 {
+            match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                Ok(stream) => held.push(stream),
+                Err(e) if e.kind() == ErrorKind::TimedOut => {
+                    // Confirm: a second connect must time out too.
+                    let again = TcpStream::connect_timeout(&addr, Duration::from_millis(200));
+                    if again.is_err() {
+                        return Some((listener, held));
+                    }
+                    held.push(again.unwrap());
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// A minimal HTTP/1.1 server on `addr`, one thread per connection, `Connection: close`:
+    /// answers `/healthz` like the proxy's debug listener and 404 otherwise. Serves until the
+    /// test process ends. Returns the port, or `None` when `addr` cannot be bound.
+    pub(crate) fn debug_like_server_on(addr: &str) -> Option<u16> {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = TcpListener::bind(addr).ok()?;
+        let port = listener.local_addr().ok()?.port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(&stream);
+                    let mut request_line = String::new();
+                    if reader.read_line(&mut request_line).is_err() {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let path = request_line.split(' ').nth(1).unwrap_or("");
+                    let (status, body) = if path == "/healthz" {
+                        ("200 OK", "OK")
+                    } else {
+                        ("404 Not Found", "404 page not found\n")
+                    };
+                    let _ = (&stream).write_all(
+                        format!(
+                            "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n\
+                             X-Proxy-Version: 4.0.0\r\nContent-Length: {}\r\n\
+                             Connection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    );
+                });
+            }
+        });
+        Some(port)
+    }
+
+    fn debug_like_server() -> u16 {
+        debug_like_server_on("127.0.0.1:0").expect("bind 127.0.0.1:0")
+    }
+
+    #[test]
+    fn closed_ports_are_refused() {
+        let port = closed_port();
+        let probed = probe(
+            "127.0.0.1",
+            &[port],
+            Duration::from_secs(2),
+            Duration::from_secs(2),
+        );
+        assert_eq!(probed.len(), 1);
+        assert_eq!(probed[0].port, port);
+        assert_eq!(probed[0].state, PortState::Closed);
+        assert!(probed[0].endpoints.is_empty());
+        assert!(probed[0].address.is_none());
+    }
+
+    #[test]
+    fn open_ports_get_every_handler_fetched() {
+        let port = debug_like_server();
+        let closed = closed_port();
+        let probed = probe(
+            "127.0.0.1",
+            &[port, closed, port],
+            Duration::from_secs(2),
+            Duration::from_secs(5),
+        );
+        assert_eq!(probed.len(), 2, "duplicates are probed once");
+        let open = &probed[0];
+        assert_eq!(open.state, PortState::Open);
+        assert_eq!(open.address, Some(SocketAddr::from(([127, 0, 0, 1], port))));
+        let paths: Vec<&str> = open.endpoints.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, DEBUG_PATHS);
+        let healthz = open
+            .answer("/healthz")
+            .unwrap_or_else(|| panic!("{:?}", open.endpoints));
+        assert_eq!(healthz.status, 200);
+        assert_eq!(healthz.body, b"OK");
+        assert_eq!(healthz.header("X-Proxy-Version"), Some("4.0.0"));
+        assert_eq!(open.answer("/config").unwrap().status, 404);
+        assert_eq!(probed[1].state, PortState::Closed);
+    }
+
+    #[test]
+    fn names_try_every_address() {
+        // `localhost` usually resolves to ::1 and 127.0.0.1; the listener is on IPv4 only.
+        let port = debug_like_server();
+        let probed = probe(
+            "localhost",
+            &[port],
+            Duration::from_secs(2),
+            Duration::from_secs(5),
+        );
+        assert_eq!(probed[0].state, PortState::Open);
+        assert_eq!(probed[0].answer("/healthz").unwrap().status, 200);
+    }
+
+    #[test]
+    fn ipv6_addresses_are_bracketed_in_urls() {
+        let Some(port) = debug_like_server_on("[::1]:0") else {
+            eprintln!("skipped: no IPv6 loopback");
+            return;
+        };
+        for host in ["::1", "[::1]"] {
+            let probed = probe(
+                host,
+                &[port],
+                Duration::from_secs(2),
+                Duration::from_secs(5),
+            );
+            assert_eq!(probed[0].state, PortState::Open, "{host}");
+            assert_eq!(probed[0].answer("/healthz").unwrap().body, b"OK", "{host}");
+            assert_eq!(
+                probed[0].address.unwrap().ip(),
+                "::1".parse::<IpAddr>().unwrap()
+            );
+        }
+        assert_eq!(url_host("::1".parse().unwrap()), "[::1]");
+        assert_eq!(url_host("10.0.0.1".parse().unwrap()), "10.0.0.1");
+    }
+
+    #[test]
+    fn five_filtered_ports_cost_one_timeout() {
+        // Filled at once: each fill ends with two short connect timeouts.
+        let filled: Vec<_> = (0..5)
+            .map(|_| std::thread::spawn(filtered_listener))
+            .collect();
+        let mut listeners = Vec::new();
+        for handle in filled {
+            match handle.join().ok().flatten() {
+                Some(l) => listeners.push(l),
+                None => {
+                    eprintln!("skipped: the kernel never dropped a SYN on a full backlog");
+                    return;
+                }
+            }
+        }
+        let ports: Vec<u16> = listeners
+            .iter()
+            .map(|(l, _)| l.local_addr().unwrap().port())
+            .collect();
+        let timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let probed = probe("127.0.0.1", &ports, timeout, Duration::from_secs(1));
+        let elapsed = started.elapsed();
+        for p in &probed {
+            assert_eq!(p.state, PortState::Filtered, "port {}", p.port);
+            assert_eq!(p.connect_timeout, timeout);
+            assert!(p.endpoints.is_empty());
+        }
+        assert!(elapsed >= timeout, "{elapsed:?}");
+        // Sequential connects would take 1.5 s.
+        assert!(elapsed < Duration::from_millis(1200), "{elapsed:?}");
+    }
+
+    #[test]
+    fn silent_http_servers_time_out_per_request() {
+        // Accepts (the kernel completes the handshake) but never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let started = Instant::now();
+        let probed = probe(
+            "127.0.0.1",
+            &[port],
+            Duration::from_secs(2),
+            Duration::from_millis(300),
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(probed[0].state, PortState::Open);
+        assert_eq!(probed[0].endpoints.len(), DEBUG_PATHS.len());
+        for e in &probed[0].endpoints {
+            assert!(e.answer.is_err(), "{}", e.path);
+            assert!(e.transient, "{}", e.path);
+        }
+        drop(listener);
+    }
+
+    #[test]
+    fn unresolvable_hosts_are_errors() {
+        let probed = probe(
+            "",
+            &[9205, 9141],
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        assert_eq!(probed.len(), 2);
+        for p in probed {
+            assert!(matches!(p.state, PortState::Error(_)), "{:?}", p.state);
+        }
+    }
 }

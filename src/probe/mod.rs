@@ -110,6 +110,8 @@ pub struct Options {
     pub proxy: Option<Proxy>,
     /// A client for plain HTTP on the HTTP port, when the scan itself runs over HTTPS.
     pub plain_client: Option<Client>,
+    /// Send six failed sign-ins for an account that cannot exist (`--login-throttling`).
+    pub login_throttling: bool,
 }
 
 /// Runs the probes of one scan attempt over the selected transport.
@@ -152,12 +154,18 @@ pub fn measure(
         let mut http = pool::run_http(client, &probes, options.workers, options.deadline);
         if extra {
             let dependent = plan::dependent(&client.endpoint, &http);
+            let builtin_idp = plan::builtin_identity_provider(http.get(plan::OIDC));
             http.extend(pool::run_http(
                 client,
                 &dependent,
                 options.workers,
                 options.deadline,
             ));
+            if options.login_throttling && builtin_idp {
+                // One after another: throttling shows in the order of the answers.
+                let attempts = plan::throttling(&client.endpoint);
+                http.extend(pool::run_http(client, &attempts, 1, options.deadline));
+            }
         }
         (
             http,

@@ -231,6 +231,35 @@ pub fn dependent(endpoint: &Endpoint, first: &BTreeMap<String, Observation>) -> 
     probes
 }
 
+/// How many failed sign-ins `--login-throttling` sends.
+pub const THROTTLING_ATTEMPTS: usize = 6;
+
+/// Six failed sign-ins for an account that cannot exist, keyed `throttle:1` .. `throttle:6`.
+pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
+    let origin = endpoint.origin();
+    let user = format!(
+        "cos-no-such-user{}",
+        &baseline_path()["/cos-baseline-".len()..]
+    );
+    (1..=THROTTLING_ATTEMPTS)
+        .map(|n| {
+            let body = serde_json::json!({
+                "params": [user, "cos-wrong-password", "1"],
+                "hello": {"scope": "openid", "client_id": "web", "flow": "oidc",
+                          "redirect_uri": format!("{origin}/oidc-callback.html")},
+                "state": format!("cos-throttle-{n}"),
+            });
+            let mut probe = HttpProbe::new(&format!("throttle:{n}"), "POST", LOGON_PATH)
+                .header("Content-Type", "application/json")
+                .header("Kopano-Konnect-XSRF", "1")
+                .header("Origin", &origin)
+                .header("Referer", &format!("{origin}/signin/v1/identifier"));
+            probe.body = Some(body.to_string().into_bytes());
+            probe
+        })
+        .collect()
+}
+
 fn basic_credentials(user: &str, password: &str) -> String {
     format!(
         "Basic {}",

@@ -159,6 +159,10 @@ pub struct Settings {
     pub extra_checks_rating: bool,
     /// Run the additional probes (off with `--no-extra-checks`).
     pub extra_checks: bool,
+    /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
+    pub login_throttling: bool,
+    /// Permanent waivers (`--ignore-hardening`).
+    pub waivers: Vec<crate::assess::waivers::Waiver>,
     /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
     pub debug_ports: Vec<u16>,
     pub debug_port_timeout: Duration,
@@ -599,6 +603,19 @@ impl Settings {
             extra_checks: !l.switch("no_extra_checks", false)?,
             debug_ports,
             debug_port_timeout,
+            login_throttling: l.switch("login_throttling", false)?
+                || l.switch("check_login_throttling", false)?,
+            waivers: l
+                .list("ignore_hardening")?
+                .iter()
+                .flat_map(|v| v.split(','))
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| crate::assess::waivers::Waiver {
+                    pattern: p.to_string(),
+                    source: "--ignore-hardening",
+                })
+                .collect(),
             now,
             config_file,
         })

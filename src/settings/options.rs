@@ -234,7 +234,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("login-throttling"),
         env: &["COS_LOGIN_THROTTLING"],
         group: Group::Checks,
-        availability: NotYet,
         ..row(
             "login_throttling",
             "Send six failed sign-ins for an account that cannot exist and report whether the \
@@ -427,10 +426,11 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("ignore-hardening"),
         kind: Value("PATTERNS"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "ignore_hardening",
-            "Comma-separated waiver patterns accepted permanently.",
+            "Comma-separated waiver patterns accepted permanently: a finding id (hstsPreload), a \
+             family root (versionDisclosure) or a pattern with * (versionDisclosure:X-*). Waived \
+             findings stay in the result, marked ignored, and no longer count.",
         )
     },
     OptionSpec {

@@ -14,6 +14,10 @@
 //! (`#[path = "mod.rs"] mod support;`), so not every item is used everywhere.
 #![allow(dead_code, unused_imports)]
 
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
 pub mod certs;
 pub mod debug_listener;
 pub mod feed;
@@ -39,4 +43,26 @@ pub fn closed_port() -> u16 {
     let port = listener.local_addr().expect("local addr").port();
     drop(listener);
     port
+}
+
+/// A listener whose accept queue is full: Linux drops further SYNs, so connects time out as
+/// they do against a firewall that drops packets. `None` when the kernel never drops.
+pub fn filtered_listener() -> Option<(TcpListener, Vec<TcpStream>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").ok()?;
+    let addr = listener.local_addr().ok()?;
+    let mut held = Vec::new();
+    for _ in 0..5000 {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(stream) => held.push(stream),
+            Err(e) if e.kind() == ErrorKind::TimedOut => {
+                // Confirm: a second connect must time out too.
+                match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                    Err(_) => return Some((listener, held)),
+                    Ok(stream) => held.push(stream),
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }

@@ -1,0 +1,449 @@
+//! `make bench`: runs the release binary against fake instances on loopback and prints wall
+//! time, CPU time (user + sys of the child) and peak memory (max RSS) per scenario.
+//!
+//! The binary is `$COS_BENCH_BIN` (default `target/release/check-storage-security`). CPU time
+//! and max RSS come from `/usr/bin/time` when it is there; otherwise from polling the child's
+//! `/proc/<pid>/stat` and `/proc/<pid>/status` (VmHWM); without either only wall time is shown.
+//! `COS_BENCH_METER=time|proc|wall` forces one of the three.
+//!
+//! Scenarios:
+//! 1. one healthy host (8.1.0, bundled update data, default debug ports closed on loopback);
+//! 2. one host with five firewalled debug ports (loopback listeners with a full accept queue,
+//!    so SYNs are dropped) and the default 3 s debug-port timeout: it should cost ~3 s, not 15;
+//! 3. 100 hosts at concurrency 32. The plugin does not scan several targets in one run yet, so
+//!    this runs 100 single-host processes, at most 32 at a time.
+
+#[path = "mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use support::{FakeInstance, InstanceConfig};
+
+/// Runs of each single-host scenario (the median is shown).
+const SINGLE_RUNS: usize = 5;
+const MANY_HOSTS: usize = 100;
+const MANY_CONCURRENCY: usize = 32;
+/// `/proc/<pid>/stat` counts CPU time in clock ticks; 100 per second on Linux.
+const CLOCK_TICKS: u64 = 100;
+
+/// What one child run cost.
+#[derive(Clone, Debug)]
+struct Measured {
+    wall: Duration,
+    cpu: Option<Duration>,
+    max_rss_kib: Option<u64>,
+    code: Option<i32>,
+    first_line: String,
+}
+
+/// How CPU time and memory are measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Meter {
+    GnuTime,
+    Proc,
+    WallOnly,
+}
+
+struct Bench {
+    bin: PathBuf,
+    work: PathBuf,
+    meter: Meter,
+    counter: AtomicUsize,
+}
+
+impl Bench {
+    fn run(&self, args: &[String], env: &[(String, String)]) -> Measured {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let home = self.work.join(format!("home-{n}"));
+        let _ = std::fs::create_dir_all(&home);
+        let time_file = self.work.join(format!("time-{n}.txt"));
+        let mut command = if self.meter == Meter::GnuTime {
+            let mut c = Command::new("/usr/bin/time");
+            c.arg("-f")
+                .arg("%U %S %M")
+                .arg("-o")
+                .arg(&time_file)
+                .arg(&self.bin);
+            c
+        } else {
+            Command::new(&self.bin)
+        };
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .current_dir(&home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let started = Instant::now();
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("bench: cannot run {}: {e}", self.bin.display());
+                std::process::exit(1);
+            }
+        };
+        // Read on a thread of its own, so a full pipe never stalls the child while it is polled.
+        let reader = child.stdout.take().map(|mut out| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = std::io::Read::read_to_string(&mut out, &mut text);
+                text
+            })
+        });
+        let (mut cpu, mut max_rss_kib) = (None, None);
+        if self.meter == Meter::Proc {
+            (cpu, max_rss_kib) = poll_proc(child.id());
+        }
+        let status = child.wait().expect("wait for the child");
+        let wall = started.elapsed();
+        if self.meter == Meter::GnuTime {
+            (cpu, max_rss_kib) = read_time_file(&time_file);
+        }
+        let stdout = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+        Measured {
+            wall,
+            cpu,
+            max_rss_kib,
+            code: status.code(),
+            first_line: stdout.lines().next().unwrap_or("").to_string(),
+        }
+    }
+}
+
+/// GNU time's `-o` file: maybe a "Command exited with non-zero status" line, then `U S M`.
+fn read_time_file(path: &Path) -> (Option<Duration>, Option<u64>) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return (None, None);
+    };
+    let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
+        return (None, None);
+    };
+    let fields: Vec<&str> = last.split_whitespace().collect();
+    if fields.len() != 3 {
+        return (None, None);
+    }
+    let user: Option<f64> = fields[0].parse().ok();
+    let sys: Option<f64> = fields[1].parse().ok();
+    let cpu = user
+        .zip(sys)
+        .map(|(u, s)| Duration::from_secs_f64((u + s).max(0.0)));
+    (cpu, fields[2].parse().ok())
+}
+
+/// Polls a running child until it is a zombie: the highest VmHWM seen, and its CPU time read
+/// from `stat` while the zombie still holds it (before `wait` reaps it).
+fn poll_proc(pid: u32) -> (Option<Duration>, Option<u64>) {
+    let mut hwm: Option<u64> = None;
+    let mut cpu = None;
+    while let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+        // rest[0] is the state; utime and stime are fields 14 and 15 of stat (1-based).
+        if let (Some(u), Some(s)) = (ticks(11), ticks(12)) {
+            cpu = Some(Duration::from_millis((u + s) * 1000 / CLOCK_TICKS));
+        }
+        if fields.first() == Some(&"Z") {
+            break;
+        }
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            && let Some(kib) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        {
+            hwm = Some(hwm.map_or(kib, |h: u64| h.max(kib)));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (cpu, hwm)
+}
+
+/// `/usr/bin/time` when it works, else `/proc` polling, else wall time only;
+/// `COS_BENCH_METER=time|proc|wall` forces one.
+fn pick_meter() -> Meter {
+    match std::env::var("COS_BENCH_METER").as_deref() {
+        Ok("time") => return Meter::GnuTime,
+        Ok("proc") => return Meter::Proc,
+        Ok("wall") => return Meter::WallOnly,
+        _ => {}
+    }
+    let gnu_time = Command::new("/usr/bin/time")
+        .args(["-f", "%U %S %M", "-o", "/dev/null", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if gnu_time {
+        Meter::GnuTime
+    } else if Path::new("/proc/self/status").exists() {
+        Meter::Proc
+    } else {
+        Meter::WallOnly
+    }
+}
+
+fn scan_args(fake: &FakeInstance) -> Vec<String> {
+    vec![
+        "-H".into(),
+        fake.host_port(),
+        "--ca-file".into(),
+        fake.ca_file().display().to_string(),
+        "--update-source".into(),
+        "bundled".into(),
+        "--backoff-factor".into(),
+        "0".into(),
+    ]
+}
+
+/// One row of the table.
+struct Row {
+    scenario: String,
+    runs: String,
+    wall: String,
+    cpu: String,
+    rss: String,
+    result: String,
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.3} s", d.as_secs_f64())
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn median(mut values: Vec<Duration>) -> Option<Duration> {
+    values.sort();
+    values.get(values.len() / 2).copied()
+}
+
+fn state_of(m: &Measured) -> String {
+    let state = m.first_line.split(':').next().unwrap_or("?");
+    match m.code {
+        Some(code) => format!("{state} (exit {code})"),
+        None => format!("{state} (killed)"),
+    }
+}
+
+fn single_row(scenario: &str, runs: &[Measured]) -> Row {
+    let wall = median(runs.iter().map(|m| m.wall).collect());
+    let cpu = median(runs.iter().filter_map(|m| m.cpu).collect());
+    let rss = runs.iter().filter_map(|m| m.max_rss_kib).max();
+    let mut results: Vec<String> = runs.iter().map(state_of).collect();
+    results.dedup();
+    Row {
+        scenario: scenario.to_string(),
+        runs: runs.len().to_string(),
+        wall: wall
+            .map(|w| secs(w) + " median")
+            .unwrap_or_else(|| "-".into()),
+        cpu: cpu
+            .map(|c| secs(c) + " median")
+            .unwrap_or_else(|| "-".into()),
+        rss: rss.map(mib).unwrap_or_else(|| "-".into()),
+        result: results.join(", "),
+    }
+}
+
+fn healthy(bench: &Bench) -> Row {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false));
+    let args = scan_args(&fake);
+    // One unmeasured run warms the page cache.
+    bench.run(&args, &[]);
+    let runs: Vec<Measured> = (0..SINGLE_RUNS).map(|_| bench.run(&args, &[])).collect();
+    single_row("one healthy host (8.1.0, bundled)", &runs)
+}
+
+fn firewalled(bench: &Bench) -> Row {
+    // Filled at once: each fill ends with two short connect timeouts.
+    let filled: Vec<_> = (0..5)
+        .map(|_| std::thread::spawn(support::filtered_listener))
+        .collect();
+    let mut listeners = Vec::new();
+    for handle in filled {
+        match handle.join().ok().flatten() {
+            Some(l) => listeners.push(l),
+            None => {
+                return Row {
+                    scenario: "five firewalled debug ports (3 s timeout)".into(),
+                    runs: "0".into(),
+                    wall: "-".into(),
+                    cpu: "-".into(),
+                    rss: "-".into(),
+                    result: "skipped: the kernel never dropped a SYN on a full accept queue".into(),
+                };
+            }
+        }
+    }
+    let ports: Vec<String> = listeners
+        .iter()
+        .map(|(l, _)| {
+            l.local_addr()
+                .map(|a| a.port().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false));
+    let env = [
+        ("COS_SCANNER_DEBUG_PORTS".to_string(), ports.join(",")),
+        (
+            "COS_SCANNER_DEBUG_PORT_TIMEOUT".to_string(),
+            "3".to_string(),
+        ),
+    ];
+    let args = scan_args(&fake);
+    let runs: Vec<Measured> = (0..2).map(|_| bench.run(&args, &env)).collect();
+    let mut row = single_row("five firewalled debug ports (3 s timeout)", &runs);
+    row.result += "; sequential connects would take 15 s";
+    row
+}
+
+fn many_hosts(bench: &Bench) -> Row {
+    let fakes: Vec<FakeInstance> = (0..MANY_HOSTS)
+        .map(|_| FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Measured>> = Mutex::new(Vec::with_capacity(MANY_HOSTS));
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..MANY_CONCURRENCY.min(MANY_HOSTS) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(fake) = fakes.get(i) else { break };
+                    let m = bench.run(&scan_args(fake), &[]);
+                    results.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+                }
+            });
+        }
+    });
+    let wall = started.elapsed();
+    let runs = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let cpu: Option<Duration> = runs.iter().map(|m| m.cpu).sum();
+    let rss = runs.iter().filter_map(|m| m.max_rss_kib).max();
+    let mut states: Vec<String> = runs.iter().map(state_of).collect();
+    states.sort();
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for s in states {
+        match counted.last_mut() {
+            Some((last, n)) if *last == s => *n += 1,
+            _ => counted.push((s, 1)),
+        }
+    }
+    let slowest = runs.iter().map(|m| m.wall).max().unwrap_or_default();
+    Row {
+        scenario: format!(
+            "{MANY_HOSTS} hosts, {MANY_CONCURRENCY} at a time ({MANY_HOSTS} processes)"
+        ),
+        runs: runs.len().to_string(),
+        wall: format!("{} total", secs(wall)),
+        cpu: cpu
+            .map(|c| format!("{} sum", secs(c)))
+            .unwrap_or_else(|| "-".into()),
+        rss: rss
+            .map(|r| format!("{} per process", mib(r)))
+            .unwrap_or_else(|| "-".into()),
+        result: counted
+            .iter()
+            .map(|(s, n)| format!("{n}x {s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+            + &format!("; slowest process {}", secs(slowest)),
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    let header = Row {
+        scenario: "scenario".into(),
+        runs: "runs".into(),
+        wall: "wall".into(),
+        cpu: "cpu (user+sys)".into(),
+        rss: "max RSS".into(),
+        result: "result".into(),
+    };
+    let all: Vec<&Row> = std::iter::once(&header).chain(rows.iter()).collect();
+    let width = |f: &dyn Fn(&Row) -> usize| all.iter().map(|r| f(r)).max().unwrap_or(0);
+    let w = [
+        width(&|r| r.scenario.len()),
+        width(&|r| r.runs.len()),
+        width(&|r| r.wall.len()),
+        width(&|r| r.cpu.len()),
+        width(&|r| r.rss.len()),
+    ];
+    for (i, r) in all.iter().enumerate() {
+        println!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
+            r.scenario,
+            r.runs,
+            r.wall,
+            r.cpu,
+            r.rss,
+            r.result,
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
+        );
+        if i == 0 {
+            println!("{}", "-".repeat(w.iter().sum::<usize>() + 12 + 20));
+        }
+    }
+}
+
+fn main() {
+    let bin = PathBuf::from(
+        std::env::var("COS_BENCH_BIN")
+            .unwrap_or_else(|_| "target/release/check-storage-security".to_string()),
+    );
+    if !bin.is_file() {
+        eprintln!(
+            "bench: {} not found; build it with `cargo build --release` or set COS_BENCH_BIN",
+            bin.display()
+        );
+        std::process::exit(1);
+    }
+    let bin = std::fs::canonicalize(&bin).unwrap_or(bin);
+    let work = std::env::temp_dir().join(format!("cos-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("create the bench work folder");
+    let meter = pick_meter();
+    let bench = Bench {
+        bin,
+        work: work.clone(),
+        meter,
+        counter: AtomicUsize::new(0),
+    };
+    println!("binary: {}", bench.bin.display());
+    println!(
+        "measured with: {}",
+        match meter {
+            Meter::GnuTime => "/usr/bin/time (user+sys CPU, max RSS)",
+            Meter::Proc => "/proc polling (CPU from stat, max RSS from VmHWM)",
+            Meter::WallOnly => "wall clock only (no /usr/bin/time, no /proc)",
+        }
+    );
+    println!(
+        "note: several targets in one run are not implemented yet; the {MANY_HOSTS}-host \
+         scenario runs {MANY_HOSTS} single-host processes, at most {MANY_CONCURRENCY} at a time"
+    );
+    println!();
+    let rows = vec![healthy(&bench), firewalled(&bench), many_hosts(&bench)];
+    print_table(&rows);
+    let _ = std::fs::remove_dir_all(&work);
+}
