@@ -227,6 +227,10 @@ impl Scanner<'_> {
                 proxy: self.proxy.clone(),
                 plain_client,
                 login_throttling: self.settings.login_throttling,
+                dns_server: self
+                    .settings
+                    .dns_server
+                    .or_else(net::dns::system_nameserver),
             };
             match probe::measure(&client, transport.https, &probe_options) {
                 Ok(m) => return self.assess(target, m, started),

@@ -4,6 +4,7 @@
 
 pub mod cookies;
 pub mod debug;
+pub mod dns;
 pub mod exposure;
 pub mod headers;
 pub mod identity;
@@ -80,6 +81,7 @@ pub static TABLES: &[&[CheckSpec]] = &[
     sharing::ROWS,
     cookies::ROWS,
     debug::ROWS,
+    dns::ROWS,
 ];
 
 /// Every check, once.
@@ -171,6 +173,7 @@ pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
         findings.extend(tls_extra::evaluate(m));
         findings.extend(cookies::evaluate(m));
         findings.extend(debug::evaluate(m));
+        findings.extend(dns::evaluate(m));
     }
     if ctx.check_hardening {
         findings.extend(headers::evaluate(m));

@@ -1,6 +1,7 @@
 //! Everything that touches the network: the HTTP client, TLS inspection, transport selection
 //! and fetching the release and advisory feeds.
 
+pub mod dns;
 pub mod http;
 pub mod legacy_tls;
 pub mod proxy;

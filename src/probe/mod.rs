@@ -42,6 +42,16 @@ pub struct Measurements {
     pub legacy_tls: Option<crate::net::legacy_tls::LegacyTls>,
     /// `GET /` over plain HTTP while the scan uses HTTPS: does HTTP redirect to HTTPS?
     pub plain_http: Option<Observation>,
+    /// What DNS says about the scanned name (`None` for address targets or without extra checks).
+    pub dns: Option<DnsObservation>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DnsObservation {
+    pub name: String,
+    /// Every A and AAAA address the system resolver returns, in its order.
+    pub addresses: Result<Vec<std::net::IpAddr>, String>,
+    pub caa: crate::net::dns::CaaLookup,
 }
 
 impl Measurements {
@@ -59,6 +69,7 @@ impl Measurements {
             debug_ports: None,
             legacy_tls: None,
             plain_http: None,
+            dns: None,
         }
     }
 
@@ -112,6 +123,8 @@ pub struct Options {
     pub plain_client: Option<Client>,
     /// Send six failed sign-ins for an account that cannot exist (`--login-throttling`).
     pub login_throttling: bool,
+    /// DNS server for CAA lookups; `None` skips them.
+    pub dns_server: Option<std::net::SocketAddr>,
 }
 
 /// Runs the probes of one scan attempt over the selected transport.
@@ -123,7 +136,7 @@ pub fn measure(
     let status = status::probe_status(client)?;
     let extra = options.extra_checks;
     let over_https = client.endpoint.scheme == Scheme::Https;
-    let (mut http, debug_ports, legacy_tls, plain_http) = std::thread::scope(|scope| {
+    let (mut http, debug_ports, legacy_tls, plain_http, dns) = std::thread::scope(|scope| {
         // Slow connects run beside the HTTP rounds, not after them.
         let debug = (extra && !options.debug_ports.is_empty()).then(|| {
             scope.spawn(|| {
@@ -143,6 +156,20 @@ pub fn measure(
                     options.proxy.as_ref(),
                     options.request_timeout,
                 )
+            })
+        });
+        let dns = (extra && is_dns_name(&options.host)).then(|| {
+            scope.spawn(|| DnsObservation {
+                name: options.host.clone(),
+                addresses: resolve_all(&options.host),
+                caa: match options.dns_server {
+                    Some(server) => {
+                        crate::net::dns::lookup_caa(&options.host, server, options.request_timeout)
+                    }
+                    None => crate::net::dns::CaaLookup::Failed(
+                        "no DNS server known (set scanner.dns_server)".into(),
+                    ),
+                },
             })
         });
         let plain = options
@@ -172,6 +199,7 @@ pub fn measure(
             debug.and_then(|h| h.join().ok()),
             legacy.and_then(|h| h.join().ok()),
             plain.and_then(|h| h.join().ok()),
+            dns.and_then(|h| h.join().ok()),
         )
     });
     let capabilities = http
@@ -195,7 +223,25 @@ pub fn measure(
         debug_ports,
         legacy_tls,
         plain_http,
+        dns,
     })
+}
+
+/// A DNS name, not an address literal.
+fn is_dns_name(host: &str) -> bool {
+    host.parse::<std::net::IpAddr>().is_err()
+}
+
+/// Every address the system resolver gives for the name.
+pub fn resolve_all(host: &str) -> Result<Vec<std::net::IpAddr>, String> {
+    use std::net::ToSocketAddrs;
+    let mut out: Vec<std::net::IpAddr> = Vec::new();
+    for addr in (host, 0).to_socket_addrs().map_err(|e| e.to_string())? {
+        if !out.contains(&addr.ip()) {
+            out.push(addr.ip());
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a captured answer (`curl -i` output in `tests/fixtures/`) for unit tests of checks.

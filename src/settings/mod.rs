@@ -159,6 +159,8 @@ pub struct Settings {
     pub extra_checks_rating: bool,
     /// Run the additional probes (off with `--no-extra-checks`).
     pub extra_checks: bool,
+    /// DNS server for CAA lookups (`scanner.dns_server`); the system's when unset.
+    pub dns_server: Option<std::net::SocketAddr>,
     /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
     pub login_throttling: bool,
     /// Permanent waivers (`--ignore-hardening`).
@@ -603,6 +605,15 @@ impl Settings {
             extra_checks: !l.switch("no_extra_checks", false)?,
             debug_ports,
             debug_port_timeout,
+            dns_server: l.parsed(
+                "dns_server",
+                "a DNS server address such as 192.0.2.53 or 192.0.2.53:53",
+                |t| {
+                    t.parse::<std::net::SocketAddr>()
+                        .ok()
+                        .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
+                },
+            )?,
             login_throttling: l.switch("login_throttling", false)?
                 || l.switch("check_login_throttling", false)?,
             waivers: l

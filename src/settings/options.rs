@@ -794,6 +794,17 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        env: &["COS_SCANNER_DNS_SERVER"],
+        config_key: Some("scanner.dns_server"),
+        kind: Value("ADDRESS"),
+        default: Some("the first nameserver of /etc/resolv.conf"),
+        group: Group::ConfigOnly,
+        ..row(
+            "dns_server",
+            "DNS server (address or address:port) asked for the CAA records of the scanned name.",
+        )
+    },
+    OptionSpec {
         env: &["COS_RELEASES_URL"],
         config_key: Some("releases.url"),
         kind: Value("URL"),
