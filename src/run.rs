@@ -95,6 +95,7 @@ where
         );
     }
     let now = settings.now.map(Now).unwrap_or_else(Now::system);
+    net::resolve::install(settings.resolve.clone());
     let roots = match tls::Roots::new(settings.ca_file.as_deref()) {
         Ok(r) => r,
         Err(e) => return unknown(&e),
@@ -165,6 +166,7 @@ impl Scanner<'_> {
         ClientOptions {
             timeout: self.settings.timeout,
             proxy: self.settings.proxy.clone(),
+            pin: None,
             user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
         }
     }
@@ -233,7 +235,12 @@ impl Scanner<'_> {
                     .or_else(net::dns::system_nameserver),
             };
             match probe::measure(&client, transport.https, &probe_options) {
-                Ok(m) => return self.assess(target, m, started),
+                Ok(mut m) => {
+                    if self.settings.all_addresses && self.settings.extra_checks {
+                        m.nodes = self.observe_nodes(&dest, &m, &transport.verification, &options);
+                    }
+                    return self.assess(target, m, started);
+                }
                 Err(ProbeFailure::Transient(message)) => last_failure = message,
                 Err(ProbeFailure::Definite(message)) => {
                     return Ok(self.failed(target, message, attempt, started));
@@ -242,6 +249,37 @@ impl Scanner<'_> {
         }
         let message = format!("{last_failure} (gave up after {attempts} attempt(s))");
         Ok(self.failed(target, message, attempts, started))
+    }
+
+    /// `--all-addresses`: each address of a name with several, probed on its own.
+    fn observe_nodes(
+        &self,
+        dest: &Destination,
+        m: &Measurements,
+        verification: &Verification,
+        options: &ClientOptions,
+    ) -> Option<Vec<probe::addresses::NodeObservation>> {
+        if dest.host.parse::<std::net::IpAddr>().is_ok() {
+            return None;
+        }
+        let addresses = match probe::addresses::addresses_of(&dest.host, self.settings.ipv6_enabled)
+        {
+            Ok(a) if a.len() > 1 => a,
+            Ok(_) => return None,
+            Err(e) => {
+                debug_log(&format!("--all-addresses: {e}"));
+                return None;
+            }
+        };
+        let node_probe = probe::addresses::NodeProbe {
+            host: &dest.host,
+            endpoint: &m.endpoint,
+            verification,
+            options,
+            roots: &self.roots,
+            demo: probe::plan::builtin_identity_provider(m.http.get(probe::plan::OIDC)),
+        };
+        Some(probe::addresses::observe(&node_probe, &addresses))
     }
 
     fn assess(

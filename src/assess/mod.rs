@@ -127,6 +127,7 @@ pub fn assess(input: Input) -> ScanResult {
         insecure: settings.insecure,
         check_hardening: settings.check_hardening,
         extra_checks_rating: settings.extra_checks_rating,
+        waived: settings.waivers.iter().map(|w| w.pattern.clone()).collect(),
     };
     let mut findings = checks::evaluate(m, &ctx);
     if let Some(l) = &life {

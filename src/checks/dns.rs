@@ -1,11 +1,401 @@
-//! DNS checks. (Being written: see the issue note.)
+//! DNS checks: `caaRecord` (the zone limits which CAs may issue certificates for the name,
+//! RFC 8659) and the `dnsAddresses` observation (what the name resolves to, so the result
+//! document carries it). Both need a DNS name: address targets have no DNS findings.
 
-use super::CheckSpec;
-use crate::probe::Measurements;
-use crate::report::Finding;
+use super::{CheckSpec, DNS_ZONE, finding};
+use crate::net::dns::{CaaLookup, CaaRecord};
+use crate::net::http::Scheme;
+use crate::probe::status::printable;
+use crate::probe::{DnsObservation, Measurements};
+use crate::report::{Finding, Role, Status};
+use crate::severity::Severity;
 
-pub static ROWS: &[CheckSpec] = &[];
+const CAA_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc8659";
 
-pub fn evaluate(_m: &Measurements) -> Vec<Finding> {
-    Vec::new()
+pub static ROWS: &[CheckSpec] = &[
+    CheckSpec {
+        id: "caaRecord",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "dns",
+        title: "A CAA record names the CAs that may issue certificates for the name",
+        remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
+                      the instance's certificate (e.g. `example.com. CAA 0 issue \
+                      \"letsencrypt.org\"`), so no other CA may issue one for it.",
+        documentation: Some(CAA_DOCS),
+        fixed_in: DNS_ZONE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "dnsAddresses",
+        family: None,
+        role: Role::Observation,
+        severity: Severity::Low,
+        category: "dns",
+        title: "The addresses the name resolves to (for information)",
+        remediation: "Nothing to fix: the addresses are listed so the result records them; \
+                      check they are the ones the instance should be reached at.",
+        documentation: None,
+        fixed_in: DNS_ZONE,
+        verifiable: false,
+    },
+];
+
+/// At most this many CAs or addresses are named in a detail.
+const LISTED: usize = 8;
+
+pub fn evaluate(m: &Measurements) -> Vec<Finding> {
+    let Some(dns) = &m.dns else {
+        return Vec::new();
+    };
+    vec![caa_record(dns, m.endpoint.scheme), dns_addresses(dns)]
+}
+
+fn caa_record(dns: &DnsObservation, scheme: Scheme) -> Finding {
+    let name = printable(&dns.name);
+    if scheme == Scheme::Http {
+        return finding(
+            "caaRecord",
+            Status::Skipped,
+            format!("the scan runs over plain HTTP: no certificate of {name} to restrict"),
+        );
+    }
+    match &dns.caa {
+        CaaLookup::Records { owner, records } => {
+            let owner = printable(owner);
+            let issue = issuers(records, "issue");
+            let wild = issuers(records, "issuewild");
+            if issue.is_empty() && wild.is_empty() {
+                let tags = listed(records.iter().map(|r| r.tag.as_str()));
+                return finding(
+                    "caaRecord",
+                    Status::Failed,
+                    format!(
+                        "the CAA records on {owner} ({tags}) have no issue or issuewild \
+                         property: any CA may issue certificates for {name}"
+                    ),
+                );
+            }
+            let mut detail = format!("CAA on {owner}");
+            if !issue.is_empty() {
+                detail.push_str(&format!(
+                    " allows {}",
+                    listed(issue.iter().map(String::as_str))
+                ));
+            }
+            if !wild.is_empty() {
+                if !issue.is_empty() {
+                    detail.push(';');
+                }
+                detail.push_str(&format!(
+                    " allows for wildcards {}",
+                    listed(wild.iter().map(String::as_str))
+                ));
+            }
+            finding("caaRecord", Status::Passed, detail)
+        }
+        CaaLookup::NoRecords => finding(
+            "caaRecord",
+            Status::Failed,
+            format!("no CAA record on {name} or its parents: any CA may issue certificates for it"),
+        ),
+        CaaLookup::Failed(reason) => finding(
+            "caaRecord",
+            Status::Indeterminate,
+            format!(
+                "the CAA records of {name} could not be looked up: {}",
+                printable(reason)
+            ),
+        ),
+    }
+}
+
+/// The CA domains of the `issue` (or `issuewild`) properties, once each, in order. A value
+/// without a domain (`;`) forbids issuance and reads as "no CA".
+fn issuers(records: &[CaaRecord], tag: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for record in records.iter().filter(|r| r.tag == tag) {
+        let domain = record.value.split(';').next().unwrap_or("").trim();
+        let domain = if domain.is_empty() {
+            "no CA".to_string()
+        } else {
+            printable(domain)
+        };
+        if !out.contains(&domain) {
+            out.push(domain);
+        }
+    }
+    out
+}
+
+/// Comma-separated, at most [`LISTED`] items and a count of the rest, each printable.
+fn listed<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<&str> = items.collect();
+    let mut text = items
+        .iter()
+        .take(LISTED)
+        .map(|i| printable(i))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > LISTED {
+        text.push_str(&format!(" and {} more", items.len() - LISTED));
+    }
+    text
+}
+
+fn dns_addresses(dns: &DnsObservation) -> Finding {
+    let name = printable(&dns.name);
+    match &dns.addresses {
+        Ok(addresses) if !addresses.is_empty() => {
+            let addresses: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+            finding(
+                "dnsAddresses",
+                Status::Passed,
+                format!(
+                    "{name} resolves to {}",
+                    listed(addresses.iter().map(String::as_str))
+                ),
+            )
+        }
+        Ok(_) => finding(
+            "dnsAddresses",
+            Status::Indeterminate,
+            format!("{name} resolves to no address"),
+        ),
+        Err(reason) => finding(
+            "dnsAddresses",
+            Status::Indeterminate,
+            format!("{name} could not be resolved: {}", printable(reason)),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::HttpsObservation;
+    use crate::net::http::Endpoint;
+    use crate::net::tls::{Handshake, TrustedBy};
+    use std::net::IpAddr;
+
+    fn measurements(https: bool, dns: Option<DnsObservation>) -> Measurements {
+        let endpoint = Endpoint {
+            scheme: if https { Scheme::Https } else { Scheme::Http },
+            url_host: "cloud.example.test".into(),
+            port: if https { 443 } else { 80 },
+            base_path: String::new(),
+        };
+        let observation = if https {
+            HttpsObservation::Verified(Handshake {
+                protocol: "TLSv1.3".into(),
+                cipher_suite: "TLS13_AES_128_GCM_SHA256".into(),
+                chain: Vec::new(),
+                trust: Ok(TrustedBy::PublicRoots),
+            })
+        } else {
+            HttpsObservation::Unavailable("connection refused".into())
+        };
+        let mut m = Measurements::empty(endpoint, observation);
+        m.dns = dns;
+        m
+    }
+
+    fn observation(caa: CaaLookup) -> DnsObservation {
+        DnsObservation {
+            name: "cloud.example.test".into(),
+            addresses: Ok(vec![
+                "192.0.2.1".parse().unwrap(),
+                "2001:db8::1".parse().unwrap(),
+            ]),
+            caa,
+        }
+    }
+
+    fn record(tag: &str, value: &str) -> CaaRecord {
+        CaaRecord {
+            flags: 0,
+            tag: tag.into(),
+            value: value.into(),
+        }
+    }
+
+    fn only(findings: &[Finding], id: &str) -> Finding {
+        let matching: Vec<&Finding> = findings.iter().filter(|f| f.id == id).collect();
+        assert_eq!(matching.len(), 1, "{id} in {findings:?}");
+        matching[0].clone()
+    }
+
+    fn caa(https: bool, lookup: CaaLookup) -> Finding {
+        only(
+            &evaluate(&measurements(https, Some(observation(lookup)))),
+            "caaRecord",
+        )
+    }
+
+    #[test]
+    fn rows_are_as_specified() {
+        let caa = crate::checks::spec("caaRecord").unwrap();
+        assert_eq!(caa.role, Role::Hardening);
+        assert_eq!(caa.severity, Severity::Low);
+        assert_eq!(caa.category, "dns");
+        assert_eq!(caa.fixed_in, DNS_ZONE);
+        assert!(caa.verifiable);
+        let addresses = crate::checks::spec("dnsAddresses").unwrap();
+        assert_eq!(addresses.role, Role::Observation);
+        assert_eq!(addresses.severity, Severity::Low);
+        assert_eq!(addresses.category, "dns");
+    }
+
+    #[test]
+    fn no_dns_observation_no_findings() {
+        assert!(evaluate(&measurements(true, None)).is_empty());
+    }
+
+    #[test]
+    fn an_issue_property_passes_and_names_owner_and_cas() {
+        let f = caa(
+            true,
+            CaaLookup::Records {
+                owner: "example.test".into(),
+                records: vec![
+                    record("issue", "letsencrypt.org; validationmethods=dns-01"),
+                    record("issue", "letsencrypt.org"),
+                    record("issue", "sectigo.com"),
+                    record("iodef", "mailto:security@example.test"),
+                ],
+            },
+        );
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert_eq!(
+            f.detail,
+            "CAA on example.test allows letsencrypt.org, sectigo.com"
+        );
+        assert_eq!(f.role, Role::Hardening);
+        assert!(!f.counts);
+        assert_eq!(f.fixed_in, DNS_ZONE);
+    }
+
+    #[test]
+    fn issuewild_alone_passes_and_a_forbidding_value_reads_no_ca() {
+        let f = caa(
+            true,
+            CaaLookup::Records {
+                owner: "cloud.example.test".into(),
+                records: vec![record("issue", ";"), record("issuewild", "pki.example.net")],
+            },
+        );
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert_eq!(
+            f.detail,
+            "CAA on cloud.example.test allows no CA; allows for wildcards pki.example.net"
+        );
+        let f = caa(
+            true,
+            CaaLookup::Records {
+                owner: "cloud.example.test".into(),
+                records: vec![record("issuewild", "pki.example.net")],
+            },
+        );
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+    }
+
+    #[test]
+    fn records_without_issue_fail() {
+        let f = caa(
+            true,
+            CaaLookup::Records {
+                owner: "example.test".into(),
+                records: vec![record("iodef", "mailto:security@example.test")],
+            },
+        );
+        assert_eq!(f.status, Status::Failed, "{f:?}");
+        assert!(f.detail.contains("(iodef)"), "{}", f.detail);
+        assert!(f.detail.contains("any CA may issue"), "{}", f.detail);
+    }
+
+    #[test]
+    fn no_records_fail() {
+        let f = caa(true, CaaLookup::NoRecords);
+        assert_eq!(f.status, Status::Failed);
+        assert_eq!(
+            f.detail,
+            "no CAA record on cloud.example.test or its parents: any CA may issue certificates \
+             for it"
+        );
+    }
+
+    #[test]
+    fn a_failed_lookup_is_indeterminate() {
+        let f = caa(true, CaaLookup::Failed("SERVFAIL\nfrom\tthe server".into()));
+        assert_eq!(f.status, Status::Indeterminate);
+        assert!(!f.detail.contains(['\n', '\t']), "{}", f.detail);
+        assert!(f.detail.contains("SERVFAIL"), "{}", f.detail);
+    }
+
+    #[test]
+    fn plain_http_skips_the_caa_check() {
+        for lookup in [CaaLookup::NoRecords, CaaLookup::Failed("timeout".into())] {
+            let f = caa(false, lookup);
+            assert_eq!(f.status, Status::Skipped, "{f:?}");
+            assert!(f.detail.contains("plain HTTP"), "{}", f.detail);
+        }
+    }
+
+    #[test]
+    fn hostile_values_are_bounded_and_printable() {
+        let many: Vec<CaaRecord> = (0..50)
+            .map(|i| {
+                record(
+                    "issue",
+                    &format!("ca{i}.example\u{7}\r\n{}", "x".repeat(500)),
+                )
+            })
+            .collect();
+        let f = caa(
+            true,
+            CaaLookup::Records {
+                owner: "example.test".into(),
+                records: many,
+            },
+        );
+        assert_eq!(f.status, Status::Passed);
+        assert!(!f.detail.chars().any(char::is_control), "{}", f.detail);
+        assert!(f.detail.ends_with(" and 42 more"), "{}", f.detail);
+        assert!(f.detail.len() < 8 * 130 + 100, "{}", f.detail.len());
+    }
+
+    #[test]
+    fn addresses_are_listed() {
+        let findings = evaluate(&measurements(true, Some(observation(CaaLookup::NoRecords))));
+        let f = only(&findings, "dnsAddresses");
+        assert_eq!(f.status, Status::Passed);
+        assert_eq!(f.role, Role::Observation);
+        assert!(!f.counts);
+        assert_eq!(
+            f.detail,
+            "cloud.example.test resolves to 192.0.2.1, 2001:db8::1"
+        );
+        // Over plain HTTP too.
+        let findings = evaluate(&measurements(
+            false,
+            Some(observation(CaaLookup::NoRecords)),
+        ));
+        assert_eq!(only(&findings, "dnsAddresses").status, Status::Passed);
+    }
+
+    #[test]
+    fn unresolved_addresses_are_indeterminate() {
+        let mut dns = observation(CaaLookup::NoRecords);
+        dns.addresses = Err("failed to lookup address information".into());
+        let f = only(
+            &evaluate(&measurements(true, Some(dns.clone()))),
+            "dnsAddresses",
+        );
+        assert_eq!(f.status, Status::Indeterminate);
+        assert!(f.detail.contains("could not be resolved"), "{}", f.detail);
+        dns.addresses = Ok(Vec::<IpAddr>::new());
+        let f = only(&evaluate(&measurements(true, Some(dns))), "dnsAddresses");
+        assert_eq!(f.status, Status::Indeterminate);
+    }
 }

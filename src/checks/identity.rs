@@ -82,9 +82,7 @@ fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static str>, usize, usize)> 
         tried += 1;
         if let Ok(r) = observation {
             answered += 1;
-            let success = r.status == 200
-                && json(&r.body).is_some_and(|d| d["success"].as_bool() == Some(true));
-            if success {
+            if plan::is_successful_sign_in(r) {
                 accepted.push(*user);
             }
         }

@@ -8,6 +8,7 @@ pub mod dns;
 pub mod exposure;
 pub mod headers;
 pub mod identity;
+pub mod parity;
 pub mod sharing;
 pub mod tls_extra;
 pub mod transport;
@@ -78,6 +79,7 @@ pub static TABLES: &[&[CheckSpec]] = &[
     headers::ROWS,
     exposure::ROWS,
     identity::ROWS,
+    parity::ROWS,
     sharing::ROWS,
     cookies::ROWS,
     debug::ROWS,
@@ -143,6 +145,8 @@ pub struct Context {
     pub insecure: bool,
     pub check_hardening: bool,
     pub extra_checks_rating: bool,
+    /// Waiver patterns: waived headers and checks are left out of the address comparison.
+    pub waived: Vec<String>,
 }
 
 /// Builds a finding from its registry row.
@@ -174,6 +178,7 @@ pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
         findings.extend(cookies::evaluate(m));
         findings.extend(debug::evaluate(m));
         findings.extend(dns::evaluate(m));
+        findings.extend(parity::evaluate(m, &ctx.waived));
     }
     if ctx.check_hardening {
         findings.extend(headers::evaluate(m));

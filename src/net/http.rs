@@ -108,6 +108,8 @@ impl FetchError {
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
     pub timeout: Duration,
+    /// Connect to this address whatever the name resolves to (`--all-addresses`).
+    pub pin: Option<std::net::IpAddr>,
     pub proxy: Option<String>,
     pub user_agent: String,
 }
@@ -211,7 +213,7 @@ fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::A
         }
         None => None,
     };
-    let config = ureq::Agent::config_builder()
+    let config = ureq::config::Config::builder()
         .tls_config(tls)
         .proxy(proxy)
         .http_status_as_error(false)
@@ -222,7 +224,9 @@ fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::A
         .user_agent(options.user_agent.as_str())
         .max_idle_connections_per_host(4)
         .build();
-    Ok(config.new_agent())
+    let resolver = super::resolve::ScanResolver { pin: options.pin };
+    let connector = ureq::unversioned::transport::DefaultConnector::default();
+    Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 
 fn classify(e: &ureq::Error, url: &str) -> FetchError {

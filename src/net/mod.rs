@@ -5,6 +5,7 @@ pub mod dns;
 pub mod http;
 pub mod legacy_tls;
 pub mod proxy;
+pub mod resolve;
 pub mod tls;
 
 use http::{ClientOptions, Endpoint, Scheme, Verification};

@@ -7,7 +7,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -179,6 +179,17 @@ fn describe_cert_error(err: &rustls::Error) -> String {
     }
 }
 
+/// How a handshake reaches the server.
+#[derive(Clone, Copy, Debug)]
+pub enum Route<'a> {
+    /// Resolve the name (honouring `scanner.resolve`) and connect directly.
+    Direct,
+    /// Tunnel through the operator's proxy.
+    Proxy(&'a super::proxy::Proxy),
+    /// Connect to this address while the name stays the SNI and the checked name.
+    Address(SocketAddr),
+}
+
 /// Connects to `host:port` (`host` is also the name checked and sent as SNI), through the
 /// operator's proxy when there is one, and performs one handshake, bounded by `timeout`.
 pub fn inspect(
@@ -186,6 +197,21 @@ pub fn inspect(
     port: u16,
     roots: &Roots,
     proxy: Option<&super::proxy::Proxy>,
+    timeout: Duration,
+) -> Result<Handshake, TlsFailure> {
+    let route = match proxy {
+        Some(p) => Route::Proxy(p),
+        None => Route::Direct,
+    };
+    inspect_via(host, port, roots, route, timeout)
+}
+
+/// [`inspect`] with an explicit route.
+pub fn inspect_via(
+    host: &str,
+    port: u16,
+    roots: &Roots,
+    route: Route,
     timeout: Duration,
 ) -> Result<Handshake, TlsFailure> {
     let deadline = Instant::now() + timeout;
@@ -211,9 +237,14 @@ pub fn inspect(
     let mut conn = rustls::ClientConnection::new(Arc::new(config), name)
         .map_err(|e| TlsFailure::Handshake(e.to_string()))?;
 
-    let mut tcp = match proxy {
-        Some(proxy) => proxy.tunnel(host, port, deadline)?,
-        None => connect(host, port, deadline)?,
+    let mut tcp = match route {
+        Route::Proxy(proxy) => proxy.tunnel(host, port, deadline)?,
+        Route::Direct => connect(host, port, deadline)?,
+        Route::Address(addr) => {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            TcpStream::connect_timeout(&addr, remaining)
+                .map_err(|e| classify_io(&e, &format!("connecting to {addr}")))?
+        }
     };
     while conn.is_handshaking() {
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -265,10 +296,8 @@ pub fn inspect(
 
 /// Connects to the first address of `host` that answers within the deadline.
 pub fn connect(host: &str, port: u16, deadline: Instant) -> Result<TcpStream, TlsFailure> {
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| TlsFailure::Connect(format!("cannot resolve {host}: {e}")))?
-        .collect();
+    let addrs: Vec<SocketAddr> = super::resolve::lookup(host, port)
+        .map_err(|e| TlsFailure::Connect(format!("cannot resolve {host}: {e}")))?;
     let mut last = TlsFailure::Connect(format!("{host} resolves to no address"));
     for addr in addrs {
         let remaining = deadline.saturating_duration_since(Instant::now());

@@ -19,7 +19,7 @@ use crate::net::http::{
     Client, ClientOptions, Endpoint, FetchError, Response, Scheme, Verification,
 };
 use std::io::ErrorKind;
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// The handlers fetched from every open port, in this order.
@@ -121,8 +121,7 @@ fn resolve(host: &str) -> Result<Vec<IpAddr>, String> {
     if let Ok(ip) = name.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }
-    let resolved = (name, 0)
-        .to_socket_addrs()
+    let resolved = crate::net::resolve::lookup(name, 0)
         .map_err(|e| format!("{name} does not resolve: {e}"))?;
     let mut ips: Vec<IpAddr> = Vec::new();
     for addr in resolved {
@@ -222,6 +221,7 @@ fn fetch_handlers(addr: SocketAddr, request_timeout: Duration) -> Vec<DebugAnswe
         timeout: request_timeout,
         // Direct, never through the operator's proxy (see the module comment).
         proxy: None,
+        pin: None,
         user_agent: format!(
             "{}/{}",
             crate::settings::manual::PROGRAM,

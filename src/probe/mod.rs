@@ -7,6 +7,7 @@
 //! handshake), so a scan costs about its slowest probe. Last come the probes that depend on
 //! an earlier answer (demo sign-ins only against the instance's own identity provider).
 
+pub mod addresses;
 pub mod debug_ports;
 pub mod plan;
 pub mod pool;
@@ -44,6 +45,9 @@ pub struct Measurements {
     pub plain_http: Option<Observation>,
     /// What DNS says about the scanned name (`None` for address targets or without extra checks).
     pub dns: Option<DnsObservation>,
+    /// Every address of the name, probed on its own (`--all-addresses`, names with several
+    /// addresses only); the first is the reference.
+    pub nodes: Option<Vec<addresses::NodeObservation>>,
 }
 
 #[derive(Clone, Debug)]
@@ -70,6 +74,7 @@ impl Measurements {
             legacy_tls: None,
             plain_http: None,
             dns: None,
+            nodes: None,
         }
     }
 
@@ -224,6 +229,7 @@ pub fn measure(
         legacy_tls,
         plain_http,
         dns,
+        nodes: None,
     })
 }
 
@@ -234,9 +240,8 @@ fn is_dns_name(host: &str) -> bool {
 
 /// Every address the system resolver gives for the name.
 pub fn resolve_all(host: &str) -> Result<Vec<std::net::IpAddr>, String> {
-    use std::net::ToSocketAddrs;
     let mut out: Vec<std::net::IpAddr> = Vec::new();
-    for addr in (host, 0).to_socket_addrs().map_err(|e| e.to_string())? {
+    for addr in crate::net::resolve::lookup(host, 0).map_err(|e| e.to_string())? {
         if !out.contains(&addr.ip()) {
             out.push(addr.ip());
         }

@@ -202,27 +202,7 @@ pub fn dependent(endpoint: &Endpoint, first: &BTreeMap<String, Observation>) -> 
     if !builtin_identity_provider(first.get(OIDC)) {
         return Vec::new();
     }
-    let origin = endpoint.origin();
-    let mut probes = Vec::new();
-    for (user, password) in DEMO_ACCOUNTS {
-        let body = serde_json::json!({
-            "params": [user, password, "1"],
-            "hello": {
-                "scope": "openid profile email",
-                "client_id": "web",
-                "redirect_uri": format!("{origin}/oidc-callback.html"),
-                "flow": "oidc",
-            },
-            "state": "cos-demo-check",
-        });
-        let mut probe = HttpProbe::new(&format!("demo:{user}"), "POST", LOGON_PATH)
-            .header("Content-Type", "application/json")
-            .header("Kopano-Konnect-XSRF", "1")
-            .header("Origin", &origin)
-            .header("Referer", &format!("{origin}/signin/v1/identifier"));
-        probe.body = Some(body.to_string().into_bytes());
-        probes.push(probe);
-    }
+    let mut probes = demo_sign_ins(endpoint);
     let (user, password) = DEMO_ACCOUNTS[0];
     probes.push(
         HttpProbe::new(&format!("basic:{user}"), "GET", "/graph/v1.0/me")
@@ -231,31 +211,69 @@ pub fn dependent(endpoint: &Endpoint, first: &BTreeMap<String, Observation>) -> 
     probes
 }
 
+/// One sign-in call to the built-in identity provider, as its web login sends it.
+fn sign_in(key: &str, endpoint: &Endpoint, user: &str, password: &str, state: &str) -> HttpProbe {
+    let origin = endpoint.origin();
+    let body = serde_json::json!({
+        "params": [user, password, "1"],
+        "hello": {
+            "scope": "openid profile email",
+            "client_id": "web",
+            "redirect_uri": format!("{origin}/oidc-callback.html"),
+            "flow": "oidc",
+        },
+        "state": state,
+    });
+    let mut probe = HttpProbe::new(key, "POST", LOGON_PATH)
+        .header("Content-Type", "application/json")
+        .header("Kopano-Konnect-XSRF", "1")
+        .header("Origin", &origin)
+        .header("Referer", &format!("{origin}/signin/v1/identifier"));
+    probe.body = Some(body.to_string().into_bytes());
+    probe
+}
+
+/// The published demo accounts' sign-ins, keyed `demo:<user>`.
+pub fn demo_sign_ins(endpoint: &Endpoint) -> Vec<HttpProbe> {
+    DEMO_ACCOUNTS
+        .iter()
+        .map(|(user, password)| {
+            sign_in(
+                &format!("demo:{user}"),
+                endpoint,
+                user,
+                password,
+                "cos-demo-check",
+            )
+        })
+        .collect()
+}
+
+/// Whether an answer of the sign-in call is a successful sign-in (200 with `success: true`).
+pub fn is_successful_sign_in(response: &crate::net::http::Response) -> bool {
+    response.status == 200
+        && serde_json::from_slice::<serde_json::Value>(&response.body)
+            .is_ok_and(|d| d["success"].as_bool() == Some(true))
+}
+
 /// How many failed sign-ins `--login-throttling` sends.
 pub const THROTTLING_ATTEMPTS: usize = 6;
 
 /// Six failed sign-ins for an account that cannot exist, keyed `throttle:1` .. `throttle:6`.
 pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
-    let origin = endpoint.origin();
     let user = format!(
         "cos-no-such-user{}",
         &baseline_path()["/cos-baseline-".len()..]
     );
     (1..=THROTTLING_ATTEMPTS)
         .map(|n| {
-            let body = serde_json::json!({
-                "params": [user, "cos-wrong-password", "1"],
-                "hello": {"scope": "openid", "client_id": "web", "flow": "oidc",
-                          "redirect_uri": format!("{origin}/oidc-callback.html")},
-                "state": format!("cos-throttle-{n}"),
-            });
-            let mut probe = HttpProbe::new(&format!("throttle:{n}"), "POST", LOGON_PATH)
-                .header("Content-Type", "application/json")
-                .header("Kopano-Konnect-XSRF", "1")
-                .header("Origin", &origin)
-                .header("Referer", &format!("{origin}/signin/v1/identifier"));
-            probe.body = Some(body.to_string().into_bytes());
-            probe
+            sign_in(
+                &format!("throttle:{n}"),
+                endpoint,
+                &user,
+                "cos-wrong-password",
+                &format!("cos-throttle-{n}"),
+            )
         })
         .collect()
 }

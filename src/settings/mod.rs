@@ -159,6 +159,12 @@ pub struct Settings {
     pub extra_checks_rating: bool,
     /// Run the additional probes (off with `--no-extra-checks`).
     pub extra_checks: bool,
+    /// Repeat checks against every address of the name (`--all-addresses`).
+    pub all_addresses: bool,
+    /// Include IPv6 addresses with `--all-addresses` (`scanner.ipv6_enabled`).
+    pub ipv6_enabled: bool,
+    /// Names pinned to addresses (`scanner.resolve`).
+    pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>>,
     /// DNS server for CAA lookups (`scanner.dns_server`); the system's when unset.
     pub dns_server: Option<std::net::SocketAddr>,
     /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
@@ -605,6 +611,16 @@ impl Settings {
             extra_checks: !l.switch("no_extra_checks", false)?,
             debug_ports,
             debug_port_timeout,
+            all_addresses: l.switch("all_addresses", false)?
+                || l.switch("check_all_addresses", false)?,
+            ipv6_enabled: l.switch("ipv6_enabled", true)?,
+            resolve: l
+                .parsed(
+                    "resolve",
+                    "a list of pins such as cloud.example=192.0.2.1,192.0.2.2",
+                    crate::net::resolve::parse_pins,
+                )?
+                .unwrap_or_default(),
             dns_server: l.parsed(
                 "dns_server",
                 "a DNS server address such as 192.0.2.53 or 192.0.2.53:53",

@@ -223,7 +223,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("all-addresses"),
         env: &["COS_ALL_ADDRESSES"],
         group: Group::Checks,
-        availability: NotYet,
         ..row(
             "all_addresses",
             "Repeat version, header, hardening and demo-account checks against every address the \
@@ -791,6 +790,18 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row(
             "check_all_addresses",
             "true is the same as --all-addresses.",
+        )
+    },
+    OptionSpec {
+        env: &["COS_SCANNER_RESOLVE"],
+        config_key: Some("scanner.resolve"),
+        kind: Value("PINS"),
+        group: Group::ConfigOnly,
+        ..row(
+            "resolve",
+            "Pin names to addresses for every direct connection, like curl --resolve: \
+             name=address,address;name2=address. Useful to check the nodes behind a name before \
+             DNS points at them.",
         )
     },
     OptionSpec {

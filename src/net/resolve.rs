@@ -1,0 +1,114 @@
+//! Name resolution for every direct connection of a scan. The system resolver answers, unless
+//! the operator pinned a name to addresses (`scanner.resolve`, like curl's `--resolve`: check
+//! the nodes behind a name before DNS points at them, or pin a name that DNS does not know).
+//! The table is installed once per process by the run, before any connection is made.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::OnceLock;
+
+static PINNED: OnceLock<HashMap<String, Vec<IpAddr>>> = OnceLock::new();
+
+/// Installs the pinned names; a second call changes nothing (one table per process).
+pub fn install(pinned: HashMap<String, Vec<IpAddr>>) {
+    let _ = PINNED.set(pinned);
+}
+
+/// Parses `name=address,address;name=address` (the `scanner.resolve` setting).
+pub fn parse_pins(text: &str) -> Option<HashMap<String, Vec<IpAddr>>> {
+    let mut pins = HashMap::new();
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let (name, addresses) = entry.split_once('=')?;
+        let name = name.trim().trim_end_matches('.').to_ascii_lowercase();
+        let addresses: Option<Vec<IpAddr>> = addresses
+            .split(',')
+            .map(|a| {
+                a.trim()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        let addresses = addresses.filter(|a| !a.is_empty())?;
+        if name.is_empty() {
+            return None;
+        }
+        pins.insert(name, addresses);
+    }
+    Some(pins)
+}
+
+/// Addresses of `host` (a name or an address literal), pinned ones first.
+pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let key = host.trim_end_matches('.').to_ascii_lowercase();
+    if let Some(addresses) = PINNED.get().and_then(|p| p.get(&key)) {
+        return Ok(addresses
+            .iter()
+            .map(|ip| SocketAddr::new(*ip, port))
+            .collect());
+    }
+    Ok((host, port).to_socket_addrs()?.collect())
+}
+
+/// The ureq resolver of the scan: the pinned table, or one fixed address (`--all-addresses`
+/// connects to each address of a name in turn while Host and SNI keep the name).
+#[derive(Debug, Default)]
+pub struct ScanResolver {
+    pub pin: Option<IpAddr>,
+}
+
+impl ureq::unversioned::resolver::Resolver for ScanResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().ok_or(ureq::Error::HostNotFound)?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+            Some("http") => 80,
+            _ => 443,
+        });
+        let addresses = match self.pin {
+            Some(ip) => vec![SocketAddr::new(ip, port)],
+            None => {
+                let key = host.trim_end_matches('.').to_ascii_lowercase();
+                match PINNED.get().and_then(|p| p.get(&key)) {
+                    Some(list) => list.iter().map(|ip| SocketAddr::new(*ip, port)).collect(),
+                    None => {
+                        return ureq::unversioned::resolver::DefaultResolver::default()
+                            .resolve(uri, config, timeout);
+                    }
+                }
+            }
+        };
+        let mut out = self.empty();
+        for address in addresses.into_iter().take(16) {
+            out.push(address);
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_parse() {
+        let pins =
+            parse_pins("Cloud.Example.= 192.0.2.1, [2001:db8::1] ; other=127.0.0.2").unwrap();
+        assert_eq!(pins["cloud.example"].len(), 2);
+        assert_eq!(pins["other"], vec!["127.0.0.2".parse::<IpAddr>().unwrap()]);
+        assert!(parse_pins("noequals").is_none());
+        assert!(parse_pins("a=not-an-ip").is_none());
+        assert!(parse_pins("=127.0.0.1").is_none());
+        assert!(parse_pins("").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,145 @@
+//! `--all-addresses`: the version, header, hardening and demo-account probes again against
+//! every address the name resolves to. Host and SNI keep the name; only the connection is
+//! pinned to the address, so each node is seen exactly as a browser reaching it would see it.
+
+use super::{plan, pool, status};
+use crate::net::http::{Client, ClientOptions, Endpoint, Response, Verification};
+use crate::net::tls::{self, Roots, Route};
+use sha2::{Digest, Sha256};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// What the TLS handshake with one node showed, reduced to what must match across nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsSummary {
+    pub protocol: String,
+    /// SHA-256 of the leaf certificate.
+    pub leaf_sha256: String,
+    pub trusted: bool,
+}
+
+/// One node's answers.
+#[derive(Clone, Debug)]
+pub struct NodeObservation {
+    pub address: IpAddr,
+    /// The status document, or why the node did not answer it.
+    pub status: Result<status::StatusReport, String>,
+    pub root: Option<Response>,
+    pub capabilities: Option<serde_json::Value>,
+    /// Whether the first demo account signs in (`None`: not tried or no answer).
+    pub demo_sign_in: Option<bool>,
+    /// `None` over plain HTTP.
+    pub tls: Option<Result<TlsSummary, String>>,
+}
+
+/// Addresses of a name to compare: the resolver's order, duplicates dropped, IPv6 left out
+/// when disabled. Address literals are a single node.
+pub fn addresses_of(host: &str, ipv6: bool) -> Result<Vec<IpAddr>, String> {
+    let mut out: Vec<IpAddr> = Vec::new();
+    for addr in crate::net::resolve::lookup(host, 0).map_err(|e| format!("{host}: {e}"))? {
+        let ip = addr.ip();
+        if (ipv6 || ip.is_ipv4()) && !out.contains(&ip) {
+            out.push(ip);
+        }
+    }
+    Ok(out)
+}
+
+/// What a node observation needs besides its address.
+pub struct NodeProbe<'a> {
+    pub host: &'a str,
+    pub endpoint: &'a Endpoint,
+    pub verification: &'a Verification,
+    pub options: &'a ClientOptions,
+    pub roots: &'a Roots,
+    /// Try the demo sign-in (only against the built-in identity provider).
+    pub demo: bool,
+}
+
+pub fn observe(probe: &NodeProbe, addresses: &[IpAddr]) -> Vec<NodeObservation> {
+    pool::run_all(addresses, addresses.len().min(8), |address| {
+        node(probe, *address)
+    })
+}
+
+fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
+    let options = ClientOptions {
+        pin: Some(address),
+        // A proxy would pick the node itself; pinning means connecting directly.
+        proxy: None,
+        ..p.options.clone()
+    };
+    let tls = (p.endpoint.scheme == crate::net::http::Scheme::Https).then(|| {
+        tls::inspect_via(
+            p.host,
+            p.endpoint.port,
+            p.roots,
+            Route::Address(SocketAddr::new(address, p.endpoint.port)),
+            p.options.timeout,
+        )
+        .map(|h| TlsSummary {
+            protocol: h.protocol.clone(),
+            leaf_sha256: h
+                .chain
+                .first()
+                .map(|der| {
+                    Sha256::digest(der)
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            trusted: h.trust.is_ok(),
+        })
+        .map_err(|e| format!("{e:?}"))
+    });
+    let client = match Client::new(p.endpoint.clone(), p.verification, &options) {
+        Ok(c) => c,
+        Err(e) => {
+            return NodeObservation {
+                address,
+                status: Err(e),
+                root: None,
+                capabilities: None,
+                demo_sign_in: None,
+                tls,
+            };
+        }
+    };
+    let status = status::probe_status(&client).map_err(|e| e.message().to_string());
+    if status.is_err() {
+        return NodeObservation {
+            address,
+            status,
+            root: None,
+            capabilities: None,
+            demo_sign_in: None,
+            tls,
+        };
+    }
+    let mut probes = plan::independent(false);
+    if p.demo {
+        probes.extend(plan::demo_sign_ins(p.endpoint).into_iter().take(1));
+    }
+    let deadline = std::time::Instant::now() + p.options.timeout * 2 + Duration::from_secs(1);
+    let mut answers = pool::run_http(&client, &probes, 4, deadline);
+    let capabilities = answers
+        .remove(plan::CAPABILITIES)
+        .and_then(Result::ok)
+        .filter(|r| r.status == 200)
+        .and_then(|r| status::parse_capabilities(&r.body));
+    let root = answers.remove(plan::ROOT).and_then(Result::ok);
+    let demo_sign_in = answers
+        .iter()
+        .find(|(k, _)| k.starts_with("demo:"))
+        .and_then(|(_, o)| o.as_ref().ok())
+        .map(plan::is_successful_sign_in);
+    NodeObservation {
+        address,
+        status,
+        root,
+        capabilities,
+        demo_sign_in,
+        tls,
+    }
+}
