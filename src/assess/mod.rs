@@ -582,19 +582,31 @@ fn remediation_plan(
             fixed_in: checks::INSTANCE,
         });
     }
-    // Then the failed checks, most severe first, then missing hardening.
+    // Then the failed checks, most severe first, then missing hardening. Findings fixed by the
+    // same change (one remediation sentence) share one step.
     let mut open: Vec<&Finding> = findings
         .iter()
-        .filter(|f| f.role != Role::Version && f.status == Status::Failed && !f.ignored)
+        .filter(|f| {
+            matches!(f.role, Role::Check | Role::Hardening)
+                && f.status == Status::Failed
+                && !f.ignored
+        })
         .collect();
     open.sort_by_key(|f| (f.role == Role::Hardening, std::cmp::Reverse(f.severity)));
+    let first_fixed = steps.len();
     for f in &open {
-        steps.push(report::RemediationStep {
-            order: 0,
-            action: f.remediation.clone(),
-            resolves: vec![f.id.clone()],
-            fixed_in: f.fixed_in,
-        });
+        match steps[first_fixed..]
+            .iter_mut()
+            .find(|s| s.action == f.remediation)
+        {
+            Some(step) => step.resolves.push(f.id.clone()),
+            None => steps.push(report::RemediationStep {
+                order: 0,
+                action: f.remediation.clone(),
+                resolves: vec![f.id.clone()],
+                fixed_in: f.fixed_in,
+            }),
+        }
     }
     for (i, step) in steps.iter_mut().enumerate() {
         step.order = i + 1;
@@ -618,5 +630,79 @@ fn remediation_plan(
         steps,
         groups,
         group_summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(recommended: Option<&str>, available: bool) -> report::UpdateCheck {
+        report::UpdateCheck {
+            mode: "bundled".into(),
+            source: Some("bundled".into()),
+            installed: "4.0.0".into(),
+            recommended: recommended.map(String::from),
+            newest: None,
+            update_available: Some(available),
+            error: None,
+            upgrade_path_complete: None,
+        }
+    }
+
+    #[test]
+    fn one_change_that_fixes_several_findings_is_one_step_and_named_in_the_summary() {
+        let findings = vec![
+            checks::finding("vulnerability:GHSA-1", Status::Failed, "x"),
+            checks::finding("versionDisclosure:X-Web-Version", Status::Failed, "x"),
+            checks::finding("tlsTrusted", Status::Failed, "x"),
+            checks::finding("versionDisclosure:X-Idp-Version", Status::Failed, "x"),
+            checks::finding("hstsPreload", Status::Failed, "x"),
+            checks::finding("tlsCertificate", Status::Passed, "x"),
+        ];
+        let plan = remediation_plan(&findings, &update(Some("4.0.8"), true), false);
+        let steps: Vec<(usize, &str, Vec<&str>)> = plan
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.order,
+                    s.fixed_in,
+                    s.resolves.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            vec![
+                (1, checks::INSTANCE, vec!["vulnerability:GHSA-1"]),
+                (2, checks::REVERSE_PROXY, vec!["tlsTrusted"]),
+                (
+                    3,
+                    checks::REVERSE_PROXY,
+                    vec![
+                        "versionDisclosure:X-Web-Version",
+                        "versionDisclosure:X-Idp-Version"
+                    ]
+                ),
+                (4, checks::REVERSE_PROXY, vec!["hstsPreload"]),
+            ]
+        );
+        assert_eq!(plan.steps[0].action, "Upgrade to 4.0.8.");
+        // Grouped by the system edited.
+        let systems: Vec<&str> = plan.groups.iter().map(|g| g.system).collect();
+        assert_eq!(systems, vec![checks::INSTANCE, checks::REVERSE_PROXY]);
+        assert_eq!(plan.group_summary.len(), 1);
+        assert!(
+            plan.group_summary[0]
+                .contains("versionDisclosure:X-Web-Version, versionDisclosure:X-Idp-Version")
+        );
+    }
+
+    #[test]
+    fn nothing_open_means_an_empty_plan() {
+        let findings = vec![checks::finding("tlsTrusted", Status::Passed, "x")];
+        let plan = remediation_plan(&findings, &update(Some("4.0.0"), false), false);
+        assert!(plan.steps.is_empty() && plan.groups.is_empty());
     }
 }
