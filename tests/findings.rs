@@ -227,7 +227,7 @@ fn hardening_from_headers_and_capabilities() {
     let fake = FakeInstance::start(default_install().demo_users(false));
     let run = scan(&fake, "hardening", &["--check-hardening"]);
     assert!(
-        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline"),
+        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline, Permissions-Policy"),
         "{}",
         run.stdout
     );
@@ -249,7 +249,7 @@ fn hardening_from_headers_and_capabilities() {
     );
     assert_eq!(
         run.perf("hardenings_missing").as_deref(),
-        Some("hardenings_missing=2;;;0")
+        Some("hardenings_missing=3;;;0")
     );
 }
 
@@ -291,7 +291,7 @@ fn ignore_hardening_waives_by_id_and_pattern() {
         &[
             "--check-hardening",
             "--ignore-hardening",
-            "hstsPreload, csp*,versionDisclosure",
+            "hstsPreload, csp*,versionDisclosure,Permissions-Policy",
         ],
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -341,4 +341,61 @@ fn login_throttling_is_reported_but_never_rated() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn weakened_sharing_settings_inconsistent_discovery_and_a_listing() {
+    let capabilities = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/weakened-capabilities.json"
+    ))
+    .unwrap();
+    let fake = FakeInstance::start(
+        default_install()
+            .demo_users(false)
+            .route(
+                "GET",
+                "/ocs/v1.php/cloud/capabilities",
+                &format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{capabilities}"),
+            )
+            .route(
+                "GET",
+                "/.well-known/openid-configuration",
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"issuer\": \"http://cloud.example\", \"authorization_endpoint\": \"https://idp.elsewhere.example/authorize\"}",
+            )
+            .route(
+                "GET",
+                "/data/",
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><head><title>Index of /data/</title></head><body><a href=\"idm/\">idm/</a></body></html>",
+            ),
+    );
+    let run = scan(&fake, "weakened", &["--check-hardening"]);
+    for id in [
+        "publicLinkPasswordEnforced",
+        "userEnumerationRestricted",
+        "passwordPolicyEnforced",
+    ] {
+        assert!(
+            run.finding(id).unwrap_or_default().starts_with("Failed"),
+            "{id}\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.finding("identityProviderConsistent")
+            .unwrap_or_default()
+            .starts_with("Failed, medium"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.finding("directoryListing")
+            .unwrap_or_default()
+            .starts_with("Failed, high"),
+        "{}",
+        run.stdout
+    );
+    // A listing caps at 3 (C): WARNING.
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.line(1).contains("rating: C"), "{}", run.stdout);
 }

@@ -607,12 +607,12 @@ fn profiles_set_thresholds_and_rules() {
     let run = scan(&fake, "strict", &["--profile", "strict"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
-        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline"),
+        run.has_line("Missing hardening: hstsPreload, cspWithoutUnsafeInline, Permissions-Policy"),
         "{}",
         run.stdout
     );
     assert!(run.perfdata().starts_with("rating=5;@0:4;@0:2;0;5 "));
-    assert!(run.perfdata().contains(" hardenings_missing=2;;;0 "));
+    assert!(run.perfdata().contains(" hardenings_missing=3;;;0 "));
 
     // ops: hardening on, thresholds 3/1.
     let run = scan(&fake, "ops", &["--profile", "ops"]);
@@ -647,6 +647,10 @@ fn hardening_passes_when_the_headers_are_strong() {
             .set_header(
                 "Strict-Transport-Security",
                 "max-age=63072000; includeSubDomains; preload",
+            )
+            .set_header(
+                "Permissions-Policy",
+                "camera=(), microphone=(), geolocation=()",
             )
             .set_header(
                 "Content-Security-Policy",

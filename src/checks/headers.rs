@@ -110,24 +110,30 @@ pub static ROWS: &[CheckSpec] = &[
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
+    CheckSpec {
+        id: "Permissions-Policy",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "headers",
+        title: "Browser features the app does not use are switched off",
+        remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
+                      geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
+        ),
+        fixed_in: REVERSE_PROXY,
+        verifiable: true,
+    },
 ];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(root) = &m.root else {
-        let ids = [
-            "Strict-Transport-Security",
-            "hstsPreload",
-            "Content-Security-Policy",
-            "cspWithoutUnsafeInline",
-            "X-Content-Type-Options",
-            "X-Frame-Options",
-            "Referrer-Policy",
-        ];
-        return ids
+        return ROWS
             .iter()
-            .map(|id| {
+            .map(|row| {
                 finding(
-                    id,
+                    row.id,
                     Status::Indeterminate,
                     "the start page could not be read",
                 )
@@ -140,6 +146,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     findings.push(nosniff(root));
     findings.push(framing(root));
     findings.push(referrer(root));
+    findings.push(permissions(root));
     findings
 }
 
@@ -366,6 +373,21 @@ fn framing(root: &Response) -> Finding {
             "X-Frame-Options",
             Status::Failed,
             "neither X-Frame-Options nor a restrictive CSP frame-ancestors is sent",
+        ),
+    }
+}
+
+fn permissions(root: &Response) -> Finding {
+    match root.header("permissions-policy").map(str::trim) {
+        Some(v) if !v.is_empty() => finding(
+            "Permissions-Policy",
+            Status::Passed,
+            format!("Permissions-Policy: {}", crate::probe::status::printable(v)),
+        ),
+        _ => finding(
+            "Permissions-Policy",
+            Status::Failed,
+            "no Permissions-Policy header",
         ),
     }
 }
