@@ -16,6 +16,7 @@ use crate::target::{HostName, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What the process prints and how it exits.
@@ -88,12 +89,6 @@ where
     if let Some(path) = &settings.config_file {
         debug_log(&format!("configuration file {}", path.display()));
     }
-    if settings.targets.len() > 1 {
-        return unknown(
-            "several targets in one run are not available in this version yet; run the check once \
-             per host",
-        );
-    }
     let now = settings.now.map(Now).unwrap_or_else(Now::system);
     net::resolve::install(settings.resolve.clone());
     let roots = match tls::Roots::new(settings.ca_file.as_deref()) {
@@ -105,32 +100,46 @@ where
         .proxy
         .as_deref()
         .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok());
-    let mut scanner = Scanner {
+    let scanner = Scanner {
         settings: &settings,
         roots,
         proxy,
-        knowledge: HashMap::new(),
+        knowledge: Mutex::new(HashMap::new()),
+        update: OnceLock::new(),
         now,
     };
-    let result = match scanner.scan(&settings.targets[0]) {
+    let results = match scan_all(&scanner, &settings.targets) {
         Ok(r) => r,
         Err(e) => return unknown(&e),
     };
     clear_progress();
-    let mut stdout = output::monitoring::host_block(&result).join("\n");
-    stdout.push('\n');
-    if settings.debug {
-        stdout.push_str(&debug_text(&result));
-    }
-    stdout.push('|');
-    stdout.push_str(&output::perfdata::render(&output::perfdata::metrics(
-        &result, &settings,
-    )));
-    stdout.push('\n');
+    let context = output::Context {
+        settings: &settings,
+        now,
+    };
     Outcome {
-        stdout,
-        exit_code: result.state.exit_code(),
+        stdout: output::render(settings.format, &results, &context),
+        exit_code: output::overall_state(&results).exit_code(),
     }
+}
+
+/// Scans every target: one worker per host up to `--concurrency`, results in input order. A
+/// single host runs on the calling thread.
+fn scan_all(scanner: &Scanner, targets: &[Target]) -> Result<Vec<ScanResult>, String> {
+    if targets.len() == 1 {
+        return Ok(vec![scanner.scan(&targets[0])?]);
+    }
+    let workers = scanner.settings.concurrency.min(targets.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(|i| format!("host-worker-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+    let results: Vec<Result<ScanResult, String>> = pool.install(|| {
+        use rayon::prelude::*;
+        targets.par_iter().map(|t| scanner.scan(t)).collect()
+    });
+    results.into_iter().collect()
 }
 
 /// `--version`: the plugin and the age of what it knows.
@@ -152,12 +161,14 @@ pub fn version_text() -> String {
     )
 }
 
-/// Scans targets with shared settings, trust roots and per-family knowledge.
+/// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
+/// answer: host workers share them, so a run fetches each feed once, however many hosts.
 struct Scanner<'a> {
     settings: &'a Settings,
     roots: tls::Roots,
     proxy: Option<net::proxy::Proxy>,
-    knowledge: HashMap<ProductFamily, Knowledge>,
+    knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
+    update: OnceLock<UpdateInputs>,
     now: Now,
 }
 
@@ -173,7 +184,7 @@ impl Scanner<'_> {
 
     /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
     /// file); everything the server does ends in a result, UNKNOWN at worst.
-    fn scan(&mut self, target: &Target) -> Result<ScanResult, String> {
+    fn scan(&self, target: &Target) -> Result<ScanResult, String> {
         let started = Instant::now();
         let dest = destination(target, self.settings.target_port);
         let options = self.client_options();
@@ -283,7 +294,7 @@ impl Scanner<'_> {
     }
 
     fn assess(
-        &mut self,
+        &self,
         target: &Target,
         m: Measurements,
         started: Instant,
@@ -303,14 +314,13 @@ impl Scanner<'_> {
             );
             return Ok(self.failed(target, message, 1, started));
         }
-        let update = self.update_inputs();
-        self.load_knowledge(product.family)?;
-        let knowledge = &self.knowledge[&product.family];
+        let update = self.update.get_or_init(|| self.update_inputs()).clone();
+        let knowledge = self.knowledge_for(product.family)?;
         Ok(assess::assess(assess::Input {
             host,
             measurements: &m,
             product,
-            knowledge,
+            knowledge: &knowledge,
             update,
             settings: self.settings,
             now: self.now,
@@ -318,8 +328,14 @@ impl Scanner<'_> {
         }))
     }
 
-    fn load_knowledge(&mut self, family: ProductFamily) -> Result<(), String> {
-        if !self.knowledge.contains_key(&family) {
+    /// Loads a family's knowledge once per run; the lock is held while loading so concurrent
+    /// hosts wait for the one load instead of fetching the advisory feed again.
+    fn knowledge_for(&self, family: ProductFamily) -> Result<Arc<Knowledge>, String> {
+        let mut cache = self
+            .knowledge
+            .lock()
+            .map_err(|_| "knowledge cache poisoned")?;
+        if !cache.contains_key(&family) {
             let sources = KnowledgeSources {
                 release_schedule: self.settings.release_schedule.clone(),
                 vulnerability_db: self.settings.vulnerability_db.clone(),
@@ -331,9 +347,9 @@ impl Scanner<'_> {
             for note in &loaded.notes {
                 debug_log(note);
             }
-            self.knowledge.insert(family, loaded);
+            cache.insert(family, Arc::new(loaded));
         }
-        Ok(())
+        Ok(cache[&family].clone())
     }
 
     fn update_inputs(&self) -> UpdateInputs {
@@ -494,64 +510,4 @@ fn describe_https(https: &net::HttpsObservation) -> String {
         ),
         net::HttpsObservation::Unavailable(reason) => format!("HTTPS unavailable: {reason}"),
     }
-}
-
-fn debug_text(result: &ScanResult) -> String {
-    let mut out = String::new();
-    let e = &result.rating_explanation;
-    out.push_str("Rating explanation:\n");
-    match e.starting_rating {
-        Some(start) => out.push_str(&format!(
-            "  starting rating {start} ({}): {}\n",
-            report::grade(Some(start)),
-            e.starting_reason
-        )),
-        None => out.push_str(&format!("  no rating: {}\n", e.starting_reason)),
-    }
-    for limit in &e.limits {
-        out.push_str(&format!(
-            "  {} failed ({}): caps the rating at {} ({})\n",
-            limit.id,
-            limit.severity,
-            limit.cap,
-            report::grade(Some(limit.cap))
-        ));
-    }
-    for note in &e.notes {
-        out.push_str(&format!("  note: {note}\n"));
-    }
-    out.push_str(&format!(
-        "  final rating {} ({}); WARNING at or below {}, CRITICAL at or below {}\n",
-        e.final_rating
-            .map(|r| r.to_string())
-            .unwrap_or_else(|| "U".into()),
-        e.final_grade,
-        e.warning_threshold,
-        e.critical_threshold
-    ));
-    out.push_str("Remediation plan:\n");
-    if result.remediation_plan.steps.is_empty() {
-        out.push_str("  nothing to do\n");
-    }
-    for step in &result.remediation_plan.steps {
-        out.push_str(&format!(
-            "  {}. [{}] {} (resolves {})\n",
-            step.order,
-            step.fixed_in,
-            step.action,
-            step.resolves.join(", ")
-        ));
-    }
-    out.push_str("Findings:\n");
-    for f in &result.findings {
-        out.push_str(&format!(
-            "  {} [{:?}, {}{}]: {}\n",
-            f.id,
-            f.status,
-            f.severity,
-            if f.decisive { ", decisive" } else { "" },
-            f.detail.replace(['\n', '\r', '|'], " ")
-        ));
-    }
-    out
 }

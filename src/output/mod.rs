@@ -1,4 +1,54 @@
-//! Output formats, one renderer each, all reading only the result documents.
+//! Output formats, one renderer each, all reading only the result documents. Every format
+//! keeps the exit code's 0/1/2/3 meaning; the exit code is the worst state of all hosts.
 
+pub mod agentlocal;
+pub mod json;
+pub mod junit;
+pub mod metrics;
 pub mod monitoring;
+pub mod otlp;
 pub mod perfdata;
+pub mod sarif;
+pub mod summary;
+
+use crate::clock::Now;
+use crate::report::{ScanResult, State};
+use crate::settings::{Format, Settings};
+
+/// What renderers need besides the results: thresholds for perfdata, the clock for time stamps.
+pub struct Context<'a> {
+    pub settings: &'a Settings,
+    pub now: Now,
+}
+
+pub fn render(format: Format, results: &[ScanResult], ctx: &Context) -> String {
+    match format {
+        Format::Monitoring => monitoring::render(results, ctx),
+        Format::Json => json::render(results),
+        Format::Sarif => sarif::render(results, ctx),
+        Format::Junit => junit::render(results, ctx),
+        Format::Metrics => metrics::render(results, ctx),
+        Format::Otlp => otlp::render(results, ctx),
+        Format::AgentLocal => agentlocal::render(results, ctx),
+        Format::Summary => summary::render(results, ctx),
+    }
+}
+
+/// Worst state of all hosts: CRITICAL > WARNING > UNKNOWN > OK.
+pub fn overall_state(results: &[ScanResult]) -> State {
+    results
+        .iter()
+        .fold(State::Ok, |worst, r| worst.worst(r.state))
+}
+
+/// `1 CRITICAL, 2 OK`: the non-zero counts, most urgent first.
+pub fn state_counts(results: &[ScanResult]) -> String {
+    [State::Critical, State::Warning, State::Unknown, State::Ok]
+        .iter()
+        .filter_map(|state| {
+            let n = results.iter().filter(|r| r.state == *state).count();
+            (n > 0).then(|| format!("{n} {}", state.label()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -12,7 +12,6 @@
 use super::perfdata;
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, Status};
-use crate::settings::Settings;
 
 /// The lines of one host, without the perfdata line.
 pub fn host_block(result: &ScanResult) -> Vec<String> {
@@ -192,11 +191,104 @@ fn one_line(text: &str) -> String {
     cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The whole output of a single-host run.
-pub fn render(result: &ScanResult, settings: &Settings) -> String {
-    let mut out = host_block(result).join("\n");
+/// The whole monitoring output. One host: its block. Several: a first line with the overall
+/// state and the counts, then one block per host in input order. The performance data closes
+/// the output; with several hosts each label carries the host (`'cloud.example.com rating'`).
+pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
+    let settings = ctx.settings;
+    let mut lines: Vec<String> = Vec::new();
+    let mut perf: Vec<String> = Vec::new();
+    if let [single] = results {
+        lines.extend(host_block(single));
+        if settings.debug {
+            lines.push(debug_text(single).trim_end().to_string());
+        }
+        perf.push(perfdata::render(&perfdata::metrics(single, settings)));
+    } else {
+        lines.push(format!(
+            "Checked {} host(s): overall {} ({})",
+            results.len(),
+            super::overall_state(results).label(),
+            super::state_counts(results)
+        ));
+        for result in results {
+            lines.extend(host_block(result));
+            if settings.debug {
+                lines.push(debug_text(result).trim_end().to_string());
+            }
+            let host = perfdata::label_safe(&result.host);
+            perf.extend(
+                perfdata::metrics(result, settings)
+                    .iter()
+                    .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
+            );
+        }
+    }
+    let mut out = lines.join("\n");
     out.push_str("\n|");
-    out.push_str(&perfdata::render(&perfdata::metrics(result, settings)));
+    out.push_str(&perf.join(" "));
     out.push('\n');
+    out
+}
+
+/// `--debug`: the rating explanation, the remediation plan and every finding, printed before
+/// the performance data so monitoring cores keep reading clean perfdata.
+pub fn debug_text(result: &ScanResult) -> String {
+    let mut out = String::new();
+    let e = &result.rating_explanation;
+    out.push_str("Rating explanation:\n");
+    match e.starting_rating {
+        Some(start) => out.push_str(&format!(
+            "  starting rating {start} ({}): {}\n",
+            crate::report::grade(Some(start)),
+            e.starting_reason
+        )),
+        None => out.push_str(&format!("  no rating: {}\n", e.starting_reason)),
+    }
+    for limit in &e.limits {
+        out.push_str(&format!(
+            "  {} failed ({}): caps the rating at {} ({})\n",
+            limit.id,
+            limit.severity,
+            limit.cap,
+            crate::report::grade(Some(limit.cap))
+        ));
+    }
+    for note in &e.notes {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    out.push_str(&format!(
+        "  final rating {} ({}); WARNING at or below {}, CRITICAL at or below {}\n",
+        e.final_rating
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "U".into()),
+        e.final_grade,
+        e.warning_threshold,
+        e.critical_threshold
+    ));
+    out.push_str("Remediation plan:\n");
+    if result.remediation_plan.steps.is_empty() {
+        out.push_str("  nothing to do\n");
+    }
+    for step in &result.remediation_plan.steps {
+        out.push_str(&format!(
+            "  {}. [{}] {} (resolves {})\n",
+            step.order,
+            step.fixed_in,
+            step.action,
+            step.resolves.join(", ")
+        ));
+    }
+    out.push_str("Findings:\n");
+    for f in &result.findings {
+        out.push_str(&format!(
+            "  {} [{:?}, {}{}]: {}\n",
+            f.id,
+            f.status,
+            f.severity,
+            if f.decisive { ", decisive" } else { "" },
+            f.detail.replace(['\n', '\r', '|'], " ")
+        ));
+    }
     out
 }

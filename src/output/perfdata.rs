@@ -52,6 +52,11 @@ impl Metric {
 
     /// The plugin-format text, with trailing empty fields dropped.
     pub fn render(&self) -> String {
+        self.render_labelled(self.name)
+    }
+
+    /// The same with another label, quoted when it holds a space (monitoring-plugin syntax).
+    pub fn render_labelled(&self, label: &str) -> String {
         let mut fields = vec![
             format!("{}{}", self.value, self.unit),
             self.warn.clone(),
@@ -62,7 +67,12 @@ impl Metric {
         while fields.len() > 1 && fields.last().is_some_and(String::is_empty) {
             fields.pop();
         }
-        format!("{}={}", self.name, fields.join(";"))
+        let label = if label.contains(' ') {
+            format!("'{label}'")
+        } else {
+            label.to_string()
+        };
+        format!("{label}={}", fields.join(";"))
     }
 }
 
@@ -135,6 +145,17 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
         out.push(Metric::new("coverage_not_checked", c.skipped).min(0));
     }
     out
+}
+
+/// A host name as it may stand in a perfdata label: no quotes, `=`, `|` or control characters.
+pub fn label_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\'' | '=' | '|' | '"' => '_',
+            c if c.is_control() || c.is_whitespace() => '_',
+            c => c,
+        })
+        .collect()
 }
 
 pub fn render(metrics: &[Metric]) -> String {

@@ -447,13 +447,6 @@ impl Settings {
         let format = l
             .parsed("format", "an output format", Format::parse)?
             .unwrap_or(Format::Monitoring);
-        if format != Format::Monitoring {
-            return Err(SettingsError(
-                "--format other than the default monitoring line is not available in this \
-                 version yet; remove --format to run the check"
-                    .to_string(),
-            ));
-        }
 
         let concurrency = l
             .parsed("concurrency", "a number of workers from 1 to 32", |t| {

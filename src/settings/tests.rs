@@ -227,8 +227,14 @@ fn options_not_available_yet_end_the_run_plainly() {
         err.0,
         "--policy is not available in this version yet; remove it to run the check"
     );
-    let err = resolve(&["-H", "x", "--format", "json"], &env).unwrap_err();
-    assert!(err.0.contains("--format"), "{}", err.0);
+    let err = resolve(&["-H", "x", "--baseline", "b.json"], &env).unwrap_err();
+    assert!(
+        err.0.starts_with("--baseline is not available"),
+        "{}",
+        err.0
+    );
+    let err = resolve(&["-H", "x", "--format", "xml"], &env).unwrap_err();
+    assert!(err.0.contains("use one of metrics, otlp"), "{}", err.0);
     let env = clean_env(
         "not-yet-env",
         &[("COS_WEBHOOK_URL", "https://hooks.example/x")],

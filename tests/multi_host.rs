@@ -1,0 +1,149 @@
+//! Several hosts in one run: one worker per host up to --concurrency, results in input order,
+//! the worst state wins (CRITICAL > WARNING > UNKNOWN > OK).
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use support::{FakeInstance, InstanceConfig};
+
+fn healthy(version: &str) -> InstanceConfig {
+    InstanceConfig::default()
+        .version(version)
+        .demo_users(false)
+        .remove_header("Access-Control-Allow-Origin")
+}
+
+fn run(name: &str, args: &[&str], ca: &Path) -> (String, i32) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("multi-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = ca.display().to_string();
+    let mut all = vec![
+        "--ca-file",
+        &ca,
+        "--update-source",
+        "bundled",
+        "--backoff-factor",
+        "0",
+        "--retries",
+        "0",
+        "--no-debug-ports",
+    ];
+    all.extend(args);
+    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
+        .args(&all)
+        .env_clear()
+        .env("HOME", &dir)
+        .env("COS_NOW", "2026-11-22T03:00:00Z")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        output.status.code().unwrap(),
+    )
+}
+
+#[test]
+fn worst_state_wins_and_blocks_keep_input_order() {
+    let ok = FakeInstance::start(healthy("8.1.0"));
+    let critical = FakeInstance::start(healthy("4.0.0"));
+    let down = format!("127.0.0.1:{}", support::closed_port());
+    let hosts = format!("{} , {},{},", ok.host_port(), critical.host_port(), down);
+    let (out, code) = run("mixed", &["-H", &hosts], &ok.ca_file());
+    assert_eq!(code, 2, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Checked 3 host(s): overall CRITICAL (1 CRITICAL, 1 UNKNOWN, 1 OK)"
+    );
+    assert!(lines[1].starts_with("OK: "), "{out}");
+    let critical_at = lines
+        .iter()
+        .position(|l| l.starts_with("CRITICAL: "))
+        .unwrap();
+    let unknown_at = lines
+        .iter()
+        .position(|l| l.starts_with("UNKNOWN: "))
+        .unwrap();
+    assert!(1 < critical_at && critical_at < unknown_at, "{out}");
+    assert!(lines[unknown_at].contains(&down), "{out}");
+    // Perfdata labels carry the host, quoted.
+    let perf = lines.last().unwrap();
+    assert!(
+        perf.starts_with(&format!("|'{} rating'=5;@0:3;@0:1;0;5 ", ok.host_port())),
+        "{perf}"
+    );
+    assert!(
+        perf.contains(&format!("'{} rating'=1;", critical.host_port())),
+        "{perf}"
+    );
+    assert!(perf.contains(&format!("'{down} rating'=U;")), "{perf}");
+}
+
+#[test]
+fn one_warning_among_ok_hosts_warns() {
+    let a = FakeInstance::start(healthy("8.1.0"));
+    let b = FakeInstance::start(healthy("4.0.5"));
+    let hosts = format!("{},{}", a.host_port(), b.host_port());
+    let (out, code) = run(
+        "warning",
+        &["-H", &hosts, "--concurrency", "1"],
+        &a.ca_file(),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("Checked 2 host(s): overall WARNING (1 WARNING, 1 OK)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn json_is_an_array_in_input_order_even_for_one_host() {
+    let a = FakeInstance::start(healthy("8.1.0"));
+    let b = FakeInstance::start(healthy("7.3.0"));
+    let hosts = format!("{},{}", a.host_port(), b.host_port());
+    let (out, code) = run("json", &["-H", &hosts, "--format", "json"], &a.ca_file());
+    assert_eq!(code, 2, "end of life is CRITICAL in every format\n{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hosts: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, vec![a.host_port(), b.host_port()]);
+    for member in [
+        "ratingExplanation",
+        "remediationPlan",
+        "waivers",
+        "policy",
+        "vulnerabilities",
+        "coverage",
+        "configurationFingerprint",
+    ] {
+        assert!(doc[0].get(member).is_some(), "{member} missing");
+    }
+    let (out, _) = run(
+        "json-one",
+        &["-H", &a.host_port(), "--format", "json"],
+        &a.ca_file(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc.as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn concurrency_above_32_is_refused() {
+    let (out, code) = run(
+        "concurrency",
+        &["-H", "a.example,b.example", "--concurrency", "33"],
+        Path::new("/nonexistent"),
+    );
+    assert_eq!(code, 3);
+    assert_eq!(
+        out,
+        "UNKNOWN: --concurrency \"33\" is not a number of workers from 1 to 32; give a number of workers from 1 to 32\n"
+    );
+}
