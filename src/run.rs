@@ -335,21 +335,22 @@ impl Scanner<'_> {
             .knowledge
             .lock()
             .map_err(|_| "knowledge cache poisoned")?;
-        if !cache.contains_key(&family) {
-            let sources = KnowledgeSources {
-                release_schedule: self.settings.release_schedule.clone(),
-                vulnerability_db: self.settings.vulnerability_db.clone(),
-                vulnerability_feed: self.settings.vulnerability_feed.clone(),
-            };
-            let options = self.client_options();
-            let fetch = |url: &str| net::fetch_document(url, None, &options);
-            let loaded = Knowledge::load(family, &sources, &fetch)?;
-            for note in &loaded.notes {
-                debug_log(note);
-            }
-            cache.insert(family, Arc::new(loaded));
+        if let Some(known) = cache.get(&family) {
+            return Ok(known.clone());
         }
-        Ok(cache[&family].clone())
+        let sources = KnowledgeSources {
+            release_schedule: self.settings.release_schedule.clone(),
+            vulnerability_db: self.settings.vulnerability_db.clone(),
+            vulnerability_feed: self.settings.vulnerability_feed.clone(),
+        };
+        let options = self.client_options();
+        let fetch = |url: &str| net::fetch_document(url, None, &options);
+        let loaded = Arc::new(Knowledge::load(family, &sources, &fetch)?);
+        for note in &loaded.notes {
+            debug_log(note);
+        }
+        cache.insert(family, loaded.clone());
+        Ok(loaded)
     }
 
     fn update_inputs(&self) -> UpdateInputs {
