@@ -147,3 +147,64 @@ fn concurrency_above_32_is_refused() {
         "UNKNOWN: --concurrency \"33\" is not a number of workers from 1 to 32; give a number of workers from 1 to 32\n"
     );
 }
+
+/// A perfdata parser per the Monitoring Plugins guidelines: `label=value[uom];warn;crit;min;max`,
+/// labels quoted with `'` when they hold spaces.
+fn parse_perfdata(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let (label, after) = if let Some(quoted) = rest.strip_prefix('\'') {
+            let end = quoted.find("'=").expect("closing quote");
+            (quoted[..end].to_string(), &quoted[end + 2..])
+        } else {
+            let eq = rest.find('=').expect("=");
+            (rest[..eq].to_string(), &rest[eq + 1..])
+        };
+        assert!(
+            !label.is_empty() && !label.contains('=') && !label.starts_with(' '),
+            "{label:?}"
+        );
+        let end = after.find(' ').unwrap_or(after.len());
+        let value = &after[..end];
+        let fields: Vec<&str> = value.split(';').collect();
+        assert!(fields.len() <= 5, "{value}");
+        let number = fields[0].trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%');
+        assert!(
+            number == "U" || number.parse::<f64>().is_ok(),
+            "{label}={value}"
+        );
+        out.push((label, value.to_string()));
+        rest = after[end..].trim_start();
+    }
+    out
+}
+
+#[test]
+fn server_text_cannot_break_the_monitoring_output() {
+    let hostile = FakeInstance::start(
+        healthy("8.1.0")
+            .set_header("X-Web-Version", "8.1.0|evil=1 'quote' \u{e9}")
+            .status_override(
+                r#"{"productname":"OpenCloud","productversion":"8.1.0","edition":"a|b=c\nd"}"#,
+            ),
+    );
+    let other = FakeInstance::start(healthy("8.1.0"));
+    for hosts in [
+        hostile.host_port(),
+        format!("{},{}", hostile.host_port(), other.host_port()),
+    ] {
+        let (out, _) = run("hostile", &["-H", &hosts, "--debug"], &hostile.ca_file());
+        assert_eq!(
+            out.matches('|').count(),
+            1,
+            "only the perfdata separator: {out}"
+        );
+        let perf = out.lines().last().unwrap().strip_prefix('|').unwrap();
+        let metrics = parse_perfdata(perf);
+        assert!(
+            metrics.iter().any(|(l, _)| l.ends_with("rating")),
+            "{metrics:?}"
+        );
+    }
+}
