@@ -456,15 +456,14 @@ pub fn identify(m: &Measurements) -> Result<Identified, String> {
                 .as_ref()
                 .and_then(status::capabilities_version)
         })
-        .ok_or_else(|| {
-            format!(
-                "{where_} reports no release (productversion; the legacy version {} is not a \
-                 release), so the release cannot be judged",
-                m.status
-                    .legacy_version
-                    .as_deref()
-                    .unwrap_or("is missing too")
-            )
+        .ok_or_else(|| match &m.status.legacy_version {
+            Some(legacy) => format!(
+                "{where_} reports no release (productversion; the legacy version {legacy} is not \
+                 a release), so the release cannot be judged"
+            ),
+            None => format!(
+                "{where_} reports no release (productversion), so the release cannot be judged"
+            ),
         })?;
     let version = knowledge::parse_version(&version_text).ok_or_else(|| {
         format!("{where_} reports the release {version_text:?}, which is not a version number")
