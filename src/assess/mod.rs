@@ -501,11 +501,13 @@ fn message(
             list.join(", ")
         ));
     }
-    // Low-severity failures never move the rating; they stay on the detail lines.
+    // Low-severity failures never move the rating and waived ones never count; they stay on
+    // the detail lines.
     for f in findings.iter().filter(|f| {
         f.role == Role::Check
             && f.status == Status::Failed
             && f.counts
+            && !f.ignored
             && f.severity > Severity::Low
     }) {
         reasons.push(format!("{} failed ({}): {}", f.id, f.severity, f.detail));
