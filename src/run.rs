@@ -11,7 +11,7 @@ use crate::output;
 use crate::probe::{self, Measurements, ProbeFailure, status};
 use crate::report::{self, ScanResult, State};
 use crate::settings::secrets::Environment;
-use crate::settings::{Settings, UpdateSource, cli, manual};
+use crate::settings::{Format, Settings, UpdateSource, cli, manual};
 use crate::target::{HostName, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -119,7 +119,12 @@ where
     };
     Outcome {
         stdout: output::render(settings.format, &results, &context),
-        exit_code: output::overall_state(&results).exit_code(),
+        // The metrics formats report a failed scan as a metric value, not as a state.
+        exit_code: match settings.format {
+            Format::Metrics => output::metrics::exit_code(&results),
+            Format::Otlp => output::otlp::exit_code(&results),
+            _ => output::overall_state(&results).exit_code(),
+        },
     }
 }
 

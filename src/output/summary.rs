@@ -1,8 +1,159 @@
-//! (Being written: see the issue note.)
+//! `--format summary`: one row per host in input order, then the tally.
+//!
+//! ```text
+//! HOST               GRADE    VERSION  EOL  VULNS  NEW
+//! cloud.example.com  A+       8.1.0    no   0      -
+//! old.example.com    F        7.3.0    YES  0      -
+//! down.example.com   UNKNOWN  -        -    -      -
+//! 3 host(s): 1 CRITICAL, 1 UNKNOWN, 1 OK
+//! ```
+//!
+//! A failed scan shows its state under GRADE and `-` elsewhere. EOL is `YES` past end of
+//! life, `soon` inside the `--eol-warning` window, `no` otherwise, `-` without a lifecycle
+//! verdict. VULNS is the `vulnerabilities` performance data value. NEW is `-`: there is no
+//! baseline yet.
 
-use super::Context;
+use super::{Context, perfdata};
+use crate::knowledge::lifecycle::LineState;
 use crate::report::ScanResult;
 
-pub fn render(_results: &[ScanResult], _ctx: &Context) -> String {
-    String::from("UNKNOWN: this output format is being written\n")
+const HEADER: [&str; 6] = ["HOST", "GRADE", "VERSION", "EOL", "VULNS", "NEW"];
+/// Server text longer than this is cut (with `…`) so one instance cannot stretch the table.
+const MAX_CELL: usize = 40;
+
+/// Server text as a table cell: one printable line without runs of blanks, at most
+/// [`MAX_CELL`] characters.
+fn cell(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let cleaned = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    if cleaned.is_empty() {
+        return "-".into();
+    }
+    if cleaned.chars().count() > MAX_CELL {
+        let mut cut: String = cleaned.chars().take(MAX_CELL - 1).collect();
+        cut.push('…');
+        return cut;
+    }
+    cleaned
+}
+
+fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
+    let host = cell(&result.host);
+    if result.error.is_some() {
+        let dash = || "-".to_string();
+        return [
+            host,
+            result.state.label().into(),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+        ];
+    }
+    let version = result
+        .product
+        .as_ref()
+        .map(|p| cell(&p.version))
+        .unwrap_or_else(|| "-".into());
+    let eol = match result.lifecycle.as_ref().map(|l| l.state) {
+        Some(LineState::EndOfLife) => "YES",
+        Some(LineState::EndingSoon) => "soon",
+        Some(LineState::Supported | LineState::Unknown) => "no",
+        None => "-",
+    };
+    let vulns = perfdata::metrics(result, ctx.settings)
+        .into_iter()
+        .find(|m| m.name == "vulnerabilities")
+        .map(|m| m.value)
+        .unwrap_or_else(|| "-".into());
+    [
+        host,
+        result.grade.into(),
+        version,
+        eol.into(),
+        vulns,
+        "-".into(),
+    ]
+}
+
+pub fn render(results: &[ScanResult], ctx: &Context) -> String {
+    let mut rows = vec![HEADER.map(String::from)];
+    rows.extend(results.iter().map(|r| row(r, ctx)));
+    let mut widths = [0usize; 6];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let line = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect::<Vec<_>>()
+            .join("  ");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} host(s): {}\n",
+        results.len(),
+        super::state_counts(results)
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::metrics::testing::{failed, now, scanned, settings};
+    use crate::report::State;
+
+    #[test]
+    fn aligned_rows_in_input_order_then_the_tally() {
+        let s = settings(&["-H", "a.example"]);
+        let ctx = Context {
+            settings: &s,
+            now: now(),
+        };
+        let mut old = scanned("old.example.com", "7.3.0", Some(-40));
+        old.state = State::Critical;
+        old.rating = Some(0);
+        old.grade = "F";
+        old.lifecycle.as_mut().unwrap().state = LineState::EndOfLife;
+        let mut soon = scanned("s", "4.0.\u{1b}[31m9\n", Some(3));
+        soon.lifecycle.as_mut().unwrap().state = LineState::EndingSoon;
+        let out = render(
+            &[
+                scanned("cloud.example.com:8443", "8.1.0", None),
+                old,
+                soon,
+                failed("down.example"),
+            ],
+            &ctx,
+        );
+        assert_eq!(
+            out,
+            "\
+HOST                    GRADE    VERSION     EOL   VULNS  NEW
+cloud.example.com:8443  A+       8.1.0       no    0      -
+old.example.com         F        7.3.0       YES   0      -
+s                       A+       4.0. [31m9  soon  0      -
+down.example            UNKNOWN  -           -     -      -
+4 host(s): 1 CRITICAL, 1 UNKNOWN, 2 OK
+"
+        );
+    }
+
+    #[test]
+    fn long_server_text_is_cut() {
+        let long = "9".repeat(100);
+        assert_eq!(cell(&long).chars().count(), MAX_CELL);
+        assert!(cell(&long).ends_with('…'));
+        assert_eq!(cell(" \t "), "-");
+    }
 }
