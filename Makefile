@@ -3,7 +3,7 @@ CARGO ?= cargo
 BIN := target/debug/check-storage-security
 DEMO_DIR := target/demo
 
-.PHONY: build demo test lint man clean
+.PHONY: build deps demo test lint man clean
 
 build:
 	$(CARGO) build --bins --examples
@@ -25,8 +25,12 @@ demo: build
 	  $(BIN) -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --debug 2>/dev/null; \
 	  echo "(exit code $$?)"; true
 
+# The Debian packages the tests need (icinga2, promtool); quick when they are installed.
+deps:
+	sh packaging/ci-deps.sh
+
 # Every test: unit, integration against fake instances on loopback, format and lint gates.
-test:
+test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest

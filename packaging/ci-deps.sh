@@ -1,0 +1,83 @@
+#!/bin/sh
+# Installs the Debian packages the tests need, idempotently: `make deps` (and so `make test`).
+#
+#   icinga2-bin  /usr/sbin/icinga2, the daemon tests/icinga2.rs runs the plugin under (brings
+#                icinga2-common; the `icinga2` package adds only documentation and recommended
+#                plugins the tests do not use)
+#   prometheus   promtool, for `promtool check metrics` (no smaller Debian package ships it)
+#
+# When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
+# starts no service (a policy-rc.d answering 101 is put in place for the install when the
+# machine has none) and leaves none enabled (the services of the packages installed here are
+# disabled again). Any failure ends with one line saying why.
+set -eu
+
+PACKAGES="icinga2-bin prometheus"
+
+fail() {
+    echo "ci-deps.sh: $*" >&2
+    exit 1
+}
+
+installed() {
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
+    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13 and promtool by hand"
+
+missing=""
+for package in $PACKAGES; do
+    installed "$package" || missing="$missing $package"
+done
+
+if [ -n "$missing" ]; then
+    [ "$(id -u)" -eq 0 ] || fail "must run as root to install:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    log=$(mktemp)
+    policy=""
+    cleanup() {
+        rm -f "$log"
+        if [ -n "$policy" ]; then rm -f "$policy"; fi
+    }
+    trap cleanup EXIT
+    trap 'exit 1' INT TERM HUP
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        # invoke-rc.d and deb-systemd-invoke ask this first: 101 = action forbidden.
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+    fi
+    apt="apt-get -q -y -o DPkg::Lock::Timeout=300"
+    echo "ci-deps.sh: installing$missing" >&2
+    if ! $apt update >"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        fail "apt-get update failed (is a Debian mirror reachable?)"
+    fi
+    # shellcheck disable=SC2086 # the package list is split on purpose
+    if ! $apt install --no-install-recommends $missing >"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        fail "apt-get install$missing failed (apt's last lines above)"
+    fi
+    # The maintainer scripts enable the daemons they ship (icinga2, prometheus): disable them,
+    # the tests run their own instance in the foreground.
+    for package in $missing; do
+        for script in $(dpkg-query -L "$package" | sed -n 's|^/etc/init\.d/||p'); do
+            update-rc.d "$script" disable >/dev/null 2>&1 ||
+                echo "ci-deps.sh: warning: could not disable the init script $script" >&2
+        done
+        for unit in $(dpkg-query -L "$package" |
+            grep -E '^(/usr)?/lib/systemd/system/[^/]+\.(service|socket|timer)$' |
+            sed 's|.*/||'); do
+            if command -v systemctl >/dev/null 2>&1; then
+                systemctl --quiet disable "$unit" >/dev/null 2>&1 ||
+                    echo "ci-deps.sh: warning: could not disable $unit" >&2
+            fi
+        done
+    done
+fi
+
+/usr/sbin/icinga2 --version >/dev/null 2>&1 ||
+    fail "/usr/sbin/icinga2 --version does not run (package icinga2-bin)"
+promtool --version >/dev/null 2>&1 ||
+    fail "promtool --version does not run (package prometheus)"
