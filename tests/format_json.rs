@@ -156,3 +156,65 @@ fn hostile_server_text_is_data_in_json() {
         .expect("the version header is a finding");
     assert_eq!(disclosure["detail"], "X-Web-Version: 8.1.0</x>\"|=\u{e9}");
 }
+
+/// The default monitoring output with timing and certificate numbers masked.
+fn mask_monitoring(text: &str, hosts: &[String]) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let masked: Vec<String> = line
+            .split(' ')
+            .map(|word| {
+                for metric in ["time=", "time'=", "cert_days_left=", "cert_days_left'="] {
+                    if let Some(at) = word.find(metric) {
+                        let rest = &word[at + metric.len()..];
+                        let tail = rest.find(';').map(|i| &rest[i..]).unwrap_or("");
+                        return format!("{}{metric}N{tail}", &word[..at]);
+                    }
+                }
+                word.to_string()
+            })
+            .collect();
+        out.push_str(&masked.join(" "));
+        out.push('\n');
+    }
+    let mut out: String = out
+        .lines()
+        .map(|l| match l.strip_prefix("Configuration fingerprint: ") {
+            // Its digests cover the port-bearing discovery document.
+            Some(_) => "Configuration fingerprint: FINGERPRINT\n".to_string(),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    for (i, host) in hosts.iter().enumerate() {
+        out = out.replace(host.as_str(), &format!("HOST{}", i + 1));
+        if let Some(port) = host.strip_prefix("127.0.0.1:") {
+            out = out.replace(
+                &format!("localhost:{port}"),
+                &format!("localhost:PORT{}", i + 1),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn default_format_goldens_for_one_and_three_hosts() {
+    let ok = FakeInstance::start(healthy("8.1.0"));
+    let (out, code) = run(
+        "monitoring-one",
+        &["-H", &ok.host_port(), "--check-hardening"],
+        &ok.ca_file(),
+    );
+    assert_eq!(code, 1, "{out}");
+    golden(
+        "one-host.monitoring.txt",
+        &mask_monitoring(&out, &[ok.host_port()]),
+    );
+
+    let eol = FakeInstance::start(healthy("7.3.0"));
+    let down = format!("127.0.0.1:{}", support::closed_port());
+    let hosts = [ok.host_port(), eol.host_port(), down];
+    let (out, code) = run("monitoring-three", &["-H", &hosts.join(",")], &ok.ca_file());
+    assert_eq!(code, 2, "{out}");
+    golden("three-hosts.monitoring.txt", &mask_monitoring(&out, &hosts));
+}
