@@ -283,12 +283,23 @@ pub struct ScanResult {
     pub remediation_plan: RemediationPlan,
     pub waivers: Vec<serde_json::Value>,
     pub policy: Option<serde_json::Value>,
+    /// Comparison with `--baseline`, when one was given.
+    pub baseline: Option<crate::assess::baseline::BaselineComparison>,
+    /// Webhook delivery for this host, when one was attempted.
+    pub webhook: Option<WebhookDelivery>,
     /// Counts of checks by outcome; absent when the scan produced no findings.
     pub coverage: Option<Coverage>,
     /// Digests of what the instance reports, by area; no configuration values.
     pub configuration_fingerprint: Option<Fingerprint>,
     /// Knowledge the verdict was based on (bundled data date, configured sources).
     pub knowledge: KnowledgeInfo,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDelivery {
+    pub delivered: bool,
+    pub error: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -425,6 +425,8 @@ impl Scanner<'_> {
             remediation_plan: report::RemediationPlan::default(),
             waivers: Vec::new(),
             policy: None,
+            baseline: None,
+            webhook: None,
             coverage: None,
             configuration_fingerprint: None,
             knowledge: report::KnowledgeInfo {

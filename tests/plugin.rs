@@ -820,8 +820,8 @@ fn operator_mistakes_are_unknown_with_one_line() {
             "UNKNOWN: unknown option --critcal; did you mean --critical? (see -h)\n",
         ),
         (
-            &["-H", "x.example", "--policy", "p.yml"][..],
-            "UNKNOWN: --policy is not available in this version yet; remove it to run the check\n",
+            &["-H", "x.example", "--prometheus-listen-port", "9102"][..],
+            "UNKNOWN: --prometheus-listen-port is not available in this version yet; remove it to run the check\n",
         ),
         (
             &[][..],

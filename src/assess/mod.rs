@@ -1,7 +1,9 @@
 //! The assessment: from measurements, version knowledge, settings and the clock to the result
 //! document. Pure: no I/O, the clock is an input.
 
+pub mod baseline;
 pub mod fingerprint;
+pub mod policy;
 pub mod rating;
 pub mod waivers;
 
@@ -283,6 +285,8 @@ pub fn assess(input: Input) -> ScanResult {
             .filter_map(|w| serde_json::to_value(w).ok())
             .collect(),
         policy: None,
+        baseline: None,
+        webhook: None,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: knowledge_info(knowledge),

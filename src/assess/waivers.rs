@@ -12,8 +12,58 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct Waiver {
     pub pattern: String,
-    /// Where it was given (`--ignore-hardening`).
+    /// Where it was given (`--ignore-hardening`, `--waive-until`).
     pub source: &'static str,
+    /// When it stops hiding the check; `None` for a permanent waiver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<jiff::Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Waiver {
+    pub fn permanent(pattern: &str, source: &'static str) -> Waiver {
+        Waiver {
+            pattern: pattern.to_string(),
+            source,
+            expires: None,
+            reason: None,
+        }
+    }
+
+    /// Parses `--waive-until '<pattern>|<expiry>|<reason>'`: the expiry is an ISO 8601 timestamp
+    /// with a time zone, the reason must not be empty.
+    pub fn parse_until(text: &str) -> Result<Waiver, String> {
+        let parts: Vec<&str> = text.splitn(3, '|').map(str::trim).collect();
+        let [pattern, expiry, reason] = parts[..] else {
+            return Err(format!(
+                "--waive-until {text:?} must be PATTERN|EXPIRY|REASON, e.g. \
+                 'hstsPreload|2026-12-31T00:00:00Z|waiting for the DNS change'"
+            ));
+        };
+        if pattern.is_empty() {
+            return Err(format!(
+                "--waive-until {text:?} has no pattern; name the finding to waive"
+            ));
+        }
+        let expires = expiry.parse::<jiff::Timestamp>().map_err(|_| {
+            format!(
+                "--waive-until expiry {expiry:?} is not an ISO 8601 timestamp with a time zone; \
+                 write e.g. 2026-12-31T00:00:00Z or 2026-12-31T00:00:00+01:00"
+            )
+        })?;
+        if reason.is_empty() {
+            return Err(format!(
+                "--waive-until {text:?} has an empty reason; say why the finding is accepted"
+            ));
+        }
+        Ok(Waiver {
+            pattern: pattern.to_string(),
+            source: "--waive-until",
+            expires: Some(expires),
+            reason: Some(reason.to_string()),
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -120,14 +170,8 @@ mod tests {
             finding("cspWithoutUnsafeInline", Status::Passed, "x"),
         ];
         let waivers = [
-            Waiver {
-                pattern: "hstsPreload".into(),
-                source: "--ignore-hardening",
-            },
-            Waiver {
-                pattern: "cspWithoutUnsafeInline".into(),
-                source: "--ignore-hardening",
-            },
+            Waiver::permanent("hstsPreload", "--ignore-hardening"),
+            Waiver::permanent("cspWithoutUnsafeInline", "--ignore-hardening"),
         ];
         let reports = apply(&waivers, &mut findings);
         assert!(findings[0].ignored);

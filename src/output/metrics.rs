@@ -307,6 +307,8 @@ pub(crate) mod testing {
             remediation_plan: report::RemediationPlan::default(),
             waivers: Vec::new(),
             policy: None,
+            baseline: None,
+            webhook: None,
             coverage: None,
             configuration_fingerprint: None,
             knowledge: report::KnowledgeInfo {

@@ -429,6 +429,8 @@ pub(crate) mod tests {
             remediation_plan: RemediationPlan::default(),
             waivers: Vec::new(),
             policy: None,
+            baseline: None,
+            webhook: None,
             configuration_fingerprint: None,
             knowledge: KnowledgeInfo {
                 advisories_updated: None,

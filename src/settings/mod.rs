@@ -169,8 +169,16 @@ pub struct Settings {
     pub dns_server: Option<std::net::SocketAddr>,
     /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
     pub login_throttling: bool,
-    /// Permanent waivers (`--ignore-hardening`).
+    /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
     pub waivers: Vec<crate::assess::waivers::Waiver>,
+    /// `--waiver-warning DAYS`.
+    pub waiver_warning: Option<i64>,
+    pub policy: Option<crate::assess::policy::Policy>,
+    pub baseline: Option<PathBuf>,
+    pub warn_on_new: bool,
+    /// `--verify-remediation`: finding ids, comma-separated lists flattened.
+    pub verify_remediation: Vec<String>,
+    pub webhook: Option<crate::notify::WebhookSettings>,
     /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
     pub debug_ports: Vec<u16>,
     pub debug_port_timeout: Duration,
@@ -543,6 +551,17 @@ impl Settings {
                 t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
             })?
             .unwrap_or(14);
+        let mut waivers: Vec<crate::assess::waivers::Waiver> = l
+            .list("ignore_hardening")?
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| crate::assess::waivers::Waiver::permanent(p, "--ignore-hardening"))
+            .collect();
+        for text in l.list("waive_until")? {
+            waivers.push(crate::assess::waivers::Waiver::parse_until(&text)?);
+        }
         let check_debug_ports =
             !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;
         let debug_ports = if check_debug_ports {
@@ -564,6 +583,7 @@ impl Settings {
             |t| t.parse::<jiff::Timestamp>().ok(),
         )?;
 
+        let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
         Ok(Settings {
             targets,
             debug: l.switch("debug", false)?,
@@ -625,21 +645,100 @@ impl Settings {
             )?,
             login_throttling: l.switch("login_throttling", false)?
                 || l.switch("check_login_throttling", false)?,
-            waivers: l
-                .list("ignore_hardening")?
+            waivers,
+            waiver_warning: l.parsed("waiver_warning", "a number of days (0 or more)", |t| {
+                t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
+            })?,
+            policy: match l.string("policy")? {
+                Some(path) => Some(crate::assess::policy::Policy::load(std::path::Path::new(
+                    &path,
+                ))?),
+                None => None,
+            },
+            baseline: l.string("baseline")?.map(PathBuf::from),
+            warn_on_new: l.switch("warn_on_new", false)?,
+            verify_remediation: l
+                .list("verify_remediation")?
                 .iter()
                 .flat_map(|v| v.split(','))
                 .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(|p| crate::assess::waivers::Waiver {
-                    pattern: p.to_string(),
-                    source: "--ignore-hardening",
-                })
+                .filter(|id| !id.is_empty())
+                .map(String::from)
                 .collect(),
+            webhook,
             now,
             config_file,
         })
     }
+}
+
+fn webhook_settings(
+    l: &Layers,
+    retries: u32,
+    backoff_factor: f64,
+    proxy: Option<String>,
+) -> Result<Option<crate::notify::WebhookSettings>, SettingsError> {
+    use crate::notify::{BodyFormat, NotifyOn, WebhookSettings};
+    let Some(url) = l.string("webhook_url")? else {
+        return Ok(None);
+    };
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(SettingsError(format!(
+            "--webhook-url {url:?} is not an http(s) address; give the receiver's URL"
+        )));
+    }
+    let on = l
+        .parsed("webhook_on", "a webhook level", |t| match t {
+            "critical" => Some(NotifyOn::Critical),
+            "warning" => Some(NotifyOn::Warning),
+            "unknown" => Some(NotifyOn::Unknown),
+            "always" => Some(NotifyOn::Always),
+            _ => None,
+        })?
+        .unwrap_or(NotifyOn::Critical);
+    let format = l
+        .parsed("webhook_format", "a webhook format", |t| match t {
+            "generic" => Some(BodyFormat::Generic),
+            "chatblocks" => Some(BodyFormat::ChatBlocks),
+            "chatembed" => Some(BodyFormat::ChatEmbed),
+            "pushtopic" => Some(BodyFormat::PushTopic),
+            "pushserver" => Some(BodyFormat::PushServer),
+            _ => None,
+        })?
+        .unwrap_or(BodyFormat::Generic);
+    let mut headers = Vec::new();
+    for entry in l.list("webhook_header")? {
+        let (name, value) = entry
+            .split_once(':')
+            .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
+            .ok_or_else(|| {
+                SettingsError(format!(
+                    "--webhook-header {entry:?} must be 'Name: value', e.g. 'Authorization: Bearer xyz'"
+                ))
+            })?;
+        headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    let timeout = l
+        .parsed(
+            "webhook_timeout",
+            "a number of seconds above 0 (at most 3600)",
+            seconds,
+        )?
+        .unwrap_or(Duration::from_secs(10));
+    let settings = WebhookSettings {
+        url,
+        on,
+        format,
+        headers,
+        timeout,
+        allow_private: l.switch("allow_private_webhooks", false)?,
+        retries,
+        backoff_factor,
+        proxy,
+    };
+    settings.validate()?;
+    Ok(Some(settings))
 }
 
 /// Whether a not-yet-available setting was used on the command line or in the environment.

@@ -222,31 +222,25 @@ fn bad_values_name_the_option_and_the_fix() {
 #[test]
 fn options_not_available_yet_end_the_run_plainly() {
     let env = clean_env("not-yet", &[]);
-    let err = resolve(&["-H", "x", "--policy", "p.yml"], &env).unwrap_err();
+    let err = resolve(&["-H", "x", "--configure"], &env).unwrap_err();
     assert_eq!(
         err.0,
-        "--policy is not available in this version yet; remove it to run the check"
+        "--configure is not available in this version yet; remove it to run the check"
     );
-    let err = resolve(&["-H", "x", "--baseline", "b.json"], &env).unwrap_err();
+    let err = resolve(&["-H", "x", "--scrape-interval", "30"], &env).unwrap_err();
     assert!(
-        err.0.starts_with("--baseline is not available"),
+        err.0.starts_with("--scrape-interval is not available"),
         "{}",
         err.0
     );
     let err = resolve(&["-H", "x", "--format", "xml"], &env).unwrap_err();
     assert!(err.0.contains("use one of metrics, otlp"), "{}", err.0);
-    let env = clean_env(
-        "not-yet-env",
-        &[("COS_WEBHOOK_URL", "https://hooks.example/x")],
-    );
-    let err = resolve(&["-H", "x"], &env).unwrap_err();
-    assert!(
-        err.0.starts_with("--webhook-url is not available"),
-        "{}",
-        err.0
-    );
     // A disabled boolean variable asks for nothing.
     let env = clean_env("not-yet-off", &[("COS_ALL_ADDRESSES", "0")]);
+    assert!(resolve(&["-H", "x"], &env).is_ok());
+    let env = clean_env("not-yet-upgrade", &[]);
+    assert!(resolve(&["-H", "x", "--upgrade-self"], &env).is_err());
+    let env = clean_env("not-yet-off-2", &[("COS_ALL_ADDRESSES", "0")]);
     assert!(resolve(&["-H", "x"], &env).is_ok());
 }
 
