@@ -282,6 +282,8 @@ pub struct ScanResult {
     pub rating_explanation: RatingExplanation,
     pub remediation_plan: RemediationPlan,
     pub waivers: Vec<serde_json::Value>,
+    /// Days until the next time-limited waiver stops hiding a failing check.
+    pub waiver_days_left: Option<i64>,
     pub policy: Option<serde_json::Value>,
     /// Comparison with `--baseline`, when one was given.
     pub baseline: Option<crate::assess::baseline::BaselineComparison>,

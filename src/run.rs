@@ -424,6 +424,7 @@ impl Scanner<'_> {
             },
             remediation_plan: report::RemediationPlan::default(),
             waivers: Vec::new(),
+            waiver_days_left: None,
             policy: None,
             baseline: None,
             webhook: None,

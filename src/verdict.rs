@@ -17,9 +17,16 @@ pub struct Inputs {
     pub update_available: bool,
     pub eol_warning: Option<i64>,
     pub support_days_left: Option<i64>,
+    pub waiver_warning: Option<i64>,
+    pub waiver_days_left: Option<i64>,
 }
 
 impl Inputs {
+    /// `--waiver-warning DAYS` and a waiver hiding a failing check ends within DAYS.
+    pub fn waiver_ending(&self) -> bool {
+        matches!((self.waiver_warning, self.waiver_days_left), (Some(window), Some(left)) if left <= window)
+    }
+
     /// `--eol-warning DAYS` and DAYS or fewer days of support left.
     pub fn ending_soon(&self) -> bool {
         matches!((self.eol_warning, self.support_days_left), (Some(window), Some(left)) if left <= window)
@@ -46,7 +53,8 @@ pub fn decide(i: &Inputs) -> State {
     // The remaining rules only ever turn OK into WARNING.
     let raise = (i.check_hardening && i.missing_hardening > 0)
         || (i.update_warning && i.update_available)
-        || i.ending_soon();
+        || i.ending_soon()
+        || i.waiver_ending();
     if raise && state == State::Ok {
         state = State::Warning;
     }
@@ -137,6 +145,14 @@ mod tests {
         i.eol_warning = Some(30);
         assert_eq!(decide(&i), State::Warning);
         i.support_days_left = Some(31);
+        assert_eq!(decide(&i), State::Ok);
+
+        let mut i = base(5);
+        i.waiver_days_left = Some(7);
+        assert_eq!(decide(&i), State::Ok, "no window, no warning");
+        i.waiver_warning = Some(7);
+        assert_eq!(decide(&i), State::Warning);
+        i.waiver_warning = Some(6);
         assert_eq!(decide(&i), State::Ok);
     }
 }

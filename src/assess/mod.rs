@@ -165,7 +165,7 @@ pub fn assess(input: Input) -> ScanResult {
         findings.push(f);
     }
 
-    let waiver_reports = waivers::apply(&settings.waivers, &mut findings);
+    let waived = waivers::apply(&settings.waivers, &mut findings, now.0);
 
     // Rating.
     let standing = rating::VersionStanding {
@@ -214,6 +214,8 @@ pub fn assess(input: Input) -> ScanResult {
         update_available: update_report.update_available == Some(true),
         eol_warning: settings.eol_warning,
         support_days_left: life.as_ref().and_then(|l| l.support_days_left),
+        waiver_warning: settings.waiver_warning,
+        waiver_days_left: waived.waiver_days_left,
     };
     let state = verdict::decide(&inputs);
     let message = message(
@@ -280,7 +282,9 @@ pub fn assess(input: Input) -> ScanResult {
             notes,
         },
         remediation_plan: plan,
-        waivers: waiver_reports
+        waiver_days_left: waived.waiver_days_left,
+        waivers: waived
+            .reports
             .iter()
             .filter_map(|w| serde_json::to_value(w).ok())
             .collect(),
@@ -534,6 +538,12 @@ fn message(
             target
                 .clone()
                 .unwrap_or_else(|| "a supported release".into())
+        ));
+    }
+    if inputs.waiver_ending() {
+        reasons.push(format!(
+            "a waiver hiding a failing check ends in {} day(s)",
+            inputs.waiver_days_left.unwrap_or_default()
         ));
     }
     if inputs.check_hardening && inputs.missing_hardening > 0 {

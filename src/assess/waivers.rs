@@ -71,9 +71,16 @@ impl Waiver {
 pub struct WaiverReport {
     pub pattern: String,
     pub source: &'static str,
-    /// `active` when it hides at least one failing finding, `unmatched` otherwise.
+    /// `active` while it hides at least one failing finding, `expired` once its expiry has
+    /// passed (the check alerts again, with no change of configuration), `unmatched` otherwise.
     pub state: &'static str,
     pub permanent: bool,
+    /// RFC 3339, for time-limited waivers.
+    pub expires: Option<String>,
+    pub reason: Option<String>,
+    /// Whole days until a time-limited waiver expires (never negative).
+    pub days_left: Option<i64>,
+    /// Failing findings it hides (or would hide, once expired).
     pub matched: Vec<String>,
 }
 
@@ -113,31 +120,75 @@ fn glob(pattern: &[u8], text: &[u8]) -> bool {
     pattern[p..].iter().all(|c| *c == b'*')
 }
 
-/// Marks the failing findings the waivers cover and reports each waiver's state.
-pub fn apply(waivers: &[Waiver], findings: &mut [Finding]) -> Vec<WaiverReport> {
-    waivers
-        .iter()
-        .map(|w| {
-            let mut matched = Vec::new();
-            for f in findings.iter_mut() {
-                if f.status == crate::report::Status::Failed && matches(&w.pattern, &f.id) {
+/// What the waivers did to one host's findings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub reports: Vec<WaiverReport>,
+    /// Days until the next time-limited waiver stops hiding a failing check; `None` when no
+    /// failing check depends on a deadline (a check also covered by a permanent waiver does not).
+    pub waiver_days_left: Option<i64>,
+}
+
+fn days_until(expires: jiff::Timestamp, now: jiff::Timestamp) -> i64 {
+    ((expires.as_second() - now.as_second()).div_euclid(86_400)).max(0)
+}
+
+/// Marks the failing findings the waivers cover (expired waivers cover nothing) and reports
+/// each waiver's state.
+pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp) -> Applied {
+    let live = |w: &Waiver| w.expires.is_none_or(|e| e > now);
+    let mut reports = Vec::new();
+    for w in waivers {
+        let mut matched = Vec::new();
+        for f in findings.iter_mut() {
+            if f.status == crate::report::Status::Failed && matches(&w.pattern, &f.id) {
+                if live(w) {
                     f.ignored = true;
-                    matched.push(f.id.clone());
                 }
+                matched.push(f.id.clone());
             }
-            WaiverReport {
-                pattern: w.pattern.clone(),
-                source: w.source,
-                state: if matched.is_empty() {
-                    "unmatched"
-                } else {
-                    "active"
-                },
-                permanent: true,
-                matched,
-            }
+        }
+        let state = if !live(w) {
+            "expired"
+        } else if matched.is_empty() {
+            "unmatched"
+        } else {
+            "active"
+        };
+        reports.push(WaiverReport {
+            pattern: w.pattern.clone(),
+            source: w.source,
+            state,
+            permanent: w.expires.is_none(),
+            expires: w.expires.map(|e| e.to_string()),
+            reason: w.reason.clone(),
+            days_left: w.expires.filter(|_| live(w)).map(|e| days_until(e, now)),
+            matched,
+        });
+    }
+    // A failing finding hidden only by time-limited waivers is hidden until the last of them
+    // expires; the next such moment over all findings is what waiver_days_left counts down to.
+    let waiver_days_left = findings
+        .iter()
+        .filter(|f| f.status == crate::report::Status::Failed && f.ignored)
+        .filter(|f| {
+            !waivers
+                .iter()
+                .any(|w| w.expires.is_none() && matches(&w.pattern, &f.id))
         })
-        .collect()
+        .filter_map(|f| {
+            waivers
+                .iter()
+                .filter(|w| live(w) && matches(&w.pattern, &f.id))
+                .filter_map(|w| w.expires)
+                .max()
+        })
+        .min()
+        .map(|e| days_until(e, now));
+    Applied {
+        reports,
+        waiver_days_left,
+    }
 }
 
 #[cfg(test)]
@@ -173,7 +224,7 @@ mod tests {
             Waiver::permanent("hstsPreload", "--ignore-hardening"),
             Waiver::permanent("cspWithoutUnsafeInline", "--ignore-hardening"),
         ];
-        let reports = apply(&waivers, &mut findings);
+        let reports = apply(&waivers, &mut findings, jiff::Timestamp::UNIX_EPOCH).reports;
         assert!(findings[0].ignored);
         assert!(!findings[1].ignored, "a passing check is not waived");
         assert_eq!(reports[0].state, "active");
@@ -187,5 +238,74 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(!matches(&pattern, &text));
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+}
+
+#[cfg(test)]
+mod expiry_tests {
+    use super::*;
+    use crate::checks::finding;
+    use crate::report::Status;
+
+    fn at(text: &str) -> jiff::Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn until(pattern: &str, expiry: &str) -> Waiver {
+        Waiver::parse_until(&format!("{pattern}|{expiry}|accepted until the migration")).unwrap()
+    }
+
+    #[test]
+    fn a_waiver_hides_until_its_expiry_and_alerts_again_after_it() {
+        let waivers = [until("hstsPreload", "2026-12-01T00:00:00Z")];
+        // One second before the expiry: hidden, 0 whole days left.
+        let mut findings = vec![finding("hstsPreload", Status::Failed, "x")];
+        let applied = apply(&waivers, &mut findings, at("2026-11-30T23:59:59Z"));
+        assert!(findings[0].ignored);
+        assert_eq!(applied.reports[0].state, "active");
+        assert_eq!(applied.waiver_days_left, Some(0));
+        // At the expiry: the check alerts again, no configuration change needed.
+        let mut findings = vec![finding("hstsPreload", Status::Failed, "x")];
+        let applied = apply(&waivers, &mut findings, at("2026-12-01T00:00:00Z"));
+        assert!(!findings[0].ignored);
+        assert_eq!(applied.reports[0].state, "expired");
+        assert_eq!(applied.reports[0].days_left, None);
+        assert_eq!(applied.waiver_days_left, None);
+    }
+
+    #[test]
+    fn days_left_counts_to_the_next_deadline_and_ignores_permanently_covered_checks() {
+        let waivers = [
+            until("hstsPreload", "2026-12-10T00:00:00Z"),
+            until("hstsPreload", "2026-12-20T00:00:00Z"),
+            until("cspWithoutUnsafeInline", "2026-12-05T12:00:00Z"),
+            Waiver::permanent("csp*", "--ignore-hardening"),
+        ];
+        let mut findings = vec![
+            finding("hstsPreload", Status::Failed, "x"),
+            finding("cspWithoutUnsafeInline", Status::Failed, "x"),
+        ];
+        let applied = apply(&waivers, &mut findings, at("2026-11-22T03:00:00Z"));
+        // hstsPreload stays hidden until the later of its two waivers; the CSP one is also
+        // covered permanently, so its deadline does not count.
+        assert_eq!(applied.waiver_days_left, Some(27));
+        assert_eq!(applied.reports[2].days_left, Some(13));
+    }
+
+    #[test]
+    fn expiries_need_a_time_zone_and_reasons_must_not_be_empty() {
+        for bad in [
+            "hstsPreload|2026-12-01T00:00:00|reason",
+            "hstsPreload|2026-12-01|reason",
+            "hstsPreload|2026-12-01T00:00:00Z|",
+            "hstsPreload|2026-12-01T00:00:00Z",
+            "|2026-12-01T00:00:00Z|reason",
+        ] {
+            assert!(Waiver::parse_until(bad).is_err(), "{bad}");
+        }
+        let w =
+            Waiver::parse_until("hstsPreload | 2026-12-01T00:00:00+01:00 | DNS change").unwrap();
+        assert_eq!(w.expires, Some(at("2026-11-30T23:00:00Z")));
+        assert_eq!(w.reason.as_deref(), Some("DNS change"));
     }
 }

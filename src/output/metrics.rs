@@ -306,6 +306,7 @@ pub(crate) mod testing {
             },
             remediation_plan: report::RemediationPlan::default(),
             waivers: Vec::new(),
+            waiver_days_left: None,
             policy: None,
             baseline: None,
             webhook: None,

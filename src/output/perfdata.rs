@@ -140,6 +140,13 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
                 .max(1),
         );
     }
+    if let Some(days) = result.waiver_days_left {
+        let mut m = Metric::new("waiver_days_left", days.max(0)).min(0);
+        if let Some(window) = settings.waiver_warning {
+            m = m.warn(format!("@~:{window}"));
+        }
+        out.push(m);
+    }
     if let Some(c) = &result.coverage {
         out.push(Metric::new("coverage_inconclusive", c.indeterminate + c.network_limited).min(0));
         out.push(Metric::new("coverage_not_checked", c.skipped).min(0));

@@ -428,6 +428,7 @@ pub(crate) mod tests {
             },
             remediation_plan: RemediationPlan::default(),
             waivers: Vec::new(),
+            waiver_days_left: None,
             policy: None,
             baseline: None,
             webhook: None,

@@ -436,7 +436,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("waive-until"),
         kind: Repeatable("PATTERN|EXPIRY|REASON"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "waive_until",
             "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must not \
@@ -449,7 +448,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("waiver_warning"),
         kind: Value("DAYS"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "waiver_warning",
             "Turn OK into WARNING when a waiver hiding a failing check ends within DAYS.",
