@@ -1,6 +1,7 @@
 //! One run of the plugin: flags to exit code. Reads settings, scans each target (retrying the
 //! whole scan on transient failures), assesses, renders. The binaries are thin wrappers.
 
+use crate::assess::baseline::Baseline;
 use crate::assess::{self, Identified, UpdateInputs};
 use crate::clock::Now;
 use crate::knowledge::releases::ReleaseSchedule;
@@ -108,11 +109,33 @@ where
         update: OnceLock::new(),
         now,
     };
-    let results = match scan_all(&scanner, &settings.targets) {
+    // Read before scanning: a corrupt baseline is an operator problem, found before any traffic.
+    let previous = match &settings.baseline {
+        Some(path) => match Baseline::load(path) {
+            Ok(b) => b,
+            Err(e) => return unknown(&e),
+        },
+        None => None,
+    };
+    let mut results = match scan_all(&scanner, &settings.targets) {
         Ok(r) => r,
         Err(e) => return unknown(&e),
     };
     clear_progress();
+    if let Some(policy) = &settings.policy {
+        for result in results.iter_mut() {
+            assess::apply_policy(result, policy);
+        }
+    }
+    if let Some(path) = &settings.baseline {
+        Baseline::apply(previous.as_ref(), &mut results, settings.warn_on_new);
+        if let Err(e) = Baseline::save(path, previous.as_ref(), &results) {
+            return unknown(&e);
+        }
+    }
+    if let Some(webhook) = &settings.webhook {
+        notify_all(webhook, &mut results);
+    }
     let context = output::Context {
         settings: &settings,
         now,
@@ -125,6 +148,24 @@ where
             Format::Otlp => output::otlp::exit_code(&results),
             _ => output::overall_state(&results).exit_code(),
         },
+    }
+}
+
+/// One notification per host whose state reaches the webhook level; a failed delivery is
+/// reported on the host's output and never changes its state.
+fn notify_all(webhook: &crate::notify::WebhookSettings, results: &mut [ScanResult]) {
+    for result in results.iter_mut() {
+        if !crate::notify::wanted(webhook, result) {
+            continue;
+        }
+        let outcome = crate::notify::deliver(webhook, result);
+        if let Err(e) = &outcome {
+            debug_log(&format!("webhook for {}: {e}", result.host));
+        }
+        result.webhook = Some(report::WebhookDelivery {
+            delivered: outcome.is_ok(),
+            error: outcome.err(),
+        });
     }
 }
 

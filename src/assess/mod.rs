@@ -127,7 +127,10 @@ pub fn assess(input: Input) -> ScanResult {
         now: now.0,
         tls_min_days: settings.tls_min_days,
         insecure: settings.insecure,
-        check_hardening: settings.check_hardening,
+        // A policy that requires measures has them evaluated, without the --check-hardening
+        // rule that turns OK into WARNING.
+        check_hardening: settings.check_hardening
+            || settings.policy.as_ref().is_some_and(|p| p.needs_hardening()),
         extra_checks_rating: settings.extra_checks_rating,
         waived: settings.waivers.iter().map(|w| w.pattern.clone()).collect(),
     };
@@ -299,6 +302,22 @@ pub fn assess(input: Input) -> ScanResult {
 
 fn track_name(track: Option<Track>) -> &'static str {
     track.map(Track::as_str).unwrap_or("unknown track")
+}
+
+/// Applies the policy to a host's result: the verdict goes in the `policy` member, and an
+/// unmet requirement makes the state CRITICAL (a policy only ever worsens a verdict; waivers
+/// never excuse a requirement). A failed scan stays UNKNOWN: nothing could be judged.
+pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
+    let verdict = policy.evaluate(result);
+    if !verdict.met && result.error.is_none() {
+        result.message = format!(
+            "policy requirement(s) unmet: {}; {}",
+            verdict.unmet.join("; "),
+            result.message
+        );
+        result.state = report::State::Critical;
+    }
+    result.policy = serde_json::to_value(&verdict).ok();
 }
 
 pub fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {

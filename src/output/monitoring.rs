@@ -99,7 +99,58 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
             update_text(result)
         ));
     }
+    if let Some(b) = &result.baseline {
+        lines.push(baseline_line(b));
+    }
+    if let Some(policy) = &result.policy {
+        let unmet: Vec<&str> = policy["unmet"]
+            .as_array()
+            .map(|u| u.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        if unmet.is_empty() {
+            lines.push("Policy: every requirement is met".to_string());
+        } else {
+            lines.push(format!(
+                "Policy: {} requirement(s) unmet: {}",
+                unmet.len(),
+                one_line(&unmet.join("; "))
+            ));
+        }
+    }
+    if result.webhook.as_ref().is_some_and(|w| !w.delivered) {
+        lines.push("Webhook delivery failed".to_string());
+    }
     lines
+}
+
+fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
+    if b.recorded {
+        return "Baseline: recorded on this run".to_string();
+    }
+    let mut parts = Vec::new();
+    if !b.new_findings.is_empty() {
+        parts.push(format!(
+            "{} new finding(s): {}",
+            b.new_findings.len(),
+            b.new_findings.join(", ")
+        ));
+    }
+    if b.worse_rating {
+        parts.push("the rating is lower".to_string());
+    }
+    if !b.inconclusive_now.is_empty() {
+        parts.push(format!(
+            "inconclusive now: {}",
+            b.inconclusive_now.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("nothing new or worse".to_string());
+    }
+    if b.fingerprint_drift {
+        parts.push("the configuration fingerprint changed".to_string());
+    }
+    format!("Baseline: {}", parts.join("; "))
 }
 
 fn lifecycle_line(result: &ScanResult) -> Option<String> {

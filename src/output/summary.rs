@@ -10,8 +10,9 @@
 //!
 //! A failed scan shows its state under GRADE and `-` elsewhere. EOL is `YES` past end of
 //! life, `soon` inside the `--eol-warning` window, `no` otherwise, `-` without a lifecycle
-//! verdict. VULNS is the `vulnerabilities` performance data value. NEW is `-`: there is no
-//! baseline yet.
+//! verdict. VULNS is the `vulnerabilities` performance data value. NEW is `-` without
+//! `--baseline`, `new` on the run that records the host's baseline, `+<n>` (new findings)
+//! afterwards.
 
 use super::{Context, perfdata};
 use crate::knowledge::lifecycle::LineState;
@@ -75,7 +76,11 @@ fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
         version,
         eol.into(),
         vulns,
-        "-".into(),
+        match &result.baseline {
+            None => "-".into(),
+            Some(b) if b.recorded => "new".into(),
+            Some(b) => format!("+{}", b.new_findings.len()),
+        },
     ]
 }
 
