@@ -101,6 +101,33 @@ where
         .proxy
         .as_deref()
         .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok());
+    // --verify-remediation: only the probes of the named ids; no rating, no baseline, no webhook.
+    if !settings.verify_remediation.is_empty() {
+        let mut stdout = String::new();
+        let mut worst = State::Ok;
+        for target in &settings.targets {
+            let (text, code) = crate::verify::run(
+                target,
+                &settings.verify_remediation,
+                &settings,
+                &roots,
+                proxy.as_ref(),
+                now,
+            );
+            stdout.push_str(&text);
+            worst = worst.worst(match code {
+                0 => State::Ok,
+                1 => State::Warning,
+                2 => State::Critical,
+                _ => State::Unknown,
+            });
+        }
+        clear_progress();
+        return Outcome {
+            stdout,
+            exit_code: worst.exit_code(),
+        };
+    }
     let scanner = Scanner {
         settings: &settings,
         roots,

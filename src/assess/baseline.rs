@@ -1,9 +1,37 @@
-//! Baselines (`--baseline FILE`): the findings of an earlier run, to report only what is new or
-//! worse. (Being written.)
+//! Baselines (`--baseline FILE`): what an earlier run found, so a run can tell what is new or
+//! worse and, with `--warn-on-new`, alert only on that.
+//!
+//! The file holds one entry per host (keyed by `result.host`, so several hosts or several
+//! service checks can share one file):
+//!
+//! ```json
+//! {"version": 1, "hosts": {"cloud.example.com": {
+//!     "recordedAt": "2026-11-22T03:00:00Z", "rating": 3,
+//!     "failed": ["exposed:/opencloud.yaml"], "concluded": ["eol", "exposed:/opencloud.yaml"],
+//!     "fingerprint": "9f86d081..."}}}
+//! ```
+//!
+//! A host missing from the file is recorded on the run that first scans it successfully. After
+//! that the entry only ever tightens, so the baseline keeps meaning "what was accepted":
+//! a failure that later passes leaves `failed` (coming back is new again), the rating keeps the
+//! best value seen, `concluded` gathers every check that ever reached a decision. New failures
+//! are never absorbed: they alert until they are fixed or the file is deleted to record a new
+//! baseline. `recordedAt` and the configuration fingerprint stay as recorded.
 
-use crate::report::ScanResult;
-use serde::Serialize;
-use std::path::Path;
+use crate::knowledge::lifecycle::LineState;
+use crate::report::{Role, ScanResult, State, Status};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The version of the file format this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Larger files are refused: a baseline of even thousands of hosts is far smaller.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What the comparison with the baseline found for one host (the `baseline` member).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -21,26 +49,1071 @@ pub struct BaselineComparison {
     pub fingerprint_drift: bool,
 }
 
-/// The stored baseline file.
-#[derive(Clone, Debug, Default)]
-pub struct Baseline;
+impl BaselineComparison {
+    /// The NEW column of `--format summary`: `-` without a baseline, `new` on the run recording
+    /// it, `+<n>` (new failed findings) afterwards.
+    pub fn summary_cell(comparison: Option<&BaselineComparison>) -> String {
+        match comparison {
+            None => "-".into(),
+            Some(c) if c.recorded => "new".into(),
+            Some(c) => format!("+{}", c.new_findings.len()),
+        }
+    }
+}
+
+/// What the baseline holds for one host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostEntry {
+    /// When the entry was recorded (the `scannedAt` of that run).
+    pub recorded_at: String,
+    /// The accepted rating, 0-5 (the best seen since recording); `null` when it was unknown.
+    pub rating: Option<u8>,
+    /// Accepted failed findings (checks, hardening measures, version standing; not waived ones).
+    pub failed: BTreeSet<String>,
+    /// Checks that reached a decision (passed or failed).
+    pub concluded: BTreeSet<String>,
+    /// Digest of the configuration fingerprint as recorded.
+    pub fingerprint: Option<String>,
+}
+
+/// The stored baseline file: one entry per host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Baseline {
+    hosts: BTreeMap<String, HostEntry>,
+}
+
+/// The file as written (version 1).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File1 {
+    version: u64,
+    hosts: BTreeMap<String, HostEntry>,
+}
 
 impl Baseline {
-    /// `Ok(None)` when the file does not exist yet; a corrupt file is an error, never a reset.
-    pub fn load(_path: &Path) -> Result<Option<Baseline>, String> {
-        Ok(None)
+    /// `Ok(None)` when the file does not exist yet; an unreadable, corrupt, oversized or
+    /// foreign file is an error naming the file and the fix, never a silent reset.
+    pub fn load(path: &Path) -> Result<Option<Baseline>, String> {
+        let fail = |what: String| {
+            Err(format!(
+                "baseline file {} {}; delete it to record a new baseline",
+                path.display(),
+                one_line(&what)
+            ))
+        };
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return fail(format!("cannot be read ({e})")),
+        };
+        match file.metadata() {
+            Ok(m) if m.is_dir() => return fail("is a directory".into()),
+            Ok(m) if m.len() > MAX_FILE_BYTES => {
+                return fail(format!(
+                    "is {} bytes, more than the {MAX_FILE_BYTES} a baseline may have",
+                    m.len()
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => return fail(format!("cannot be read ({e})")),
+        }
+        let mut bytes = Vec::new();
+        // Bounded even when the file grows after the size check.
+        if let Err(e) = file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+            return fail(format!("cannot be read ({e})"));
+        }
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return fail(format!(
+                "is more than the {MAX_FILE_BYTES} bytes a baseline may have"
+            ));
+        }
+        match Baseline::parse(&bytes) {
+            Ok(b) => Ok(Some(b)),
+            Err(what) => fail(what),
+        }
+    }
+
+    /// Reads the file's content; `Err` says what is wrong with it.
+    fn parse(bytes: &[u8]) -> Result<Baseline, String> {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| format!("is not valid JSON ({e})"))?;
+        let Some(object) = value.as_object() else {
+            return Err("is not a baseline (no JSON object)".into());
+        };
+        match object.get("version") {
+            Some(v) if v.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(v) => {
+                return Err(format!(
+                    "has version {v}; this check reads baseline version {FORMAT_VERSION}"
+                ));
+            }
+            None => return Err("is not a baseline (no \"version\" member)".into()),
+        }
+        let file: File1 = serde_json::from_value(value)
+            .map_err(|e| format!("is not a baseline of version {FORMAT_VERSION} ({e})"))?;
+        for (host, entry) in &file.hosts {
+            if entry.rating.is_some_and(|r| r > 5) {
+                return Err(format!(
+                    "is not a baseline of version {FORMAT_VERSION} (rating of {host} outside 0-5)"
+                ));
+            }
+            if entry.recorded_at.parse::<jiff::Timestamp>().is_err() {
+                return Err(format!(
+                    "is not a baseline of version {FORMAT_VERSION} (recordedAt of {host} is no \
+                     timestamp)"
+                ));
+            }
+        }
+        Ok(Baseline { hosts: file.hosts })
+    }
+
+    /// The file's text.
+    pub fn to_json(&self) -> String {
+        let file = File1 {
+            version: FORMAT_VERSION,
+            hosts: self.hosts.clone(),
+        };
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// The entry of one host (`result.host`).
+    pub fn host(&self, host: &str) -> Option<&HostEntry> {
+        self.hosts.get(host)
+    }
+
+    /// The hosts the baseline knows, sorted.
+    pub fn hosts(&self) -> impl Iterator<Item = &str> {
+        self.hosts.keys().map(String::as_str)
+    }
+
+    /// Compares one result with its host's entry (`None`: the host is recorded on this run).
+    pub fn compare(entry: Option<&HostEntry>, result: &ScanResult) -> BaselineComparison {
+        let Some(entry) = entry else {
+            return BaselineComparison {
+                recorded: true,
+                ..BaselineComparison::default()
+            };
+        };
+        let new_findings = failed_ids(result)
+            .into_iter()
+            .filter(|id| !entry.failed.contains(id))
+            .collect();
+        let worse_rating =
+            matches!((entry.rating, result.rating), (Some(before), Some(now)) if now < before);
+        let mut inconclusive_now: Vec<String> = Vec::new();
+        for f in result.findings.iter().filter(|f| {
+            rated_role(f.role)
+                && !f.ignored
+                && matches!(f.status, Status::Indeterminate | Status::NetworkLimited)
+                && entry.concluded.contains(&f.id)
+        }) {
+            if !inconclusive_now.contains(&f.id) {
+                inconclusive_now.push(f.id.clone());
+            }
+        }
+        let fingerprint_drift = matches!(
+            (&entry.fingerprint, fingerprint_of(result)),
+            (Some(before), Some(now)) if *before != now
+        );
+        BaselineComparison {
+            recorded: false,
+            new_findings,
+            worse_rating,
+            inconclusive_now,
+            fingerprint_drift,
+        }
     }
 
     /// Compares each result with the baseline, sets `result.baseline`, and applies the verdict
-    /// rules of baselines (`--warn-on-new`, inconclusive-now).
-    pub fn apply(_previous: Option<&Baseline>, _results: &mut [ScanResult], _warn_on_new: bool) {}
+    /// rules of baselines. Failed scans are left alone. Only `state` and `message` change:
+    /// rating, performance data and findings stay as assessed.
+    ///
+    /// - With `warn_on_new`, a WARNING or CRITICAL with nothing new or worse reports OK (the
+    ///   message keeps the normal verdict); a new failed finding or a lower rating keeps the
+    ///   normal state, and so do end of life (always) and an unmet policy requirement (applied
+    ///   before: a policy only worsens a verdict).
+    /// - A check that concluded in the baseline and is inconclusive now turns OK into WARNING,
+    ///   also after `warn_on_new` made it OK.
+    /// - Drift of the configuration fingerprint is reported in the comparison only.
+    ///
+    /// A host recorded on this run has nothing to compare with and keeps its normal verdict.
+    pub fn apply(previous: Option<&Baseline>, results: &mut [ScanResult], warn_on_new: bool) {
+        for result in results.iter_mut().filter(|r| r.error.is_none()) {
+            let entry = previous.and_then(|b| b.host(&result.host));
+            let comparison = Baseline::compare(entry, result);
+            if let Some(entry) = entry {
+                if warn_on_new
+                    && matches!(result.state, State::Warning | State::Critical)
+                    && comparison.new_findings.is_empty()
+                    && !comparison.worse_rating
+                    && !end_of_life(result)
+                    && !policy_unmet(result)
+                {
+                    result.message = format!(
+                        "nothing new or worse since the baseline of {} (normally {}: {})",
+                        date_of(&entry.recorded_at),
+                        result.state.label(),
+                        result.message
+                    );
+                    result.state = State::Ok;
+                }
+                if !comparison.inconclusive_now.is_empty() {
+                    result.message = format!(
+                        "{}; {} check(s) concluded before are inconclusive now: {}",
+                        result.message,
+                        comparison.inconclusive_now.len(),
+                        comparison.inconclusive_now.join(", ")
+                    );
+                    if result.state == State::Ok {
+                        result.state = State::Warning;
+                    }
+                }
+            }
+            result.baseline = Some(comparison);
+        }
+    }
 
-    /// Writes the baseline of these results atomically (write, fsync, rename).
+    /// The baseline after this run: hosts not scanned, and hosts whose scan failed, keep their
+    /// entry; a host scanned for the first time is recorded; a known host's entry tightens
+    /// (see the module documentation).
+    pub fn updated(previous: Option<&Baseline>, results: &[ScanResult]) -> Baseline {
+        let mut next = previous.cloned().unwrap_or_default();
+        for result in results.iter().filter(|r| r.error.is_none()) {
+            let entry = match next.hosts.get(&result.host) {
+                Some(entry) => tightened(entry, result),
+                None => recorded(result),
+            };
+            next.hosts.insert(result.host.clone(), entry);
+        }
+        next
+    }
+
+    /// Writes the baseline of these results atomically: a temporary file in the same
+    /// directory, flushed to disk, renamed over the target, then the directory flushed. A run
+    /// killed at any point leaves the old file or the new one, never a mix. Nothing is written
+    /// when nothing changed, or when there is nothing to record yet.
     pub fn save(
-        _path: &Path,
-        _previous: Option<&Baseline>,
-        _results: &[ScanResult],
+        path: &Path,
+        previous: Option<&Baseline>,
+        results: &[ScanResult],
     ) -> Result<(), String> {
-        Ok(())
+        let next = Baseline::updated(previous, results);
+        let unchanged = match previous {
+            Some(p) => *p == next,
+            None => next.hosts.is_empty(),
+        };
+        if unchanged {
+            return Ok(());
+        }
+        let text = next.to_json();
+        write_atomically(path, |file| file.write_all(text.as_bytes()))
+    }
+}
+
+/// Roles whose failures the baseline tracks; observations never count.
+fn rated_role(role: Role) -> bool {
+    matches!(role, Role::Check | Role::Hardening | Role::Version)
+}
+
+/// Failed findings that count for the baseline (not waived), in result order, once each.
+fn failed_ids(result: &ScanResult) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for f in result
+        .findings
+        .iter()
+        .filter(|f| rated_role(f.role) && f.status == Status::Failed && !f.ignored)
+    {
+        if !ids.contains(&f.id) {
+            ids.push(f.id.clone());
+        }
+    }
+    ids
+}
+
+fn concluded_ids(result: &ScanResult) -> BTreeSet<String> {
+    result
+        .findings
+        .iter()
+        .filter(|f| rated_role(f.role) && matches!(f.status, Status::Passed | Status::Failed))
+        .map(|f| f.id.clone())
+        .collect()
+}
+
+fn fingerprint_of(result: &ScanResult) -> Option<String> {
+    result
+        .configuration_fingerprint
+        .as_ref()
+        .map(|f| f.digest.clone())
+}
+
+fn end_of_life(result: &ScanResult) -> bool {
+    result
+        .lifecycle
+        .as_ref()
+        .is_some_and(|l| l.state == LineState::EndOfLife)
+        || result
+            .findings
+            .iter()
+            .any(|f| f.id == "eol" && f.status == Status::Failed)
+}
+
+/// A policy only worsens a verdict: an unmet requirement is never excused by a baseline.
+fn policy_unmet(result: &ScanResult) -> bool {
+    result
+        .policy
+        .as_ref()
+        .is_some_and(|p| p.get("met").and_then(serde_json::Value::as_bool) == Some(false))
+}
+
+fn recorded(result: &ScanResult) -> HostEntry {
+    HostEntry {
+        recorded_at: result.scanned_at.clone(),
+        rating: result.rating.filter(|r| *r <= 5),
+        failed: failed_ids(result).into_iter().collect(),
+        concluded: concluded_ids(result),
+        fingerprint: fingerprint_of(result),
+    }
+}
+
+/// A known host's entry after a successful scan: a failure that passes now leaves it, the
+/// rating keeps the best value, concluded checks accumulate.
+fn tightened(entry: &HostEntry, result: &ScanResult) -> HostEntry {
+    let passed: BTreeSet<&str> = result
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Passed)
+        .map(|f| f.id.as_str())
+        .collect();
+    let mut concluded = entry.concluded.clone();
+    concluded.extend(concluded_ids(result));
+    HostEntry {
+        recorded_at: entry.recorded_at.clone(),
+        rating: entry.rating.max(result.rating.filter(|r| *r <= 5)),
+        failed: entry
+            .failed
+            .iter()
+            .filter(|id| !passed.contains(id.as_str()))
+            .cloned()
+            .collect(),
+        concluded,
+        fingerprint: entry.fingerprint.clone().or_else(|| fingerprint_of(result)),
+    }
+}
+
+/// `2026-11-22` of `2026-11-22T03:00:00Z`; the text itself when it is no timestamp.
+fn date_of(recorded_at: &str) -> String {
+    recorded_at
+        .parse::<jiff::Timestamp>()
+        .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date().to_string())
+        .unwrap_or_else(|_| recorded_at.to_string())
+}
+
+/// Error text on one line (an operating-system or parser message could span several).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Unique temporary names within one process; the process id separates processes.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Replaces `path` with what `write` produces, atomically: the target is either its old
+/// content or the complete new one. The temporary file is removed on every failure.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<(), String> {
+    let fail = |what: &str, e: io::Error| {
+        format!(
+            "cannot save baseline file {}: {what} ({})",
+            path.display(),
+            one_line(&e.to_string())
+        )
+    };
+    // Through a symbolic link to the file it names, so the link stays a link.
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let Some(name) = target.file_name() else {
+        return Err(format!(
+            "cannot save baseline file {}: the path names no file",
+            path.display()
+        ));
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (temp, mut file) = create_temp(&dir, &name.to_string_lossy())
+        .map_err(|e| fail("cannot create a temporary file beside it", e))?;
+    let written = (|| {
+        // Keep the permissions of the file being replaced.
+        if let Ok(meta) = fs::metadata(&target) {
+            let _ = file.set_permissions(meta.permissions());
+        }
+        write(&mut file).map_err(|e| fail("cannot write", e))?;
+        file.sync_all()
+            .map_err(|e| fail("cannot flush to disk", e))?;
+        drop(file);
+        fs::rename(&temp, &target).map_err(|e| fail("cannot replace it", e))
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(e);
+    }
+    sync_dir(&dir).map_err(|e| fail("cannot flush its directory to disk", e))
+}
+
+fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
+    let mut last = None;
+    for _ in 0..16 {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+}
+
+/// Makes the rename durable: the directory entry is flushed too.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::finding;
+    use crate::output::metrics::testing::{failed, scanned};
+    use crate::report::Fingerprint;
+
+    /// A healthy host: rating 5, OK, two passed checks, the `eol` check passed, fingerprint `f1`.
+    fn healthy(host: &str) -> ScanResult {
+        let mut r = scanned(host, "8.1.0", Some(200));
+        r.message = "OpenCloud 8.1.0 is up to date and no check failed".into();
+        r.findings = vec![
+            finding("exposed:/opencloud.yaml", Status::Passed, "refused"),
+            finding("corsOriginRestricted", Status::Passed, "restricted"),
+            finding("directoryListing", Status::Passed, "no listing"),
+            finding("eol", Status::Passed, "release line 8.1 is supported"),
+        ];
+        r.configuration_fingerprint = Some(fingerprint("f1"));
+        r
+    }
+
+    fn fingerprint(digest: &str) -> Fingerprint {
+        Fingerprint {
+            short: digest.chars().take(8).collect(),
+            digest: digest.into(),
+            areas: BTreeMap::new(),
+        }
+    }
+
+    fn set(r: &mut ScanResult, id: &str, status: Status) {
+        let f = r.findings.iter_mut().find(|f| f.id == id).unwrap();
+        f.status = status;
+    }
+
+    /// `exposed:/opencloud.yaml` failed (high): rating 3, WARNING.
+    fn exposed(host: &str) -> ScanResult {
+        let mut r = healthy(host);
+        set(&mut r, "exposed:/opencloud.yaml", Status::Failed);
+        r.rating = Some(3);
+        r.grade = crate::report::grade(Some(3));
+        r.state = State::Warning;
+        r.message = "exposed:/opencloud.yaml failed (high): served".into();
+        r
+    }
+
+    fn with_cors_failed(mut r: ScanResult) -> ScanResult {
+        set(&mut r, "corsOriginRestricted", Status::Failed);
+        r.message
+            .push_str("; corsOriginRestricted failed (medium): any origin");
+        r
+    }
+
+    /// Runs `apply` with `previous` recorded from `before`, returns the result of `now`.
+    fn compared(before: ScanResult, now: ScanResult, warn_on_new: bool) -> ScanResult {
+        let previous = Baseline::updated(None, &[before]);
+        let mut results = [now];
+        Baseline::apply(Some(&previous), &mut results, warn_on_new);
+        let [result] = results;
+        result
+    }
+
+    /// A scratch directory, removed when the test ends.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    fn scratch(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cos-baseline-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn temp_files(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn the_first_run_records_and_keeps_the_normal_verdict() {
+        let mut results = [exposed("a.example"), failed("down.example")];
+        Baseline::apply(None, &mut results, true);
+        let comparison = results[0].baseline.clone().unwrap();
+        assert!(comparison.recorded);
+        assert_eq!(
+            comparison,
+            BaselineComparison {
+                recorded: true,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            results[0].state,
+            State::Warning,
+            "nothing to compare with yet"
+        );
+        assert_eq!(
+            results[0].message,
+            "exposed:/opencloud.yaml failed (high): served"
+        );
+        // A failed scan gets no comparison and no entry.
+        assert_eq!(results[1].baseline, None);
+        assert_eq!(results[1].state, State::Unknown);
+
+        let baseline = Baseline::updated(None, &results);
+        assert_eq!(baseline.hosts().collect::<Vec<_>>(), ["a.example"]);
+        let entry = baseline.host("a.example").unwrap();
+        assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
+        assert_eq!(entry.rating, Some(3));
+        assert_eq!(
+            entry.failed.iter().collect::<Vec<_>>(),
+            ["exposed:/opencloud.yaml"]
+        );
+        assert_eq!(
+            entry.concluded.iter().collect::<Vec<_>>(),
+            [
+                "corsOriginRestricted",
+                "directoryListing",
+                "eol",
+                "exposed:/opencloud.yaml"
+            ]
+        );
+        assert_eq!(entry.fingerprint.as_deref(), Some("f1"));
+    }
+
+    #[test]
+    fn a_host_missing_from_the_file_is_recorded_on_this_run() {
+        let previous = Baseline::updated(None, &[healthy("a.example")]);
+        let mut results = [healthy("a.example"), healthy("b.example")];
+        Baseline::apply(Some(&previous), &mut results, false);
+        assert!(!results[0].baseline.as_ref().unwrap().recorded);
+        assert!(results[1].baseline.as_ref().unwrap().recorded);
+    }
+
+    #[test]
+    fn a_second_run_with_nothing_new_compares_clean() {
+        let r = compared(exposed("a.example"), exposed("a.example"), false);
+        assert_eq!(r.baseline, Some(BaselineComparison::default()));
+        assert_eq!(
+            r.state,
+            State::Warning,
+            "without --warn-on-new nothing changes"
+        );
+        assert_eq!(r.message, "exposed:/opencloud.yaml failed (high): served");
+    }
+
+    #[test]
+    fn a_new_failed_finding_is_listed_and_restores_the_normal_state() {
+        let r = compared(
+            exposed("a.example"),
+            with_cors_failed(exposed("a.example")),
+            true,
+        );
+        let b = r.baseline.unwrap();
+        assert_eq!(b.new_findings, ["corsOriginRestricted"]);
+        assert!(!b.worse_rating && !b.recorded);
+        assert_eq!(r.state, State::Warning);
+        assert!(
+            r.message.starts_with("exposed:/opencloud.yaml failed"),
+            "{}",
+            r.message
+        );
+        assert_eq!(BaselineComparison::summary_cell(Some(&b)), "+1");
+    }
+
+    #[test]
+    fn waived_failures_are_not_new_and_observations_never_count() {
+        let mut now = healthy("a.example");
+        set(&mut now, "corsOriginRestricted", Status::Failed);
+        set(&mut now, "exposed:/opencloud.yaml", Status::Failed);
+        now.findings[0].ignored = true;
+        let mut observation = finding("loginThrottling", Status::Failed, "not throttled");
+        observation.role = Role::Observation;
+        now.findings.push(observation);
+        let r = compared(healthy("a.example"), now, false);
+        assert_eq!(r.baseline.unwrap().new_findings, ["corsOriginRestricted"]);
+    }
+
+    #[test]
+    fn a_lower_rating_is_worse_and_restores_the_normal_state() {
+        let mut now = exposed("a.example");
+        now.rating = Some(2);
+        now.grade = crate::report::grade(Some(2));
+        let r = compared(exposed("a.example"), now, true);
+        let b = r.baseline.unwrap();
+        assert!(b.worse_rating);
+        assert!(b.new_findings.is_empty());
+        assert_eq!(r.state, State::Warning);
+        assert_eq!(r.rating, Some(2));
+
+        // A better rating is not worse.
+        let r = compared(exposed("a.example"), healthy("a.example"), false);
+        assert!(!r.baseline.unwrap().worse_rating);
+    }
+
+    #[test]
+    fn warn_on_new_reports_ok_when_nothing_is_new_or_worse() {
+        let r = compared(exposed("a.example"), exposed("a.example"), true);
+        assert_eq!(r.state, State::Ok);
+        assert_eq!(
+            r.message,
+            "nothing new or worse since the baseline of 2026-11-22 (normally WARNING: \
+             exposed:/opencloud.yaml failed (high): served)"
+        );
+        // Rating, grade and findings stay as assessed.
+        assert_eq!(r.rating, Some(3));
+        assert_eq!(r.grade, "C");
+        assert_eq!(r.failed_checks().count(), 1);
+        assert_eq!(BaselineComparison::summary_cell(r.baseline.as_ref()), "+0");
+
+        // CRITICAL too; an OK stays as it is.
+        let mut critical = exposed("a.example");
+        critical.state = State::Critical;
+        let r = compared(critical.clone(), critical, true);
+        assert_eq!(r.state, State::Ok);
+        assert!(r.message.contains("(normally CRITICAL: "), "{}", r.message);
+        let r = compared(healthy("a.example"), healthy("a.example"), true);
+        assert_eq!(r.state, State::Ok);
+        assert_eq!(
+            r.message,
+            "OpenCloud 8.1.0 is up to date and no check failed"
+        );
+    }
+
+    #[test]
+    fn warn_on_new_never_excuses_an_unmet_policy() {
+        let mut now = exposed("a.example");
+        now.state = State::Critical;
+        now.message = format!(
+            "policy requirement(s) unmet: rating C below A; {}",
+            now.message
+        );
+        now.policy = Some(serde_json::json!({"met": false, "unmet": ["rating C below A"]}));
+        let r = compared(exposed("a.example"), now.clone(), true);
+        assert_eq!(r.state, State::Critical);
+        assert_eq!(r.message, now.message);
+        // A met policy does not stand in the way.
+        now.policy = Some(serde_json::json!({"met": true, "unmet": []}));
+        now.state = State::Warning;
+        assert_eq!(compared(exposed("a.example"), now, true).state, State::Ok);
+    }
+
+    #[test]
+    fn warn_on_new_never_hides_unknown() {
+        let mut now = healthy("a.example");
+        now.rating = None;
+        now.state = State::Unknown;
+        let r = compared(healthy("a.example"), now, true);
+        assert_eq!(r.state, State::Unknown);
+    }
+
+    #[test]
+    fn end_of_life_always_alerts() {
+        let mut eol = healthy("a.example");
+        eol.lifecycle.as_mut().unwrap().state = LineState::EndOfLife;
+        set(&mut eol, "eol", Status::Failed);
+        eol.rating = Some(0);
+        eol.state = State::Critical;
+        eol.message = "OpenCloud 8.1.0 is end of life".into();
+        let r = compared(eol.clone(), eol.clone(), true);
+        let b = r.baseline.unwrap();
+        assert!(b.new_findings.is_empty() && !b.worse_rating);
+        assert_eq!(r.state, State::Critical);
+        assert_eq!(r.message, "OpenCloud 8.1.0 is end of life");
+
+        // Also when only the finding says so (no lifecycle block).
+        eol.lifecycle = None;
+        let r = compared(eol.clone(), eol, true);
+        assert_eq!(r.state, State::Critical);
+    }
+
+    #[test]
+    fn a_check_concluded_before_and_inconclusive_now_warns() {
+        let mut now = healthy("a.example");
+        set(&mut now, "corsOriginRestricted", Status::Indeterminate);
+        set(&mut now, "directoryListing", Status::NetworkLimited);
+        let r = compared(healthy("a.example"), now, false);
+        let b = r.baseline.as_ref().unwrap();
+        assert_eq!(
+            b.inconclusive_now,
+            ["corsOriginRestricted", "directoryListing"]
+        );
+        assert_eq!(r.state, State::Warning);
+        assert_eq!(
+            r.message,
+            "OpenCloud 8.1.0 is up to date and no check failed; 2 check(s) concluded before \
+             are inconclusive now: corsOriginRestricted, directoryListing"
+        );
+        assert_eq!(r.rating, Some(5), "rating unchanged");
+        assert_eq!(r.state.exit_code(), 1);
+
+        // A check that never concluded is no news.
+        let mut before = healthy("a.example");
+        set(&mut before, "directoryListing", Status::Indeterminate);
+        let mut now = healthy("a.example");
+        set(&mut now, "directoryListing", Status::NetworkLimited);
+        let r = compared(before, now, false);
+        assert!(r.baseline.unwrap().inconclusive_now.is_empty());
+        assert_eq!(r.state, State::Ok);
+    }
+
+    #[test]
+    fn inconclusive_now_is_not_suppressed_by_warn_on_new_and_never_downgrades() {
+        let mut now = exposed("a.example");
+        set(&mut now, "directoryListing", Status::Indeterminate);
+        let r = compared(exposed("a.example"), now.clone(), true);
+        assert_eq!(r.state, State::Warning);
+        assert!(
+            r.message
+                .starts_with("nothing new or worse since the baseline of 2026-11-22"),
+            "{}",
+            r.message
+        );
+        assert!(
+            r.message
+                .ends_with("; 1 check(s) concluded before are inconclusive now: directoryListing"),
+            "{}",
+            r.message
+        );
+
+        // A CRITICAL stays CRITICAL.
+        now.state = State::Critical;
+        let r = compared(exposed("a.example"), now, false);
+        assert_eq!(r.state, State::Critical);
+    }
+
+    #[test]
+    fn fingerprint_drift_changes_nothing_else() {
+        let mut now = exposed("a.example");
+        now.configuration_fingerprint = Some(fingerprint("f2"));
+        for warn_on_new in [false, true] {
+            let r = compared(exposed("a.example"), now.clone(), warn_on_new);
+            assert_eq!(
+                r.baseline,
+                Some(BaselineComparison {
+                    fingerprint_drift: true,
+                    ..Default::default()
+                })
+            );
+            let expected = if warn_on_new {
+                State::Ok
+            } else {
+                State::Warning
+            };
+            assert_eq!(r.state, expected);
+        }
+        let r = compared(exposed("a.example"), now.clone(), false);
+        assert_eq!(r.message, now.message);
+        // An unknown fingerprint on either side is no drift.
+        now.configuration_fingerprint = None;
+        assert!(
+            !compared(exposed("a.example"), now, false)
+                .baseline
+                .unwrap()
+                .fingerprint_drift
+        );
+    }
+
+    #[test]
+    fn the_entry_tightens_and_never_absorbs_new_failures() {
+        let before = with_cors_failed(exposed("a.example"));
+        let mut baseline = Baseline::updated(None, &[before]);
+        // Run 2: CORS fixed, a listing appears, the rating improves, the fingerprint drifts.
+        let mut now = exposed("a.example");
+        set(&mut now, "directoryListing", Status::Failed);
+        now.rating = Some(4);
+        now.scanned_at = "2026-11-23T03:00:00Z".into();
+        now.configuration_fingerprint = Some(fingerprint("f2"));
+        baseline = Baseline::updated(Some(&baseline), &[now.clone()]);
+        let entry = baseline.host("a.example").unwrap();
+        assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
+        assert_eq!(entry.rating, Some(4));
+        assert_eq!(
+            entry.failed.iter().collect::<Vec<_>>(),
+            ["exposed:/opencloud.yaml"],
+            "the fixed CORS finding leaves, the new listing is not absorbed"
+        );
+        assert_eq!(entry.fingerprint.as_deref(), Some("f1"));
+        // Run 3: the listing still alerts, CORS coming back is new again.
+        let mut run3 = with_cors_failed(now);
+        run3.rating = Some(3);
+        let mut results = [run3];
+        Baseline::apply(Some(&baseline), &mut results, true);
+        assert_eq!(
+            results[0].baseline.as_ref().unwrap().new_findings,
+            ["corsOriginRestricted", "directoryListing"]
+        );
+        assert_eq!(results[0].state, State::Warning);
+        // A rating that drops after improving is worse.
+        assert!(results[0].baseline.as_ref().unwrap().worse_rating);
+    }
+
+    #[test]
+    fn failed_and_unscanned_hosts_keep_their_entries() {
+        let previous = Baseline::updated(None, &[exposed("a.example"), healthy("b.example")]);
+        let next = Baseline::updated(Some(&previous), &[failed("a.example")]);
+        assert_eq!(next, previous);
+        let next = Baseline::updated(Some(&previous), &[healthy("c.example")]);
+        assert_eq!(
+            next.hosts().collect::<Vec<_>>(),
+            ["a.example", "b.example", "c.example"]
+        );
+        assert_eq!(next.host("a.example"), previous.host("a.example"));
+    }
+
+    #[test]
+    fn summary_cell_of_the_new_column() {
+        assert_eq!(BaselineComparison::summary_cell(None), "-");
+        let recorded = BaselineComparison {
+            recorded: true,
+            ..Default::default()
+        };
+        assert_eq!(BaselineComparison::summary_cell(Some(&recorded)), "new");
+    }
+
+    #[test]
+    fn save_then_load_round_trips_and_keeps_other_hosts() {
+        let dir = scratch("round-trip");
+        let path = dir.join("baseline.json");
+        assert_eq!(Baseline::load(&path), Ok(None));
+        Baseline::save(&path, None, &[exposed("a.example"), failed("b.example")]).unwrap();
+        let loaded = Baseline::load(&path).unwrap().unwrap();
+        assert_eq!(loaded.hosts().collect::<Vec<_>>(), ["a.example"]);
+        let text = fs::read_to_string(&path).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["version"], 1);
+        assert_eq!(
+            json["hosts"]["a.example"],
+            serde_json::json!({
+                "recordedAt": "2026-11-22T03:00:00Z",
+                "rating": 3,
+                "failed": ["exposed:/opencloud.yaml"],
+                "concluded": ["corsOriginRestricted", "directoryListing", "eol",
+                              "exposed:/opencloud.yaml"],
+                "fingerprint": "f1"
+            })
+        );
+        // Another host (another service check sharing the file) is added beside it.
+        Baseline::save(&path, Some(&loaded), &[healthy("c.example")]).unwrap();
+        let both = Baseline::load(&path).unwrap().unwrap();
+        assert_eq!(both.hosts().collect::<Vec<_>>(), ["a.example", "c.example"]);
+        assert_eq!(both.host("a.example"), loaded.host("a.example"));
+        assert!(temp_files(&dir).is_empty());
+    }
+
+    #[test]
+    fn nothing_is_written_without_anything_to_record() {
+        let dir = scratch("nothing");
+        let path = dir.join("baseline.json");
+        Baseline::save(&path, None, &[failed("a.example")]).unwrap();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_corrupt_file_is_an_error_naming_the_file_and_the_fix() {
+        let dir = scratch("corrupt");
+        let path = dir.join("baseline.json");
+        let cases: &[(&str, &str)] = &[
+            ("{\"version\": 1, \"hosts\": {", "is not valid JSON"),
+            ("", "is not valid JSON"),
+            ("[1, 2]", "no JSON object"),
+            ("{\"hosts\": {}}", "no \"version\" member"),
+            ("{\"version\": 2, \"hosts\": {}}", "has version 2"),
+            ("{\"version\": \"1\", \"hosts\": {}}", "has version \"1\""),
+            ("{\"version\": 1}", "is not a baseline of version 1"),
+            (
+                "{\"version\": 1, \"hosts\": []}",
+                "is not a baseline of version 1",
+            ),
+            (
+                "{\"version\": 1, \"hosts\": {\"a\": {\"recordedAt\": \"2026-11-22T03:00:00Z\", \
+                 \"rating\": 9, \"failed\": [], \"concluded\": [], \"fingerprint\": null}}}",
+                "rating of a outside 0-5",
+            ),
+            (
+                "{\"version\": 1, \"hosts\": {\"a\": {\"recordedAt\": \"yesterday\", \
+                 \"rating\": 1, \"failed\": [], \"concluded\": [], \"fingerprint\": null}}}",
+                "recordedAt of a is no timestamp",
+            ),
+            (
+                "{\"version\": 1, \"hosts\": {\"a\": {\"recordedAt\": \"2026-11-22T03:00:00Z\", \
+                 \"rating\": 1, \"failed\": \"x\", \"concluded\": [], \"fingerprint\": null}}}",
+                "is not a baseline of version 1",
+            ),
+            (
+                "{\"version\": 1, \"hosts\": {}, \"extra\": true}",
+                "is not a baseline of version 1",
+            ),
+        ];
+        for (content, expected) in cases {
+            fs::write(&path, content).unwrap();
+            let error = Baseline::load(&path).unwrap_err();
+            assert!(error.contains(expected), "{content}: {error}");
+            assert!(
+                error.starts_with(&format!("baseline file {} ", path.display())),
+                "{error}"
+            );
+            assert!(
+                error.ends_with("; delete it to record a new baseline"),
+                "{error}"
+            );
+            assert!(!error.contains('\n'), "{error}");
+            // Never a silent reset: the file stays as it was.
+            assert_eq!(fs::read_to_string(&path).unwrap(), *content);
+        }
+        // A directory in place of the file.
+        let error = Baseline::load(&dir).unwrap_err();
+        assert!(error.contains("is a directory"), "{error}");
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused() {
+        let dir = scratch("oversized");
+        let path = dir.join("baseline.json");
+        let file = File::create(&path).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let error = Baseline::load(&path).unwrap_err();
+        assert!(error.contains("more than the 16777216"), "{error}");
+        assert!(error.ends_with("delete it to record a new baseline"));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary_file() {
+        let dir = scratch("failed-write");
+        let path = dir.join("baseline.json");
+        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        let old = fs::read_to_string(&path).unwrap();
+        // The writer dies half-way, as a killed run would.
+        let error = write_atomically(&path, |file| {
+            file.write_all(b"{\"version\": 1, \"ho")?;
+            Err(io::Error::other("killed"))
+        })
+        .unwrap_err();
+        assert!(error.contains("cannot write (killed)"), "{error}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), old);
+        assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+        assert!(Baseline::load(&path).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_directory_keeps_the_old_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("read-only");
+        let path = dir.join("baseline.json");
+        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        let old = fs::read_to_string(&path).unwrap();
+        let previous = Baseline::load(&path).unwrap();
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o555)).unwrap();
+        // Root writes anyway: then there is no failure to observe.
+        let writable = File::create(dir.join("probe")).is_ok();
+        let result = Baseline::save(&path, previous.as_ref(), &[healthy("b.example")]);
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let _ = fs::remove_file(dir.join("probe"));
+        if !writable {
+            let error = result.unwrap_err();
+            assert!(
+                error.starts_with(&format!("cannot save baseline file {}", path.display())),
+                "{error}"
+            );
+            assert_eq!(fs::read_to_string(&path).unwrap(), old);
+        } else {
+            result.unwrap();
+        }
+        assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+        assert!(Baseline::load(&path).is_ok());
+    }
+
+    #[test]
+    fn save_replaces_the_file_and_keeps_its_permissions() {
+        let dir = scratch("replace");
+        let path = dir.join("baseline.json");
+        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        let previous = Baseline::load(&path).unwrap();
+        Baseline::save(&path, previous.as_ref(), &[healthy("b.example")]).unwrap();
+        let loaded = Baseline::load(&path).unwrap().unwrap();
+        assert_eq!(
+            loaded.hosts().collect::<Vec<_>>(),
+            ["a.example", "b.example"]
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o640);
+        }
+        assert!(temp_files(&dir).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_stays_a_link() {
+        let dir = scratch("symlink");
+        let real = dir.join("real.json");
+        let link = dir.join("link.json");
+        Baseline::save(&real, None, &[exposed("a.example")]).unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let previous = Baseline::load(&link).unwrap();
+        Baseline::save(&link, previous.as_ref(), &[healthy("b.example")]).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let loaded = Baseline::load(&real).unwrap().unwrap();
+        assert_eq!(loaded.hosts().count(), 2);
     }
 }

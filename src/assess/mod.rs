@@ -130,7 +130,10 @@ pub fn assess(input: Input) -> ScanResult {
         // A policy that requires measures has them evaluated, without the --check-hardening
         // rule that turns OK into WARNING.
         check_hardening: settings.check_hardening
-            || settings.policy.as_ref().is_some_and(|p| p.needs_hardening()),
+            || settings
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.needs_hardening()),
         extra_checks_rating: settings.extra_checks_rating,
         waived: settings.waivers.iter().map(|w| w.pattern.clone()).collect(),
     };

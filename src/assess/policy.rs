@@ -1,8 +1,23 @@
-//! The policy file (`--policy`): requirements a CI pipeline gates on. (Being written.)
+//! The policy file (`--policy`): requirements a CI pipeline gates on.
+//!
+//! Keys (all optional): `minimum_rating` (integer 0 (F) to 5 (A+)), `required_hardenings`
+//! (hardening measures that must be in place) and `forbidden` (finding ids or waiver-style
+//! patterns that must not be present as failures; a vulnerability may be named by its advisory
+//! id or an alias, with or without the `vulnerability:` prefix). YAML, or JSON for `.json`.
+//!
+//! Waivers never excuse a requirement: a waived (`ignored`) finding still counts here.
 
-use crate::report::ScanResult;
+use crate::assess::waivers;
+use crate::report::{Finding, Role, ScanResult, Status, grade};
 use serde::Serialize;
+use serde_json::Value;
 use std::path::Path;
+
+/// Policy files are small; a larger one is a mistake (or not a policy file).
+const MAX_POLICY_BYTES: u64 = 1024 * 1024;
+
+/// The keys a policy file may hold.
+const KEYS: [&str; 3] = ["minimum_rating", "required_hardenings", "forbidden"];
 
 /// A parsed, validated policy.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -21,23 +36,1035 @@ pub struct PolicyVerdict {
     pub unmet: Vec<String>,
 }
 
+impl PolicyVerdict {
+    /// The text after `Policy: ` in the default output.
+    pub fn summary(&self) -> String {
+        if self.unmet.is_empty() {
+            "every requirement is met".to_string()
+        } else {
+            format!(
+                "{} requirement(s) unmet: {}",
+                self.unmet.len(),
+                self.unmet.join("; ")
+            )
+        }
+    }
+}
+
 impl Policy {
     /// Reads and validates a policy file (YAML, or JSON for `.json`); errors are one line.
     pub fn load(path: &Path) -> Result<Policy, String> {
-        Err(format!("--policy {}: not implemented yet", path.display()))
+        let shown = path.display();
+        let meta = std::fs::metadata(path)
+            .map_err(|e| format!("cannot read policy file {shown}: {e}; fix the --policy path"))?;
+        if !meta.is_file() {
+            return Err(format!(
+                "policy file {shown} is not a file; point --policy at a YAML or JSON policy file"
+            ));
+        }
+        if meta.len() > MAX_POLICY_BYTES {
+            return Err(format!(
+                "policy file {shown} is larger than 1 MiB; point --policy at the right file"
+            ));
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("cannot read policy file {shown}: {e}; fix the --policy path"))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            format!("policy file {shown} is not UTF-8 text; save it as UTF-8 YAML or JSON")
+        })?;
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        Policy::parse(&text, is_json).map_err(|e| format!("policy file {shown}: {e}"))
+    }
+
+    /// Parses and validates policy text; errors are one line without the file name.
+    pub fn parse(text: &str, is_json: bool) -> Result<Policy, String> {
+        let document: Value = if is_json {
+            serde_json::from_str(text).map_err(|e| {
+                format!(
+                    "not valid JSON ({}); fix the syntax",
+                    first_line(&e.to_string())
+                )
+            })?
+        } else if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_saphyr::from_str::<Value>(text).map_err(|e| yaml_problem(&e.to_string()))?
+        };
+        let map = match document {
+            // An empty document (or one holding only comments) asks for nothing.
+            Value::Null => return Ok(Policy::default()),
+            Value::Object(map) => map,
+            other => {
+                return Err(format!(
+                    "the top level is {}, not a mapping; write keys such as minimum_rating: 4",
+                    kind(&other)
+                ));
+            }
+        };
+        let mut policy = Policy::default();
+        for (key, value) in &map {
+            match key.as_str() {
+                "minimum_rating" => policy.minimum_rating = minimum_rating(value)?,
+                "required_hardenings" => policy.required_hardenings = required(value)?,
+                "forbidden" => policy.forbidden = forbidden(value)?,
+                _ => return Err(unknown_key(key)),
+            }
+        }
+        Ok(policy)
     }
 
     /// Whether the policy asks for hardening measures (they are then evaluated even without
-    /// `--check-hardening`, without its OK-to-WARNING rule).
+    /// `--check-hardening`, without its OK-to-WARNING rule): required measures, or forbidden
+    /// patterns that cover a hardening measure (a missing measure is then forbidden).
     pub fn needs_hardening(&self) -> bool {
         !self.required_hardenings.is_empty()
+            || self.forbidden.iter().any(|pattern| {
+                hardening_measures().any(|measure| waivers::matches(pattern, measure))
+            })
     }
 
     /// Judges one host's result. Waivers never excuse a requirement.
-    pub fn evaluate(&self, _result: &ScanResult) -> PolicyVerdict {
-        PolicyVerdict {
-            met: true,
-            unmet: Vec::new(),
+    pub fn evaluate(&self, result: &ScanResult) -> PolicyVerdict {
+        let mut unmet = Vec::new();
+        if let Some(minimum) = self.minimum_rating {
+            let wanted = format!("the minimum {minimum} ({})", grade(Some(minimum)));
+            match result.rating {
+                Some(rating) if rating >= minimum => {}
+                Some(rating) => unmet.push(format!(
+                    "rating {rating} ({}) is below {wanted}",
+                    grade(Some(rating))
+                )),
+                None if result.error.is_some() => {
+                    unmet.push(format!("no rating (the scan failed) to meet {wanted}"))
+                }
+                None => unmet.push(format!("no rating (U) to meet {wanted}")),
+            }
         }
+        for measure in &self.required_hardenings {
+            if let Some(problem) = requirement(measure, result) {
+                unmet.push(problem);
+            }
+        }
+        for pattern in &self.forbidden {
+            if let Some(problem) = forbidden_present(pattern, result) {
+                unmet.push(problem);
+            }
+        }
+        PolicyVerdict {
+            met: unmet.is_empty(),
+            unmet,
+        }
+    }
+}
+
+/// Ids of the hardening measures, from the check registry.
+fn hardening_measures() -> impl Iterator<Item = &'static str> {
+    crate::checks::registry()
+        .filter(|c| c.role == Role::Hardening)
+        .map(|c| c.id)
+}
+
+/// Why a required measure is not met, or `None` when it passed.
+fn requirement(measure: &str, result: &ScanResult) -> Option<String> {
+    let found: Vec<&Finding> = result.findings.iter().filter(|f| f.id == measure).collect();
+    let worst = found
+        .iter()
+        .find(|f| f.status == Status::Failed)
+        .or_else(|| found.iter().find(|f| f.status != Status::Passed))
+        .or_else(|| found.first());
+    let Some(finding) = worst else {
+        return Some(if result.error.is_some() {
+            format!("required hardening {measure} was not evaluated (the scan failed)")
+        } else {
+            format!("required hardening {measure} was not evaluated")
+        });
+    };
+    let state = match finding.status {
+        Status::Passed => return None,
+        Status::Failed if finding.ignored => {
+            "is missing (waived, but waivers never excuse a policy requirement)"
+        }
+        Status::Failed => "is missing",
+        Status::Indeterminate => "is indeterminate (the check could not decide)",
+        Status::NetworkLimited => "could not be checked (network-limited)",
+        Status::Skipped => "was skipped",
+    };
+    Some(format!("required hardening {measure} {state}"))
+}
+
+/// Which failed findings a forbidden pattern covers, as one sentence; `None` when none.
+fn forbidden_present(pattern: &str, result: &ScanResult) -> Option<String> {
+    let hits: Vec<&Finding> = result
+        .findings
+        .iter()
+        .filter(|f| {
+            f.status == Status::Failed
+                && matches!(f.role, Role::Check | Role::Hardening | Role::Version)
+                && names(f, result)
+                    .iter()
+                    .any(|name| waivers::matches(pattern, name))
+        })
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    let ids: Vec<&str> = hits.iter().map(|f| f.id.as_str()).collect();
+    let mut sentence = if ids == [pattern] {
+        format!("forbidden finding {pattern} is present")
+    } else {
+        format!("forbidden finding {pattern} is present: {}", ids.join(", "))
+    };
+    if hits.iter().any(|f| f.ignored) {
+        sentence.push_str(" (waived, but waivers never excuse a policy requirement)");
+    }
+    Some(sentence)
+}
+
+/// The names a finding answers to: its id, and for `vulnerability:<id>` the bare advisory id
+/// and its aliases (with and without the prefix).
+fn names(finding: &Finding, result: &ScanResult) -> Vec<String> {
+    let mut names = vec![finding.id.clone()];
+    if let Some(advisory) = finding.id.strip_prefix("vulnerability:") {
+        names.push(advisory.to_string());
+        for v in result.vulnerabilities.iter().filter(|v| v.id == advisory) {
+            for alias in &v.aliases {
+                names.push(alias.clone());
+                names.push(format!("vulnerability:{alias}"));
+            }
+        }
+    }
+    names
+}
+
+fn minimum_rating(value: &Value) -> Result<Option<u8>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Number(n) if n.is_u64() || n.is_i64() => match n.as_u64() {
+            Some(r) if r <= 5 => Ok(Some(r as u8)),
+            _ => Err(format!(
+                "minimum_rating {n} is outside 0-5; write an integer from 0 (F) to 5 (A+), \
+                 e.g. minimum_rating: 4 for grade A"
+            )),
+        },
+        Value::Number(n) => Err(format!(
+            "minimum_rating {n} is not an integer; write an integer from 0 (F) to 5 (A+), \
+             e.g. minimum_rating: 4 for grade A"
+        )),
+        other => Err(format!(
+            "minimum_rating is {}, not an integer; write an integer from 0 (F) to 5 (A+), \
+             e.g. minimum_rating: 4 for grade A",
+            kind(other)
+        )),
+    }
+}
+
+/// The entries of a list of names: non-empty strings, duplicates dropped, order kept.
+fn names_list(key: &str, value: &Value) -> Result<Vec<String>, String> {
+    let items = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        other => {
+            return Err(format!(
+                "{key} is {}, not a list; write one name per line as a YAML list (- name) or \
+                 a JSON array",
+                kind(other)
+            ));
+        }
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Value::String(text) = item else {
+            return Err(format!(
+                "{key} entry {} is {}, not a name; write each entry as text",
+                i + 1,
+                kind(item)
+            ));
+        };
+        let name = text.trim();
+        if name.is_empty() {
+            return Err(format!(
+                "{key} entry {} is empty; remove it or name a finding",
+                i + 1
+            ));
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
+}
+
+fn required(value: &Value) -> Result<Vec<String>, String> {
+    let names = names_list("required_hardenings", value)?;
+    let known: Vec<&str> = hardening_measures().collect();
+    for name in &names {
+        if known.contains(&name.as_str()) {
+            continue;
+        }
+        let shown = quoted(name);
+        if let Some(close) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+            return Err(format!(
+                "required_hardenings: unknown measure {shown}; did you mean {close}? (names \
+                 are case-sensitive)"
+            ));
+        }
+        if let Some(check) = crate::checks::spec(name) {
+            return Err(format!(
+                "required_hardenings: {shown} is {} finding, not a hardening measure; list it \
+                 under forbidden instead",
+                match check.role {
+                    Role::Check => "an additional-check",
+                    Role::Version => "a version",
+                    Role::Observation => "an observation",
+                    Role::Hardening => "a hardening",
+                }
+            ));
+        }
+        return Err(format!(
+            "required_hardenings: unknown measure {shown}; use one of {}",
+            known.join(", ")
+        ));
+    }
+    Ok(names)
+}
+
+fn forbidden(value: &Value) -> Result<Vec<String>, String> {
+    names_list("forbidden", value)
+}
+
+fn unknown_key(key: &str) -> String {
+    let squashed = |k: &str| {
+        k.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let shown = quoted(key);
+    match KEYS.iter().find(|k| squashed(k) == squashed(key)) {
+        Some(close) => format!("unknown key {shown}; did you mean {close}?"),
+        None => format!(
+            "unknown key {shown}; the known keys are minimum_rating, required_hardenings and \
+             forbidden"
+        ),
+    }
+}
+
+/// A name from the file, quoted with control characters escaped and cut to a sane length.
+fn quoted(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.chars().count() > MAX {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{:?}...", cut)
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// The parser's first line, without its advice meant for programmers.
+fn yaml_problem(message: &str) -> String {
+    let line = first_line(message);
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    match line.split_once(", set DuplicateKeyPolicy") {
+        Some((duplicate, _)) => format!("not valid YAML ({duplicate}); write each key once"),
+        None => format!("not valid YAML ({line}); fix the syntax"),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("syntax error")
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "empty",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::finding;
+    use crate::output::metrics::testing::{failed, scanned};
+    use crate::report::Vulnerability;
+    use crate::severity::Severity;
+
+    fn yaml(text: &str) -> Result<Policy, String> {
+        Policy::parse(text, false)
+    }
+
+    fn err(text: &str) -> String {
+        let e = yaml(text).expect_err(text);
+        assert!(!e.contains('\n'), "one line: {e}");
+        e
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("cos-policy-tests-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A rated host (rating `rating`) with these findings.
+    fn host(rating: u8, findings: Vec<Finding>) -> ScanResult {
+        let mut r = scanned("cloud.example", "8.1.0", Some(90));
+        r.rating = Some(rating);
+        r.grade = grade(Some(rating));
+        r.findings = findings;
+        r
+    }
+
+    fn waived(mut f: Finding) -> Finding {
+        f.ignored = true;
+        f
+    }
+
+    fn policy(text: &str) -> Policy {
+        yaml(text).unwrap()
+    }
+
+    // --- Parsing ---------------------------------------------------------------------------
+
+    #[test]
+    fn every_key_in_yaml_and_json() {
+        let expected = Policy {
+            minimum_rating: Some(4),
+            required_hardenings: vec!["cspWithoutUnsafeInline".into(), "hstsPreload".into()],
+            forbidden: vec![
+                "demoUsersDisabled".into(),
+                "vulnerability:GHSA-aaaa-bbbb-cccc".into(),
+                "exposed".into(),
+                "versionDisclosure:X-*".into(),
+            ],
+        };
+        let from_yaml = yaml(
+            "# CI gate\nminimum_rating: 4\nrequired_hardenings:\n  - cspWithoutUnsafeInline\n  \
+             - hstsPreload\nforbidden:\n  - demoUsersDisabled\n  - \
+             vulnerability:GHSA-aaaa-bbbb-cccc\n  - exposed\n  - \"versionDisclosure:X-*\"\n",
+        )
+        .unwrap();
+        assert_eq!(from_yaml, expected);
+        let from_json = Policy::parse(
+            r#"{"minimum_rating": 4,
+                "required_hardenings": ["cspWithoutUnsafeInline", "hstsPreload"],
+                "forbidden": ["demoUsersDisabled", "vulnerability:GHSA-aaaa-bbbb-cccc",
+                              "exposed", "versionDisclosure:X-*"]}"#,
+            true,
+        )
+        .unwrap();
+        assert_eq!(from_json, expected);
+        // Flow style YAML lists too.
+        assert_eq!(
+            yaml("forbidden: [demoUsersDisabled, exposed]")
+                .unwrap()
+                .forbidden,
+            ["demoUsersDisabled", "exposed"]
+        );
+    }
+
+    #[test]
+    fn every_key_is_optional() {
+        for text in ["", "  \n", "# nothing asked yet\n", "---\n"] {
+            assert_eq!(yaml(text), Ok(Policy::default()), "{text:?}");
+        }
+        assert_eq!(Policy::parse("{}", true), Ok(Policy::default()));
+        assert_eq!(
+            yaml("minimum_rating: 3").unwrap(),
+            Policy {
+                minimum_rating: Some(3),
+                ..Policy::default()
+            }
+        );
+        // A key written without a value asks for nothing.
+        assert_eq!(
+            yaml("minimum_rating:\nrequired_hardenings:\nforbidden:\n"),
+            Ok(Policy::default())
+        );
+        assert_eq!(yaml("minimum_rating: 0").unwrap().minimum_rating, Some(0));
+        assert_eq!(yaml("minimum_rating: 5").unwrap().minimum_rating, Some(5));
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_naming_the_fix() {
+        assert_eq!(
+            err("minimum_grade: A"),
+            "unknown key \"minimum_grade\"; the known keys are minimum_rating, \
+             required_hardenings and forbidden"
+        );
+        assert_eq!(
+            err("minimumRating: 4"),
+            "unknown key \"minimumRating\"; did you mean minimum_rating?"
+        );
+        assert_eq!(
+            err("required-hardenings: [hstsPreload]"),
+            "unknown key \"required-hardenings\"; did you mean required_hardenings?"
+        );
+        // Control characters in a key stay escaped: the error is one line.
+        assert!(err("\"evil\\nkey\": 1").contains("\"evil\\nkey\""));
+        assert!(
+            Policy::parse(r#"{"forbidden": [], "extra": true}"#, true)
+                .unwrap_err()
+                .starts_with("unknown key \"extra\";")
+        );
+    }
+
+    #[test]
+    fn minimum_rating_must_be_an_integer_from_0_to_5() {
+        for (text, start) in [
+            ("minimum_rating: 6", "minimum_rating 6 is outside 0-5;"),
+            ("minimum_rating: -1", "minimum_rating -1 is outside 0-5;"),
+            ("minimum_rating: 400", "minimum_rating 400 is outside 0-5;"),
+            (
+                "minimum_rating: 4.5",
+                "minimum_rating 4.5 is not an integer;",
+            ),
+            (
+                "minimum_rating: A",
+                "minimum_rating is text, not an integer;",
+            ),
+            (
+                "minimum_rating: \"4\"",
+                "minimum_rating is text, not an integer;",
+            ),
+            (
+                "minimum_rating: [4]",
+                "minimum_rating is a list, not an integer;",
+            ),
+            (
+                "minimum_rating: true",
+                "minimum_rating is a boolean, not an integer;",
+            ),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with(start), "{text}: {e}");
+            assert!(
+                e.ends_with(
+                    "write an integer from 0 (F) to 5 (A+), e.g. minimum_rating: 4 for grade A"
+                ),
+                "{text}: {e}"
+            );
+        }
+        assert!(
+            Policy::parse(r#"{"minimum_rating": 9}"#, true)
+                .unwrap_err()
+                .starts_with("minimum_rating 9 is outside 0-5;")
+        );
+    }
+
+    #[test]
+    fn required_hardenings_must_name_hardening_measures() {
+        // Every hardening row of the registry is a known measure.
+        let all: Vec<&str> = hardening_measures().collect();
+        assert!(all.contains(&"cspWithoutUnsafeInline") && all.contains(&"caaRecord"));
+        let text = format!("required_hardenings: [{}]", all.join(", "));
+        assert_eq!(yaml(&text).unwrap().required_hardenings, all);
+
+        let e = err("required_hardenings: [hstsPreload, noSuchMeasure]");
+        assert!(
+            e.starts_with("required_hardenings: unknown measure \"noSuchMeasure\"; use one of "),
+            "{e}"
+        );
+        assert!(e.contains("cspWithoutUnsafeInline, "), "{e}");
+        assert_eq!(
+            err("required_hardenings: [cspwithoutunsafeinline]"),
+            "required_hardenings: unknown measure \"cspwithoutunsafeinline\"; did you mean \
+             cspWithoutUnsafeInline? (names are case-sensitive)"
+        );
+        assert_eq!(
+            err("required_hardenings: [demoUsersDisabled]"),
+            "required_hardenings: \"demoUsersDisabled\" is an additional-check finding, not a \
+             hardening measure; list it under forbidden instead"
+        );
+        assert!(
+            err("required_hardenings: [\"vulnerability:GHSA-1\"]")
+                .contains("is a version finding, not a hardening measure")
+        );
+        // Patterns are not measure names.
+        assert!(err("required_hardenings: [\"csp*\"]").contains("unknown measure \"csp*\""));
+    }
+
+    #[test]
+    fn lists_must_hold_non_empty_names() {
+        assert_eq!(
+            err("required_hardenings: hstsPreload"),
+            "required_hardenings is text, not a list; write one name per line as a YAML list \
+             (- name) or a JSON array"
+        );
+        assert_eq!(
+            err("forbidden: [demoUsersDisabled, 3]"),
+            "forbidden entry 2 is a number, not a name; write each entry as text"
+        );
+        assert_eq!(
+            err("forbidden: [demoUsersDisabled, \"  \"]"),
+            "forbidden entry 2 is empty; remove it or name a finding"
+        );
+        assert!(err("forbidden:\n  - a: b\n").starts_with("forbidden entry 1 is a mapping"));
+        // Forbidden entries are ids or patterns, not validated against the registry.
+        let p = policy(
+            "forbidden: [\" demoUsersDisabled \", CVE-2026-1, \"*Preload\", demoUsersDisabled]",
+        );
+        assert_eq!(p.forbidden, ["demoUsersDisabled", "CVE-2026-1", "*Preload"]);
+    }
+
+    #[test]
+    fn syntax_errors_and_other_documents_are_one_line() {
+        assert!(err("forbidden: [a, b\nminimum_rating: 4").starts_with("not valid YAML ("));
+        assert!(err("minimum_rating: 4\n  bad: indentation\n").starts_with("not valid YAML ("));
+        assert_eq!(
+            err("minimum_rating: 4\nminimum_rating: 2\n"),
+            "not valid YAML (line 2 column 1: duplicate mapping key: minimum_rating); write each \
+             key once"
+        );
+        assert!(err("forbidden: *nope").starts_with("not valid YAML (line 1 column 12: "));
+        let e = Policy::parse("{\"minimum_rating\": 4,}", true).unwrap_err();
+        assert!(
+            e.starts_with("not valid JSON (") && e.ends_with("); fix the syntax"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        assert_eq!(
+            err("- minimum_rating: 4"),
+            "the top level is a list, not a mapping; write keys such as minimum_rating: 4"
+        );
+        assert!(err("just some text").starts_with("the top level is text, not a mapping"));
+        assert!(
+            Policy::parse("", true)
+                .unwrap_err()
+                .starts_with("not valid JSON (")
+        );
+    }
+
+    #[test]
+    fn load_reads_yaml_or_json_by_suffix() {
+        let dir = scratch("load");
+        let yml = dir.join("policy.yml");
+        std::fs::write(
+            &yml,
+            "minimum_rating: 4\nforbidden:\n  - demoUsersDisabled\n",
+        )
+        .unwrap();
+        let p = Policy::load(&yml).unwrap();
+        assert_eq!(p.minimum_rating, Some(4));
+        assert_eq!(p.forbidden, ["demoUsersDisabled"]);
+
+        let json = dir.join("policy.JSON");
+        std::fs::write(&json, r#"{"required_hardenings": ["hstsPreload"]}"#).unwrap();
+        assert_eq!(
+            Policy::load(&json).unwrap().required_hardenings,
+            ["hstsPreload"]
+        );
+        // JSON text under a YAML name still parses (JSON is YAML), but a YAML file named
+        // .json is judged as JSON.
+        let wrong = dir.join("policy.json");
+        std::fs::write(&wrong, "minimum_rating: 4\n").unwrap();
+        let e = Policy::load(&wrong).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "policy file {}: not valid JSON (",
+                wrong.display()
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn load_errors_name_the_file_and_the_fix() {
+        let dir = scratch("errors");
+        let missing = dir.join("missing.yml");
+        let e = Policy::load(&missing).unwrap_err();
+        assert!(
+            e.starts_with(&format!("cannot read policy file {}: ", missing.display()))
+                && e.ends_with("; fix the --policy path"),
+            "{e}"
+        );
+        assert_eq!(
+            Policy::load(&dir).unwrap_err(),
+            format!(
+                "policy file {} is not a file; point --policy at a YAML or JSON policy file",
+                dir.display()
+            )
+        );
+        let big = dir.join("big.yml");
+        let mut text = String::from("forbidden:\n");
+        while text.len() <= 1024 * 1024 {
+            text.push_str("  - demoUsersDisabled\n");
+        }
+        std::fs::write(&big, text).unwrap();
+        assert_eq!(
+            Policy::load(&big).unwrap_err(),
+            format!(
+                "policy file {} is larger than 1 MiB; point --policy at the right file",
+                big.display()
+            )
+        );
+        let binary = dir.join("binary.yml");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+        assert_eq!(
+            Policy::load(&binary).unwrap_err(),
+            format!(
+                "policy file {} is not UTF-8 text; save it as UTF-8 YAML or JSON",
+                binary.display()
+            )
+        );
+        let unknown = dir.join("unknown.yaml");
+        std::fs::write(&unknown, "minimum_rating: 4\nmaximum_rating: 5\n").unwrap();
+        assert_eq!(
+            Policy::load(&unknown).unwrap_err(),
+            format!(
+                "policy file {}: unknown key \"maximum_rating\"; the known keys are \
+                 minimum_rating, required_hardenings and forbidden",
+                unknown.display()
+            )
+        );
+    }
+
+    // --- Evaluation ------------------------------------------------------------------------
+
+    #[test]
+    fn an_empty_policy_is_always_met() {
+        let verdict = Policy::default().evaluate(&failed("down.example"));
+        assert_eq!(
+            verdict,
+            PolicyVerdict {
+                met: true,
+                unmet: Vec::new()
+            }
+        );
+        assert_eq!(verdict.summary(), "every requirement is met");
+    }
+
+    #[test]
+    fn minimum_rating_is_a_floor() {
+        let p = policy("minimum_rating: 4");
+        assert!(p.evaluate(&host(5, Vec::new())).met);
+        assert!(
+            p.evaluate(&host(4, Vec::new())).met,
+            "at the minimum is met"
+        );
+        assert_eq!(
+            p.evaluate(&host(2, Vec::new())).unmet,
+            ["rating 2 (D) is below the minimum 4 (A)"]
+        );
+        assert_eq!(
+            policy("minimum_rating: 5")
+                .evaluate(&host(0, Vec::new()))
+                .unmet,
+            ["rating 0 (F) is below the minimum 5 (A+)"]
+        );
+        assert!(
+            policy("minimum_rating: 0")
+                .evaluate(&host(0, Vec::new()))
+                .met
+        );
+    }
+
+    #[test]
+    fn a_failed_scan_has_no_rating_to_meet_the_minimum() {
+        let verdict = policy("minimum_rating: 0").evaluate(&failed("down.example"));
+        assert!(!verdict.met);
+        assert_eq!(
+            verdict.unmet,
+            ["no rating (the scan failed) to meet the minimum 0 (F)"]
+        );
+        let mut unrated = host(3, Vec::new());
+        unrated.rating = None;
+        assert_eq!(
+            policy("minimum_rating: 3").evaluate(&unrated).unmet,
+            ["no rating (U) to meet the minimum 3 (C)"]
+        );
+    }
+
+    #[test]
+    fn required_hardenings_must_have_passed() {
+        let p = policy(
+            "required_hardenings: [hstsPreload, cspWithoutUnsafeInline, Permissions-Policy, \
+             Referrer-Policy, caaRecord, publicLinkExpirationEnforced]",
+        );
+        let all_passed = host(
+            5,
+            [
+                "hstsPreload",
+                "cspWithoutUnsafeInline",
+                "Permissions-Policy",
+                "Referrer-Policy",
+                "caaRecord",
+                "publicLinkExpirationEnforced",
+            ]
+            .iter()
+            .map(|id| finding(id, Status::Passed, "in place"))
+            .collect(),
+        );
+        assert!(p.evaluate(&all_passed).met);
+
+        let mixed = host(
+            5,
+            vec![
+                finding("hstsPreload", Status::Passed, "preloaded"),
+                finding("cspWithoutUnsafeInline", Status::Failed, "unsafe-inline"),
+                finding("Permissions-Policy", Status::Indeterminate, "?"),
+                finding("Referrer-Policy", Status::NetworkLimited, "timeout"),
+                finding("caaRecord", Status::Skipped, "no DNS"),
+            ],
+        );
+        let verdict = p.evaluate(&mixed);
+        assert!(!verdict.met);
+        assert_eq!(
+            verdict.unmet,
+            [
+                "required hardening cspWithoutUnsafeInline is missing",
+                "required hardening Permissions-Policy is indeterminate (the check could not \
+                 decide)",
+                "required hardening Referrer-Policy could not be checked (network-limited)",
+                "required hardening caaRecord was skipped",
+                "required hardening publicLinkExpirationEnforced was not evaluated",
+            ]
+        );
+        assert_eq!(
+            verdict.summary(),
+            format!("5 requirement(s) unmet: {}", verdict.unmet.join("; "))
+        );
+        assert_eq!(
+            p.evaluate(&failed("down.example")).unmet[0],
+            "required hardening hstsPreload was not evaluated (the scan failed)"
+        );
+    }
+
+    #[test]
+    fn waivers_never_excuse_a_required_hardening() {
+        let p = policy("required_hardenings: [cspWithoutUnsafeInline]");
+        let result = host(
+            5,
+            vec![waived(finding(
+                "cspWithoutUnsafeInline",
+                Status::Failed,
+                "unsafe-inline",
+            ))],
+        );
+        assert_eq!(result.missing_hardening().count(), 0, "the waiver hides it");
+        let verdict = p.evaluate(&result);
+        assert!(!verdict.met);
+        assert_eq!(
+            verdict.unmet,
+            [
+                "required hardening cspWithoutUnsafeInline is missing (waived, but waivers never \
+              excuse a policy requirement)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_forbidden_failure_is_unmet() {
+        let p = policy("forbidden: [demoUsersDisabled]");
+        assert_eq!(
+            p.evaluate(&host(
+                2,
+                vec![finding(
+                    "demoUsersDisabled",
+                    Status::Failed,
+                    "dennis signs in"
+                )]
+            ))
+            .unmet,
+            ["forbidden finding demoUsersDisabled is present"]
+        );
+        for status in [
+            Status::Passed,
+            Status::Indeterminate,
+            Status::NetworkLimited,
+            Status::Skipped,
+        ] {
+            let result = host(5, vec![finding("demoUsersDisabled", status, "x")]);
+            assert!(p.evaluate(&result).met, "{status:?}");
+        }
+        assert!(p.evaluate(&host(5, Vec::new())).met, "absent is met");
+    }
+
+    #[test]
+    fn waivers_never_excuse_a_forbidden_finding() {
+        let p = policy("forbidden: [demoUsersDisabled, hstsPreload]");
+        let result = host(
+            5,
+            vec![
+                waived(finding("demoUsersDisabled", Status::Failed, "dennis")),
+                waived(finding("hstsPreload", Status::Failed, "no preload")),
+            ],
+        );
+        assert_eq!(
+            p.evaluate(&result).unmet,
+            [
+                "forbidden finding demoUsersDisabled is present (waived, but waivers never \
+                 excuse a policy requirement)",
+                "forbidden finding hstsPreload is present (waived, but waivers never excuse a \
+                 policy requirement)",
+            ]
+        );
+    }
+
+    #[test]
+    fn forbidden_patterns_cover_families_and_wildcards() {
+        let result = host(
+            2,
+            vec![
+                finding("exposed:/.env", Status::Failed, "served"),
+                finding("exposed:/.git/config", Status::Failed, "served"),
+                finding("exposed:/opencloud.yaml", Status::Passed, "refused"),
+                finding("versionDisclosure:X-Web-Version", Status::Failed, "8.1.0"),
+                finding("hstsPreload", Status::Failed, "no preload"),
+                // Observations are never forbidden findings.
+                finding("loginThrottling", Status::Failed, "not throttled"),
+            ],
+        );
+        assert_eq!(
+            policy("forbidden: [exposed]").evaluate(&result).unmet,
+            ["forbidden finding exposed is present: exposed:/.env, exposed:/.git/config"]
+        );
+        assert_eq!(
+            policy("forbidden: [\"exposed:/.env\"]")
+                .evaluate(&result)
+                .unmet,
+            ["forbidden finding exposed:/.env is present"]
+        );
+        assert_eq!(
+            policy("forbidden: [\"versionDisclosure:X-*\", \"*Preload\"]")
+                .evaluate(&result)
+                .unmet,
+            [
+                "forbidden finding versionDisclosure:X-* is present: \
+                 versionDisclosure:X-Web-Version",
+                "forbidden finding *Preload is present: hstsPreload",
+            ]
+        );
+        assert!(
+            policy("forbidden: [loginThrottling, \"exposed:/opencloud.yaml\", expo]")
+                .evaluate(&result)
+                .met
+        );
+        assert_eq!(
+            policy("forbidden: [\"*\"]").evaluate(&result).unmet,
+            [
+                "forbidden finding * is present: exposed:/.env, exposed:/.git/config, \
+              versionDisclosure:X-Web-Version, hstsPreload"
+            ]
+        );
+    }
+
+    #[test]
+    fn forbidden_vulnerabilities_by_id_alias_or_family() {
+        let mut result = host(
+            3,
+            vec![
+                finding("vulnerability:GHSA-aaaa-bbbb-cccc", Status::Failed, "bad"),
+                finding("eol", Status::Passed, "supported"),
+            ],
+        );
+        result.vulnerabilities = vec![Vulnerability {
+            id: "GHSA-aaaa-bbbb-cccc".into(),
+            aliases: vec!["CVE-2026-1".into()],
+            severity: Some(Severity::Medium),
+            summary: "bad".into(),
+            url: None,
+            affected: vec![">=4.0.0, <4.0.3".into()],
+            fixed_in: Some("4.0.3".into()),
+        }];
+        assert_eq!(
+            policy("forbidden: [\"vulnerability:GHSA-aaaa-bbbb-cccc\"]")
+                .evaluate(&result)
+                .unmet,
+            ["forbidden finding vulnerability:GHSA-aaaa-bbbb-cccc is present"]
+        );
+        for pattern in [
+            "GHSA-aaaa-bbbb-cccc",
+            "CVE-2026-1",
+            "vulnerability:CVE-2026-1",
+            "vulnerability",
+            "GHSA-*",
+        ] {
+            assert_eq!(
+                policy(&format!("forbidden: [\"{pattern}\"]"))
+                    .evaluate(&result)
+                    .unmet,
+                [format!(
+                    "forbidden finding {pattern} is present: vulnerability:GHSA-aaaa-bbbb-cccc"
+                )],
+                "{pattern}"
+            );
+        }
+        assert!(
+            policy("forbidden: [GHSA-zzzz-zzzz-zzzz, CVE-2026-2, eol]")
+                .evaluate(&result)
+                .met
+        );
+        // End of life is a version finding: forbidding it works like any other.
+        result.findings[1].status = Status::Failed;
+        assert_eq!(
+            policy("forbidden: [eol]").evaluate(&result).unmet,
+            ["forbidden finding eol is present"]
+        );
+    }
+
+    #[test]
+    fn every_unmet_requirement_is_listed_in_order() {
+        let p = policy(
+            "forbidden: [demoUsersDisabled]\nrequired_hardenings: [hstsPreload]\n\
+             minimum_rating: 4\n",
+        );
+        let verdict = p.evaluate(&host(
+            2,
+            vec![
+                finding("demoUsersDisabled", Status::Failed, "dennis"),
+                finding("hstsPreload", Status::Failed, "no preload"),
+            ],
+        ));
+        assert_eq!(
+            verdict.unmet,
+            [
+                "rating 2 (D) is below the minimum 4 (A)",
+                "required hardening hstsPreload is missing",
+                "forbidden finding demoUsersDisabled is present",
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(&verdict).unwrap(),
+            serde_json::json!({
+                "met": false,
+                "unmet": [
+                    "rating 2 (D) is below the minimum 4 (A)",
+                    "required hardening hstsPreload is missing",
+                    "forbidden finding demoUsersDisabled is present",
+                ],
+            })
+        );
+        assert_eq!(
+            verdict.summary(),
+            "3 requirement(s) unmet: rating 2 (D) is below the minimum 4 (A); required \
+             hardening hstsPreload is missing; forbidden finding demoUsersDisabled is present"
+        );
+        let met = p.evaluate(&host(5, vec![finding("hstsPreload", Status::Passed, "ok")]));
+        assert_eq!(
+            serde_json::to_value(&met).unwrap(),
+            serde_json::json!({"met": true, "unmet": []})
+        );
+    }
+
+    #[test]
+    fn hardening_is_needed_for_required_or_forbidden_measures() {
+        assert!(!Policy::default().needs_hardening());
+        assert!(!policy("minimum_rating: 4").needs_hardening());
+        assert!(policy("required_hardenings: [hstsPreload]").needs_hardening());
+        assert!(!policy("forbidden: [demoUsersDisabled, exposed]").needs_hardening());
+        assert!(policy("forbidden: [hstsPreload]").needs_hardening());
+        assert!(policy("forbidden: [\"csp*\"]").needs_hardening());
+        assert!(policy("forbidden: [\"*\"]").needs_hardening());
     }
 }

@@ -76,11 +76,7 @@ fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
         version,
         eol.into(),
         vulns,
-        match &result.baseline {
-            None => "-".into(),
-            Some(b) if b.recorded => "new".into(),
-            Some(b) => format!("+{}", b.new_findings.len()),
-        },
+        crate::assess::baseline::BaselineComparison::summary_cell(result.baseline.as_ref()),
     ]
 }
 

@@ -233,6 +233,152 @@ pub fn measure(
     })
 }
 
+/// Runs only the chosen probes of one scan attempt (`--verify-remediation`). The status document
+/// always comes first, as in [`measure`]; after it, only the probes `wanted` accepts:
+///
+/// - HTTP probes of the plan by key (`plan::independent`, `plan::dependent`,
+///   `plan::throttling`); with `options.extra_checks` off only `capabilities` and `root` exist,
+///   and the sign-in throttling probes also need `options.login_throttling`. A wanted
+///   dependent probe brings the discovery probe (`oidc`) along, since it decides them;
+/// - the debug ports of `options.debug_ports` by `debugPort:<port>`;
+/// - the legacy-TLS handshake by `tlsDeprecatedProtocol` and plain HTTP (with
+///   `options.plain_client`) by `httpsEnforced`, over HTTPS only;
+/// - the DNS lookups of a name by `dns`.
+///
+/// With every key wanted it measures what [`measure`] does.
+pub fn measure_selected(
+    client: &Client,
+    https: HttpsObservation,
+    options: &Options,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Measurements, ProbeFailure> {
+    let status = status::probe_status(client)?;
+    let extra = options.extra_checks;
+    let over_https = client.endpoint.scheme == Scheme::Https;
+    let endpoint = &client.endpoint;
+    let debug_port_list: Vec<u16> = options
+        .debug_ports
+        .iter()
+        .copied()
+        .filter(|p| wanted(&format!("debugPort:{p}")))
+        .collect();
+    let want_legacy = extra && over_https && wanted("tlsDeprecatedProtocol");
+    let want_dns = extra && is_dns_name(&options.host) && wanted("dns");
+    let want_plain = extra && over_https && wanted("httpsEnforced");
+    let mut dependent_wanted = false;
+    let mut throttling_wanted = Vec::new();
+    if extra {
+        let (user, _) = plan::DEMO_ACCOUNTS[0];
+        dependent_wanted = plan::DEMO_ACCOUNTS
+            .iter()
+            .any(|(u, _)| wanted(&format!("demo:{u}")))
+            || wanted(&format!("basic:{user}"));
+        if options.login_throttling {
+            throttling_wanted = plan::throttling(endpoint);
+            throttling_wanted.retain(|p| wanted(&p.key));
+        }
+    }
+    let mut first = plan::independent(extra);
+    let needs_oidc = dependent_wanted || !throttling_wanted.is_empty();
+    first.retain(|p| wanted(&p.key) || (needs_oidc && p.key == plan::OIDC));
+    let (mut http, debug_ports, legacy_tls, plain_http, dns) = std::thread::scope(|scope| {
+        let debug = (extra && !debug_port_list.is_empty()).then(|| {
+            scope.spawn(|| {
+                debug_ports::probe(
+                    &options.host,
+                    &debug_port_list,
+                    options.debug_port_timeout,
+                    options.request_timeout,
+                )
+            })
+        });
+        let legacy = want_legacy.then(|| {
+            scope.spawn(|| {
+                legacy_tls::probe(
+                    &options.host,
+                    client.endpoint.port,
+                    options.proxy.as_ref(),
+                    options.request_timeout,
+                )
+            })
+        });
+        let dns = want_dns.then(|| {
+            scope.spawn(|| DnsObservation {
+                name: options.host.clone(),
+                addresses: resolve_all(&options.host),
+                caa: match options.dns_server {
+                    Some(server) => {
+                        crate::net::dns::lookup_caa(&options.host, server, options.request_timeout)
+                    }
+                    None => crate::net::dns::CaaLookup::Failed(
+                        "no DNS server known (set scanner.dns_server)".into(),
+                    ),
+                },
+            })
+        });
+        let plain = options
+            .plain_client
+            .as_ref()
+            .filter(|_| want_plain)
+            .map(|plain| scope.spawn(move || plain.get("/")));
+        let mut http = BTreeMap::new();
+        if !first.is_empty() {
+            http = pool::run_http(client, &first, options.workers, options.deadline);
+        }
+        if dependent_wanted {
+            let mut dependent = plan::dependent(endpoint, &http);
+            dependent.retain(|p| wanted(&p.key));
+            if !dependent.is_empty() {
+                http.extend(pool::run_http(
+                    client,
+                    &dependent,
+                    options.workers,
+                    options.deadline,
+                ));
+            }
+        }
+        if !throttling_wanted.is_empty() && plan::builtin_identity_provider(http.get(plan::OIDC)) {
+            // One after another: throttling shows in the order of the answers.
+            http.extend(pool::run_http(
+                client,
+                &throttling_wanted,
+                1,
+                options.deadline,
+            ));
+        }
+        (
+            http,
+            debug.and_then(|h| h.join().ok()),
+            legacy.and_then(|h| h.join().ok()),
+            plain.and_then(|h| h.join().ok()),
+            dns.and_then(|h| h.join().ok()),
+        )
+    });
+    let capabilities = http
+        .remove(plan::CAPABILITIES)
+        .and_then(Result::ok)
+        .filter(|r| r.status == 200 && !r.truncated)
+        .and_then(|r| status::parse_capabilities(&r.body));
+    let root = http
+        .remove(plan::ROOT)
+        .and_then(Result::ok)
+        .filter(|r| r.status < 500);
+    Ok(Measurements {
+        endpoint: client.endpoint.clone(),
+        https,
+        status,
+        capabilities,
+        root,
+        http,
+        extra_checks: extra,
+        debug_ports,
+        legacy_tls,
+        plain_http,
+        dns,
+        nodes: None,
+    })
+}
+
 /// A DNS name, not an address literal.
 fn is_dns_name(host: &str) -> bool {
     host.parse::<std::net::IpAddr>().is_err()

@@ -414,7 +414,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("policy"),
         kind: Value("FILE"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "policy",
             "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
@@ -457,7 +456,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("baseline"),
         kind: Value("FILE"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "baseline",
             "File for saving and comparing findings between runs.",
@@ -466,7 +464,6 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         long: Some("warn-on-new"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "warn_on_new",
             "With --baseline: alert only on new or worse findings.",
@@ -476,7 +473,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("verify-remediation"),
         kind: Repeatable("IDS"),
         group: Group::Waivers,
-        availability: NotYet,
         ..row(
             "verify_remediation",
             "Run only the probes measuring these comma-separated finding ids and report whether \
@@ -490,7 +486,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("webhook_url"),
         kind: Value("URL"),
         group: Group::Webhook,
-        availability: NotYet,
         ..row(
             "webhook_url",
             "Send a notification to this address (enables the webhook).",
@@ -504,7 +499,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("critical"),
         choices: &["critical", "warning", "unknown", "always"],
         group: Group::Webhook,
-        availability: NotYet,
         ..row("webhook_on", "State from which a host is notified.")
     },
     OptionSpec {
@@ -521,7 +515,6 @@ pub static OPTIONS: &[OptionSpec] = &[
             "pushserver",
         ],
         group: Group::Webhook,
-        availability: NotYet,
         ..row("webhook_format", "Body format of the notification.")
     },
     OptionSpec {
@@ -530,7 +523,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("webhook_headers"),
         kind: Repeatable("NAME: VALUE"),
         group: Group::Webhook,
-        availability: NotYet,
         ..row(
             "webhook_header",
             "Extra request header for the receiver; repeat the flag, or separate entries with ';' \
@@ -544,7 +536,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("SECONDS"),
         default: Some("10"),
         group: Group::Webhook,
-        availability: NotYet,
         ..row(
             "webhook_timeout",
             "Time limit of a delivery, independent of --timeout.",
@@ -555,7 +546,6 @@ pub static OPTIONS: &[OptionSpec] = &[
         env: &["COS_ALLOW_PRIVATE_WEBHOOKS"],
         config_key: Some("allow_private_webhooks"),
         group: Group::Webhook,
-        availability: NotYet,
         ..row(
             "allow_private_webhooks",
             "Permit private, loopback and link-local destinations, and proxied delivery.",
