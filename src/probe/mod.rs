@@ -132,105 +132,13 @@ pub struct Options {
     pub dns_server: Option<std::net::SocketAddr>,
 }
 
-/// Runs the probes of one scan attempt over the selected transport.
+/// Runs the probes of one scan attempt over the selected transport: every probe of the plan.
 pub fn measure(
     client: &Client,
     https: HttpsObservation,
     options: &Options,
 ) -> Result<Measurements, ProbeFailure> {
-    let status = status::probe_status(client)?;
-    let extra = options.extra_checks;
-    let over_https = client.endpoint.scheme == Scheme::Https;
-    let (mut http, debug_ports, legacy_tls, plain_http, dns) = std::thread::scope(|scope| {
-        // Slow connects run beside the HTTP rounds, not after them.
-        let debug = (extra && !options.debug_ports.is_empty()).then(|| {
-            scope.spawn(|| {
-                debug_ports::probe(
-                    &options.host,
-                    &options.debug_ports,
-                    options.debug_port_timeout,
-                    options.request_timeout,
-                )
-            })
-        });
-        let legacy = (extra && over_https).then(|| {
-            scope.spawn(|| {
-                legacy_tls::probe(
-                    &options.host,
-                    client.endpoint.port,
-                    options.proxy.as_ref(),
-                    options.request_timeout,
-                )
-            })
-        });
-        let dns = (extra && is_dns_name(&options.host)).then(|| {
-            scope.spawn(|| DnsObservation {
-                name: options.host.clone(),
-                addresses: resolve_all(&options.host),
-                caa: match options.dns_server {
-                    Some(server) => {
-                        crate::net::dns::lookup_caa(&options.host, server, options.request_timeout)
-                    }
-                    None => crate::net::dns::CaaLookup::Failed(
-                        "no DNS server known (set scanner.dns_server)".into(),
-                    ),
-                },
-            })
-        });
-        let plain = options
-            .plain_client
-            .as_ref()
-            .filter(|_| extra && over_https)
-            .map(|plain| scope.spawn(move || plain.get("/")));
-        let probes = plan::independent(extra);
-        let mut http = pool::run_http(client, &probes, options.workers, options.deadline);
-        if extra {
-            let dependent = plan::dependent(&client.endpoint, &http);
-            let builtin_idp = plan::builtin_identity_provider(http.get(plan::OIDC));
-            http.extend(pool::run_http(
-                client,
-                &dependent,
-                options.workers,
-                options.deadline,
-            ));
-            if options.login_throttling && builtin_idp {
-                // One after another: throttling shows in the order of the answers.
-                let attempts = plan::throttling(&client.endpoint);
-                http.extend(pool::run_http(client, &attempts, 1, options.deadline));
-            }
-        }
-        (
-            http,
-            debug.and_then(|h| h.join().ok()),
-            legacy.and_then(|h| h.join().ok()),
-            plain.and_then(|h| h.join().ok()),
-            dns.and_then(|h| h.join().ok()),
-        )
-    });
-    let capabilities = http
-        .remove(plan::CAPABILITIES)
-        .and_then(Result::ok)
-        .filter(|r| r.status == 200 && !r.truncated)
-        .and_then(|r| status::parse_capabilities(&r.body));
-    // The root page is informational (headers); a failure there does not fail the scan.
-    let root = http
-        .remove(plan::ROOT)
-        .and_then(Result::ok)
-        .filter(|r| r.status < 500);
-    Ok(Measurements {
-        endpoint: client.endpoint.clone(),
-        https,
-        status,
-        capabilities,
-        root,
-        http,
-        extra_checks: extra,
-        debug_ports,
-        legacy_tls,
-        plain_http,
-        dns,
-        nodes: None,
-    })
+    measure_selected(client, https, options, &|_| true)
 }
 
 /// Runs only the chosen probes of one scan attempt (`--verify-remediation`). The status document
@@ -245,7 +153,7 @@ pub fn measure(
 ///   `options.plain_client`) by `httpsEnforced`, over HTTPS only;
 /// - the DNS lookups of a name by `dns`.
 ///
-/// With every key wanted it measures what [`measure`] does.
+/// With every key wanted this is the full scan ([`measure`]).
 pub fn measure_selected(
     client: &Client,
     https: HttpsObservation,
