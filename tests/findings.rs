@@ -4,86 +4,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use support::{FakeInstance, InstanceConfig};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+use support::plugin::Run;
 
-struct Run {
-    stdout: String,
-    code: i32,
-}
-
-impl Run {
-    fn line(&self, n: usize) -> &str {
-        self.stdout.lines().nth(n).unwrap_or("")
-    }
-
-    fn has_line(&self, line: &str) -> bool {
-        self.stdout.lines().any(|l| l == line)
-    }
-
-    /// The status of a finding from the `--debug` findings list (`  <id> [Failed, high]: ...`).
-    fn finding(&self, id: &str) -> Option<String> {
-        let prefix = format!("  {id} [");
-        self.stdout
-            .lines()
-            .find(|l| l.starts_with(&prefix))
-            .map(|l| {
-                l[prefix.len()..]
-                    .split(']')
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            })
-    }
-
-    fn perf(&self, name: &str) -> Option<String> {
-        let last = self.stdout.lines().last()?;
-        last.trim_start_matches('|')
-            .split(' ')
-            .find(|m| m.starts_with(&format!("{name}=")))
-            .map(String::from)
-    }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("findings-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
+/// A hermetic scan of one fake instance with `--debug`, which lists every finding.
 fn scan(fake: &FakeInstance, name: &str, extra: &[&str]) -> Run {
-    let dir = scratch(name);
-    let ca = fake.ca_file().display().to_string();
-    let host = fake.host_port();
-    let mut args = vec![
-        "-H",
-        &host,
-        "--ca-file",
-        &ca,
-        "--update-source",
-        "bundled",
-        "--backoff-factor",
-        "0",
-        "--no-debug-ports",
-        "--debug",
-    ];
+    let mut args = vec!["--debug"];
     args.extend(extra);
-    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
-        .args(&args)
-        .env_clear()
-        .env("HOME", &dir)
-        .env("COS_NOW", NOW)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        code: output.status.code().unwrap(),
-    }
+    support::plugin::scan(&format!("findings-{name}"), &fake.host_port(), fake, &args)
 }
 
 fn default_install() -> InstanceConfig {

@@ -6,45 +6,16 @@ mod support;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-use support::{FakeInstance, InstanceConfig};
+use support::FakeInstance;
 
-fn healthy(version: &str) -> InstanceConfig {
-    InstanceConfig::default()
-        .version(version)
-        .demo_users(false)
-        .remove_header("Access-Control-Allow-Origin")
-}
+use support::plugin::healthy;
 
 fn run(name: &str, args: &[&str], ca: &Path) -> (String, i32) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("format-json-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let ca = ca.display().to_string();
-    let mut all = vec![
-        "--ca-file",
-        &ca,
-        "--update-source",
-        "bundled",
-        "--backoff-factor",
-        "0",
-        "--retries",
-        "0",
-        "--no-debug-ports",
-    ];
+    let base = support::plugin::hermetic(ca);
+    let mut all: Vec<&str> = base.iter().map(String::as_str).collect();
     all.extend(args);
-    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
-        .args(&all)
-        .env_clear()
-        .env("HOME", &dir)
-        .env("COS_NOW", "2026-11-22T03:00:00Z")
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(output.stdout).unwrap(),
-        output.status.code().unwrap(),
-    )
+    let r = support::plugin::run(&format!("format-json-{name}"), &all, &[]);
+    (r.stdout, r.code)
 }
 
 /// Replaces what varies between runs: ports (as HOST1..), durations, certificate dates, and

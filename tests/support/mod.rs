@@ -24,6 +24,7 @@ pub mod feed;
 pub mod fixtures;
 pub mod http;
 pub mod instance;
+pub mod plugin;
 pub mod proxy;
 pub mod server;
 

@@ -1,0 +1,117 @@
+//! Running the real plugin from integration tests: a cleared environment (nothing of the
+//! developer's machine leaks in), an empty working directory and HOME, and a pinned clock.
+
+use super::{FakeInstance, InstanceConfig};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The clock every test pins with `COS_NOW`.
+pub const NOW: &str = "2026-11-22T03:00:00Z";
+
+/// What one run printed and how it exited.
+pub struct Run {
+    pub stdout: String,
+    pub code: i32,
+}
+
+impl Run {
+    pub fn line(&self, n: usize) -> &str {
+        self.stdout.lines().nth(n).unwrap_or("")
+    }
+
+    pub fn has_line(&self, line: &str) -> bool {
+        self.stdout.lines().any(|l| l == line)
+    }
+
+    /// `Status, severity...` of a finding from the `--debug` list (`  <id> [Status, ...]: ...`).
+    pub fn finding(&self, id: &str) -> Option<String> {
+        let prefix = format!("  {id} [");
+        self.stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .map(|l| {
+                l[prefix.len()..]
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+    }
+
+    /// One metric of the closing perfdata line, e.g. `rating=5;@0:3;@0:1;0;5`.
+    pub fn perf(&self, name: &str) -> Option<String> {
+        self.stdout
+            .lines()
+            .last()?
+            .trim_start_matches('|')
+            .split(' ')
+            .find(|m| m.starts_with(&format!("{name}=")))
+            .map(String::from)
+    }
+}
+
+/// A fresh directory for one run, under the target's temporary directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the plugin with `args`; `env` adds variables (and may override `COS_NOW`).
+pub fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let dir = scratch(name);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_check-storage-security"));
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &dir)
+        .env("COS_NOW", NOW)
+        .current_dir(&dir);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().expect("run the plugin");
+    Run {
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 output"),
+        code: output.status.code().expect("exit code"),
+    }
+}
+
+/// The flags of a hermetic scan: trust the fake instances' CA, bundled update data, no
+/// waiting between retries, no debug ports (they would be probed on this machine's loopback).
+pub fn hermetic(ca: &Path) -> Vec<String> {
+    [
+        "--ca-file",
+        &ca.display().to_string(),
+        "--update-source",
+        "bundled",
+        "--backoff-factor",
+        "0",
+        "--retries",
+        "0",
+        "--no-debug-ports",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// An instance without the weaknesses of a default install (demo accounts, CORS for any
+/// origin), so the version knowledge decides the rating.
+pub fn healthy(version: &str) -> InstanceConfig {
+    InstanceConfig::default()
+        .version(version)
+        .demo_users(false)
+        .remove_header("Access-Control-Allow-Origin")
+}
+
+/// Scans `hosts` (comma-separated) hermetically with `extra` flags.
+pub fn scan(name: &str, hosts: &str, fake_for_ca: &FakeInstance, extra: &[&str]) -> Run {
+    let base = hermetic(&fake_for_ca.ca_file());
+    let mut args: Vec<&str> = vec!["-H", hosts];
+    args.extend(base.iter().map(String::as_str));
+    args.extend(extra);
+    run(name, &args, &[])
+}
