@@ -24,6 +24,8 @@ pub mod feed;
 pub mod fixtures;
 pub mod http;
 pub mod instance;
+/// Only in integration tests: it needs the test binary's compile-time paths.
+#[cfg(test)]
 pub mod plugin;
 pub mod proxy;
 pub mod server;
