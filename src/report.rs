@@ -349,6 +349,62 @@ pub struct KnowledgeInfo {
 }
 
 impl ScanResult {
+    /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
+    #[allow(clippy::too_many_arguments)]
+    pub fn failed(
+        host: String,
+        message: String,
+        attempts: u32,
+        scanned_at: String,
+        duration_seconds: f64,
+        check_hardening: bool,
+        warning: u8,
+        critical: u8,
+    ) -> ScanResult {
+        ScanResult {
+            message: format!("cannot scan {host}: {message}"),
+            host,
+            url: None,
+            scanned_at,
+            duration_seconds,
+            state: State::Unknown,
+            rating: None,
+            grade: grade(None),
+            error: Some(ScanError { message, attempts }),
+            product: None,
+            lifecycle: None,
+            update: None,
+            tls: None,
+            vulnerabilities: Vec::new(),
+            findings: Vec::new(),
+            check_hardening,
+            rating_explanation: RatingExplanation {
+                starting_rating: None,
+                starting_reason: "the scan failed".into(),
+                limits: Vec::new(),
+                final_rating: None,
+                final_grade: grade(None),
+                warning_threshold: warning,
+                critical_threshold: critical,
+                notes: Vec::new(),
+            },
+            remediation_plan: RemediationPlan::default(),
+            waivers: Vec::new(),
+            waiver_days_left: None,
+            policy: None,
+            baseline: None,
+            webhook: None,
+            coverage: None,
+            configuration_fingerprint: None,
+            knowledge: KnowledgeInfo {
+                advisories_updated: None,
+                schedule_updated: None,
+                advisory_sources: Vec::new(),
+                notes: Vec::new(),
+            },
+        }
+    }
+
     pub fn failed_checks(&self) -> impl Iterator<Item = &Finding> {
         self.findings
             .iter()

@@ -463,48 +463,16 @@ impl Scanner<'_> {
         attempts: u32,
         started: Instant,
     ) -> ScanResult {
-        ScanResult {
-            host: target.display_name(),
-            url: None,
-            scanned_at: self.now.stamp(),
-            duration_seconds: started.elapsed().as_secs_f64(),
-            state: State::Unknown,
-            message: format!("cannot scan {}: {message}", target.display_name()),
-            rating: None,
-            grade: report::grade(None),
-            error: Some(report::ScanError { message, attempts }),
-            product: None,
-            lifecycle: None,
-            update: None,
-            tls: None,
-            vulnerabilities: Vec::new(),
-            findings: Vec::new(),
-            check_hardening: self.settings.check_hardening,
-            rating_explanation: report::RatingExplanation {
-                starting_rating: None,
-                starting_reason: "the scan failed".into(),
-                limits: Vec::new(),
-                final_rating: None,
-                final_grade: report::grade(None),
-                warning_threshold: self.settings.warning,
-                critical_threshold: self.settings.critical,
-                notes: Vec::new(),
-            },
-            remediation_plan: report::RemediationPlan::default(),
-            waivers: Vec::new(),
-            waiver_days_left: None,
-            policy: None,
-            baseline: None,
-            webhook: None,
-            coverage: None,
-            configuration_fingerprint: None,
-            knowledge: report::KnowledgeInfo {
-                advisories_updated: None,
-                schedule_updated: None,
-                advisory_sources: Vec::new(),
-                notes: Vec::new(),
-            },
-        }
+        ScanResult::failed(
+            target.display_name(),
+            message,
+            attempts,
+            self.now.stamp(),
+            started.elapsed().as_secs_f64(),
+            self.settings.check_hardening,
+            self.settings.warning,
+            self.settings.critical,
+        )
     }
 }
 

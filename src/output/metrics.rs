@@ -274,51 +274,16 @@ pub(crate) mod testing {
 
     /// A scan that failed: UNKNOWN, no assessment.
     pub fn failed(host: &str) -> ScanResult {
-        ScanResult {
-            host: host.into(),
-            url: None,
-            scanned_at: now().stamp(),
-            duration_seconds: 0.5,
-            state: State::Unknown,
-            message: format!("cannot scan {host}: connection refused"),
-            rating: None,
-            grade: report::grade(None),
-            error: Some(report::ScanError {
-                message: "connection refused".into(),
-                attempts: 1,
-            }),
-            product: None,
-            lifecycle: None,
-            update: None,
-            tls: None,
-            vulnerabilities: Vec::new(),
-            findings: Vec::new(),
-            check_hardening: false,
-            rating_explanation: report::RatingExplanation {
-                starting_rating: None,
-                starting_reason: "the scan failed".into(),
-                limits: Vec::new(),
-                final_rating: None,
-                final_grade: report::grade(None),
-                warning_threshold: 3,
-                critical_threshold: 1,
-                notes: Vec::new(),
-            },
-            remediation_plan: report::RemediationPlan::default(),
-            waivers: Vec::new(),
-            waiver_days_left: None,
-            policy: None,
-            baseline: None,
-            webhook: None,
-            coverage: None,
-            configuration_fingerprint: None,
-            knowledge: report::KnowledgeInfo {
-                advisories_updated: None,
-                schedule_updated: None,
-                advisory_sources: Vec::new(),
-                notes: Vec::new(),
-            },
-        }
+        ScanResult::failed(
+            host.into(),
+            "connection refused".into(),
+            1,
+            now().stamp(),
+            0.5,
+            false,
+            3,
+            1,
+        )
     }
 }
 
