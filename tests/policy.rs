@@ -6,75 +6,25 @@
 mod support;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use support::{FakeInstance, InstanceConfig};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+use support::plugin::{Run, scratch};
 
-struct Run {
-    stdout: String,
-    code: i32,
-}
-
-impl Run {
-    fn line(&self, n: usize) -> &str {
-        self.stdout.lines().nth(n).unwrap_or("")
-    }
-
-    fn has_line(&self, line: &str) -> bool {
-        self.stdout.lines().any(|l| l == line)
-    }
-
-    fn policy_line(&self) -> Option<&str> {
-        self.stdout.lines().find(|l| l.starts_with("Policy: "))
-    }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("policy-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// The `Policy: ...` line of the output.
+fn policy_line(run: &Run) -> Option<&str> {
+    run.stdout.lines().find(|l| l.starts_with("Policy: "))
 }
 
 /// Writes a policy file named `file` into a fresh scratch directory and returns its path.
 fn policy_file(name: &str, file: &str, text: &str) -> PathBuf {
-    let path = scratch(&format!("file-{name}")).join(file);
+    let path = scratch(&format!("policy-file-{name}")).join(file);
     std::fs::write(&path, text).unwrap();
     path
 }
 
 fn scan(fake: &FakeInstance, name: &str, extra: &[&str]) -> Run {
-    let dir = scratch(name);
-    let ca = fake.ca_file().display().to_string();
-    let host = fake.host_port();
-    let mut args = vec![
-        "-H",
-        &host,
-        "--ca-file",
-        &ca,
-        "--update-source",
-        "bundled",
-        "--backoff-factor",
-        "0",
-        "--retries",
-        "0",
-        "--no-debug-ports",
-    ];
-    args.extend(extra);
-    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
-        .args(&args)
-        .env_clear()
-        .env("HOME", &dir)
-        .env("COS_NOW", NOW)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        code: output.status.code().unwrap(),
-    }
+    support::plugin::scan(&format!("policy-{name}"), &fake.host_port(), fake, extra)
 }
 
 /// Scans with `--policy` pointing at a YAML file holding `policy`.
@@ -301,7 +251,7 @@ fn a_met_policy_says_so_and_never_changes_the_state() {
     // Without a policy there is no Policy line.
     let run = scan(&fake, "no-policy", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
-    assert_eq!(run.policy_line(), None, "{}", run.stdout);
+    assert_eq!(policy_line(&run), None, "{}", run.stdout);
 }
 
 #[test]
@@ -516,9 +466,7 @@ fn every_unmet_requirement_is_in_the_output_and_the_json_document() {
 
 /// The `Policy:` line names the count and every unmet requirement in order.
 fn assert_unmet(run: &Run, sentences: &[&str]) {
-    let line = run
-        .policy_line()
-        .unwrap_or_else(|| panic!("no Policy line: {}", run.stdout));
+    let line = policy_line(run).unwrap_or_else(|| panic!("no Policy line: {}", run.stdout));
     let head = format!("Policy: {} requirement", sentences.len());
     assert!(line.starts_with(&head), "{line}");
     let listed = line

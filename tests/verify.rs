@@ -5,72 +5,26 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use storage_security::probe::plan;
 use support::{FakeInstance, InstanceConfig, RecordedRequest};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+use support::plugin::{NOW, Run, scratch};
 
-struct Run {
-    stdout: String,
-    code: i32,
+/// The line of one id (`<id>: <verdict>...`).
+fn id_line<'a>(run: &'a Run, id: &str) -> Option<&'a str> {
+    let prefix = format!("{id}: ");
+    run.stdout.lines().skip(1).find(|l| l.starts_with(&prefix))
 }
 
-impl Run {
-    fn line(&self, n: usize) -> &str {
-        self.stdout.lines().nth(n).unwrap_or("")
-    }
-
-    /// The line of one id (`<id>: <verdict>...`).
-    fn id_line(&self, id: &str) -> Option<&str> {
-        let prefix = format!("{id}: ");
-        self.stdout.lines().skip(1).find(|l| l.starts_with(&prefix))
-    }
-
-    fn verdict(&self, id: &str) -> String {
-        let line = self.id_line(id).unwrap_or_default();
-        line[line.len().min(id.len() + 2)..].to_string()
-    }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("verify-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn verdict(run: &Run, id: &str) -> String {
+    let line = id_line(run, id).unwrap_or_default();
+    line[line.len().min(id.len() + 2)..].to_string()
 }
 
 fn verify(fake: &FakeInstance, name: &str, ids: &str, extra: &[&str]) -> Run {
-    let dir = scratch(name);
-    let ca = fake.ca_file().display().to_string();
-    let host = fake.host_port();
-    let mut args = vec![
-        "-H",
-        &host,
-        "--ca-file",
-        &ca,
-        "--update-source",
-        "bundled",
-        "--backoff-factor",
-        "0",
-        "--no-debug-ports",
-        "--verify-remediation",
-        ids,
-    ];
+    let mut args = vec!["--verify-remediation", ids];
     args.extend(extra);
-    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-security"))
-        .args(&args)
-        .env_clear()
-        .env("HOME", &dir)
-        .env("COS_NOW", NOW)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        code: output.status.code().unwrap(),
-    }
+    support::plugin::scan(&format!("verify-{name}"), &fake.host_port(), fake, &args)
 }
 
 /// OpenCloud as installed: demo accounts on, CORS for any origin, version headers.
@@ -108,7 +62,7 @@ fn every_id_passing_after_the_fix_is_ok() {
         "exposed:/.env",
     ] {
         assert!(
-            run.verdict(id).starts_with("passes"),
+            verdict(&run, id).starts_with("passes"),
             "{id}\n{}",
             run.stdout
         );
@@ -123,7 +77,7 @@ fn demo_accounts_still_signing_in_is_critical() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(run.line(0).starts_with("CRITICAL: "), "{}", run.stdout);
     assert!(
-        run.verdict("demoUsersDisabled")
+        verdict(&run, "demoUsersDisabled")
             .starts_with("still fails (critical): demo accounts sign in with their published password: dennis (administrator)"),
         "{}",
         run.stdout
@@ -139,7 +93,7 @@ fn a_medium_finding_still_failing_warns() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.line(0).starts_with("WARNING: "), "{}", run.stdout);
     assert!(
-        run.verdict("corsOriginRestricted")
+        verdict(&run, "corsOriginRestricted")
             .starts_with("still fails (medium): /graph/v1.0/me: any origin is allowed"),
         "{}",
         run.stdout
@@ -157,8 +111,7 @@ fn waivers_are_not_applied() {
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
-        run.verdict("corsOriginRestricted")
-            .starts_with("still fails (medium)"),
+        verdict(&run, "corsOriginRestricted").starts_with("still fails (medium)"),
         "{}",
         run.stdout
     );
@@ -171,7 +124,7 @@ fn ids_only_a_full_scan_settles_and_unknown_ids_are_unknown() {
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(run.line(0).starts_with("UNKNOWN: "), "{}", run.stdout);
     assert_eq!(
-        run.verdict("eol"),
+        verdict(&run, "eol"),
         "needs a full scan: can only be settled by a full scan",
         "{}",
         run.stdout
@@ -181,8 +134,7 @@ fn ids_only_a_full_scan_settles_and_unknown_ids_are_unknown() {
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert!(run.line(0).starts_with("UNKNOWN: "), "{}", run.stdout);
     assert!(
-        run.verdict("noSuchCheck")
-            .ends_with("unknown finding id; see docs/checks.md"),
+        verdict(&run, "noSuchCheck").ends_with("unknown finding id; see docs/checks.md"),
         "{}",
         run.stdout
     );
@@ -195,15 +147,14 @@ fn ids_only_a_full_scan_settles_and_unknown_ids_are_unknown() {
         &[],
     );
     assert_eq!(run.code, 3, "{}", run.stdout);
-    assert!(run.verdict("traceMethodDisabled").starts_with("passes"));
+    assert!(verdict(&run, "traceMethodDisabled").starts_with("passes"));
     for id in [
         "vulnerability:GHSA-0000-0000-0000",
         "httpsAvailable",
         "addressParity",
     ] {
         assert!(
-            run.verdict(id)
-                .contains("can only be settled by a full scan"),
+            verdict(&run, id).contains("can only be settled by a full scan"),
             "{id}\n{}",
             run.stdout
         );
@@ -221,15 +172,14 @@ fn a_family_root_rechecks_every_member() {
     // An exposed .env is high: CRITICAL.
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(
-        run.verdict("exposed:/.env")
-            .starts_with("still fails (high)"),
+        verdict(&run, "exposed:/.env").starts_with("still fails (high)"),
         "{}",
         run.stdout
     );
     for path in plan::EXPOSED_FILES.iter().filter(|p| **p != "/.env") {
         let id = format!("exposed:{path}");
         assert!(
-            run.verdict(&id).starts_with("passes"),
+            verdict(&run, &id).starts_with("passes"),
             "{id}\n{}",
             run.stdout
         );
@@ -259,7 +209,7 @@ fn verifying_trace_sends_only_the_trace_probe() {
     let run = verify(&fake, "trace-only", "traceMethodDisabled", &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(
-        run.verdict("traceMethodDisabled").starts_with("passes"),
+        verdict(&run, "traceMethodDisabled").starts_with("passes"),
         "{}",
         run.stdout
     );
@@ -319,7 +269,7 @@ fn json_prints_the_measurement_document() {
 #[test]
 fn a_verification_leaves_the_baseline_alone() {
     let fake = FakeInstance::start(default_install());
-    let baseline_dir = scratch("baseline-file");
+    let baseline_dir = scratch("verify-baseline-file");
     let baseline = baseline_dir.join("baseline.json");
     let baseline_arg = baseline.display().to_string();
     let run = verify(
