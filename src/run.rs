@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What the process prints and how it exits.
 #[derive(Debug)]
@@ -265,13 +265,13 @@ impl Scanner<'_> {
         let mut last_failure = String::new();
         for attempt in 1..=attempts {
             if attempt > 1 {
-                // Retry n waits factor * 2^n seconds.
-                let wait = self.settings.backoff_factor * f64::from(1u32 << (attempt - 1).min(16));
+                let wait = net::backoff(self.settings.backoff_factor, attempt - 1);
                 debug_log(&format!(
-                    "retry {} in {wait:.2} s after: {last_failure}",
-                    attempt - 1
+                    "retry {} in {:.2} s after: {last_failure}",
+                    attempt - 1,
+                    wait.as_secs_f64()
                 ));
-                std::thread::sleep(Duration::from_secs_f64(wait));
+                std::thread::sleep(wait);
             }
             progress(&format!(
                 "scanning {} (attempt {attempt}/{attempts})",

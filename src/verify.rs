@@ -32,7 +32,7 @@ use crate::severity::Severity;
 use crate::target::Target;
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Why an id that no probe run can settle ends UNKNOWN.
 pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
@@ -696,12 +696,13 @@ fn measure(
     let mut last_failure = String::new();
     for attempt in 1..=attempts {
         if attempt > 1 {
-            let wait = settings.backoff_factor * f64::from(1u32 << (attempt - 1).min(16));
+            let wait = crate::net::backoff(settings.backoff_factor, attempt - 1);
             crate::run::debug_log(&format!(
-                "retry {} in {wait:.2} s after: {last_failure}",
-                attempt - 1
+                "retry {} in {:.2} s after: {last_failure}",
+                attempt - 1,
+                wait.as_secs_f64()
             ));
-            std::thread::sleep(Duration::from_secs_f64(wait));
+            std::thread::sleep(wait);
         }
         let transport =
             net::select_transport(&dest, roots, proxy, settings.insecure, settings.timeout);

@@ -218,10 +218,7 @@ pub fn post(settings: &WebhookSettings, body: &[u8]) -> Result<(), String> {
 }
 
 /// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds.
-pub fn backoff(factor: f64, n: u32) -> Duration {
-    let seconds = factor * 2f64.powi(n.min(30) as i32);
-    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
-}
+pub use crate::net::backoff;
 
 enum Failure {
     /// A transport error or 5xx: worth another attempt.
