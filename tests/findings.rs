@@ -1,6 +1,6 @@
 //! Findings of the additional probes, end to end through the exit code, against fake instances
-//! that answer like the real OpenCloud 4.0.0 (a default install has demo accounts, CORS for any
-//! origin and version headers).
+//! that answer like the real OpenCloud 4.0.0 (the captured install has demo accounts, CORS for
+//! any origin, which is public access and passes, and version headers).
 
 mod support;
 
@@ -24,13 +24,7 @@ fn a_default_install_with_demo_accounts_warns_and_pages_with_critical_2() {
     let fake = FakeInstance::start(default_install());
     let run = scan(&fake, "default", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.line(0)
-            .starts_with("WARNING: corsOriginRestricted failed (medium)"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.line(0).contains("demoUsersDisabled failed (critical): demo accounts sign in with their published password: dennis (administrator), margaret, alan, lynn, mary"), "{}", run.stdout);
+    assert!(run.line(0).starts_with("WARNING: demoUsersDisabled failed (critical): demo accounts sign in with their published password: dennis (administrator), margaret, alan, lynn, mary"), "{}", run.stdout);
     assert!(
         run.line(1)
             .ends_with("rating: D, last scanned: 2026-11-22T03:00:00Z"),
@@ -38,7 +32,7 @@ fn a_default_install_with_demo_accounts_warns_and_pages_with_critical_2() {
         run.stdout
     );
     assert!(
-        run.has_line("Additional checks failed (5): demoUsersDisabled, corsOriginRestricted, versionDisclosure:X-Graph-Version, versionDisclosure:X-Idp-Version, versionDisclosure:X-Web-Version"),
+        run.has_line("Additional checks failed (4): demoUsersDisabled, versionDisclosure:X-Graph-Version, versionDisclosure:X-Idp-Version, versionDisclosure:X-Web-Version"),
         "{}",
         run.stdout
     );
@@ -56,6 +50,7 @@ fn a_default_install_with_demo_accounts_warns_and_pages_with_critical_2() {
         "authentication:/remote.php/dav/files/",
         "authentication:/graph/v1.0/users",
         "identityProviderConsistent",
+        "corsOriginRestricted",
     ] {
         assert_eq!(
             run.finding(id).map(|s| s.starts_with("Passed")),
@@ -66,6 +61,25 @@ fn a_default_install_with_demo_accounts_warns_and_pages_with_critical_2() {
     }
     let run = scan(&fake, "default-critical", &["--critical", "2"]);
     assert_eq!(run.code, 2, "{}", run.stdout);
+}
+
+#[test]
+fn a_default_instance_of_the_current_release_rates_a_plus() {
+    // OpenCloud's own defaults: no demo accounts (IDM_CREATE_DEMO_USERS is false), the Graph
+    // preflight answered with `*` (public access), version headers (low: they do not cap).
+    let fake = FakeInstance::start(default_install().demo_users(false));
+    let run = scan(&fake, "default-current", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.line(1).contains("rating: A+,"), "{}", run.stdout);
+    assert!(
+        run.has_line("Additional checks failed (3): versionDisclosure:X-Graph-Version, versionDisclosure:X-Idp-Version, versionDisclosure:X-Web-Version"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.finding("corsOriginRestricted").as_deref(),
+        Some("Passed, critical")
+    );
 }
 
 #[test]

@@ -548,7 +548,11 @@ fn one_host_matches_the_goldens() {
 #[test]
 fn three_hosts_of_mixed_states_match_the_goldens() {
     let ok = FakeInstance::start(healthy("8.1.0"));
-    let critical = FakeInstance::start(default_install().version("4.0.0"));
+    // Its proxy reflects the request's Origin with credentials: a failing check to waive.
+    let critical = FakeInstance::start(default_install().version("4.0.0").set_header(
+        "Access-Control-Allow-Origin",
+        storage_security::probe::plan::FOREIGN_ORIGIN,
+    ));
     let down_port = support::closed_port();
     let down = format!("127.0.0.1:{down_port}");
     let hosts = format!("{},{},{down}", ok.host_port(), critical.host_port());

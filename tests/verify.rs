@@ -32,6 +32,13 @@ fn default_install() -> InstanceConfig {
     InstanceConfig::default().version("8.1.0")
 }
 
+/// A reverse proxy that reflects the request's Origin without credentials: a medium finding.
+fn reflecting_cors() -> InstanceConfig {
+    default_install()
+        .set_header("Access-Control-Allow-Origin", plan::FOREIGN_ORIGIN)
+        .remove_header("Access-Control-Allow-Credentials")
+}
+
 fn is_sign_in(r: &RecordedRequest) -> bool {
     r.method == "POST" && r.path() == plan::LOGON_PATH
 }
@@ -88,13 +95,13 @@ fn demo_accounts_still_signing_in_is_critical() {
 
 #[test]
 fn a_medium_finding_still_failing_warns() {
-    let fake = FakeInstance::start(default_install());
-    let run = verify(&fake, "cors-any", "corsOriginRestricted", &[]);
+    let fake = FakeInstance::start(reflecting_cors());
+    let run = verify(&fake, "cors-reflected", "corsOriginRestricted", &[]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.line(0).starts_with("WARNING: "), "{}", run.stdout);
     assert!(
         verdict(&run, "corsOriginRestricted")
-            .starts_with("still fails (medium): /graph/v1.0/me: any origin is allowed"),
+            .starts_with("still fails (medium): /graph/v1.0/me: a foreign origin is reflected"),
         "{}",
         run.stdout
     );
@@ -102,7 +109,7 @@ fn a_medium_finding_still_failing_warns() {
 
 #[test]
 fn waivers_are_not_applied() {
-    let fake = FakeInstance::start(default_install());
+    let fake = FakeInstance::start(reflecting_cors());
     let run = verify(
         &fake,
         "waived",
@@ -268,7 +275,7 @@ fn json_prints_the_measurement_document() {
 
 #[test]
 fn a_verification_leaves_the_baseline_alone() {
-    let fake = FakeInstance::start(default_install());
+    let fake = FakeInstance::start(reflecting_cors());
     let baseline_dir = scratch("verify-baseline-file");
     let baseline = baseline_dir.join("baseline.json");
     let baseline_arg = baseline.display().to_string();

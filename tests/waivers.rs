@@ -47,7 +47,8 @@ fn perf<'a>(out: &'a str, name: &str) -> Option<&'a str> {
         .find(|m| m.starts_with(&format!("{name}=")))
 }
 
-/// A default install's demo accounts (critical) and wildcard CORS (medium).
+/// A default install: demo accounts (critical), wildcard CORS (public access, passes) and
+/// version headers (low).
 fn default_install() -> FakeInstance {
     FakeInstance::start(InstanceConfig::default().version("8.1.0"))
 }
@@ -66,9 +67,9 @@ fn a_waiver_hides_a_finding_until_it_expires() {
     );
     assert_eq!(
         code, 0,
-        "the demo finding no longer counts; CORS caps at A\n{out}"
+        "the demo finding no longer counts; version headers (low) leave A+\n{out}"
     );
-    assert!(out.lines().nth(1).unwrap().contains("rating: A,"), "{out}");
+    assert!(out.lines().nth(1).unwrap().contains("rating: A+,"), "{out}");
     assert_eq!(
         perf(&out, "waiver_days_left"),
         Some("waiver_days_left=8;;;0"),

@@ -5,7 +5,7 @@
 //! "exposed" because it answered 200: an answer must differ from the catch-all page (the answer
 //! to a random path) and look like the thing itself.
 
-use super::{CheckSpec, INSTANCE, REVERSE_PROXY, finding};
+use super::{CheckSpec, REVERSE_PROXY, finding};
 use crate::net::http::Response;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, Observation, plan};
@@ -71,13 +71,19 @@ pub static ROWS: &[CheckSpec] = &[
         id: "corsOriginRestricted",
         family: None,
         role: Role::Check,
+        // The worst case: a reflected origin with credentials lets any site act as the
+        // signed-in user. A reflection without credentials is medium; `*` passes (see `cors`).
         severity: Severity::Critical,
         category: "exposure",
-        title: "Cross-origin API access is limited to known origins",
-        remediation: "Set OC_CORS_ALLOW_ORIGINS to the instance's own address (and trusted \
-                      clients) instead of the default '*'.",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/CORS"),
-        fixed_in: INSTANCE,
+        title: "Other sites cannot call the API with the signed-in user's credentials",
+        remediation: "Stop reflecting the request's Origin (or allowing 'null'): remove the rule \
+                      that echoes it, usually in the reverse proxy, and list trusted clients in \
+                      OC_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send \
+                      credentials to it.",
+        documentation: Some(
+            "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
+        ),
+        fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
     CheckSpec {
@@ -342,6 +348,13 @@ fn trace(m: &Measurements) -> Option<Finding> {
     })
 }
 
+/// CORS judged the way browsers enforce it (the anchor is Mozilla HTTP Observatory's CORS
+/// test): `Access-Control-Allow-Origin: *` is public access, since browsers never send
+/// credentials to it and refuse a response that pairs it with
+/// `Access-Control-Allow-Credentials: true`; the real default OpenCloud answers its Graph
+/// preflight exactly so. What fails is our probe origin (or `null`) allowed by name: with
+/// credentials any site can act as the signed-in user (critical), without them any site can
+/// read what anonymous callers can (medium).
 fn cors(m: &Measurements) -> Option<Finding> {
     let id = "corsOriginRestricted";
     let answers: Vec<&Response> = [plan::CORS_PREFLIGHT, plan::CORS_GET]
@@ -355,6 +368,7 @@ fn cors(m: &Measurements) -> Option<Finding> {
         };
     }
     let mut worst: Option<(Severity, String)> = None;
+    let mut wildcard = false;
     for r in answers {
         let Some(allowed) = r.header("access-control-allow-origin").map(str::trim) else {
             continue;
@@ -362,27 +376,32 @@ fn cors(m: &Measurements) -> Option<Finding> {
         let credentials = r
             .header("access-control-allow-credentials")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if allowed == "*" {
+            wildcard = true;
+            continue;
+        }
         let reflected = allowed.eq_ignore_ascii_case(plan::FOREIGN_ORIGIN) || allowed == "null";
-        let (severity, what) = match (reflected, allowed == "*", credentials) {
-            (true, _, true) => (
+        if !reflected {
+            continue;
+        }
+        let (severity, what) = if credentials {
+            (
                 Severity::Critical,
                 format!(
-                    "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: {})",
+                    "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: \
+                     {}, Access-Control-Allow-Credentials: true): any site can act as the \
+                     signed-in user",
                     printable(allowed)
                 ),
-            ),
-            (true, _, false) => (
+            )
+        } else {
+            (
                 Severity::Medium,
                 format!(
                     "a foreign origin is reflected (Access-Control-Allow-Origin: {})",
                     printable(allowed)
                 ),
-            ),
-            (false, true, _) => (
-                Severity::Medium,
-                "any origin is allowed (Access-Control-Allow-Origin: *)".to_string(),
-            ),
-            _ => continue,
+            )
         };
         if worst.as_ref().is_none_or(|(s, _)| severity > *s) {
             worst = Some((severity, what));
@@ -394,6 +413,13 @@ fn cors(m: &Measurements) -> Option<Finding> {
             f.severity = severity;
             f
         }
+        None if wildcard => finding(
+            id,
+            Status::Passed,
+            "/graph/v1.0/me allows any origin (Access-Control-Allow-Origin: *), which is public \
+             access: browsers never send credentials to '*' and refuse it paired with \
+             Access-Control-Allow-Credentials: true",
+        ),
         None => finding(
             id,
             Status::Passed,

@@ -111,16 +111,97 @@ fn the_real_default_instance_exposes_nothing() {
 }
 
 #[test]
-fn the_real_default_cors_allows_any_origin_with_credentials_header() {
+fn the_real_default_cors_wildcard_passes_as_public_access() {
+    // The real 4.0.0 answers its Graph preflight with `*` and `Allow-Credentials: true`:
+    // browsers refuse that pair, so nothing of the signed-in user is reachable from elsewhere.
     let findings = evaluate(&real());
     let cors = get(&findings, "corsOriginRestricted");
-    assert_eq!(cors.status, Status::Failed);
-    assert_eq!(cors.severity, Severity::Medium);
+    assert_eq!(cors.status, Status::Passed, "{}", cors.detail);
     assert!(
-        cors.detail.contains("Access-Control-Allow-Origin: *"),
+        cors.detail.contains("Access-Control-Allow-Origin: *")
+            && cors.detail.contains("never send credentials"),
         "{}",
         cors.detail
     );
+}
+
+fn cors_answer(origin: &str, credentials: bool) -> Observation {
+    let mut headers = vec![("Access-Control-Allow-Origin".into(), origin.to_string())];
+    if credentials {
+        headers.push(("Access-Control-Allow-Credentials".into(), "true".into()));
+    }
+    Ok(Response {
+        status: 204,
+        headers,
+        body: vec![],
+        truncated: false,
+    })
+}
+
+#[test]
+fn cors_is_judged_as_browsers_enforce_it() {
+    /// Access-Control-Allow-Origin, and whether Allow-Credentials is true.
+    type Answer<'a> = Option<(&'a str, bool)>;
+    // (preflight answer, GET answer) -> (status, severity when failed)
+    let cases: [(Answer, Answer, Status, Severity); 8] = [
+        (Some(("*", true)), None, Status::Passed, Severity::Critical),
+        (Some(("*", false)), None, Status::Passed, Severity::Critical),
+        (None, Some(("*", true)), Status::Passed, Severity::Critical),
+        (
+            Some((plan::FOREIGN_ORIGIN, true)),
+            None,
+            Status::Failed,
+            Severity::Critical,
+        ),
+        (
+            Some(("null", true)),
+            None,
+            Status::Failed,
+            Severity::Critical,
+        ),
+        (
+            Some((plan::FOREIGN_ORIGIN, false)),
+            None,
+            Status::Failed,
+            Severity::Medium,
+        ),
+        (
+            Some(("*", true)),
+            Some((plan::FOREIGN_ORIGIN, false)),
+            Status::Failed,
+            Severity::Medium,
+        ),
+        (
+            Some(("https://cloud.example.com", true)),
+            None,
+            Status::Passed,
+            Severity::Critical,
+        ),
+    ];
+    for (preflight, get_answer, status, severity) in cases {
+        let mut m = real();
+        m.http.remove(plan::CORS_PREFLIGHT);
+        m.http.remove(plan::CORS_GET);
+        if let Some((origin, credentials)) = preflight {
+            m.http.insert(
+                plan::CORS_PREFLIGHT.into(),
+                cors_answer(origin, credentials),
+            );
+        }
+        if let Some((origin, credentials)) = get_answer {
+            m.http
+                .insert(plan::CORS_GET.into(), cors_answer(origin, credentials));
+        }
+        let f = get(&evaluate(&m), "corsOriginRestricted").clone();
+        assert_eq!(
+            f.status, status,
+            "{preflight:?} {get_answer:?}: {}",
+            f.detail
+        );
+        if status == Status::Failed {
+            assert_eq!(f.severity, severity, "{preflight:?} {get_answer:?}");
+        }
+    }
 }
 
 #[test]
