@@ -142,13 +142,16 @@ impl Target {
                         "remove everything from the \"?\" or \"#\"",
                     ));
                 }
-                if input.contains('/') {
+                // `host:port/` is the instance root, as a person means it (a copied address
+                // bar); any other path needs a scheme so it is read as a URL on purpose.
+                let authority = input.trim_end_matches('/');
+                if authority.contains('/') {
                     return Err(fail(
                         "a path needs a scheme",
                         "write it as a URL, e.g. https://host/path",
                     ));
                 }
-                (None, input, String::new())
+                (None, authority, String::new())
             }
         };
 
@@ -621,8 +624,30 @@ mod tests {
     }
 
     #[test]
+    fn a_trailing_slash_without_scheme_is_the_instance_root() {
+        let t = ok("cloud.example.com:9200/");
+        assert_eq!(t.host, HostName::Domain("cloud.example.com".into()));
+        assert_eq!(
+            (t.port, t.scheme, t.base_path.as_str()),
+            (Some(9200), None, "")
+        );
+        let t = ok("192.0.2.10/");
+        assert_eq!((t.host_str(), t.port), ("192.0.2.10".to_string(), None));
+        let t = ok("[2001:db8::1]:443//");
+        assert_eq!(
+            (t.display_name(), t.base_path.as_str()),
+            ("[2001:db8::1]:443".to_string(), "")
+        );
+        let list = parse_list("a.example/, b.example:8443/").unwrap();
+        assert_eq!(list[1].display_name(), "b.example:8443");
+        assert!(err("/").contains("no host name"), "{}", err("/"));
+    }
+
+    #[test]
     fn path_without_scheme_is_refused() {
         assert!(err("cloud.example.com/sub").contains("https://host/path"));
+        assert!(err("cloud.example.com:9200/sub/").contains("https://host/path"));
+        assert!(err("cloud.example.com//sub").contains("https://host/path"));
         assert!(err("https://cloud.example.com/ä").contains("percent-encode"));
     }
 

@@ -1039,3 +1039,21 @@ fn the_operators_proxy_carries_every_connection() {
     );
     assert_eq!(run.code, 3, "{}", run.stdout);
 }
+
+#[test]
+fn a_target_written_host_port_slash_is_the_instance_root() {
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
+    let with_slash = format!("{}/", fake.host_port());
+    let run = support::plugin::scan("trailing-slash", &with_slash, &fake, &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "4.0.8", "A+"));
+
+    let with_path = format!("{}/cloud", fake.host_port());
+    let run = support::plugin::scan("path-without-scheme", &with_path, &fake, &[]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(
+        run.line(0).contains("a path needs a scheme"),
+        "{}",
+        run.stdout
+    );
+}
