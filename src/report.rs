@@ -327,6 +327,16 @@ impl Coverage {
         }
         c
     }
+
+    /// Counts `decided` checks, already counted as evaluated, as network-limited instead: they
+    /// passed only as far as the network let us see (a debug port that drops our connect
+    /// passes, since nothing answers from here, but a timeout is a network limit).
+    pub fn limited_by_network(mut self, decided: usize) -> Coverage {
+        let moved = decided.min(self.evaluated);
+        self.evaluated -= moved;
+        self.network_limited += moved;
+        self
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -436,5 +446,24 @@ mod tests {
         assert_eq!(State::Unknown.worst(State::Warning), State::Warning);
         assert_eq!(State::Critical.worst(State::Warning), State::Critical);
         assert_eq!(State::Critical.exit_code(), 2);
+    }
+
+    #[test]
+    fn decisions_through_a_network_limit_move_to_network_limited() {
+        let c = Coverage {
+            evaluated: 10,
+            skipped: 1,
+            indeterminate: 2,
+            network_limited: 1,
+        }
+        .limited_by_network(5);
+        assert_eq!(
+            (c.evaluated, c.skipped, c.indeterminate, c.network_limited),
+            (5, 1, 2, 6)
+        );
+        assert_eq!(
+            Coverage::default().limited_by_network(3),
+            Coverage::default()
+        );
     }
 }

@@ -298,6 +298,23 @@ fn filtered_ports_cost_one_timeout_not_five() {
         );
     }
     assert!(!run.failed_line().contains("debug"), "{}", run.stdout);
+    // They pass, but only as far as the network let us see: the coverage says so.
+    let coverage = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Coverage: "))
+        .unwrap_or_default();
+    assert!(
+        coverage.ends_with(", 5 network-limited"),
+        "{coverage}\n{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.perf("coverage_inconclusive"),
+        Some("coverage_inconclusive=6;;;0"),
+        "{}",
+        run.stdout
+    );
     // One after the other they would take 2.5 s on their own.
     assert!(
         run.elapsed < Duration::from_secs(2),

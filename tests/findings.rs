@@ -83,6 +83,42 @@ fn a_default_instance_of_the_current_release_rates_a_plus() {
 }
 
 #[test]
+fn line_one_says_failed_checks_are_not_rated_when_rating_ignores_them() {
+    let fake = FakeInstance::start(default_install());
+    let mut args = vec!["-H".to_string(), fake.host_port(), "--debug".to_string()];
+    args.extend(support::plugin::hermetic(&fake.ca_file()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = support::plugin::run(
+        "findings-unrated",
+        &args,
+        &[("COS_SCANNER_EXTRA_CHECKS_RATING", "false")],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        "OK: OpenCloud 8.1.0 is up to date; 4 checks failed but are not rated",
+        "{}",
+        run.stdout
+    );
+    assert!(run.line(1).contains("rating: A+,"), "{}", run.stdout);
+    assert!(
+        run.has_line("Additional checks failed (4): demoUsersDisabled (not rated), versionDisclosure:X-Graph-Version (not rated), versionDisclosure:X-Idp-Version (not rated), versionDisclosure:X-Web-Version (not rated)"),
+        "{}",
+        run.stdout
+    );
+
+    // Rated, the low-severity version headers alone leave A+ and line 1 says they failed.
+    let fake = FakeInstance::start(default_install().demo_users(false));
+    let run = scan(&fake, "low-only", &[]);
+    assert_eq!(
+        run.line(0),
+        "OK: OpenCloud 8.1.0 is up to date; 3 low-severity checks failed (they do not lower the rating)",
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn basic_auth_enabled_is_found_with_a_real_credential() {
     let fake = FakeInstance::start(default_install().basic_auth(true));
     let run = scan(&fake, "basic-on", &[]);

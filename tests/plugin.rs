@@ -1057,3 +1057,50 @@ fn a_target_written_host_port_slash_is_the_instance_root() {
         run.stdout
     );
 }
+
+#[test]
+fn detail_lines_follow_the_default_output_layout() {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let dir = scratch_dir("layout-files");
+    let policy = dir.join("policy.yml");
+    std::fs::write(&policy, "minimum_rating: 0\n").unwrap();
+    let baseline = dir.join("baseline.json");
+    let (policy, baseline) = (policy.display().to_string(), baseline.display().to_string());
+    let run = support::plugin::scan(
+        "layout",
+        &fake.host_port(),
+        &fake,
+        &[
+            "--check-hardening",
+            "--policy",
+            &policy,
+            "--baseline",
+            &baseline,
+        ],
+    );
+    // The spec's "Default output layout", in order.
+    let layout = [
+        "Release lifecycle: ",
+        "Missing hardening: ",
+        "Additional checks failed (",
+        "Update check (",
+        "Coverage: ",
+        "Configuration fingerprint: ",
+        "Baseline: ",
+        "Policy: ",
+    ];
+    let positions: Vec<usize> = layout
+        .iter()
+        .map(|prefix| {
+            run.stdout
+                .lines()
+                .position(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no line {prefix:?}\n{}", run.stdout))
+        })
+        .collect();
+    assert!(
+        positions.windows(2).all(|w| w[0] < w[1]),
+        "{positions:?}\n{}",
+        run.stdout
+    );
+}

@@ -252,7 +252,14 @@ pub fn assess(input: Input) -> ScanResult {
         schedule_stale: l.schedule_stale,
     });
 
-    let coverage = report::Coverage::of(&findings);
+    // Filtered debug ports pass (nothing answers from here) but are a network limit.
+    let filtered_ports = m
+        .debug_ports
+        .iter()
+        .flatten()
+        .filter(|p| p.state == crate::probe::debug_ports::PortState::Filtered)
+        .count();
+    let coverage = report::Coverage::of(&findings).limited_by_network(filtered_ports);
     let plan = remediation_plan(&findings, &update_report, end_of_life);
     ScanResult {
         host,
@@ -575,6 +582,7 @@ fn message(
         ));
     }
     if reasons.is_empty() {
+        let failures = quiet_failures(findings);
         let standing = if update.update_available == Some(true) {
             format!(
                 "{} {} is supported; {} is available",
@@ -582,15 +590,49 @@ fn message(
                 product.version_text,
                 update.recommended.clone().unwrap_or_default()
             )
-        } else {
+        } else if failures.is_empty() {
             format!(
                 "{} {} is up to date and no check failed",
                 product.name, product.version_text
             )
+        } else {
+            format!("{} {} is up to date", product.name, product.version_text)
         };
         reasons.push(standing);
+        reasons.extend(failures);
     }
     reasons.join("; ")
+}
+
+/// Failed checks that did not move the state, said plainly so line 1 never claims that no
+/// check failed while the detail lines list failures: low-severity ones (they cap at A+) and
+/// ones not rated (`scanner.extra_checks_rating: false`, or `tlsTrusted` under `--insecure`).
+/// Waived failures are left out here as they are on the "Additional checks" line.
+fn quiet_failures(findings: &[Finding]) -> Vec<String> {
+    let failed = || {
+        findings
+            .iter()
+            .filter(|f| f.role == Role::Check && f.status == Status::Failed && !f.ignored)
+    };
+    let low = failed().filter(|f| f.counts).count();
+    let unrated = failed().filter(|f| !f.counts).count();
+    let checks = |n: usize| if n == 1 { "check" } else { "checks" };
+    let mut parts = Vec::new();
+    if low > 0 {
+        parts.push(format!(
+            "{low} low-severity {} failed ({} not lower the rating)",
+            checks(low),
+            if low == 1 { "it does" } else { "they do" }
+        ));
+    }
+    if unrated > 0 {
+        parts.push(format!(
+            "{unrated} {} failed but {} not rated",
+            checks(unrated),
+            if unrated == 1 { "is" } else { "are" }
+        ));
+    }
+    parts
 }
 
 fn remediation_plan(

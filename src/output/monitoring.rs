@@ -13,7 +13,9 @@ use super::perfdata;
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, Status};
 
-/// The lines of one host, without the perfdata line.
+/// The lines of one host, without the perfdata line, in the order of the spec's "Default
+/// output layout": lifecycle, missing hardening, additional checks, update check, coverage,
+/// configuration fingerprint, baseline, policy, webhook.
 pub fn host_block(result: &ScanResult) -> Vec<String> {
     let mut lines = vec![format!(
         "{}: {}",
@@ -80,15 +82,6 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
             one_line(&f.detail)
         ));
     }
-    if let Some(c) = &result.coverage {
-        lines.push(format!(
-            "Coverage: {} checks evaluated, {} skipped, {} indeterminate, {} network-limited",
-            c.evaluated, c.skipped, c.indeterminate, c.network_limited
-        ));
-    }
-    if let Some(f) = &result.configuration_fingerprint {
-        lines.push(format!("Configuration fingerprint: {}", f.short));
-    }
     if let Some(update) = &result.update
         && update.mode != "off"
     {
@@ -98,6 +91,15 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
             one_line(&update.installed),
             update_text(result)
         ));
+    }
+    if let Some(c) = &result.coverage {
+        lines.push(format!(
+            "Coverage: {} checks evaluated, {} skipped, {} indeterminate, {} network-limited",
+            c.evaluated, c.skipped, c.indeterminate, c.network_limited
+        ));
+    }
+    if let Some(f) = &result.configuration_fingerprint {
+        lines.push(format!("Configuration fingerprint: {}", f.short));
     }
     if let Some(b) = &result.baseline {
         lines.push(baseline_line(b));
