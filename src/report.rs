@@ -158,7 +158,10 @@ pub struct Lifecycle {
     pub support_days_left: Option<i64>,
     pub current_release: bool,
     pub latest_in_line: Option<String>,
+    /// The release to move to given the line's state (past the `--eol-warning` window for a
+    /// line ending soon), and the track its line is on.
     pub upgrade_target: Option<String>,
+    pub upgrade_target_track: Option<Track>,
     pub schedule_updated: String,
     pub schedule_stale: bool,
 }

@@ -314,12 +314,12 @@ fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(
         run.line(0),
-        "CRITICAL: OpenCloud 7.3.0 is end of life: release line 7.3 (rolling) lost support on 2026-08-03; upgrade to 8.1.0"
+        "CRITICAL: OpenCloud 7.3.0 is end of life: release line 7.3 (rolling) lost support on 2026-08-03; upgrade to 8.1.0 (rolling track)"
     );
     assert_eq!(run.line(1), host_line(&fake, "7.3.0", "F"));
     assert_eq!(
         run.line(2),
-        "Release lifecycle: 7.3 (rolling) is end of life since 2026-08-03; upgrade to 8.1.0"
+        "Release lifecycle: 7.3 (rolling) is end of life since 2026-08-03; upgrade to 8.1.0 (rolling track)"
     );
     assert!(run.perfdata().starts_with("rating=0;@0:0;@0:0;0;5 "));
     assert!(
@@ -336,7 +336,13 @@ fn eol_warning_window() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert_eq!(
         run.line(0),
-        "WARNING: release line 4.0 support ends 2027-12-01 (374 days left); plan the upgrade to 4.0.8"
+        "WARNING: release line 4.0 support ends 2027-12-01 (374 days left); plan the upgrade to 7.2.4 (production track)"
+    );
+    // Not the installed LTS patch: the newest release of a line supported past the window.
+    assert!(
+        run.has_line("Release lifecycle: 4.0 (lts) support ends 2027-12-01, 374 days left; plan the upgrade to 7.2.4 (production track)"),
+        "{}",
+        run.stdout
     );
     assert!(
         run.perfdata()
@@ -975,7 +981,7 @@ fn a_fixed_release_track_changes_the_lifecycle() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(
         run.line(2),
-        "Release lifecycle: 7.2 (rolling) is end of life since 2026-07-14; upgrade to 8.1.0"
+        "Release lifecycle: 7.2 (rolling) is end of life since 2026-07-14; upgrade to 8.1.0 (rolling track)"
     );
 }
 

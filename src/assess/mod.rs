@@ -243,7 +243,8 @@ pub fn assess(input: Input) -> ScanResult {
         support_days_left: l.support_days_left,
         current_release: l.current_release,
         latest_in_line: l.latest_in_line.as_ref().map(Version::to_string),
-        upgrade_target: l.upgrade_target.as_ref().map(Version::to_string),
+        upgrade_target: l.move_to.as_ref().map(|(v, _)| v.to_string()),
+        upgrade_target_track: l.move_to.as_ref().map(|(_, t)| *t),
         schedule_updated: knowledge
             .schedule
             .as_ref()
@@ -480,8 +481,10 @@ fn message(
     inputs: &verdict::Inputs,
 ) -> String {
     let mut reasons = Vec::new();
+    // Where to go, and on which track, so nobody is told to plan an upgrade to what they run.
     let target = life
-        .and_then(|l| l.upgrade_target.as_ref().map(Version::to_string))
+        .and_then(|l| l.move_to.as_ref())
+        .map(|(v, t)| format!("{v} ({} track)", t.as_str()))
         .or_else(|| update.recommended.clone());
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
         reasons.push(format!(

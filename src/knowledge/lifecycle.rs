@@ -49,8 +49,13 @@ pub struct Lifecycle {
     pub current_release: bool,
     /// The newest release of the version's line.
     pub latest_in_line: Option<Version>,
-    /// The release to move to on the chosen track.
+    /// The release to move to on the chosen track (what the update check recommends).
     pub upgrade_target: Option<Version>,
+    /// The release an operator should move to given the line's state, and the track its line
+    /// is on: for a line ending inside the `--eol-warning` window, the newest release of a
+    /// line still supported after the window (the installed LTS patch is no way out of its
+    /// line's end); otherwise the upgrade target.
+    pub move_to: Option<(Version, Track)>,
     pub newest_overall: Option<Version>,
     /// A newer line than the version's exists on the chosen track (for LTS: a newer
     /// production or LTS line), i.e. a "whole release line behind".
@@ -64,7 +69,7 @@ impl Serialize for Lifecycle {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let text = |v: &Option<Version>| v.as_ref().map(Version::to_string);
         let day = |d: &Option<Date>| d.map(|d| d.to_string());
-        let mut s = serializer.serialize_struct("Lifecycle", 14)?;
+        let mut s = serializer.serialize_struct("Lifecycle", 15)?;
         s.serialize_field("line", &format!("{}.{}", self.line.0, self.line.1))?;
         s.serialize_field("track", &self.track)?;
         s.serialize_field("track_detected", &self.track_detected)?;
@@ -75,6 +80,10 @@ impl Serialize for Lifecycle {
         s.serialize_field("current_release", &self.current_release)?;
         s.serialize_field("latest_in_line", &text(&self.latest_in_line))?;
         s.serialize_field("upgrade_target", &text(&self.upgrade_target))?;
+        s.serialize_field(
+            "move_to",
+            &self.move_to.as_ref().map(|(v, t)| (v.to_string(), t)),
+        )?;
         s.serialize_field("newest_overall", &text(&self.newest_overall))?;
         s.serialize_field("newer_line_on_track", &self.newer_line_on_track)?;
         s.serialize_field("schedule_stale", &self.schedule_stale)?;
@@ -108,47 +117,52 @@ fn strip_build(v: &Version) -> Version {
     }
 }
 
-/// The newest release among lines of `tracks` that still have support on `today`.
-fn newest_supported(schedule: &ReleaseSchedule, tracks: &[Track], today: Date) -> Option<Version> {
+/// The newest release among lines of `tracks` that still have support on `day`, with the
+/// track of its line; a release published on several tracks is named on the first of `tracks`.
+fn newest_supported(
+    schedule: &ReleaseSchedule,
+    tracks: &[Track],
+    day: Date,
+) -> Option<(Version, Track)> {
+    let preference = |t: Track| std::cmp::Reverse(tracks.iter().position(|x| *x == t));
     schedule
         .entries
         .iter()
-        .filter(|e| tracks.contains(&e.track) && e.supported_on(today))
-        .map(|e| &e.current)
-        .max()
-        .cloned()
+        .filter(|e| tracks.contains(&e.track) && e.supported_on(day))
+        .max_by_key(|e| (&e.current, preference(e.track)))
+        .map(|e| (e.current.clone(), e.track))
 }
 
-/// Where to go from a line on `track`. When nothing on the track is supported any more (oCIS
-/// ended its rolling track), the newest supported release of any track is the way out; an
-/// upgrade target that is itself out of support would be no advice at all.
+/// Where to go from a line on `track`, for support on `day`. When nothing on the track is
+/// supported any more (oCIS ended its rolling track), the newest supported release of any track
+/// is the way out; an upgrade target that is itself out of support would be no advice at all.
 fn upgrade_target(
     schedule: &ReleaseSchedule,
     entry: Option<&ScheduleEntry>,
     track: Track,
-    today: Date,
-) -> Option<Version> {
+    day: Date,
+) -> Option<(Version, Track)> {
     if let Some(e) = entry
         && track == Track::Lts
-        && e.supported_on(today)
+        && e.supported_on(day)
     {
         // An LTS line is meant to stay on its line: the target is its newest patch.
-        return Some(e.current.clone());
+        return Some((e.current.clone(), e.track));
     }
     let tracks: &[Track] = match track {
         Track::Lts => &[Track::Lts, Track::Production],
-        Track::Production => &[Track::Production],
+        Track::Production => &[Track::Production, Track::Lts],
         Track::Rolling => &[Track::Rolling],
     };
-    newest_supported(schedule, tracks, today)
+    newest_supported(schedule, tracks, day)
         .or_else(|| {
             newest_supported(
                 schedule,
-                &[Track::Lts, Track::Production, Track::Rolling],
-                today,
+                &[track, Track::Lts, Track::Production, Track::Rolling],
+                day,
             )
         })
-        .or_else(|| schedule.newest_on_track(track).cloned())
+        .or_else(|| schedule.newest_on_track(track).map(|v| (v.clone(), track)))
 }
 
 fn newer_line_on_track(schedule: &ReleaseSchedule, line: (u64, u64), track: Track) -> bool {
@@ -189,6 +203,11 @@ pub fn assess(
             TrackChoice::Auto => None,
         };
         let newer_than_schedule = schedule.newest_line().is_none_or(|n| line > n);
+        let move_to = if newer_than_schedule {
+            None
+        } else {
+            fixed.and_then(|t| upgrade_target(schedule, None, t, today))
+        };
         return Lifecycle {
             line,
             track: fixed,
@@ -205,11 +224,8 @@ pub fn assess(
             },
             current_release: newer_than_schedule,
             latest_in_line: None,
-            upgrade_target: if newer_than_schedule {
-                None
-            } else {
-                fixed.and_then(|t| upgrade_target(schedule, None, t, today))
-            },
+            upgrade_target: move_to.as_ref().map(|(v, _)| v.clone()),
+            move_to,
             newest_overall,
             newer_line_on_track: !newer_than_schedule
                 && fixed.is_some_and(|t| newer_line_on_track(schedule, line, t)),
@@ -238,8 +254,18 @@ pub fn assess(
         (_, Some(left)) if eol_warning_days.is_some_and(|d| left <= d) => LineState::EndingSoon,
         _ => LineState::Supported,
     };
-    let target = upgrade_target(schedule, Some(entry), entry.track, today);
+    let on_track = upgrade_target(schedule, Some(entry), entry.track, today);
+    let target = on_track.as_ref().map(|(v, _)| v.clone());
     let current_release = beyond_schedule || target.as_ref().is_none_or(|t| version >= *t);
+    let move_to = match (state, eol_warning_days) {
+        // Support must outlast the window: the newest release of a line supported after it.
+        (LineState::EndingSoon, Some(days)) => today
+            .checked_add(jiff::Span::new().days(days))
+            .ok()
+            .and_then(|after| upgrade_target(schedule, None, entry.track, after))
+            .or(on_track),
+        _ => on_track,
+    };
     Lifecycle {
         line,
         track: Some(entry.track),
@@ -251,6 +277,7 @@ pub fn assess(
         current_release,
         latest_in_line: Some(entry.current.clone()),
         upgrade_target: target,
+        move_to,
         newest_overall,
         newer_line_on_track: newer_line_on_track(schedule, line, entry.track),
         schedule_stale: beyond_schedule,
@@ -302,6 +329,25 @@ mod tests {
         // lines exist.
         let newer_patch = auto("4.0.9");
         assert!(newer_patch.current_release && !newer_patch.schedule_stale);
+    }
+
+    #[test]
+    fn an_ending_line_is_moved_to_a_line_supported_past_the_window() {
+        let l = assess(&oc(), &v("4.0.8"), TrackChoice::Auto, TODAY, Some(400));
+        assert_eq!(l.state, LineState::EndingSoon);
+        // The update check's target stays the LTS patch; the way out is the production line.
+        assert_eq!(l.upgrade_target, Some(v("4.0.8")));
+        assert!(l.current_release);
+        assert_eq!(l.move_to, Some((v("7.2.4"), Track::Production)));
+
+        // Outside the window the LTS line's own newest patch is where to go.
+        let l = assess(&oc(), &v("4.0.3"), TrackChoice::Auto, TODAY, Some(30));
+        assert_eq!(l.state, LineState::Supported);
+        assert_eq!(l.move_to, Some((v("4.0.8"), Track::Lts)));
+
+        // End of life names the track of the target.
+        let l = auto("7.3.0");
+        assert_eq!(l.move_to, Some((v("8.1.0"), Track::Rolling)));
     }
 
     #[test]

@@ -266,6 +266,7 @@ pub(crate) mod testing {
             current_release: false,
             latest_in_line: None,
             upgrade_target: None,
+            upgrade_target_track: None,
             schedule_updated: "2026-10-12".into(),
             schedule_stale: false,
         });

@@ -163,7 +163,11 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
         .as_ref()
         .map(|p| p.version.as_str())
         .unwrap_or("");
-    let target = l.upgrade_target.as_deref().unwrap_or("a supported release");
+    let target = match (&l.upgrade_target, l.upgrade_target_track) {
+        (Some(v), Some(t)) => format!("{v} ({} track)", t.as_str()),
+        (Some(v), None) => v.clone(),
+        _ => "a supported release".to_string(),
+    };
     Some(match l.state {
         LineState::EndOfLife => format!(
             "Release lifecycle: {} ({track}) is end of life since {}; upgrade to {target}",
@@ -174,6 +178,12 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
             "Release lifecycle: {} is not in the release schedule (updated {}); support cannot be judged",
             l.line, l.schedule_updated
         ),
+        LineState::EndingSoon => format!(
+            "Release lifecycle: {} ({track}) support ends {}, {} days left; plan the upgrade to {target}",
+            l.line,
+            l.support_end.as_deref().unwrap_or("soon"),
+            l.support_days_left.unwrap_or_default()
+        ),
         _ if l.current_release => match (&l.support_end, l.support_days_left) {
             (Some(end), Some(days)) => format!(
                 "Release lifecycle: {version} is the current release ({track}); line {} supported until {end}, {days} days left",
@@ -181,12 +191,6 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
             ),
             _ => format!("Release lifecycle: {version} is the current release ({track})"),
         },
-        LineState::EndingSoon => format!(
-            "Release lifecycle: {} ({track}) support ends {}, {} days left; plan the upgrade to {target}",
-            l.line,
-            l.support_end.as_deref().unwrap_or("soon"),
-            l.support_days_left.unwrap_or_default()
-        ),
         LineState::Supported => match (&l.support_end, l.support_days_left) {
             (Some(end), Some(days)) => format!(
                 "Release lifecycle: {} ({track}) supported until {end}, {days} days left",

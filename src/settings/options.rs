@@ -202,7 +202,8 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row(
             "eol_warning",
             "Turn OK into WARNING when the release line has DAYS or fewer days of support left; \
-             the message names the date and the upgrade target.",
+             the message names the date and the upgrade target: the newest release of a line \
+             still supported after the window, and its track.",
         )
     },
     // --- Checks -------------------------------------------------------------------------
