@@ -25,7 +25,7 @@ demo: build
 	  $(BIN) -H $$addr --ca-file $(DEMO_DIR)/ca.pem --update-source bundled --debug 2>/dev/null; \
 	  echo "(exit code $$?)"; true
 
-# The Debian packages the tests need (icinga2, promtool); quick when they are installed.
+# The Debian packages the tests need (icinga2, promtool, xmllint); quick when they are installed.
 deps:
 	sh packaging/ci-deps.sh
 

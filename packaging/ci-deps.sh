@@ -5,6 +5,8 @@
 #                icinga2-common; the `icinga2` package adds only documentation and recommended
 #                plugins the tests do not use)
 #   prometheus   promtool, for `promtool check metrics` (no smaller Debian package ships it)
+#   libxml2-utils  xmllint, for `xmllint --schema`: tests/format_junit_xsd.rs validates the
+#                  JUnit output against Jenkins' junit-10.xsd (tests/fixtures/xsd/)
 #
 # When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
 # starts no service (a policy-rc.d answering 101 is put in place for the install when the
@@ -12,7 +14,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus"
+PACKAGES="icinga2-bin prometheus libxml2-utils"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -24,7 +26,7 @@ installed() {
 }
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
-    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13 and promtool by hand"
+    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13, promtool and xmllint by hand"
 
 missing=""
 for package in $PACKAGES; do
@@ -81,3 +83,5 @@ fi
     fail "/usr/sbin/icinga2 --version does not run (package icinga2-bin)"
 promtool --version >/dev/null 2>&1 ||
     fail "promtool --version does not run (package prometheus)"
+xmllint --version >/dev/null 2>&1 ||
+    fail "xmllint --version does not run (package libxml2-utils)"

@@ -23,6 +23,9 @@ pub struct RawResponse {
     pub reason: String,
     /// Headers in wire order; names keep their captured spelling (`Www-Authenticate`).
     pub headers: Vec<(String, String)>,
+    /// Headers whose value is bytes rather than text (obs-text, invalid UTF-8), sent after
+    /// `headers`.
+    pub raw_headers: Vec<(String, Vec<u8>)>,
     pub body: Vec<u8>,
 }
 
@@ -34,6 +37,7 @@ impl RawResponse {
             status,
             reason: reason.to_string(),
             headers: Vec::new(),
+            raw_headers: Vec::new(),
             body: Vec::new(),
         }
     }
@@ -65,6 +69,7 @@ impl RawResponse {
             status,
             reason,
             headers,
+            raw_headers: Vec::new(),
             body: raw[body_start..].to_vec(),
         }
     }
@@ -101,6 +106,8 @@ impl RawResponse {
     /// Removes every header with that name.
     pub fn remove_header(&mut self, name: &str) {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.raw_headers
+            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
     }
 
     /// Sets a header to one value: replaces the first occurrence in place (keeping the
@@ -135,6 +142,11 @@ impl RawResponse {
     /// Appends a header (repeats allowed).
     pub fn add_header(&mut self, name: &str, value: &str) {
         self.headers.push((name.to_string(), value.to_string()));
+    }
+
+    /// Appends a header whose value is sent byte for byte (need not be UTF-8).
+    pub fn add_raw_header(&mut self, name: &str, value: &[u8]) {
+        self.raw_headers.push((name.to_string(), value.to_vec()));
     }
 
     /// Inserts a header keeping Go's alphabetical order among the leading sorted block.
@@ -199,8 +211,15 @@ impl RawResponse {
             out.push_str(v);
             out.push_str("\r\n");
         }
-        out.push_str("\r\n");
-        out.into_bytes()
+        let mut out = out.into_bytes();
+        for (n, v) in &self.raw_headers {
+            out.extend_from_slice(n.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(v);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out
     }
 
     /// Status line, headers and body as sent on the wire.

@@ -187,6 +187,8 @@ pub enum HeaderEdit {
     Set(String, String),
     /// Append a header (repeats allowed).
     Add(String, String),
+    /// Append a header whose value is sent byte for byte (need not be UTF-8).
+    AddRaw(String, Vec<u8>),
 }
 
 /// An extra or overriding answer.
@@ -327,6 +329,13 @@ impl InstanceConfig {
     pub fn add_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.header_edits
             .push(HeaderEdit::Add(name.into(), value.into()));
+        self
+    }
+
+    /// Appends a header sent byte for byte, e.g. a value that is not UTF-8.
+    pub fn add_raw_header(mut self, name: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        self.header_edits
+            .push(HeaderEdit::AddRaw(name.into(), value.into()));
         self
     }
 
@@ -867,6 +876,7 @@ impl App {
                 HeaderEdit::Remove(n) => resp.remove_header(n),
                 HeaderEdit::Set(n, v) => resp.set_header(n, v),
                 HeaderEdit::Add(n, v) => resp.add_header(n, v),
+                HeaderEdit::AddRaw(n, v) => resp.add_raw_header(n, v),
             }
         }
         resp.finalize_length();

@@ -26,6 +26,9 @@ pub mod http;
 pub mod instance;
 /// Only in integration tests: it needs the test binary's compile-time paths.
 #[cfg(test)]
+pub mod junit_xsd;
+/// Only in integration tests: it needs the test binary's compile-time paths.
+#[cfg(test)]
 pub mod plugin;
 pub mod proxy;
 pub mod server;
