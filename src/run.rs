@@ -12,7 +12,7 @@ use crate::output;
 use crate::probe::{self, Measurements, ProbeFailure, status};
 use crate::report::{self, ScanResult, State};
 use crate::settings::secrets::Environment;
-use crate::settings::{Format, Settings, UpdateSource, cli, manual};
+use crate::settings::{Format, Settings, UpdateSource, cli, manual, redact};
 use crate::target::{HostName, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -36,7 +36,7 @@ static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
 /// Logs to stderr at DEBUG level (`--debug`); stdout stays the monitoring output.
 pub fn debug_log(message: &str) {
     if DEBUG_LOG.load(Ordering::Relaxed) {
-        eprintln!("DEBUG {message}");
+        eprintln!("DEBUG {}", redact::apply(message));
     }
 }
 
@@ -60,8 +60,19 @@ fn unknown(message: &str) -> Outcome {
     }
 }
 
-/// The whole plugin: arguments (without the program name) and environment to output.
+/// The whole plugin: arguments (without the program name) and environment to output. Whatever
+/// it prints passes the secret guard (`settings::redact`) last.
 pub fn main<I>(args: I, env: &dyn Environment) -> Outcome
+where
+    I: IntoIterator,
+    I::Item: Into<std::ffi::OsString>,
+{
+    let mut outcome = run(args, env);
+    outcome.stdout = redact::apply(&outcome.stdout);
+    outcome
+}
+
+fn run<I>(args: I, env: &dyn Environment) -> Outcome
 where
     I: IntoIterator,
     I::Item: Into<std::ffi::OsString>,
@@ -86,6 +97,7 @@ where
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };
+    redact::install(settings.secrets.clone());
     DEBUG_LOG.store(settings.debug, Ordering::Relaxed);
     if let Some(path) = &settings.config_file {
         debug_log(&format!("configuration file {}", path.display()));

@@ -818,6 +818,7 @@ fn plugin_pushtopic_without_a_topic_is_refused_at_start() {
 fn settings(url: &str, format: BodyFormat) -> WebhookSettings {
     WebhookSettings {
         url: url.to_string(),
+        url_reference: None,
         on: NotifyOn::Critical,
         format,
         headers: Vec::new(),

@@ -208,9 +208,12 @@ fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::A
     .build();
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
     let proxy = match &options.proxy {
-        Some(url) => {
-            Some(ureq::Proxy::new(url).map_err(|e| format!("--proxy {url:?} is not usable: {e}"))?)
-        }
+        Some(url) => Some(ureq::Proxy::new(url).map_err(|e| {
+            format!(
+                "--proxy {:?} is not usable: {e}",
+                super::proxy::redacted(url)
+            )
+        })?),
         None => None,
     };
     let config = ureq::config::Config::builder()

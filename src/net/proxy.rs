@@ -16,9 +16,33 @@ pub struct Proxy {
     pub authorization: Option<String>,
 }
 
+/// The proxy address as messages show it: user information (the proxy's password) replaced
+/// by `***`.
+pub fn redacted(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => authority.to_string(),
+    };
+    if scheme.is_empty() {
+        format!("{authority}{tail}")
+    } else {
+        format!("{scheme}://{authority}{tail}")
+    }
+}
+
 impl Proxy {
+    /// Parses a literal proxy address; messages show it with its credentials masked.
     pub fn parse(url: &str) -> Result<Proxy, String> {
-        let bad = |why: &str| format!("--proxy {url:?} {why}; give http://host:port");
+        Proxy::parse_shown(url, &format!("{:?}", redacted(url)))
+    }
+
+    /// Parses a proxy address; messages name it as `shown` (its reference, when it came from
+    /// one).
+    pub fn parse_shown(url: &str, shown: &str) -> Result<Proxy, String> {
+        let bad = |why: &str| format!("--proxy {shown} {why}; give http://host:port");
         let rest = url
             .strip_prefix("http://")
             .or_else(|| url.strip_prefix("HTTP://"))

@@ -31,7 +31,12 @@ pub enum BodyFormat {
 
 #[derive(Clone, Debug)]
 pub struct WebhookSettings {
+    /// The receiver's URL. Never printed: chat and push services put their token in the path
+    /// or the query, so messages name it by `url_reference` or by scheme, host and port.
     pub url: String,
+    /// The secret reference the URL was read from (`env://HOOK`), if any: messages name it
+    /// instead of any part of the URL.
+    pub url_reference: Option<String>,
     pub on: NotifyOn,
     pub format: BodyFormat,
     pub headers: Vec<(String, String)>,
@@ -47,21 +52,32 @@ impl WebhookSettings {
     /// headers are valid HTTP headers, and a `pushtopic` URL names its topic.
     pub fn validate(&self) -> Result<(), String> {
         Destination::of(self)?;
-        for (name, value) in &self.headers {
+        // Entries are named by position: a header carries the receiver's credentials.
+        for (n, (name, value)) in self.headers.iter().enumerate() {
             if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                 return Err(format!(
-                    "--webhook-header {name:?} is not a valid header name; give 'Name: value', \
-                     e.g. 'Authorization: Bearer xyz'"
+                    "--webhook-header entry {} has no valid header name; give 'Name: value', \
+                     e.g. 'Authorization: Bearer xyz'",
+                    n + 1
                 ));
             }
             if ureq::http::HeaderValue::from_str(value).is_err() {
                 return Err(format!(
-                    "--webhook-header {name:?} has a value with control characters; give \
-                     'Name: value' on one line"
+                    "--webhook-header entry {} has a value with control characters; give \
+                     'Name: value' on one line",
+                    n + 1
                 ));
             }
         }
         Ok(())
+    }
+
+    /// How messages name the setting: `--webhook-url`, plus the reference it came from.
+    fn named(&self) -> String {
+        match &self.url_reference {
+            Some(reference) => format!("--webhook-url (from {reference})"),
+            None => "--webhook-url".to_string(),
+        }
     }
 }
 
@@ -75,16 +91,17 @@ pub struct Destination {
     pub port: u16,
     /// `pushtopic` only: the topic named by the URL path.
     pub topic: Option<String>,
-    /// `scheme://authority/path` without user information and query (which may hold tokens),
-    /// for messages.
+    /// How messages name the receiver: the URL's reference when it came from one, otherwise
+    /// `scheme://host:port/` with `…` for a path (user information, path and query may hold
+    /// tokens: a chat webhook's path is its secret).
     pub display: String,
 }
 
 impl Destination {
     pub fn of(settings: &WebhookSettings) -> Result<Destination, String> {
         let given = settings.url.trim();
-        let bad =
-            |why: &str| format!("--webhook-url {given:?} {why}; give the receiver's http(s) URL");
+        let named = settings.named();
+        let bad = |why: &str| format!("{named} {why}; give the receiver's http(s) URL");
         let uri: ureq::http::Uri = given.parse().map_err(|_| bad("is not a valid URL"))?;
         let scheme = match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
             Some("http") => "http",
@@ -113,8 +130,8 @@ impl Destination {
             BodyFormat::PushTopic => {
                 let topic = topic_of(path).map_err(|why| {
                     format!(
-                        "--webhook-url {given:?} {why}; the pushtopic format reads the topic \
-                         from the URL path, e.g. https://ntfy.example/alerts"
+                        "{named} {why}; the pushtopic format reads the topic from the URL \
+                         path, e.g. https://ntfy.example/alerts"
                     )
                 })?;
                 let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
@@ -126,16 +143,45 @@ impl Destination {
             _ => (given.to_string(), None),
         };
         let shown_path = match topic {
-            Some(_) => "/",
-            None => path,
+            None if !path.is_empty() && path != "/" => "/…",
+            _ => "/",
+        };
+        let display = match &settings.url_reference {
+            Some(reference) => reference.clone(),
+            None => format!("{scheme}://{host_port}{shown_path}"),
         };
         Ok(Destination {
             url,
             host,
             port,
             topic,
-            display: format!("{scheme}://{host_port}{shown_path}"),
+            display,
         })
+    }
+}
+
+impl Destination {
+    /// A message fit to print: whatever a transport error quoted of the URL (the URL, its path
+    /// or query, and for a URL from a reference its host too) is replaced by `display`.
+    fn hide(&self, settings: &WebhookSettings, message: &str) -> String {
+        let mut out = message.to_string();
+        let given = settings.url.trim();
+        let mut secrets = vec![given.to_string(), self.url.clone()];
+        if let Ok(uri) = given.parse::<ureq::http::Uri>() {
+            if let Some(pq) = uri.path_and_query().map(|p| p.as_str())
+                && pq.len() > 1
+            {
+                secrets.push(pq.to_string());
+            }
+            if settings.url_reference.is_some() && !self.host.is_empty() {
+                secrets.push(self.host.clone());
+            }
+        }
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        for secret in secrets.iter().filter(|s| !s.is_empty()) {
+            out = out.replace(secret.as_str(), &self.display);
+        }
+        out
     }
 }
 
@@ -150,9 +196,11 @@ fn topic_of(path: &str) -> Result<String, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !valid {
-        return Err(format!(
-            "has no valid topic ({topic:?} is not one path segment of 1-64 letters, digits, - or _)"
-        ));
+        // The topic is not quoted: on a public push server it is the only secret.
+        return Err(
+            "has no valid topic (the path must be one segment of 1-64 letters, digits, - or _)"
+                .to_string(),
+        );
     }
     Ok(topic.to_string())
 }
@@ -191,13 +239,21 @@ pub fn deliver(settings: &WebhookSettings, result: &ScanResult) -> Result<(), St
 /// destination (without user information or query) and why.
 pub fn post(settings: &WebhookSettings, body: &[u8]) -> Result<(), String> {
     let destination = Destination::of(settings)?;
+    post_to(settings, &destination, body).map_err(|e| destination.hide(settings, &e))
+}
+
+fn post_to(
+    settings: &WebhookSettings,
+    destination: &Destination,
+    body: &[u8],
+) -> Result<(), String> {
     let attempts = settings.retries.saturating_add(1);
     let mut last = String::new();
     for attempt in 1..=attempts {
         if attempt > 1 {
             std::thread::sleep(backoff(settings.backoff_factor, attempt - 1));
         }
-        match attempt_once(settings, &destination, body) {
+        match attempt_once(settings, destination, body) {
             Ok(()) => return Ok(()),
             Err(Failure::Final(message)) => {
                 return Err(format!("{}: {message}", destination.display));
@@ -243,8 +299,12 @@ fn attempt_once(
                         .into(),
                 ));
             }
-            let proxy = ureq::Proxy::new(proxy)
-                .map_err(|e| Failure::Final(format!("--proxy {proxy:?} is not usable: {e}")))?;
+            let proxy = ureq::Proxy::new(proxy).map_err(|e| {
+                Failure::Final(format!(
+                    "--proxy {} is not usable: {e}",
+                    crate::net::proxy::redacted(proxy)
+                ))
+            })?;
             (None, Some(proxy))
         }
         None => {
@@ -341,6 +401,7 @@ mod tests {
     fn settings(url: &str, format: BodyFormat) -> WebhookSettings {
         WebhookSettings {
             url: url.into(),
+            url_reference: None,
             on: NotifyOn::Critical,
             format,
             headers: Vec::new(),
@@ -406,7 +467,7 @@ mod tests {
         );
         let d = Destination::of(&s).unwrap();
         assert_eq!(d.url, "https://push.example:8443/message?token=secret");
-        assert_eq!(d.display, "https://push.example:8443/message");
+        assert_eq!(d.display, "https://push.example:8443/…");
         assert_eq!(d.port, 8443);
         assert_eq!(d.topic, None);
     }
@@ -424,7 +485,7 @@ mod tests {
         assert!(
             s.validate()
                 .unwrap_err()
-                .contains("not a valid header name")
+                .contains("entry 1 has no valid header name")
         );
         s.headers = vec![("X-Ok".into(), "line\nbreak".into())];
         assert!(s.validate().unwrap_err().contains("control characters"));
@@ -487,7 +548,7 @@ mod tests {
         let error = deliver(&s, &scanned("cloud.example", "8.1.0", None)).unwrap_err();
         assert_eq!(
             error,
-            "http://169.254.169.254/latest: destination 169.254.169.254 refused: 169.254.169.254 \
+            "http://169.254.169.254/…: destination 169.254.169.254 refused: 169.254.169.254 \
              is a link-local address; pass --allow-private-webhooks to deliver to private, \
              loopback or link-local receivers"
         );

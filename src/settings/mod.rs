@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config_file;
 pub mod manual;
 pub mod options;
+pub mod redact;
 pub mod secrets;
 
 use crate::knowledge::Track;
@@ -14,7 +15,7 @@ use crate::target::{self, Target};
 use config_file::{ConfigFile, ConfigValue};
 use options::{Availability, Kind, OptionSpec};
 use secrets::Environment;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A threshold profile (spec "Threshold profiles").
@@ -184,6 +185,8 @@ pub struct Settings {
     pub debug_port_timeout: Duration,
     pub now: Option<jiff::Timestamp>,
     pub config_file: Option<PathBuf>,
+    /// Values never to print (`redact`): what came from references, and tokens.
+    pub secrets: Vec<redact::Secret>,
 }
 
 /// A setting the operator got wrong: one line naming the problem and the fix. Ends the run
@@ -203,6 +206,88 @@ impl From<String> for SettingsError {
     }
 }
 
+/// A setting's value as the operator gave it, and the reference it was read from, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Given {
+    pub text: String,
+    /// Where the value was read from when it was not written literally: `env://HOOK`,
+    /// `file:///run/x`, `COS_WEBHOOK_URL_FILE (/run/x)`, `webhook_url_file (/run/x)`.
+    pub reference: Option<String>,
+}
+
+impl Given {
+    fn literal(text: &str) -> Given {
+        Given {
+            text: text.to_string(),
+            reference: None,
+        }
+    }
+
+    /// How a message names the value: quoted when it was written literally, by its reference
+    /// when it came from one, so a secret never reaches the monitoring output or a log.
+    pub fn shown(&self) -> String {
+        match &self.reference {
+            Some(reference) => format!("from {reference}"),
+            None => format!("{:?}", self.text),
+        }
+    }
+
+    /// A validator's message about this value, made fit to print: for a value that came from
+    /// a reference, the value and every quoted part of it are taken out and the reference is
+    /// named instead, keeping what is wrong and the fix. Literal values pass unchanged.
+    pub fn scrub(&self, message: &str) -> String {
+        let Some(reference) = &self.reference else {
+            return message.to_string();
+        };
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        // Quoted parts are `{:?}`-formatted pieces of the value (an entry, a port, a scheme).
+        while let Some(open) = rest.find('"') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let close = closing_quote(after);
+            let Some(close) = close else {
+                out.push_str(&rest[open..]);
+                rest = "";
+                break;
+            };
+            let inner = &after[..close];
+            let unescaped = inner.replace("\\\"", "\"").replace("\\\\", "\\");
+            if !unescaped.is_empty() && self.text.contains(&unescaped) {
+                out.push_str("(value not shown)");
+            } else {
+                out.push('"');
+                out.push_str(inner);
+                out.push('"');
+            }
+            rest = &after[close + 1..];
+        }
+        out.push_str(rest);
+        let trimmed = self.text.trim();
+        if !trimmed.is_empty() {
+            out = out.replace(trimmed, "(value not shown)");
+        }
+        if out.contains(reference.as_str()) {
+            out
+        } else {
+            format!("{out} (the value came from {reference})")
+        }
+    }
+}
+
+/// The byte index of the `"` that closes a `{:?}`-quoted string (escaped quotes skipped).
+fn closing_quote(text: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return Some(i),
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
 /// Boolean variables: `1`, `true`, `yes`, `on` (any case) enable; anything else disables.
 pub fn truthy(text: &str) -> bool {
     matches!(
@@ -217,14 +302,95 @@ pub struct Layers<'a> {
     pub env: &'a dyn Environment,
     pub config: Option<&'a ConfigFile>,
     pub profile: Option<Profile>,
+    /// Every value read so far, by setting id: where the secrets to keep out of the output
+    /// come from (`redact`).
+    pub read: std::cell::RefCell<Vec<(&'static str, Given)>>,
+}
+
+impl<'a> Layers<'a> {
+    pub fn new(
+        cli: &'a cli::CommandLine,
+        env: &'a dyn Environment,
+        config: Option<&'a ConfigFile>,
+    ) -> Layers<'a> {
+        Layers {
+            cli,
+            env,
+            config,
+            profile: None,
+            read: Default::default(),
+        }
+    }
+
+    /// The values never to print: references of free-form settings, and secrets by nature
+    /// however they were given (see `redact`).
+    pub fn secrets(&self) -> Vec<redact::Secret> {
+        let mut secrets = Vec::new();
+        for (id, given) in self.read.borrow().iter() {
+            if let Some(reference) = &given.reference
+                && redact::FREE_FORM.contains(id)
+            {
+                secrets.push(redact::Secret::from_reference(&given.text, reference));
+            }
+            match *id {
+                "release_token" => secrets.push(redact::Secret::literal(&given.text, "token")),
+                "webhook_url" => {
+                    secrets.push(redact::Secret::literal(&given.text, "webhook URL"));
+                    // The path and query alone carry a chat service's token.
+                    if let Some((_, rest)) = given.text.split_once("://")
+                        && let Some(at) = rest.find(['/', '?'])
+                        && rest.len() > at + 1
+                    {
+                        secrets.push(redact::Secret::literal(&rest[at..], "webhook URL path"));
+                    }
+                }
+                "webhook_header" => {
+                    if let Some((_, value)) = given.text.split_once(':') {
+                        secrets.push(redact::Secret::literal(value, "header value"));
+                    }
+                }
+                "proxy" => {
+                    if let Some((_, rest)) = given.text.split_once("://")
+                        && let Some((userinfo, _)) = rest.rsplit_once('@')
+                    {
+                        secrets.push(redact::Secret::literal(userinfo, "proxy credentials"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        secrets.dedup();
+        secrets
+    }
 }
 
 impl Layers<'_> {
-    /// The strongest source's raw values (several for repeatable settings), references resolved.
-    pub fn raw(&self, spec: &OptionSpec) -> Result<Option<(Vec<String>, Source)>, SettingsError> {
+    /// The strongest source's values (several for repeatable settings), references resolved,
+    /// each with the reference it came from.
+    pub fn raw(&self, spec: &OptionSpec) -> Result<Option<(Vec<Given>, Source)>, SettingsError> {
+        let found = self.raw_unrecorded(spec)?;
+        if let Some((values, _)) = &found {
+            let mut read = self.read.borrow_mut();
+            for given in values {
+                if !read.iter().any(|(id, g)| *id == spec.id && g == given) {
+                    read.push((spec.id, given.clone()));
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    fn raw_unrecorded(
+        &self,
+        spec: &OptionSpec,
+    ) -> Result<Option<(Vec<Given>, Source)>, SettingsError> {
         let resolve = |v: &str| {
-            secrets::resolve(v, self.env)
-                .map_err(|e| SettingsError(format!("{}: {e}", spec.display_name())))
+            let text = secrets::resolve(v, self.env)
+                .map_err(|e| SettingsError(format!("{}: {e}", spec.display_name())))?;
+            Ok::<Given, SettingsError>(Given {
+                text,
+                reference: secrets::is_reference(v).then(|| v.to_string()),
+            })
         };
         let flags = self.cli.all(spec.id);
         if !flags.is_empty() {
@@ -254,9 +420,13 @@ impl Layers<'_> {
             }
             let file_var = format!("{name}_FILE");
             if let Some(path) = self.env.var(&file_var).filter(|p| !p.is_empty()) {
-                let value = secrets::read_value_file(std::path::Path::new(&path))
+                let text = secrets::read_value_file(std::path::Path::new(&path))
                     .map_err(|e| SettingsError(format!("{file_var}: {e}")))?;
-                return Ok(Some((vec![value], Source::Variable(file_var))));
+                let reference = Some(format!("{file_var} ({path})"));
+                return Ok(Some((
+                    vec![Given { text, reference }],
+                    Source::Variable(file_var),
+                )));
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
@@ -280,37 +450,51 @@ impl Layers<'_> {
                 return Ok(Some((values, source)));
             }
             if let Some(ConfigValue::Scalar(path)) = config.values.get(&format!("{key}_file")) {
-                let value = secrets::read_value_file(std::path::Path::new(path))
+                let text = secrets::read_value_file(std::path::Path::new(path))
                     .map_err(|e| SettingsError(format!("{key}_file: {e}")))?;
-                return Ok(Some((vec![value], source)));
+                let reference = Some(format!("{key}_file ({path})"));
+                return Ok(Some((vec![Given { text, reference }], source)));
             }
         }
         if let Some(profile) = self.profile
             && let Some(value) = profile.value(spec.id)
         {
-            return Ok(Some((vec![value.to_string()], Source::Profile(profile))));
+            return Ok(Some((
+                vec![Given::literal(value)],
+                Source::Profile(profile),
+            )));
         }
         Ok(None)
     }
 
-    pub fn string(&self, id: &str) -> Result<Option<String>, SettingsError> {
+    /// The value of a single-valued setting, with where it came from; blank counts as unset.
+    pub fn given(&self, id: &str) -> Result<Option<Given>, SettingsError> {
         Ok(self
             .raw(options::spec(id))?
             .and_then(|(mut v, _)| v.pop())
-            .filter(|v| !v.trim().is_empty()))
+            .filter(|v| !v.text.trim().is_empty()))
     }
 
-    pub fn list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
+    pub fn string(&self, id: &str) -> Result<Option<String>, SettingsError> {
+        Ok(self.given(id)?.map(|g| g.text))
+    }
+
+    /// Every value of a repeatable setting, with where each came from.
+    pub fn given_list(&self, id: &str) -> Result<Vec<Given>, SettingsError> {
         Ok(self
             .raw(options::spec(id))?
             .map(|(v, _)| v)
             .unwrap_or_default())
     }
 
+    pub fn list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
+        Ok(self.given_list(id)?.into_iter().map(|g| g.text).collect())
+    }
+
     /// Switches and boolean settings: the boolean rules for every textual source.
     pub fn switch(&self, id: &str, default: bool) -> Result<bool, SettingsError> {
         Ok(match self.raw(options::spec(id))? {
-            Some((values, _)) => values.last().is_some_and(|v| truthy(v)),
+            Some((values, _)) => values.last().is_some_and(|v| truthy(&v.text)),
             None => default,
         })
     }
@@ -321,17 +505,28 @@ impl Layers<'_> {
         what: &str,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Option<T>, SettingsError> {
+        Ok(self.parsed_given(id, what, parse)?.map(|(value, _)| value))
+    }
+
+    /// Like `parsed`, keeping how the value was given for later messages about it.
+    pub fn parsed_given<T>(
+        &self,
+        id: &str,
+        what: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Option<(T, Given)>, SettingsError> {
         let spec = options::spec(id);
-        match self.string(id)? {
+        match self.given(id)? {
             None => Ok(None),
-            Some(text) => parse(text.trim()).map(Some).ok_or_else(|| {
-                SettingsError(format!(
-                    "{} {:?} is not {what}; {}",
+            Some(given) => match parse(given.text.trim()) {
+                Some(value) => Ok(Some((value, given))),
+                None => Err(SettingsError(format!(
+                    "{} {} is not {what}; {}",
                     spec.display_name(),
-                    text,
+                    given.shown(),
                     fix_hint(spec, what)
-                ))
-            }),
+                ))),
+            },
         }
     }
 }
@@ -396,23 +591,22 @@ impl Settings {
                 )));
             }
         }
-        let no_profile = Layers {
-            cli: line,
-            env,
-            config: None,
-            profile: None,
+        let no_profile = Layers::new(line, env, None);
+        let explicit_config = no_profile.given("config")?;
+        let scrub_config = |e: String| match &explicit_config {
+            Some(given) => SettingsError(given.scrub(&e)),
+            None => SettingsError(e),
         };
-        let explicit_config = no_profile.string("config")?;
-        let config = match config_file::locate(explicit_config.as_deref(), env)? {
-            Some(path) => Some(config_file::load(&path)?),
-            None => None,
-        };
-        let mut layers = Layers {
-            cli: line,
-            env,
-            config: config.as_ref(),
-            profile: None,
-        };
+        let config =
+            match config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
+                .map_err(&scrub_config)?
+            {
+                Some(path) => Some(config_file::load(&path).map_err(scrub_config)?),
+                None => None,
+            };
+        let mut layers = Layers::new(line, env, config.as_ref());
+        // The configuration file's own reference is a secret of this run as well.
+        layers.read.borrow_mut().extend(no_profile.read.take());
         layers.profile = layers.parsed("profile", "a profile", Profile::parse)?;
         for spec in options::OPTIONS {
             if spec.availability == Availability::NotYet
@@ -434,21 +628,27 @@ impl Settings {
     }
 
     fn from_layers(l: &Layers, config_file: Option<PathBuf>) -> Result<Settings, SettingsError> {
-        let host = l.string("host")?.ok_or_else(|| {
+        let host = l.given("host")?.ok_or_else(|| {
             SettingsError("no target given; pass -H/--host (or set COS_HOST)".to_string())
         })?;
-        let targets = target::parse_list(&host).map_err(|e| SettingsError(e.to_string()))?;
+        let targets = target::parse_list(&host.text)
+            .map_err(|e| SettingsError(host.scrub(&e.to_string())))?;
 
-        let warning = l
-            .parsed("warning", "a rating from 0 to 5", rating)?
-            .unwrap_or(3);
-        let critical = l
-            .parsed("critical", "a rating from 0 to 5", rating)?
-            .unwrap_or(1);
+        let warning = l.parsed_given("warning", "a rating from 0 to 5", rating)?;
+        let critical = l.parsed_given("critical", "a rating from 0 to 5", rating)?;
+        let named = |flag: &str, value: u8, given: Option<&Given>| match given
+            .and_then(|g| g.reference.as_ref())
+        {
+            Some(reference) => format!("{flag} (from {reference})"),
+            None => format!("{flag} {value}"),
+        };
+        let (warning, warning_given) = warning.map_or((3, None), |(v, g)| (v, Some(g)));
+        let (critical, critical_given) = critical.map_or((1, None), |(v, g)| (v, Some(g)));
         if critical > warning {
             return Err(SettingsError(format!(
-                "--critical {critical} exceeds --warning {warning}; both are ratings 0-5 and \
-                 critical must be at or below warning"
+                "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
+                named("--critical", critical, critical_given.as_ref()),
+                named("--warning", warning, warning_given.as_ref()),
             )));
         }
 
@@ -463,19 +663,25 @@ impl Settings {
             .unwrap_or(5);
 
         let insecure = l.switch("insecure", false)? || !l.switch("verify_tls", true)?;
-        let ca_file = l.string("ca_file")?.map(PathBuf::from);
-        if let Some(path) = &ca_file
-            && !path.is_file()
+        let ca_file = l.given("ca_file")?;
+        if let Some(given) = &ca_file
+            && !Path::new(&given.text).is_file()
         {
             return Err(SettingsError(format!(
                 "--ca-file {} does not exist or is not a file; give the path of a PEM bundle",
-                path.display()
+                given.shown()
             )));
         }
-        let proxy = l.string("proxy")?;
-        if let Some(url) = &proxy {
-            crate::net::proxy::Proxy::parse(url.trim())?;
+        let ca_file = ca_file.map(|g| PathBuf::from(g.text));
+        let proxy = l.given("proxy")?;
+        if let Some(given) = &proxy {
+            let shown = match &given.reference {
+                Some(_) => given.shown(),
+                None => format!("{:?}", crate::net::proxy::redacted(given.text.trim())),
+            };
+            crate::net::proxy::Proxy::parse_shown(given.text.trim(), &shown)?;
         }
+        let proxy = proxy.map(|g| g.text);
         let timeout = l
             .parsed(
                 "timeout",
@@ -559,8 +765,11 @@ impl Settings {
             .filter(|p| !p.is_empty())
             .map(|p| crate::assess::waivers::Waiver::permanent(p, "--ignore-hardening"))
             .collect();
-        for text in l.list("waive_until")? {
-            waivers.push(crate::assess::waivers::Waiver::parse_until(&text)?);
+        for given in l.given_list("waive_until")? {
+            waivers.push(
+                crate::assess::waivers::Waiver::parse_until(&given.text)
+                    .map_err(|e| SettingsError(given.scrub(&e)))?,
+            );
         }
         let check_debug_ports =
             !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;
@@ -649,10 +858,11 @@ impl Settings {
             waiver_warning: l.parsed("waiver_warning", "a number of days (0 or more)", |t| {
                 t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
             })?,
-            policy: match l.string("policy")? {
-                Some(path) => Some(crate::assess::policy::Policy::load(std::path::Path::new(
-                    &path,
-                ))?),
+            policy: match l.given("policy")? {
+                Some(given) => Some(
+                    crate::assess::policy::Policy::load(Path::new(&given.text))
+                        .map_err(|e| SettingsError(given.scrub(&e)))?,
+                ),
                 None => None,
             },
             baseline: l.string("baseline")?.map(PathBuf::from),
@@ -668,6 +878,7 @@ impl Settings {
             webhook,
             now,
             config_file,
+            secrets: l.secrets(),
         })
     }
 }
@@ -679,13 +890,19 @@ fn webhook_settings(
     proxy: Option<String>,
 ) -> Result<Option<crate::notify::WebhookSettings>, SettingsError> {
     use crate::notify::{BodyFormat, NotifyOn, WebhookSettings};
-    let Some(url) = l.string("webhook_url")? else {
+    let Some(url) = l.given("webhook_url")? else {
         return Ok(None);
     };
-    let lower = url.to_ascii_lowercase();
+    // The URL itself is never quoted (chat and push services put their token in it); a
+    // message names its reference, or just the option.
+    let named = match &url.reference {
+        Some(reference) => format!("--webhook-url (from {reference})"),
+        None => "--webhook-url".to_string(),
+    };
+    let lower = url.text.to_ascii_lowercase();
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(SettingsError(format!(
-            "--webhook-url {url:?} is not an http(s) address; give the receiver's URL"
+            "{named} is not an http(s) address; give the receiver's URL"
         )));
     }
     let on = l
@@ -708,13 +925,22 @@ fn webhook_settings(
         })?
         .unwrap_or(BodyFormat::Generic);
     let mut headers = Vec::new();
-    for entry in l.list("webhook_header")? {
+    for (n, entry) in l.given_list("webhook_header")?.iter().enumerate() {
+        // Entries are named by position, never quoted: a header carries credentials.
         let (name, value) = entry
+            .text
             .split_once(':')
             .filter(|(n, _)| !n.trim().is_empty() && !n.contains(char::is_whitespace))
             .ok_or_else(|| {
+                let from = entry
+                    .reference
+                    .as_ref()
+                    .map(|r| format!(" (from {r})"))
+                    .unwrap_or_default();
                 SettingsError(format!(
-                    "--webhook-header {entry:?} must be 'Name: value', e.g. 'Authorization: Bearer xyz'"
+                    "--webhook-header entry {}{from} must be 'Name: value', e.g. \
+                     'Authorization: Bearer xyz'",
+                    n + 1
                 ))
             })?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
@@ -727,7 +953,8 @@ fn webhook_settings(
         )?
         .unwrap_or(Duration::from_secs(10));
     let settings = WebhookSettings {
-        url,
+        url: url.text,
+        url_reference: url.reference,
         on,
         format,
         headers,

@@ -203,7 +203,7 @@ fn bad_values_name_the_option_and_the_fix() {
         ),
         (
             &["-H", "x", "--ca-file", "/nonexistent/ca.pem"],
-            "--ca-file /nonexistent/ca.pem does not exist",
+            "--ca-file \"/nonexistent/ca.pem\" does not exist",
         ),
         (
             &["-H", "x", "--proxy", "proxy.example:3128"],
@@ -352,4 +352,232 @@ fn config_only_settings_and_their_variables() {
     assert_eq!(s.now.unwrap().to_string(), "2026-11-22T03:00:00Z");
     let s = resolve(&["-H", "x", "--no-update-check"], &env).unwrap();
     assert_eq!(s.update_source, UpdateSource::Off);
+}
+
+/// A value no option accepts, with a marker that must never be printed.
+const PLANTED: &str = "https://hooks.example.com/services/T000/XXXXSECRET bad";
+const MARKER: &str = "XXXXSECRET";
+
+/// Every way a value can come from a reference, for one option: (how it is given, the
+/// environment, the extra command line, the reference a message must name).
+fn reference_forms(
+    spec: &options::OptionSpec,
+    dir: &Path,
+) -> Vec<(String, MapEnv, Vec<String>, String)> {
+    let secret_file = dir.join("planted");
+    std::fs::write(&secret_file, format!("{PLANTED}\n")).unwrap();
+    let secrets_dir = dir.join("secrets");
+    std::fs::create_dir_all(&secrets_dir).unwrap();
+    std::fs::write(secrets_dir.join("PLANTED"), PLANTED).unwrap();
+    let file_ref = format!("file://{}", secret_file.display());
+    let base = |extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("PLANT", PLANTED),
+            ("COS_SECRETS_DIR", secrets_dir.to_str().unwrap()),
+            ("HOME", dir.to_str().unwrap()),
+        ];
+        pairs.extend_from_slice(extra);
+        MapEnv::with(&pairs)
+    };
+    let mut host = if spec.id == "host" {
+        vec![]
+    } else {
+        vec!["-H".to_string(), "x.example".to_string()]
+    };
+    // The other webhook settings are read only when there is a receiver.
+    if spec.id.starts_with("webhook_") && spec.id != "webhook_url" {
+        host.extend([
+            "--webhook-url".to_string(),
+            "https://hooks.example.org/x".to_string(),
+        ]);
+    }
+    let mut forms = Vec::new();
+    if let Some(long) = spec.long {
+        for reference in [
+            "env://PLANT".to_string(),
+            file_ref.clone(),
+            "secret://PLANTED".to_string(),
+            format!("exec://cat {}", secret_file.display()),
+        ] {
+            let mut args = host.clone();
+            args.extend([format!("--{long}"), reference.clone()]);
+            forms.push((format!("--{long} {reference}"), base(&[]), args, reference));
+        }
+    }
+    if let Some(var) = spec.env.first() {
+        forms.push((
+            format!("{var}=env://PLANT"),
+            base(&[(var, "env://PLANT")]),
+            host.clone(),
+            "env://PLANT".to_string(),
+        ));
+        let file_var = format!("{var}_FILE");
+        forms.push((
+            file_var.clone(),
+            base(&[(&file_var, secret_file.to_str().unwrap())]),
+            host.clone(),
+            file_var,
+        ));
+    }
+    if let Some(key) = spec.config_key
+        && spec.id != "config"
+    {
+        for (suffix, value, named) in [
+            ("", format!("\"{file_ref}\""), file_ref.clone()),
+            (
+                "_file",
+                format!("\"{}\"", secret_file.display()),
+                format!("{key}_file"),
+            ),
+        ] {
+            let config = dir.join(format!("config-{}{suffix}.yml", spec.id));
+            let mut yaml = String::new();
+            let parts: Vec<&str> = key.split('.').collect();
+            for (depth, part) in parts.iter().enumerate() {
+                let indent = "  ".repeat(depth);
+                if depth + 1 == parts.len() {
+                    yaml.push_str(&format!("{indent}{part}{suffix}: {value}\n"));
+                } else {
+                    yaml.push_str(&format!("{indent}{part}:\n"));
+                }
+            }
+            std::fs::write(&config, yaml).unwrap();
+            let mut args = host.clone();
+            args.extend(["--config".to_string(), config.display().to_string()]);
+            forms.push((format!("{key}{suffix} in the file"), base(&[]), args, named));
+        }
+    }
+    forms
+}
+
+#[test]
+fn no_message_prints_a_value_read_from_a_reference() {
+    let dir = temp_dir("planted");
+    let mut checked = 0;
+    for spec in options::OPTIONS {
+        if spec.kind == options::Kind::Switch
+            || spec.availability != options::Availability::Available
+        {
+            continue;
+        }
+        for (form, env, args, reference) in reference_forms(spec, &dir) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            match resolve(&args, &env) {
+                Err(e) => {
+                    checked += 1;
+                    assert!(!e.0.contains(MARKER), "{form}: {}", e.0);
+                    assert!(!e.0.contains("hooks.example.com"), "{form}: {}", e.0);
+                    assert!(
+                        e.0.contains(&reference),
+                        "{form} must name {reference}: {}",
+                        e.0
+                    );
+                    assert!(!e.0.contains('\n'), "{form}: one line: {}", e.0);
+                }
+                Ok(settings) => {
+                    // Accepted as free text: it must be known as a secret to the output guard.
+                    if redact::FREE_FORM.contains(&spec.id) {
+                        assert!(
+                            settings.secrets.iter().any(|s| s.value == PLANTED),
+                            "{form}: {:?}",
+                            settings.secrets
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} refusals were checked");
+}
+
+#[test]
+fn the_issue_examples_print_the_reference_not_the_value() {
+    let env = MapEnv::with(&[
+        (
+            "HOOK",
+            "https://hooks.example.com/services/T000/XXXXSECRET bad",
+        ),
+        ("HOME", "/nonexistent"),
+    ]);
+    let err = resolve(&["-H", "x.example", "--webhook-url", "env://HOOK"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--webhook-url (from env://HOOK) is not a valid URL; give the receiver's http(s) URL"
+    );
+    let err = resolve(
+        &["-H", "x.example", "--warning", "file:///etc/passwd"],
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        err.0
+            .starts_with("--warning from file:///etc/passwd is not a rating"),
+        "{}",
+        err.0
+    );
+    assert!(!err.0.contains("root:"), "{}", err.0);
+}
+
+#[test]
+fn literal_secrets_are_not_printed_either() {
+    let env = clean_env("literal-secrets", &[]);
+    // A chat webhook's path is its token; a header value is a credential; a proxy password.
+    let err = resolve(
+        &[
+            "-H",
+            "x",
+            "--webhook-url",
+            "https://hooks.example.com/services/T0/XXXXSECRET bad",
+        ],
+        &env,
+    )
+    .unwrap_err();
+    assert!(!err.0.contains(MARKER), "{}", err.0);
+    let err = resolve(
+        &[
+            "-H",
+            "x",
+            "--webhook-url",
+            "https://hooks.example.com/x",
+            "--webhook-header",
+            "Authorization XXXXSECRET",
+        ],
+        &env,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.0,
+        "--webhook-header entry 1 must be 'Name: value', e.g. 'Authorization: Bearer xyz'"
+    );
+    let err = resolve(
+        &[
+            "-H",
+            "x",
+            "--proxy",
+            "http://user:XXXXSECRET@proxy.example:3128/path",
+        ],
+        &env,
+    )
+    .unwrap_err();
+    assert!(!err.0.contains(MARKER), "{}", err.0);
+    assert!(err.0.contains("***@proxy.example:3128"), "{}", err.0);
+    let settings = resolve(
+        &[
+            "-H",
+            "x",
+            "--release-token",
+            "ghp_XXXXSECRET",
+            "--proxy",
+            "http://user:XXXXSECRET@proxy.example:3128",
+        ],
+        &env,
+    )
+    .unwrap();
+    assert_eq!(
+        redact::redact(
+            "token ghp_XXXXSECRET via http://user:XXXXSECRET@proxy",
+            &settings.secrets
+        ),
+        "token (token not shown) via http://(proxy credentials not shown)@proxy"
+    );
 }
