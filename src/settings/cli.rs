@@ -76,15 +76,31 @@ where
                 "true".to_string()
             }
             Kind::Value(meta) | Kind::Repeatable(meta) => {
-                let v = parser
-                    .value()
-                    .map_err(|_| usage(format!("{written} needs a value ({meta})")))?;
-                v.into_string().map_err(|v| {
+                let missing = || usage(format!("{written} needs a value ({meta})"));
+                // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
+                let (v, attached) = match parser.optional_value() {
+                    Some(v) => (v, true),
+                    None => (parser.value().map_err(|_| missing())?, false),
+                };
+                let v = v.into_string().map_err(|v| {
                     usage(format!(
                         "{written} value {:?} is not valid UTF-8",
                         v.to_string_lossy()
                     ))
-                })?
+                })?;
+                if !attached && looks_like_option(&v) {
+                    return Err(usage(format!(
+                        "{written} needs a value ({meta}) but is followed by the option {v}; give \
+                         the value right after {written}"
+                    )));
+                }
+                // An empty value never means "the default": it is a mistake in a definition.
+                if v.trim().is_empty() {
+                    return Err(usage(format!(
+                        "{written} has an empty value; give a value ({meta}) or leave the option out"
+                    )));
+                }
+                v
             }
         };
         line.values.push((spec, value));
@@ -96,6 +112,16 @@ where
     } else {
         Ok(Invocation::Scan(line))
     }
+}
+
+/// A word that names one of our options (`-H`, `--warning`, `--warning=3`): never a value.
+fn looks_like_option(word: &str) -> bool {
+    if let Some(long) = word.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or_default();
+        return options::by_long(name).is_some();
+    }
+    let mut chars = word.chars();
+    chars.next() == Some('-') && chars.next().is_some_and(|c| options::by_short(c).is_some())
 }
 
 fn usage(message: String) -> String {

@@ -210,15 +210,19 @@ impl From<String> for SettingsError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Given {
     pub text: String,
+    /// How the setting was named where this value was given, for messages: `--timeout`,
+    /// `COS_TIMEOUT`, `timeout (in /etc/check-storage-security/config.yml)`.
+    pub name: String,
     /// Where the value was read from when it was not written literally: `env://HOOK`,
     /// `file:///run/x`, `COS_WEBHOOK_URL_FILE (/run/x)`, `webhook_url_file (/run/x)`.
     pub reference: Option<String>,
 }
 
 impl Given {
-    fn literal(text: &str) -> Given {
+    fn literal(text: &str, name: String) -> Given {
         Given {
             text: text.to_string(),
+            name,
             reference: None,
         }
     }
@@ -286,6 +290,16 @@ fn closing_quote(text: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// A boolean written in a configuration file: the enabling words of `truthy` and their
+/// opposites (`0`, `false`, `no`, `off`); anything else is no boolean.
+fn boolean(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }
 
 /// Boolean variables: `1`, `true`, `yes`, `on` (any case) enable; anything else disables.
@@ -384,21 +398,24 @@ impl Layers<'_> {
         &self,
         spec: &OptionSpec,
     ) -> Result<Option<(Vec<Given>, Source)>, SettingsError> {
-        let resolve = |v: &str| {
-            let text = secrets::resolve(v, self.env)
-                .map_err(|e| SettingsError(format!("{}: {e}", spec.display_name())))?;
+        let resolve = |v: &str, name: &str| {
+            let text =
+                secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
             Ok::<Given, SettingsError>(Given {
                 text,
+                name: name.to_string(),
                 reference: secrets::is_reference(v).then(|| v.to_string()),
             })
         };
         let flags = self.cli.all(spec.id);
         if !flags.is_empty() {
+            let name = spec.display_name();
             let values = match spec.kind {
-                Kind::Repeatable(_) => {
-                    flags.iter().map(|v| resolve(v)).collect::<Result<_, _>>()?
-                }
-                _ => vec![resolve(flags[flags.len() - 1])?],
+                Kind::Repeatable(_) => flags
+                    .iter()
+                    .map(|v| resolve(v, &name))
+                    .collect::<Result<_, _>>()?,
+                _ => vec![resolve(flags[flags.len() - 1], &name)?],
             };
             return Ok(Some((values, Source::Flag)));
         }
@@ -412,9 +429,9 @@ impl Layers<'_> {
                 let values = match spec.kind {
                     Kind::Repeatable(_) => split_list(&value, spec)
                         .iter()
-                        .map(|v| resolve(v))
+                        .map(|v| resolve(v, name))
                         .collect::<Result<_, _>>()?,
-                    _ => vec![resolve(&value)?],
+                    _ => vec![resolve(&value, name)?],
                 };
                 return Ok(Some((values, Source::Variable(name.to_string()))));
             }
@@ -422,15 +439,17 @@ impl Layers<'_> {
             if let Some(path) = self.env.var(&file_var).filter(|p| !p.is_empty()) {
                 let text = secrets::read_value_file(std::path::Path::new(&path))
                     .map_err(|e| SettingsError(format!("{file_var}: {e}")))?;
-                let reference = Some(format!("{file_var} ({path})"));
-                return Ok(Some((
-                    vec![Given { text, reference }],
-                    Source::Variable(file_var),
-                )));
+                let given = Given {
+                    text,
+                    name: file_var.clone(),
+                    reference: Some(format!("{file_var} ({path})")),
+                };
+                return Ok(Some((vec![given], Source::Variable(file_var))));
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
             let source = Source::ConfigFile(config.path.clone());
+            let name = format!("{key} (in {})", config.path.display());
             if let Some(value) = config.values.get(key) {
                 let values = match value {
                     ConfigValue::Scalar(s) => match spec.kind {
@@ -443,24 +462,37 @@ impl Layers<'_> {
                         _ => vec![items.join(",")],
                     },
                 };
+                // `key: ""` is a mistake, not "use the default" (`key:` with nothing is unset).
+                if values.is_empty() || values.iter().any(|v| v.trim().is_empty()) {
+                    return Err(SettingsError(format!(
+                        "{name} has an empty value; give a value or remove the key"
+                    )));
+                }
                 let values = values
                     .iter()
-                    .map(|v| resolve(v))
+                    .map(|v| resolve(v, &name))
                     .collect::<Result<_, _>>()?;
                 return Ok(Some((values, source)));
             }
-            if let Some(ConfigValue::Scalar(path)) = config.values.get(&format!("{key}_file")) {
+            let file_key = format!("{key}_file");
+            if let Some(ConfigValue::Scalar(path)) = config.values.get(&file_key) {
+                let name = format!("{file_key} (in {})", config.path.display());
                 let text = secrets::read_value_file(std::path::Path::new(path))
-                    .map_err(|e| SettingsError(format!("{key}_file: {e}")))?;
-                let reference = Some(format!("{key}_file ({path})"));
-                return Ok(Some((vec![Given { text, reference }], source)));
+                    .map_err(|e| SettingsError(format!("{name}: {e}")))?;
+                let given = Given {
+                    text,
+                    name,
+                    reference: Some(format!("{file_key} ({path})")),
+                };
+                return Ok(Some((vec![given], source)));
             }
         }
         if let Some(profile) = self.profile
             && let Some(value) = profile.value(spec.id)
         {
+            let name = format!("--profile {}", profile.name());
             return Ok(Some((
-                vec![Given::literal(value)],
+                vec![Given::literal(value, name)],
                 Source::Profile(profile),
             )));
         }
@@ -491,9 +523,25 @@ impl Layers<'_> {
         Ok(self.given_list(id)?.into_iter().map(|g| g.text).collect())
     }
 
-    /// Switches and boolean settings: the boolean rules for every textual source.
+    /// Switches and boolean settings. Variables follow the spec's boolean rule (`1`, `true`,
+    /// `yes`, `on` enable; anything else disables). A configuration file has real booleans, so
+    /// a value there that is neither true nor false (`check_hardening: maybe`) is refused rather
+    /// than quietly read as off.
     pub fn switch(&self, id: &str, default: bool) -> Result<bool, SettingsError> {
         Ok(match self.raw(options::spec(id))? {
+            Some((values, Source::ConfigFile(_))) => {
+                let given = values.last().expect("a value was found");
+                match boolean(&given.text) {
+                    Some(on) => on,
+                    None => {
+                        return Err(SettingsError(format!(
+                            "{} {} is not a boolean; write true or false",
+                            given.name,
+                            given.shown()
+                        )));
+                    }
+                }
+            }
             Some((values, _)) => values.last().is_some_and(|v| truthy(&v.text)),
             None => default,
         })
@@ -522,7 +570,7 @@ impl Layers<'_> {
                 Some(value) => Ok(Some((value, given))),
                 None => Err(SettingsError(format!(
                     "{} {} is not {what}; {}",
-                    spec.display_name(),
+                    given.name,
                     given.shown(),
                     fix_hint(spec, what)
                 ))),
@@ -628,19 +676,16 @@ impl Settings {
     }
 
     fn from_layers(l: &Layers, config_file: Option<PathBuf>) -> Result<Settings, SettingsError> {
-        let host = l.given("host")?.ok_or_else(|| {
-            SettingsError("no target given; pass -H/--host (or set COS_HOST)".to_string())
-        })?;
-        let targets = target::parse_list(&host.text)
-            .map_err(|e| SettingsError(host.scrub(&e.to_string())))?;
+        let targets = targets(l)?;
 
         let warning = l.parsed_given("warning", "a rating from 0 to 5", rating)?;
         let critical = l.parsed_given("critical", "a rating from 0 to 5", rating)?;
-        let named = |flag: &str, value: u8, given: Option<&Given>| match given
-            .and_then(|g| g.reference.as_ref())
-        {
-            Some(reference) => format!("{flag} (from {reference})"),
-            None => format!("{flag} {value}"),
+        let named = |flag: &str, value: u8, given: Option<&Given>| match given {
+            Some(g) => match &g.reference {
+                Some(reference) => format!("{} (from {reference})", g.name),
+                None => format!("{} {value}", g.name),
+            },
+            None => format!("{flag} {value} (the default)"),
         };
         let (warning, warning_given) = warning.map_or((3, None), |(v, g)| (v, Some(g)));
         let (critical, critical_given) = critical.map_or((1, None), |(v, g)| (v, Some(g)));
@@ -668,7 +713,8 @@ impl Settings {
             && !Path::new(&given.text).is_file()
         {
             return Err(SettingsError(format!(
-                "--ca-file {} does not exist or is not a file; give the path of a PEM bundle",
+                "{} {} does not exist or is not a file; give the path of a PEM bundle",
+                given.name,
                 given.shown()
             )));
         }
@@ -881,6 +927,42 @@ impl Settings {
             secrets: l.secrets(),
         })
     }
+}
+
+/// The targets: every `-H` adds its list, a target named twice is scanned once (it would
+/// otherwise be scanned twice and collide in the performance data).
+fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
+    let mut targets: Vec<Target> = Vec::new();
+    for given in l.given_list("host")? {
+        // A secret read as a host name would be sent to DNS servers: targets are written
+        // literally.
+        if let Some(reference) = &given.reference {
+            return Err(SettingsError(format!(
+                "{} is given as the reference {reference}; targets are not read from secret \
+                 references (a target goes to DNS): write the host itself",
+                given.name
+            )));
+        }
+        if given.text.trim().is_empty() {
+            continue;
+        }
+        for target in target::parse_list(&given.text).map_err(|e| SettingsError(e.to_string()))? {
+            let same = |t: &Target| {
+                t.display_name() == target.display_name()
+                    && t.scheme == target.scheme
+                    && t.base_path == target.base_path
+            };
+            if !targets.iter().any(same) {
+                targets.push(target);
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err(SettingsError(
+            "no target given; pass -H/--host (or set COS_HOST)".to_string(),
+        ));
+    }
+    Ok(targets)
 }
 
 fn webhook_settings(

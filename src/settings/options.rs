@@ -121,13 +121,14 @@ pub static OPTIONS: &[OptionSpec] = &[
         short: Some('H'),
         env: &["COS_HOST"],
         config_key: Some("host"),
-        kind: Value("TARGETS"),
+        kind: Repeatable("TARGETS"),
         group: Group::Target,
         ..row(
             "host",
             "Comma-separated targets: hostname, IPv4, [IPv6] or URL, each with an optional port \
              (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/). \
-             Required.",
+             Repeat -H to add more; a target named twice is scanned once. Written literally, \
+             never as a secret reference (a target goes to DNS). Required.",
         )
     },
     // --- Verdict ------------------------------------------------------------------------

@@ -581,3 +581,138 @@ fn literal_secrets_are_not_printed_either() {
         "token (token not shown) via http://(proxy credentials not shown)@proxy"
     );
 }
+
+#[test]
+fn empty_values_and_options_taken_as_values_are_refused() {
+    let env = clean_env("empty-values", &[]);
+    for (args, expected) in [
+        (
+            &["-H", "x", "--format", ""][..],
+            "--format has an empty value; give a value (FORMAT) or leave the option out",
+        ),
+        (
+            &["-H", "x", "--warning="][..],
+            "--warning has an empty value; give a value (RATING) or leave the option out",
+        ),
+        (
+            &["--warning", "-H", "x"][..],
+            "--warning needs a value (RATING) but is followed by the option -H; give the value right after --warning",
+        ),
+        (
+            &["-H", "x", "--critical", "--insecure"][..],
+            "--critical needs a value (RATING) but is followed by the option --insecure",
+        ),
+    ] {
+        let err = cli::parse(args.iter().copied())
+            .map(|_| ())
+            .and_then(|()| resolve(args, &env).map(|_| ()).map_err(|e| e.0))
+            .unwrap_err();
+        assert!(err.starts_with(expected), "{args:?}: {err}");
+    }
+    // Attached, a dash is a value like any other (and here a wrong one).
+    let err = resolve(&["-H", "x", "--warning=-1"], &env).unwrap_err();
+    assert!(
+        err.0.starts_with("--warning \"-1\" is not a rating"),
+        "{}",
+        err.0
+    );
+}
+
+#[test]
+fn a_value_is_reported_under_the_name_it_was_given() {
+    let dir = temp_dir("named-values");
+    let config = dir.join("c.yml");
+    std::fs::write(
+        &config,
+        "host: x.example\ntimeout: abc\nscanner:\n  tls_min_days: soon\n",
+    )
+    .unwrap();
+    let cfg = config.display().to_string();
+    let env = clean_env("named-values-home", &[("COS_TIMEOUT", "abc")]);
+    let err = resolve(&["-H", "x"], &env).unwrap_err();
+    assert!(
+        err.0.starts_with("COS_TIMEOUT \"abc\" is not a number"),
+        "{}",
+        err.0
+    );
+    let env = clean_env("named-values-file", &[("COS_CONFIG_FILE", &cfg)]);
+    let err = resolve(&[], &env).unwrap_err();
+    assert!(
+        err.0
+            .starts_with(&format!("timeout (in {cfg}) \"abc\" is not a number")),
+        "{}",
+        err.0
+    );
+    let err = resolve(&["--timeout", "5"], &env).unwrap_err();
+    assert!(
+        err.0
+            .starts_with(&format!("scanner.tls_min_days (in {cfg}) \"soon\" is not")),
+        "{}",
+        err.0
+    );
+}
+
+#[test]
+fn configuration_booleans_and_empty_values_are_checked() {
+    let dir = temp_dir("config-booleans");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let maybe = write("maybe.yml", "host: x.example\ncheck_hardening: maybe\n");
+    let err = resolve(&["--config", &maybe], &clean_env("bool-maybe", &[])).unwrap_err();
+    assert_eq!(
+        err.0,
+        format!("check_hardening (in {maybe}) \"maybe\" is not a boolean; write true or false")
+    );
+    for (text, on) in [
+        ("true", true),
+        ("false", false),
+        ("\"off\"", false),
+        ("yes", true),
+    ] {
+        let path = write(
+            "b.yml",
+            &format!("host: x.example\ncheck_hardening: {text}\n"),
+        );
+        let s = resolve(&["--config", &path], &clean_env("bool-ok", &[])).unwrap();
+        assert_eq!(s.check_hardening, on, "{text}");
+    }
+    let empty = write("empty.yml", "host: x.example\nprofile: \"\"\n");
+    let err = resolve(&["--config", &empty], &clean_env("empty-key", &[])).unwrap_err();
+    assert_eq!(
+        err.0,
+        format!("profile (in {empty}) has an empty value; give a value or remove the key")
+    );
+    // Variables keep the spec's rule: anything but the enabling words disables.
+    let s = resolve(
+        &["-H", "x"],
+        &clean_env("bool-variable", &[("COS_CHECK_HARDENING", "maybe")]),
+    )
+    .unwrap();
+    assert!(!s.check_hardening);
+}
+
+#[test]
+fn every_host_option_adds_targets_and_a_repeated_target_is_scanned_once() {
+    let env = clean_env("hosts", &[]);
+    let s = resolve(&["-H", "a.example", "-H", "b.example,a.example"], &env).unwrap();
+    let names: Vec<String> = s.targets.iter().map(|t| t.display_name()).collect();
+    assert_eq!(names, ["a.example", "b.example"]);
+    let s = resolve(&["-H", "a.example:9200,a.example:9200, a.example"], &env).unwrap();
+    let names: Vec<String> = s.targets.iter().map(|t| t.display_name()).collect();
+    assert_eq!(names, ["a.example:9200", "a.example"]);
+}
+
+#[test]
+fn targets_are_never_read_from_secret_references() {
+    let env = clean_env("host-reference", &[("TARGET", "db-password-123")]);
+    let err = resolve(&["-H", "env://TARGET"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--host is given as the reference env://TARGET; targets are not read from secret \
+         references (a target goes to DNS): write the host itself"
+    );
+    assert!(!err.0.contains("db-password"));
+}
