@@ -69,8 +69,9 @@ impl Target {
     /// Parses one entry (surrounding whitespace is ignored).
     pub fn parse(text: &str) -> Result<Target, TargetError> {
         let input = text.trim();
+        let shown = shorten(input);
         let fail = |problem: &str, fix: &str| {
-            TargetError(format!("invalid target \"{input}\": {problem}; {fix}"))
+            TargetError(format!("invalid target \"{shown}\": {problem}; {fix}"))
         };
 
         if input.is_empty() {
@@ -103,8 +104,11 @@ impl Target {
                 let (authority, tail) = rest.split_at(authority_end);
                 if let Some(at_sign) = authority.rfind('@') {
                     // The message must not carry the password on to the monitoring system.
-                    let redacted =
-                        format!("{}://***@{}{tail}", &input[..at], &authority[at_sign + 1..]);
+                    let redacted = shorten(&format!(
+                        "{}://***@{}{tail}",
+                        &input[..at],
+                        &authority[at_sign + 1..]
+                    ));
                     return Err(TargetError(format!(
                         "invalid target \"{redacted}\": contains user credentials; \
                          credentials must not be given in the target, remove the \"user:password@\" part"
@@ -130,7 +134,7 @@ impl Target {
             }
             None => {
                 if let Some(at_sign) = input.rfind('@') {
-                    let redacted = format!("***@{}", &input[at_sign + 1..]);
+                    let redacted = shorten(&format!("***@{}", &input[at_sign + 1..]));
                     return Err(TargetError(format!(
                         "invalid target \"{redacted}\": contains user credentials; \
                          credentials must not be given in the target, remove the \"user@\" part"
@@ -190,6 +194,19 @@ impl Target {
             Some(port) => self.authority(port),
             None => self.host_str(),
         }
+    }
+}
+
+/// The longest target quoted whole in a message; a longer one is cut with `…` (a pasted
+/// document must not fill the monitoring output).
+const SHOWN_TARGET_CHARS: usize = 80;
+
+fn shorten(input: &str) -> String {
+    if input.chars().count() <= SHOWN_TARGET_CHARS {
+        input.to_string()
+    } else {
+        let head: String = input.chars().take(SHOWN_TARGET_CHARS - 1).collect();
+        format!("{head}…")
     }
 }
 
@@ -641,6 +658,15 @@ mod tests {
         let list = parse_list("a.example/, b.example:8443/").unwrap();
         assert_eq!(list[1].display_name(), "b.example:8443");
         assert!(err("/").contains("no host name"), "{}", err("/"));
+    }
+
+    #[test]
+    fn an_over_long_target_is_shortened_in_the_message() {
+        let long = format!("{}.example", "a".repeat(300));
+        let e = err(&long);
+        assert!(e.contains("host name is 308 characters long"), "{e}");
+        assert!(e.len() < 200, "{e}");
+        assert!(e.contains(&format!("\"{}…\"", "a".repeat(79))), "{e}");
     }
 
     #[test]

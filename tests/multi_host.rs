@@ -115,7 +115,7 @@ fn concurrency_above_32_is_refused() {
     assert_eq!(code, 3);
     assert_eq!(
         out,
-        "UNKNOWN: --concurrency \"33\" is not a number of workers from 1 to 32; give a number of workers from 1 to 32\n"
+        "UNKNOWN: --concurrency \"33\" is not a number of workers from 1 to 32\n"
     );
 }
 

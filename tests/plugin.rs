@@ -1110,3 +1110,21 @@ fn detail_lines_follow_the_default_output_layout() {
         run.stdout
     );
 }
+
+#[test]
+fn the_scanner_answers_an_unknown_subcommand_with_its_unknown_line_first() {
+    let output = Command::new(env!("CARGO_BIN_EXE_check-storage-scanner"))
+        .arg("foo")
+        .env_clear()
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        stdout.lines().next(),
+        Some(
+            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, configure, review-waivers (see -h)"
+        ),
+        "{stdout}"
+    );
+}

@@ -13,15 +13,26 @@ Usage:
 None of these subcommands is available in this version yet; use check-storage-security.
 ";
 
+/// The subcommands of the spec.
+const SUBCOMMANDS: [&str; 4] = ["scan", "serve", "configure", "review-waivers"];
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let asked_for_help = args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help");
-    print!("{USAGE}");
-    if !asked_for_help {
+    if asked_for_help {
+        print!("{USAGE}");
+        std::process::exit(0);
+    }
+    // The monitoring line comes first: a core reads line 1.
+    let shown: String = args[0].chars().take(40).collect();
+    if SUBCOMMANDS.contains(&args[0].as_str()) {
+        println!("UNKNOWN: subcommand {shown:?} is not available in this version yet");
+    } else {
         println!(
-            "UNKNOWN: subcommand {:?} is not available in this version yet",
-            args[0]
+            "UNKNOWN: unknown subcommand {shown:?}; use one of {} (see -h)",
+            SUBCOMMANDS.join(", ")
         );
     }
-    std::process::exit(if asked_for_help { 0 } else { 3 });
+    print!("{USAGE}");
+    std::process::exit(3);
 }

@@ -569,21 +569,23 @@ impl Layers<'_> {
             Some(given) => match parse(given.text.trim()) {
                 Some(value) => Ok(Some((value, given))),
                 None => Err(SettingsError(format!(
-                    "{} {} is not {what}; {}",
+                    "{} {} is not {what}{}",
                     given.name,
                     given.shown(),
-                    fix_hint(spec, what)
+                    fix_hint(spec)
                 ))),
             },
         }
     }
 }
 
-fn fix_hint(spec: &OptionSpec, what: &str) -> String {
+/// What to write instead, when the option has a fixed set of values; otherwise the message's
+/// "is not <what>" already says it, and saying it twice helps nobody.
+fn fix_hint(spec: &OptionSpec) -> String {
     if spec.choices.is_empty() {
-        format!("give {what}")
+        String::new()
     } else {
-        format!("use one of {}", spec.choices.join(", "))
+        format!("; use one of {}", spec.choices.join(", "))
     }
 }
 
