@@ -289,7 +289,8 @@ impl Scanner<'_> {
                 transport.endpoint.base_url(),
                 describe_https(&transport.https)
             ));
-            let client = Client::new(transport.endpoint, &transport.verification, &options)?;
+            // One client, so one pool of kept-alive connections, for every probe of the attempt.
+            let client = transport.client(&options)?;
             let plain_client = (dest.http_port != dest.https_port)
                 .then(|| {
                     let endpoint = Endpoint {
@@ -318,7 +319,11 @@ impl Scanner<'_> {
                     .dns_server
                     .or_else(net::dns::system_nameserver),
             };
-            match probe::measure(&client, transport.https, &probe_options) {
+            let measured = probe::measure(&client, transport.https, &probe_options);
+            // Close the attempt's connections before the nodes are probed: a node may be this
+            // very server, and idle connections would add to the nodes' own.
+            drop((client, probe_options));
+            match measured {
                 Ok(mut m) => {
                     if self.settings.all_addresses && self.settings.extra_checks {
                         m.nodes = self.observe_nodes(&dest, &m, &transport.verification, &options);

@@ -706,7 +706,7 @@ fn measure(
         }
         let transport =
             net::select_transport(&dest, roots, proxy, settings.insecure, settings.timeout);
-        let client = Client::new(transport.endpoint, &transport.verification, &options)?;
+        let client = transport.client(&options)?;
         let plain_client = (selection.wants(PLAIN_HTTP) && dest.http_port != dest.https_port)
             .then(|| {
                 let endpoint = Endpoint {
