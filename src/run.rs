@@ -27,10 +27,6 @@ pub struct Outcome {
     pub exit_code: i32,
 }
 
-/// Requests of one host in flight at once: enough that a scan costs about its slowest
-/// probe, few enough to be polite to the instance.
-const PROBE_WORKERS: usize = 8;
-
 static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
 
 /// Logs to stderr at DEBUG level (`--debug`); stdout stays the monitoring output.
@@ -304,9 +300,8 @@ impl Scanner<'_> {
                 .flatten();
             let probe_options = probe::Options {
                 extra_checks: self.settings.extra_checks,
-                // Two rounds of requests, each bounded by the request timeout, plus slack.
+                // However slowly the instance answers, the scan ends: three request timeouts.
                 deadline: Instant::now() + self.settings.timeout * 3,
-                workers: PROBE_WORKERS,
                 host: dest.host.clone(),
                 debug_ports: self.settings.debug_ports.clone(),
                 debug_port_timeout: self.settings.debug_port_timeout,

@@ -139,7 +139,7 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         probes.extend(plan::demo_sign_ins(p.endpoint).into_iter().take(1));
     }
     let deadline = std::time::Instant::now() + p.options.timeout * 2 + Duration::from_secs(1);
-    let mut answers = pool::run_http(&client, &probes, 4, deadline);
+    let mut answers = pool::run_http(&client, &probes, super::HTTP_CONNECTIONS, deadline);
     let capabilities = answers
         .remove(plan::CAPABILITIES)
         .and_then(Result::ok)
