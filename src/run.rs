@@ -27,10 +27,6 @@ pub struct Outcome {
     pub exit_code: i32,
 }
 
-/// Requests of one host in flight at once: enough that a scan costs about its slowest
-/// probe, few enough to be polite to the instance.
-const PROBE_WORKERS: usize = 8;
-
 static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
 
 /// Logs to stderr at DEBUG level (`--debug`); stdout stays the monitoring output.
@@ -301,7 +297,8 @@ impl Scanner<'_> {
                 transport.endpoint.base_url(),
                 describe_https(&transport.https)
             ));
-            let client = Client::new(transport.endpoint, &transport.verification, &options)?;
+            // One client, so one pool of kept-alive connections, for every probe of the attempt.
+            let client = transport.client(&options)?;
             let plain_client = (dest.http_port != dest.https_port)
                 .then(|| {
                     let endpoint = Endpoint {
@@ -315,9 +312,8 @@ impl Scanner<'_> {
                 .flatten();
             let probe_options = probe::Options {
                 extra_checks: self.settings.extra_checks,
-                // Two rounds of requests, each bounded by the request timeout, plus slack.
+                // However slowly the instance answers, the scan ends: three request timeouts.
                 deadline: Instant::now() + self.settings.timeout * 3,
-                workers: PROBE_WORKERS,
                 host: dest.host.clone(),
                 debug_ports: self.settings.debug_ports.clone(),
                 debug_port_timeout: self.settings.debug_port_timeout,
@@ -330,7 +326,11 @@ impl Scanner<'_> {
                     .dns_server
                     .or_else(net::dns::system_nameserver),
             };
-            match probe::measure(&client, transport.https, &probe_options) {
+            let measured = probe::measure(&client, transport.https, &probe_options);
+            // Close the attempt's connections before the nodes are probed: a node may be this
+            // very server, and idle connections would add to the nodes' own.
+            drop((client, probe_options));
+            match measured {
                 Ok(mut m) => {
                     if self.settings.all_addresses && self.settings.extra_checks {
                         m.nodes = self.observe_nodes(&dest, &m, &transport.verification, &options);

@@ -39,9 +39,6 @@ pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
 /// Why an id the registry does not know ends UNKNOWN.
 pub const UNKNOWN_ID: &str = "unknown finding id; see docs/checks.md";
 
-/// Requests of one host in flight at once, as in a full scan.
-const PROBE_WORKERS: usize = 8;
-
 /// Probe keys that are not HTTP requests of the plan (see `probe::measure_selected`).
 const LEGACY_TLS: &str = "tlsDeprecatedProtocol";
 const PLAIN_HTTP: &str = "httpsEnforced";
@@ -706,7 +703,7 @@ fn measure(
         }
         let transport =
             net::select_transport(&dest, roots, proxy, settings.insecure, settings.timeout);
-        let client = Client::new(transport.endpoint, &transport.verification, &options)?;
+        let client = transport.client(&options)?;
         let plain_client = (selection.wants(PLAIN_HTTP) && dest.http_port != dest.https_port)
             .then(|| {
                 let endpoint = Endpoint {
@@ -721,7 +718,6 @@ fn measure(
         let probe_options = probe::Options {
             extra_checks: true,
             deadline: Instant::now() + settings.timeout * 3,
-            workers: PROBE_WORKERS,
             host: dest.host.clone(),
             debug_ports: selection.debug_ports(&settings.debug_ports),
             debug_port_timeout: settings.debug_port_timeout,

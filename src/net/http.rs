@@ -2,9 +2,14 @@
 //! the transport decided by `transport`, the operator's proxy (and no other), caps on header and
 //! body sizes, a deadline per request, and no redirect following at all: a probe sees the 3xx
 //! itself and a server can never send us off the target.
+//!
+//! The agent keeps its connections alive in one pool, shared by every clone of the client and
+//! so by every probe of the endpoint. Its HTTPS connections come from the endpoint's
+//! [`EndpointTls`] (see `connector`): the first is the TLS inspection's own, the others resume
+//! its session.
 
+use super::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
 use std::io::Read;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Bodies the scanner needs are small JSON and HTML documents; anything beyond is cut.
@@ -24,6 +29,24 @@ pub enum Verification {
     PrivateCa(Vec<Vec<u8>>),
     /// Transport selection already recorded that the chain does not verify.
     Disabled,
+}
+
+impl Verification {
+    /// What the endpoint's handshakes must show under this verification.
+    pub fn requirement(&self) -> Requirement {
+        match self {
+            Verification::PublicRoots => Requirement::Trusted(TrustedBy::PublicRoots),
+            Verification::PrivateCa(_) => Requirement::Trusted(TrustedBy::PrivateCa),
+            Verification::Disabled => Requirement::Anything,
+        }
+    }
+
+    fn roots(&self) -> Roots {
+        match self {
+            Verification::PrivateCa(ders) => Roots::with_private_der(ders),
+            Verification::PublicRoots | Verification::Disabled => Roots::public(),
+        }
+    }
 }
 
 /// Where one endpoint lives: scheme, host (for the URL, Host header and SNI), port, path prefix.
@@ -122,13 +145,52 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client for an endpoint whose verification is known without an inspection (debug
+    /// ports, plain HTTP, a node of `--all-addresses` judged by the scan's transport).
     pub fn new(
         endpoint: Endpoint,
         verification: &Verification,
         options: &ClientOptions,
     ) -> Result<Client, String> {
+        let tls = match endpoint.scheme {
+            Scheme::Http => None,
+            Scheme::Https => {
+                let host = endpoint
+                    .url_host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
+                let route = match (options.pin, &options.proxy) {
+                    (Some(ip), _) => Route::Address(std::net::SocketAddr::new(ip, endpoint.port)),
+                    (None, Some(url)) => Route::Proxy(
+                        super::proxy::Proxy::parse(url.trim())
+                            .map_err(|e| format!("--proxy {url:?} is not usable: {e}"))?,
+                    ),
+                    (None, None) => Route::Direct,
+                };
+                let tls = EndpointTls::new(
+                    host,
+                    endpoint.port,
+                    &verification.roots(),
+                    route,
+                    options.timeout,
+                )
+                .map_err(|e| format!("TLS to {}: {e:?}", endpoint.base_url()))?;
+                tls.require(verification.requirement());
+                Some(tls)
+            }
+        };
+        Client::with_tls(endpoint, tls, options)
+    }
+
+    /// A client whose HTTPS connections come from `tls`: the scan's endpoint after transport
+    /// selection, with the inspected connection for its first request.
+    pub fn with_tls(
+        endpoint: Endpoint,
+        tls: Option<EndpointTls>,
+        options: &ClientOptions,
+    ) -> Result<Client, String> {
         Ok(Client {
-            agent: agent(verification, options)?,
+            agent: agent(tls, options)?,
             endpoint,
         })
     }
@@ -191,21 +253,8 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::Agent, String> {
-    use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
-    let tls = match verification {
-        Verification::PublicRoots => TlsConfig::builder().root_certs(RootCerts::WebPki),
-        Verification::PrivateCa(ders) => {
-            TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(
-                ders.iter()
-                    .map(|d| Certificate::from_der(d).to_owned())
-                    .collect(),
-            )))
-        }
-        Verification::Disabled => TlsConfig::builder().disable_verification(true),
-    }
-    .provider(TlsProvider::Rustls)
-    .build();
+fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agent, String> {
+    use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
     let proxy = match &options.proxy {
         Some(url) => Some(ureq::Proxy::new(url).map_err(|e| {
@@ -217,7 +266,6 @@ fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::A
         None => None,
     };
     let config = ureq::config::Config::builder()
-        .tls_config(tls)
         .proxy(proxy)
         .http_status_as_error(false)
         .max_redirects(0)
@@ -225,10 +273,16 @@ fn agent(verification: &Verification, options: &ClientOptions) -> Result<ureq::A
         .timeout_global(Some(options.timeout))
         .allow_non_standard_methods(true)
         .user_agent(options.user_agent.as_str())
+        // Room for every connection the probes keep alive, so none is closed for want of it.
         .max_idle_connections_per_host(4)
         .build();
     let resolver = super::resolve::ScanResolver { pin: options.pin };
-    let connector = ureq::unversioned::transport::DefaultConnector::default();
+    // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
+    // operator's proxy when there is one). Each connector passes on what an earlier one made.
+    let connector =
+        ().chain(super::connector::EndpointConnector::new(tls))
+            .chain(ConnectProxyConnector::default())
+            .chain(TcpConnector::default());
     Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 

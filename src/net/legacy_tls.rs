@@ -1,8 +1,12 @@
 //! Whether a server still accepts TLS 1.0 or 1.1. rustls cannot speak them, so this sends a
-//! hand-built ClientHello pinned to the old version and reads the server's first record: a
-//! ServerHello for that version means the version is accepted; an alert, a ServerHello for
-//! another version or a closed connection means it is refused. The handshake is never
+//! hand-built ClientHello pinned to the old versions and reads the server's first record: a
+//! ServerHello names the version the server picked; an alert, a ServerHello for a newer
+//! version or a closed connection means the old versions are refused. The handshake is never
 //! completed, so no old cipher is ever used for data.
+//!
+//! One hello offers both (TLS 1.1 at most): a server picks the highest version it shares with
+//! the client, so a refusal refuses both and a TLS 1.0 answer refuses 1.1. Only a server that
+//! picks TLS 1.1 needs a second hello, offering TLS 1.0 alone, on a connection of its own.
 
 use super::proxy::Proxy;
 use super::tls::TlsFailure;
@@ -54,18 +58,28 @@ pub struct LegacyTls {
     pub error: Option<String>,
 }
 
-/// Probes TLS 1.0 and TLS 1.1 on `host:port` at the same time, each on a fresh connection
-/// (through the operator's proxy when there is one), both within `timeout`.
+/// Connections the probe holds open at once: one, and for a server that refuses the old
+/// versions (a healthy one) one in all.
+pub const CONNECTIONS: usize = 1;
+
+/// Probes TLS 1.0 and TLS 1.1 on `host:port` (through the operator's proxy when there is one),
+/// within `timeout`.
 pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) -> LegacyTls {
     let deadline = Instant::now() + timeout;
-    let (v1_0, v1_1) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| probe_version(host, port, proxy, TLS1_0, deadline));
-        let second = probe_version(host, port, proxy, TLS1_1, deadline);
-        let first = first
-            .join()
-            .unwrap_or_else(|_| Err("the TLS 1.0 probe failed".to_string()));
-        (first, second)
-    });
+    let (tls1_0, tls1_1) = match probe_version(host, port, proxy, TLS1_1, deadline) {
+        Err(why) => {
+            return LegacyTls {
+                tls1_0: None,
+                tls1_1: None,
+                error: Some(why),
+            };
+        }
+        Ok(Some(TLS1_1)) => match probe_version(host, port, proxy, TLS1_0, deadline) {
+            Ok(picked) => (Ok(picked == Some(TLS1_0)), Ok(true)),
+            Err(why) => (Err(why), Ok(true)),
+        },
+        Ok(picked) => (Ok(picked == Some(TLS1_0)), Ok(false)),
+    };
     let mut errors = Vec::new();
     let mut outcome = |name: &str, result: Result<bool, String>| match result {
         Ok(accepted) => Some(accepted),
@@ -74,8 +88,8 @@ pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) ->
             None
         }
     };
-    let tls1_0 = outcome("TLS 1.0", v1_0);
-    let tls1_1 = outcome("TLS 1.1", v1_1);
+    let tls1_0 = outcome("TLS 1.0", tls1_0);
+    let tls1_1 = outcome("TLS 1.1", tls1_1);
     LegacyTls {
         tls1_0,
         tls1_1,
@@ -83,14 +97,15 @@ pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) ->
     }
 }
 
-/// One connection, one ClientHello for `version`, one decision.
+/// One connection, one ClientHello offering `version` at most: the version the server picked,
+/// or `None` when it refused.
 fn probe_version(
     host: &str,
     port: u16,
     proxy: Option<&Proxy>,
     version: u16,
     deadline: Instant,
-) -> Result<bool, String> {
+) -> Result<Option<u16>, String> {
     let connected = match proxy {
         Some(proxy) => proxy.tunnel(host, port, deadline),
         None => super::tls::connect(host, port, deadline),
@@ -108,7 +123,7 @@ fn exchange(
     hello: &[u8],
     version: u16,
     deadline: Instant,
-) -> Result<bool, String> {
+) -> Result<Option<u16>, String> {
     let remaining = |what: &str| {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -122,7 +137,7 @@ fn exchange(
         return match e.kind() {
             // The server hung up on the hello: it does not talk this version.
             ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
-                Ok(false)
+                Ok(None)
             }
             ErrorKind::TimedOut | ErrorKind::WouldBlock => {
                 Err("sending the ClientHello timed out".into())
@@ -134,8 +149,8 @@ fn exchange(
     let mut chunk = [0u8; 4096];
     loop {
         match inspect(&received, version) {
-            Reading::Accepted => return Ok(true),
-            Reading::Refused => return Ok(false),
+            Reading::Picked(picked) => return Ok(Some(picked)),
+            Reading::Refused => return Ok(None),
             Reading::Garbage(why) => return Err(format!("the server answered {why}")),
             Reading::NeedMore => {}
         }
@@ -149,7 +164,7 @@ fn exchange(
         let room = (MAX_READ_BYTES - received.len()).min(chunk.len());
         match stream.read(&mut chunk[..room]) {
             // Closing on the hello is how some servers refuse an old version.
-            Ok(0) if received.is_empty() => return Ok(false),
+            Ok(0) if received.is_empty() => return Ok(None),
             Ok(0) => {
                 return Err("the server closed the connection in the middle of a record".into());
             }
@@ -160,7 +175,7 @@ fn exchange(
                 | ErrorKind::BrokenPipe
                     if received.is_empty() =>
                 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 ErrorKind::TimedOut | ErrorKind::WouldBlock => {
                     return Err("waiting for the server's answer timed out".into());
@@ -272,7 +287,8 @@ fn push_extension(out: &mut Vec<u8>, kind: u16, body: &[u8]) {
 /// What the bytes read so far say.
 #[derive(Debug, PartialEq, Eq)]
 enum Reading {
-    Accepted,
+    /// A ServerHello for this old version (at most the one offered).
+    Picked(u16),
     Refused,
     /// Nothing decided yet: the first record or the ServerHello header is incomplete.
     NeedMore,
@@ -287,7 +303,7 @@ enum Reading {
 /// and bounded: it looks at no more than the records it needs.
 pub fn classify_record(bytes: &[u8], requested: u16) -> Option<bool> {
     match inspect(bytes, requested) {
-        Reading::Accepted => Some(true),
+        Reading::Picked(version) => Some(version == requested),
         Reading::Refused => Some(false),
         Reading::NeedMore | Reading::Garbage(_) => None,
     }
@@ -354,8 +370,9 @@ fn inspect(bytes: &[u8], requested: u16) -> Reading {
     }
 }
 
-/// Reads the first six handshake bytes: message type, length, server_version.
-fn server_hello(header: &[u8], requested: u16) -> Reading {
+/// Reads the first six handshake bytes: message type, length, server_version. A version
+/// newer than `offered` means the server ignored the offer: refused, as before.
+fn server_hello(header: &[u8], offered: u16) -> Reading {
     if header[0] != SERVER_HELLO {
         return Reading::Garbage("with a handshake message that is not a ServerHello");
     }
@@ -366,12 +383,12 @@ fn server_hello(header: &[u8], requested: u16) -> Reading {
         return Reading::Garbage("with a ServerHello too short to be one");
     }
     let version = u16::from_be_bytes([header[4], header[5]]);
-    if version == requested {
-        Reading::Accepted
-    } else if version >> 8 == 3 {
-        Reading::Refused
-    } else {
+    if version >> 8 != 3 {
         Reading::Garbage("with a ServerHello of an unknown protocol version")
+    } else if version <= offered && version >= TLS1_0 {
+        Reading::Picked(version)
+    } else {
+        Reading::Refused
     }
 }
 
@@ -511,13 +528,17 @@ mod tests {
         assert_eq!(inspect(&[], TLS1_0), Reading::NeedMore);
     }
 
-    /// A one-connection-per-version fake server: reads the hello, then does `answer`.
-    fn fake_server(answer: fn(&mut TcpStream)) -> (u16, std::thread::JoinHandle<Vec<Vec<u8>>>) {
+    /// A fake server for `connections` connections: reads each hello, then does `answer`
+    /// with the version the hello offered.
+    fn fake_server(
+        connections: usize,
+        answer: fn(&mut TcpStream, u16),
+    ) -> (u16, std::thread::JoinHandle<Vec<Vec<u8>>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let handle = std::thread::spawn(move || {
             let mut hellos = Vec::new();
-            for _ in 0..2 {
+            for _ in 0..connections {
                 let (mut stream, _) = listener.accept().unwrap();
                 stream
                     .set_read_timeout(Some(Duration::from_secs(5)))
@@ -529,32 +550,61 @@ mod tests {
                 stream.read_exact(&mut body).unwrap();
                 let mut hello = head.to_vec();
                 hello.extend_from_slice(&body);
+                answer(&mut stream, parse_hello(&hello).0);
                 hellos.push(hello);
-                answer(&mut stream);
             }
             hellos
         });
         (port, handle)
     }
 
+    fn offered(hellos: &[Vec<u8>]) -> Vec<u16> {
+        hellos.iter().map(|h| parse_hello(h).0).collect()
+    }
+
     #[test]
     fn a_server_answering_a_tls_1_0_server_hello_accepts_1_0_only() {
-        let (port, server) = fake_server(|s| {
+        // One hello settles both: TLS 1.1 offered, TLS 1.0 picked.
+        let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(&server_hello_record(TLS1_0));
         });
         let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
         assert_eq!(result.tls1_0, Some(true), "{result:?}");
         assert_eq!(result.tls1_1, Some(false), "{result:?}");
         assert_eq!(result.error, None);
-        let hellos = server.join().unwrap();
-        let mut versions: Vec<u16> = hellos.iter().map(|h| parse_hello(h).0).collect();
-        versions.sort();
-        assert_eq!(versions, [TLS1_0, TLS1_1]);
+        assert_eq!(offered(&server.join().unwrap()), [TLS1_1]);
     }
 
     #[test]
-    fn a_protocol_version_alert_refuses() {
-        let (port, server) = fake_server(|s| {
+    fn a_server_picking_tls_1_1_is_asked_about_1_0_alone() {
+        let (port, server) = fake_server(2, |s, offered| {
+            let _ = s.write_all(&server_hello_record(offered));
+        });
+        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        assert_eq!(
+            (result.tls1_0, result.tls1_1, result.error),
+            (Some(true), Some(true), None)
+        );
+        assert_eq!(offered(&server.join().unwrap()), [TLS1_1, TLS1_0]);
+    }
+
+    #[test]
+    fn a_server_accepting_1_1_only_refuses_the_1_0_hello() {
+        let (port, server) = fake_server(2, |s, offered| {
+            if offered == TLS1_1 {
+                let _ = s.write_all(&server_hello_record(TLS1_1));
+            } else {
+                let _ = s.write_all(&[21, 3, 1, 0, 2, 2, 70]);
+            }
+        });
+        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        assert_eq!((result.tls1_0, result.tls1_1), (Some(false), Some(true)));
+        assert_eq!(offered(&server.join().unwrap()), [TLS1_1, TLS1_0]);
+    }
+
+    #[test]
+    fn a_protocol_version_alert_refuses_both_on_one_connection() {
+        let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(&[21, 3, 3, 0, 2, 2, 70]);
         });
         let result = probe("localhost", port, None, Duration::from_secs(5));
@@ -566,12 +616,22 @@ mod tests {
                 error: None
             }
         );
+        assert_eq!(offered(&server.join().unwrap()), [TLS1_1]);
+    }
+
+    #[test]
+    fn a_newer_version_than_offered_refuses() {
+        let (port, server) = fake_server(1, |s, _| {
+            let _ = s.write_all(&server_hello_record(0x0303));
+        });
+        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        assert_eq!((result.tls1_0, result.tls1_1), (Some(false), Some(false)));
         server.join().unwrap();
     }
 
     #[test]
     fn closing_the_connection_refuses() {
-        let (port, server) = fake_server(|s| {
+        let (port, server) = fake_server(1, |s, _| {
             let _ = s.shutdown(std::net::Shutdown::Both);
         });
         let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
@@ -585,11 +645,10 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
-            // Keep both connections open and silent until the test is done.
-            let a = listener.accept().unwrap();
-            let b = listener.accept().unwrap();
+            // Keep the connection open and silent until the test is done.
+            let held = listener.accept().unwrap();
             let _ = rx.recv();
-            drop((a, b));
+            drop(held);
         });
         let started = Instant::now();
         let result = probe("127.0.0.1", port, None, Duration::from_millis(200));
@@ -598,16 +657,12 @@ mod tests {
         server.join().unwrap();
         assert_eq!((result.tls1_0, result.tls1_1), (None, None));
         let error = result.error.unwrap();
-        assert!(
-            error.contains("TLS 1.0: ") && error.contains("TLS 1.1: "),
-            "{error}"
-        );
         assert!(error.contains("timed out"), "{error}");
     }
 
     #[test]
     fn garbage_is_undecided() {
-        let (port, server) = fake_server(|s| {
+        let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
         });
         let result = probe("127.0.0.1", port, None, Duration::from_secs(5));

@@ -1,6 +1,7 @@
 //! Everything that touches the network: the HTTP client, TLS inspection, transport selection
 //! and fetching the release and advisory feeds.
 
+mod connector;
 pub mod dns;
 pub mod http;
 pub mod legacy_tls;
@@ -8,7 +9,7 @@ pub mod proxy;
 pub mod resolve;
 pub mod tls;
 
-use http::{ClientOptions, Endpoint, Scheme, Verification};
+use http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use std::time::Duration;
 
 /// What the HTTPS step of transport selection observed (spec "Transport selection").
@@ -37,6 +38,19 @@ pub struct Transport {
     pub endpoint: Endpoint,
     pub verification: Verification,
     pub https: HttpsObservation,
+    /// The endpoint's TLS, holding the inspected connection for the first request (HTTPS only).
+    pub tls: Option<tls::EndpointTls>,
+}
+
+impl Transport {
+    /// The HTTP client of the attempt: every probe of the endpoint goes through it (clones
+    /// share its pool), starting on the inspected connection.
+    pub fn client(&self, options: &ClientOptions) -> Result<Client, String> {
+        match &self.tls {
+            Some(tls) => Client::with_tls(self.endpoint.clone(), Some(tls.clone()), options),
+            None => Client::new(self.endpoint.clone(), &self.verification, options),
+        }
+    }
 }
 
 /// Where to connect: the host as used in URLs and for SNI, ports for HTTPS and plain HTTP.
@@ -53,7 +67,8 @@ pub struct Destination {
 
 /// Walks the three steps: verified HTTPS, unverified HTTPS, plain HTTP. A failed handshake
 /// never ends the scan here: plain HTTP is tried by the probes that follow, and if that fails
-/// too the scan fails as unreachable.
+/// too the scan fails as unreachable. Over HTTPS the inspected connection stays open for the
+/// first request, and the verdict becomes what every later handshake must show.
 pub fn select_transport(
     dest: &Destination,
     roots: &tls::Roots,
@@ -67,22 +82,39 @@ pub fn select_transport(
         port: dest.https_port,
         base_path: dest.base_path.clone(),
     };
-    match tls::inspect(&dest.host, dest.https_port, roots, proxy, timeout) {
-        Ok(handshake) => match (&handshake.trust, insecure) {
-            (Ok(by), false) => Transport {
+    let inspected = tls::EndpointTls::new(
+        &dest.host,
+        dest.https_port,
+        roots,
+        tls::Route::via(proxy),
+        timeout,
+    )
+    .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
+    match inspected {
+        Ok((endpoint_tls, handshake)) => {
+            let (verification, https) = match (&handshake.trust, insecure) {
+                (Ok(by), false) => (
+                    match by {
+                        tls::TrustedBy::PublicRoots => Verification::PublicRoots,
+                        tls::TrustedBy::PrivateCa => {
+                            Verification::PrivateCa(roots.private_der.clone())
+                        }
+                    },
+                    HttpsObservation::Verified(handshake),
+                ),
+                _ => (
+                    Verification::Disabled,
+                    HttpsObservation::Unverified(handshake),
+                ),
+            };
+            endpoint_tls.require(verification.requirement());
+            Transport {
                 endpoint: https_endpoint,
-                verification: match by {
-                    tls::TrustedBy::PublicRoots => Verification::PublicRoots,
-                    tls::TrustedBy::PrivateCa => Verification::PrivateCa(roots.private_der.clone()),
-                },
-                https: HttpsObservation::Verified(handshake),
-            },
-            _ => Transport {
-                endpoint: https_endpoint,
-                verification: Verification::Disabled,
-                https: HttpsObservation::Unverified(handshake),
-            },
-        },
+                verification,
+                https,
+                tls: Some(endpoint_tls),
+            }
+        }
         Err(failure) => {
             let reason = match failure {
                 tls::TlsFailure::Connect(m)
@@ -98,6 +130,7 @@ pub fn select_transport(
                 },
                 verification: Verification::Disabled,
                 https: HttpsObservation::Unavailable(reason),
+                tls: None,
             }
         }
     }

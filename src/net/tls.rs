@@ -1,15 +1,29 @@
-//! TLS inspection: one handshake that records what a verified client would have concluded
-//! (trusted or not, and why) while still completing, so a single connection yields the chain,
-//! the protocol and the trust verdict. Transport selection is decided from this observation.
+//! TLS to a scanned endpoint. The first handshake is the inspection: it completes whatever the
+//! certificate, and the chain is then judged as a verifying client would have judged it
+//! (trusted or not, and why), so one connection yields the chain, the protocol and the trust
+//! verdict. Transport selection is decided from that observation.
+//!
+//! Every TLS connection to the endpoint in one scan attempt comes from one [`EndpointTls`]:
+//! one rustls configuration, so one certificate verifier and one session cache. The
+//! inspected connection stays open for the first HTTP request, and the HTTP client's other
+//! connections resume its session (rustls resumes a session only under the verifier that
+//! accepted it, so a configuration of their own could not). A resumed handshake costs the
+//! instance neither a certificate nor a signature.
 
-use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{
+    ClientSessionMemoryCache, ClientSessionStore, Resumption, WebPkiServerVerifier,
+};
+use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::io::{Read, Write};
+use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// A TLS connection to the endpoint, handshake done.
+pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
 /// Which root set vouched for the server's certificate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,11 +65,41 @@ pub struct Roots {
     pub private_der: Vec<Vec<u8>>,
 }
 
+/// The public web PKI, built once per process.
+fn public_roots() -> Arc<RootCertStore> {
+    static PUBLIC: OnceLock<Arc<RootCertStore>> = OnceLock::new();
+    PUBLIC
+        .get_or_init(|| {
+            Arc::new(RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            })
+        })
+        .clone()
+}
+
 impl Roots {
+    /// The public roots only.
+    pub fn public() -> Roots {
+        Roots {
+            public: public_roots(),
+            private: None,
+            private_der: Vec::new(),
+        }
+    }
+
+    /// The public roots and the private CA certificates `ders` (DER).
+    pub fn with_private_der(ders: &[Vec<u8>]) -> Roots {
+        let mut store = RootCertStore::empty();
+        let (_added, _ignored) =
+            store.add_parsable_certificates(ders.iter().map(|d| CertificateDer::from(d.clone())));
+        Roots {
+            public: public_roots(),
+            private: (!store.is_empty()).then(|| Arc::new(store)),
+            private_der: ders.to_vec(),
+        }
+    }
+
     pub fn new(ca_file: Option<&std::path::Path>) -> Result<Roots, String> {
-        let public = RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
         let mut private_der = Vec::new();
         let private = match ca_file {
             None => None,
@@ -82,7 +126,7 @@ impl Roots {
             }
         };
         Ok(Roots {
-            public: Arc::new(public),
+            public: public_roots(),
             private,
             private_der,
         })
@@ -93,15 +137,73 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Completes every handshake but records whether a verifying client would have accepted it.
-#[derive(Debug)]
-struct RecordingVerifier {
-    public: Arc<WebPkiServerVerifier>,
-    private: Option<Arc<WebPkiServerVerifier>>,
-    outcome: Mutex<Option<Result<TrustedBy, String>>>,
+/// What every handshake with an endpoint after the inspected first one must show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// A chain that verifies for the scanned name against this root set.
+    Trusted(TrustedBy),
+    /// Any chain: the transport already records the endpoint as unverified (`tlsTrusted`
+    /// failed, or `--insecure`).
+    Anything,
 }
 
-impl ServerCertVerifier for RecordingVerifier {
+/// The one certificate verifier of an endpoint's connections. Until transport selection sets
+/// the [`Requirement`], any chain completes the handshake (the inspection judges it
+/// afterwards); from then on every full handshake must meet it. Signatures are always checked.
+#[derive(Debug)]
+struct EndpointVerifier {
+    public: Arc<WebPkiServerVerifier>,
+    private: Option<Arc<WebPkiServerVerifier>>,
+    algorithms: WebPkiSupportedAlgorithms,
+    required: OnceLock<Requirement>,
+}
+
+impl EndpointVerifier {
+    fn new(
+        roots: &Roots,
+        provider: &Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<EndpointVerifier, String> {
+        let build = |store: &Arc<RootCertStore>| {
+            WebPkiServerVerifier::builder_with_provider(store.clone(), provider.clone())
+                .build()
+                .map_err(|e| format!("cannot build verifier: {e}"))
+        };
+        Ok(EndpointVerifier {
+            public: build(&roots.public)?,
+            private: roots.private.as_ref().map(build).transpose()?,
+            algorithms: provider.signature_verification_algorithms,
+            required: OnceLock::new(),
+        })
+    }
+
+    /// Which root set verifies `chain` for `name`, or why none does: what a verifying client
+    /// would have concluded.
+    fn judge(
+        &self,
+        chain: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+    ) -> Result<TrustedBy, String> {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return Err("server sent no certificate".into());
+        };
+        let now = UnixTime::now();
+        match self
+            .public
+            .verify_server_cert(leaf, intermediates, name, &[], now)
+        {
+            Ok(_) => Ok(TrustedBy::PublicRoots),
+            Err(public_err) => match &self.private {
+                Some(private) => private
+                    .verify_server_cert(leaf, intermediates, name, &[], now)
+                    .map(|_| TrustedBy::PrivateCa)
+                    .map_err(|e| describe_cert_error(&e)),
+                None => Err(describe_cert_error(&public_err)),
+            },
+        }
+    }
+}
+
+impl ServerCertVerifier for EndpointVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -110,27 +212,19 @@ impl ServerCertVerifier for RecordingVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let public = self.public.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        );
-        let outcome = match public {
-            Ok(_) => Ok(TrustedBy::PublicRoots),
-            Err(public_err) => match &self.private {
-                Some(private) => private
-                    .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-                    .map(|_| TrustedBy::PrivateCa)
-                    .map_err(|e| describe_cert_error(&e)),
-                None => Err(describe_cert_error(&public_err)),
+        let verifier = match self.required.get() {
+            None | Some(Requirement::Anything) => return Ok(ServerCertVerified::assertion()),
+            Some(Requirement::Trusted(TrustedBy::PublicRoots)) => &self.public,
+            Some(Requirement::Trusted(TrustedBy::PrivateCa)) => match &self.private {
+                Some(private) => private,
+                None => {
+                    return Err(rustls::Error::InvalidCertificate(
+                        rustls::CertificateError::UnknownIssuer,
+                    ));
+                }
             },
         };
-        if let Ok(mut slot) = self.outcome.lock() {
-            *slot = Some(outcome);
-        }
-        Ok(ServerCertVerified::assertion())
+        verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
     fn verify_tls12_signature(
@@ -139,7 +233,7 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.public.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -148,11 +242,11 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.public.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.public.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
@@ -179,119 +273,253 @@ fn describe_cert_error(err: &rustls::Error) -> String {
     }
 }
 
-/// How a handshake reaches the server.
-#[derive(Clone, Copy, Debug)]
-pub enum Route<'a> {
+/// How a connection reaches the server.
+#[derive(Clone, Debug)]
+pub enum Route {
     /// Resolve the name (honouring `scanner.resolve`) and connect directly.
     Direct,
     /// Tunnel through the operator's proxy.
-    Proxy(&'a super::proxy::Proxy),
+    Proxy(super::proxy::Proxy),
     /// Connect to this address while the name stays the SNI and the checked name.
     Address(SocketAddr),
 }
 
-/// Connects to `host:port` (`host` is also the name checked and sent as SNI), through the
-/// operator's proxy when there is one, and performs one handshake, bounded by `timeout`.
-pub fn inspect(
-    host: &str,
-    port: u16,
-    roots: &Roots,
-    proxy: Option<&super::proxy::Proxy>,
-    timeout: Duration,
-) -> Result<Handshake, TlsFailure> {
-    let route = match proxy {
-        Some(p) => Route::Proxy(p),
-        None => Route::Direct,
-    };
-    inspect_via(host, port, roots, route, timeout)
-}
-
-/// [`inspect`] with an explicit route.
-pub fn inspect_via(
-    host: &str,
-    port: u16,
-    roots: &Roots,
-    route: Route,
-    timeout: Duration,
-) -> Result<Handshake, TlsFailure> {
-    let deadline = Instant::now() + timeout;
-    let provider = provider();
-    let build = |store: &Arc<RootCertStore>| {
-        WebPkiServerVerifier::builder_with_provider(store.clone(), provider.clone())
-            .build()
-            .map_err(|e| TlsFailure::Handshake(format!("cannot build verifier: {e}")))
-    };
-    let verifier = Arc::new(RecordingVerifier {
-        public: build(&roots.public)?,
-        private: roots.private.as_ref().map(build).transpose()?,
-        outcome: Mutex::new(None),
-    });
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TlsFailure::Handshake(e.to_string()))?
-        .dangerous()
-        .with_custom_certificate_verifier(verifier.clone())
-        .with_no_client_auth();
-    let name = ServerName::try_from(host.to_string())
-        .map_err(|_| TlsFailure::Connect(format!("{host} is not a valid TLS server name")))?;
-    let mut conn = rustls::ClientConnection::new(Arc::new(config), name)
-        .map_err(|e| TlsFailure::Handshake(e.to_string()))?;
-
-    let mut tcp = match route {
-        Route::Proxy(proxy) => proxy.tunnel(host, port, deadline)?,
-        Route::Direct => connect(host, port, deadline)?,
-        Route::Address(addr) => {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            TcpStream::connect_timeout(&addr, remaining)
-                .map_err(|e| classify_io(&e, &format!("connecting to {addr}")))?
-        }
-    };
-    while conn.is_handshaking() {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(TlsFailure::Transient("TLS handshake timed out".into()));
-        }
-        let _ = tcp.set_read_timeout(Some(remaining));
-        let _ = tcp.set_write_timeout(Some(remaining));
-        match conn.complete_io(&mut tcp) {
-            Ok(_) => {}
-            Err(e) => return Err(classify_io(&e, "TLS handshake")),
+impl Route {
+    /// Through the operator's proxy when there is one, else directly.
+    pub fn via(proxy: Option<&super::proxy::Proxy>) -> Route {
+        match proxy {
+            Some(p) => Route::Proxy(p.clone()),
+            None => Route::Direct,
         }
     }
-    // Leave politely; a failure here changes nothing.
-    conn.send_close_notify();
-    let _ = conn.write_tls(&mut tcp);
-    let _ = tcp.flush();
-    let mut sink = [0u8; 1];
-    let _ = tcp.set_read_timeout(Some(Duration::from_millis(1)));
-    let _ = tcp.read(&mut sink);
+}
 
-    let chain = conn
-        .peer_certificates()
-        .map(|certs| certs.iter().map(|c| c.as_ref().to_vec()).collect())
-        .unwrap_or_default();
-    let trust = verifier
-        .outcome
-        .lock()
-        .ok()
-        .and_then(|mut o| o.take())
-        .unwrap_or_else(|| Err("server sent no certificate".into()));
-    Ok(Handshake {
-        protocol: conn
-            .protocol_version()
-            .map(|v| match v {
-                rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
-                rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
-                other => format!("{other:?}"),
-            })
-            .unwrap_or_default(),
-        cipher_suite: conn
-            .negotiated_cipher_suite()
-            .map(|s| format!("{:?}", s.suite()))
-            .unwrap_or_default(),
-        chain,
-        trust,
-    })
+/// The TLS side of one endpoint for one scan attempt: where and how to connect, the one
+/// rustls configuration every connection shares, and the inspected first connection until
+/// the HTTP client takes it. Cloning shares all of it.
+#[derive(Clone)]
+pub struct EndpointTls(Arc<Shared>);
+
+struct Shared {
+    /// Name or address connected to (and checked, and sent as SNI when a name).
+    host: String,
+    port: u16,
+    route: Route,
+    name: ServerName<'static>,
+    /// One verifier and one session cache for every connection.
+    config: Arc<rustls::ClientConfig>,
+    verifier: Arc<EndpointVerifier>,
+    sessions: Arc<ClientSessionMemoryCache>,
+    /// Bounds the connect and the handshake of each connection.
+    timeout: Duration,
+    /// The inspected connection and the verdict on its chain, kept for the first HTTP request.
+    kept: Mutex<Option<(TlsStream, Result<TrustedBy, String>)>>,
+}
+
+impl std::fmt::Debug for EndpointTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EndpointTls({}:{})", self.0.host, self.0.port)
+    }
+}
+
+impl Drop for Shared {
+    /// An inspected connection nobody used is closed politely.
+    fn drop(&mut self) {
+        if let Some((mut stream, _)) = self.kept.get_mut().ok().and_then(Option::take) {
+            stream.conn.send_close_notify();
+            let _ = stream.conn.write_tls(&mut stream.sock);
+        }
+    }
+}
+
+impl EndpointTls {
+    /// TLS to `host:port` (`host` is also the name checked and sent as SNI) over `route`,
+    /// verified against `roots` once a [`Requirement`] is set; each connection's connect and
+    /// handshake are bounded by `timeout`.
+    pub fn new(
+        host: &str,
+        port: u16,
+        roots: &Roots,
+        route: Route,
+        timeout: Duration,
+    ) -> Result<EndpointTls, TlsFailure> {
+        let provider = provider();
+        let verifier =
+            Arc::new(EndpointVerifier::new(roots, &provider).map_err(TlsFailure::Handshake)?);
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsFailure::Handshake(e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone())
+            .with_no_client_auth();
+        // A few sessions of one name are all an endpoint's connections ever use.
+        let sessions = Arc::new(ClientSessionMemoryCache::new(16));
+        config.resumption = Resumption::store(sessions.clone());
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|_| TlsFailure::Connect(format!("{host} is not a valid TLS server name")))?;
+        Ok(EndpointTls(Arc::new(Shared {
+            host: host.to_string(),
+            port,
+            route,
+            name,
+            config: Arc::new(config),
+            verifier,
+            sessions,
+            timeout,
+            kept: Mutex::new(None),
+        })))
+    }
+
+    /// The first connection: one handshake that completes whatever the certificate, judged
+    /// afterwards. The connection stays open for the first HTTP request.
+    pub fn inspect(&self) -> Result<Handshake, TlsFailure> {
+        let deadline = Instant::now() + self.0.timeout;
+        let tcp = self.dial(deadline)?;
+        let stream = self
+            .handshake(tcp, deadline)
+            .map_err(|e| classify_io(&e, "TLS handshake"))?;
+        let conn = &stream.conn;
+        let peer = conn.peer_certificates().unwrap_or_default();
+        let handshake = Handshake {
+            protocol: conn
+                .protocol_version()
+                .map(|v| match v {
+                    rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
+                    rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
+                    other => format!("{other:?}"),
+                })
+                .unwrap_or_default(),
+            cipher_suite: conn
+                .negotiated_cipher_suite()
+                .map(|s| format!("{:?}", s.suite()))
+                .unwrap_or_default(),
+            chain: peer.iter().map(|c| c.as_ref().to_vec()).collect(),
+            trust: self.0.verifier.judge(peer, &self.0.name),
+        };
+        if let Ok(mut kept) = self.0.kept.lock() {
+            *kept = Some((stream, handshake.trust.clone()));
+        }
+        Ok(handshake)
+    }
+
+    /// Sets what every later handshake must show; the first setting stays. When the inspected
+    /// chain does not meet it (a node of `--all-addresses` judged by the scan's verification),
+    /// the inspected connection is closed and its session forgotten: a resumed handshake shows
+    /// no certificate, so a session may only be resumed under the verdict that admitted it.
+    pub fn require(&self, requirement: Requirement) {
+        let _ = self.0.verifier.required.set(requirement);
+        let Some(required) = self.0.verifier.required.get() else {
+            return;
+        };
+        let Ok(mut kept) = self.0.kept.lock() else {
+            return;
+        };
+        let meets = match (required, kept.as_ref()) {
+            (_, None) | (Requirement::Anything, _) => return,
+            (Requirement::Trusted(by), Some((_, trust))) => trust.as_ref() == Ok(by),
+        };
+        if !meets {
+            if let Some((mut stream, _)) = kept.take() {
+                stream.conn.send_close_notify();
+                let _ = stream.conn.write_tls(&mut stream.sock);
+            }
+            self.0.sessions.remove_tls12_session(&self.0.name);
+            while self.0.sessions.take_tls13_ticket(&self.0.name).is_some() {}
+        }
+    }
+
+    /// A connection for the HTTP client: the inspected one while nobody has taken it and it
+    /// is still open, else a new one, which resumes the session of an earlier connection when
+    /// the server issued one. Refused until a [`Requirement`] is set, so no connection but
+    /// the inspected one ever completes with a certificate nobody judged.
+    pub fn connection(&self) -> io::Result<TlsStream> {
+        if self.0.verifier.required.get().is_none() {
+            return Err(io::Error::other(format!(
+                "TLS to {}:{}: the certificate requirement is not decided yet",
+                self.0.host, self.0.port
+            )));
+        }
+        let kept = self.0.kept.lock().ok().and_then(|mut k| k.take());
+        if let Some((mut stream, _)) = kept
+            && is_alive(&mut stream)
+        {
+            return Ok(stream);
+        }
+        let deadline = Instant::now() + self.0.timeout;
+        let tcp = self.dial(deadline).map_err(|failure| match failure {
+            TlsFailure::Connect(m) => io::Error::new(io::ErrorKind::ConnectionRefused, m),
+            TlsFailure::Transient(m) => io::Error::new(io::ErrorKind::TimedOut, m),
+            TlsFailure::Handshake(m) => io::Error::new(io::ErrorKind::InvalidData, m),
+        })?;
+        self.handshake(tcp, deadline)
+    }
+
+    fn dial(&self, deadline: Instant) -> Result<TcpStream, TlsFailure> {
+        let (host, port) = (self.0.host.as_str(), self.0.port);
+        let tcp = match &self.0.route {
+            Route::Proxy(proxy) => proxy.tunnel(host, port, deadline)?,
+            Route::Direct => connect(host, port, deadline)?,
+            Route::Address(addr) => {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                TcpStream::connect_timeout(addr, remaining)
+                    .map_err(|e| classify_io(&e, &format!("connecting to {addr}")))?
+            }
+        };
+        // Requests go out in more than one write (head, body): never wait for an ACK between.
+        let _ = tcp.set_nodelay(true);
+        Ok(tcp)
+    }
+
+    /// One handshake on `tcp` within the deadline; an error keeps rustls' own error inside.
+    fn handshake(&self, mut tcp: TcpStream, deadline: Instant) -> io::Result<TlsStream> {
+        let mut conn = rustls::ClientConnection::new(self.0.config.clone(), self.0.name.clone())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        while conn.is_handshaking() {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "TLS handshake timed out",
+                ));
+            }
+            let _ = tcp.set_read_timeout(Some(remaining));
+            let _ = tcp.set_write_timeout(Some(remaining));
+            conn.complete_io(&mut tcp)?;
+        }
+        // The last flight (the client's Finished) may still be queued.
+        while conn.wants_write() {
+            conn.write_tls(&mut tcp)?;
+        }
+        let _ = tcp.set_read_timeout(None);
+        let _ = tcp.set_write_timeout(None);
+        Ok(rustls::StreamOwned::new(conn, tcp))
+    }
+}
+
+/// Whether a kept-alive connection can carry another request. Takes in, without waiting,
+/// what the server sent since the last answer (TLS 1.3 session tickets are expected; they
+/// are stored for resumption), and says no after a close, an error, or bytes of an answer
+/// nobody asked for.
+pub fn is_alive(stream: &mut TlsStream) -> bool {
+    if stream.sock.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let alive = loop {
+        match stream.conn.read_tls(&mut stream.sock) {
+            Ok(0) => break false,
+            Ok(_) => match stream.conn.process_new_packets() {
+                Ok(state) if state.peer_has_closed() || state.plaintext_bytes_to_read() > 0 => {
+                    break false;
+                }
+                Ok(_) => {}
+                Err(_) => break false,
+            },
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break false,
+        }
+    };
+    stream.sock.set_nonblocking(false).is_ok() && alive
 }
 
 /// Connects to the first address of `host` that answers within the deadline.

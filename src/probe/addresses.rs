@@ -4,7 +4,7 @@
 
 use super::{plan, pool, status};
 use crate::net::http::{Client, ClientOptions, Endpoint, Response, Verification};
-use crate::net::tls::{self, Roots, Route};
+use crate::net::tls::{EndpointTls, Roots, Route};
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -69,31 +69,48 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         proxy: None,
         ..p.options.clone()
     };
-    let tls = (p.endpoint.scheme == crate::net::http::Scheme::Https).then(|| {
-        tls::inspect_via(
+    // The node's inspected connection carries its first request, as the scan's does; the
+    // node's other connections must meet the scan's verification.
+    let inspected = (p.endpoint.scheme == crate::net::http::Scheme::Https).then(|| {
+        EndpointTls::new(
             p.host,
             p.endpoint.port,
             p.roots,
             Route::Address(SocketAddr::new(address, p.endpoint.port)),
             p.options.timeout,
         )
-        .map(|h| TlsSummary {
-            protocol: h.protocol.clone(),
-            leaf_sha256: h
-                .chain
-                .first()
-                .map(|der| {
-                    Sha256::digest(der)
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            trusted: h.trust.is_ok(),
+        .and_then(|endpoint_tls| {
+            let handshake = endpoint_tls.inspect()?;
+            endpoint_tls.require(p.verification.requirement());
+            Ok((endpoint_tls, handshake))
         })
-        .map_err(|e| format!("{e:?}"))
     });
-    let client = match Client::new(p.endpoint.clone(), p.verification, &options) {
+    let tls = inspected.as_ref().map(|inspected| {
+        inspected
+            .as_ref()
+            .map(|(_, h)| TlsSummary {
+                protocol: h.protocol.clone(),
+                leaf_sha256: h
+                    .chain
+                    .first()
+                    .map(|der| {
+                        Sha256::digest(der)
+                            .iter()
+                            .map(|b| format!("{b:02x}"))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                trusted: h.trust.is_ok(),
+            })
+            .map_err(|e| format!("{e:?}"))
+    });
+    let client = match inspected {
+        Some(Ok((endpoint_tls, _))) => {
+            Client::with_tls(p.endpoint.clone(), Some(endpoint_tls), &options)
+        }
+        _ => Client::new(p.endpoint.clone(), p.verification, &options),
+    };
+    let client = match client {
         Ok(c) => c,
         Err(e) => {
             return NodeObservation {
@@ -122,7 +139,7 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         probes.extend(plan::demo_sign_ins(p.endpoint).into_iter().take(1));
     }
     let deadline = std::time::Instant::now() + p.options.timeout * 2 + Duration::from_secs(1);
-    let mut answers = pool::run_http(&client, &probes, 4, deadline);
+    let mut answers = pool::run_http(&client, &probes, super::HTTP_CONNECTIONS, deadline);
     let capabilities = answers
         .remove(plan::CAPABILITIES)
         .and_then(Result::ok)

@@ -4,8 +4,13 @@
 //! A scan runs in phases. The status document comes first: without it there is nothing to
 //! assess, and its failure decides whether the whole scan is retried. Then every independent
 //! probe runs at once on a small pool (HTTP requests, debug-port connects, the legacy-TLS
-//! handshake), so a scan costs about its slowest probe. Last come the probes that depend on
-//! an earlier answer (demo sign-ins only against the instance's own identity provider).
+//! handshake), so a scan costs about its slowest probe. The probes that depend on an earlier
+//! answer (demo sign-ins, only against the instance's own identity provider) join the HTTP
+//! queue, ahead of the rest, as soon as that answer is in.
+//!
+//! A scan is light on the instance: it opens at most [`CONNECTIONS_PER_SCAN`] connections to
+//! the scanned port, at once and in all, and resumes TLS sessions rather than repeating full
+//! handshakes (see `net::tls`).
 
 pub mod addresses;
 pub mod debug_ports;
@@ -22,6 +27,20 @@ use std::time::{Duration, Instant};
 
 /// The answer to one HTTP probe, or why there was none.
 pub type Observation = Result<Response, FetchError>;
+
+/// Connections a scan opens to the scanned port, at most: at once, and in all when the
+/// instance keeps connections alive (as every web server does). Each costs the instance an
+/// accept and a TLS handshake, and a monitoring system scans many instances; the older Python
+/// tool opened three for about forty requests. The budget is the HTTP client's connections
+/// ([`HTTP_CONNECTIONS`], the first of them the TLS inspection's own) and the legacy-TLS
+/// probe's ([`legacy_tls::CONNECTIONS`]): a ClientHello the server refuses at once still
+/// costs it an accept and a parse, so it counts like any other. The debug ports and plain
+/// HTTP on port 80 (when the scan uses the default ports) are not the scanned port.
+pub const CONNECTIONS_PER_SCAN: usize = 4;
+
+/// HTTP requests in flight at once, each on a kept-alive connection of its own: what the
+/// budget leaves once the legacy-TLS probe has its connection.
+pub const HTTP_CONNECTIONS: usize = CONNECTIONS_PER_SCAN - legacy_tls::CONNECTIONS;
 
 /// Everything a scan measured on one host.
 #[derive(Clone, Debug)]
@@ -116,7 +135,6 @@ pub struct Options {
     pub extra_checks: bool,
     /// Probes not started by then are skipped (their checks are network-limited).
     pub deadline: Instant,
-    pub workers: usize,
     /// Name or address for the direct connections (debug ports, legacy TLS).
     pub host: String,
     /// Debug ports to probe; empty with `--no-debug-ports`.
@@ -158,7 +176,7 @@ pub fn measure_selected(
     client: &Client,
     https: HttpsObservation,
     options: &Options,
-    wanted: &dyn Fn(&str) -> bool,
+    wanted: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Measurements, ProbeFailure> {
     let status = status::probe_status(client)?;
     let extra = options.extra_checks;
@@ -229,22 +247,23 @@ pub fn measure_selected(
             .as_ref()
             .filter(|_| want_plain)
             .map(|plain| scope.spawn(move || plain.get("/")));
-        let mut http = BTreeMap::new();
-        if !first.is_empty() {
-            http = pool::run_http(client, &first, options.workers, options.deadline);
-        }
-        if dependent_wanted {
-            let mut dependent = plan::dependent(endpoint, &http);
-            dependent.retain(|p| wanted(&p.key));
-            if !dependent.is_empty() {
-                http.extend(pool::run_http(
-                    client,
-                    &dependent,
-                    options.workers,
-                    options.deadline,
-                ));
+        // The sign-ins follow the discovery document's answer at once, ahead of the probes
+        // still queued, and run beside each other, one per connection.
+        let follow_up = |probe: &plan::HttpProbe, answer: &Observation| {
+            if !dependent_wanted || probe.key != plan::OIDC {
+                return Vec::new();
             }
-        }
+            let mut dependent = plan::dependent(endpoint, Some(answer));
+            dependent.retain(|p| wanted(&p.key));
+            dependent
+        };
+        let mut http = pool::run_http_then(
+            client,
+            first,
+            HTTP_CONNECTIONS,
+            options.deadline,
+            &follow_up,
+        );
         if !throttling_wanted.is_empty() && plan::builtin_identity_provider(http.get(plan::OIDC)) {
             // One after another: throttling shows in the order of the answers.
             http.extend(pool::run_http(

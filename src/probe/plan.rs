@@ -3,7 +3,6 @@
 
 use super::Observation;
 use crate::net::http::{Endpoint, Scheme};
-use std::collections::BTreeMap;
 
 pub const CAPABILITIES: &str = "capabilities";
 pub const ROOT: &str = "root";
@@ -133,21 +132,23 @@ pub fn baseline_path() -> String {
     format!("/cos-baseline-{hex}")
 }
 
-/// Probes that need nothing but the transport.
+/// Probes that need nothing but the transport, in the order they are sent.
 pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
-    let mut probes = vec![
+    let core = [
         HttpProbe::new(CAPABILITIES, "GET", super::status::CAPABILITIES_PATH),
         HttpProbe::new(ROOT, "GET", "/"),
     ];
     if !extra_checks {
-        return probes;
+        return core.to_vec();
     }
-    probes.push(HttpProbe::new(BASELINE, "GET", &baseline_path()));
-    probes.push(HttpProbe::new(
+    // The discovery document first: the demo sign-ins wait for its answer.
+    let mut probes = vec![HttpProbe::new(
         OIDC,
         "GET",
         "/.well-known/openid-configuration",
-    ));
+    )];
+    probes.extend(core);
+    probes.push(HttpProbe::new(BASELINE, "GET", &baseline_path()));
     probes.push(HttpProbe::new(TRACE, "TRACE", "/").header(TRACE_MARKER_HEADER, "cos-trace-echo"));
     probes.push(
         HttpProbe::new(CORS_PREFLIGHT, "OPTIONS", "/graph/v1.0/me")
@@ -196,10 +197,11 @@ pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
         .is_some_and(|e| e.contains("/signin/v1/identifier/"))
 }
 
-/// Probes that depend on the first round: demo sign-ins (built-in identity provider only) and
-/// the same credentials over basic auth, which decides `basicAuthDisabled` for real.
-pub fn dependent(endpoint: &Endpoint, first: &BTreeMap<String, Observation>) -> Vec<HttpProbe> {
-    if !builtin_identity_provider(first.get(OIDC)) {
+/// Probes that depend on the discovery document's answer: demo sign-ins (built-in identity
+/// provider only) and the same credentials over basic auth, which decides
+/// `basicAuthDisabled` for real.
+pub fn dependent(endpoint: &Endpoint, discovery: Option<&Observation>) -> Vec<HttpProbe> {
+    if !builtin_identity_provider(discovery) {
         return Vec::new();
     }
     let mut probes = demo_sign_ins(endpoint);

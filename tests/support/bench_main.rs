@@ -6,11 +6,18 @@
 //! `/proc/<pid>/stat` and `/proc/<pid>/status` (VmHWM); without either only wall time is shown.
 //! `COS_BENCH_METER=time|proc|wall` forces one of the three.
 //!
+//! Besides time and memory, the fake instance counts what each healthy scan cost it: TCP
+//! connections accepted, the most open at once, HTTP requests, TLS handshakes in full and
+//! resumed, and the most demo sign-ins in flight at once. Its listener has the standard
+//! backlog (`TcpListener::bind`: 128 on Linux), so concurrent connects never stall on a full
+//! accept queue: a stall would be the fake's fault, not the scan's.
+//!
 //! Scenarios:
 //! 1. one healthy host (8.1.0, bundled update data, default debug ports closed on loopback);
-//! 2. one host with five firewalled debug ports (loopback listeners with a full accept queue,
+//! 2. the same, every HTTP answer 20 ms late (a distant or busy instance);
+//! 3. one host with five firewalled debug ports (loopback listeners with a full accept queue,
 //!    so SYNs are dropped) and the default 3 s debug-port timeout: it should cost ~3 s, not 15;
-//! 3. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`).
+//! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`).
 
 #[path = "mod.rs"]
 mod support;
@@ -20,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{FakeInstance, InstanceConfig};
+use support::{FakeInstance, InstanceConfig, SignIns, Traffic};
 
 /// Runs of each single-host scenario (the median is shown).
 const SINGLE_RUNS: usize = 5;
@@ -28,6 +35,11 @@ const MANY_HOSTS: usize = 100;
 const MANY_CONCURRENCY: usize = 32;
 /// `/proc/<pid>/stat` counts CPU time in clock ticks; 100 per second on Linux.
 const CLOCK_TICKS: u64 = 100;
+/// How long the fake may take to see every connection of a finished scan close.
+const IDLE_LIMIT: Duration = Duration::from_secs(5);
+/// The think time of a distant or busy instance: every HTTP answer waits this long, so the
+/// scan's wall time shows how many requests it has in flight at once.
+const ANSWER_DELAY: Duration = Duration::from_millis(20);
 
 /// What one child run cost.
 #[derive(Clone, Debug)]
@@ -258,13 +270,100 @@ fn single_row(scenario: &str, runs: &[Measured]) -> Row {
     }
 }
 
-fn healthy(bench: &Bench) -> Row {
-    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false));
+/// What one scan cost the instance, counted by the fake.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    traffic: Traffic,
+    sign_ins: SignIns,
+    /// Every connection closed in time, so the counts are final.
+    settled: bool,
+}
+
+/// Runs one scan and reads the fake's counters once every connection of it has closed.
+fn run_counted(bench: &Bench, fake: &FakeInstance, args: &[String]) -> (Measured, Load) {
+    fake.wait_idle(IDLE_LIMIT);
+    fake.reset_traffic();
+    let measured = bench.run(args, &[]);
+    let settled = fake.wait_idle(IDLE_LIMIT);
+    let load = Load {
+        traffic: fake.traffic(),
+        sign_ins: fake.sign_ins(),
+        settled,
+    };
+    (measured, load)
+}
+
+/// A healthy host, measured and counted: `config` adds to the healthy 8.1.0 instance.
+fn counted(bench: &Bench, scenario: &str, config: InstanceConfig) -> (Row, (String, Vec<Load>)) {
+    let fake = FakeInstance::start(config.version("8.1.0").demo_users(false));
     let args = scan_args(&fake);
     // One unmeasured run warms the page cache.
     bench.run(&args, &[]);
-    let runs: Vec<Measured> = (0..SINGLE_RUNS).map(|_| bench.run(&args, &[])).collect();
-    single_row("one healthy host (8.1.0, bundled)", &runs)
+    let (runs, loads): (Vec<Measured>, Vec<Load>) = (0..SINGLE_RUNS)
+        .map(|_| run_counted(bench, &fake, &args))
+        .unzip();
+    (single_row(scenario, &runs), (scenario.to_string(), loads))
+}
+
+/// `4` when every run agrees, `3-5` when they differ.
+fn spread(values: impl Iterator<Item = usize>) -> String {
+    let values: Vec<usize> = values.collect();
+    let (Some(low), Some(high)) = (values.iter().min(), values.iter().max()) else {
+        return "-".into();
+    };
+    if low == high {
+        low.to_string()
+    } else {
+        format!("{low}-{high}")
+    }
+}
+
+/// The load table: one line per counter, one column per counted scenario (the spread over
+/// its runs).
+fn print_load(columns: &[(String, Vec<Load>)]) {
+    type Count = fn(&Load) -> usize;
+    let counters: [(&str, Count); 8] = [
+        ("TCP connections opened", |l| l.traffic.connections),
+        ("connections open at once (peak)", |l| l.traffic.peak_open),
+        ("HTTP requests", |l| l.traffic.requests),
+        ("TLS handshakes, full", |l| l.traffic.full_handshakes),
+        ("TLS handshakes, resumed", |l| l.traffic.resumed_handshakes),
+        ("TLS handshakes not completed (legacy ClientHello)", |l| {
+            l.traffic.failed_handshakes
+        }),
+        ("demo sign-ins", |l| l.sign_ins.count),
+        ("demo sign-ins in flight at once (peak)", |l| {
+            l.sign_ins.peak_in_flight
+        }),
+    ];
+    let width = counters
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    println!();
+    println!("load on the instance per scan, counted by the fake:");
+    for (n, (scenario, loads)) in columns.iter().enumerate() {
+        println!("  [{}] {scenario} ({} runs)", n + 1, loads.len());
+    }
+    let heads: Vec<String> = (1..=columns.len()).map(|n| format!("[{n}]")).collect();
+    println!("  {:<width$}  {}", "", heads.join("  "));
+    for (name, count) in counters {
+        let cells: Vec<String> = columns
+            .iter()
+            .zip(&heads)
+            .map(|((_, loads), head)| {
+                let cell = spread(loads.iter().map(count));
+                format!("{cell:>w$}", w = head.len())
+            })
+            .collect();
+        println!("  {name:<width$}  {}", cells.join("  "));
+    }
+    if columns.iter().flat_map(|(_, l)| l).any(|l| !l.settled) {
+        println!(
+            "  (some connection was still open {IDLE_LIMIT:?} after its scan: counts may be low)"
+        );
+    }
 }
 
 fn firewalled(bench: &Bench) -> Row {
@@ -408,7 +507,21 @@ fn main() {
         }
     );
     println!();
-    let rows = vec![healthy(&bench), firewalled(&bench), many_hosts(&bench)];
+    let (healthy, healthy_load) = counted(
+        &bench,
+        "one healthy host (8.1.0, bundled)",
+        InstanceConfig::default(),
+    );
+    let (distant, distant_load) = counted(
+        &bench,
+        &format!(
+            "one healthy host, every answer {} ms late",
+            ANSWER_DELAY.as_millis()
+        ),
+        InstanceConfig::default().delay(ANSWER_DELAY),
+    );
+    let rows = vec![healthy, distant, firewalled(&bench), many_hosts(&bench)];
     print_table(&rows);
+    print_load(&[healthy_load, distant_load]);
     let _ = std::fs::remove_dir_all(&work);
 }

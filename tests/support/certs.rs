@@ -205,10 +205,18 @@ pub fn server_cert(mode: TlsMode) -> &'static ServerCert {
 
 /// rustls server configuration (ring provider, TLS 1.3 and 1.2, no ALPN like the real proxy).
 pub fn server_config(mode: TlsMode) -> Arc<rustls::ServerConfig> {
+    server_config_for(mode, &[&rustls::version::TLS13, &rustls::version::TLS12])
+}
+
+/// [`server_config`] speaking only the given protocol versions.
+pub fn server_config_for(
+    mode: TlsMode,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ServerConfig> {
     let cert = server_cert(mode);
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .with_protocol_versions(versions)
         .expect("protocol versions")
         .with_no_client_auth()
         .with_single_cert(cert.chain.clone(), cert.key())

@@ -419,6 +419,35 @@ pub fn keep_alive(req: &RecordedRequest) -> bool {
 pub const PLAIN_HTTP_TO_TLS_PORT: &[u8] =
     b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
+/// Completes the server side of a TLS handshake (polling, so a stopped server gives up, and
+/// giving up after `IDLE`), then sends what the handshake left to send (TLS 1.3 session
+/// tickets). The kind of handshake, or `None` when it failed (an alert was sent if rustls had
+/// one to send) or the client went away.
+pub fn complete_handshake(
+    server: &mut rustls::ServerConnection,
+    tcp: &mut TcpStream,
+    stop: &AtomicBool,
+) -> Option<rustls::HandshakeKind> {
+    let _ = tcp.set_read_timeout(Some(POLL));
+    let start = Instant::now();
+    while server.is_handshaking() {
+        if stop.load(Ordering::SeqCst) || start.elapsed() > IDLE {
+            return None;
+        }
+        match server.complete_io(tcp) {
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) => continue,
+            Err(_) => return None,
+        }
+    }
+    while server.wants_write() {
+        if server.write_tls(tcp).is_err() {
+            return None;
+        }
+    }
+    server.handshake_kind()
+}
+
 /// Peeks the first byte (waiting up to ~`IDLE`); `None` when the client sent nothing.
 pub fn peek_first_byte(tcp: &TcpStream, stop: &AtomicBool) -> Option<u8> {
     let _ = tcp.set_read_timeout(Some(POLL));

@@ -4,15 +4,15 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::certs::{self, TlsMode};
 use super::fixtures::{
     RawResponse, base64_decode, http_date, http_date_now, query_param, replace_version,
 };
 use super::http::RecordedRequest;
-use super::server::{Action, Handler, Reply, Server};
+use super::server::{Action, Handler, Reply, Server, Traffic};
 
 /// Which server the fake plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -250,6 +250,109 @@ pub struct InstanceConfig {
     /// (OpenID discovery, config.json, webfinger, IDP continue_uri, ocs config host).
     /// `None` = `https://localhost:<port>` (`http://` for Plain).
     pub public_url: Option<String>,
+    /// Hold sign-ins at the identity provider until they are in flight together
+    /// ([`LogonGate`]).
+    pub logon_gate: Option<LogonGate>,
+    /// Speak TLS 1.2 only (session-id resumption instead of TLS 1.3 tickets).
+    pub tls12_only: bool,
+}
+
+/// Holds each sign-in call until `together` of them are in flight at once, or until `total`
+/// have arrived (the last ones have nobody left to wait for). A client that signs in one at a
+/// time never gets `together` in flight: its first sign-in waits [`LOGON_GATE_LIMIT`] and the
+/// instance records that the gate timed out ([`SignIns::gate_timed_out`]). No test waits on
+/// that limit to pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogonGate {
+    pub together: usize,
+    pub total: usize,
+}
+
+/// How long a gated sign-in waits for company before it answers anyway.
+pub const LOGON_GATE_LIMIT: Duration = Duration::from_secs(10);
+
+/// What the identity provider saw of the sign-in calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SignIns {
+    /// Sign-in calls received.
+    pub count: usize,
+    /// The most sign-in calls in flight at the same moment.
+    pub peak_in_flight: usize,
+    /// A gated sign-in waited [`LOGON_GATE_LIMIT`] without company.
+    pub gate_timed_out: bool,
+}
+
+/// Counts a sign-in out when dropped: the fake drops it once the answer has left.
+struct LogonInFlight(Arc<Logons>);
+
+impl Drop for LogonInFlight {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// Sign-ins in flight at the fake identity provider, and the gate that holds them.
+#[derive(Default)]
+struct Logons {
+    gate: Option<LogonGate>,
+    state: Mutex<LogonState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct LogonState {
+    seen: SignIns,
+    in_flight: usize,
+    /// Sign-ins waiting at the gate, and how many batches the gate has let through.
+    waiting: usize,
+    batches: usize,
+}
+
+impl Logons {
+    /// Counts one sign-in in, holding it at the gate; [`Logons::leave`] counts it out.
+    fn enter(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.seen.count += 1;
+        state.in_flight += 1;
+        state.seen.peak_in_flight = state.seen.peak_in_flight.max(state.in_flight);
+        let Some(gate) = self.gate else { return };
+        state.waiting += 1;
+        if state.waiting >= gate.together || state.seen.count >= gate.total {
+            state.waiting = 0;
+            state.batches += 1;
+            self.changed.notify_all();
+            return;
+        }
+        let batch = state.batches;
+        let deadline = Instant::now() + LOGON_GATE_LIMIT;
+        while state.batches == batch {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                state.seen.gate_timed_out = true;
+                state.waiting = state.waiting.saturating_sub(1);
+                return;
+            }
+            state = self
+                .changed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Counts a sign-in out (see [`LogonInFlight`]).
+    fn leave(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.in_flight = state.in_flight.saturating_sub(1);
+    }
+
+    fn seen(&self) -> SignIns {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).seen
+    }
+
+    fn reset(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).seen = SignIns::default();
+    }
 }
 
 impl Default for InstanceConfig {
@@ -270,6 +373,8 @@ impl Default for InstanceConfig {
             demo_users: true,
             basic_auth: false,
             public_url: None,
+            logon_gate: None,
+            tls12_only: false,
         }
     }
 }
@@ -421,6 +526,18 @@ impl InstanceConfig {
         self.public_url = Some(url.into());
         self
     }
+
+    /// TLS 1.2 only.
+    pub fn tls12_only(mut self) -> Self {
+        self.tls12_only = true;
+        self
+    }
+
+    /// Sign-ins wait until `together` are in flight at once (or all `total` have arrived).
+    pub fn logon_gate(mut self, together: usize, total: usize) -> Self {
+        self.logon_gate = Some(LogonGate { together, total });
+        self
+    }
 }
 
 /// A running fake instance on loopback; stops accepting on drop.
@@ -428,6 +545,7 @@ pub struct FakeInstance {
     server: Server,
     config: InstanceConfig,
     public_url: String,
+    logons: Arc<Logons>,
 }
 
 impl FakeInstance {
@@ -450,18 +568,23 @@ impl FakeInstance {
             .unwrap_or_else(|| format!("{scheme}://localhost:{}", addr.port()))
             .trim_end_matches('/')
             .to_string();
-        let app = Arc::new(App::new(config.clone(), &public_url));
+        let logons = Arc::new(Logons {
+            gate: config.logon_gate,
+            ..Logons::default()
+        });
+        let app = Arc::new(App::new(config.clone(), &public_url, logons.clone()));
         let handler: Handler = Arc::new(move |req| app.handle(req));
-        let tls = config
-            .tls
-            .is_tls()
-            .then(|| certs::server_config(config.tls));
+        let tls = config.tls.is_tls().then(|| match config.tls12_only {
+            true => certs::server_config_for(config.tls, &[&rustls::version::TLS12]),
+            false => certs::server_config(config.tls),
+        });
         let _ = certs::ca_file();
         let server = Server::start(addr, tls, handler)?;
         Ok(FakeInstance {
             server,
             config,
             public_url,
+            logons,
         })
     }
 
@@ -544,6 +667,28 @@ impl FakeInstance {
     pub fn total_requests(&self) -> usize {
         self.server.total_requests()
     }
+
+    /// Connections, the most open at once, requests and TLS handshakes so far.
+    pub fn traffic(&self) -> Traffic {
+        self.server.traffic()
+    }
+
+    /// Starts counting [`FakeInstance::traffic`] and [`FakeInstance::sign_ins`] anew.
+    pub fn reset_traffic(&self) {
+        self.server.reset_traffic();
+        self.logons.reset();
+    }
+
+    /// Waits until every client connection has closed (at most `limit`): the handshake and
+    /// connection counts are final then.
+    pub fn wait_idle(&self, limit: Duration) -> bool {
+        self.server.wait_idle(limit)
+    }
+
+    /// What the identity provider saw of the sign-in calls.
+    pub fn sign_ins(&self) -> SignIns {
+        self.logons.seen()
+    }
 }
 
 /// The request handler with all templates prepared.
@@ -552,6 +697,7 @@ struct App {
     tpl: HashMap<&'static str, RawResponse>,
     template_user: &'static DemoAccount,
     started: jiff::Timestamp,
+    logons: Arc<Logons>,
 }
 
 /// Logical templates: (key, OpenCloud file, Infinite Scale file).
@@ -756,7 +902,7 @@ fn replace_first_json_string(text: &str, key: &str, value: &str) -> String {
 }
 
 impl App {
-    fn new(config: InstanceConfig, public_url: &str) -> App {
+    fn new(config: InstanceConfig, public_url: &str, logons: Arc<Logons>) -> App {
         let product = config.product;
         let version = config.effective_version();
         let (dir, captured) = match product {
@@ -810,6 +956,7 @@ impl App {
             config,
             tpl,
             started: jiff::Timestamp::now(),
+            logons,
         }
     }
 
@@ -821,6 +968,19 @@ impl App {
     }
 
     fn handle(&self, req: &RecordedRequest) -> Action {
+        // A sign-in is in flight from its arrival until its answer has left.
+        let signing_in = (req.path() == "/signin/v1/identifier/_/logon").then(|| {
+            self.logons.enter();
+            LogonInFlight(self.logons.clone())
+        });
+        let mut action = self.answer(req);
+        if let (Action::Respond(reply), Some(signing_in)) = (&mut action, signing_in) {
+            reply.until_sent = Some(Box::new(signing_in));
+        }
+        action
+    }
+
+    fn answer(&self, req: &RecordedRequest) -> Action {
         let method = req.method.to_ascii_uppercase();
         let head_only = method == "HEAD";
         if let Some(fault) = self.config.fault {

@@ -39,9 +39,11 @@ pub use feed::FeedServer;
 pub use fixtures::RawResponse;
 pub use http::RecordedRequest;
 pub use instance::{
-    DemoAccount, FakeInstance, Fault, FaultKind, HeaderEdit, InstanceConfig, Product, Route,
+    DemoAccount, FakeInstance, Fault, FaultKind, HeaderEdit, InstanceConfig, LogonGate, Product,
+    Route, SignIns,
 };
 pub use proxy::ConnectProxy;
+pub use server::Traffic;
 
 /// A loopback port nothing listens on (bound, read, released).
 pub fn closed_port() -> u16 {

@@ -1,16 +1,19 @@
 //! Accept loop shared by the fake instance and the fake debug listener: one thread per
-//! connection, every request recorded, the handler decides what to send.
+//! connection, every request recorded, the handler decides what to send. The listener also
+//! meters the load its clients put on it ([`Traffic`]): connections, the most open at once,
+//! requests, and full against resumed TLS handshakes.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::fixtures::RawResponse;
 use super::http::{
-    Conn, PLAIN_HTTP_TO_TLS_PORT, ReadOutcome, RecordedRequest, Stream, keep_alive, peek_first_byte,
+    Conn, PLAIN_HTTP_TO_TLS_PORT, ReadOutcome, RecordedRequest, Stream, complete_handshake,
+    keep_alive, peek_first_byte,
 };
 
 /// What to do with one request.
@@ -33,6 +36,9 @@ pub struct Reply {
     pub endless: bool,
     /// Close the connection after this response.
     pub close: bool,
+    /// Dropped once the response is sent (or the connection ends): lets a handler count a
+    /// request as in flight until its answer has left.
+    pub until_sent: Option<Box<dyn Send>>,
 }
 
 impl Reply {
@@ -44,11 +50,68 @@ impl Reply {
             drip: None,
             endless: false,
             close: false,
+            until_sent: None,
         }
     }
 }
 
 pub type Handler = Arc<dyn Fn(&RecordedRequest) -> Action + Send + Sync>;
+
+/// What a listener's clients cost it since it started (or since [`Server::reset_traffic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// TCP connections accepted.
+    pub connections: usize,
+    /// The most connections open at the same moment.
+    pub peak_open: usize,
+    /// HTTP requests read.
+    pub requests: usize,
+    /// TLS handshakes completed in full (certificate sent, key exchange signed).
+    pub full_handshakes: usize,
+    /// TLS handshakes that resumed an earlier session (no certificate, no signature).
+    pub resumed_handshakes: usize,
+    /// TLS connections whose handshake never completed (a refused TLS 1.0 ClientHello, a
+    /// client that rejected the certificate, a client that went away).
+    pub failed_handshakes: usize,
+}
+
+/// The counters behind [`Traffic`], with the number of connections open now.
+#[derive(Default)]
+struct Meter {
+    state: Mutex<(Traffic, usize)>,
+    /// Signalled whenever a connection closes.
+    closed: Condvar,
+}
+
+impl Meter {
+    fn update(&self, change: impl FnOnce(&mut Traffic, &mut usize)) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (traffic, open) = &mut *state;
+        change(traffic, open);
+    }
+
+    fn opened(&self) {
+        self.update(|t, open| {
+            *open += 1;
+            t.connections += 1;
+            t.peak_open = t.peak_open.max(*open);
+        });
+    }
+
+    fn closed(&self) {
+        self.update(|_, open| *open = open.saturating_sub(1));
+        self.closed.notify_all();
+    }
+}
+
+/// Counts a connection as open for as long as its thread serves it.
+struct OpenConnection(Arc<Meter>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.closed();
+    }
+}
 
 /// A running listener; stops accepting on drop (open connections end on their own).
 pub struct Server {
@@ -57,6 +120,7 @@ pub struct Server {
     requests: Arc<Mutex<Vec<RecordedRequest>>>,
     /// Requests seen since start (not reset by `clear_requests`; faults count with it).
     total: Arc<AtomicUsize>,
+    meter: Arc<Meter>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -71,10 +135,12 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let total = Arc::new(AtomicUsize::new(0));
+        let meter = Arc::new(Meter::default());
         let thread = {
             let stop = stop.clone();
             let requests = requests.clone();
             let total = total.clone();
+            let meter = meter.clone();
             std::thread::Builder::new()
                 .name(format!("fake-accept-{}", addr.port()))
                 .spawn(move || {
@@ -83,11 +149,15 @@ impl Server {
                             break;
                         }
                         let Ok(tcp) = stream else { continue };
+                        // Counted here, before the thread starts, so the peak is what the
+                        // client really had open at once.
+                        meter.opened();
                         let shared = Shared {
                             stop: stop.clone(),
                             requests: requests.clone(),
                             total: total.clone(),
                             handler: handler.clone(),
+                            open: OpenConnection(meter.clone()),
                         };
                         let tls = tls.clone();
                         let _ = std::thread::Builder::new()
@@ -101,6 +171,7 @@ impl Server {
             stop,
             requests,
             total,
+            meter,
             thread: Some(thread),
         })
     }
@@ -136,6 +207,41 @@ impl Server {
             .clear();
     }
 
+    /// What the clients cost the listener so far.
+    pub fn traffic(&self) -> Traffic {
+        self.meter.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Starts counting anew; the peak starts at the connections open now.
+    pub fn reset_traffic(&self) {
+        self.meter.update(|t, open| {
+            *t = Traffic {
+                peak_open: *open,
+                ..Traffic::default()
+            }
+        });
+    }
+
+    /// Waits until no connection is open (every client hung up and its thread saw it), at
+    /// most `limit`; false when some connection is still open then.
+    pub fn wait_idle(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut state = self.meter.state.lock().unwrap_or_else(|e| e.into_inner());
+        while state.1 > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            state = self
+                .meter
+                .closed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
     /// Stops accepting and waits for the accept thread.
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
@@ -160,6 +266,8 @@ struct Shared {
     requests: Arc<Mutex<Vec<RecordedRequest>>>,
     total: Arc<AtomicUsize>,
     handler: Handler,
+    /// Held until the connection is served to its end.
+    open: OpenConnection,
 }
 
 fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shared: Shared) {
@@ -168,7 +276,9 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
         requests,
         total,
         handler,
+        open,
     } = shared;
+    let meter = open.0.clone();
     if stop.load(Ordering::SeqCst) {
         return;
     }
@@ -186,9 +296,20 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
                     return;
                 }
             }
-            let Ok(server) = rustls::ServerConnection::new(config) else {
+            let Ok(mut server) = rustls::ServerConnection::new(config) else {
                 return;
             };
+            let mut tcp = tcp;
+            match complete_handshake(&mut server, &mut tcp, &stop) {
+                Some(rustls::HandshakeKind::Resumed) => {
+                    meter.update(|t, _| t.resumed_handshakes += 1)
+                }
+                Some(_) => meter.update(|t, _| t.full_handshakes += 1),
+                None => {
+                    meter.update(|t, _| t.failed_handshakes += 1);
+                    return;
+                }
+            }
             Stream::Tls(Box::new(rustls::StreamOwned::new(server, tcp)))
         }
         None => {
@@ -222,6 +343,7 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
             req.index = total.fetch_add(1, Ordering::SeqCst);
             all.push(req.clone());
         }
+        meter.update(|t, _| t.requests += 1);
         let reply = match handler(&req) {
             Action::Reset => {
                 conn.stream.abort();

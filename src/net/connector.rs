@@ -1,0 +1,121 @@
+//! The HTTP client's HTTPS connections. ureq speaks HTTP over them; they come from the
+//! endpoint's [`EndpointTls`]: the inspected connection for the first request, then new ones
+//! with the same rustls configuration, which resume the inspected session. ureq keeps them
+//! alive in its pool like its own.
+
+use super::tls::{self, EndpointTls, TlsStream};
+use std::io::{self, Read, Write};
+use std::time::Duration;
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+};
+
+/// Makes HTTPS connections from the endpoint's TLS; plain HTTP is left to the next connector.
+#[derive(Debug)]
+pub struct EndpointConnector {
+    tls: Option<EndpointTls>,
+}
+
+impl EndpointConnector {
+    pub fn new(tls: Option<EndpointTls>) -> EndpointConnector {
+        EndpointConnector { tls }
+    }
+}
+
+impl<In: Transport> Connector<In> for EndpointConnector {
+    type Out = Either<In, TlsTransport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(transport) = chained {
+            return Ok(Some(Either::A(transport)));
+        }
+        if !details.needs_tls() {
+            return Ok(None);
+        }
+        // The agent is bound to one endpoint and never follows a redirect, so an HTTPS
+        // request is always for the endpoint this TLS belongs to.
+        let Some(tls) = &self.tls else {
+            return Err(ureq::Error::Tls("no TLS configured for this endpoint"));
+        };
+        let stream = tls.connection().map_err(ureq::Error::Io)?;
+        Ok(Some(Either::B(TlsTransport {
+            buffers: LazyBuffers::new(
+                details.config.input_buffer_size(),
+                details.config.output_buffer_size(),
+            ),
+            stream,
+        })))
+    }
+}
+
+/// One TLS connection as ureq's transport.
+pub struct TlsTransport {
+    buffers: LazyBuffers,
+    stream: TlsStream,
+}
+
+impl std::fmt::Debug for TlsTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TlsTransport({:?})", self.stream.sock.peer_addr().ok())
+    }
+}
+
+/// The time left before `timeout`, `None` when it never comes; an expired one is an error.
+fn time_left(timeout: &NextTimeout) -> Result<Option<Duration>, ureq::Error> {
+    if timeout.after.is_not_happening() {
+        return Ok(None);
+    }
+    let left = *timeout.after;
+    if left.is_zero() {
+        return Err(ureq::Error::Timeout(timeout.reason));
+    }
+    Ok(Some(left))
+}
+
+/// A socket timeout is ureq's timeout (with its reason); anything else stays an I/O error,
+/// with rustls' error inside when TLS failed.
+fn failure(e: io::Error, timeout: &NextTimeout) -> ureq::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ureq::Error::Timeout(timeout.reason),
+        _ => ureq::Error::Io(e),
+    }
+}
+
+impl Transport for TlsTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        let left = time_left(&timeout)?;
+        let _ = self.stream.sock.set_write_timeout(left);
+        let output = &self.buffers.output()[..amount];
+        self.stream
+            .write_all(output)
+            .and_then(|()| self.stream.flush())
+            .map_err(|e| failure(e, &timeout))
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let timeout = timeout.for_read();
+        let left = time_left(&timeout)?;
+        let _ = self.stream.sock.set_read_timeout(left);
+        let input = self.buffers.input_append_buf();
+        let amount = self.stream.read(input).map_err(|e| failure(e, &timeout))?;
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        tls::is_alive(&mut self.stream)
+    }
+
+    fn is_tls(&self) -> bool {
+        true
+    }
+}
