@@ -93,6 +93,10 @@ pub fn bundled_advisories_updated(family: ProductFamily) -> Option<jiff::civil::
         ProductFamily::OpenCloud => include_str!("../../assets/opencloud/advisories.json"),
         ProductFamily::InfiniteScale => include_str!("../../assets/ocis/advisories.json"),
     };
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    value["updated"].as_str()?.parse().ok()
+    #[derive(serde::Deserialize)]
+    struct Updated {
+        updated: Option<String>,
+    }
+    let file: Updated = serde_json::from_str(text).ok()?;
+    file.updated?.parse().ok()
 }
