@@ -2,6 +2,7 @@
 //! and fetching the release and advisory feeds.
 
 pub mod dns;
+pub mod feed;
 pub mod http;
 pub mod legacy_tls;
 pub mod proxy;
