@@ -8,7 +8,7 @@ pub mod lifecycle;
 pub mod releases;
 mod sources;
 pub mod update;
-pub use sources::{Knowledge, KnowledgeSources, bundled_advisories_updated};
+pub use sources::{FeedAdvisories, Knowledge, KnowledgeSources, bundled_advisories_updated};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
