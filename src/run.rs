@@ -4,8 +4,9 @@
 use crate::assess::baseline::Baseline;
 use crate::assess::{self, Identified, UpdateInputs};
 use crate::clock::Now;
+use crate::feeds::{Feed, FeedCache, Origin};
 use crate::knowledge::releases::ReleaseSchedule;
-use crate::knowledge::{self, Knowledge, KnowledgeSources, ProductFamily};
+use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
 use crate::net::http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use crate::net::{self, Destination, tls};
 use crate::output;
@@ -142,6 +143,12 @@ where
         proxy,
         knowledge: Mutex::new(HashMap::new()),
         update: OnceLock::new(),
+        feeds: FeedCache::new(
+            settings.state_dir.as_deref(),
+            settings.feed_cache_ttl,
+            now.0,
+            debug_log,
+        ),
         now,
     };
     // Read before scanning: a corrupt baseline is an operator problem, found before any traffic.
@@ -243,13 +250,15 @@ pub fn version_text() -> String {
 }
 
 /// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
-/// answer: host workers share them, so a run fetches each feed once, however many hosts.
+/// answer: host workers share them, so a run asks each feed at most once, however many hosts,
+/// and not at all while the feed cache holds a fresh answer.
 struct Scanner<'a> {
     settings: &'a Settings,
     roots: tls::Roots,
     proxy: Option<net::proxy::Proxy>,
     knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
     update: OnceLock<UpdateInputs>,
+    feeds: FeedCache,
     now: Now,
 }
 
@@ -429,7 +438,28 @@ impl Scanner<'_> {
             vulnerability_feed: self.settings.vulnerability_feed.clone(),
         };
         let options = self.client_options();
-        let fetch = |url: &str| net::fetch_document(url, None, &options);
+        let fetch = |url: &str| -> Result<FeedAdvisories, String> {
+            let ask = |validators: Option<&net::feed::Validators>| {
+                net::feed::fetch(url, None, validators, Feed::Advisories.cap(), &options)
+            };
+            let parse = |body: &[u8]| {
+                let text = std::str::from_utf8(body).map_err(|_| "not UTF-8 text".to_string())?;
+                knowledge::advisories::parse_document(text, family).map_err(|e| e.to_string())
+            };
+            let answer = self.feeds.get(Feed::Advisories, url, false, &ask, &parse)?;
+            log_origin(&format!("advisory feed {url}"), &answer.origin);
+            let note = match answer.origin {
+                Origin::Stale { fetched, error } => Some(format!(
+                    "advisory feed {url} unavailable ({error}); its cached answer from {} is used",
+                    Now(fetched).stamp()
+                )),
+                _ => None,
+            };
+            Ok(FeedAdvisories {
+                advisories: answer.value,
+                note,
+            })
+        };
         let loaded = Arc::new(Knowledge::load(family, &sources, &fetch)?);
         for note in &loaded.notes {
             debug_log(note);
@@ -446,22 +476,40 @@ impl Scanner<'_> {
             return UpdateInputs::default();
         }
         let url = &self.settings.releases_url;
-        let fetched = net::fetch_document(
+        let token = self.settings.release_token.as_deref();
+        let options = self.client_options();
+        let ask = |validators: Option<&net::feed::Validators>| {
+            net::feed::fetch(url, token, validators, Feed::Releases.cap(), &options)
+        };
+        let answer = self.feeds.get(
+            Feed::Releases,
             url,
-            self.settings.release_token.as_deref(),
-            &self.client_options(),
-        )
-        .and_then(|body| knowledge::update::parse_release_feed(&body));
-        match fetched {
-            Ok(feed) => UpdateInputs {
-                feed: Some(feed),
-                feed_error: None,
-            },
+            token.is_some(),
+            &ask,
+            &knowledge::update::parse_release_feed,
+        );
+        match answer {
+            Ok(answer) => {
+                log_origin("release feed", &answer.origin);
+                match answer.origin {
+                    Origin::Stale { fetched, error } => UpdateInputs {
+                        feed: Some(answer.value),
+                        feed_error: Some(format!("release feed unavailable: {error}")),
+                        cached_at: Some(Now(fetched).stamp()),
+                    },
+                    _ => UpdateInputs {
+                        feed: Some(answer.value),
+                        feed_error: None,
+                        cached_at: None,
+                    },
+                }
+            }
             Err(e) => {
                 debug_log(&format!("release feed: {e}"));
                 UpdateInputs {
                     feed: None,
                     feed_error: Some(format!("release feed unavailable: {e}")),
+                    cached_at: None,
                 }
             }
         }
@@ -486,6 +534,25 @@ impl Scanner<'_> {
             self.settings.critical,
         )
     }
+}
+
+/// Says with `--debug` where a feed answer came from.
+fn log_origin(what: &str, origin: &Origin) {
+    debug_log(&match origin {
+        Origin::Network => format!("{what}: fetched"),
+        Origin::Fresh { fetched } => format!(
+            "{what}: cached answer from {} is fresh (--feed-cache-ttl); not asked",
+            Now(*fetched).stamp()
+        ),
+        Origin::NotModified { fetched } => format!(
+            "{what}: not modified since the cached answer from {}; reused",
+            Now(*fetched).stamp()
+        ),
+        Origin::Stale { fetched, error } => format!(
+            "{what}: unavailable ({error}); the cached answer from {} stands in",
+            Now(*fetched).stamp()
+        ),
+    });
 }
 
 /// Recognises product and release from what the instance reported.

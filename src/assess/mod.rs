@@ -36,8 +36,12 @@ pub struct Identified {
 pub struct UpdateInputs {
     /// Releases read from the feed (auto and feed modes), when it answered.
     pub feed: Option<Vec<Version>>,
-    /// Why the feed was not used although wanted.
+    /// Why the feed was not used although wanted, or (with `cached_at`) why its cached answer
+    /// stands in.
     pub feed_error: Option<String>,
+    /// The feed failed and the answer it gave an earlier run (cached in the state directory)
+    /// stands in: when that answer was fetched.
+    pub cached_at: Option<String>,
 }
 
 pub struct Input<'a> {
@@ -406,7 +410,11 @@ fn update_check(
         ),
         UpdateSource::Auto | UpdateSource::Feed => match &inputs.feed {
             Some(feed) => (
-                Some("feed"),
+                Some(if inputs.cached_at.is_some() {
+                    "cache"
+                } else {
+                    "feed"
+                }),
                 update::recommend(installed, schedule_target, rolling, feed),
                 feed.iter()
                     .max()
@@ -414,7 +422,13 @@ fn update_check(
                     .chain(schedule_newest)
                     .max()
                     .cloned(),
-                None,
+                inputs
+                    .cached_at
+                    .as_ref()
+                    .map(|at| match &inputs.feed_error {
+                        Some(error) => format!("cached answer from {at}, {error}"),
+                        None => format!("cached answer from {at}"),
+                    }),
             ),
             None if settings.update_source == UpdateSource::Auto => (
                 Some("bundled"),

@@ -5,14 +5,17 @@
 //! hide the other advisories) but strict about the document's shape, so that a wrong file is
 //! reported instead of silently yielding "no advisories".
 
+use super::json::{self, Flag, ForEach, Kind, Members, NonNull, Obj, ObjSeed, Text};
 use super::{ProductFamily, parse_version};
 use crate::severity::Severity;
 use semver::{Prerelease, Version};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize, Serializer};
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// Affected versions of one advisory: `[introduced, fixed)`, further bounded above by the
 /// inclusive `last_affected` when a source only knows the last vulnerable release (OSV
@@ -131,26 +134,604 @@ impl std::error::Error for AdvisoryError {}
 /// Advisories whose ranges are all unusable are dropped rather than failing the document, so a
 /// single odd entry in a feed cannot hide the others; an advisory without any usable range
 /// would otherwise match nothing (or, worse, everything).
+///
+/// The document is read into typed values member by member (`knowledge::json`), never into a
+/// `serde_json::Value` tree: what does not concern the product is skipped as it is read, and
+/// what is kept is bounded by [`MAX_KEPT_BYTES`], so a hostile feed answer costs about its own
+/// size (and serde_json's buffer for its longest string), never a tree of it.
 pub fn parse_document(text: &str, family: ProductFamily) -> Result<Vec<Advisory>, AdvisoryError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    let ctx = Ctx {
+        family,
+        kept: Cell::new(0),
+        over: Cell::new(false),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = DocumentSeed(&ctx)
+        .deserialize(&mut de)
+        .and_then(|document| de.end().map(|()| document));
+    let document = read.map_err(|e| {
         AdvisoryError::new(format!(
             "advisory document is not valid JSON ({e}): fix the file or point the setting at a JSON advisory document"
         ))
     })?;
-    match &value {
-        Value::Object(map) if map.contains_key("advisories") => parse_native(map),
-        // OSV's query API answers `{}` when nothing matches.
-        Value::Object(map) if map.is_empty() => Ok(Vec::new()),
-        Value::Object(map) if map.contains_key("vulns") => match &map["vulns"] {
-            Value::Array(items) => parse_list(items, family),
-            _ => Err(AdvisoryError::new(
-                "OSV `vulns` is not a list: give the OSV query answer unchanged",
-            )),
-        },
-        Value::Object(map) => parse_one(map, family).map(|a| a.into_iter().collect()),
-        Value::Array(items) => parse_list(items, family),
-        other => Err(unrecognised(&describe(other))),
+    if ctx.over.get() {
+        return Err(AdvisoryError::new(format!(
+            "advisory document holds more than {} KiB of advisories for {}: refused; point the \
+             setting at a document about {} only",
+            MAX_KEPT_BYTES / 1024,
+            family.display_name(),
+            family.display_name()
+        )));
     }
+    document
+}
+
+/// What one document may keep while it is read (advisories, ranges, events, aliases), roughly
+/// counted in bytes. A real document keeps a few KiB; one that would keep more is refused
+/// instead of growing the process.
+pub const MAX_KEPT_BYTES: usize = 2 * 1024 * 1024;
+
+/// Aliases (and GitHub identifiers) read per advisory; real advisories have two or three.
+const MAX_ALIASES: usize = 32;
+
+const RANGE_COST: usize = std::mem::size_of::<AffectedRange>();
+const EVENT_COST: usize = std::mem::size_of::<Event>();
+
+/// The reading context: the product family, and what the document has kept so far.
+struct Ctx {
+    family: ProductFamily,
+    kept: Cell<usize>,
+    /// Set once the document would keep more than `MAX_KEPT_BYTES`; nothing is kept after.
+    over: Cell<bool>,
+}
+
+type C<'a> = &'a Ctx;
+
+impl Ctx {
+    /// Accounts for `bytes` more kept; false (keep nothing) once the budget is spent.
+    fn keep(&self, bytes: usize) -> bool {
+        if self.over.get() {
+            return false;
+        }
+        let total = self.kept.get().saturating_add(bytes);
+        if total > MAX_KEPT_BYTES {
+            self.over.set(true);
+            return false;
+        }
+        self.kept.set(total);
+        true
+    }
+
+    /// Accounts for a finished advisory; `None` once the budget is spent.
+    fn keep_advisory(&self, advisory: Advisory) -> Option<Advisory> {
+        let strings = advisory.id.len()
+            + advisory.summary.len()
+            + advisory.url.as_ref().map_or(0, String::len)
+            + advisory.aliases.iter().map(String::len).sum::<usize>();
+        self.keep(std::mem::size_of::<Advisory>() + strings)
+            .then_some(advisory)
+    }
+}
+
+fn unrecognised(what: &str) -> AdvisoryError {
+    AdvisoryError::new(format!(
+        "{what} is not a native, GitHub advisory or OSV document: expected an object with `advisories`, a GitHub advisory with `ghsa_id`, or an OSV document with `id` and `affected`"
+    ))
+}
+
+/// The whole document: an object (native, OSV query answer, or one GitHub or OSV advisory) or
+/// a list of GitHub or OSV advisories.
+struct DocumentSeed<'a>(C<'a>);
+
+impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
+    type Value = Result<Vec<Advisory>, AdvisoryError>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DocumentSeed<'_> {
+    type Value = Result<Vec<Advisory>, AdvisoryError>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an advisory document")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut list = ItemList::default();
+        while let Some(item) = seq.next_element_seed(ObjSeed::<AdvisoryObject, _>::new(self.0))? {
+            list.push(self.0, item);
+        }
+        Ok(list.result())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let mut top = TopLevel::default();
+        json::each_member(map, |key, map| top.member(self.0, key, map))?;
+        Ok(top.finish(self.0))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("JSON null")))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("a JSON boolean")))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("a JSON number")))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("a JSON number")))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("a JSON number")))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised("a JSON string")))
+    }
+}
+
+/// A top-level object: the native format (`advisories`), an OSV query answer (`vulns`, or `{}`
+/// when nothing matches), or a single GitHub or OSV advisory. Every reading is made as the
+/// members come, and the members present decide at the end which one counts.
+#[derive(Default)]
+struct TopLevel {
+    object: AdvisoryObject,
+    native: Option<Result<Vec<Advisory>, AdvisoryError>>,
+    vulns: Option<Result<Vec<Advisory>, AdvisoryError>>,
+}
+
+impl<'c> Members<C<'c>> for TopLevel {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "advisories" => {
+                self.object.note_key(key);
+                self.native = Some(read_native(ctx, map)?);
+            }
+            "vulns" => {
+                self.object.note_key(key);
+                let mut list = ItemList::default();
+                let was_list = map.next_value_seed(ForEach {
+                    seed: ObjSeed::<AdvisoryObject, _>::new(ctx),
+                    each: |item| list.push(ctx, item),
+                })?;
+                self.vulns = Some(if was_list {
+                    list.result()
+                } else {
+                    Err(AdvisoryError::new(
+                        "OSV `vulns` is not a list: give the OSV query answer unchanged",
+                    ))
+                });
+            }
+            _ => return self.object.member(ctx, key, map),
+        }
+        Ok(true)
+    }
+}
+
+impl TopLevel {
+    fn finish(self, ctx: C) -> Result<Vec<Advisory>, AdvisoryError> {
+        if let Some(native) = self.native {
+            return native;
+        }
+        // OSV's query API answers `{}` when nothing matches.
+        if self.object.members == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(vulns) = self.vulns {
+            return vulns;
+        }
+        self.object.finish(ctx).map(|a| a.into_iter().collect())
+    }
+}
+
+/// A list of GitHub or OSV advisories, converted item by item. The first item that is neither
+/// decides the error; the rest is still read (keeping nothing), so that a syntax error further
+/// on is reported as what it is.
+#[derive(Default)]
+struct ItemList {
+    advisories: Vec<Advisory>,
+    error: Option<AdvisoryError>,
+    index: usize,
+}
+
+impl ItemList {
+    fn push(&mut self, ctx: C, item: Result<AdvisoryObject, Kind>) {
+        self.index += 1;
+        if self.error.is_some() {
+            return;
+        }
+        match item {
+            Ok(object) => match object.finish(ctx) {
+                Ok(advisory) => self.advisories.extend(advisory),
+                Err(e) => {
+                    self.error = Some(AdvisoryError::new(format!("list item {}: {e}", self.index)))
+                }
+            },
+            Err(kind) => {
+                self.error = Some(unrecognised(&format!(
+                    "list item {} ({})",
+                    self.index, kind.0
+                )))
+            }
+        }
+    }
+
+    fn result(self) -> Result<Vec<Advisory>, AdvisoryError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.advisories),
+        }
+    }
+}
+
+/// One GitHub advisory or OSV document, read as the union of both formats' members (they do
+/// not collide but for `severity`, a string in one and a list in the other). Lists are
+/// converted as they are read: `vulnerabilities` and `affected` entries become ranges of the
+/// product right away, and entries about other packages are dropped.
+#[derive(Default)]
+struct AdvisoryObject {
+    /// The first six keys, in document order, to describe an object we do not recognise.
+    keys: Vec<String>,
+    members: usize,
+    has_ghsa_id: bool,
+    ghsa_id: Text,
+    id: Text,
+    /// `affected`, `modified` or `schema_version` present: the OSV markers.
+    osv_marker: bool,
+    withdrawn: NonNull,
+    withdrawn_at: NonNull,
+    state: Text,
+    summary: Text,
+    details: Text,
+    html_url: Text,
+    cve_id: Text,
+    severity: SeverityMember,
+    cvss: Obj<Cvss>,
+    database_specific: Obj<DatabaseSpecific>,
+    aliases: Vec<String>,
+    identifiers: Vec<String>,
+    references: References,
+    github_ranges: Vec<AffectedRange>,
+    osv_ranges: Vec<AffectedRange>,
+    osv_affected_severity: Option<Severity>,
+}
+
+impl<'c> Members<C<'c>> for AdvisoryObject {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        self.note_key(key);
+        match key {
+            "ghsa_id" => {
+                self.has_ghsa_id = true;
+                self.ghsa_id = map.next_value()?;
+            }
+            "id" => self.id = map.next_value()?,
+            "modified" | "schema_version" => {
+                self.osv_marker = true;
+                return Ok(false);
+            }
+            "withdrawn" => self.withdrawn = map.next_value()?,
+            "withdrawn_at" => self.withdrawn_at = map.next_value()?,
+            "state" => self.state = map.next_value()?,
+            "summary" => self.summary = map.next_value()?,
+            "details" => self.details = map.next_value()?,
+            "html_url" => self.html_url = map.next_value()?,
+            "cve_id" => self.cve_id = map.next_value()?,
+            "severity" => self.severity = map.next_value()?,
+            "cvss" => self.cvss = map.next_value()?,
+            "database_specific" => self.database_specific = map.next_value()?,
+            "aliases" => self.aliases = read_strings(map)?,
+            "identifiers" => {
+                let identifiers = &mut self.identifiers;
+                map.next_value_seed(ForEach {
+                    seed: PhantomData::<Obj<Identifier>>,
+                    each: |i: Obj<Identifier>| {
+                        if let Some(value) = i.0.as_ref().and_then(|i| i.value.get())
+                            && identifiers.len() < MAX_ALIASES
+                        {
+                            identifiers.push(value.to_string());
+                        }
+                    },
+                })?;
+            }
+            "references" => {
+                let references = &mut self.references;
+                map.next_value_seed(ForEach {
+                    seed: PhantomData::<Obj<Reference>>,
+                    each: |r: Obj<Reference>| references.add(r.0),
+                })?;
+            }
+            "vulnerabilities" => {
+                let ranges = &mut self.github_ranges;
+                map.next_value_seed(ForEach {
+                    seed: ObjSeed::<GithubVulnerability, _>::new(ctx),
+                    each: |v: Result<GithubVulnerability, Kind>| {
+                        if let Ok(v) = v {
+                            ranges.extend(v.ranges(ctx));
+                        }
+                    },
+                })?;
+            }
+            "affected" => {
+                self.osv_marker = true;
+                let (ranges, severity) = (&mut self.osv_ranges, &mut self.osv_affected_severity);
+                map.next_value_seed(ForEach {
+                    seed: ObjSeed::<OsvAffected, _>::new(ctx),
+                    each: |a: Result<OsvAffected, Kind>| {
+                        if let Ok(a) = a
+                            && let Some((found, found_severity)) = a.finish(ctx.family)
+                        {
+                            ranges.extend(found);
+                            *severity = (*severity).max(found_severity);
+                        }
+                    },
+                })?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl AdvisoryObject {
+    fn note_key(&mut self, key: &str) {
+        self.members += 1;
+        if self.keys.len() < 6 {
+            self.keys.push(key.to_string());
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.members == 0 {
+            "an empty JSON object".into()
+        } else {
+            format!("a JSON object with keys {}", self.keys.join(", "))
+        }
+    }
+
+    fn finish(self, ctx: C) -> Result<Option<Advisory>, AdvisoryError> {
+        let advisory = if self.has_ghsa_id {
+            self.github()
+        } else if self.id.is_string() && self.osv_marker {
+            self.osv()
+        } else {
+            return Err(unrecognised(&self.describe()));
+        };
+        Ok(advisory.and_then(|a| ctx.keep_advisory(a)))
+    }
+
+    fn github(self) -> Option<Advisory> {
+        let id = self.ghsa_id.get()?;
+        if self.withdrawn_at.0 {
+            return None;
+        }
+        // Repository advisories can be drafts or closed reports when read with a maintainer token.
+        if self
+            .state
+            .get()
+            .is_some_and(|s| !s.eq_ignore_ascii_case("published"))
+        {
+            return None;
+        }
+        if self.github_ranges.is_empty() {
+            return None;
+        }
+        let mut aliases = Vec::new();
+        if let Some(cve) = self.cve_id.get() {
+            push_alias(&mut aliases, id, cve);
+        }
+        for value in &self.identifiers {
+            push_alias(&mut aliases, id, value);
+        }
+        let severity = self
+            .severity
+            .text
+            .get()
+            .and_then(Severity::parse)
+            .or_else(|| {
+                self.cvss
+                    .0
+                    .as_ref()
+                    .and_then(|c| c.vector_string.get())
+                    .and_then(cvss3_severity)
+            });
+        Some(Advisory {
+            id: id.to_string(),
+            aliases,
+            summary: self.summary.get().unwrap_or(id).to_string(),
+            severity,
+            url: self.html_url.get().map(str::to_string),
+            ranges: self.github_ranges,
+        })
+    }
+
+    fn osv(self) -> Option<Advisory> {
+        let id = self.id.get()?;
+        if self.withdrawn.0 {
+            return None;
+        }
+        let ranges: Vec<AffectedRange> = self
+            .osv_ranges
+            .into_iter()
+            .filter(AffectedRange::is_usable)
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        let database = self.database_specific.0.as_ref();
+        let severity = database
+            .and_then(|d| d.severity.get())
+            .and_then(Severity::parse)
+            .or(self.osv_affected_severity)
+            .or(self.severity.cvss);
+        let mut aliases = Vec::new();
+        for alias in &self.aliases {
+            push_alias(&mut aliases, id, alias);
+        }
+        let url = self
+            .references
+            .advisory
+            .as_deref()
+            .or_else(|| database.and_then(|d| d.url.get()))
+            .or(self.references.first.as_deref());
+        let summary = self
+            .summary
+            .get()
+            .or_else(|| self.details.get().and_then(|d| d.lines().next()))
+            .unwrap_or(id);
+        Some(Advisory {
+            id: id.to_string(),
+            aliases,
+            summary: summary.to_string(),
+            severity,
+            url: url.map(str::to_string),
+            ranges,
+        })
+    }
+}
+
+/// A list of strings (`aliases`): blank entries and other JSON types skipped, at most
+/// `MAX_ALIASES` kept.
+fn read_strings<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Vec<String>, A::Error> {
+    let mut out = Vec::new();
+    map.next_value_seed(ForEach {
+        seed: PhantomData::<Text>,
+        each: |t: Text| {
+            if let Some(s) = t.get()
+                && out.len() < MAX_ALIASES
+            {
+                out.push(s.to_string());
+            }
+        },
+    })?;
+    Ok(out)
+}
+
+/// `severity`: GitHub writes a word, OSV a list of scores (the first CVSS v3 vector that
+/// gives a band counts).
+#[derive(Default)]
+struct SeverityMember {
+    text: Text,
+    cvss: Option<Severity>,
+}
+
+impl<'de> Deserialize<'de> for SeverityMember {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SeverityMember, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SeverityMember;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a severity")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SeverityMember, E> {
+                Ok(SeverityMember {
+                    text: Text::deserialize(de::value::StrDeserializer::<E>::new(v))?,
+                    cvss: None,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<SeverityMember, A::Error> {
+                let mut cvss = None;
+                ForEach {
+                    seed: PhantomData::<Obj<Score>>,
+                    each: |s: Obj<Score>| {
+                        if cvss.is_none() {
+                            cvss =
+                                s.0.as_ref()
+                                    .and_then(|s| s.score.get())
+                                    .and_then(cvss3_severity);
+                        }
+                    },
+                }
+                .visit_seq(seq)?;
+                Ok(SeverityMember {
+                    text: Text(None),
+                    cvss,
+                })
+            }
+            json::skip_scalars!(SeverityMember::default());
+            json::skip_map!(SeverityMember::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Score {
+    score: Text,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Cvss {
+    vector_string: Text,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct DatabaseSpecific {
+    severity: Text,
+    url: Text,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Identifier {
+    value: Text,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Reference {
+    #[serde(rename = "type")]
+    kind: Text,
+    url: Text,
+}
+
+/// OSV `references`: the first of type ADVISORY, and the first of any type.
+#[derive(Default)]
+struct References {
+    advisory: Option<String>,
+    first: Option<String>,
+}
+
+impl References {
+    fn add(&mut self, reference: Option<Reference>) {
+        let Some(reference) = reference else { return };
+        let Some(url) = reference.url.get() else {
+            return;
+        };
+        if self.first.is_none() {
+            self.first = Some(url.to_string());
+        }
+        if self.advisory.is_none()
+            && reference
+                .kind
+                .get()
+                .is_some_and(|t| t.eq_ignore_ascii_case("ADVISORY"))
+        {
+            self.advisory = Some(url.to_string());
+        }
+    }
+}
+
+/// A `package` object (GitHub and OSV).
+#[derive(Deserialize, Default, Clone)]
+#[serde(default)]
+struct Package {
+    name: Text,
+    ecosystem: Text,
 }
 
 /// Combines advisory sources in priority order (bundled, files, feed): the first occurrence of
@@ -186,86 +767,6 @@ pub fn bundled(family: ProductFamily) -> Vec<Advisory> {
     };
     // The bundled files are checked by the unit tests; a broken one is a build defect.
     parse_document(text, family).expect("bundled advisory file is valid")
-}
-
-fn unrecognised(what: &str) -> AdvisoryError {
-    AdvisoryError::new(format!(
-        "{what} is not a native, GitHub advisory or OSV document: expected an object with `advisories`, a GitHub advisory with `ghsa_id`, or an OSV document with `id` and `affected`"
-    ))
-}
-
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let keys: Vec<&str> = map.keys().take(6).map(String::as_str).collect();
-            if keys.is_empty() {
-                "an empty JSON object".into()
-            } else {
-                format!("a JSON object with keys {}", keys.join(", "))
-            }
-        }
-        Value::Array(_) => "a JSON list".into(),
-        Value::String(_) => "a JSON string".into(),
-        Value::Number(_) => "a JSON number".into(),
-        Value::Bool(_) => "a JSON boolean".into(),
-        Value::Null => "JSON null".into(),
-    }
-}
-
-fn parse_list(items: &[Value], family: ProductFamily) -> Result<Vec<Advisory>, AdvisoryError> {
-    let mut out = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let Value::Object(map) = item else {
-            return Err(unrecognised(&format!(
-                "list item {} ({})",
-                index + 1,
-                describe(item)
-            )));
-        };
-        out.extend(
-            parse_one(map, family)
-                .map_err(|e| AdvisoryError::new(format!("list item {}: {e}", index + 1)))?,
-        );
-    }
-    Ok(out)
-}
-
-/// One GitHub or OSV advisory object.
-fn parse_one(
-    map: &Map<String, Value>,
-    family: ProductFamily,
-) -> Result<Option<Advisory>, AdvisoryError> {
-    if map.contains_key("ghsa_id") {
-        Ok(parse_github(map, family))
-    } else if map.get("id").is_some_and(Value::is_string)
-        && (map.contains_key("affected")
-            || map.contains_key("modified")
-            || map.contains_key("schema_version"))
-    {
-        Ok(parse_osv(map, family))
-    } else {
-        Err(unrecognised(&describe(&Value::Object(map.clone()))))
-    }
-}
-
-fn text_of<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    map.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
-
-fn strings_of(map: &Map<String, Value>, key: &str) -> Vec<String> {
-    map.get(key)
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn push_alias(aliases: &mut Vec<String>, id: &str, alias: &str) {
@@ -328,99 +829,240 @@ fn successor(v: &Version) -> Version {
 // ---------------------------------------------------------------------------------------------
 // Native format
 
-fn parse_native(map: &Map<String, Value>) -> Result<Vec<Advisory>, AdvisoryError> {
-    let Some(entries) = map["advisories"].as_array() else {
-        return Err(AdvisoryError::new(
-            "`advisories` is not a list: write `\"advisories\": [ {\"id\": ..., \"introduced\": ..., \"fixed\": ...} ]`",
-        ));
-    };
+/// The native `advisories` list, converted entry by entry. The first entry that is not an
+/// object or has no `id` decides the error (the rest is still read, keeping nothing).
+fn read_native<'de, A: MapAccess<'de>>(
+    ctx: C,
+    map: &mut A,
+) -> Result<Result<Vec<Advisory>, AdvisoryError>, A::Error> {
     let mut out = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        let Value::Object(entry) = entry else {
-            return Err(AdvisoryError::new(format!(
-                "advisory entry {} is not an object: give each entry `id`, `introduced` and `fixed`",
-                index + 1
-            )));
-        };
-        let Some(id) = text_of(entry, "id") else {
-            return Err(AdvisoryError::new(format!(
-                "advisory entry {} has no `id`: give every entry a string `id`",
-                index + 1
-            )));
-        };
-        if entry.get("enabled").and_then(Value::as_bool) == Some(false) {
-            continue;
+    let mut error: Option<AdvisoryError> = None;
+    let mut index = 0;
+    let was_list = map.next_value_seed(ForEach {
+        seed: ObjSeed::<NativeEntry, _>::new(ctx),
+        each: |entry: Result<NativeEntry, Kind>| {
+            index += 1;
+            if error.is_some() {
+                return;
+            }
+            match entry {
+                Ok(entry) => match entry.finish(ctx, index) {
+                    Ok(advisory) => out.extend(advisory),
+                    Err(e) => error = Some(e),
+                },
+                Err(_) => {
+                    error = Some(AdvisoryError::new(format!(
+                        "advisory entry {index} is not an object: give each entry `id`, `introduced` and `fixed`"
+                    )))
+                }
+            }
+        },
+    })?;
+    if !was_list {
+        return Ok(Err(AdvisoryError::new(
+            "`advisories` is not a list: write `\"advisories\": [ {\"id\": ..., \"introduced\": ..., \"fixed\": ...} ]`",
+        )));
+    }
+    Ok(match error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    })
+}
+
+/// One native entry.
+#[derive(Default)]
+struct NativeEntry {
+    id: Text,
+    enabled: Flag,
+    /// `ranges` when it is a list: its usable ranges.
+    ranges: Option<Vec<AffectedRange>>,
+    /// The entry's own `introduced` / `fixed` / `last_affected`, used without `ranges`.
+    own: RangeFields,
+    aliases: Vec<String>,
+    cve: Text,
+    cve_id: Text,
+    title: Text,
+    summary: Text,
+    severity: Text,
+    url: Text,
+}
+
+impl<'c> Members<C<'c>> for NativeEntry {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "id" => self.id = map.next_value()?,
+            "enabled" => self.enabled = map.next_value()?,
+            "introduced" => self.own.introduced = map.next_value()?,
+            "fixed" => self.own.fixed = map.next_value()?,
+            "last_affected" => self.own.last_affected = map.next_value()?,
+            "aliases" => self.aliases = read_strings(map)?,
+            "cve" => self.cve = map.next_value()?,
+            "cve_id" => self.cve_id = map.next_value()?,
+            "title" => self.title = map.next_value()?,
+            "summary" => self.summary = map.next_value()?,
+            "severity" => self.severity = map.next_value()?,
+            "url" => self.url = map.next_value()?,
+            "ranges" => {
+                let mut ranges = Vec::new();
+                let was_list = map.next_value_seed(ForEach {
+                    seed: PhantomData::<Obj<RangeFields>>,
+                    each: |fields: Obj<RangeFields>| {
+                        if let Some(range) = fields.0.as_ref().and_then(native_range)
+                            && range.is_usable()
+                            && ctx.keep(RANGE_COST)
+                        {
+                            ranges.push(range);
+                        }
+                    },
+                })?;
+                self.ranges = was_list.then_some(ranges);
+            }
+            _ => return Ok(false),
         }
-        let ranges: Vec<AffectedRange> = match entry.get("ranges").and_then(Value::as_array) {
-            Some(list) => list
-                .iter()
-                .filter_map(Value::as_object)
-                .filter_map(native_range)
-                .collect(),
-            None => native_range(entry).into_iter().collect(),
+        Ok(true)
+    }
+}
+
+impl NativeEntry {
+    fn finish(self, ctx: C, index: usize) -> Result<Option<Advisory>, AdvisoryError> {
+        let Some(id) = self.id.get() else {
+            return Err(AdvisoryError::new(format!(
+                "advisory entry {index} has no `id`: give every entry a string `id`"
+            )));
         };
-        let ranges: Vec<AffectedRange> = ranges
-            .into_iter()
-            .filter(AffectedRange::is_usable)
-            .collect();
+        if self.enabled.0 == Some(false) {
+            return Ok(None);
+        }
+        let ranges = match self.ranges {
+            Some(list) => list,
+            None => native_range(&self.own)
+                .into_iter()
+                .filter(AffectedRange::is_usable)
+                .collect(),
+        };
         if ranges.is_empty() {
-            continue;
+            return Ok(None);
         }
         let mut aliases = Vec::new();
-        for alias in strings_of(entry, "aliases") {
-            push_alias(&mut aliases, id, &alias);
+        for alias in &self.aliases {
+            push_alias(&mut aliases, id, alias);
         }
-        for key in ["cve", "cve_id"] {
-            if let Some(cve) = text_of(entry, key) {
+        for cve in [&self.cve, &self.cve_id] {
+            if let Some(cve) = cve.get() {
                 push_alias(&mut aliases, id, cve);
             }
         }
-        out.push(Advisory {
+        let advisory = Advisory {
             id: id.to_string(),
             aliases,
-            summary: text_of(entry, "title")
-                .or_else(|| text_of(entry, "summary"))
+            summary: self
+                .title
+                .get()
+                .or_else(|| self.summary.get())
                 .unwrap_or(id)
                 .to_string(),
-            severity: text_of(entry, "severity").and_then(Severity::parse),
-            url: text_of(entry, "url").map(str::to_string),
+            severity: self.severity.get().and_then(Severity::parse),
+            url: self.url.get().map(str::to_string),
             ranges,
-        });
+        };
+        Ok(ctx.keep_advisory(advisory))
     }
-    Ok(out)
 }
 
-/// A native `{introduced, fixed, last_affected}` object. An object that names none of the
-/// three is no range at all (rather than "every version").
-fn native_range(obj: &Map<String, Value>) -> Option<AffectedRange> {
-    let keys = ["introduced", "fixed", "last_affected"];
-    if !keys.iter().any(|k| obj.contains_key(*k)) {
+/// A native range member: absent, `null`, a string, or another JSON type (which spoils the
+/// range).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Bound {
+    #[default]
+    Absent,
+    Null,
+    Text(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Bound {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Bound;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a version or null")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Bound, E> {
+                Ok(Bound::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Bound, E> {
+                Ok(Bound::Null)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bound, E> {
+                Ok(match Text::new(v).0 {
+                    Some(text) => Bound::Text(text),
+                    None => Bound::Other,
+                })
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Bound, E> {
+                Ok(Bound::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Bound, E> {
+                Ok(Bound::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Bound, E> {
+                Ok(Bound::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Bound, E> {
+                Ok(Bound::Other)
+            }
+            json::skip_seq!(Bound::Other);
+            json::skip_map!(Bound::Other);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The members of a native `{introduced, fixed, last_affected}` object.
+#[derive(Deserialize, Default, Debug)]
+#[serde(default)]
+struct RangeFields {
+    introduced: Bound,
+    fixed: Bound,
+    last_affected: Bound,
+}
+
+/// A native range. An object that names none of the three members is no range at all (rather
+/// than "every version"); one with a member that is not a version string is skipped.
+fn native_range(fields: &RangeFields) -> Option<AffectedRange> {
+    let all = [&fields.introduced, &fields.fixed, &fields.last_affected];
+    if all.iter().all(|b| **b == Bound::Absent) {
         return None;
     }
-    let field = |key: &str| -> Result<Option<&str>, ()> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(_) => Err(()),
+    let field = |bound: &Bound| -> Result<Option<String>, ()> {
+        match bound {
+            Bound::Absent | Bound::Null => Ok(None),
+            Bound::Text(s) => Ok(Some(s.clone())),
+            Bound::Other => Err(()),
         }
     };
-    let introduced = match field("introduced").ok()? {
-        Some(s) => parse_lower(s).ok()?,
+    let introduced = match field(&fields.introduced).ok()? {
+        Some(s) => parse_lower(&s).ok()?,
         None => None,
     };
-    let upper = |key: &str| -> Result<Option<Version>, ()> {
-        match field(key)? {
-            Some(s) if !s.trim().is_empty() => parse_bound(s).map(Some).ok_or(()),
+    let upper = |bound: &Bound| -> Result<Option<Version>, ()> {
+        match field(bound)? {
+            Some(s) if !s.trim().is_empty() => parse_bound(&s).map(Some).ok_or(()),
             _ => Ok(None),
         }
     };
     Some(AffectedRange {
         introduced,
-        fixed: upper("fixed").ok()?,
-        last_affected: upper("last_affected").ok()?,
+        fixed: upper(&fields.fixed).ok()?,
+        last_affected: upper(&fields.last_affected).ok()?,
     })
 }
-
 // ---------------------------------------------------------------------------------------------
 // GitHub advisory API (global `/advisories/{id}` and repository `/security-advisories`)
 
@@ -441,54 +1083,63 @@ fn package_matches(name: &str, family: ProductFamily) -> bool {
 /// Whether a GitHub `package` object names the product. Besides the module path, OpenCloud's
 /// own repository advisories name the package just `opencloud` (ecosystem `go` or
 /// `opencloud`); that bare name is accepted unless a foreign ecosystem (npm, pip...) claims it.
-fn github_package_matches(package: Option<&Map<String, Value>>, family: ProductFamily) -> bool {
+/// No `package` object (or one without a name) concerns the product: repository advisories
+/// are filed in the product's own repository.
+fn github_package_matches(package: Option<&Package>, family: ProductFamily) -> bool {
     let Some(package) = package else { return true };
-    let Some(name) = text_of(package, "name") else {
+    let Some(name) = package.name.get() else {
         return true;
     };
     if package_matches(name, family) {
         return true;
     }
     let bare = family.package_name().rsplit('/').next().unwrap_or_default();
-    let ecosystem = text_of(package, "ecosystem").unwrap_or("");
+    let ecosystem = package.ecosystem.get().unwrap_or("");
     name.eq_ignore_ascii_case(bare)
         && ["", "go", "other", bare, family.id()]
             .iter()
             .any(|e| ecosystem.eq_ignore_ascii_case(e))
 }
 
-fn parse_github(map: &Map<String, Value>, family: ProductFamily) -> Option<Advisory> {
-    let id = text_of(map, "ghsa_id")?;
-    if map.get("withdrawn_at").is_some_and(|w| !w.is_null()) {
-        return None;
-    }
-    // Repository advisories can be drafts or closed reports when read with a maintainer token.
-    if text_of(map, "state").is_some_and(|s| !s.eq_ignore_ascii_case("published")) {
-        return None;
-    }
-    let mut ranges = Vec::new();
-    for vuln in map
-        .get("vulnerabilities")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(vuln) = vuln.as_object() else {
-            continue;
-        };
-        // Repository advisories may leave the package out or its name empty: they are filed
-        // in the product's own repository, so they concern the product.
-        if !github_package_matches(vuln.get("package").and_then(Value::as_object), family) {
-            continue;
+/// One entry of a GitHub advisory's `vulnerabilities`.
+#[derive(Default)]
+struct GithubVulnerability {
+    package: Obj<Package>,
+    vulnerable_version_range: Text,
+    patched_versions: Text,
+    first_patched_version: Patched,
+}
+
+impl<'c> Members<C<'c>> for GithubVulnerability {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        _: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "package" => self.package = map.next_value()?,
+            "vulnerable_version_range" => self.vulnerable_version_range = map.next_value()?,
+            "patched_versions" => self.patched_versions = map.next_value()?,
+            "first_patched_version" => self.first_patched_version = map.next_value()?,
+            _ => return Ok(false),
         }
-        let patched = text_of(vuln, "patched_versions")
-            .or_else(|| text_of(vuln, "first_patched_version"))
-            .or_else(|| {
-                vuln.get("first_patched_version")
-                    .and_then(Value::as_object)
-                    .and_then(|p| text_of(p, "identifier"))
-            });
-        let found = match (text_of(vuln, "vulnerable_version_range"), patched) {
+        Ok(true)
+    }
+}
+
+impl GithubVulnerability {
+    /// The usable ranges of this entry when it concerns the product.
+    fn ranges(&self, ctx: C) -> Vec<AffectedRange> {
+        if !github_package_matches(self.package.0.as_ref(), ctx.family) {
+            return Vec::new();
+        }
+        let patched = self
+            .patched_versions
+            .get()
+            .or_else(|| self.first_patched_version.text.get())
+            .or_else(|| self.first_patched_version.identifier.get());
+        let found = match (self.vulnerable_version_range.get(), patched) {
             (Some(expr), _) => parse_range_expression(expr),
             // Only the fixes are known: each one ends the range of its own line.
             (None, Some(patched)) => {
@@ -500,43 +1151,55 @@ fn parse_github(map: &Map<String, Value>, family: ProductFamily) -> Option<Advis
             }
             (None, None) => None,
         };
-        ranges.extend(found.into_iter().flatten().filter(AffectedRange::is_usable));
+        found
+            .into_iter()
+            .flatten()
+            .filter(AffectedRange::is_usable)
+            .take_while(|_| ctx.keep(RANGE_COST))
+            .collect()
     }
-    if ranges.is_empty() {
-        return None;
-    }
-    let mut aliases = Vec::new();
-    if let Some(cve) = text_of(map, "cve_id") {
-        push_alias(&mut aliases, id, cve);
-    }
-    for ident in map
-        .get("identifiers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(value) = ident.as_object().and_then(|o| text_of(o, "value")) {
-            push_alias(&mut aliases, id, value);
-        }
-    }
-    let severity = text_of(map, "severity")
-        .and_then(Severity::parse)
-        .or_else(|| {
-            map.get("cvss")
-                .and_then(Value::as_object)
-                .and_then(|c| text_of(c, "vector_string"))
-                .and_then(cvss3_severity)
-        });
-    Some(Advisory {
-        id: id.to_string(),
-        aliases,
-        summary: text_of(map, "summary").unwrap_or(id).to_string(),
-        severity,
-        url: text_of(map, "html_url").map(str::to_string),
-        ranges,
-    })
 }
 
+/// `first_patched_version`: a version string, or an object with `identifier`.
+#[derive(Default)]
+struct Patched {
+    text: Text,
+    identifier: Text,
+}
+
+impl<'de> Deserialize<'de> for Patched {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Patched, D::Error> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct WithIdentifier {
+            identifier: Text,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Patched;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a version or an object with `identifier`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Patched, E> {
+                Ok(Patched {
+                    text: Text::new(v),
+                    identifier: Text(None),
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Patched, A::Error> {
+                let object =
+                    WithIdentifier::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(Patched {
+                    text: Text(None),
+                    identifier: object.identifier,
+                })
+            }
+            json::skip_scalars!(Patched::default());
+            json::skip_seq!(Patched::default());
+        }
+        d.deserialize_any(V)
+    }
+}
 /// Parses GitHub's `vulnerable_version_range` (`>= 4.0.0, < 4.0.3`, `<= 1.2.0`, `= 2.0.0`).
 /// `None` when any part is not understood (prose such as `stable releases 4.0.x`): a guessed
 /// range is worse than none.
@@ -614,151 +1277,236 @@ fn parse_range_expression(expr: &str) -> Option<Vec<AffectedRange>> {
 // ---------------------------------------------------------------------------------------------
 // OSV
 
-fn parse_osv(map: &Map<String, Value>, family: ProductFamily) -> Option<Advisory> {
-    let id = text_of(map, "id")?;
-    if map.get("withdrawn").is_some_and(|w| !w.is_null()) {
-        return None;
-    }
-    let mut ranges = Vec::new();
-    let mut affected_severity = None;
-    for affected in map
-        .get("affected")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(affected) = affected.as_object() else {
-            continue;
-        };
-        let name = affected
-            .get("package")
-            .and_then(Value::as_object)
-            .and_then(|p| text_of(p, "name"));
-        if !name.is_some_and(|n| package_matches(n, family)) {
-            continue;
-        }
-        let eco = affected
-            .get("ecosystem_specific")
-            .and_then(Value::as_object);
-        // The Go database files products with non-module versions as `introduced: 0` without
-        // a fix (every version!) and keeps the real ranges in `custom_ranges`.
-        let range_list = eco
-            .and_then(|e| e.get("custom_ranges"))
-            .and_then(Value::as_array)
-            .filter(|c| !c.is_empty())
-            .or_else(|| affected.get("ranges").and_then(Value::as_array));
-        for range in range_list
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_object)
-        {
-            if text_of(range, "type").is_some_and(|t| t.eq_ignore_ascii_case("GIT")) {
-                continue;
-            }
-            if let Some(events) = range.get("events").and_then(Value::as_array) {
-                ranges.extend(osv_events(events).into_iter().flatten());
-            }
-        }
-        if range_list.is_none() {
-            // Only explicit versions listed.
-            for v in strings_of(affected, "versions")
-                .iter()
-                .filter_map(|v| parse_bound(v))
-            {
-                ranges.push(AffectedRange {
-                    introduced: Some(v.clone()),
-                    fixed: None,
-                    last_affected: Some(v),
-                });
-            }
-        }
-        let severity_in = |key: &str| {
-            affected
-                .get(key)
-                .and_then(Value::as_object)
-                .and_then(|o| text_of(o, "severity"))
-                .and_then(Severity::parse)
-        };
-        affected_severity = affected_severity
-            .max(severity_in("ecosystem_specific"))
-            .max(severity_in("database_specific"));
-    }
-    let ranges: Vec<AffectedRange> = ranges
-        .into_iter()
-        .filter(AffectedRange::is_usable)
-        .collect();
-    if ranges.is_empty() {
-        return None;
-    }
-    let severity = map
-        .get("database_specific")
-        .and_then(Value::as_object)
-        .and_then(|d| text_of(d, "severity"))
-        .and_then(Severity::parse)
-        .or(affected_severity)
-        .or_else(|| {
-            map.get("severity")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_object)
-                .filter_map(|s| text_of(s, "score"))
-                .find_map(cvss3_severity)
-        });
-    let mut aliases = Vec::new();
-    for alias in strings_of(map, "aliases") {
-        push_alias(&mut aliases, id, &alias);
-    }
-    let references: Vec<(&str, &str)> = map
-        .get("references")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object)
-        .filter_map(|r| Some((text_of(r, "type").unwrap_or(""), text_of(r, "url")?)))
-        .collect();
-    let url = references
-        .iter()
-        .find(|(t, _)| t.eq_ignore_ascii_case("ADVISORY"))
-        .map(|(_, u)| *u)
-        .or_else(|| {
-            map.get("database_specific")
-                .and_then(Value::as_object)
-                .and_then(|d| text_of(d, "url"))
-        })
-        .or_else(|| references.first().map(|(_, u)| *u));
-    let summary = text_of(map, "summary")
-        .or_else(|| text_of(map, "details").and_then(|d| d.lines().next()))
-        .unwrap_or(id);
-    Some(Advisory {
-        id: id.to_string(),
-        aliases,
-        summary: summary.to_string(),
-        severity,
-        url: url.map(str::to_string),
-        ranges,
-    })
+/// One entry of an OSV document's `affected`.
+#[derive(Default)]
+struct OsvAffected {
+    package: Obj<Package>,
+    /// `ranges` when it is a list.
+    ranges: Option<Vec<AffectedRange>>,
+    ecosystem_specific: Option<EcosystemSpecific>,
+    database_specific: Obj<SeverityOnly>,
+    /// `versions`: explicit affected versions, each its own range.
+    versions: Vec<AffectedRange>,
 }
 
-/// Turns an OSV event list into ranges. `None` when a version in it cannot be read: the
-/// whole range is skipped, since dropping one event would change what the others mean.
-fn osv_events(events: &[Value]) -> Option<Vec<AffectedRange>> {
-    enum Event {
-        Introduced(Option<Version>),
-        Fixed(Version),
-        LastAffected(Version),
-    }
-    let mut parsed = Vec::new();
-    for event in events.iter().filter_map(Value::as_object) {
-        if let Some(s) = text_of(event, "introduced") {
-            parsed.push(Event::Introduced(parse_lower(s).ok()?));
-        } else if let Some(s) = text_of(event, "fixed") {
-            parsed.push(Event::Fixed(parse_bound(s)?));
-        } else if let Some(s) = text_of(event, "last_affected") {
-            parsed.push(Event::LastAffected(parse_bound(s)?));
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SeverityOnly {
+    severity: Text,
+}
+
+impl<'c> Members<C<'c>> for OsvAffected {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "package" => self.package = map.next_value()?,
+            "ranges" => self.ranges = read_osv_ranges(ctx, map)?.map(|(_, ranges)| ranges),
+            "ecosystem_specific" => {
+                self.ecosystem_specific = map
+                    .next_value_seed(ObjSeed::<EcosystemSpecific, _>::new(ctx))?
+                    .ok()
+            }
+            "database_specific" => self.database_specific = map.next_value()?,
+            "versions" => {
+                let versions = &mut self.versions;
+                map.next_value_seed(ForEach {
+                    seed: PhantomData::<Text>,
+                    each: |t: Text| {
+                        if let Some(v) = t.get().and_then(parse_bound)
+                            && ctx.keep(RANGE_COST)
+                        {
+                            versions.push(AffectedRange {
+                                introduced: Some(v.clone()),
+                                fixed: None,
+                                last_affected: Some(v),
+                            });
+                        }
+                    },
+                })?;
+            }
+            _ => return Ok(false),
         }
-        // `limit` only narrows git ranges; ignored.
+        Ok(true)
     }
+}
+
+impl OsvAffected {
+    /// The ranges and severity of this entry when it concerns the product.
+    fn finish(self, family: ProductFamily) -> Option<(Vec<AffectedRange>, Option<Severity>)> {
+        let name = self.package.0.as_ref().and_then(|p| p.name.get());
+        if !name.is_some_and(|n| package_matches(n, family)) {
+            return None;
+        }
+        let eco_severity = self
+            .ecosystem_specific
+            .as_ref()
+            .and_then(|e| e.severity.get())
+            .and_then(Severity::parse);
+        let db_severity = self
+            .database_specific
+            .0
+            .as_ref()
+            .and_then(|d| d.severity.get())
+            .and_then(Severity::parse);
+        // The Go database files products with non-module versions as `introduced: 0` without
+        // a fix (every version!) and keeps the real ranges in `custom_ranges`.
+        let custom = self
+            .ecosystem_specific
+            .and_then(|e| e.custom_ranges)
+            .filter(|(elements, _)| *elements > 0)
+            .map(|(_, ranges)| ranges);
+        // Without any range list, only explicit versions are listed.
+        let ranges = custom.or(self.ranges).unwrap_or(self.versions);
+        Some((ranges, eco_severity.max(db_severity)))
+    }
+}
+
+/// An OSV `affected[].ecosystem_specific` object.
+#[derive(Default)]
+struct EcosystemSpecific {
+    severity: Text,
+    /// `custom_ranges` when it is a list: (its number of elements, its ranges).
+    custom_ranges: Option<(usize, Vec<AffectedRange>)>,
+}
+
+impl<'c> Members<C<'c>> for EcosystemSpecific {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "severity" => self.severity = map.next_value()?,
+            "custom_ranges" => self.custom_ranges = read_osv_ranges(ctx, map)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// A list of OSV range objects, when the value is a list: its number of elements and the
+/// ranges they describe (GIT ranges and unreadable event lists give none).
+fn read_osv_ranges<'de, A: MapAccess<'de>>(
+    ctx: C,
+    map: &mut A,
+) -> Result<Option<(usize, Vec<AffectedRange>)>, A::Error> {
+    let mut elements = 0;
+    let mut ranges = Vec::new();
+    let was_list = map.next_value_seed(ForEach {
+        seed: ObjSeed::<OsvRange, _>::new(ctx),
+        each: |range: Result<OsvRange, Kind>| {
+            elements += 1;
+            if let Ok(range) = range {
+                for found in range.finish() {
+                    if ctx.keep(RANGE_COST) {
+                        ranges.push(found);
+                    }
+                }
+            }
+        },
+    })?;
+    Ok(was_list.then_some((elements, ranges)))
+}
+
+/// One OSV range object: its type and its events, read as they come.
+#[derive(Default)]
+struct OsvRange {
+    git: bool,
+    /// `events` when it is a list; `None` inside when a version in it cannot be read.
+    events: Option<Option<Vec<Event>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct EventFields {
+    introduced: Text,
+    fixed: Text,
+    last_affected: Text,
+}
+
+impl<'c> Members<C<'c>> for OsvRange {
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        ctx: C<'c>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "type" => {
+                let kind: Text = map.next_value()?;
+                self.git = kind.get().is_some_and(|t| t.eq_ignore_ascii_case("GIT"));
+            }
+            "events" => {
+                let mut events = Some(Vec::new());
+                let was_list = map.next_value_seed(ForEach {
+                    seed: PhantomData::<Obj<EventFields>>,
+                    each: |fields: Obj<EventFields>| {
+                        let (Some(list), Some(fields)) = (events.as_mut(), fields.0) else {
+                            return;
+                        };
+                        match Event::read(&fields) {
+                            Ok(Some(event)) => {
+                                if ctx.keep(EVENT_COST) {
+                                    list.push(event);
+                                }
+                            }
+                            Ok(None) => {}
+                            // One unreadable version spoils the whole list.
+                            Err(()) => events = None,
+                        }
+                    },
+                })?;
+                self.events = was_list.then_some(events);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl OsvRange {
+    fn finish(self) -> Vec<AffectedRange> {
+        if self.git {
+            return Vec::new();
+        }
+        match self.events {
+            Some(Some(events)) => osv_events(events),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// One OSV event.
+enum Event {
+    Introduced(Option<Version>),
+    Fixed(Version),
+    LastAffected(Version),
+}
+
+impl Event {
+    /// `Ok(None)` for an event we do not use (`limit` only narrows git ranges), `Err` when its
+    /// version cannot be read.
+    fn read(fields: &EventFields) -> Result<Option<Event>, ()> {
+        Ok(Some(if let Some(s) = fields.introduced.get() {
+            Event::Introduced(parse_lower(s)?)
+        } else if let Some(s) = fields.fixed.get() {
+            Event::Fixed(parse_bound(s).ok_or(())?)
+        } else if let Some(s) = fields.last_affected.get() {
+            Event::LastAffected(parse_bound(s).ok_or(())?)
+        } else {
+            return Ok(None);
+        }))
+    }
+}
+
+/// Turns an OSV event list into ranges (the caller has already skipped a list with a version
+/// it cannot read: dropping one event would change what the others mean).
+fn osv_events(mut events: Vec<Event>) -> Vec<AffectedRange> {
     // OSV evaluates events in version order; "introduced 0" sorts first.
     let key = |e: &Event| -> (Option<Version>, u8) {
         match e {
@@ -767,10 +1515,10 @@ fn osv_events(events: &[Value]) -> Option<Vec<AffectedRange>> {
             Event::LastAffected(v) => (Some(v.clone()), 2),
         }
     };
-    parsed.sort_by_key(key);
+    events.sort_by_key(key);
     let mut ranges = Vec::new();
     let mut open: Option<Option<Version>> = None;
-    for event in parsed {
+    for event in events {
         match event {
             Event::Introduced(v) => {
                 if open.is_none() {
@@ -804,7 +1552,7 @@ fn osv_events(events: &[Value]) -> Option<Vec<AffectedRange>> {
             last_affected: None,
         });
     }
-    Some(ranges)
+    ranges
 }
 
 /// Severity band of a CVSS v3 base vector (v4 vectors and anything else: `None`), for OSV
@@ -1050,6 +1798,47 @@ mod tests {
     }
 
     #[test]
+    fn hostile_documents_keep_little_or_are_refused() {
+        let oc = ProductFamily::OpenCloud;
+        let empties = format!("[{}{{}}]", "{},".repeat(100_000));
+        let err = parse_document(&empties, oc).unwrap_err().to_string();
+        assert!(
+            err.starts_with("list item 1: an empty JSON object is not"),
+            "{err}"
+        );
+        // A syntax error after the first bad item is still reported as one.
+        let broken = format!("[{}", "{},".repeat(1000));
+        assert!(
+            parse_document(&broken, oc)
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
+        let entries = vec![r#"{"id": "X", "title": "no range"}"#; 100_000].join(",");
+        let native = format!(r#"{{"advisories": [{entries}]}}"#);
+        assert_eq!(parse_document(&native, oc).unwrap(), []);
+        let skipped = format!(
+            r#"{{"advisories": [], "x": {}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(parse_document(&skipped, oc).unwrap(), []);
+        // Usable advisories past the budget: refused, not kept.
+        let usable: Vec<String> = (0..40_000)
+            .map(|n| format!(r#"{{"id": "X-{n}", "introduced": "1.0.0", "fixed": "1.0.1"}}"#))
+            .collect();
+        let many = format!(r#"{{"advisories": [{}]}}"#, usable.join(","));
+        let err = parse_document(&many, oc).unwrap_err().to_string();
+        assert!(err.contains("refused"), "{err}");
+        let events = vec![r#"{"introduced": "1.0.0"}"#; 100_000].join(",");
+        let osv = format!(
+            r#"{{"id": "O-1", "affected": [{{"package": {{"name": "github.com/opencloud-eu/opencloud"}},
+                "ranges": [{{"type": "SEMVER", "events": [{events}]}}]}}]}}"#
+        );
+        assert!(parse_document(&osv, oc).is_err());
+    }
+
+    #[test]
     fn osv_sample_uses_custom_ranges_not_the_catch_all() {
         let list = parse_document(OSV_4447, ProductFamily::OpenCloud).unwrap();
         assert_eq!(list.len(), 1);
@@ -1278,11 +2067,9 @@ mod tests {
 
     #[test]
     fn github_package_names() {
-        let pkg = |eco: &str, name: &str| {
-            serde_json::json!({"ecosystem": eco, "name": name})
-                .as_object()
-                .unwrap()
-                .clone()
+        let pkg = |eco: &str, name: &str| Package {
+            name: Text::new(name),
+            ecosystem: Text::new(eco),
         };
         let oc = ProductFamily::OpenCloud;
         assert!(github_package_matches(None, oc));

@@ -3,11 +3,12 @@
 //! product (ownCloud Infinite Scale) can be added with its own data files.
 
 pub mod advisories;
+mod json;
 pub mod lifecycle;
 pub mod releases;
 mod sources;
 pub mod update;
-pub use sources::{Knowledge, KnowledgeSources, bundled_advisories_updated};
+pub use sources::{FeedAdvisories, Knowledge, KnowledgeSources, bundled_advisories_updated};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

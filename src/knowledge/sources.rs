@@ -16,6 +16,14 @@ pub struct Knowledge {
     pub notes: Vec<String>,
 }
 
+/// The advisory feed's answer as the caller got it.
+#[derive(Clone, Debug, Default)]
+pub struct FeedAdvisories {
+    pub advisories: Vec<advisories::Advisory>,
+    /// Said about the answer: that it is an earlier run's, standing in for a failed feed.
+    pub note: Option<String>,
+}
+
 /// Where advisories and the schedule come from besides the bundled data.
 #[derive(Clone, Debug, Default)]
 pub struct KnowledgeSources {
@@ -27,11 +35,12 @@ pub struct KnowledgeSources {
 impl Knowledge {
     /// Merges bundled data, advisory files and the advisory feed, in that order. A file the
     /// operator named that cannot be read is an error (their configuration is wrong); the feed
-    /// is best effort (`fetch` returns its body or why it failed).
+    /// is best effort (`fetch` returns its advisories, read with `advisories::parse_document`,
+    /// or why it failed).
     pub fn load(
         family: ProductFamily,
         sources: &KnowledgeSources,
-        fetch: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+        fetch: &dyn Fn(&str) -> Result<FeedAdvisories, String>,
     ) -> Result<Knowledge, String> {
         let schedule = match &sources.release_schedule {
             Some(path) => {
@@ -64,14 +73,11 @@ impl Knowledge {
         }
         let mut notes = Vec::new();
         if let Some(url) = &sources.vulnerability_feed {
-            let parsed = fetch(url).and_then(|body| {
-                let text = String::from_utf8(body).map_err(|_| "not UTF-8 text".to_string())?;
-                advisories::parse_document(&text, family).map_err(|e| e.to_string())
-            });
-            match parsed {
-                Ok(list) => {
-                    merged.push(list);
+            match fetch(url) {
+                Ok(answer) => {
+                    merged.push(answer.advisories);
                     advisory_sources.push(url.clone());
+                    notes.extend(answer.note);
                 }
                 Err(e) => notes.push(format!("advisory feed {url} ignored: {e}")),
             }
@@ -93,6 +99,10 @@ pub fn bundled_advisories_updated(family: ProductFamily) -> Option<jiff::civil::
         ProductFamily::OpenCloud => include_str!("../../assets/opencloud/advisories.json"),
         ProductFamily::InfiniteScale => include_str!("../../assets/ocis/advisories.json"),
     };
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    value["updated"].as_str()?.parse().ok()
+    #[derive(serde::Deserialize)]
+    struct Updated {
+        updated: Option<String>,
+    }
+    let file: Updated = serde_json::from_str(text).ok()?;
+    file.updated?.parse().ok()
 }

@@ -2,31 +2,76 @@
 //! release overall, from the release feed (GitHub releases API shape), a pinned version or the
 //! bundled schedule. Pure: the feed body is fetched by the caller.
 
+use super::json::{Flag, ForEach, Obj, Text};
 use super::parse_version;
 use semver::Version;
+use serde::Deserialize;
+use serde::de::DeserializeSeed;
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+/// Release lines a feed may list; OpenCloud has a dozen. A feed listing more is refused rather
+/// than allowed to grow the process.
+pub const MAX_RELEASE_LINES: usize = 1000;
+
+/// The members of a release we read; the rest (notes, assets, authors...) is skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Release {
+    tag_name: Text,
+    draft: Flag,
+    prerelease: Flag,
+}
 
 /// Reads a GitHub-releases-shaped feed: a JSON array of objects with `tag_name`, `draft` and
-/// `prerelease`. Drafts, pre-releases and tags that are not versions are skipped.
+/// `prerelease`. Drafts, pre-releases and tags that are not versions are skipped. Gives the
+/// newest release of every line (major.minor), ascending: all the update check compares.
+///
+/// Releases are read one by one into typed values, so a hostile answer (millions of `{}`)
+/// costs about the lines it names, never a `serde_json::Value` per element.
 pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| format!("release feed is not JSON ({e})"))?;
-    let items = value
-        .as_array()
-        .ok_or("release feed is not a list of releases")?;
-    let mut versions: Vec<Version> = items
-        .iter()
-        .filter(|r| !r["draft"].as_bool().unwrap_or(false))
-        .filter(|r| !r["prerelease"].as_bool().unwrap_or(false))
-        .filter_map(|r| r["tag_name"].as_str())
-        .filter_map(parse_version)
-        .filter(|v| v.pre.is_empty())
-        .collect();
-    if versions.is_empty() {
+    let mut newest: BTreeMap<(u64, u64), Version> = BTreeMap::new();
+    let mut too_many = false;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let was_list = ForEach {
+        seed: PhantomData::<Obj<Release>>,
+        each: |release: Obj<Release>| {
+            let Some(release) = release.0 else { return };
+            if release.draft.0 == Some(true) || release.prerelease.0 == Some(true) {
+                return;
+            }
+            let Some(version) = release.tag_name.0.as_deref().and_then(parse_version) else {
+                return;
+            };
+            if !version.pre.is_empty() {
+                return;
+            }
+            let line = (version.major, version.minor);
+            if !newest.contains_key(&line) && newest.len() >= MAX_RELEASE_LINES {
+                too_many = true;
+                return;
+            }
+            let slot = newest.entry(line).or_insert_with(|| version.clone());
+            if version > *slot {
+                *slot = version;
+            }
+        },
+    }
+    .deserialize(&mut de)
+    .and_then(|was_list| de.end().map(|()| was_list))
+    .map_err(|e| format!("release feed is not JSON ({e})"))?;
+    if !was_list {
+        return Err("release feed is not a list of releases".into());
+    }
+    if too_many {
+        return Err(format!(
+            "release feed lists more than {MAX_RELEASE_LINES} release lines; is it a release feed?"
+        ));
+    }
+    if newest.is_empty() {
         return Err("release feed lists no release".into());
     }
-    versions.sort();
-    versions.dedup();
-    Ok(versions)
+    Ok(newest.into_values().collect())
 }
 
 /// Versions of the line `major.minor`.
@@ -85,6 +130,34 @@ mod tests {
         assert!(parse_release_feed(b"{}").is_err());
         assert!(parse_release_feed(b"[]").is_err());
         assert!(parse_release_feed(b"<html>").is_err());
+        assert!(parse_release_feed(b"[{}, 1, \"x\", [], null]").is_err());
+        // Only the newest release of each line is kept.
+        let body = br#"[{"tag_name": "v4.0.8"}, {"tag_name": "4.0.9", "assets": [{"x": 1}]},
+                        {"tag_name": "v4.0.1"}, {"tag_name": "v7.2.4"}]"#;
+        assert_eq!(
+            parse_release_feed(body).unwrap(),
+            vec![v("4.0.9"), v("7.2.4")]
+        );
+    }
+
+    #[test]
+    fn hostile_feeds_are_refused_or_cost_what_they_name() {
+        let empties = format!("[{}{{}}]", "{},".repeat(100_000));
+        assert_eq!(
+            parse_release_feed(empties.as_bytes()).unwrap_err(),
+            "release feed lists no release"
+        );
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse_release_feed(deep.as_bytes()).is_err());
+        let lines: Vec<String> = (0..=MAX_RELEASE_LINES)
+            .map(|n| format!(r#"{{"tag_name": "v1.{n}.0"}}"#))
+            .collect();
+        let many = format!("[{}]", lines.join(","));
+        assert!(
+            parse_release_feed(many.as_bytes())
+                .unwrap_err()
+                .contains("more than 1000 release lines")
+        );
     }
 
     #[test]

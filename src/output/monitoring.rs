@@ -225,6 +225,10 @@ fn update_text(result: &ScanResult) -> String {
         text.push_str(&format!("; newest release {newest}"));
     }
     match (&u.source, &u.error) {
+        // An earlier run's feed answer standing in: the error says when it is from and why.
+        (Some(source), Some(error)) if source == "cache" => {
+            text.push_str(&format!(" ({})", one_line(error)));
+        }
         (Some(source), Some(error)) if source != &u.mode => {
             text.push_str(&format!(" (from {source} data: {})", one_line(error)));
         }

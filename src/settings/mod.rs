@@ -148,6 +148,12 @@ pub struct Settings {
     pub update_source: UpdateSource,
     pub release_token: Option<String>,
     pub releases_url: String,
+    /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
+    /// feed cache.
+    pub feed_cache_ttl: Duration,
+    /// Where the feed cache lives (`--state-dir`, else `feeds::default_state_dir`); `None`:
+    /// nowhere, nothing is cached.
+    pub state_dir: Option<PathBuf>,
     pub update_warning: bool,
     pub eol_warning: Option<i64>,
     pub release_track: TrackChoice,
@@ -864,6 +870,17 @@ impl Settings {
                     .unwrap_or_default()
                     .to_string()
             }),
+            feed_cache_ttl: l
+                .parsed(
+                    "feed_cache_ttl",
+                    "a number of seconds from 0 (no cache) to 2592000 (30 days)",
+                    |t| t.parse::<u64>().ok().filter(|s| *s <= 2_592_000),
+                )?
+                .map_or(Duration::from_secs(3600), Duration::from_secs),
+            state_dir: l
+                .string("state_dir")?
+                .map(PathBuf::from)
+                .or_else(|| crate::feeds::default_state_dir(l.env)),
             update_warning: l.switch("update_warning", false)?,
             eol_warning,
             release_track,

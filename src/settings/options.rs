@@ -393,6 +393,37 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        long: Some("feed-cache-ttl"),
+        env: &["COS_FEED_CACHE_TTL", "COS_RELEASES_CACHE_TTL"],
+        config_key: Some("releases.cache_ttl"),
+        kind: Value("SECONDS"),
+        default: Some("3600"),
+        group: Group::Updates,
+        ..row(
+            "feed_cache_ttl",
+            "How long an answer of the release feed or the advisory feed is reused from the \
+             state directory without asking the feed again; a stale answer is revalidated \
+             (If-None-Match / If-Modified-Since) and stands in, said so, when the feed fails. \
+             0 disables the cache. At most 2592000 (30 days).",
+        )
+    },
+    OptionSpec {
+        long: Some("state-dir"),
+        env: &["COS_STATE_DIR"],
+        config_key: Some("state_dir"),
+        kind: Value("DIR"),
+        default: Some(
+            "$STATE_DIRECTORY (systemd), else $XDG_STATE_HOME/check-storage-security, else \
+             ~/.local/state/check-storage-security",
+        ),
+        group: Group::Updates,
+        ..row(
+            "state_dir",
+            "Directory for what the plugin keeps between runs: the feed cache (in feeds/, \
+             created with mode 0700). Without any of these set, nothing is cached.",
+        )
+    },
+    OptionSpec {
         long: Some("no-update-check"),
         group: Group::Updates,
         ..row("no_update_check", "Same as --update-source off.")

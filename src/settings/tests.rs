@@ -713,3 +713,47 @@ fn targets_are_never_read_from_secret_references() {
     );
     assert!(!err.0.contains("db-password"));
 }
+
+#[test]
+fn feed_cache_window_and_state_directory() {
+    let home = |name: &str| clean_env(name, &[]).0["HOME"].clone();
+    let s = resolve(&["-H", "h"], &clean_env("feed-cache-defaults", &[])).unwrap();
+    assert_eq!(s.feed_cache_ttl, Duration::from_secs(3600));
+    let expected =
+        Path::new(&home("feed-cache-defaults")).join(".local/state/check-storage-security");
+    assert_eq!(s.state_dir, Some(expected));
+    let env = clean_env(
+        "feed-cache-layers",
+        &[
+            ("STATE_DIRECTORY", "/var/lib/cos"),
+            ("COS_RELEASES_CACHE_TTL", "60"),
+        ],
+    );
+    let s = resolve(&["-H", "h"], &env).unwrap();
+    assert_eq!(s.state_dir, Some(PathBuf::from("/var/lib/cos")));
+    assert_eq!(s.feed_cache_ttl, Duration::from_secs(60));
+    let env = clean_env(
+        "feed-cache-flags",
+        &[
+            ("STATE_DIRECTORY", "/var/lib/cos"),
+            ("COS_STATE_DIR", "/srv/cos"),
+        ],
+    );
+    let s = resolve(&["-H", "h", "--feed-cache-ttl", "0"], &env).unwrap();
+    assert_eq!(s.state_dir, Some(PathBuf::from("/srv/cos")));
+    assert_eq!(s.feed_cache_ttl, Duration::ZERO);
+    let s = resolve(&["-H", "h", "--state-dir", "/tmp/x"], &env).unwrap();
+    assert_eq!(s.state_dir, Some(PathBuf::from("/tmp/x")));
+    let s = resolve(&["-H", "h"], &MapEnv::with(&[])).unwrap();
+    assert_eq!(
+        s.state_dir, None,
+        "no HOME, no state directory: nothing cached"
+    );
+    for bad in ["-1", "2592001", "1h"] {
+        let err = resolve(&["-H", "h", "--feed-cache-ttl", bad], &env);
+        assert!(
+            err.unwrap_err().0.contains("--feed-cache-ttl"),
+            "{bad} is refused"
+        );
+    }
+}
