@@ -9,6 +9,7 @@
 pub mod assess;
 pub mod checks;
 pub mod clock;
+pub mod files;
 pub mod knowledge;
 pub mod net;
 pub mod notify;
