@@ -35,12 +35,8 @@ impl Knowledge {
     ) -> Result<Knowledge, String> {
         let schedule = match &sources.release_schedule {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    format!(
-                        "cannot read scanner.release_schedule {}: {e}",
-                        path.display()
-                    )
-                })?;
+                let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
+                    .map_err(|refusal| refusal.line(&path.display().to_string()))?;
                 Some(
                     releases::ReleaseSchedule::parse(&text, family)
                         .map_err(|e| format!("scanner.release_schedule {}: {e}", path.display()))?,
@@ -51,12 +47,8 @@ impl Knowledge {
         let mut merged = vec![advisories::bundled(family)];
         let mut advisory_sources = vec!["bundled".to_string()];
         for path in &sources.vulnerability_db {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                format!(
-                    "cannot read scanner.vulnerability_db file {}: {e}",
-                    path.display()
-                )
-            })?;
+            let text = crate::files::read_text(path, crate::files::Kind::AdvisoryFile)
+                .map_err(|refusal| refusal.line(&path.display().to_string()))?;
             let list = advisories::parse_document(&text, family)
                 .map_err(|e| format!("scanner.vulnerability_db file {}: {e}", path.display()))?;
             merged.push(list);
