@@ -962,6 +962,8 @@ fn unreadable_advisory_file_is_an_operator_error() {
         "UNKNOWN: scanner.vulnerability_db file /nonexistent/advisories.json does not exist; \
          point scanner.vulnerability_db at native, GitHub advisory or OSV JSON files\n"
     );
+    // Found while the settings were read, before the first packet.
+    assert_eq!(fake.request_count(), 0, "{:?}", fake.requests());
 }
 
 #[test]

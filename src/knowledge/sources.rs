@@ -26,7 +26,8 @@ pub struct KnowledgeSources {
 
 impl Knowledge {
     /// Merges bundled data, advisory files and the advisory feed, in that order. A file the
-    /// operator named that cannot be read is an error (their configuration is wrong); the feed
+    /// operator named that cannot be read is an error (their configuration is wrong; the
+    /// settings checked the files before the scan, so this is a file changed since); the feed
     /// is best effort (`fetch` returns its body or why it failed).
     pub fn load(
         family: ProductFamily,
