@@ -10,6 +10,7 @@ pub mod assess;
 pub mod checks;
 pub mod clock;
 pub mod feeds;
+pub mod files;
 pub mod knowledge;
 pub mod net;
 pub mod notify;

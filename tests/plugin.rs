@@ -957,13 +957,13 @@ fn unreadable_advisory_file_is_an_operator_error() {
         )],
     );
     assert_eq!(run.code, 3, "{}", run.stdout);
-    assert!(
-        run.line(0).starts_with(
-            "UNKNOWN: cannot read scanner.vulnerability_db file /nonexistent/advisories.json"
-        ),
-        "{}",
-        run.stdout
+    assert_eq!(
+        run.stdout,
+        "UNKNOWN: scanner.vulnerability_db file /nonexistent/advisories.json does not exist; \
+         point scanner.vulnerability_db at native, GitHub advisory or OSV JSON files\n"
     );
+    // Found while the settings were read, before the first packet.
+    assert_eq!(fake.request_count(), 0, "{:?}", fake.requests());
 }
 
 #[test]

@@ -167,12 +167,12 @@ fn invalid_policy_files_end_the_run_unknown_with_one_line() {
     let run = scan(&fake, "invalid-missing", &["--policy", &missing]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
-    assert!(
-        run.line(0)
-            .starts_with(&format!("UNKNOWN: cannot read policy file {missing}: "))
-            && run.line(0).ends_with("; fix the --policy path"),
-        "{}",
-        run.stdout
+    assert_eq!(
+        run.line(0),
+        format!(
+            "UNKNOWN: policy file {missing} does not exist; point --policy at a YAML or JSON \
+             policy file"
+        )
     );
     let shown = dir.display().to_string();
     let run = scan(&fake, "invalid-dir", &["--policy", &shown]);
@@ -181,8 +181,8 @@ fn invalid_policy_files_end_the_run_unknown_with_one_line() {
         (
             3,
             format!(
-                "UNKNOWN: policy file {shown} is not a file; point --policy at a YAML or JSON \
-                 policy file\n"
+                "UNKNOWN: policy file {shown} is a directory, not a regular file; point --policy \
+                 at a YAML or JSON policy file\n"
             )
             .as_str()
         )
@@ -196,8 +196,9 @@ fn invalid_policy_files_end_the_run_unknown_with_one_line() {
         (
             3,
             format!(
-                "UNKNOWN: policy file {shown} is larger than 1 MiB; point --policy at the right \
-                 file\n"
+                "UNKNOWN: policy file {shown} is larger than 1 MiB ({} bytes); point --policy at \
+                 a YAML or JSON policy file\n",
+                big.len()
             )
             .as_str()
         )

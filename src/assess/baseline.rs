@@ -18,20 +18,30 @@
 //! are never absorbed: they alert until they are fixed or the file is deleted to record a new
 //! baseline. `recordedAt` and the configuration fingerprint stay as recorded.
 
+use crate::files::{self, Kind};
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, State, Status};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The version of the file format this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Larger files are refused: a baseline of even thousands of hosts is far smaller.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Larger files are refused before reading (`files::Kind::Baseline`): a host takes about
+/// 2.5 KiB (8 KiB with every exposure), so 32 hosts take at most 256 KiB.
+pub const MAX_FILE_BYTES: u64 = Kind::Baseline.cap();
+
+/// Most hosts a baseline may hold, and most finding ids in all its entries. A host has about
+/// 60 ids; the caps keep what a file takes in memory near its size however it is shaped (a
+/// file of millions of two-letter ids would otherwise take ten times its size).
+pub const MAX_HOSTS: usize = 4096;
+pub const MAX_IDS: usize = 65_536;
 
 /// What the comparison with the baseline found for one host (the `baseline` member).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -70,8 +80,10 @@ pub struct HostEntry {
     /// The accepted rating, 0-5 (the best seen since recording); `null` when it was unknown.
     pub rating: Option<u8>,
     /// Accepted failed findings (checks, hardening measures, version standing; not waived ones).
+    #[serde(deserialize_with = "counted_ids")]
     pub failed: BTreeSet<String>,
     /// Checks that reached a decision (passed or failed).
+    #[serde(deserialize_with = "counted_ids")]
     pub concluded: BTreeSet<String>,
     /// Digest of the configuration fingerprint as recorded.
     pub fingerprint: Option<String>,
@@ -88,70 +100,61 @@ pub struct Baseline {
 #[serde(deny_unknown_fields)]
 struct File1 {
     version: u64,
+    #[serde(deserialize_with = "counted_hosts")]
     hosts: BTreeMap<String, HostEntry>,
+}
+
+/// The file as it is written back: the entries of the previous file, by reference, with the
+/// entries this run changed. Serializes like [`File1`].
+#[derive(Serialize)]
+struct FileView<'a> {
+    version: u64,
+    hosts: BTreeMap<&'a str, &'a HostEntry>,
 }
 
 impl Baseline {
     /// `Ok(None)` when the file does not exist yet; an unreadable, corrupt, oversized or
-    /// foreign file is an error naming the file and the fix, never a silent reset.
+    /// foreign file is an error naming the file and the fix, never a silent reset. Anything
+    /// but a regular file is refused unread (`crate::files`).
     pub fn load(path: &Path) -> Result<Option<Baseline>, String> {
-        let fail = |what: String| {
-            Err(format!(
+        let bytes = match files::read(path, Kind::Baseline) {
+            Ok(bytes) => bytes,
+            Err(refusal) if refusal.is_missing() => return Ok(None),
+            Err(refusal) => return Err(refusal.line(&path.display().to_string())),
+        };
+        Baseline::parse(&bytes).map(Some).map_err(|what| {
+            format!(
                 "baseline file {} {}; delete it to record a new baseline",
                 path.display(),
                 one_line(&what)
-            ))
-        };
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return fail(format!("cannot be read ({e})")),
-        };
-        match file.metadata() {
-            Ok(m) if m.is_dir() => return fail("is a directory".into()),
-            Ok(m) if m.len() > MAX_FILE_BYTES => {
-                return fail(format!(
-                    "is {} bytes, more than the {MAX_FILE_BYTES} a baseline may have",
-                    m.len()
-                ));
-            }
-            Ok(_) => {}
-            Err(e) => return fail(format!("cannot be read ({e})")),
-        }
-        let mut bytes = Vec::new();
-        // Bounded even when the file grows after the size check.
-        if let Err(e) = file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
-            return fail(format!("cannot be read ({e})"));
-        }
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return fail(format!(
-                "is more than the {MAX_FILE_BYTES} bytes a baseline may have"
-            ));
-        }
-        match Baseline::parse(&bytes) {
-            Ok(b) => Ok(Some(b)),
-            Err(what) => fail(what),
-        }
+            )
+        })
     }
 
-    /// Reads the file's content; `Err` says what is wrong with it.
+    /// Reads the file's content; `Err` says what is wrong with it. Typed throughout: the
+    /// `version` member is looked at first (the rest skipped unread), then the entries are
+    /// read within [`MAX_HOSTS`] and [`MAX_IDS`].
     fn parse(bytes: &[u8]) -> Result<Baseline, String> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("is not valid JSON ({e})"))?;
-        let Some(object) = value.as_object() else {
-            return Err("is not a baseline (no JSON object)".into());
-        };
-        match object.get("version") {
-            Some(v) if v.as_u64() == Some(FORMAT_VERSION) => {}
-            Some(v) => {
+        let probe: VersionProbe =
+            serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+                serde_json::error::Category::Data => {
+                    "is not a baseline (no JSON object)".to_string()
+                }
+                _ => format!("is not valid JSON ({e})"),
+            })?;
+        match probe.0 {
+            Some(VersionSeen::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(seen) => {
                 return Err(format!(
-                    "has version {v}; this check reads baseline version {FORMAT_VERSION}"
+                    "has version {}; this check reads baseline version {FORMAT_VERSION}",
+                    seen.text()
                 ));
             }
             None => return Err("is not a baseline (no \"version\" member)".into()),
         }
-        let file: File1 = serde_json::from_value(value)
-            .map_err(|e| format!("is not a baseline of version {FORMAT_VERSION} ({e})"))?;
+        let file: File1 = Counting::run(|| serde_json::from_slice(bytes)).map_err(|e| {
+            e.unwrap_or_else(|e| format!("is not a baseline of version {FORMAT_VERSION} ({e})"))
+        })?;
         for (host, entry) in &file.hosts {
             if entry.rating.is_some_and(|r| r > 5) {
                 return Err(format!(
@@ -281,36 +284,257 @@ impl Baseline {
     /// (see the module documentation).
     pub fn updated(previous: Option<&Baseline>, results: &[ScanResult]) -> Baseline {
         let mut next = previous.cloned().unwrap_or_default();
+        next.hosts.extend(Baseline::changes(previous, results));
+        next
+    }
+
+    /// The entries this run changes: hosts recorded for the first time and known hosts whose
+    /// entry tightens. A host listed twice tightens the entry of its first scan.
+    fn changes(previous: Option<&Baseline>, results: &[ScanResult]) -> BTreeMap<String, HostEntry> {
+        let mut changed: BTreeMap<String, HostEntry> = BTreeMap::new();
         for result in results.iter().filter(|r| r.error.is_none()) {
-            let entry = match next.hosts.get(&result.host) {
+            let before = changed
+                .get(&result.host)
+                .or_else(|| previous.and_then(|p| p.hosts.get(&result.host)));
+            let entry = match before {
                 Some(entry) => tightened(entry, result),
                 None => recorded(result),
             };
-            next.hosts.insert(result.host.clone(), entry);
+            if before != Some(&entry) {
+                changed.insert(result.host.clone(), entry);
+            }
         }
-        next
+        changed
     }
 
     /// Writes the baseline of these results atomically: a temporary file in the same
     /// directory, flushed to disk, renamed over the target, then the directory flushed. A run
     /// killed at any point leaves the old file or the new one, never a mix. Nothing is written
-    /// when nothing changed, or when there is nothing to record yet.
+    /// when nothing changed, or when there is nothing to record yet. The file is written
+    /// from the previous entries and the changed ones as they are: no second copy of the
+    /// baseline and no text of the whole file is held in memory.
     pub fn save(
         path: &Path,
         previous: Option<&Baseline>,
         results: &[ScanResult],
     ) -> Result<(), String> {
-        let next = Baseline::updated(previous, results);
-        let unchanged = match previous {
-            Some(p) => *p == next,
-            None => next.hosts.is_empty(),
-        };
-        if unchanged {
+        let changed = Baseline::changes(previous, results);
+        if changed.is_empty() {
             return Ok(());
         }
-        let text = next.to_json();
-        write_atomically(path, |file| file.write_all(text.as_bytes()))
+        let mut hosts: BTreeMap<&str, &HostEntry> = previous
+            .map(|p| p.hosts.iter().map(|(h, e)| (h.as_str(), e)).collect())
+            .unwrap_or_default();
+        hosts.extend(changed.iter().map(|(h, e)| (h.as_str(), e)));
+        let view = FileView {
+            version: FORMAT_VERSION,
+            hosts,
+        };
+        write_atomically(path, |file| {
+            let mut out = io::BufWriter::new(file);
+            serde_json::to_writer_pretty(&mut out, &view)?;
+            out.write_all(b"\n")?;
+            out.flush()
+        })
     }
+}
+
+/// The `version` member of a file, if it has one; everything else is skipped unread.
+struct VersionProbe(Option<VersionSeen>);
+
+/// A version as written: a number, or what stands there instead, shown as JSON.
+enum VersionSeen {
+    Number(serde_json::Number),
+    Other(String),
+}
+
+impl VersionSeen {
+    fn text(&self) -> String {
+        match self {
+            VersionSeen::Number(n) => n.to_string(),
+            VersionSeen::Other(text) => text.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionProbe {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<VersionProbe, D::Error> {
+        struct Probe;
+        impl<'de> Visitor<'de> for Probe {
+            type Value = VersionProbe;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionProbe, A::Error> {
+                let mut version = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "version" {
+                        version = Some(map.next_value()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(VersionProbe(version))
+            }
+        }
+        deserializer.deserialize_map(Probe)
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionSeen {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<VersionSeen, D::Error> {
+        struct Seen;
+        impl<'de> Visitor<'de> for Seen {
+            type Value = VersionSeen;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a version")
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<VersionSeen, E> {
+                Ok(VersionSeen::Number(v.into()))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<VersionSeen, E> {
+                Ok(VersionSeen::Number(v.into()))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<VersionSeen, E> {
+                // As JSON writes it: `1.0`, never the `1` the version must be.
+                Ok(VersionSeen::Other(
+                    serde_json::Number::from_f64(v)
+                        .map_or_else(|| v.to_string(), |n| n.to_string()),
+                ))
+            }
+
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<VersionSeen, E> {
+                Ok(VersionSeen::Other(v.to_string()))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<VersionSeen, E> {
+                Ok(VersionSeen::Other("null".into()))
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionSeen, E> {
+                let shown: String = v.chars().take(40).collect();
+                Ok(VersionSeen::Other(
+                    serde_json::to_string(&shown).unwrap_or_default(),
+                ))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<VersionSeen, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(VersionSeen::Other("[...]".into()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionSeen, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(VersionSeen::Other("{...}".into()))
+            }
+        }
+        deserializer.deserialize_any(Seen)
+    }
+}
+
+thread_local! {
+    /// Hosts and finding ids the file being read may still add, and the problem once one of
+    /// them ran out. Only [`Counting::run`] sets them; serde's derive gives the entries no
+    /// other way to share a count.
+    static LEFT: Cell<(usize, usize)> = const { Cell::new((usize::MAX, usize::MAX)) };
+    static EXCEEDED: Cell<Option<Names>> = const { Cell::new(None) };
+}
+
+/// What a file may hold only so many of.
+#[derive(Clone, Copy)]
+enum Names {
+    Hosts,
+    Ids,
+}
+
+/// Counts the hosts and ids of one parse against [`MAX_HOSTS`] and [`MAX_IDS`].
+struct Counting;
+
+impl Counting {
+    /// Runs `parse` with fresh counts; `Err(Ok(problem))` when a count ran out.
+    fn run<T>(
+        parse: impl FnOnce() -> Result<T, serde_json::Error>,
+    ) -> Result<T, Result<String, serde_json::Error>> {
+        LEFT.set((MAX_HOSTS, MAX_IDS));
+        EXCEEDED.set(None);
+        let parsed = parse();
+        LEFT.set((usize::MAX, usize::MAX));
+        match (parsed, EXCEEDED.take()) {
+            (Ok(value), _) => Ok(value),
+            (Err(_), Some(Names::Hosts)) => Err(Ok(format!("holds more than {MAX_HOSTS} hosts"))),
+            (Err(_), Some(Names::Ids)) => Err(Ok(format!(
+                "holds more than {MAX_IDS} finding ids (hosts hold about 60 each)"
+            ))),
+            (Err(e), None) => Err(Err(e)),
+        }
+    }
+
+    fn spend<E: de::Error>(names: Names) -> Result<(), E> {
+        let (hosts, ids) = LEFT.get();
+        let left = match names {
+            Names::Hosts => hosts,
+            Names::Ids => ids,
+        };
+        if left == 0 {
+            EXCEEDED.set(Some(names));
+            return Err(E::custom("too many names"));
+        }
+        LEFT.set(match names {
+            Names::Hosts => (hosts - 1, ids),
+            Names::Ids => (hosts, ids - 1),
+        });
+        Ok(())
+    }
+}
+
+fn counted_hosts<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, HostEntry>, D::Error> {
+    struct Hosts;
+    impl<'de> Visitor<'de> for Hosts {
+        type Value = BTreeMap<String, HostEntry>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of hosts")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut hosts = BTreeMap::new();
+            while let Some(host) = map.next_key::<String>()? {
+                Counting::spend(Names::Hosts)?;
+                hosts.insert(host, map.next_value()?);
+            }
+            Ok(hosts)
+        }
+    }
+    deserializer.deserialize_map(Hosts)
+}
+
+fn counted_ids<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeSet<String>, D::Error> {
+    struct Ids;
+    impl<'de> Visitor<'de> for Ids {
+        type Value = BTreeSet<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of finding ids")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut ids = BTreeSet::new();
+            while let Some(id) = seq.next_element::<String>()? {
+                Counting::spend(Names::Ids)?;
+                ids.insert(id);
+            }
+            Ok(ids)
+        }
+    }
+    deserializer.deserialize_seq(Ids)
 }
 
 /// Roles whose failures the baseline tracks; observations never count.
@@ -946,6 +1170,93 @@ mod tests {
         assert_eq!(both.hosts().collect::<Vec<_>>(), ["a.example", "c.example"]);
         assert_eq!(both.host("a.example"), loaded.host("a.example"));
         assert!(temp_files(&dir).is_empty());
+        // Written from the entries as they are, the text is that of the whole baseline.
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            Baseline::updated(Some(&loaded), &[healthy("c.example")]).to_json()
+        );
+    }
+
+    #[test]
+    fn hosts_and_ids_beyond_the_caps_are_refused_while_reading() {
+        let dir = scratch("caps");
+        let path = dir.join("baseline.json");
+        let entry = |ids: &str| {
+            format!(
+                "{{\"recordedAt\": \"2026-11-22T03:00:00Z\", \"rating\": 5, \"failed\": [{ids}], \
+                 \"concluded\": [], \"fingerprint\": null}}"
+            )
+        };
+        let hosts: Vec<String> = (0..=MAX_HOSTS)
+            .map(|n| format!("\"h{n}\": {}", entry("")))
+            .collect();
+        fs::write(
+            &path,
+            format!("{{\"version\": 1, \"hosts\": {{{}}}}}", hosts.join(",")),
+        )
+        .unwrap();
+        let error = Baseline::load(&path).unwrap_err();
+        assert!(error.contains("holds more than 4096 hosts;"), "{error}");
+
+        let ids: Vec<String> = (0..=MAX_IDS).map(|n| format!("\"{n}\"")).collect();
+        fs::write(
+            &path,
+            format!(
+                "{{\"version\": 1, \"hosts\": {{\"a\": {}}}}}",
+                entry(&ids.join(","))
+            ),
+        )
+        .unwrap();
+        let error = Baseline::load(&path).unwrap_err();
+        assert!(
+            error.contains("holds more than 65536 finding ids"),
+            "{error}"
+        );
+
+        // At the caps exactly the file is read.
+        let ids: Vec<String> = (0..MAX_IDS).map(|n| format!("\"{n}\"")).collect();
+        fs::write(
+            &path,
+            format!(
+                "{{\"version\": 1, \"hosts\": {{\"a\": {}}}}}",
+                entry(&ids.join(","))
+            ),
+        )
+        .unwrap();
+        let loaded = Baseline::load(&path).unwrap().unwrap();
+        assert_eq!(loaded.host("a").unwrap().failed.len(), MAX_IDS);
+        // The counts start afresh for every file.
+        assert!(Baseline::load(&path).is_ok());
+    }
+
+    #[test]
+    fn the_version_is_read_first_whatever_follows() {
+        let dir = scratch("version-first");
+        let path = dir.join("baseline.json");
+        for (content, expected) in [
+            (
+                "{\"hosts\": {\"a\": [1, 2]}, \"version\": 2}",
+                "has version 2;",
+            ),
+            ("{\"version\": [1], \"hosts\": {}}", "has version [...];"),
+            ("{\"version\": 1.0, \"hosts\": {}}", "has version 1.0;"),
+            ("\"text\"", "no JSON object"),
+        ] {
+            fs::write(&path, content).unwrap();
+            let error = Baseline::load(&path).unwrap_err();
+            assert!(error.contains(expected), "{content}: {error}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_read() {
+        let error = Baseline::load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            error,
+            "baseline file /dev/zero is a character device, not a regular file; point \
+             --baseline at a baseline file, or at a path that does not exist yet to record one"
+        );
     }
 
     #[test]
@@ -1020,8 +1331,15 @@ mod tests {
         let file = File::create(&path).unwrap();
         file.set_len(MAX_FILE_BYTES + 1).unwrap();
         let error = Baseline::load(&path).unwrap_err();
-        assert!(error.contains("more than the 16777216"), "{error}");
-        assert!(error.ends_with("delete it to record a new baseline"));
+        assert_eq!(
+            error,
+            format!(
+                "baseline file {} is larger than 4 MiB ({} bytes); point --baseline at a \
+                 baseline file, or at a path that does not exist yet to record one",
+                path.display(),
+                MAX_FILE_BYTES + 1
+            )
+        );
     }
 
     #[test]

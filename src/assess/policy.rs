@@ -8,16 +8,19 @@
 //! Waivers never excuse a requirement: a waived (`ignored`) finding still counts here.
 
 use crate::assess::waivers;
+use crate::files::{self, Kind};
 use crate::report::{Finding, Role, ScanResult, Status, grade};
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
 use std::path::Path;
-
-/// Policy files are small; a larger one is a mistake (or not a policy file).
-const MAX_POLICY_BYTES: u64 = 1024 * 1024;
 
 /// The keys a policy file may hold.
 const KEYS: [&str; 3] = ["minimum_rating", "required_hardenings", "forbidden"];
+
+/// Most entries a list of the policy may have: there are far fewer checks and advisories, and
+/// the cap keeps what a file takes near its size.
+pub const MAX_LIST_ENTRIES: usize = 4096;
 
 /// A parsed, validated policy.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,23 +58,8 @@ impl Policy {
     /// Reads and validates a policy file (YAML, or JSON for `.json`); errors are one line.
     pub fn load(path: &Path) -> Result<Policy, String> {
         let shown = path.display();
-        let meta = std::fs::metadata(path)
-            .map_err(|e| format!("cannot read policy file {shown}: {e}; fix the --policy path"))?;
-        if !meta.is_file() {
-            return Err(format!(
-                "policy file {shown} is not a file; point --policy at a YAML or JSON policy file"
-            ));
-        }
-        if meta.len() > MAX_POLICY_BYTES {
-            return Err(format!(
-                "policy file {shown} is larger than 1 MiB; point --policy at the right file"
-            ));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| format!("cannot read policy file {shown}: {e}; fix the --policy path"))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            format!("policy file {shown} is not UTF-8 text; save it as UTF-8 YAML or JSON")
-        })?;
+        let text = files::read_text(path, Kind::Policy)
+            .map_err(|refusal| refusal.line(&shown.to_string()))?;
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -80,7 +68,7 @@ impl Policy {
 
     /// Parses and validates policy text; errors are one line without the file name.
     pub fn parse(text: &str, is_json: bool) -> Result<Policy, String> {
-        let document: Value = if is_json {
+        let document: Document = if is_json {
             serde_json::from_str(text).map_err(|e| {
                 format!(
                     "not valid JSON ({}); fix the syntax",
@@ -88,29 +76,28 @@ impl Policy {
                 )
             })?
         } else if text.trim().is_empty() {
-            Value::Null
+            Document::default()
         } else {
-            serde_saphyr::from_str::<Value>(text).map_err(|e| yaml_problem(&e.to_string()))?
+            serde_saphyr::from_str_with_options(text, files::yaml_options())
+                .map_err(|e| files::yaml_problem(&e))?
         };
-        let map = match document {
-            // An empty document (or one holding only comments) asks for nothing.
-            Value::Null => return Ok(Policy::default()),
-            Value::Object(map) => map,
-            other => {
-                return Err(format!(
-                    "the top level is {}, not a mapping; write keys such as minimum_rating: 4",
-                    kind(&other)
-                ));
-            }
-        };
+        if let Some(other) = document.not_a_mapping {
+            return Err(format!(
+                "the top level is {other}, not a mapping; write keys such as minimum_rating: 4"
+            ));
+        }
+        if let Some(key) = &document.unknown_key {
+            return Err(unknown_key(key));
+        }
         let mut policy = Policy::default();
-        for (key, value) in &map {
-            match key.as_str() {
-                "minimum_rating" => policy.minimum_rating = minimum_rating(value)?,
-                "required_hardenings" => policy.required_hardenings = required(value)?,
-                "forbidden" => policy.forbidden = forbidden(value)?,
-                _ => return Err(unknown_key(key)),
-            }
+        if let Some(value) = &document.minimum_rating {
+            policy.minimum_rating = minimum_rating(value)?;
+        }
+        if let Some(value) = &document.required_hardenings {
+            policy.required_hardenings = required(value)?;
+        }
+        if let Some(value) = &document.forbidden {
+            policy.forbidden = forbidden(value)?;
         }
         Ok(policy)
     }
@@ -238,49 +225,57 @@ fn names(finding: &Finding, result: &ScanResult) -> Vec<String> {
     names
 }
 
-fn minimum_rating(value: &Value) -> Result<Option<u8>, String> {
+fn minimum_rating(value: &Shallow) -> Result<Option<u8>, String> {
     match value {
-        Value::Null => Ok(None),
-        Value::Number(n) if n.is_u64() || n.is_i64() => match n.as_u64() {
+        Shallow::Null => Ok(None),
+        Shallow::Number(n) if n.is_u64() || n.is_i64() => match n.as_u64() {
             Some(r) if r <= 5 => Ok(Some(r as u8)),
             _ => Err(format!(
                 "minimum_rating {n} is outside 0-5; write an integer from 0 (F) to 5 (A+), \
                  e.g. minimum_rating: 4 for grade A"
             )),
         },
-        Value::Number(n) => Err(format!(
+        Shallow::Number(n) => Err(format!(
             "minimum_rating {n} is not an integer; write an integer from 0 (F) to 5 (A+), \
              e.g. minimum_rating: 4 for grade A"
         )),
         other => Err(format!(
             "minimum_rating is {}, not an integer; write an integer from 0 (F) to 5 (A+), \
              e.g. minimum_rating: 4 for grade A",
-            kind(other)
+            other.kind()
         )),
     }
 }
 
 /// The entries of a list of names: non-empty strings, duplicates dropped, order kept.
-fn names_list(key: &str, value: &Value) -> Result<Vec<String>, String> {
+fn names_list(key: &str, value: &Shallow) -> Result<Vec<String>, String> {
     let items = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
+        Shallow::Null => return Ok(Vec::new()),
+        Shallow::List { items, more: false } => items,
+        Shallow::List { more: true, .. } => {
+            return Err(format!(
+                "{key} has more than {MAX_LIST_ENTRIES} entries; a policy names far fewer \
+                 findings (use patterns such as exposed or versionDisclosure:*)"
+            ));
+        }
         other => {
             return Err(format!(
                 "{key} is {}, not a list; write one name per line as a YAML list (- name) or \
                  a JSON array",
-                kind(other)
+                other.kind()
             ));
         }
     };
     let mut names: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let Value::String(text) = item else {
-            return Err(format!(
-                "{key} entry {} is {}, not a name; write each entry as text",
-                i + 1,
-                kind(item)
-            ));
+        let text = match item {
+            Entry::Text(text) => text,
+            Entry::Other(kind) => {
+                return Err(format!(
+                    "{key} entry {} is {kind}, not a name; write each entry as text",
+                    i + 1
+                ));
+            }
         };
         let name = text.trim();
         if name.is_empty() {
@@ -296,7 +291,7 @@ fn names_list(key: &str, value: &Value) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-fn required(value: &Value) -> Result<Vec<String>, String> {
+fn required(value: &Shallow) -> Result<Vec<String>, String> {
     let names = names_list("required_hardenings", value)?;
     let known: Vec<&str> = hardening_measures().collect();
     for name in &names {
@@ -330,7 +325,7 @@ fn required(value: &Value) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-fn forbidden(value: &Value) -> Result<Vec<String>, String> {
+fn forbidden(value: &Shallow) -> Result<Vec<String>, String> {
     names_list("forbidden", value)
 }
 
@@ -362,16 +357,6 @@ fn quoted(text: &str) -> String {
     }
 }
 
-/// The parser's first line, without its advice meant for programmers.
-fn yaml_problem(message: &str) -> String {
-    let line = first_line(message);
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    match line.split_once(", set DuplicateKeyPolicy") {
-        Some((duplicate, _)) => format!("not valid YAML ({duplicate}); write each key once"),
-        None => format!("not valid YAML ({line}); fix the syntax"),
-    }
-}
-
 fn first_line(text: &str) -> &str {
     text.lines()
         .map(str::trim)
@@ -379,14 +364,262 @@ fn first_line(text: &str) -> &str {
         .unwrap_or("syntax error")
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "empty",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "text",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
+/// The policy file as read: the three keys' values, shallow, and what else was there. Typed,
+/// so a hostile file never becomes a tree of its own size: an unknown key and anything nested
+/// deeper than a list of names are skipped while parsing and only named.
+#[derive(Default)]
+struct Document {
+    minimum_rating: Option<Shallow>,
+    required_hardenings: Option<Shallow>,
+    forbidden: Option<Shallow>,
+    /// The first key that is not one of [`KEYS`].
+    unknown_key: Option<String>,
+    /// The kind of a top level that is not a mapping (`a list`).
+    not_a_mapping: Option<&'static str>,
+}
+
+/// A value as far as the policy looks at it.
+#[derive(Debug, PartialEq)]
+enum Shallow {
+    Null,
+    Bool,
+    Number(serde_json::Number),
+    Text,
+    /// At most [`MAX_LIST_ENTRIES`] entries; `more` when the list had more.
+    List {
+        items: Vec<Entry>,
+        more: bool,
+    },
+    Mapping,
+}
+
+/// One entry of a list: a name, or the kind of what stands there instead.
+#[derive(Debug, PartialEq)]
+enum Entry {
+    Text(String),
+    Other(&'static str),
+}
+
+impl Shallow {
+    fn kind(&self) -> &'static str {
+        match self {
+            Shallow::Null => "empty",
+            Shallow::Bool => "a boolean",
+            Shallow::Number(_) => "a number",
+            Shallow::Text => "text",
+            Shallow::List { .. } => "a list",
+            Shallow::Mapping => "a mapping",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Document, D::Error> {
+        deserializer.deserialize_any(DocumentVisitor)
+    }
+}
+
+struct DocumentVisitor;
+
+impl DocumentVisitor {
+    fn not_a_mapping<E>(kind: &'static str) -> Result<Document, E> {
+        Ok(Document {
+            not_a_mapping: Some(kind),
+            ..Document::default()
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = Document;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a mapping with minimum_rating, required_hardenings and forbidden")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+        let mut document = Document::default();
+        while let Some(key) = map.next_key::<String>()? {
+            let slot = match key.as_str() {
+                "minimum_rating" => &mut document.minimum_rating,
+                "required_hardenings" => &mut document.required_hardenings,
+                "forbidden" => &mut document.forbidden,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    document.unknown_key.get_or_insert(key);
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+        }
+        Ok(document)
+    }
+
+    /// An empty document (or one holding only comments) asks for nothing.
+    fn visit_unit<E: de::Error>(self) -> Result<Document, E> {
+        Ok(Document::default())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Document, E> {
+        Ok(Document::default())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Document, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Document, E> {
+        Self::not_a_mapping("a boolean")
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Document, E> {
+        Self::not_a_mapping("a number")
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Document, E> {
+        Self::not_a_mapping("a number")
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Document, E> {
+        Self::not_a_mapping("a number")
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Document, E> {
+        Self::not_a_mapping("text")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Self::not_a_mapping("a list")
+    }
+}
+
+impl<'de> Deserialize<'de> for Shallow {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Shallow, D::Error> {
+        deserializer.deserialize_any(ShallowVisitor)
+    }
+}
+
+struct ShallowVisitor;
+
+impl<'de> Visitor<'de> for ShallowVisitor {
+    type Value = Shallow;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shallow, E> {
+        Ok(Shallow::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Shallow, E> {
+        Ok(Shallow::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Shallow, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shallow, E> {
+        Ok(Shallow::Bool)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shallow, E> {
+        Ok(Shallow::Number(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shallow, E> {
+        Ok(Shallow::Number(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shallow, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Shallow::Text, Shallow::Number))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shallow, E> {
+        Ok(Shallow::Text)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shallow, A::Error> {
+        let mut items = Vec::new();
+        while items.len() < MAX_LIST_ENTRIES {
+            match seq.next_element()? {
+                Some(entry) => items.push(entry),
+                None => return Ok(Shallow::List { items, more: false }),
+            }
+        }
+        let more = seq.next_element::<IgnoredAny>()?.is_some();
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shallow::List { items, more })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shallow, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Shallow::Mapping)
+    }
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entry, D::Error> {
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+/// A name is kept; anything else only by its kind, its contents skipped unread.
+struct EntryVisitor;
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = Entry;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Entry, E> {
+        Ok(Entry::Text(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Entry, E> {
+        Ok(Entry::Text(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Entry, E> {
+        Ok(Entry::Other("empty"))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Entry, E> {
+        Ok(Entry::Other("empty"))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Entry, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Entry, E> {
+        Ok(Entry::Other("a boolean"))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Entry, E> {
+        Ok(Entry::Other("a number"))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Entry, E> {
+        Ok(Entry::Other("a number"))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Entry, E> {
+        Ok(Entry::Other("a number"))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Entry::Other("a list"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entry, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Entry::Other("a mapping"))
     }
 }
 
@@ -682,16 +915,18 @@ mod tests {
     fn load_errors_name_the_file_and_the_fix() {
         let dir = scratch("errors");
         let missing = dir.join("missing.yml");
-        let e = Policy::load(&missing).unwrap_err();
-        assert!(
-            e.starts_with(&format!("cannot read policy file {}: ", missing.display()))
-                && e.ends_with("; fix the --policy path"),
-            "{e}"
+        assert_eq!(
+            Policy::load(&missing).unwrap_err(),
+            format!(
+                "policy file {} does not exist; point --policy at a YAML or JSON policy file",
+                missing.display()
+            )
         );
         assert_eq!(
             Policy::load(&dir).unwrap_err(),
             format!(
-                "policy file {} is not a file; point --policy at a YAML or JSON policy file",
+                "policy file {} is a directory, not a regular file; point --policy at a YAML or \
+                 JSON policy file",
                 dir.display()
             )
         );
@@ -700,12 +935,14 @@ mod tests {
         while text.len() <= 1024 * 1024 {
             text.push_str("  - demoUsersDisabled\n");
         }
-        std::fs::write(&big, text).unwrap();
+        std::fs::write(&big, &text).unwrap();
         assert_eq!(
             Policy::load(&big).unwrap_err(),
             format!(
-                "policy file {} is larger than 1 MiB; point --policy at the right file",
-                big.display()
+                "policy file {} is larger than 1 MiB ({} bytes); point --policy at a YAML or \
+                 JSON policy file",
+                big.display(),
+                text.len()
             )
         );
         let binary = dir.join("binary.yml");
@@ -713,7 +950,8 @@ mod tests {
         assert_eq!(
             Policy::load(&binary).unwrap_err(),
             format!(
-                "policy file {} is not UTF-8 text; save it as UTF-8 YAML or JSON",
+                "policy file {} is not UTF-8 text (save it as UTF-8); point --policy at a YAML \
+                 or JSON policy file",
                 binary.display()
             )
         );

@@ -34,7 +34,8 @@ pub struct KnowledgeSources {
 
 impl Knowledge {
     /// Merges bundled data, advisory files and the advisory feed, in that order. A file the
-    /// operator named that cannot be read is an error (their configuration is wrong); the feed
+    /// operator named that cannot be read is an error (their configuration is wrong; the
+    /// settings checked the files before the scan, so this is a file changed since); the feed
     /// is best effort (`fetch` returns its advisories, read with `advisories::parse_document`,
     /// or why it failed).
     pub fn load(
@@ -44,12 +45,8 @@ impl Knowledge {
     ) -> Result<Knowledge, String> {
         let schedule = match &sources.release_schedule {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    format!(
-                        "cannot read scanner.release_schedule {}: {e}",
-                        path.display()
-                    )
-                })?;
+                let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
+                    .map_err(|refusal| refusal.line(&path.display().to_string()))?;
                 Some(
                     releases::ReleaseSchedule::parse(&text, family)
                         .map_err(|e| format!("scanner.release_schedule {}: {e}", path.display()))?,
@@ -60,12 +57,8 @@ impl Knowledge {
         let mut merged = vec![advisories::bundled(family)];
         let mut advisory_sources = vec!["bundled".to_string()];
         for path in &sources.vulnerability_db {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                format!(
-                    "cannot read scanner.vulnerability_db file {}: {e}",
-                    path.display()
-                )
-            })?;
+            let text = crate::files::read_text(path, crate::files::Kind::AdvisoryFile)
+                .map_err(|refusal| refusal.line(&path.display().to_string()))?;
             let list = advisories::parse_document(&text, family)
                 .map_err(|e| format!("scanner.vulnerability_db file {}: {e}", path.display()))?;
             merged.push(list);

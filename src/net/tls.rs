@@ -104,8 +104,10 @@ impl Roots {
         let private = match ca_file {
             None => None,
             Some(path) => {
-                let pem = std::fs::read(path)
-                    .map_err(|e| format!("cannot read --ca-file {}: {e}", path.display()))?;
+                // A regular file within the cap of a CA bundle (`crate::files`), never read
+                // whole whatever it is.
+                let pem = crate::files::read(path, crate::files::Kind::CaBundle)
+                    .map_err(|refusal| refusal.line(&path.display().to_string()))?;
                 let mut store = RootCertStore::empty();
                 for item in ureq::tls::parse_pem(&pem) {
                     if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {

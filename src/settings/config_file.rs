@@ -3,11 +3,16 @@
 
 use super::options::{self, OptionSpec};
 use super::secrets::Environment;
+use crate::files::{self, Kind};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Configuration files are small; a larger one is a mistake (or not a configuration file).
-const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Most list entries a configuration file may hold, all keys together: lists of hosts or
+/// advisory files are far shorter, and the cap keeps what a file takes near its size.
+pub const MAX_LIST_ENTRIES: usize = 10_000;
 
 /// A value as written in the file, before typing.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,20 +28,19 @@ pub struct ConfigFile {
     pub values: BTreeMap<String, ConfigValue>,
 }
 
-/// Where the file comes from: an explicit path must exist; the search list is best effort.
+/// Where the file comes from: an explicit path must exist; from the search list, the first
+/// path where something exists is the file (a directory or a FIFO there is refused when it is
+/// loaded, never skipped silently).
 pub fn locate(explicit: Option<&str>, env: &dyn Environment) -> Result<Option<PathBuf>, String> {
     if let Some(path) = explicit {
         let path = PathBuf::from(path);
-        if !path.is_file() {
-            return Err(format!(
-                "configuration file {} does not exist or is not a file; fix the path given to \
-                 --config or COS_CONFIG_FILE",
-                path.display()
-            ));
-        }
+        files::check(&path, Kind::Configuration)
+            .map_err(|refusal| refusal.line(&path.display().to_string()))?;
         return Ok(Some(path));
     }
-    Ok(search_list(env).into_iter().find(|p| p.is_file()))
+    Ok(search_list(env).into_iter().find(
+        |p| !matches!(std::fs::metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound),
+    ))
 }
 
 /// The spec's search order after `--config` and `COS_CONFIG_FILE`. The last entry is a
@@ -57,16 +61,8 @@ pub fn search_list(env: &dyn Environment) -> Vec<PathBuf> {
 }
 
 pub fn load(path: &Path) -> Result<ConfigFile, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read configuration file {shown}: {e}"))?;
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(format!(
-            "configuration file {shown} is larger than 1 MiB; point --config at the right file"
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read configuration file {shown}: {e}"))?;
+    let text = files::read_text(path, Kind::Configuration)
+        .map_err(|refusal| refusal.line(&path.display().to_string()))?;
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -74,39 +70,42 @@ pub fn load(path: &Path) -> Result<ConfigFile, String> {
 }
 
 /// Parses file text; `origin` only names the file in messages.
+///
+/// The document is read straight into the dotted keys of the option table: an unknown key
+/// stops the parse where it stands, so nothing of a hostile file is kept beyond the known
+/// keys' values (and at most [`MAX_LIST_ENTRIES`] list entries).
 pub fn parse(text: &str, is_json: bool, origin: &Path) -> Result<ConfigFile, String> {
     let shown = origin.display();
-    let document: serde_json::Value = if is_json {
-        serde_json::from_str(text).map_err(|e| {
-            format!("configuration file {shown} is not valid JSON ({e}); fix the syntax")
-        })?
+    let reading = Reading {
+        shown: shown.to_string(),
+        values: RefCell::new(BTreeMap::new()),
+        entries: Cell::new(0),
+        problem: RefCell::new(None),
+    };
+    let top = Section {
+        reading: &reading,
+        prefix: String::new(),
+    };
+    let parsed = if is_json {
+        let mut de = serde_json::Deserializer::from_str(text);
+        top.deserialize(&mut de)
+            .and_then(|()| de.end())
+            .map_err(|e| format!("not valid JSON ({e}); fix the syntax"))
     } else if text.trim().is_empty() {
-        serde_json::Value::Object(Default::default())
+        Ok(())
     } else {
-        serde_saphyr::from_str(text).map_err(|e| {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("syntax error").to_string();
-            format!("configuration file {shown} is not valid YAML ({first}); fix the syntax")
-        })?
+        serde_saphyr::with_deserializer_from_str_with_options(text, files::yaml_options(), |de| {
+            top.deserialize(de)
+        })
+        .map_err(|e| files::yaml_problem(&e))
     };
-    let serde_json::Value::Object(map) = document else {
-        return Err(format!(
-            "configuration file {shown} must hold a mapping of keys to values at the top level"
-        ));
-    };
-    let mut values = BTreeMap::new();
-    flatten("", &serde_json::Value::Object(map), &mut values, origin)?;
-    for key in values.keys() {
-        known_key(key).ok_or_else(|| {
-            format!(
-                "configuration file {shown}: unknown key {key:?}; see the CONFIGURATION section \
-                 of check-storage-security -h for the known keys"
-            )
-        })?;
+    if let Some(problem) = reading.problem.take() {
+        return Err(problem);
     }
+    parsed.map_err(|problem| format!("configuration file {shown} is {problem}"))?;
     Ok(ConfigFile {
         path: origin.to_path_buf(),
-        values,
+        values: reading.values.into_inner(),
     })
 }
 
@@ -116,59 +115,338 @@ pub fn known_key(key: &str) -> Option<&'static OptionSpec> {
         .or_else(|| key.strip_suffix("_file").and_then(options::by_config_key))
 }
 
-fn flatten(
-    prefix: &str,
-    value: &serde_json::Value,
-    out: &mut BTreeMap<String, ConfigValue>,
-    origin: &Path,
-) -> Result<(), String> {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            // A mapping under a known leaf key (e.g. `host: {a: b}`) is a mistake, not nesting.
-            if !prefix.is_empty() && known_key(prefix).is_some() {
-                return Err(format!(
-                    "configuration file {}: key {prefix:?} takes a value, not a mapping",
-                    origin.display()
-                ));
-            }
-            for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out, origin)?;
-            }
-        }
-        Value::Array(items) => {
-            let mut list = Vec::with_capacity(items.len());
-            for item in items {
-                list.push(scalar(item).ok_or_else(|| {
-                    format!(
-                        "configuration file {}: key {prefix:?} must be a list of plain values",
-                        origin.display()
-                    )
-                })?);
-            }
-            out.insert(prefix.to_string(), ConfigValue::List(list));
-        }
-        Value::Null => {} // `key:` with nothing after it means "not set"
-        other => {
-            let text = scalar(other).unwrap_or_default();
-            out.insert(prefix.to_string(), ConfigValue::Scalar(text));
-        }
-    }
-    Ok(())
+/// Whether keys of the table live below `prefix` (`scanner` holds `scanner.tls_min_days`).
+fn is_section(prefix: &str) -> bool {
+    options::OPTIONS.iter().any(|o| {
+        o.config_key
+            .and_then(|k| k.strip_prefix(prefix))
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
-fn scalar(value: &serde_json::Value) -> Option<String> {
-    match value {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Bool(b) => Some(b.to_string()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
+/// One parse: what was read so far, and the problem that stopped it (in our words; the
+/// parser's own error is then only the way out).
+struct Reading {
+    shown: String,
+    values: RefCell<BTreeMap<String, ConfigValue>>,
+    entries: Cell<usize>,
+    problem: RefCell<Option<String>>,
+}
+
+impl Reading {
+    /// Ends the parse with `configuration file <path>: <problem>`.
+    fn stop<E: de::Error>(&self, problem: String) -> E {
+        self.stop_line(format!("configuration file {}: {problem}", self.shown))
     }
+
+    fn stop_line<E: de::Error>(&self, line: String) -> E {
+        *self.problem.borrow_mut() = Some(line);
+        E::custom("stopped")
+    }
+}
+
+/// A mapping of keys: the top level, or a section such as `scanner`.
+struct Section<'r> {
+    reading: &'r Reading,
+    prefix: String,
+}
+
+impl Section<'_> {
+    fn not_a_mapping<E: de::Error>(&self) -> E {
+        if self.prefix.is_empty() {
+            self.reading.stop_line(format!(
+                "configuration file {} must hold a mapping of keys to values at the top level",
+                self.reading.shown
+            ))
+        } else {
+            self.reading.stop(format!(
+                "key {:?} takes a mapping of settings (such as {}), not a value",
+                self.prefix,
+                options::OPTIONS
+                    .iter()
+                    .filter_map(|o| o.config_key)
+                    .find(|k| k.starts_with(&format!("{}.", self.prefix)))
+                    .unwrap_or_default()
+            ))
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Section<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Section<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a mapping of keys to values")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            let key = if self.prefix.is_empty() {
+                key
+            } else {
+                format!("{}.{key}", self.prefix)
+            };
+            if known_key(&key).is_some() {
+                map.next_value_seed(Leaf {
+                    reading: self.reading,
+                    key,
+                })?;
+            } else if is_section(&key) {
+                map.next_value_seed(Section {
+                    reading: self.reading,
+                    prefix: key,
+                })?;
+            } else {
+                return Err(self.reading.stop(format!(
+                    "unknown key {key:?}; see the CONFIGURATION section of \
+                     check-storage-security -h for the known keys"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `scanner:` with nothing after it sets nothing.
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.not_a_mapping())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.not_a_mapping())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.not_a_mapping())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.not_a_mapping())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(self.not_a_mapping())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.not_a_mapping())
+    }
+}
+
+/// The value of a known key: a plain value, a list of plain values, or nothing.
+struct Leaf<'r> {
+    reading: &'r Reading,
+    key: String,
+}
+
+impl Leaf<'_> {
+    fn set<E>(self, value: String) -> Result<(), E> {
+        self.reading
+            .values
+            .borrow_mut()
+            .insert(self.key, ConfigValue::Scalar(value));
+        Ok(())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Leaf<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Leaf<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value or a list of values")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.set(number_text(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.set(v.to_string())
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<(), E> {
+        self.set(v)
+    }
+
+    /// `key:` with nothing after it means "not set".
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.reading.values.borrow_mut().remove(&self.key);
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut list = Vec::new();
+        while let Some(item) = seq.next_element_seed(Item {
+            reading: self.reading,
+            key: &self.key,
+        })? {
+            let entries = self.reading.entries.get() + 1;
+            if entries > MAX_LIST_ENTRIES {
+                return Err(self.reading.stop(format!(
+                    "holds more than {MAX_LIST_ENTRIES} list entries (at key {:?}); a \
+                     configuration names far fewer hosts and files",
+                    self.key
+                )));
+            }
+            self.reading.entries.set(entries);
+            list.push(item);
+        }
+        self.reading
+            .values
+            .borrow_mut()
+            .insert(self.key, ConfigValue::List(list));
+        Ok(())
+    }
+
+    /// A mapping under a known leaf key (e.g. `host: {a: b}`) is a mistake, not nesting.
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self
+            .reading
+            .stop(format!("key {:?} takes a value, not a mapping", self.key)))
+    }
+}
+
+/// One entry of a list: a plain value.
+struct Item<'r, 'k> {
+    reading: &'r Reading,
+    key: &'k str,
+}
+
+impl Item<'_, '_> {
+    fn not_plain<E: de::Error>(&self) -> E {
+        self.reading
+            .stop(format!("key {:?} must be a list of plain values", self.key))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Item<'_, '_> {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Item<'_, '_> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a plain value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        Ok(number_text(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(self.not_plain())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+        Err(self.not_plain())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.not_plain())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.not_plain())
+    }
+}
+
+/// A number as JSON writes it (`0.5`, `3.0`), as the values were read before.
+fn number_text(v: f64) -> String {
+    serde_json::Number::from_f64(v)
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| v.to_string())
 }
 
 #[cfg(test)]
@@ -238,6 +516,87 @@ mod tests {
         assert!(err.contains("test.yml is not valid YAML"), "{err}");
         let err = yaml("- a\n- b\n").unwrap_err();
         assert!(err.contains("mapping"), "{err}");
+    }
+
+    #[test]
+    fn values_keep_their_spelling_and_null_unsets() {
+        let file = parse(
+            r#"{"scanner": {"debug_port_timeout": 3.0, "concurrency": 4, "verify_tls": true},
+                "host": "a.example", "host": null, "backoff_factor": 0.5}"#,
+            true,
+            Path::new("c.json"),
+        )
+        .unwrap();
+        assert_eq!(
+            file.values["scanner.debug_port_timeout"],
+            ConfigValue::Scalar("3.0".into())
+        );
+        assert_eq!(
+            file.values["scanner.verify_tls"],
+            ConfigValue::Scalar("true".into())
+        );
+        assert_eq!(
+            file.values["backoff_factor"],
+            ConfigValue::Scalar("0.5".into())
+        );
+        assert!(!file.values.contains_key("host"));
+    }
+
+    #[test]
+    fn shapes_that_are_no_settings_are_refused_by_key() {
+        let err = yaml("scanner: 5\n").unwrap_err();
+        assert!(
+            err.contains("key \"scanner\" takes a mapping of settings (such as scanner."),
+            "{err}"
+        );
+        let err = yaml("host:\n  a: b\n").unwrap_err();
+        assert!(
+            err.ends_with("key \"host\" takes a value, not a mapping"),
+            "{err}"
+        );
+        let err = yaml("scanner:\n  debug_ports: [[9205]]\n").unwrap_err();
+        assert!(
+            err.ends_with("key \"scanner.debug_ports\" must be a list of plain values"),
+            "{err}"
+        );
+        // The first unknown key ends the reading; nothing after it is looked at.
+        let err = yaml("bogus: {deep: [1, 2, {x: y}]}\nhost: [unclosed\n").unwrap_err();
+        assert!(err.contains("unknown key \"bogus\""), "{err}");
+    }
+
+    #[test]
+    fn lists_are_capped_in_all() {
+        let items = vec!["a"; MAX_LIST_ENTRIES / 2].join(", ");
+        let half = format!("host: [{items}]\nscanner:\n  vulnerability_db: [{items}]\n");
+        let file = yaml(&half).unwrap();
+        assert_eq!(
+            file.values["host"],
+            ConfigValue::List(vec!["a".to_string(); MAX_LIST_ENTRIES / 2])
+        );
+        let err = yaml(&format!("{half}  debug_ports: [9205]\n")).unwrap_err();
+        assert_eq!(
+            err,
+            "configuration file test.yml: holds more than 10000 list entries (at key \
+             \"scanner.debug_ports\"); a configuration names far fewer hosts and files"
+        );
+    }
+
+    #[test]
+    fn yaml_aliases_have_a_small_budget() {
+        let few = "host: &h a.example\nscanner:\n  dns_server: *h\n";
+        assert_eq!(
+            yaml(few).unwrap().values["scanner.dns_server"],
+            ConfigValue::Scalar("a.example".into())
+        );
+        let many = format!(
+            "host: &h a.example\nscanner:\n  vulnerability_db: [{}]\n",
+            vec!["*h"; 100].join(", ")
+        );
+        assert_eq!(
+            yaml(&many).unwrap_err(),
+            "configuration file test.yml is over the YAML alias budget (64 aliases, 1024 nodes \
+             repeated through them); write the values out instead of aliasing them"
+        );
     }
 
     #[test]

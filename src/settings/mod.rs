@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod config_file;
 pub mod manual;
+mod operator_files;
 pub mod options;
 pub mod redact;
 pub mod secrets;
@@ -716,17 +717,7 @@ impl Settings {
             .unwrap_or(5);
 
         let insecure = l.switch("insecure", false)? || !l.switch("verify_tls", true)?;
-        let ca_file = l.given("ca_file")?;
-        if let Some(given) = &ca_file
-            && !Path::new(&given.text).is_file()
-        {
-            return Err(SettingsError(format!(
-                "{} {} does not exist or is not a file; give the path of a PEM bundle",
-                given.name,
-                given.shown()
-            )));
-        }
-        let ca_file = ca_file.map(|g| PathBuf::from(g.text));
+        let ca_file = l.operator_file("ca_file", crate::files::Kind::CaBundle)?;
         let proxy = l.given("proxy")?;
         if let Some(given) = &proxy {
             let shown = match &given.reference {
@@ -887,12 +878,10 @@ impl Settings {
             target_port,
             tls_min_days,
             use_release_schedule: l.switch("use_release_schedule", true)?,
-            release_schedule: l.string("release_schedule")?.map(PathBuf::from),
+            release_schedule: l
+                .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
             vulnerability_db: l
-                .list("vulnerability_db")?
-                .into_iter()
-                .map(PathBuf::from)
-                .collect(),
+                .operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
             vulnerability_feed: l.string("vulnerability_feed")?,
             extra_checks_rating: l.switch("extra_checks_rating", true)?,
             extra_checks: !l.switch("no_extra_checks", false)?,
@@ -930,7 +919,7 @@ impl Settings {
                 ),
                 None => None,
             },
-            baseline: l.string("baseline")?.map(PathBuf::from),
+            baseline: l.operator_file("baseline", crate::files::Kind::Baseline)?,
             warn_on_new: l.switch("warn_on_new", false)?,
             verify_remediation: l
                 .list("verify_remediation")?

@@ -18,7 +18,8 @@
 //! `NAME` must be a plain file name (no `/`, `\`, and not `.` or `..`) so a reference cannot
 //! reach outside those directories.
 //!
-//! Files and program output are capped at 64 KiB and lose exactly one trailing newline
+//! Files (regular files only, read through `crate::files`: a FIFO or a device is refused
+//! unread) and program output are capped at 64 KiB and lose exactly one trailing newline
 //! (`\n` or `\r\n`), the one editors and `echo` add. The `_file` key convention
 //! (`releases.token_file: /path`, `COS_RELEASES_TOKEN_FILE=/path`) reads its file with
 //! [`read_value_file`], under the same rules.
@@ -26,8 +27,8 @@
 //! Errors name the reference, the problem and the fix, never the secret value: they end up in
 //! monitoring systems and logs.
 
+use crate::files;
 use std::fmt;
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -35,7 +36,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Largest secret read from a file or a program, in bytes.
-pub const MAX_SECRET_BYTES: u64 = 64 * 1024;
+pub const MAX_SECRET_BYTES: u64 = files::Kind::Value.cap();
 /// How long an `exec://` program may run.
 pub const EXEC_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where container runtimes mount secrets when `COS_SECRETS_DIR` is not set.
@@ -312,22 +313,13 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
     Ok(trim_one_newline(text))
 }
 
-/// Reads a whole file of at most 64 KiB as UTF-8 and removes one trailing newline. The error
-/// is the problem and its fix, without the file name (callers add it).
+/// Reads a whole file of at most 64 KiB as UTF-8 and removes one trailing newline. Only a
+/// regular file is read (`crate::files`): a FIFO or a device named by a reference would hang
+/// the run or never end. The error is the problem and its fix, without the file name (callers
+/// add it).
 fn read_capped(path: &Path) -> Result<String, String> {
-    let file = File::open(path)
-        .map_err(|e| format!("cannot read the file ({e}); check the path and its permissions"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SECRET_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the file ({e}); check the path and its permissions"))?;
-    if bytes.len() as u64 > MAX_SECRET_BYTES {
-        return Err(
-            "the file is larger than 64 KiB; point to a file holding only the value".to_string(),
-        );
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| "the file is not UTF-8 text; store the value as UTF-8".to_string())?;
+    let text = files::read_text(path, files::Kind::Value)
+        .map_err(|refusal| format!("the file {refusal}"))?;
     Ok(trim_one_newline(text))
 }
 
@@ -477,7 +469,7 @@ mod tests {
         let missing = dir.0.join("absent");
         let e = refused(&format!("file://{}", missing.display()), &no_env());
         assert!(e.contains(&missing.display().to_string()), "{e}");
-        assert!(e.contains("cannot read the file"), "{e}");
+        assert!(e.contains("the file does not exist"), "{e}");
         let e = read_value_file(&missing).unwrap_err().to_string();
         assert!(
             e.contains("value file") && e.contains("check the path"),
@@ -623,6 +615,33 @@ mod tests {
         secrets.write("big", &vec![b'x'; MAX_SECRET_BYTES as usize + 10]);
         let env = MapEnv::with(&[("COS_SECRETS_DIR", secrets.path())]);
         assert!(refused("secret://big", &env).contains("larger than 64 KiB"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = TempDir::new();
+        let fifo = dir.0.join("fifo");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let started = Instant::now();
+        let e = refused(&format!("file://{}", fifo.display()), &no_env());
+        assert!(
+            e.ends_with(
+                "the file is a FIFO (named pipe), not a regular file; check the path and point \
+                 to a regular file holding only the value"
+            ),
+            "{e}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let e = read_value_file(Path::new("/dev/zero")).unwrap_err().0;
+        assert!(
+            e.starts_with("value file \"/dev/zero\": the file is a character device"),
+            "{e}"
+        );
+        let env = MapEnv::with(&[("COS_SECRETS_DIR", dir.path())]);
+        std::fs::create_dir(dir.0.join("token")).unwrap();
+        assert!(refused("secret://token", &env).contains("the file is a directory"));
     }
 
     #[cfg(unix)]

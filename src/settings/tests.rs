@@ -200,7 +200,8 @@ fn bad_values_name_the_option_and_the_fix() {
         ),
         (
             &["-H", "x", "--ca-file", "/nonexistent/ca.pem"],
-            "--ca-file \"/nonexistent/ca.pem\" does not exist",
+            "--ca-file /nonexistent/ca.pem does not exist; give --ca-file the path of a PEM \
+             bundle of the CA",
         ),
         (
             &["-H", "x", "--proxy", "proxy.example:3128"],
@@ -326,12 +327,18 @@ fn user_configuration_file_is_found_in_home() {
 
 #[test]
 fn config_only_settings_and_their_variables() {
+    // Advisory files are checked while the settings are read: they must exist.
+    let dir = temp_dir("config-only-files");
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&a, "{}").unwrap();
+    std::fs::write(&b, "{}").unwrap();
+    let both = format!("{}, {}", a.display(), b.display());
     let env = clean_env(
         "config-only",
         &[
             ("COS_SCANNER_VERIFY_TLS", "false"),
             ("COS_SCANNER_TLS_MIN_DAYS", "21"),
-            ("COS_SCANNER_VULNERABILITY_DB", "/a.json, /b.json"),
+            ("COS_SCANNER_VULNERABILITY_DB", &both),
             ("COS_SCANNER_TARGET_PORT", "9200"),
             ("COS_RELEASES_MODE", "bundled"),
             ("COS_NOW", "2026-11-22T03:00:00Z"),
@@ -340,10 +347,7 @@ fn config_only_settings_and_their_variables() {
     let s = resolve(&["-H", "x"], &env).unwrap();
     assert!(s.insecure, "verify_tls false is --insecure");
     assert_eq!(s.tls_min_days, 21);
-    assert_eq!(
-        s.vulnerability_db,
-        vec![PathBuf::from("/a.json"), PathBuf::from("/b.json")]
-    );
+    assert_eq!(s.vulnerability_db, vec![a, b]);
     assert_eq!(s.target_port, Some(9200));
     assert_eq!(s.update_source, UpdateSource::Bundled);
     assert_eq!(s.now.unwrap().to_string(), "2026-11-22T03:00:00Z");

@@ -1,0 +1,39 @@
+//! Settings that name operator files: each file is checked (`crate::files::check`) while the
+//! settings are read, so a wrong path ends the run UNKNOWN before the first packet, with one
+//! line naming the setting and the fix, instead of after a scan (or never, for a FIFO).
+
+use super::{Layers, SettingsError};
+use crate::files::{self, Kind};
+use std::path::PathBuf;
+
+impl Layers<'_> {
+    /// The file of a single-valued setting, checked. A missing baseline is fine: the first
+    /// run records it.
+    pub fn operator_file(&self, id: &str, kind: Kind) -> Result<Option<PathBuf>, SettingsError> {
+        match self.given(id)? {
+            Some(given) => Ok(Some(checked(&given, kind)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The files of a repeatable setting, each checked.
+    pub fn operator_files(&self, id: &str, kind: Kind) -> Result<Vec<PathBuf>, SettingsError> {
+        self.given_list(id)?
+            .iter()
+            .map(|given| checked(given, kind))
+            .collect()
+    }
+}
+
+fn checked(given: &super::Given, kind: Kind) -> Result<PathBuf, SettingsError> {
+    let path = PathBuf::from(&given.text);
+    match files::check(&path, kind) {
+        Ok(()) => Ok(path),
+        Err(refusal) if kind == Kind::Baseline && refusal.is_missing() => Ok(path),
+        // A path read from a reference is named by the reference, never shown.
+        Err(refusal) => Err(SettingsError(refusal.line(&match &given.reference {
+            Some(reference) => format!("(from {reference})"),
+            None => path.display().to_string(),
+        }))),
+    }
+}
