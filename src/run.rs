@@ -3,6 +3,7 @@
 
 use crate::assess::baseline::Baseline;
 use crate::assess::{self, Identified, UpdateInputs};
+use crate::budget::{Attempt, Budget, GaveUp};
 use crate::clock::Now;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::knowledge::releases::ReleaseSchedule;
@@ -74,6 +75,8 @@ where
     I: IntoIterator,
     I::Item: Into<std::ffi::OsString>,
 {
+    // The time budget counts from the start, as the monitoring core's timeout does.
+    let started = Instant::now();
     let line = match cli::parse(args) {
         Ok(cli::Invocation::Help) => {
             return Outcome {
@@ -114,13 +117,18 @@ where
     if !settings.verify_remediation.is_empty() {
         let mut stdout = String::new();
         let mut worst = State::Ok;
+        let budget = Budget::new(started, settings.time_budget);
+        let access = crate::verify::Access {
+            roots: &roots,
+            proxy: proxy.as_ref(),
+            budget: &budget,
+        };
         for target in &settings.targets {
             let (text, code) = crate::verify::run(
                 target,
                 &settings.verify_remediation,
                 &settings,
-                &roots,
-                proxy.as_ref(),
+                &access,
                 now,
             );
             stdout.push_str(&text);
@@ -137,7 +145,9 @@ where
             exit_code: worst.exit_code(),
         };
     }
+    let budget = Budget::new(started, settings.time_budget);
     let scanner = Scanner {
+        budget,
         settings: &settings,
         roots,
         proxy,
@@ -176,7 +186,7 @@ where
         }
     }
     if let Some(webhook) = &settings.webhook {
-        notify_all(webhook, &mut results);
+        notify_all(webhook, &mut results, &budget);
     }
     let context = output::Context {
         settings: &settings,
@@ -195,12 +205,29 @@ where
 
 /// One notification per host whose state reaches the webhook level; a failed delivery is
 /// reported on the host's output and never changes its state.
-fn notify_all(webhook: &crate::notify::WebhookSettings, results: &mut [ScanResult]) {
+fn notify_all(
+    webhook: &crate::notify::WebhookSettings,
+    results: &mut [ScanResult],
+    budget: &Budget,
+) {
     for result in results.iter_mut() {
         if !crate::notify::wanted(webhook, result) {
             continue;
         }
-        let outcome = crate::notify::deliver(webhook, result);
+        // Deliveries come last and share what is left of the time budget.
+        let left = budget.left();
+        let outcome = if left < std::time::Duration::from_millis(100) {
+            Err(format!(
+                "not sent: the {} s time budget (--time-budget) was spent",
+                budget.total.as_secs_f64()
+            ))
+        } else {
+            let mut bounded = webhook.clone();
+            bounded.timeout = webhook.timeout.min(left);
+            let fitting = (left.as_secs_f64() / bounded.timeout.as_secs_f64()).floor() as u32;
+            bounded.retries = webhook.retries.min(fitting.saturating_sub(1));
+            crate::notify::deliver(&bounded, result)
+        };
         if let Err(e) = &outcome {
             debug_log(&format!("webhook for {}: {e}", result.host));
         }
@@ -254,6 +281,9 @@ pub fn version_text() -> String {
 /// and not at all while the feed cache holds a fresh answer.
 struct Scanner<'a> {
     settings: &'a Settings,
+    /// The run's time budget (`--time-budget`): no attempt starts that could not end within
+    /// it, and every request is cut to what is left.
+    budget: Budget,
     roots: tls::Roots,
     proxy: Option<net::proxy::Proxy>,
     knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
@@ -263,9 +293,11 @@ struct Scanner<'a> {
 }
 
 impl Scanner<'_> {
+    /// Client settings of the next requests: the request time limit is cut to what is left of
+    /// the run's budget.
     fn client_options(&self) -> ClientOptions {
         ClientOptions {
-            timeout: self.settings.timeout,
+            timeout: self.budget.cap(self.settings.timeout),
             proxy: self.settings.proxy.clone(),
             pin: None,
             user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
@@ -277,83 +309,93 @@ impl Scanner<'_> {
     fn scan(&self, target: &Target) -> Result<ScanResult, String> {
         let started = Instant::now();
         let dest = destination(target, self.settings.target_port);
-        let options = self.client_options();
         let attempts = self.settings.retries + 1;
-        let mut last_failure = String::new();
-        for attempt in 1..=attempts {
-            if attempt > 1 {
-                let wait = net::backoff(self.settings.backoff_factor, attempt - 1);
-                debug_log(&format!(
-                    "retry {} in {:.2} s after: {last_failure}",
-                    attempt - 1,
-                    wait.as_secs_f64()
+        let measured = self.budget.retry(
+            self.settings.retries,
+            self.settings.backoff_factor,
+            |attempt| {
+                progress(&format!(
+                    "scanning {} (attempt {attempt}/{attempts})",
+                    target.display_name()
                 ));
-                std::thread::sleep(wait);
-            }
-            progress(&format!(
-                "scanning {} (attempt {attempt}/{attempts})",
-                target.display_name()
-            ));
-            let transport = net::select_transport(
-                &dest,
-                &self.roots,
-                self.proxy.as_ref(),
-                self.settings.insecure,
-                self.settings.timeout,
-            );
-            debug_log(&format!(
-                "transport {} ({})",
-                transport.endpoint.base_url(),
-                describe_https(&transport.https)
-            ));
-            // One client, so one pool of kept-alive connections, for every probe of the attempt.
-            let client = transport.client(&options)?;
-            let plain_client = (dest.http_port != dest.https_port)
-                .then(|| {
-                    let endpoint = Endpoint {
-                        scheme: Scheme::Http,
-                        url_host: dest.url_host.clone(),
-                        port: dest.http_port,
-                        base_path: dest.base_path.clone(),
-                    };
-                    Client::new(endpoint, &Verification::Disabled, &options).ok()
-                })
-                .flatten();
-            let probe_options = probe::Options {
-                extra_checks: self.settings.extra_checks,
-                // However slowly the instance answers, the scan ends: three request timeouts.
-                deadline: Instant::now() + self.settings.timeout * 3,
-                host: dest.host.clone(),
-                debug_ports: self.settings.debug_ports.clone(),
-                debug_port_timeout: self.settings.debug_port_timeout,
-                request_timeout: self.settings.timeout,
-                proxy: self.proxy.clone(),
-                plain_client,
-                login_throttling: self.settings.login_throttling,
-                dns_server: self
-                    .settings
-                    .dns_server
-                    .or_else(net::dns::system_nameserver),
-            };
-            let measured = probe::measure(&client, transport.https, &probe_options);
-            // Close the attempt's connections before the nodes are probed: a node may be this
-            // very server, and idle connections would add to the nodes' own.
-            drop((client, probe_options));
-            match measured {
-                Ok(mut m) => {
-                    if self.settings.all_addresses && self.settings.extra_checks {
-                        m.nodes = self.observe_nodes(&dest, &m, &transport.verification, &options);
+                match self.attempt(&dest) {
+                    Ok(Ok(m)) => Attempt::Done((m, attempt)),
+                    Ok(Err(ProbeFailure::Transient(message))) => Attempt::Transient(message),
+                    Ok(Err(ProbeFailure::Definite(message))) => {
+                        Attempt::Failed(Ok((message, attempt)))
                     }
-                    return self.assess(target, m, started);
+                    Err(operator) => Attempt::Failed(Err(operator)),
                 }
-                Err(ProbeFailure::Transient(message)) => last_failure = message,
-                Err(ProbeFailure::Definite(message)) => {
-                    return Ok(self.failed(target, message, attempt, started));
-                }
+            },
+        );
+        match measured {
+            Ok((m, _)) => self.assess(target, m, started),
+            Err(GaveUp::Failed(Ok((message, attempt)))) => {
+                Ok(self.failed(target, message, attempt, started))
+            }
+            Err(GaveUp::Failed(Err(operator))) => Err(operator),
+            Err(GaveUp::Exhausted { message, attempts }) => {
+                Ok(self.failed(target, message, attempts, started))
             }
         }
-        let message = format!("{last_failure} (gave up after {attempts} attempt(s))");
-        Ok(self.failed(target, message, attempts, started))
+    }
+
+    /// One attempt: transport selection, then every probe on one client (one pool of
+    /// kept-alive connections), then the other addresses with `--all-addresses`. The outer
+    /// `Err` is an operator mistake found late.
+    fn attempt(&self, dest: &Destination) -> Result<Result<Measurements, ProbeFailure>, String> {
+        let options = self.client_options();
+        let transport = net::select_transport(
+            dest,
+            &self.roots,
+            self.proxy.as_ref(),
+            self.settings.insecure,
+            options.timeout,
+        );
+        debug_log(&format!(
+            "transport {} ({})",
+            transport.endpoint.base_url(),
+            describe_https(&transport.https)
+        ));
+        let client = transport.client(&options)?;
+        let plain_client = (dest.http_port != dest.https_port)
+            .then(|| {
+                let endpoint = Endpoint {
+                    scheme: Scheme::Http,
+                    url_host: dest.url_host.clone(),
+                    port: dest.http_port,
+                    base_path: dest.base_path.clone(),
+                };
+                Client::new(endpoint, &Verification::Disabled, &options).ok()
+            })
+            .flatten();
+        let probe_options = probe::Options {
+            extra_checks: self.settings.extra_checks,
+            // However slowly the instance answers, the scan ends: three request timeouts,
+            // and never past the run's budget.
+            deadline: self.budget.deadline_in(self.settings.timeout * 3),
+            host: dest.host.clone(),
+            debug_ports: self.settings.debug_ports.clone(),
+            debug_port_timeout: self.settings.debug_port_timeout,
+            request_timeout: options.timeout,
+            proxy: self.proxy.clone(),
+            plain_client,
+            login_throttling: self.settings.login_throttling,
+            dns_server: self
+                .settings
+                .dns_server
+                .or_else(net::dns::system_nameserver),
+        };
+        let measured = probe::measure(&client, transport.https, &probe_options);
+        // Close the attempt's connections before the nodes are probed: a node may be this
+        // very server, and idle connections would add to the nodes' own.
+        drop((client, probe_options));
+        Ok(measured.map(|mut m| {
+            if self.settings.all_addresses && self.settings.extra_checks {
+                m.nodes = self.observe_nodes(dest, &m, &transport.verification, &options);
+            }
+            m
+        }))
     }
 
     /// `--all-addresses`: each address of a name with several, probed on its own.

@@ -20,6 +20,7 @@
 //! Not verifiable: `eol`, `vulnerability:...`, `httpsAvailable`, the address-parity checks,
 //! every other registry row marked `verifiable: false`, and ids the registry does not know.
 
+use crate::budget::{Attempt, Budget, GaveUp};
 use crate::checks::{self, CheckSpec};
 use crate::clock::Now;
 use crate::net::http::{self, Client, ClientOptions, Endpoint, Scheme};
@@ -32,7 +33,6 @@ use crate::severity::Severity;
 use crate::target::Target;
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 /// Why an id that no probe run can settle ends UNKNOWN.
 pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
@@ -632,12 +632,19 @@ fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
 
 /// Measures the selection's probes on one target and judges the ids: no rating, no baseline,
 /// no webhook, no waivers. Retries like a scan (`--retries`, `--backoff-factor`).
+/// How a verification reaches the instance: trust roots, the operator's proxy, and the run's
+/// time budget.
+pub struct Access<'a> {
+    pub roots: &'a tls::Roots,
+    pub proxy: Option<&'a Proxy>,
+    pub budget: &'a Budget,
+}
+
 pub fn verify(
     target: &Target,
     ids: &[String],
     settings: &Settings,
-    roots: &tls::Roots,
-    proxy: Option<&Proxy>,
+    access: &Access,
     now: Now,
 ) -> Verification {
     let mut verification = Verification {
@@ -658,7 +665,7 @@ pub fn verify(
         verification.results = unmeasured(&selection, "");
         return verification;
     }
-    match measure(target, &selection, settings, roots, proxy) {
+    match measure(target, &selection, settings, access) {
         Ok(m) => {
             verification.url = Some(m.endpoint.base_url());
             verification.results = judge(&selection, &m, &context(settings, now));
@@ -673,73 +680,71 @@ pub fn verify(
 }
 
 /// Transport selection, the status document and the selected probes, retried on transient
-/// failures as a scan is.
+/// failures as a scan is, within the run's time budget.
 fn measure(
     target: &Target,
     selection: &Selection,
     settings: &Settings,
-    roots: &tls::Roots,
-    proxy: Option<&Proxy>,
+    access: &Access,
 ) -> Result<Measurements, String> {
     let dest = crate::run::destination(target, settings.target_port);
-    let options = ClientOptions {
-        timeout: settings.timeout,
-        proxy: settings.proxy.clone(),
-        pin: None,
-        user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
-    };
     let wanted = |key: &str| selection.wants(key);
-    let attempts = settings.retries + 1;
-    let mut last_failure = String::new();
-    for attempt in 1..=attempts {
-        if attempt > 1 {
-            let wait = crate::net::backoff(settings.backoff_factor, attempt - 1);
-            crate::run::debug_log(&format!(
-                "retry {} in {:.2} s after: {last_failure}",
-                attempt - 1,
-                wait.as_secs_f64()
-            ));
-            std::thread::sleep(wait);
-        }
-        let transport =
-            net::select_transport(&dest, roots, proxy, settings.insecure, settings.timeout);
-        let client = transport.client(&options)?;
-        let plain_client = (selection.wants(PLAIN_HTTP) && dest.http_port != dest.https_port)
-            .then(|| {
-                let endpoint = Endpoint {
-                    scheme: Scheme::Http,
-                    url_host: dest.url_host.clone(),
-                    port: dest.http_port,
-                    base_path: dest.base_path.clone(),
-                };
-                Client::new(endpoint, &http::Verification::Disabled, &options).ok()
-            })
-            .flatten();
-        let probe_options = probe::Options {
-            extra_checks: true,
-            deadline: Instant::now() + settings.timeout * 3,
-            host: dest.host.clone(),
-            debug_ports: selection.debug_ports(&settings.debug_ports),
-            debug_port_timeout: settings.debug_port_timeout,
-            request_timeout: settings.timeout,
-            proxy: proxy.cloned(),
-            plain_client,
-            login_throttling: selection.login_throttling(),
-            dns_server: if selection.wants(DNS) {
-                settings.dns_server.or_else(net::dns::system_nameserver)
-            } else {
-                None
-            },
-        };
-        match probe::measure_selected(&client, transport.https, &probe_options, &wanted) {
-            Ok(m) => return Ok(m),
-            Err(ProbeFailure::Transient(message)) => last_failure = message,
-            Err(ProbeFailure::Definite(message)) => return Err(message),
-        }
-    }
-    Err(format!(
-        "{last_failure} (gave up after {attempts} attempt(s))"
-    ))
+    let measured = access
+        .budget
+        .retry(settings.retries, settings.backoff_factor, |_| {
+            let options = ClientOptions {
+                timeout: access.budget.cap(settings.timeout),
+                proxy: settings.proxy.clone(),
+                pin: None,
+                user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+            };
+            let transport = net::select_transport(
+                &dest,
+                access.roots,
+                access.proxy,
+                settings.insecure,
+                options.timeout,
+            );
+            let client = match transport.client(&options) {
+                Ok(c) => c,
+                Err(e) => return Attempt::Failed(e),
+            };
+            let plain_client = (selection.wants(PLAIN_HTTP) && dest.http_port != dest.https_port)
+                .then(|| {
+                    let endpoint = Endpoint {
+                        scheme: Scheme::Http,
+                        url_host: dest.url_host.clone(),
+                        port: dest.http_port,
+                        base_path: dest.base_path.clone(),
+                    };
+                    Client::new(endpoint, &http::Verification::Disabled, &options).ok()
+                })
+                .flatten();
+            let probe_options = probe::Options {
+                extra_checks: true,
+                deadline: access.budget.deadline_in(settings.timeout * 3),
+                host: dest.host.clone(),
+                debug_ports: selection.debug_ports(&settings.debug_ports),
+                debug_port_timeout: settings.debug_port_timeout,
+                request_timeout: options.timeout,
+                proxy: access.proxy.cloned(),
+                plain_client,
+                login_throttling: selection.login_throttling(),
+                dns_server: if selection.wants(DNS) {
+                    settings.dns_server.or_else(net::dns::system_nameserver)
+                } else {
+                    None
+                },
+            };
+            match probe::measure_selected(&client, transport.https, &probe_options, &wanted) {
+                Ok(m) => Attempt::Done(m),
+                Err(ProbeFailure::Transient(message)) => Attempt::Transient(message),
+                Err(ProbeFailure::Definite(message)) => Attempt::Failed(message),
+            }
+        });
+    measured.map_err(|gave_up| match gave_up {
+        GaveUp::Failed(message) | GaveUp::Exhausted { message, .. } => message,
+    })
 }
 
 /// The state of a verification: OK when every id passes; WARNING when one still fails,
@@ -881,11 +886,10 @@ pub fn run(
     target: &Target,
     ids: &[String],
     settings: &Settings,
-    roots: &tls::Roots,
-    proxy: Option<&Proxy>,
+    access: &Access,
     now: Now,
 ) -> (String, i32) {
-    let v = verify(target, ids, settings, roots, proxy, now);
+    let v = verify(target, ids, settings, access, now);
     let stdout = match settings.format {
         Format::Json => render_json(&v),
         _ => render_text(&v),

@@ -144,6 +144,8 @@ pub struct Settings {
     pub ca_file: Option<PathBuf>,
     pub proxy: Option<String>,
     pub timeout: Duration,
+    /// The whole run's time limit (`--time-budget`).
+    pub time_budget: Duration,
     pub retries: u32,
     pub backoff_factor: f64,
     pub update_source: UpdateSource,
@@ -734,6 +736,13 @@ impl Settings {
                 seconds,
             )?
             .unwrap_or(Duration::from_secs(10));
+        let time_budget = l
+            .parsed(
+                "time_budget",
+                "a number of seconds above 0 (at most 3600)",
+                seconds,
+            )?
+            .unwrap_or(Duration::from_secs(55));
         let retries = l
             .parsed("retries", "a number of retries from 0 to 10", |t| {
                 t.parse::<u32>().ok().filter(|n| *n <= 10)
@@ -851,6 +860,7 @@ impl Settings {
             ca_file,
             proxy,
             timeout,
+            time_budget,
             retries,
             backoff_factor,
             update_source,

@@ -321,6 +321,21 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        long: Some("time-budget"),
+        env: &["COS_TIME_BUDGET"],
+        config_key: Some("time_budget"),
+        kind: Value("SECONDS"),
+        default: Some("55"),
+        group: Group::Transport,
+        ..row(
+            "time_budget",
+            "Time limit for the whole run, in seconds: no retry starts that could not end \
+             within it, and every request, feed and webhook delivery is cut to what is left, so \
+             the run ends UNKNOWN naming the slow host before a monitoring core kills the check \
+             (Nagios and Icinga do at 60 s). Keep it below the core's check timeout.",
+        )
+    },
+    OptionSpec {
         long: Some("retries"),
         env: &["COS_RETRIES"],
         config_key: Some("retries"),

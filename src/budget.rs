@@ -1,0 +1,175 @@
+//! The run's time budget (`--time-budget`) and retrying within it. A monitoring core kills a
+//! check after its own timeout (60 s in Nagios and Icinga) and shows nothing useful; the run
+//! must end before that, UNKNOWN and naming what was slow. So no attempt starts that could not
+//! end within the budget, and every limit below it (request timeouts, the scan deadline) is cut
+//! to what is left.
+
+use std::time::{Duration, Instant};
+
+/// The end of the run's time budget.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub deadline: Instant,
+    pub total: Duration,
+}
+
+/// One attempt's outcome.
+pub enum Attempt<T, E> {
+    Done(T),
+    /// Retrying will not help (the operator's mistake, a definite answer).
+    Failed(E),
+    /// A transient failure (timeout, reset, 5xx): worth another attempt, with why.
+    Transient(String),
+}
+
+/// Why retrying ended without a result.
+pub enum GaveUp<E> {
+    Failed(E),
+    /// Every allowed attempt failed, or the budget left no room for another: the message says
+    /// what was slow and how many attempts ran.
+    Exhausted {
+        message: String,
+        attempts: u32,
+    },
+}
+
+impl Budget {
+    pub fn new(started: Instant, total: Duration) -> Budget {
+        Budget {
+            deadline: started + total,
+            total,
+        }
+    }
+
+    /// What is left of the budget.
+    pub fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// A time limit cut to what is left (at least a millisecond, so that past the budget a
+    /// request fails at once, as timed out, instead of having no limit).
+    pub fn cap(&self, limit: Duration) -> Duration {
+        limit.min(self.left()).max(Duration::from_millis(1))
+    }
+
+    /// A deadline `after` from now, never past the budget.
+    pub fn deadline_in(&self, after: Duration) -> Instant {
+        (Instant::now() + after).min(self.deadline)
+    }
+
+    /// Runs `attempt` (numbered from 1) once plus up to `retries` retries, waiting
+    /// `backoff_factor * 2^n` seconds before retry n. A retry starts only when the wait plus
+    /// the last attempt's duration (the next one fails the same way, as slowly) fits in what
+    /// is left of the budget; an attempt never starts once the budget is spent.
+    pub fn retry<T, E>(
+        &self,
+        retries: u32,
+        backoff_factor: f64,
+        mut attempt: impl FnMut(u32) -> Attempt<T, E>,
+    ) -> Result<T, GaveUp<E>> {
+        let attempts = retries.saturating_add(1);
+        let budget = self.total.as_secs_f64();
+        let mut last_failure = String::new();
+        let mut last_duration = Duration::ZERO;
+        for n in 1..=attempts {
+            if n > 1 {
+                let wait = crate::net::backoff(backoff_factor, n - 1);
+                if wait + last_duration > self.left() {
+                    return Err(GaveUp::Exhausted {
+                        message: format!(
+                            "{last_failure} (stopped after {} of {attempts} attempt(s): another \
+                             would not end within the {budget} s time budget, --time-budget)",
+                            n - 1
+                        ),
+                        attempts: n - 1,
+                    });
+                }
+                crate::run::debug_log(&format!(
+                    "retry {} in {:.2} s after: {last_failure}",
+                    n - 1,
+                    wait.as_secs_f64()
+                ));
+                std::thread::sleep(wait);
+            }
+            if self.left().is_zero() {
+                return Err(GaveUp::Exhausted {
+                    message: format!(
+                        "the {budget} s time budget (--time-budget) was spent before its turn; \
+                         raise --concurrency or the budget"
+                    ),
+                    attempts: n - 1,
+                });
+            }
+            let started = Instant::now();
+            match attempt(n) {
+                Attempt::Done(value) => return Ok(value),
+                Attempt::Failed(e) => return Err(GaveUp::Failed(e)),
+                Attempt::Transient(message) => {
+                    last_failure = message;
+                    last_duration = started.elapsed();
+                }
+            }
+        }
+        Err(GaveUp::Exhausted {
+            message: format!("{last_failure} (gave up after {attempts} attempt(s))"),
+            attempts,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(r: Result<u32, GaveUp<String>>) -> String {
+        match r {
+            Ok(v) => format!("ok {v}"),
+            Err(GaveUp::Failed(e)) => format!("failed {e}"),
+            Err(GaveUp::Exhausted { message, attempts }) => format!("{attempts}: {message}"),
+        }
+    }
+
+    #[test]
+    fn transient_failures_are_retried_and_counted() {
+        let budget = Budget::new(Instant::now(), Duration::from_secs(60));
+        let mut calls = 0;
+        let r = budget.retry(2, 0.0, |n| {
+            calls += 1;
+            if n < 3 {
+                Attempt::Transient(format!("timed out {n}"))
+            } else {
+                Attempt::Done(n)
+            }
+        });
+        assert_eq!((outcome(r), calls), ("ok 3".to_string(), 3));
+        let r = budget.retry(1, 0.0, |n| {
+            Attempt::<u32, String>::Transient(format!("reset {n}"))
+        });
+        assert_eq!(outcome(r), "2: reset 2 (gave up after 2 attempt(s))");
+        let r = budget.retry(5, 0.0, |_| Attempt::<u32, String>::Failed("refused".into()));
+        assert_eq!(outcome(r), "failed refused");
+    }
+
+    #[test]
+    fn no_retry_starts_that_could_not_end_within_the_budget() {
+        // The budget ran out during the first attempt: no second one, whatever the retries.
+        let budget = Budget::new(Instant::now(), Duration::from_millis(30));
+        let r = budget.retry(10, 0.0, |_| {
+            std::thread::sleep(Duration::from_millis(40));
+            Attempt::<u32, String>::Transient("timed out".into())
+        });
+        assert_eq!(
+            outcome(r),
+            "1: timed out (stopped after 1 of 11 attempt(s): another would not end within the \
+             0.03 s time budget, --time-budget)"
+        );
+        // Spent before the first attempt: none runs.
+        let spent = Budget::new(
+            Instant::now() - Duration::from_secs(2),
+            Duration::from_secs(1),
+        );
+        let r = spent.retry(2, 0.0, |_| Attempt::<u32, String>::Done(1));
+        assert!(outcome(r).starts_with("0: the 1 s time budget"));
+        assert_eq!(spent.cap(Duration::from_secs(10)), Duration::from_millis(1));
+    }
+}
