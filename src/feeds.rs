@@ -339,31 +339,11 @@ fn write_entry(
     };
     let mut line = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
     line.push(b'\n');
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("feed");
-    let temp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
-    let written = (|| {
-        let mut file = private_file(&temp)?;
+    crate::atomic_file::replace(path, 0o600, |file| {
         file.write_all(&line)?;
-        file.write_all(body)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        // The rename itself survives a crash once the directory is synced; best effort.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
-}
-
-/// A number no other temporary file of this process uses.
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+        file.write_all(body)
+    })
+    .map_err(|failure| std::io::Error::new(failure.error.kind(), failure.to_string()))
 }
 
 #[cfg(unix)]
@@ -378,24 +358,6 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! measurements is a pure function of them, the settings and an injected clock.
 
 pub mod assess;
+pub mod atomic_file;
 pub mod budget;
 pub mod checks;
 pub mod clock;

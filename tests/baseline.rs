@@ -525,3 +525,17 @@ fn warn_on_new_never_excuses_an_unmet_policy() {
     assert_eq!(third.code, 0, "{}", third.stdout);
     drop(fake);
 }
+
+#[test]
+fn a_temporary_file_left_by_a_killed_run_is_removed_by_the_next() {
+    let dir = scratch("leftover");
+    let fake = FakeInstance::start(healthy());
+    // What a run killed between writing and renaming leaves: its pid no longer runs (this
+    // one is above the kernel's pid limit).
+    let leftover = dir.join(".baseline.json.4194305.0.tmp");
+    std::fs::write(&leftover, "{\"version\": 1, \"hos").unwrap();
+    let first = run(&dir, &fake.host_port(), DAY_1, &[]);
+    assert_eq!(first.code, 0, "{}", first.stdout);
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+    assert_eq!(stored(&dir)["version"], 1);
+}

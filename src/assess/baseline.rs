@@ -25,10 +25,9 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 /// The version of the file format this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -640,77 +639,20 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Unique temporary names within one process; the process id separates processes.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Replaces `path` with what `write` produces, atomically: the target is either its old
-/// content or the complete new one. The temporary file is removed on every failure.
+/// content or the complete new one (`atomic_file`, which also removes what killed runs left).
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<(), String> {
-    let fail = |what: &str, e: io::Error| {
+    crate::atomic_file::replace(path, 0o666, write).map_err(|failure| {
         format!(
-            "cannot save baseline file {}: {what} ({})",
+            "cannot save baseline file {}: {} ({})",
             path.display(),
-            one_line(&e.to_string())
+            failure.step,
+            one_line(&failure.error.to_string())
         )
-    };
-    // Through a symbolic link to the file it names, so the link stays a link.
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let Some(name) = target.file_name() else {
-        return Err(format!(
-            "cannot save baseline file {}: the path names no file",
-            path.display()
-        ));
-    };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let (temp, mut file) = create_temp(&dir, &name.to_string_lossy())
-        .map_err(|e| fail("cannot create a temporary file beside it", e))?;
-    let written = (|| {
-        // Keep the permissions of the file being replaced.
-        if let Ok(meta) = fs::metadata(&target) {
-            let _ = file.set_permissions(meta.permissions());
-        }
-        write(&mut file).map_err(|e| fail("cannot write", e))?;
-        file.sync_all()
-            .map_err(|e| fail("cannot flush to disk", e))?;
-        drop(file);
-        fs::rename(&temp, &target).map_err(|e| fail("cannot replace it", e))
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
-    sync_dir(&dir).map_err(|e| fail("cannot flush its directory to disk", e))
-}
-
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
-    let mut last = None;
-    for _ in 0..16 {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
-}
-
-/// Makes the rename durable: the directory entry is flushed too.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -719,6 +661,8 @@ mod tests {
     use crate::checks::finding;
     use crate::output::metrics::testing::{failed, scanned};
     use crate::report::Fingerprint;
+    use std::fs;
+    use std::path::PathBuf;
 
     /// A healthy host: rating 5, OK, two passed checks, the `eol` check passed, fingerprint `f1`.
     fn healthy(host: &str) -> ScanResult {
