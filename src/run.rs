@@ -104,6 +104,10 @@ where
     }
     let now = settings.now.map(Now).unwrap_or_else(Now::system);
     net::resolve::install(settings.resolve.clone());
+    match target_zones(&settings.targets) {
+        Ok(zones) => net::resolve::install_zones(zones),
+        Err(e) => return unknown(&e),
+    }
     let roots = match tls::Roots::new(settings.ca_file.as_deref()) {
         Ok(r) => r,
         Err(e) => return unknown(&e),
@@ -645,6 +649,24 @@ pub fn identify(m: &Measurements) -> Result<Identified, String> {
 
 /// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
 /// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
+/// The interfaces of the targets' IPv6 zones (`[fe80::1%25eth0]`), looked up once.
+fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u32>, String> {
+    let mut zones = HashMap::new();
+    for target in targets {
+        if let (HostName::Ipv6(addr), Some(zone)) = (&target.host, &target.zone) {
+            let index = net::resolve::interface_index(zone).ok_or_else(|| {
+                format!(
+                    "-H {}: this host has no network interface {zone:?} (the IPv6 zone); \
+                     write the interface that reaches the address, e.g. [fe80::1%25eth0]",
+                    target.display_name()
+                )
+            })?;
+            zones.insert(*addr, index);
+        }
+    }
+    Ok(zones)
+}
+
 pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
     let host = target.host_str();
     let url_host = match &target.host {

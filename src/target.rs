@@ -51,6 +51,9 @@ pub struct Target {
     pub scheme: Option<Scheme>,
     /// URL path prefix without trailing slash; `""` for none.
     pub base_path: String,
+    /// The zone of a link-local IPv6 address (`[fe80::1%25eth0]`, RFC 6874): the interface
+    /// to reach it through. Never sent on the wire (URLs, Host headers) and never to DNS.
+    pub zone: Option<String>,
 }
 
 /// A target that cannot be scanned, with a one-line message naming the problem and the fix.
@@ -159,13 +162,14 @@ impl Target {
             }
         };
 
-        let (host, port) = parse_authority(authority, &fail)?;
+        let (host, zone, port) = parse_authority(authority, &fail)?;
         Ok(Target {
             input: input.to_string(),
             host,
             port,
             scheme,
             base_path,
+            zone,
         })
     }
 
@@ -188,11 +192,17 @@ impl Target {
     }
 
     /// What outputs call the host: the host, plus `:port` only when a port was given
-    /// (IPv6 is bracketed only then).
+    /// (IPv6 is bracketed only then), and an IPv6 zone as `%zone`.
     pub fn display_name(&self) -> String {
-        match self.port {
-            Some(port) => self.authority(port),
-            None => self.host_str(),
+        let zone = self
+            .zone
+            .as_ref()
+            .map(|z| format!("%{z}"))
+            .unwrap_or_default();
+        match (self.port, &self.host) {
+            (Some(port), HostName::Ipv6(addr)) => format!("[{addr}{zone}]:{port}"),
+            (Some(port), _) => self.authority(port),
+            (None, _) => format!("{}{zone}", self.host_str()),
         }
     }
 }
@@ -228,10 +238,13 @@ pub fn parse_list(text: &str) -> Result<Vec<Target>, TargetError> {
 }
 
 /// Splits `host[:port]` or `[v6][:port]` and validates both parts.
+/// The host, the IPv6 zone and the port of an authority.
+type Authority = (HostName, Option<String>, Option<u16>);
+
 fn parse_authority(
     authority: &str,
     fail: &dyn Fn(&str, &str) -> TargetError,
-) -> Result<(HostName, Option<u16>), TargetError> {
+) -> Result<Authority, TargetError> {
     if authority.is_empty() {
         return Err(fail("no host name", ACCEPTED_FORMS));
     }
@@ -244,12 +257,35 @@ fn parse_authority(
             ));
         };
         let inside = &bracketed[..close];
-        let addr: Ipv6Addr = inside.parse().map_err(|_| {
+        // RFC 6874 writes the zone `%25<zone>`; a bare `%<zone>` is what people type.
+        let (address, zone) = match inside.split_once('%') {
+            Some((address, zone)) => (address, Some(zone.strip_prefix("25").unwrap_or(zone))),
+            None => (inside, None),
+        };
+        let addr: Ipv6Addr = address.parse().map_err(|_| {
             fail(
-                &format!("\"{inside}\" is not an IPv6 address"),
-                "brackets are only for IPv6 addresses, e.g. [2001:db8::1]",
+                &format!("\"{address}\" is not an IPv6 address"),
+                "brackets are only for IPv6 addresses, e.g. [2001:db8::1] or [fe80::1%25eth0]",
             )
         })?;
+        let zone = match zone {
+            None => None,
+            Some(z)
+                if !z.is_empty()
+                    && z.len() <= 64
+                    && z.chars().all(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-')
+                    }) =>
+            {
+                Some(z.to_string())
+            }
+            Some(_) => {
+                return Err(fail(
+                    "the IPv6 zone is not an interface name or number",
+                    "write [fe80::1%25eth0] (the interface after %25)",
+                ));
+            }
+        };
         let after = &bracketed[close + 1..];
         let port = match after.strip_prefix(':') {
             Some(port) => Some(parse_port(port, fail)?),
@@ -261,7 +297,7 @@ fn parse_authority(
                 ));
             }
         };
-        return Ok((HostName::Ipv6(addr), port));
+        return Ok((HostName::Ipv6(addr), zone, port));
     }
 
     let (host, port) = match authority.matches(':').count() {
@@ -294,7 +330,7 @@ fn parse_authority(
             "give the punycode (xn--) form of the name",
         ));
     }
-    Ok((parse_host(host, fail)?, port))
+    Ok((parse_host(host, fail)?, None, port))
 }
 
 fn parse_port(text: &str, fail: &dyn Fn(&str, &str) -> TargetError) -> Result<u16, TargetError> {
@@ -627,7 +663,7 @@ mod tests {
         assert!(err("[2001:db8::1").contains("missing \"]\""));
         assert!(err("[2001:db8::1]9200").contains("unexpected"));
         assert!(err("[cloud.example.com]").contains("not an IPv6 address"));
-        assert!(err("[fe80::1%eth0]").contains("not an IPv6 address"));
+        assert!(err("[fe80::zz%25eth0]").contains("not an IPv6 address"));
     }
 
     #[test]
@@ -658,6 +694,32 @@ mod tests {
         let list = parse_list("a.example/, b.example:8443/").unwrap();
         assert_eq!(list[1].display_name(), "b.example:8443");
         assert!(err("/").contains("no host name"), "{}", err("/"));
+    }
+
+    #[test]
+    fn an_ipv6_zone_is_parsed_as_part_of_the_address() {
+        let t = ok("[fe80::1%25lo]");
+        assert_eq!(t.host, HostName::Ipv6("fe80::1".parse().unwrap()));
+        assert_eq!(t.zone.as_deref(), Some("lo"));
+        assert_eq!(
+            (t.host_str(), t.display_name()),
+            ("fe80::1".into(), "fe80::1%lo".into())
+        );
+        let t = ok("https://[fe80::1%252]:9200/cloud");
+        assert_eq!(t.zone.as_deref(), Some("2"));
+        assert_eq!(t.display_name(), "[fe80::1%2]:9200");
+        assert_eq!(t.authority(9200), "[fe80::1]:9200", "never on the wire");
+        // The bare form people type.
+        assert_eq!(ok("[fe80::1%eth0]:443").zone.as_deref(), Some("eth0"));
+        assert_eq!(ok("[2001:db8::1]").zone, None);
+        for bad in [
+            "[fe80::1%25]",
+            "[fe80::1%]",
+            "[fe80::1%25a/b]",
+            "[fe80::1%25a b]",
+        ] {
+            assert!(err(bad).contains("invalid target"), "{bad}: {}", err(bad));
+        }
     }
 
     #[test]

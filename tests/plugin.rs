@@ -1128,3 +1128,37 @@ fn the_scanner_answers_an_unknown_subcommand_with_its_unknown_line_first() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_ipv6_target_with_a_zone_connects_through_its_interface_without_dns() {
+    let bind: std::net::SocketAddr = "[::1]:0".parse().unwrap();
+    let Ok(fake) = FakeInstance::start_at(healthy().version("4.0.8"), bind) else {
+        eprintln!("skipped: no IPv6 loopback on this machine");
+        return;
+    };
+    let port = fake.port();
+    // `lo` reaches ::1; the zone is resolved to its interface, never looked up as a name.
+    let target = format!("[::1%25lo]:{port}");
+    let run = support::plugin::scan("ipv6-zone", &target, &fake, &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.line(1)
+            .starts_with(&format!("OpenCloud 4.0.8 on [::1%lo]:{port}, rating: A+")),
+        "{}",
+        run.stdout
+    );
+
+    let run = support::plugin::scan(
+        "ipv6-zone-unknown",
+        &format!("[fe80::1%25nosuchif0]:{port}"),
+        &fake,
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert_eq!(
+        run.line(0),
+        format!(
+            "UNKNOWN: -H [fe80::1%nosuchif0]:{port}: this host has no network interface \"nosuchif0\" (the IPv6 zone); write the interface that reaches the address, e.g. [fe80::1%25eth0]"
+        )
+    );
+}

@@ -5,10 +5,42 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6, ToSocketAddrs};
 use std::sync::OnceLock;
 
 static PINNED: OnceLock<HashMap<String, Vec<IpAddr>>> = OnceLock::new();
+
+/// Link-local IPv6 addresses of the targets and the interface (scope id) that reaches them:
+/// `[fe80::1%25eth0]` connects through eth0. The zone never goes into a URL or to DNS.
+static ZONES: OnceLock<HashMap<Ipv6Addr, u32>> = OnceLock::new();
+
+/// Installs the targets' IPv6 zones; a second call changes nothing (one table per process).
+pub fn install_zones(zones: HashMap<Ipv6Addr, u32>) {
+    let _ = ZONES.set(zones);
+}
+
+/// The interface index of a zone: a number as it is, a name looked up in `/sys/class/net`
+/// (Linux). `None` when no such interface exists.
+pub fn interface_index(zone: &str) -> Option<u32> {
+    if let Ok(index) = zone.parse::<u32>() {
+        return Some(index);
+    }
+    if zone.is_empty() || zone == "." || zone == ".." || zone.contains(['/', '\\', '\0']) {
+        return None;
+    }
+    std::fs::read_to_string(format!("/sys/class/net/{zone}/ifindex"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The address of an IPv6 literal with a known zone, scoped to its interface.
+fn zoned(host: &str, port: u16) -> Option<SocketAddr> {
+    let addr: Ipv6Addr = host.parse().ok()?;
+    let scope = *ZONES.get()?.get(&addr)?;
+    Some(SocketAddr::V6(SocketAddrV6::new(addr, port, 0, scope)))
+}
 
 /// Installs the pinned names; a second call changes nothing (one table per process).
 pub fn install(pinned: HashMap<String, Vec<IpAddr>>) {
@@ -42,6 +74,9 @@ pub fn parse_pins(text: &str) -> Option<HashMap<String, Vec<IpAddr>>> {
 
 /// Addresses of `host` (a name or an address literal), pinned ones first.
 pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    if let Some(scoped) = zoned(host, port) {
+        return Ok(vec![scoped]);
+    }
     let key = host.trim_end_matches('.').to_ascii_lowercase();
     if let Some(addresses) = PINNED.get().and_then(|p| p.get(&key)) {
         return Ok(addresses
@@ -74,6 +109,7 @@ impl ureq::unversioned::resolver::Resolver for ScanResolver {
         });
         let addresses = match self.pin {
             Some(ip) => vec![SocketAddr::new(ip, port)],
+            None if zoned(host, port).is_some() => zoned(host, port).into_iter().collect(),
             None => {
                 let key = host.trim_end_matches('.').to_ascii_lowercase();
                 match PINNED.get().and_then(|p| p.get(&key)) {

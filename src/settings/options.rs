@@ -126,7 +126,8 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row(
             "host",
             "Comma-separated targets: hostname, IPv4, [IPv6] or URL, each with an optional port \
-             (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/). \
+             (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/; \
+             a link-local address with its interface: [fe80::1%25eth0]:9200). \
              Repeat -H to add more; a target named twice is scanned once. Written literally, \
              never as a secret reference (a target goes to DNS). Required.",
         )
