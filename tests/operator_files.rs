@@ -350,6 +350,24 @@ fn a_missing_release_schedule_is_reported_before_the_scan() {
     assert_eq!(fake.request_count(), 0, "{:?}", fake.requests());
 }
 
+#[test]
+fn a_baseline_that_could_not_be_recorded_is_reported_before_the_scan() {
+    let fake = FakeInstance::start(InstanceConfig::default());
+    let home = scratch("operator-files-baseline-dir");
+    let mut args = scan_args(&fake);
+    args.extend([
+        "--baseline".to_string(),
+        "/nonexistent/dir/b.json".to_string(),
+    ]);
+    let run = run(&home, &args, &[]);
+    assert_eq!(
+        run.refusal(),
+        "baseline file /nonexistent/dir/b.json cannot be recorded: its directory does not \
+         exist; create it or point --baseline into an existing directory"
+    );
+    assert_eq!(fake.request_count(), 0, "{:?}", fake.requests());
+}
+
 // --- Memory: hostile files that today take tens of MiB to gigabytes ------------------------
 
 /// `[{"":0},{"":0},...]` of at most `len` bytes.

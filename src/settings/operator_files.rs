@@ -29,7 +29,26 @@ fn checked(given: &super::Given, kind: Kind) -> Result<PathBuf, SettingsError> {
     let path = PathBuf::from(&given.text);
     match files::check(&path, kind) {
         Ok(()) => Ok(path),
-        Err(refusal) if kind == Kind::Baseline && refusal.is_missing() => Ok(path),
+        // A missing baseline is recorded by this run: its directory must take it, or the
+        // save would fail only after the scan.
+        Err(refusal) if kind == Kind::Baseline && refusal.is_missing() => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if dir.is_dir() {
+                Ok(path)
+            } else {
+                let shown = match &given.reference {
+                    Some(reference) => format!("(from {reference})"),
+                    None => path.display().to_string(),
+                };
+                Err(SettingsError(format!(
+                    "baseline file {shown} cannot be recorded: its directory does not exist; \
+                     create it or point --baseline into an existing directory"
+                )))
+            }
+        }
         // A path read from a reference is named by the reference, never shown.
         Err(refusal) => Err(SettingsError(refusal.line(&match &given.reference {
             Some(reference) => format!("(from {reference})"),
