@@ -8,7 +8,7 @@ use crate::clock::Now;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::knowledge::releases::ReleaseSchedule;
 use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
-use crate::net::http::{Client, ClientOptions, Endpoint, Scheme, Verification};
+use crate::net::http::{ClientOptions, Verification};
 use crate::net::{self, Destination, tls};
 use crate::output;
 use crate::probe::{self, Measurements, ProbeFailure, status};
@@ -362,17 +362,7 @@ impl Scanner<'_> {
             describe_https(&transport.https)
         ));
         let client = transport.client(&options)?;
-        let plain_client = (dest.http_port != dest.https_port)
-            .then(|| {
-                let endpoint = Endpoint {
-                    scheme: Scheme::Http,
-                    url_host: dest.url_host.clone(),
-                    port: dest.http_port,
-                    base_path: dest.base_path.clone(),
-                };
-                Client::new(endpoint, &Verification::Disabled, &options).ok()
-            })
-            .flatten();
+        let plain_client = dest.plain_http_client(&options);
         let probe_options = probe::Options {
             extra_checks: self.settings.extra_checks,
             // However slowly the instance answers, the scan ends: three request timeouts,

@@ -23,7 +23,7 @@
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::checks::{self, CheckSpec};
 use crate::clock::Now;
-use crate::net::http::{self, Client, ClientOptions, Endpoint, Scheme};
+use crate::net::http::{ClientOptions, Scheme};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
 use crate::probe::{self, Measurements, ProbeFailure, plan};
@@ -709,16 +709,9 @@ fn measure(
                 Ok(c) => c,
                 Err(e) => return Attempt::Failed(e),
             };
-            let plain_client = (selection.wants(PLAIN_HTTP) && dest.http_port != dest.https_port)
-                .then(|| {
-                    let endpoint = Endpoint {
-                        scheme: Scheme::Http,
-                        url_host: dest.url_host.clone(),
-                        port: dest.http_port,
-                        base_path: dest.base_path.clone(),
-                    };
-                    Client::new(endpoint, &http::Verification::Disabled, &options).ok()
-                })
+            let plain_client = selection
+                .wants(PLAIN_HTTP)
+                .then(|| dest.plain_http_client(&options))
                 .flatten();
             let probe_options = probe::Options {
                 extra_checks: true,
@@ -900,6 +893,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::http::Endpoint;
     use crate::net::http::Response;
 
     fn ids(list: &[&str]) -> Vec<String> {

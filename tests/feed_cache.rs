@@ -443,6 +443,7 @@ fn run_measured(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, u64) {
     (
         Run {
             stdout,
+            stderr: String::new(),
             code: status.code().expect("exit code"),
         },
         peak,

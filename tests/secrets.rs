@@ -8,41 +8,17 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
-use support::plugin::{NOW, scratch};
+use support::plugin::{Run, scratch};
 use support::{FakeInstance, FeedServer, InstanceConfig};
 
 const MARKER: &str = "XXXXSECRET";
 
-struct Output {
-    stdout: String,
-    stderr: String,
-    code: i32,
+/// Runs the plugin hermetically (cleared environment, pinned clock) with `args` and `env`.
+fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    support::plugin::run(&format!("secrets-{name}"), args, env)
 }
 
-/// Runs the plugin hermetically with `args` and `env`, capturing stderr too (the debug log).
-fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let dir = scratch(&format!("secrets-{name}"));
-    let mut command = Command::new(env!("CARGO_BIN_EXE_check-storage-security"));
-    command
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &dir)
-        .env("COS_NOW", NOW)
-        .current_dir(&dir);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().expect("run the plugin");
-    Output {
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        code: output.status.code().expect("exit code"),
-    }
-}
-
-fn assert_clean(what: &str, out: &Output) {
+fn assert_clean(what: &str, out: &Run) {
     assert!(
         !out.stdout.contains(MARKER),
         "{what}: stdout shows the secret\n{}",

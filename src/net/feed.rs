@@ -57,10 +57,13 @@ pub fn fetch(
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(format!("{url} is not an http(s) address"));
     }
-    let proxy = match &options.proxy {
-        Some(p) => Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p}: {e}"))?),
-        None => None,
-    };
+    let proxy =
+        match &options.proxy {
+            Some(p) => Some(ureq::Proxy::new(p).map_err(|e| {
+                format!("--proxy {:?} is not usable: {e}", super::proxy::redacted(p))
+            })?),
+            None => None,
+        };
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .proxy(proxy)
         .http_status_as_error(false)

@@ -66,6 +66,23 @@ pub struct Destination {
     pub base_path: String,
 }
 
+impl Destination {
+    /// A client for the plain-HTTP port, where the redirect to HTTPS is checked: only when it
+    /// differs from the HTTPS port (an instance on its own port speaks one protocol there).
+    pub fn plain_http_client(&self, options: &http::ClientOptions) -> Option<http::Client> {
+        if self.http_port == self.https_port {
+            return None;
+        }
+        let endpoint = http::Endpoint {
+            scheme: http::Scheme::Http,
+            url_host: self.url_host.clone(),
+            port: self.http_port,
+            base_path: self.base_path.clone(),
+        };
+        http::Client::new(endpoint, &http::Verification::Disabled, options).ok()
+    }
+}
+
 /// Walks the three steps: verified HTTPS, unverified HTTPS, plain HTTP. A failed handshake
 /// never ends the scan here: plain HTTP is tried by the probes that follow, and if that fails
 /// too the scan fails as unreachable. Over HTTPS the inspected connection stays open for the
@@ -142,48 +159,4 @@ pub fn select_transport(
 pub fn backoff(factor: f64, n: u32) -> Duration {
     let seconds = factor * 2f64.powi(n.min(30) as i32);
     Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
-}
-
-/// Fetches a feed document (release feed, advisory feed) over verified HTTPS or plain HTTP,
-/// through the operator's proxy only, capped like every other read.
-pub fn fetch_document(
-    url: &str,
-    bearer_token: Option<&str>,
-    options: &ClientOptions,
-) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
-        return Err(format!("{url} is not an http(s) address"));
-    }
-    let proxy = match &options.proxy {
-        Some(p) => Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p}: {e}"))?),
-        None => None,
-    };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .proxy(proxy)
-        .http_status_as_error(false)
-        .max_redirects(3)
-        .max_response_header_size(http::MAX_HEADER_BYTES)
-        .timeout_global(Some(options.timeout))
-        .user_agent(options.user_agent.as_str())
-        .build()
-        .into();
-    let mut request = agent.get(url).header("Accept", "application/json");
-    if let Some(token) = bearer_token {
-        request = request.header("Authorization", format!("Bearer {token}"));
-    }
-    let response = request.call().map_err(|e| format!("{url}: {e}"))?;
-    let status = response.status().as_u16();
-    if status != 200 {
-        return Err(format!("{url} answered HTTP {status}"));
-    }
-    let mut body = Vec::new();
-    response
-        .into_body()
-        .into_reader()
-        .take(8 * 1024 * 1024)
-        .read_to_end(&mut body)
-        .map_err(|e| format!("{url}: {e}"))?;
-    Ok(body)
 }

@@ -11,6 +11,8 @@ pub const NOW: &str = "2026-11-22T03:00:00Z";
 /// What one run printed and how it exited.
 pub struct Run {
     pub stdout: String,
+    /// The `--debug` log and anything else on stderr (not UTF-8 checked).
+    pub stderr: String,
     pub code: i32,
 }
 
@@ -75,6 +77,7 @@ pub fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let output = command.output().expect("run the plugin");
     Run {
         stdout: String::from_utf8(output.stdout).expect("UTF-8 output"),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         code: output.status.code().expect("exit code"),
     }
 }
