@@ -17,7 +17,10 @@
 //! 2. the same, every HTTP answer 20 ms late (a distant or busy instance);
 //! 3. one host with five firewalled debug ports (loopback listeners with a full accept queue,
 //!    so SYNs are dropped) and the default 3 s debug-port timeout: it should cost ~3 s, not 15;
-//! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`).
+//! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`);
+//! 5. one hostile host: a valid status page, and a 1 GB body on every other path (made by the
+//!    fake as it is sent, never held in memory);
+//! 6. 32 such hosts at concurrency 32 in one run.
 
 #[path = "mod.rs"]
 mod support;
@@ -37,6 +40,10 @@ const MANY_CONCURRENCY: usize = 32;
 const CLOCK_TICKS: u64 = 100;
 /// How long the fake may take to see every connection of a finished scan close.
 const IDLE_LIMIT: Duration = Duration::from_secs(5);
+/// What a hostile instance sends on every path but its status page.
+const HOSTILE_BODY_BYTES: u64 = 1 << 30;
+/// Hostile hosts scanned together in one run, all at once.
+const HOSTILE_HOSTS: usize = 32;
 /// The think time of a distant or busy instance: every HTTP answer waits this long, so the
 /// scan's wall time shows how many requests it has in flight at once.
 const ANSWER_DELAY: Duration = Duration::from_millis(20);
@@ -435,6 +442,45 @@ fn many_hosts(bench: &Bench) -> Row {
     }
 }
 
+/// A hostile instance: the healthy 8.1.0 one, with a 1 GB body on every path but the status page.
+fn hostile() -> FakeInstance {
+    FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .demo_users(false)
+            .huge_body(HOSTILE_BODY_BYTES),
+    )
+}
+
+fn one_hostile_host(bench: &Bench) -> Row {
+    let fake = hostile();
+    let args = scan_args(&fake);
+    let runs: Vec<Measured> = (0..3).map(|_| bench.run(&args, &[])).collect();
+    single_row(
+        "one hostile host (1 GB on every path but /status.php)",
+        &runs,
+    )
+}
+
+fn many_hostile_hosts(bench: &Bench) -> Row {
+    let fakes: Vec<FakeInstance> = (0..HOSTILE_HOSTS).map(|_| hostile()).collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let mut args = scan_args(&fakes[0]);
+    args[1] = hosts.join(",");
+    args.extend(["--concurrency".to_string(), HOSTILE_HOSTS.to_string()]);
+    let run = bench.run(&args, &[]);
+    Row {
+        scenario: format!(
+            "{HOSTILE_HOSTS} hostile hosts, concurrency {HOSTILE_HOSTS} (one process)"
+        ),
+        runs: "1".into(),
+        wall: secs(run.wall),
+        cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
+        rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
+        result: state_of(&run),
+    }
+}
+
 fn print_table(rows: &[Row]) {
     let header = Row {
         scenario: "scenario".into(),
@@ -520,7 +566,14 @@ fn main() {
         ),
         InstanceConfig::default().delay(ANSWER_DELAY),
     );
-    let rows = vec![healthy, distant, firewalled(&bench), many_hosts(&bench)];
+    let rows = vec![
+        healthy,
+        distant,
+        firewalled(&bench),
+        many_hosts(&bench),
+        one_hostile_host(&bench),
+        many_hostile_hosts(&bench),
+    ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
     let _ = std::fs::remove_dir_all(&work);
