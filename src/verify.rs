@@ -1157,6 +1157,7 @@ mod tests {
             headers: vec![("X-Web-Version".into(), "4.0.0".into())],
             body: b"<html></html>".to_vec(),
             truncated: false,
+            digest: None,
         });
         m
     }
@@ -1178,6 +1179,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "message/http".into())],
             body: b"TRACE / HTTP/1.1\r\nX-Cos-Trace-Probe: cos-trace-echo\r\n".to_vec(),
             truncated: false,
+            digest: None,
         }
     }
 

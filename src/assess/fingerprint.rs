@@ -117,6 +117,7 @@ mod tests {
             ],
             body: vec![],
             truncated: false,
+            digest: None,
         });
         m
     }

@@ -192,7 +192,7 @@ fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
     let mut evidence = Vec::new();
     for (path, r) in answered {
         let probe = match *path {
-            "/healthz" | "/readyz" if r.status == 200 && is_ok_body(&r.body) => {
+            "/healthz" | "/readyz" if r.status == 200 && r.is_whole() && is_ok_body(&r.body) => {
                 Some(format!("{path} 200 OK"))
             }
             "/metrics" if is_prometheus(r) => Some("/metrics Prometheus text".to_string()),
@@ -289,8 +289,9 @@ fn public_paths(m: &Measurements) -> Vec<Finding> {
 }
 
 /// Same status and same body as the answer to a random path: the catch-all (web app) page.
+/// Bodies compare by length and digest over the same bytes read (`Response::same_body`).
 fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
-    baseline.is_some_and(|b| b.status == answer.status && b.body == answer.body)
+    baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,8 +437,14 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
     if !trimmed.starts_with('{') {
         return None;
     }
-    match serde_json::from_str::<serde_json::Value>(trimmed) {
-        Ok(serde_json::Value::Object(map)) => {
+    // Only a whole body is parsed as a document; of one cut (the probe keeps the first
+    // `plan::KEEP_CONFIG_DUMP` bytes, a capture may be cut) the pairs that are there are read.
+    let document = r
+        .is_whole()
+        .then(|| serde_json::from_str::<serde_json::Value>(trimmed).ok())
+        .flatten();
+    match document {
+        Some(serde_json::Value::Object(map)) => {
             if map.is_empty() || map.keys().all(|k| ERROR_KEYS.contains(&k.as_str())) {
                 return None;
             }
@@ -449,9 +456,9 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
                 complete: true,
             })
         }
-        Ok(_) => None,
-        // Cut (the 1 MiB cap, or a capture): read the key/value pairs that are there.
-        Err(_) => {
+        Some(_) => None,
+        // Cut (the probe's keep, or a capture): read the key/value pairs that are there.
+        None => {
             let pairs = string_pairs(trimmed);
             if pairs.len() < 2 {
                 return None;
@@ -1134,6 +1141,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.as_bytes().to_vec(),
             truncated: false,
+            digest: None,
         })
     }
 

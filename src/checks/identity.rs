@@ -381,6 +381,7 @@ mod tests {
                 headers: vec![],
                 body: br#"{"issuer": "http://cloud.example", "authorization_endpoint": "https://idp.other/authorize"}"#.to_vec(),
                 truncated: false,
+                digest: None,
             }),
         );
         let f = get(&evaluate(&m), "identityProviderConsistent");

@@ -9,13 +9,57 @@
 //! its session.
 
 use super::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
+use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::time::Duration;
 
-/// Bodies the scanner needs are small JSON and HTML documents; anything beyond is cut.
+/// The most of a body any probe reads: past it the server is not listened to (the connection
+/// is closed rather than kept alive) and the answer is `truncated`. What a probe keeps of the
+/// bytes read is its [`Keep`]; the rest is counted and digested as it streams, then dropped.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Header block cap; a real instance sends about 2 KiB.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// What a probe keeps of a body as it streams in. Whatever it keeps, every body is read up to
+/// [`MAX_BODY_BYTES`] and its length and SHA-256 are taken over the bytes read
+/// ([`Response::same_body`]), so any two answers compare like with like; bytes beyond the keep
+/// never stay in memory. The probe plan states the keep of every probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// A document read whole (JSON): kept when it has at most this many bytes, dropped when
+    /// longer, since a cut document is of no use ([`Response::is_whole`] says which).
+    Document(usize),
+    /// The first bytes, at most this many: what a check sniffs (HTML, a PEM block, a listing).
+    Prefix(usize),
+    /// No bytes: status, headers, length and digest are all the checks read.
+    DigestOnly,
+}
+
+impl Keep {
+    /// The most bytes kept.
+    pub fn budget(self) -> usize {
+        match self {
+            Keep::Document(n) | Keep::Prefix(n) => n.min(MAX_BODY_BYTES),
+            Keep::DigestOnly => 0,
+        }
+    }
+}
+
+/// Length and SHA-256 of a body as read (at most [`MAX_BODY_BYTES`]), taken as it streamed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BodyDigest {
+    pub length: u64,
+    pub sha256: [u8; 32],
+}
+
+impl BodyDigest {
+    pub fn of(bytes: &[u8]) -> BodyDigest {
+        BodyDigest {
+            length: bytes.len() as u64,
+            sha256: Sha256::digest(bytes).into(),
+        }
+    }
+}
 
 /// Schemes are the target's: the transport picks one of the two for every endpoint.
 pub use crate::target::Scheme;
@@ -76,14 +120,19 @@ impl Endpoint {
     }
 }
 
-/// One answer, with headers in order (repeated names kept) and the body cut at the cap.
+/// One answer, with headers in order (repeated names kept) and what the probe kept of the body.
 #[derive(Clone, Debug, Default)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// What the probe kept of the body ([`Keep`]): all of it when it fits, else its first bytes
+    /// (`Keep::Prefix`) or nothing (`Keep::Document`, `Keep::DigestOnly`).
     pub body: Vec<u8>,
-    /// The server sent more than `MAX_BODY_BYTES`.
+    /// The server sent more than [`MAX_BODY_BYTES`]; reading stopped there.
     pub truncated: bool,
+    /// Length and SHA-256 of the body as read, up to [`MAX_BODY_BYTES`]. `None` for an answer
+    /// built by hand, whose `body` is all there is.
+    pub digest: Option<BodyDigest>,
 }
 
 impl Response {
@@ -105,6 +154,29 @@ impl Response {
 
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Length and digest of the body as read.
+    pub fn body_digest(&self) -> BodyDigest {
+        self.digest.unwrap_or_else(|| BodyDigest::of(&self.body))
+    }
+
+    /// Bytes of the body read (all of it unless `truncated`), kept or not.
+    pub fn length(&self) -> u64 {
+        self.digest
+            .map_or(self.body.len() as u64, |digest| digest.length)
+    }
+
+    /// `body` is the whole body: neither cut by the probe's keep nor by the read cap.
+    pub fn is_whole(&self) -> bool {
+        !self.truncated && self.body.len() as u64 == self.length()
+    }
+
+    /// The same body as `other`: the same bytes read (length and SHA-256), and either both
+    /// were cut at [`MAX_BODY_BYTES`] or neither was. Two bodies longer than the cap are the
+    /// same when their first [`MAX_BODY_BYTES`] are.
+    pub fn same_body(&self, other: &Response) -> bool {
+        self.truncated == other.truncated && self.body_digest() == other.body_digest()
     }
 }
 
@@ -195,17 +267,19 @@ impl Client {
         })
     }
 
-    pub fn get(&self, path: &str) -> Result<Response, FetchError> {
-        self.request("GET", path, &[], None)
+    pub fn get(&self, path: &str, keep: Keep) -> Result<Response, FetchError> {
+        self.request("GET", path, &[], None, keep)
     }
 
-    /// Sends one request to a path of the endpoint and reads the answer within the caps.
+    /// Sends one request to a path of the endpoint and reads the answer within the caps,
+    /// keeping of its body what `keep` says.
     pub fn request(
         &self,
         method: &str,
         path: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
+        keep: Keep,
     ) -> Result<Response, FetchError> {
         let url = self.endpoint.url(path);
         let mut builder = ureq::http::Request::builder().method(method).uri(&url);
@@ -231,18 +305,15 @@ impl Client {
                 )
             })
             .collect();
-        let mut bytes = Vec::new();
-        let mut reader = body.into_reader().take(MAX_BODY_BYTES as u64 + 1);
-        if let Err(e) = reader.read_to_end(&mut bytes) {
-            return Err(classify_io(&e, &url));
-        }
-        let truncated = bytes.len() > MAX_BODY_BYTES;
-        bytes.truncate(MAX_BODY_BYTES);
+        // Dropping the reader of a body not read to its end closes the connection: ureq
+        // keeps a connection alive only once its body has been read whole.
+        let streamed = read_body(body.into_reader(), keep).map_err(|e| classify_io(&e, &url))?;
         Ok(Response {
             status: parts.status.as_u16(),
             headers,
-            body: bytes,
-            truncated,
+            body: streamed.kept,
+            truncated: streamed.truncated,
+            digest: Some(streamed.digest),
         })
     }
 }
@@ -251,6 +322,70 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Client({})", self.endpoint.base_url())
     }
+}
+
+/// What [`read_body`] made of a body.
+#[derive(Debug)]
+struct Streamed {
+    kept: Vec<u8>,
+    digest: BodyDigest,
+    truncated: bool,
+}
+
+/// Reads a body up to [`MAX_BODY_BYTES`] (and one byte more, to know whether there is more),
+/// counting and digesting every byte and keeping what `keep` says. Memory: the kept bytes and
+/// a 16 KiB buffer, however long the body.
+fn read_body(mut reader: impl Read, keep: Keep) -> std::io::Result<Streamed> {
+    let cap = MAX_BODY_BYTES as u64;
+    let budget = keep.budget();
+    let mut kept: Vec<u8> = Vec::new();
+    let mut hasher = Sha256::new();
+    let mut length: u64 = 0;
+    let mut truncated = false;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let room = (cap + 1 - length).min(chunk.len() as u64) as usize;
+        let n = match reader.read(&mut chunk[..room]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let within = n.min((cap - length) as usize);
+        let read = &chunk[..within];
+        hasher.update(read);
+        let wanted = budget.saturating_sub(kept.len()).min(read.len());
+        if wanted > 0 {
+            // Grown by doubling but never past the budget.
+            if kept.capacity() - kept.len() < wanted {
+                // At least what is needed (wanted <= budget - len), at most the budget.
+                let target = (kept.capacity() * 2).max(kept.len() + wanted).min(budget);
+                kept.reserve_exact(target - kept.len());
+            }
+            kept.extend_from_slice(&read[..wanted]);
+        }
+        length += within as u64;
+        if n > within {
+            truncated = true;
+            break;
+        }
+    }
+    if let Keep::Document(_) = keep
+        && (truncated || kept.len() as u64 != length)
+    {
+        // A cut document is of no use: keep nothing rather than its first bytes.
+        kept = Vec::new();
+    }
+    // Held until the host's checks ran: no spare capacity.
+    kept.shrink_to_fit();
+    Ok(Streamed {
+        kept,
+        digest: BodyDigest {
+            length,
+            sha256: hasher.finalize().into(),
+        },
+        truncated,
+    })
 }
 
 fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agent, String> {

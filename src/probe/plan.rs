@@ -2,7 +2,7 @@
 //! answers. Keys of probes that decide one finding are that finding's id.
 
 use super::Observation;
-use crate::net::http::{Endpoint, Scheme};
+use crate::net::http::{Endpoint, Keep, Scheme};
 
 pub const CAPABILITIES: &str = "capabilities";
 pub const ROOT: &str = "root";
@@ -97,6 +97,49 @@ pub const DEMO_ACCOUNTS: &[(&str, &str)] = &[
 /// The built-in identity provider's sign-in call.
 pub const LOGON_PATH: &str = "/signin/v1/identifier/_/logon";
 
+// What each probe keeps of its answer's body (`Keep`). Every body is read up to 1 MiB for its
+// length and SHA-256 whatever the keep, so answers compare like with like; only the kept bytes
+// stay in memory, and a scan holds the answers of about 40 probes until its checks ran. The
+// budgets are many times the real OpenCloud 4.0.0 answers (`tests/fixtures/opencloud-4.0.0`,
+// `shared/fixtures/opencloud-real/4.0.0`), given in brackets, and at least what the checks read.
+
+/// `/status.php`, parsed whole [246 bytes].
+pub const KEEP_STATUS: Keep = Keep::Document(64 * 1024);
+/// The v1 capabilities document, parsed whole and kept as a tree [3.3 KiB].
+pub const KEEP_CAPABILITIES: Keep = Keep::Document(64 * 1024);
+/// The identity provider's discovery document, parsed whole [1.8 KiB; Keycloak's about 7 KiB].
+pub const KEEP_DISCOVERY: Keep = Keep::Document(64 * 1024);
+/// A sign-in answer or `/graph/v1.0/me` with credentials: JSON read whole for `success` or
+/// its validity [335 bytes; `/me` about 500].
+pub const KEEP_SIGN_IN: Keep = Keep::Document(16 * 1024);
+/// A deployment file, recognised by its first lines (a PEM block, `KEY=value`, `[core]`, a YAML
+/// key, a NUL byte of a bolt database's first page) [files a few KiB].
+pub const KEEP_EXPOSED_FILE: Keep = Keep::Prefix(16 * 1024);
+/// A folder listing, recognised by its title or first heading.
+pub const KEEP_LISTING: Keep = Keep::Prefix(8 * 1024);
+/// An API answer judged by its status, and by whether it is an HTML page (its first 512 bytes).
+pub const KEEP_HTML_SNIFF: Keep = Keep::Prefix(512);
+/// An answer to TRACE: an echo names our marker header among the request's headers.
+pub const KEEP_TRACE: Keep = Keep::Prefix(16 * 1024);
+/// Plain HTTP on `/`: Go's and nginx's "HTTP request to an HTTPS port" text (its first 4 KiB).
+pub const KEEP_PLAIN_HTTP: Keep = Keep::Prefix(4096);
+/// `/config` of a debug listener: JSON, parsed whole when it fits, else its key/value pairs
+/// read from the part kept [11 KiB, the clear-text secret at 10 KiB].
+pub const KEEP_CONFIG_DUMP: Keep = Keep::Prefix(128 * 1024);
+/// `/metrics` (Prometheus text: `# HELP` / `# TYPE` lines) and the pprof index [2.8 KiB for
+/// the first 50 lines of metrics; the index 1 KiB].
+pub const KEEP_DEBUG_TEXT: Keep = Keep::Prefix(16 * 1024);
+
+/// The keep of a debug handler's answer, on a debug port or the public address.
+pub fn debug_path_keep(path: &str) -> Keep {
+    match path {
+        "/config" => KEEP_CONFIG_DUMP,
+        "/metrics" | "/debug/pprof/" => KEEP_DEBUG_TEXT,
+        // `/healthz`, `/readyz`: `OK`, or an HTML page that is not a debug handler.
+        _ => KEEP_HTML_SNIFF,
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpProbe {
     pub key: String,
@@ -104,16 +147,19 @@ pub struct HttpProbe {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Vec<u8>>,
+    /// What the probe keeps of the answer's body: what its checks read, no more.
+    pub keep: Keep,
 }
 
 impl HttpProbe {
-    fn new(key: &str, method: &str, path: &str) -> HttpProbe {
+    fn new(key: &str, method: &str, path: &str, keep: Keep) -> HttpProbe {
         HttpProbe {
             key: key.to_string(),
             method: method.to_string(),
             path: path.to_string(),
             headers: Vec::new(),
             body: None,
+            keep,
         }
     }
 
@@ -135,8 +181,14 @@ pub fn baseline_path() -> String {
 /// Probes that need nothing but the transport, in the order they are sent.
 pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     let core = [
-        HttpProbe::new(CAPABILITIES, "GET", super::status::CAPABILITIES_PATH),
-        HttpProbe::new(ROOT, "GET", "/"),
+        HttpProbe::new(
+            CAPABILITIES,
+            "GET",
+            super::status::CAPABILITIES_PATH,
+            KEEP_CAPABILITIES,
+        ),
+        // Its headers are what a browser gets; no check reads its page.
+        HttpProbe::new(ROOT, "GET", "/", Keep::DigestOnly),
     ];
     if !extra_checks {
         return core.to_vec();
@@ -146,35 +198,65 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         OIDC,
         "GET",
         "/.well-known/openid-configuration",
+        KEEP_DISCOVERY,
     )];
     probes.extend(core);
-    probes.push(HttpProbe::new(BASELINE, "GET", &baseline_path()));
-    probes.push(HttpProbe::new(TRACE, "TRACE", "/").header(TRACE_MARKER_HEADER, "cos-trace-echo"));
+    // Compared with other answers by length and digest only.
+    probes.push(HttpProbe::new(
+        BASELINE,
+        "GET",
+        &baseline_path(),
+        Keep::DigestOnly,
+    ));
     probes.push(
-        HttpProbe::new(CORS_PREFLIGHT, "OPTIONS", "/graph/v1.0/me")
-            .header("Origin", FOREIGN_ORIGIN)
-            .header("Access-Control-Request-Method", "GET")
-            .header("Access-Control-Request-Headers", "authorization"),
+        HttpProbe::new(TRACE, "TRACE", "/", KEEP_TRACE)
+            .header(TRACE_MARKER_HEADER, "cos-trace-echo"),
     );
-    probes.push(HttpProbe::new(CORS_GET, "GET", "/graph/v1.0/me").header("Origin", FOREIGN_ORIGIN));
+    probes.push(
+        // CORS is in the headers.
+        HttpProbe::new(
+            CORS_PREFLIGHT,
+            "OPTIONS",
+            "/graph/v1.0/me",
+            Keep::DigestOnly,
+        )
+        .header("Origin", FOREIGN_ORIGIN)
+        .header("Access-Control-Request-Method", "GET")
+        .header("Access-Control-Request-Headers", "authorization"),
+    );
+    probes.push(
+        HttpProbe::new(CORS_GET, "GET", "/graph/v1.0/me", Keep::DigestOnly)
+            .header("Origin", FOREIGN_ORIGIN),
+    );
     for (key, method, path, _) in AUTHENTICATION {
-        let mut probe = HttpProbe::new(key, method, path);
+        let mut probe = HttpProbe::new(key, method, path, KEEP_HTML_SNIFF);
         if *method == "PROPFIND" {
             probe = probe.header("Depth", "0");
         }
         probes.push(probe);
     }
     for path in EXPOSED_FILES {
-        probes.push(HttpProbe::new(&format!("exposed:{path}"), "GET", path));
+        probes.push(HttpProbe::new(
+            &format!("exposed:{path}"),
+            "GET",
+            path,
+            KEEP_EXPOSED_FILE,
+        ));
     }
     for path in LISTING_CANDIDATES {
-        probes.push(HttpProbe::new(&format!("listing:{path}"), "GET", path));
+        probes.push(HttpProbe::new(
+            &format!("listing:{path}"),
+            "GET",
+            path,
+            KEEP_LISTING,
+        ));
     }
     for path in PUBLIC_DEBUG_PATHS {
         probes.push(HttpProbe::new(
             &format!("debugEndpoint:{path}"),
             "GET",
             path,
+            debug_path_keep(path),
         ));
     }
     probes
@@ -207,14 +289,26 @@ pub fn dependent(endpoint: &Endpoint, discovery: Option<&Observation>) -> Vec<Ht
     let mut probes = demo_sign_ins(endpoint);
     let (user, password) = DEMO_ACCOUNTS[0];
     probes.push(
-        HttpProbe::new(&format!("basic:{user}"), "GET", "/graph/v1.0/me")
-            .header("Authorization", &basic_credentials(user, password)),
+        HttpProbe::new(
+            &format!("basic:{user}"),
+            "GET",
+            "/graph/v1.0/me",
+            KEEP_SIGN_IN,
+        )
+        .header("Authorization", &basic_credentials(user, password)),
     );
     probes
 }
 
 /// One sign-in call to the built-in identity provider, as its web login sends it.
-fn sign_in(key: &str, endpoint: &Endpoint, user: &str, password: &str, state: &str) -> HttpProbe {
+fn sign_in(
+    key: &str,
+    endpoint: &Endpoint,
+    user: &str,
+    password: &str,
+    state: &str,
+    keep: Keep,
+) -> HttpProbe {
     let origin = endpoint.origin();
     let body = serde_json::json!({
         "params": [user, password, "1"],
@@ -226,7 +320,7 @@ fn sign_in(key: &str, endpoint: &Endpoint, user: &str, password: &str, state: &s
         },
         "state": state,
     });
-    let mut probe = HttpProbe::new(key, "POST", LOGON_PATH)
+    let mut probe = HttpProbe::new(key, "POST", LOGON_PATH, keep)
         .header("Content-Type", "application/json")
         .header("Kopano-Konnect-XSRF", "1")
         .header("Origin", &origin)
@@ -246,6 +340,7 @@ pub fn demo_sign_ins(endpoint: &Endpoint) -> Vec<HttpProbe> {
                 user,
                 password,
                 "cos-demo-check",
+                KEEP_SIGN_IN,
             )
         })
         .collect()
@@ -275,6 +370,8 @@ pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
                 &user,
                 "cos-wrong-password",
                 &format!("cos-throttle-{n}"),
+                // Throttling shows in the status and headers.
+                Keep::DigestOnly,
             )
         })
         .collect()

@@ -57,7 +57,7 @@ pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
 }
 
 pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
-    let response = client.get(STATUS_PATH)?;
+    let response = client.get(STATUS_PATH, super::plan::KEEP_STATUS)?;
     let where_ = client.endpoint.url(STATUS_PATH);
     match response.status {
         200 => {}
@@ -81,9 +81,17 @@ pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
             )));
         }
     }
-    if response.truncated {
+    if !response.is_whole() {
+        let size = if response.truncated {
+            format!(
+                "more than {}",
+                size_text(crate::net::http::MAX_BODY_BYTES as u64)
+            )
+        } else {
+            format!("{} bytes", response.length())
+        };
         return Err(ProbeFailure::Definite(format!(
-            "{where_} sent more than 1 MiB; a status document is a few hundred bytes"
+            "{where_} sent {size}; a status document is a few hundred bytes"
         )));
     }
     parse_status(&response.body).ok_or_else(|| {
@@ -100,8 +108,10 @@ pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
 
 /// The `capabilities` object of the v1 document, or `None` when it cannot be read.
 pub fn probe_capabilities(client: &Client) -> Option<Value> {
-    let response = client.get(CAPABILITIES_PATH).ok()?;
-    if response.status != 200 || response.truncated {
+    let response = client
+        .get(CAPABILITIES_PATH, super::plan::KEEP_CAPABILITIES)
+        .ok()?;
+    if response.status != 200 || !response.is_whole() {
         return None;
     }
     parse_capabilities(&response.body)
@@ -121,6 +131,15 @@ pub fn capabilities_version(document: &Value) -> Option<String> {
         .and_then(Value::as_str)
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// A size in our messages: `1 MiB`, `64 KiB`, `300 bytes`.
+pub fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1024 * 1024 && b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
+        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
+        b => format!("{b} bytes"),
+    }
 }
 
 /// Server text that reaches our messages: one line, printable, bounded.
