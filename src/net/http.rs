@@ -449,3 +449,145 @@ fn classify_io(e: &std::io::Error, url: &str) -> FetchError {
         _ => FetchError::Transient(format!("{url}: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body of `len` bytes that differ from one position to the next.
+    fn body(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i % 251) as u8).collect()
+    }
+
+    /// Hands out its bytes a few at a time, with an interruption between reads, as a slow
+    /// socket does.
+    struct Trickle {
+        bytes: Vec<u8>,
+        at: usize,
+        interrupted: bool,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.interrupted = !self.interrupted;
+            if self.interrupted {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(7).min(self.bytes.len() - self.at);
+            buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn read(bytes: &[u8], keep: Keep) -> Streamed {
+        read_body(bytes, keep).unwrap()
+    }
+
+    fn response(streamed: Streamed) -> Response {
+        Response {
+            status: 200,
+            headers: Vec::new(),
+            body: streamed.kept,
+            truncated: streamed.truncated,
+            digest: Some(streamed.digest),
+        }
+    }
+
+    #[test]
+    fn a_body_longer_than_the_prefix_keeps_the_prefix_and_digests_all_of_it() {
+        let whole = body(100_000);
+        let streamed = read(&whole, Keep::Prefix(4096));
+        assert_eq!(streamed.kept, &whole[..4096]);
+        assert_eq!(streamed.kept.capacity(), 4096, "no spare capacity is held");
+        assert_eq!(streamed.digest, BodyDigest::of(&whole));
+        assert_eq!(streamed.digest.length, 100_000);
+        assert!(!streamed.truncated);
+        let r = response(streamed);
+        assert!(!r.is_whole());
+        assert_eq!(r.length(), 100_000);
+    }
+
+    #[test]
+    fn a_body_past_the_read_cap_is_digested_up_to_the_cap_and_marked_truncated() {
+        let whole = body(MAX_BODY_BYTES + 10_000);
+        let streamed = read(&whole, Keep::Prefix(512));
+        assert_eq!(streamed.kept, &whole[..512]);
+        assert_eq!(streamed.digest, BodyDigest::of(&whole[..MAX_BODY_BYTES]));
+        assert!(streamed.truncated);
+        // A body that never ends is read to the cap and no further.
+        let endless = read_body(std::io::repeat(b'x'), Keep::DigestOnly).unwrap();
+        assert!(endless.truncated && endless.kept.is_empty());
+        assert_eq!(endless.digest.length, MAX_BODY_BYTES as u64);
+        // Exactly the cap is not truncated: there is nothing more.
+        let exact = read(&whole[..MAX_BODY_BYTES], Keep::DigestOnly);
+        assert!(!exact.truncated);
+        assert_eq!(exact.digest, BodyDigest::of(&whole[..MAX_BODY_BYTES]));
+    }
+
+    #[test]
+    fn a_document_is_kept_whole_or_not_at_all() {
+        let small = body(3000);
+        let kept = read(&small, Keep::Document(4096));
+        assert_eq!(kept.kept, small);
+        assert!(response(kept).is_whole());
+        let long = body(5000);
+        let dropped = read(&long, Keep::Document(4096));
+        assert!(dropped.kept.is_empty() && dropped.kept.capacity() == 0);
+        assert_eq!(dropped.digest, BodyDigest::of(&long));
+        let r = response(dropped);
+        assert!(!r.is_whole() && !r.truncated);
+        assert_eq!(r.length(), 5000);
+    }
+
+    #[test]
+    fn digest_only_keeps_nothing_and_small_reads_add_up() {
+        let whole = body(50_000);
+        let trickled = read_body(
+            Trickle {
+                bytes: whole.clone(),
+                at: 0,
+                interrupted: false,
+            },
+            Keep::Prefix(1000),
+        )
+        .unwrap();
+        assert_eq!(trickled.kept, &whole[..1000]);
+        assert_eq!(trickled.digest, BodyDigest::of(&whole));
+        let nothing = read(&whole, Keep::DigestOnly);
+        assert!(nothing.kept.is_empty());
+        assert_eq!(nothing.digest, trickled.digest);
+        assert!(read(b"", Keep::Prefix(10)).kept.is_empty());
+    }
+
+    #[test]
+    fn answers_compare_by_what_was_read_whatever_each_kept() {
+        let page = body(20_000);
+        let catch_all = response(read(&page, Keep::DigestOnly));
+        let sniffed = response(read(&page, Keep::Prefix(512)));
+        assert!(sniffed.same_body(&catch_all));
+        // A hand-built answer holds its whole body and compares the same way.
+        let by_hand = Response {
+            body: page.clone(),
+            ..Response::default()
+        };
+        assert!(by_hand.same_body(&catch_all) && by_hand.is_whole());
+        // Same first 512 bytes, different rest: not the same body.
+        let mut other = page.clone();
+        other[15_000] ^= 1;
+        assert!(!response(read(&other, Keep::Prefix(512))).same_body(&catch_all));
+        // Same first MiB, one cut at the cap and one not: not the same either.
+        let long = body(MAX_BODY_BYTES + 1);
+        let cut = response(read(&long, Keep::DigestOnly));
+        let exact = response(read(&long[..MAX_BODY_BYTES], Keep::DigestOnly));
+        assert!(!cut.same_body(&exact));
+        assert!(cut.same_body(&response(read(&body(MAX_BODY_BYTES + 5), Keep::DigestOnly))));
+    }
+
+    #[test]
+    fn budgets_never_exceed_the_read_cap() {
+        assert_eq!(Keep::Prefix(usize::MAX).budget(), MAX_BODY_BYTES);
+        assert_eq!(Keep::Document(10).budget(), 10);
+        assert_eq!(Keep::DigestOnly.budget(), 0);
+    }
+}

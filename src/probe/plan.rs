@@ -422,6 +422,109 @@ mod tests {
         assert_eq!(e.origin(), "https://c.example:9200");
     }
 
+    /// The keep of the probe a captured answer answers, by the capture's file name; `None`
+    /// for captures no probe asks for, or whose probe keeps no byte.
+    fn keep_of_capture(name: &str) -> Option<Keep> {
+        let debug = |what: &str| name.contains("debug/") && name.contains(what);
+        let keep = if debug("config") {
+            debug_path_keep("/config")
+        } else if debug("metrics") {
+            debug_path_keep("/metrics")
+        } else if debug("pprof") {
+            debug_path_keep("/debug/pprof/")
+        } else if debug("healthz") || debug("readyz") {
+            debug_path_keep("/healthz")
+        } else if name.ends_with("status.php.txt") {
+            KEEP_STATUS
+        } else if name.contains("ocs-v1-capabilities") && !name.contains("xml") {
+            KEEP_CAPABILITIES
+        } else if name.contains("openid-configuration") {
+            KEEP_DISCOVERY
+        } else if name.contains("login-idp-logon") || name.contains("graph-me-basic") {
+            KEEP_SIGN_IN
+        } else if name.contains("exposed-") {
+            KEEP_EXPOSED_FILE
+        } else if name.contains("TRACE-") {
+            KEEP_TRACE
+        } else if name.contains("http-plain-to-tls-port") {
+            KEEP_PLAIN_HTTP
+        } else if let Some(path) = name.split("public-").nth(1) {
+            debug_path_keep(&format!("/{}", path.replace(".txt", "")))
+        } else if (name.contains("-unauth") && !name.contains("capabilities"))
+            || name.contains("PROPFIND")
+        {
+            // The anonymous API calls: judged by status and an HTML sniff.
+            KEEP_HTML_SNIFF
+        } else {
+            return None;
+        };
+        Some(keep)
+    }
+
+    #[test]
+    fn real_answers_fit_the_keep_of_their_probe() {
+        // Captured answers of real OpenCloud and oCIS instances, each whole within what its
+        // probe keeps: the checks see them exactly as they did when every body was kept.
+        let mut names: Vec<String> = Vec::new();
+        for dir in [
+            "opencloud-4.0.0",
+            "opencloud-4.0.0/debug",
+            "ocis-7.0.0",
+            "ocis-7.0.0/debug",
+        ] {
+            let path = format!("{}/tests/fixtures/{dir}", env!("CARGO_MANIFEST_DIR"));
+            for entry in std::fs::read_dir(&path).unwrap() {
+                let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+                if file.ends_with(".txt") && !file.starts_with("tls") && !file.starts_with("ss-") {
+                    names.push(format!("{dir}/{file}"));
+                }
+            }
+        }
+        assert!(names.len() > 100, "{}", names.len());
+        let mut checked = 0;
+        for name in &names {
+            let Some(keep) = keep_of_capture(name) else {
+                continue;
+            };
+            checked += 1;
+            let body = super::super::fixture(name).body;
+            assert!(
+                body.len() <= keep.budget(),
+                "{name}: {} bytes, but its probe keeps {keep:?}",
+                body.len()
+            );
+        }
+        assert!(checked > 150, "{checked} captures checked");
+    }
+
+    #[test]
+    fn every_probe_states_its_keep() {
+        let endpoint = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "c.example".into(),
+            port: 443,
+            base_path: String::new(),
+        };
+        let mut probes = independent(true);
+        probes.extend(demo_sign_ins(&endpoint));
+        probes.extend(throttling(&endpoint));
+        for probe in &probes {
+            let expected = match probe.key.split(':').next().unwrap_or("") {
+                "capabilities" => KEEP_CAPABILITIES,
+                "oidc" => KEEP_DISCOVERY,
+                "root" | "baseline" | "cors" | "throttle" => Keep::DigestOnly,
+                "trace" => KEEP_TRACE,
+                "auth" => KEEP_HTML_SNIFF,
+                "exposed" => KEEP_EXPOSED_FILE,
+                "listing" => KEEP_LISTING,
+                "debugEndpoint" => debug_path_keep(&probe.path),
+                "demo" => KEEP_SIGN_IN,
+                other => panic!("probe {other} not covered here: state its keep"),
+            };
+            assert_eq!(probe.keep, expected, "{}", probe.key);
+        }
+    }
+
     #[test]
     fn keys_are_unique() {
         let probes = independent(true);
