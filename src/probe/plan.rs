@@ -2,6 +2,7 @@
 //! answers. Keys of probes that decide one finding are that finding's id.
 
 use super::Observation;
+use crate::knowledge::json;
 use crate::net::http::{Endpoint, Keep, Scheme};
 
 pub const CAPABILITIES: &str = "capabilities";
@@ -262,6 +263,118 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     probes
 }
 
+/// What the checks read of the identity provider's discovery document: its issuer and
+/// endpoints, each a string or absent (any other JSON type reads as absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Discovery {
+    pub issuer: Option<String>,
+    pub authorization_endpoint: Option<String>,
+    pub token_endpoint: Option<String>,
+    pub userinfo_endpoint: Option<String>,
+    pub jwks_uri: Option<String>,
+    pub end_session_endpoint: Option<String>,
+}
+
+impl Discovery {
+    /// The endpoints that must share the issuer's origin, by member name.
+    pub fn endpoints(&self) -> [(&'static str, Option<&str>); 5] {
+        [
+            (
+                "authorization_endpoint",
+                self.authorization_endpoint.as_deref(),
+            ),
+            ("token_endpoint", self.token_endpoint.as_deref()),
+            ("userinfo_endpoint", self.userinfo_endpoint.as_deref()),
+            ("jwks_uri", self.jwks_uri.as_deref()),
+            ("end_session_endpoint", self.end_session_endpoint.as_deref()),
+        ]
+    }
+}
+
+/// Reads a discovery document member by member, skipping what no check reads, so a hostile
+/// one never becomes a tree. `None` when the body is not JSON; all members absent when it is
+/// JSON but not an object.
+pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
+    let [
+        issuer,
+        authorization_endpoint,
+        token_endpoint,
+        userinfo_endpoint,
+        jwks_uri,
+        end_session_endpoint,
+    ] = read_members::<json::Text, 6>(
+        body,
+        [
+            "issuer",
+            "authorization_endpoint",
+            "token_endpoint",
+            "userinfo_endpoint",
+            "jwks_uri",
+            "end_session_endpoint",
+        ],
+    )?;
+    Some(Discovery {
+        issuer: issuer.0,
+        authorization_endpoint: authorization_endpoint.0,
+        token_endpoint: token_endpoint.0,
+        userinfo_endpoint: userinfo_endpoint.0,
+        jwks_uri: jwks_uri.0,
+        end_session_endpoint: end_session_endpoint.0,
+    })
+}
+
+/// Reads the members named `keys` of a JSON document's top-level object as `T` (a lenient
+/// reader: another JSON type reads as absent), skipping every other member unread; a later
+/// member of the same name wins, as in an object read whole. All `T::default()` when the
+/// document is JSON but not an object; `None` when the body is not JSON.
+fn read_members<T, const N: usize>(body: &[u8], keys: [&str; N]) -> Option<[T; N]>
+where
+    T: for<'de> serde::Deserialize<'de> + Default,
+{
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+    struct Members<'k, T, const N: usize>(&'k [&'k str; N], std::marker::PhantomData<T>);
+    impl<'de, T, const N: usize> DeserializeSeed<'de> for Members<'_, T, N>
+    where
+        T: for<'a> serde::Deserialize<'a> + Default,
+    {
+        type Value = [T; N];
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<[T; N], D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de, T, const N: usize> Visitor<'de> for Members<'_, T, N>
+    where
+        T: for<'a> serde::Deserialize<'a> + Default,
+    {
+        type Value = [T; N];
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
+            let mut values: [T; N] = std::array::from_fn(|_| T::default());
+            json::each_member(map, |key, map| {
+                match self.0.iter().position(|k| *k == key) {
+                    Some(i) => values[i] = map.next_value()?,
+                    None => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok(values)
+        }
+        json::skip_scalars!(std::array::from_fn(|_| T::default()));
+        json::skip_seq!(std::array::from_fn(|_| T::default()));
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<[T; N], E> {
+            Ok(std::array::from_fn(|_| T::default()))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let values = Members(&keys, std::marker::PhantomData)
+        .deserialize(&mut de)
+        .ok()?;
+    de.end().ok()?;
+    Some(values)
+}
+
 /// Whether the discovery document names the instance's built-in identity provider (lico under
 /// `/signin/v1/`), the only one demo accounts are tried against.
 pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
@@ -271,11 +384,8 @@ pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
     if response.status != 200 {
         return false;
     }
-    let Ok(document) = serde_json::from_slice::<serde_json::Value>(&response.body) else {
-        return false;
-    };
-    document["authorization_endpoint"]
-        .as_str()
+    parse_discovery(&response.body)
+        .and_then(|d| d.authorization_endpoint)
         .is_some_and(|e| e.contains("/signin/v1/identifier/"))
 }
 
@@ -349,8 +459,8 @@ pub fn demo_sign_ins(endpoint: &Endpoint) -> Vec<HttpProbe> {
 /// Whether an answer of the sign-in call is a successful sign-in (200 with `success: true`).
 pub fn is_successful_sign_in(response: &crate::net::http::Response) -> bool {
     response.status == 200
-        && serde_json::from_slice::<serde_json::Value>(&response.body)
-            .is_ok_and(|d| d["success"].as_bool() == Some(true))
+        && read_members::<json::Flag, 1>(&response.body, ["success"])
+            .is_some_and(|[success]| success.0 == Some(true))
 }
 
 /// How many failed sign-ins `--login-throttling` sends.
@@ -522,6 +632,64 @@ mod tests {
                 other => panic!("probe {other} not covered here: state its keep"),
             };
             assert_eq!(probe.keep, expected, "{}", probe.key);
+        }
+    }
+
+    #[test]
+    fn documents_read_member_by_member_as_they_were_read_whole() {
+        let tree = |body: &[u8]| serde_json::from_slice::<serde_json::Value>(body).ok();
+        let mut bodies: Vec<Vec<u8>> = [
+            "opencloud-4.0.0/well-known-openid-configuration.txt",
+            "ocis-7.0.0/openid-configuration.txt",
+            "opencloud-4.0.0/login-idp-logon-dennis-demo.txt",
+            "opencloud-4.0.0/login-idp-logon-dennis-wrong.txt",
+            "ocis-7.0.0/login-idp-logon-einstein-demo.txt",
+            "opencloud-4.0.0/random-nonexistent-path.txt",
+        ]
+        .iter()
+        .map(|name| super::super::fixture(name).body)
+        .collect();
+        bodies.extend(
+            [
+                r#"{"issuer": "https://a", "issuer": "https://b", "jwks_uri": 5}"#,
+                r#"{"issuer": ["https://a"], "authorization_endpoint": "/signin/v1/identifier/x"}"#,
+                r#"{"success": true, "success": false}"#,
+                r#"{"success": false, "success": true, "x": [[{"y": {}}]]}"#,
+                r#"{"success": "true"}"#,
+                r#"[{"success": true}]"#,
+                r#"{"success": true} x"#,
+                r#"null"#,
+                "",
+            ]
+            .iter()
+            .map(|t| t.as_bytes().to_vec()),
+        );
+        for body in &bodies {
+            let text = String::from_utf8_lossy(body);
+            let whole = tree(body);
+            let member = |key: &str| {
+                whole
+                    .as_ref()
+                    .and_then(|d| d[key].as_str().map(str::to_string))
+            };
+            let discovery = parse_discovery(body);
+            assert_eq!(discovery.is_some(), whole.is_some(), "{text}");
+            if let Some(d) = &discovery {
+                assert_eq!(d.issuer, member("issuer"), "{text}");
+                for (key, value) in d.endpoints() {
+                    assert_eq!(value.map(str::to_string), member(key), "{text}");
+                }
+            }
+            let answer = crate::net::http::Response {
+                status: 200,
+                body: body.clone(),
+                ..Default::default()
+            };
+            assert_eq!(
+                is_successful_sign_in(&answer),
+                whole.is_some_and(|d| d["success"].as_bool() == Some(true)),
+                "{text}"
+            );
         }
     }
 
