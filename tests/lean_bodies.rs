@@ -114,6 +114,74 @@ fn hostile_hosts_cost_little_memory() {
     }
 }
 
+/// A JSON answer of `{"a":0}` objects filling about `bytes`, inside `wrap` (`{}` marks where):
+/// the shape that costs many times its size as a `serde_json::Value`.
+fn json_of_many_objects(wrap: &str, bytes: usize) -> RawResponse {
+    let list = format!("[{}]", vec![r#"{"a":0}"#; bytes / 8].join(","));
+    let mut answer = RawResponse::new(200, "OK");
+    answer.add_header("Content-Type", "application/json");
+    answer.set_body(wrap.replace("{}", &list));
+    answer
+}
+
+#[test]
+fn hostile_json_documents_within_their_keeps_cost_little_memory() {
+    // Each document fits its probe's keep, so it is read: as a tree, these eight hosts took
+    // about 160 MiB (debug build).
+    let discovery = r#"{"issuer": "https://localhost", "authorization_endpoint":
+        "https://localhost/signin/v1/identifier/_/authorize", "x": {}}"#;
+    let fakes: Vec<FakeInstance> = (0..HOSTILE_HOSTS)
+        .map(|_| {
+            let config = healthy("8.1.0")
+                .route_response(
+                    "GET",
+                    "/ocs/v1.php/cloud/capabilities*",
+                    json_of_many_objects(
+                        r#"{"ocs":{"data":{"capabilities":{"graph":{}}}}}"#,
+                        60 * 1024,
+                    ),
+                )
+                .route_response(
+                    "GET",
+                    "/.well-known/openid-configuration",
+                    json_of_many_objects(discovery, 60 * 1024),
+                )
+                .route_response("POST", "/signin/*", json_of_many_objects("{}", 15 * 1024))
+                .route_response(
+                    "GET",
+                    "/config",
+                    json_of_many_objects(r#"{"x":{}}"#, 120 * 1024),
+                );
+            FakeInstance::start(config)
+        })
+        .collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let hosts = hosts.join(",");
+    let concurrency = HOSTILE_HOSTS.to_string();
+    let mut args = vec!["-H", &hosts, "--concurrency", &concurrency];
+    let base = hermetic(&fakes[0].ca_file());
+    args.extend(base.iter().map(String::as_str));
+    let (run, peak) = run_with_peak("lean-bodies-hostile-json", &args, &[]);
+    assert!(run.code < 3, "{}", run.stdout);
+    // The sign-ins were tried: the discovery document was read.
+    assert!(
+        fakes.iter().all(|f| f
+            .requests()
+            .iter()
+            .any(|r| r.path() == "/signin/v1/identifier/_/logon")),
+        "{}",
+        run.stdout
+    );
+    if let Some(peak) = peak {
+        eprintln!("{HOSTILE_HOSTS} hosts with hostile JSON documents: peak {peak} KiB");
+        assert!(
+            peak <= MAX_PEAK_KIB,
+            "{HOSTILE_HOSTS} hosts with hostile JSON documents took {peak} KiB, more than \
+             {MAX_PEAK_KIB} KiB"
+        );
+    }
+}
+
 #[test]
 fn a_long_answer_is_judged_on_what_its_probe_kept() {
     // A .env of 3 MiB: recognised by its first lines, its size told as far as it was read.
