@@ -20,7 +20,10 @@
 //! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`);
 //! 5. one hostile host: a valid status page, and a 1 GB body on every other path (made by the
 //!    fake as it is sent, never held in memory);
-//! 6. 32 such hosts at concurrency 32 in one run.
+//! 6. 32 such hosts at concurrency 32 in one run;
+//! 7. 32 hosts at concurrency 32 whose JSON documents (capabilities, discovery, sign-in
+//!    answers, `/config`) are lists of `{"a":0}` within what their probes keep: the shape
+//!    that costs many times its size as a JSON tree.
 
 #[path = "mod.rs"]
 mod support;
@@ -30,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{FakeInstance, InstanceConfig, SignIns, Traffic};
+use support::{FakeInstance, InstanceConfig, RawResponse, SignIns, Traffic};
 
 /// Runs of each single-host scenario (the median is shown).
 const SINGLE_RUNS: usize = 5;
@@ -481,6 +484,63 @@ fn many_hostile_hosts(bench: &Bench) -> Row {
     }
 }
 
+/// A JSON answer of `{"a":0}` objects filling about `bytes`, inside `wrap` (`{}` marks where).
+fn json_of_many_objects(wrap: &str, bytes: usize) -> RawResponse {
+    let list = format!("[{}]", vec![r#"{"a":0}"#; bytes / 8].join(","));
+    let mut answer = RawResponse::new(200, "OK");
+    answer.add_header("Content-Type", "application/json");
+    answer.set_body(wrap.replace("{}", &list));
+    answer
+}
+
+fn many_hostile_json_hosts(bench: &Bench) -> Row {
+    let discovery = r#"{"issuer": "https://localhost", "authorization_endpoint":
+        "https://localhost/signin/v1/identifier/_/authorize", "x": {}}"#;
+    let fakes: Vec<FakeInstance> = (0..HOSTILE_HOSTS)
+        .map(|_| {
+            FakeInstance::start(
+                InstanceConfig::default()
+                    .version("8.1.0")
+                    .demo_users(false)
+                    .route_response(
+                        "GET",
+                        "/ocs/v1.php/cloud/capabilities*",
+                        json_of_many_objects(
+                            r#"{"ocs":{"data":{"capabilities":{"graph":{}}}}}"#,
+                            60 * 1024,
+                        ),
+                    )
+                    .route_response(
+                        "GET",
+                        "/.well-known/openid-configuration",
+                        json_of_many_objects(discovery, 60 * 1024),
+                    )
+                    .route_response("POST", "/signin/*", json_of_many_objects("{}", 15 * 1024))
+                    .route_response(
+                        "GET",
+                        "/config",
+                        json_of_many_objects(r#"{"x":{}}"#, 120 * 1024),
+                    ),
+            )
+        })
+        .collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let mut args = scan_args(&fakes[0]);
+    args[1] = hosts.join(",");
+    args.extend(["--concurrency".to_string(), HOSTILE_HOSTS.to_string()]);
+    let run = bench.run(&args, &[]);
+    Row {
+        scenario: format!(
+            "{HOSTILE_HOSTS} hosts of hostile JSON documents, concurrency {HOSTILE_HOSTS}"
+        ),
+        runs: "1".into(),
+        wall: secs(run.wall),
+        cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
+        rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
+        result: state_of(&run),
+    }
+}
+
 fn print_table(rows: &[Row]) {
     let header = Row {
         scenario: "scenario".into(),
@@ -573,6 +633,7 @@ fn main() {
         many_hosts(&bench),
         one_hostile_host(&bench),
         many_hostile_hosts(&bench),
+        many_hostile_json_hosts(&bench),
     ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
