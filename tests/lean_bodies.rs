@@ -11,7 +11,7 @@ mod support;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 use storage_security::net::http::{
-    Client, ClientOptions, Endpoint, Keep, MAX_BODY_BYTES, Scheme, Verification,
+    Client, ClientOptions, Endpoint, Keep, MAX_BODY_BYTES, MAX_HEADER_BYTES, Scheme, Verification,
 };
 use support::plugin::{healthy, hermetic, run_with_peak};
 use support::{FakeInstance, InstanceConfig, RawResponse};
@@ -84,6 +84,36 @@ fn a_huge_body_is_read_to_the_cap_kept_as_the_probe_says_and_its_connection_clos
     assert!(document.body.is_empty() && document.truncated);
     client.get("/status.php", Keep::DigestOnly).unwrap();
     assert_eq!(fake.traffic().connections, 3, "{:?}", fake.traffic());
+}
+
+#[test]
+fn header_blocks_up_to_the_cap_fit_a_connections_input_buffer() {
+    // The input buffer is the header cap and 8 KiB: a block just under the cap is read, one
+    // over it refused as such.
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .plain()
+            .add_header("X-Large", "a".repeat(MAX_HEADER_BYTES - 4096)),
+    );
+    let answer = plain_client(&fake)
+        .get("/status.php", Keep::DigestOnly)
+        .unwrap();
+    assert_eq!(
+        answer.header("x-large").map(str::len),
+        Some(MAX_HEADER_BYTES - 4096)
+    );
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .plain()
+            .add_header("X-Large", "a".repeat(MAX_HEADER_BYTES + 2048)),
+    );
+    let refused = plain_client(&fake)
+        .get("/status.php", Keep::DigestOnly)
+        .unwrap_err();
+    assert!(
+        refused.message().contains("response headers exceed 64 KiB"),
+        "{refused:?}"
+    );
 }
 
 #[test]

@@ -19,6 +19,10 @@ use std::time::Duration;
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Header block cap; a real instance sends about 2 KiB.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// A connection's buffer for what the server sends: a header block at its cap, and more.
+const INPUT_BUFFER_BYTES: usize = MAX_HEADER_BYTES + 8 * 1024;
+/// A connection's buffer for what we send: a request head and a sign-in body fit many times.
+const OUTPUT_BUFFER_BYTES: usize = 16 * 1024;
 
 /// What a probe keeps of a body as it streams in. Whatever it keeps, every body is read up to
 /// [`MAX_BODY_BYTES`] and its length and SHA-256 are taken over the bytes read
@@ -405,6 +409,11 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
         .http_status_as_error(false)
         .max_redirects(0)
         .max_response_header_size(MAX_HEADER_BYTES)
+        // Every connection holds both buffers, zeroed, while it is open or kept alive (ureq's
+        // default is 128 KiB each). The input buffer must hold more than a header block at
+        // its cap, so a longer one is refused as such; our requests are a few hundred bytes.
+        .input_buffer_size(INPUT_BUFFER_BYTES)
+        .output_buffer_size(OUTPUT_BUFFER_BYTES)
         .timeout_global(Some(options.timeout))
         .allow_non_standard_methods(true)
         .user_agent(options.user_agent.as_str())
