@@ -480,7 +480,13 @@ fn many_hostile_hosts(bench: &Bench) -> Row {
         wall: secs(run.wall),
         cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
         rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
-        result: state_of(&run),
+        result: format!(
+            "{} (exit {})",
+            run.first_line,
+            run.code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "killed".into())
+        ),
     }
 }
 
@@ -537,7 +543,13 @@ fn many_hostile_json_hosts(bench: &Bench) -> Row {
         wall: secs(run.wall),
         cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
         rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
-        result: state_of(&run),
+        result: format!(
+            "{} (exit {})",
+            run.first_line,
+            run.code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "killed".into())
+        ),
     }
 }
 
