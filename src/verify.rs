@@ -1155,6 +1155,7 @@ mod tests {
             headers: vec![("X-Web-Version".into(), "4.0.0".into())],
             body: b"<html></html>".to_vec(),
             truncated: false,
+            digest: None,
         });
         m
     }
@@ -1176,6 +1177,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "message/http".into())],
             body: b"TRACE / HTTP/1.1\r\nX-Cos-Trace-Probe: cos-trace-echo\r\n".to_vec(),
             truncated: false,
+            digest: None,
         }
     }
 

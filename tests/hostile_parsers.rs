@@ -529,6 +529,7 @@ fn hostile_answers_give_bounded_findings() {
                 rng.bytes(256)
             },
             truncated: false,
+            digest: None,
         };
         m.http.insert(format!("probe{round}"), Ok(answer.clone()));
         m.plain_http = Some(if rng.chance(5) {

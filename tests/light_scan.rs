@@ -6,7 +6,7 @@
 mod support;
 
 use std::time::Duration;
-use storage_security::net::http::{Client, ClientOptions, Endpoint, Scheme};
+use storage_security::net::http::{Client, ClientOptions, Endpoint, Keep, Scheme};
 use storage_security::net::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
 use storage_security::probe::{CONNECTIONS_PER_SCAN, HTTP_CONNECTIONS, plan};
 use support::plugin::{Run, healthy, scan};
@@ -187,7 +187,10 @@ fn the_inspected_connection_carries_the_first_request_and_later_ones_resume_its_
             };
             let client = Client::with_tls(endpoint, Some(tls.clone()), &options).unwrap();
             // On the inspected connection: no new one, and its answer brings the tickets.
-            assert_eq!(client.get("/status.php").unwrap().status, 200);
+            assert_eq!(
+                client.get("/status.php", Keep::DigestOnly).unwrap().status,
+                200
+            );
             assert_eq!(fake.traffic().connections, 1, "{tls_version}");
             // The inspected connection is the client's now; the next one is new and resumes.
             let second = tls.connection().unwrap();

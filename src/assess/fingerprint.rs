@@ -71,10 +71,12 @@ pub fn of(m: &Measurements) -> Fingerprint {
     };
     let caps = m.capabilities.as_ref();
     let sharing = vec![json_at(caps, "/files_sharing")];
+    // The issuer as JSON (`"https://..."`, `null` when it is not a string), as it was digested
+    // when the document was read whole.
     let oidc_issuer = m
         .answer(plan::OIDC)
-        .and_then(|r| serde_json::from_slice::<serde_json::Value>(&r.body).ok())
-        .map(|d| d["issuer"].to_string())
+        .and_then(|r| plan::parse_discovery(&r.body))
+        .map(|d| serde_json::Value::from(d.issuer).to_string())
         .unwrap_or_else(|| "absent".into());
     let authentication = vec![
         json_at(caps, "/password_policy"),
@@ -117,6 +119,7 @@ mod tests {
             ],
             body: vec![],
             truncated: false,
+            digest: None,
         });
         m
     }

@@ -490,6 +490,7 @@ mod tests {
                 headers,
                 body: Vec::new(),
                 truncated: false,
+                digest: None,
             }),
         );
         m.root = Some(Response {

@@ -13,6 +13,9 @@ use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::cell::RefCell;
+use std::fmt;
 
 const PROXY_DOCS: &str = "https://docs.opencloud.eu/docs/dev/server/services/proxy";
 
@@ -192,7 +195,7 @@ fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
     let mut evidence = Vec::new();
     for (path, r) in answered {
         let probe = match *path {
-            "/healthz" | "/readyz" if r.status == 200 && is_ok_body(&r.body) => {
+            "/healthz" | "/readyz" if r.status == 200 && r.is_whole() && is_ok_body(&r.body) => {
                 Some(format!("{path} 200 OK"))
             }
             "/metrics" if is_prometheus(r) => Some("/metrics Prometheus text".to_string()),
@@ -289,8 +292,9 @@ fn public_paths(m: &Measurements) -> Vec<Finding> {
 }
 
 /// Same status and same body as the answer to a random path: the catch-all (web app) page.
+/// Bodies compare by length and digest over the same bytes read (`Response::same_body`).
 fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
-    baseline.is_some_and(|b| b.status == answer.status && b.body == answer.body)
+    baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,22 +440,22 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
     if !trimmed.starts_with('{') {
         return None;
     }
-    match serde_json::from_str::<serde_json::Value>(trimmed) {
-        Ok(serde_json::Value::Object(map)) => {
-            if map.is_empty() || map.keys().all(|k| ERROR_KEYS.contains(&k.as_str())) {
-                return None;
-            }
-            let mut leaked = Vec::new();
-            clear_secrets(&serde_json::Value::Object(map), "", &mut leaked);
-            leaked.dedup();
-            Some(ConfigDump {
-                leaked,
-                complete: true,
-            })
-        }
-        Ok(_) => None,
-        // Cut (the 1 MiB cap, or a capture): read the key/value pairs that are there.
-        Err(_) => {
+    // Only a whole body is read as a document; of one cut (the probe keeps the first
+    // `plan::KEEP_CONFIG_DUMP` bytes, a capture may be cut) the pairs that are there are read.
+    let document = if r.is_whole() {
+        scan_config(trimmed)
+    } else {
+        Err(())
+    };
+    match document {
+        Ok(Some(leaked)) => Some(ConfigDump {
+            leaked,
+            complete: true,
+        }),
+        Ok(None) => None,
+        // Cut (the probe's keep, or a capture), or not JSON: read the key/value pairs that are
+        // there.
+        Err(()) => {
             let pairs = string_pairs(trimmed);
             if pairs.len() < 2 {
                 return None;
@@ -471,31 +475,187 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
     }
 }
 
-/// Collects the paths of string values under secret-looking names that are not masked.
-fn clear_secrets(value: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, v) in map {
-                let here = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                if let serde_json::Value::String(s) = v
-                    && is_secret_name(key)
-                    && is_clear_value(s)
-                {
-                    out.push(here.clone());
-                }
-                clear_secrets(v, &here, out);
+/// Reads a whole `/config` document as it is parsed, building no tree: the paths
+/// (`ServiceAccount.ServiceAccountSecret`, `a.b[0].c`) of string values under secret-looking
+/// names that are not masked, in the order of the keys (as a JSON object read whole lists
+/// them), or `None` when the document is JSON but no configuration (not an object, empty, or
+/// only error members). `Err` when it is not JSON (or nests deeper than serde_json reads).
+fn scan_config(text: &str) -> Result<Option<Vec<String>>, ()> {
+    let walk = RefCell::new(Walk::default());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let configuration = ConfigTop(&walk).deserialize(&mut de).map_err(|_| ())?;
+    de.end().map_err(|_| ())?;
+    if !configuration {
+        return Ok(None);
+    }
+    let mut found = walk.into_inner().found;
+    found.sort();
+    let mut leaked: Vec<String> = found.into_iter().map(|(_, shown)| shown).collect();
+    leaked.dedup();
+    Ok(Some(leaked))
+}
+
+/// One step of a path into the document: keys sort as a JSON object's keys, indexes by number.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Where the walk through a `/config` document is, and the leaks it found: each as its path of
+/// steps (to sort by) and as shown in findings.
+#[derive(Default)]
+struct Walk {
+    path: Vec<Step>,
+    shown: String,
+    found: Vec<(Vec<Step>, String)>,
+}
+
+impl Walk {
+    /// Steps into `step`; gives what [`Walk::leave`] needs to step out again.
+    fn enter(&mut self, step: Step) -> usize {
+        let before = self.shown.len();
+        match &step {
+            // As a path was always written: `a.b`, and `b` alone under an empty path.
+            Step::Key(key) if self.shown.is_empty() => self.shown.push_str(key),
+            Step::Key(key) => {
+                self.shown.push('.');
+                self.shown.push_str(key);
+            }
+            Step::Index(i) => self.shown.push_str(&format!("[{i}]")),
+        }
+        self.path.push(step);
+        before
+    }
+
+    fn leave(&mut self, before: usize) {
+        self.path.pop();
+        self.shown.truncate(before);
+    }
+}
+
+/// The top-level value: an object whose members are walked; whether it is configuration.
+struct ConfigTop<'w>(&'w RefCell<Walk>);
+
+/// A value in the document; `secret_name` when its key names a secret, so a string here that
+/// is not masked is a leak.
+struct ConfigWalk<'w> {
+    walk: &'w RefCell<Walk>,
+    secret_name: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ConfigTop<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ConfigTop<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a configuration object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        let mut configuration = false;
+        members(self.0, map, |key| {
+            configuration |= !ERROR_KEYS.contains(&key)
+        })?;
+        Ok(configuration)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+}
+
+/// Walks an object's members; `key` sees every key.
+fn members<'de, A: MapAccess<'de>>(
+    walk: &RefCell<Walk>,
+    mut map: A,
+    mut key: impl FnMut(&str),
+) -> Result<(), A::Error> {
+    while let Some(name) = map.next_key::<String>()? {
+        key(&name);
+        let secret_name = is_secret_name(&name);
+        let before = walk.borrow_mut().enter(Step::Key(name));
+        map.next_value_seed(ConfigWalk { walk, secret_name })?;
+        walk.borrow_mut().leave(before);
+    }
+    Ok(())
+}
+
+impl<'de> DeserializeSeed<'de> for ConfigWalk<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ConfigWalk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        members(self.walk, map, |_| {})
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        for index in 0.. {
+            let before = self.walk.borrow_mut().enter(Step::Index(index));
+            // An element is never under a secret's name: only members are.
+            let element = ConfigWalk {
+                walk: self.walk,
+                secret_name: false,
+            };
+            let more = seq.next_element_seed(element)?.is_some();
+            self.walk.borrow_mut().leave(before);
+            if !more {
+                break;
             }
         }
-        serde_json::Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                clear_secrets(v, &format!("{path}[{i}]"), out);
-            }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        if self.secret_name && is_clear_value(v) {
+            let mut walk = self.walk.borrow_mut();
+            let leak = (walk.path.clone(), walk.shown.clone());
+            walk.found.push(leak);
         }
-        _ => {}
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -1134,6 +1294,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.as_bytes().to_vec(),
             truncated: false,
+            digest: None,
         })
     }
 
@@ -1179,6 +1340,95 @@ mod tests {
                 ("k".to_string(), "v".to_string())
             ]
         );
+    }
+
+    /// How a whole `/config` document was read before it was read as it is parsed: as a tree.
+    fn scan_config_as_a_tree(text: &str) -> Result<Option<Vec<String>>, ()> {
+        fn clear_secrets(value: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    for (key, v) in map {
+                        let here = if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}.{key}")
+                        };
+                        if let serde_json::Value::String(s) = v
+                            && is_secret_name(key)
+                            && is_clear_value(s)
+                        {
+                            out.push(here.clone());
+                        }
+                        clear_secrets(v, &here, out);
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        clear_secrets(v, &format!("{path}[{i}]"), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Object(map)) => {
+                if map.is_empty() || map.keys().all(|k| ERROR_KEYS.contains(&k.as_str())) {
+                    return Ok(None);
+                }
+                let mut leaked = Vec::new();
+                clear_secrets(&serde_json::Value::Object(map), "", &mut leaked);
+                leaked.dedup();
+                Ok(Some(leaked))
+            }
+            Ok(_) => Ok(None),
+            Err(_) => Err(()),
+        }
+    }
+
+    #[test]
+    fn config_documents_read_as_parsed_find_what_the_tree_found() {
+        let mut texts: Vec<String> = Vec::new();
+        for dir in [
+            "opencloud-4.0.0/debug",
+            "ocis-7.0.0/debug",
+            "opencloud-3.7.0-variant",
+        ] {
+            let path = format!("{}/tests/fixtures/{dir}", env!("CARGO_MANIFEST_DIR"));
+            for entry in std::fs::read_dir(&path).unwrap() {
+                let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+                if file.contains("config") {
+                    texts.push(fixture(&format!("{dir}/{file}")).text());
+                }
+            }
+        }
+        assert!(texts.len() > 20, "{}", texts.len());
+        texts.extend(
+            [
+                r#"{"B": {"Password": "p", "a": [{"Token": "t"}, ["x", {"JWTSecret": "s"}]]},
+                    "A": {"APIKey": "k", "PublicKey": "pk", "TLSKey": "/etc/x.key"},
+                    "": {"Secret": "empty key"}, "Z": {"Secret": "***"}, "A1": {"Secret": " "}}"#,
+                r#"{"a": {"b": {"c": {"Secret": "1"}}, "Secret": "2"}, "a.b": {"Secret": "3"}}"#,
+                r#"{"Tokens": ["in a list"], "Token": 5, "Token2": null, "Secret": {"x": "y"}}"#,
+                r#"{"error": {"Secret": "s"}, "message": "x"}"#,
+                r#"{"Secret": "s"} trailing"#,
+                r#"{"Secret": "\u00e9", "k": [1, 2.5, -3, true, null, {}, []]}"#,
+                "[1, 2]",
+                "{}",
+                "\"text\"",
+                "{",
+            ]
+            .iter()
+            .map(|t| t.to_string()),
+        );
+        texts.push(format!("{}{}", "{\"a\":".repeat(200), "}".repeat(200)));
+        for text in &texts {
+            let text = text.trim_start();
+            assert_eq!(scan_config(text), scan_config_as_a_tree(text), "{text}");
+        }
+        // The real dump's secret is found; its other members are not leaks.
+        let real = fixture(&format!("{DEBUG_4}/9205-config.txt")).text();
+        let leaked = scan_config(real.trim_start()).unwrap().unwrap();
+        assert!(leaked.contains(&"ServiceAccount.ServiceAccountSecret".to_string()));
     }
 
     #[test]

@@ -106,9 +106,37 @@ fn baseline(m: &Measurements) -> Option<&Response> {
     m.answer(plan::BASELINE)
 }
 
-/// The answer is the page every unknown path gets, not the thing asked for.
+/// The answer is the page every unknown path gets, not the thing asked for: the same status
+/// and the same body, compared by length and digest over the same bytes read (the probes keep
+/// different parts of their bodies, see `plan::KEEP_*`).
 pub fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
-    baseline.is_some_and(|b| b.status == answer.status && b.body == answer.body)
+    baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
+}
+
+/// How long a body was: `1234 bytes`, or `more than 1 MiB` when reading stopped at the cap.
+fn body_size(r: &Response) -> String {
+    if r.truncated {
+        format!(
+            "more than {}",
+            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
+        )
+    } else {
+        format!("{} bytes", r.length())
+    }
+}
+
+/// Said of a catch-all answer whose body was longer than the read cap: only its first bytes
+/// were compared.
+fn compared_part(r: &Response) -> String {
+    if r.truncated {
+        format!(
+            " (both bodies {}; their first {} are the same)",
+            body_size(r),
+            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
+        )
+    } else {
+        String::new()
+    }
 }
 
 fn looks_like_html(body: &[u8]) -> bool {
@@ -187,14 +215,16 @@ fn exposed_files(m: &Measurements) -> Vec<Finding> {
                 Ok(r) if r.status != 200 => {
                     finding(&id, Status::Passed, format!("answered HTTP {}", r.status))
                 }
-                Ok(r) if is_catch_all(r, base) => {
-                    finding(&id, Status::Passed, "answered the catch-all page")
-                }
+                Ok(r) if is_catch_all(r, base) => finding(
+                    &id,
+                    Status::Passed,
+                    format!("answered the catch-all page{}", compared_part(r)),
+                ),
                 Ok(r) if looks_like(path, &r.body) => {
                     let mut f = finding(
                         &id,
                         Status::Failed,
-                        format!("{path} is served to anybody ({} bytes)", r.body.len()),
+                        format!("{path} is served to anybody ({})", body_size(r)),
                     );
                     f.severity = exposed_severity(path);
                     f

@@ -447,6 +447,7 @@ mod tests {
             headers,
             body: vec![],
             truncated: false,
+            digest: None,
         }
     }
 

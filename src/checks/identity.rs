@@ -66,8 +66,9 @@ pub static ROWS: &[CheckSpec] = &[
     },
 ];
 
-fn json(body: &[u8]) -> Option<serde_json::Value> {
-    serde_json::from_slice(body).ok()
+/// Whether a body is a JSON document, read without keeping any of it.
+fn is_json(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
 }
 
 /// Which demo accounts signed in; `None` when no sign-in was tried.
@@ -141,7 +142,7 @@ fn basic_auth(m: &Measurements) -> Finding {
     };
     let account_exists = demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.contains(&user));
     match observation {
-        Ok(r) if (200..300).contains(&r.status) && json(&r.body).is_some() => finding(
+        Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => finding(
             id,
             Status::Failed,
             format!("the password of {user} is accepted over basic auth on /graph/v1.0/me"),
@@ -183,18 +184,12 @@ fn discovery(m: &Measurements) -> Option<Finding> {
     if r.status != 200 {
         return None;
     }
-    let doc = json(&r.body)?;
-    let issuer = doc["issuer"].as_str()?;
+    let doc = plan::parse_discovery(&r.body)?;
+    let issuer = doc.issuer.as_deref()?;
     let issuer_origin = origin_of(issuer)?;
     let mut problems = Vec::new();
-    for key in [
-        "authorization_endpoint",
-        "token_endpoint",
-        "userinfo_endpoint",
-        "jwks_uri",
-        "end_session_endpoint",
-    ] {
-        if let Some(url) = doc[key].as_str()
+    for (key, url) in doc.endpoints() {
+        if let Some(url) = url
             && origin_of(url).as_deref() != Some(issuer_origin.as_str())
         {
             problems.push(format!(
@@ -381,6 +376,7 @@ mod tests {
                 headers: vec![],
                 body: br#"{"issuer": "http://cloud.example", "authorization_endpoint": "https://idp.other/authorize"}"#.to_vec(),
                 truncated: false,
+                digest: None,
             }),
         );
         let f = get(&evaluate(&m), "identityProviderConsistent");

@@ -258,6 +258,7 @@ mod tests {
                 )],
                 body: vec![],
                 truncated: false,
+                digest: None,
             }),
             capabilities: None,
             demo_sign_in: Some(false),

@@ -271,6 +271,7 @@ mod tests {
                 .collect(),
             body: body.as_bytes().to_vec(),
             truncated: false,
+            digest: None,
         }
     }
 

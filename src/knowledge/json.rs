@@ -400,9 +400,123 @@ pub fn each_member<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
+/// Reads any JSON value into a `serde_json::Value`, counting every value (object, list,
+/// scalar) against a budget shared by all the values read with it: past the budget the read
+/// fails, so a document of a million `{}` never becomes a tree. For the few members whose
+/// whole subtree we keep.
+#[derive(Clone, Copy)]
+pub struct BoundedValue<'b> {
+    pub budget: &'b std::cell::Cell<usize>,
+}
+
+impl BoundedValue<'_> {
+    fn spend<E: de::Error>(&self) -> Result<(), E> {
+        match self.budget.get().checked_sub(1) {
+            Some(left) => {
+                self.budget.set(left);
+                Ok(())
+            }
+            None => Err(E::custom("more values than the budget allows")),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for BoundedValue<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BoundedValue<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<serde_json::Value, E> {
+        self.visit_unit()
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        Ok(serde_json::Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        Ok(serde_json::Value::Number(v.into()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        Ok(serde_json::Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        // As serde_json reads it into a Value.
+        Ok(serde_json::Number::from_f64(v)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<serde_json::Value, E> {
+        self.spend()?;
+        Ok(serde_json::Value::String(v.to_string()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<serde_json::Value, A::Error> {
+        self.spend()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<serde_json::Value, A::Error> {
+        self.spend()?;
+        let mut members = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(members))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_values_read_like_serde_json_within_their_budget() {
+        let text = r#"{"a": [1, -2, 2.5, "x", null, true], "b": {"c": {}}}"#;
+        let budget = std::cell::Cell::new(100);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = BoundedValue { budget: &budget }
+            .deserialize(&mut de)
+            .unwrap();
+        assert_eq!(
+            value,
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        );
+        // 1 object + list + 6 items + object + object = 10 values.
+        assert_eq!(budget.get(), 90);
+        let budget = std::cell::Cell::new(9);
+        let mut de = serde_json::Deserializer::from_str(text);
+        assert!(
+            BoundedValue { budget: &budget }
+                .deserialize(&mut de)
+                .is_err()
+        );
+        let many = format!("[{}{{}}]", "{},".repeat(1_000_000));
+        let budget = std::cell::Cell::new(1000);
+        let mut de = serde_json::Deserializer::from_str(&many);
+        assert!(
+            BoundedValue { budget: &budget }
+                .deserialize(&mut de)
+                .is_err()
+        );
+    }
 
     #[derive(Deserialize, Default, Debug)]
     #[serde(default)]

@@ -3,7 +3,7 @@
 //! product (ownCloud Infinite Scale) can be added with its own data files.
 
 pub mod advisories;
-mod json;
+pub(crate) mod json;
 pub mod lifecycle;
 pub mod releases;
 mod sources;

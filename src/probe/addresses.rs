@@ -143,7 +143,7 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
     let capabilities = answers
         .remove(plan::CAPABILITIES)
         .and_then(Result::ok)
-        .filter(|r| r.status == 200)
+        .filter(|r| r.status == 200 && r.is_whole())
         .and_then(|r| status::parse_capabilities(&r.body));
     let root = answers.remove(plan::ROOT).and_then(Result::ok);
     let demo_sign_in = answers

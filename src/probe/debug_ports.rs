@@ -241,9 +241,10 @@ fn fetch_handlers(addr: SocketAddr, request_timeout: Duration) -> Vec<DebugAnswe
                 .collect();
         }
     };
-    // The client caps every body at `MAX_BODY_BYTES` (1 MiB) and every request at the timeout.
+    // The client reads at most `MAX_BODY_BYTES` (1 MiB) of a body and keeps what the handler's
+    // checks read; every request is bounded by the timeout.
     super::pool::run_all(DEBUG_PATHS, DEBUG_PATHS.len(), |path| {
-        let (answer, transient) = match client.get(path) {
+        let (answer, transient) = match client.get(path, super::plan::debug_path_keep(path)) {
             Ok(response) => (Ok(response), false),
             Err(e) => {
                 let transient = matches!(e, FetchError::Transient(_));

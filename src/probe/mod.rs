@@ -246,7 +246,7 @@ pub fn measure_selected(
             .plain_client
             .as_ref()
             .filter(|_| want_plain)
-            .map(|plain| scope.spawn(move || plain.get("/")));
+            .map(|plain| scope.spawn(move || plain.get("/", plan::KEEP_PLAIN_HTTP)));
         // The sign-ins follow the discovery document's answer at once, ahead of the probes
         // still queued, and run beside each other, one per connection.
         let follow_up = |probe: &plan::HttpProbe, answer: &Observation| {
@@ -284,7 +284,7 @@ pub fn measure_selected(
     let capabilities = http
         .remove(plan::CAPABILITIES)
         .and_then(Result::ok)
-        .filter(|r| r.status == 200 && !r.truncated)
+        .filter(|r| r.status == 200 && r.is_whole())
         .and_then(|r| status::parse_capabilities(&r.body));
     let root = http
         .remove(plan::ROOT)
@@ -355,5 +355,6 @@ pub fn fixture(relative: &str) -> Response {
         headers,
         body: bytes[split.1..].to_vec(),
         truncated: false,
+        digest: None,
     }
 }

@@ -154,7 +154,13 @@ fn send(client: &Client, probe: &HttpProbe, deadline: Instant) -> Observation {
         .iter()
         .map(|(n, v)| (n.as_str(), v.as_str()))
         .collect();
-    client.request(&probe.method, &probe.path, &headers, probe.body.as_deref())
+    client.request(
+        &probe.method,
+        &probe.path,
+        &headers,
+        probe.body.as_deref(),
+        probe.keep,
+    )
 }
 
 #[cfg(test)]

@@ -17,7 +17,13 @@
 //! 2. the same, every HTTP answer 20 ms late (a distant or busy instance);
 //! 3. one host with five firewalled debug ports (loopback listeners with a full accept queue,
 //!    so SYNs are dropped) and the default 3 s debug-port timeout: it should cost ~3 s, not 15;
-//! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`).
+//! 4. 100 hosts at concurrency 32 in one run (`-H` with 100 targets, `--concurrency 32`);
+//! 5. one hostile host: a valid status page, and a 1 GB body on every other path (made by the
+//!    fake as it is sent, never held in memory);
+//! 6. 32 such hosts at concurrency 32 in one run;
+//! 7. 32 hosts at concurrency 32 whose JSON documents (capabilities, discovery, sign-in
+//!    answers, `/config`) are lists of `{"a":0}` within what their probes keep: the shape
+//!    that costs many times its size as a JSON tree.
 
 #[path = "mod.rs"]
 mod support;
@@ -27,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{FakeInstance, InstanceConfig, SignIns, Traffic};
+use support::{FakeInstance, InstanceConfig, RawResponse, SignIns, Traffic};
 
 /// Runs of each single-host scenario (the median is shown).
 const SINGLE_RUNS: usize = 5;
@@ -37,6 +43,10 @@ const MANY_CONCURRENCY: usize = 32;
 const CLOCK_TICKS: u64 = 100;
 /// How long the fake may take to see every connection of a finished scan close.
 const IDLE_LIMIT: Duration = Duration::from_secs(5);
+/// What a hostile instance sends on every path but its status page.
+const HOSTILE_BODY_BYTES: u64 = 1 << 30;
+/// Hostile hosts scanned together in one run, all at once.
+const HOSTILE_HOSTS: usize = 32;
 /// The think time of a distant or busy instance: every HTTP answer waits this long, so the
 /// scan's wall time shows how many requests it has in flight at once.
 const ANSWER_DELAY: Duration = Duration::from_millis(20);
@@ -435,6 +445,114 @@ fn many_hosts(bench: &Bench) -> Row {
     }
 }
 
+/// A hostile instance: the healthy 8.1.0 one, with a 1 GB body on every path but the status page.
+fn hostile() -> FakeInstance {
+    FakeInstance::start(
+        InstanceConfig::default()
+            .version("8.1.0")
+            .demo_users(false)
+            .huge_body(HOSTILE_BODY_BYTES),
+    )
+}
+
+fn one_hostile_host(bench: &Bench) -> Row {
+    let fake = hostile();
+    let args = scan_args(&fake);
+    let runs: Vec<Measured> = (0..3).map(|_| bench.run(&args, &[])).collect();
+    single_row(
+        "one hostile host (1 GB on every path but /status.php)",
+        &runs,
+    )
+}
+
+fn many_hostile_hosts(bench: &Bench) -> Row {
+    let fakes: Vec<FakeInstance> = (0..HOSTILE_HOSTS).map(|_| hostile()).collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let mut args = scan_args(&fakes[0]);
+    args[1] = hosts.join(",");
+    args.extend(["--concurrency".to_string(), HOSTILE_HOSTS.to_string()]);
+    let run = bench.run(&args, &[]);
+    Row {
+        scenario: format!(
+            "{HOSTILE_HOSTS} hostile hosts, concurrency {HOSTILE_HOSTS} (one process)"
+        ),
+        runs: "1".into(),
+        wall: secs(run.wall),
+        cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
+        rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
+        result: format!(
+            "{} (exit {})",
+            run.first_line,
+            run.code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "killed".into())
+        ),
+    }
+}
+
+/// A JSON answer of `{"a":0}` objects filling about `bytes`, inside `wrap` (`{}` marks where).
+fn json_of_many_objects(wrap: &str, bytes: usize) -> RawResponse {
+    let list = format!("[{}]", vec![r#"{"a":0}"#; bytes / 8].join(","));
+    let mut answer = RawResponse::new(200, "OK");
+    answer.add_header("Content-Type", "application/json");
+    answer.set_body(wrap.replace("{}", &list));
+    answer
+}
+
+fn many_hostile_json_hosts(bench: &Bench) -> Row {
+    let discovery = r#"{"issuer": "https://localhost", "authorization_endpoint":
+        "https://localhost/signin/v1/identifier/_/authorize", "x": {}}"#;
+    let fakes: Vec<FakeInstance> = (0..HOSTILE_HOSTS)
+        .map(|_| {
+            FakeInstance::start(
+                InstanceConfig::default()
+                    .version("8.1.0")
+                    .demo_users(false)
+                    .route_response(
+                        "GET",
+                        "/ocs/v1.php/cloud/capabilities*",
+                        json_of_many_objects(
+                            r#"{"ocs":{"data":{"capabilities":{"graph":{}}}}}"#,
+                            60 * 1024,
+                        ),
+                    )
+                    .route_response(
+                        "GET",
+                        "/.well-known/openid-configuration",
+                        json_of_many_objects(discovery, 60 * 1024),
+                    )
+                    .route_response("POST", "/signin/*", json_of_many_objects("{}", 15 * 1024))
+                    .route_response(
+                        "GET",
+                        "/config",
+                        json_of_many_objects(r#"{"x":{}}"#, 120 * 1024),
+                    ),
+            )
+        })
+        .collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let mut args = scan_args(&fakes[0]);
+    args[1] = hosts.join(",");
+    args.extend(["--concurrency".to_string(), HOSTILE_HOSTS.to_string()]);
+    let run = bench.run(&args, &[]);
+    Row {
+        scenario: format!(
+            "{HOSTILE_HOSTS} hosts of hostile JSON documents, concurrency {HOSTILE_HOSTS}"
+        ),
+        runs: "1".into(),
+        wall: secs(run.wall),
+        cpu: run.cpu.map(secs).unwrap_or_else(|| "-".into()),
+        rss: run.max_rss_kib.map(mib).unwrap_or_else(|| "-".into()),
+        result: format!(
+            "{} (exit {})",
+            run.first_line,
+            run.code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "killed".into())
+        ),
+    }
+}
+
 fn print_table(rows: &[Row]) {
     let header = Row {
         scenario: "scenario".into(),
@@ -520,7 +638,15 @@ fn main() {
         ),
         InstanceConfig::default().delay(ANSWER_DELAY),
     );
-    let rows = vec![healthy, distant, firewalled(&bench), many_hosts(&bench)];
+    let rows = vec![
+        healthy,
+        distant,
+        firewalled(&bench),
+        many_hosts(&bench),
+        one_hostile_host(&bench),
+        many_hostile_hosts(&bench),
+        many_hostile_json_hosts(&bench),
+    ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
     let _ = std::fs::remove_dir_all(&work);

@@ -369,6 +369,29 @@ impl Conn {
         }
     }
 
+    /// Sends the head of `resp` (whose `Content-Length` says `bytes`) and then `bytes` of
+    /// filler, made as they are sent: a gigabyte costs the fake 8 KiB of memory. Stops when
+    /// the client goes away or the server stops.
+    pub fn write_filler(&mut self, resp: &RawResponse, bytes: u64) -> io::Result<()> {
+        self.stream.write_all(&resp.head_bytes())?;
+        let filler: Vec<u8> = b"hostile filler. "
+            .iter()
+            .copied()
+            .cycle()
+            .take(8 * 1024)
+            .collect();
+        let mut left = bytes;
+        while left > 0 {
+            if self.stopped() {
+                return Err(io::Error::other("server stopped"));
+            }
+            let n = left.min(filler.len() as u64) as usize;
+            self.stream.write_all(&filler[..n])?;
+            left -= n as u64;
+        }
+        self.stream.flush()
+    }
+
     /// Sends `resp` (whose head announces chunked encoding) and then chunks forever, until
     /// the client goes away or the server stops.
     pub fn write_endless(&mut self, resp: &RawResponse, drip: Option<Duration>) -> io::Result<()> {

@@ -241,6 +241,9 @@ pub struct InstanceConfig {
     pub huge_header: bool,
     /// Stream every body forever (chunked) until the client goes away.
     pub endless_body: bool,
+    /// Answer every path but the status document (`/status.php`, `/status`) with a body of
+    /// this many bytes (`Content-Length`), made as it is sent and never held in memory.
+    pub huge_body: Option<u64>,
     /// Answer every request with `302 Found` to this location.
     pub redirect_to: Option<String>,
     pub demo_users: bool,
@@ -369,6 +372,7 @@ impl Default for InstanceConfig {
             slow_drip: false,
             huge_header: false,
             endless_body: false,
+            huge_body: None,
             redirect_to: None,
             demo_users: true,
             basic_auth: false,
@@ -504,6 +508,12 @@ impl InstanceConfig {
 
     pub fn endless_body(mut self) -> Self {
         self.endless_body = true;
+        self
+    }
+
+    /// A hostile instance: a valid status document, and `bytes` of filler on every other path.
+    pub fn huge_body(mut self, bytes: u64) -> Self {
+        self.huge_body = Some(bytes);
         self
     }
 
@@ -1049,6 +1059,14 @@ impl App {
             resp.remove_header("Content-Length");
             resp.add_header("Transfer-Encoding", "chunked");
         }
+        let status_document = matches!(req.path(), "/status.php" | "/status");
+        let huge = self
+            .config
+            .huge_body
+            .filter(|_| body_allowed && !endless && !status_document);
+        if let Some(bytes) = huge {
+            resp.set_header("Content-Length", &bytes.to_string());
+        }
         let drip = self
             .config
             .slow_drip
@@ -1056,6 +1074,7 @@ impl App {
         let mut reply = Reply::new(resp);
         reply.head_only = head_only;
         reply.endless = endless;
+        reply.huge = huge;
         reply.drip = drip;
         reply.delay = if self.config.slow_drip {
             None

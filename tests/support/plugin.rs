@@ -82,6 +82,55 @@ pub fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
+/// Runs the plugin like [`run`] and follows its peak resident memory: the highest `VmHWM` of
+/// `/proc/<pid>/status` seen while it runs, in KiB (`None` where `/proc` cannot tell). Polling
+/// is a measuring interval, not a wait: the run ends as soon as the plugin exits.
+pub fn run_with_peak(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, Option<u64>) {
+    let dir = scratch(name);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_check-storage-security"));
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &dir)
+        .env("COS_NOW", NOW)
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("run the plugin");
+    let mut out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut text);
+        text
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak: Option<u64> = None;
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        }) {
+            peak = Some(peak.map_or(kib, |p| p.max(kib)));
+        }
+        if let Some(status) = child.try_wait().expect("wait for the plugin") {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let run = Run {
+        stdout: reader.join().unwrap_or_default(),
+        code: status.code().expect("exit code"),
+    };
+    (run, peak)
+}
+
 /// The flags of a hermetic scan: trust the fake instances' CA, bundled update data, no
 /// waiting between retries, no debug ports (they would be probed on this machine's loopback).
 pub fn hermetic(ca: &Path) -> Vec<String> {

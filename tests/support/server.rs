@@ -34,6 +34,9 @@ pub struct Reply {
     pub drip: Option<Duration>,
     /// After the head (which must announce chunked encoding), stream chunks forever.
     pub endless: bool,
+    /// Instead of the response's body, send this many bytes of filler (the head must announce
+    /// them in `Content-Length`).
+    pub huge: Option<u64>,
     /// Close the connection after this response.
     pub close: bool,
     /// Dropped once the response is sent (or the connection ends): lets a handler count a
@@ -49,6 +52,7 @@ impl Reply {
             delay: None,
             drip: None,
             endless: false,
+            huge: None,
             close: false,
             until_sent: None,
         }
@@ -362,7 +366,12 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
             conn.stream.abort();
             return;
         }
-        if conn
+        if let Some(bytes) = reply.huge.filter(|_| !reply.head_only) {
+            if conn.write_filler(&reply.resp, bytes).is_err() {
+                conn.stream.abort();
+                return;
+            }
+        } else if conn
             .write_response(&reply.resp, reply.head_only, reply.drip)
             .is_err()
         {

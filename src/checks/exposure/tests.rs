@@ -89,6 +89,7 @@ fn ok(body: &str) -> Observation {
         headers: vec![("Content-Type".into(), "text/plain".into())],
         body: body.as_bytes().to_vec(),
         truncated: false,
+        digest: None,
     })
 }
 
@@ -135,6 +136,7 @@ fn cors_answer(origin: &str, credentials: bool) -> Observation {
         headers,
         body: vec![],
         truncated: false,
+        digest: None,
     })
 }
 
@@ -299,6 +301,7 @@ fn directory_listings() {
             headers: vec![],
             body: b"<html><head><title>Index of /data/</title></head><body><h1>Index of /data/</h1></body></html>".to_vec(),
             truncated: false,
+            digest: None,
         }),
     );
     let findings = evaluate(&m);
@@ -317,6 +320,7 @@ fn anonymous_api_answers() {
             headers: vec![],
             body: b"<d:multistatus/>".to_vec(),
             truncated: false,
+            digest: None,
         }),
     );
     m.http.insert(
@@ -355,6 +359,7 @@ fn trace_echo_is_told_from_the_catch_all_page() {
             headers: vec![("Content-Type".into(), "message/http".into())],
             body: b"TRACE / HTTP/1.1\r\nX-Cos-Trace-Probe: cos-trace-echo\r\n".to_vec(),
             truncated: false,
+            digest: None,
         }),
     );
     assert_eq!(
@@ -379,6 +384,7 @@ fn reflected_origin_with_credentials_is_critical() {
             ],
             body: vec![],
             truncated: false,
+            digest: None,
         }),
     );
     let f = get(&evaluate(&m), "corsOriginRestricted").clone();
