@@ -8,7 +8,6 @@ mod support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use support::feed::{Reply, releases_body};
 use support::plugin::{self, NOW, Run};
 use support::{FakeInstance, FeedServer};
@@ -380,73 +379,13 @@ fn the_token_is_never_written_to_the_state_directory() {
     assert_eq!(setup.files().len(), 2);
 }
 
-/// What the plugin printed and its peak resident memory in KiB: `/usr/bin/time -f %M` when
-/// it works, else the highest `VmHWM` of `/proc/<pid>/status` seen while polling the child.
+/// What the plugin printed and its peak resident memory in KiB (the shared poller of
+/// `/proc/<pid>/status`).
 fn run_measured(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, u64) {
-    let dir = plugin::scratch(name);
-    let bin = env!("CARGO_BIN_EXE_check-storage-security");
-    let time_file = dir.join("time.txt");
-    let gnu_time = Path::new("/usr/bin/time").exists();
-    let mut command = if gnu_time {
-        let mut c = Command::new("/usr/bin/time");
-        c.arg("-f").arg("%M").arg("-o").arg(&time_file).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
-    command
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &dir)
-        .env("COS_NOW", NOW)
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().expect("run the plugin");
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut { stdout }, &mut text).unwrap();
-        text
-    });
-    let mut peak = 0;
-    if !gnu_time {
-        let status = format!("/proc/{}/status", child.id());
-        while child.try_wait().unwrap().is_none() {
-            if let Ok(text) = std::fs::read_to_string(&status)
-                && let Some(kib) = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("VmHWM:"))
-                    .and_then(|v| v.split_whitespace().next())
-                    .and_then(|v| v.parse::<u64>().ok())
-            {
-                peak = peak.max(kib);
-            }
-            // A measuring interval, not a wait for time to pass.
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-    let status = child.wait().unwrap();
-    let stdout = reader.join().unwrap();
-    if gnu_time {
-        let text = std::fs::read_to_string(&time_file).unwrap();
-        peak = text
-            .lines()
-            .rev()
-            .find_map(|l| l.trim().parse().ok())
-            .expect("max RSS from /usr/bin/time");
-    }
+    let (run, peak) = plugin::run_with_peak(name, args, env);
     (
-        Run {
-            stdout,
-            stderr: String::new(),
-            code: status.code().expect("exit code"),
-        },
-        peak,
+        run,
+        peak.expect("peak memory from /proc/<pid>/status (Linux)"),
     )
 }
 

@@ -126,6 +126,7 @@ pub fn run_with_peak(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, O
     };
     let run = Run {
         stdout: reader.join().unwrap_or_default(),
+        stderr: String::new(),
         code: status.code().expect("exit code"),
     };
     (run, peak)
