@@ -23,7 +23,8 @@
 //! 6. 32 such hosts at concurrency 32 in one run;
 //! 7. 32 hosts at concurrency 32 whose JSON documents (capabilities, discovery, sign-in
 //!    answers, `/config`) are lists of `{"a":0}` within what their probes keep: the shape
-//!    that costs many times its size as a JSON tree.
+//!    that costs many times its size as a JSON tree;
+//! 8. one host with a 16 MiB `--baseline` of `{"":0}` objects: refused before any traffic.
 
 #[path = "mod.rs"]
 mod support;
@@ -490,6 +491,24 @@ fn many_hostile_hosts(bench: &Bench) -> Row {
     }
 }
 
+/// One healthy host with a 16 MiB `--baseline` of `{"":0}` objects (the issue's hostile
+/// baseline): refused in one line, in little memory, before any traffic.
+fn hostile_baseline(bench: &Bench) -> Row {
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0"));
+    let path = bench.work.join("hostile-baseline.json");
+    let mut text = String::with_capacity(16 * 1024 * 1024);
+    text.push('[');
+    while text.len() + 16 < 16 * 1024 * 1024 {
+        text.push_str(r#"{"":0},"#);
+    }
+    text.push_str(r#"{"":0}]"#);
+    std::fs::write(&path, text).expect("write the hostile baseline");
+    let mut args = scan_args(&fake);
+    args.extend(["--baseline".to_string(), path.display().to_string()]);
+    let runs: Vec<Measured> = (0..3).map(|_| bench.run(&args, &[])).collect();
+    single_row("one host, a 16 MiB baseline of {\"\":0} objects", &runs)
+}
+
 /// A JSON answer of `{"a":0}` objects filling about `bytes`, inside `wrap` (`{}` marks where).
 fn json_of_many_objects(wrap: &str, bytes: usize) -> RawResponse {
     let list = format!("[{}]", vec![r#"{"a":0}"#; bytes / 8].join(","));
@@ -646,6 +665,7 @@ fn main() {
         one_hostile_host(&bench),
         many_hostile_hosts(&bench),
         many_hostile_json_hosts(&bench),
+        hostile_baseline(&bench),
     ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
