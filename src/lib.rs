@@ -20,6 +20,7 @@ pub mod output;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod scanner;
 pub mod settings;
 pub mod severity;
 pub mod target;

@@ -687,7 +687,7 @@ fn measure(
     settings: &Settings,
     access: &Access,
 ) -> Result<Measurements, String> {
-    let dest = crate::run::destination(target, settings.target_port);
+    let dest = crate::scanner::destination(target, settings.target_port);
     let wanted = |key: &str| selection.wants(key);
     let measured = access
         .budget

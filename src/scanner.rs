@@ -1,0 +1,492 @@
+//! The one scan pipeline every face of the scanner uses: the plugin (`run`), the scan service
+//! and the exporter. A `Scanner` holds what does not depend on the target (settings, trust
+//! roots, the proxy, the feed cache, per-family knowledge, one release-feed answer) and a time
+//! budget; `scan` takes one target from the wire to its result document, policy applied.
+
+use crate::assess::{self, Identified, UpdateInputs};
+use crate::budget::{Attempt, Budget, GaveUp};
+use crate::clock::Now;
+use crate::feeds::{Feed, FeedCache, Origin};
+use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
+use crate::net::http::{ClientOptions, Verification};
+use crate::net::{self, Destination, tls};
+use crate::probe::{self, Measurements, ProbeFailure, status};
+use crate::report::ScanResult;
+use crate::run::debug_log;
+use crate::settings::{Settings, UpdateSource, manual};
+use crate::target::{HostName, Target};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
+/// answer: host workers share them, so a run asks each feed at most once, however many hosts,
+/// and not at all while the feed cache holds a fresh answer.
+pub struct Scanner<'a> {
+    settings: &'a Settings,
+    /// Prints a progress line per attempt when stderr is a terminal (the plugin); a server
+    /// keeps its stderr for its request log.
+    pub show_progress: bool,
+    /// The run's time budget (`--time-budget`): no attempt starts that could not end within
+    /// it, and every request is cut to what is left.
+    budget: Budget,
+    pub roots: tls::Roots,
+    pub proxy: Option<net::proxy::Proxy>,
+    knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
+    update: OnceLock<UpdateInputs>,
+    feeds: FeedCache,
+    now: Now,
+}
+
+impl<'a> Scanner<'a> {
+    /// Everything a scan needs besides its target. `Err` is an operator mistake (a CA file that
+    /// holds no certificate), found before any traffic.
+    pub fn new(settings: &'a Settings, now: Now, budget: Budget) -> Result<Scanner<'a>, String> {
+        Ok(Scanner {
+            settings,
+            show_progress: false,
+            budget,
+            roots: tls::Roots::new(settings.ca_file.as_deref())?,
+            // Validated when the settings were read; parsed once here for the TLS inspection.
+            proxy: settings
+                .proxy
+                .as_deref()
+                .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok()),
+            knowledge: Mutex::new(HashMap::new()),
+            update: OnceLock::new(),
+            feeds: FeedCache::new(
+                settings.state_dir.as_deref(),
+                settings.feed_cache_ttl,
+                now.0,
+                debug_log,
+            ),
+            now,
+        })
+    }
+
+    /// The time budget the scans of this scanner share.
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Scans every target: one worker per host up to `--concurrency`, results in input order.
+    /// A single host runs on the calling thread.
+    pub fn scan_all(&self, targets: &[Target]) -> Result<Vec<ScanResult>, String> {
+        if targets.len() == 1 {
+            return Ok(vec![self.scan(&targets[0])?]);
+        }
+        let workers = self.settings.concurrency.min(targets.len());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .thread_name(|i| format!("host-worker-{i}"))
+            .build()
+            .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+        let results: Vec<Result<ScanResult, String>> = pool.install(|| {
+            use rayon::prelude::*;
+            targets.par_iter().map(|t| self.scan(t)).collect()
+        });
+        results.into_iter().collect()
+    }
+
+    /// Client settings of the next requests: the request time limit is cut to what is left of
+    /// the run's budget.
+    fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            timeout: self.budget.cap(self.settings.timeout),
+            proxy: self.settings.proxy.clone(),
+            pin: None,
+            user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
+    /// file); everything the server does ends in a result, UNKNOWN at worst.
+    pub fn scan(&self, target: &Target) -> Result<ScanResult, String> {
+        let mut result = self.scan_unjudged(target)?;
+        if let Some(policy) = &self.settings.policy {
+            assess::apply_policy(&mut result, policy);
+        }
+        Ok(result)
+    }
+
+    /// The scan without the operator's policy.
+    fn scan_unjudged(&self, target: &Target) -> Result<ScanResult, String> {
+        let started = Instant::now();
+        let dest = destination(target, self.settings.target_port);
+        let attempts = self.settings.retries + 1;
+        let measured = self.budget.retry(
+            self.settings.retries,
+            self.settings.backoff_factor,
+            |attempt| {
+                if self.show_progress {
+                    crate::run::progress(&format!(
+                        "scanning {} (attempt {attempt}/{attempts})",
+                        target.display_name()
+                    ));
+                }
+                match self.attempt(&dest) {
+                    Ok(Ok(m)) => Attempt::Done((m, attempt)),
+                    Ok(Err(ProbeFailure::Transient(message))) => Attempt::Transient(message),
+                    Ok(Err(ProbeFailure::Definite(message))) => {
+                        Attempt::Failed(Ok((message, attempt)))
+                    }
+                    Err(operator) => Attempt::Failed(Err(operator)),
+                }
+            },
+        );
+        match measured {
+            Ok((m, _)) => self.assess(target, m, started),
+            Err(GaveUp::Failed(Ok((message, attempt)))) => {
+                Ok(self.failed(target, message, attempt, started))
+            }
+            Err(GaveUp::Failed(Err(operator))) => Err(operator),
+            Err(GaveUp::Exhausted { message, attempts }) => {
+                Ok(self.failed(target, message, attempts, started))
+            }
+        }
+    }
+
+    /// One attempt: transport selection, then every probe on one client (one pool of
+    /// kept-alive connections), then the other addresses with `--all-addresses`. The outer
+    /// `Err` is an operator mistake found late.
+    fn attempt(&self, dest: &Destination) -> Result<Result<Measurements, ProbeFailure>, String> {
+        let options = self.client_options();
+        let transport = net::select_transport(
+            dest,
+            &self.roots,
+            self.proxy.as_ref(),
+            self.settings.insecure,
+            options.timeout,
+        );
+        debug_log(&format!(
+            "transport {} ({})",
+            transport.endpoint.base_url(),
+            describe_https(&transport.https)
+        ));
+        let client = transport.client(&options)?;
+        let plain_client = dest.plain_http_client(&options);
+        let probe_options = probe::Options {
+            extra_checks: self.settings.extra_checks,
+            // However slowly the instance answers, the scan ends: three request timeouts,
+            // and never past the run's budget.
+            deadline: self.budget.deadline_in(self.settings.timeout * 3),
+            host: dest.host.clone(),
+            debug_ports: self.settings.debug_ports.clone(),
+            debug_port_timeout: self.settings.debug_port_timeout,
+            request_timeout: options.timeout,
+            proxy: self.proxy.clone(),
+            plain_client,
+            login_throttling: self.settings.login_throttling,
+            dns_server: self
+                .settings
+                .dns_server
+                .or_else(net::dns::system_nameserver),
+        };
+        let measured = probe::measure(&client, transport.https, &probe_options);
+        // Close the attempt's connections before the nodes are probed: a node may be this
+        // very server, and idle connections would add to the nodes' own.
+        drop((client, probe_options));
+        Ok(measured.map(|mut m| {
+            if self.settings.all_addresses && self.settings.extra_checks {
+                m.nodes = self.observe_nodes(dest, &m, &transport.verification, &options);
+            }
+            m
+        }))
+    }
+
+    /// `--all-addresses`: each address of a name with several, probed on its own.
+    fn observe_nodes(
+        &self,
+        dest: &Destination,
+        m: &Measurements,
+        verification: &Verification,
+        options: &ClientOptions,
+    ) -> Option<Vec<probe::addresses::NodeObservation>> {
+        if dest.host.parse::<std::net::IpAddr>().is_ok() {
+            return None;
+        }
+        let addresses = match probe::addresses::addresses_of(&dest.host, self.settings.ipv6_enabled)
+        {
+            Ok(a) if a.len() > 1 => a,
+            Ok(_) => return None,
+            Err(e) => {
+                debug_log(&format!("--all-addresses: {e}"));
+                return None;
+            }
+        };
+        let node_probe = probe::addresses::NodeProbe {
+            host: &dest.host,
+            endpoint: &m.endpoint,
+            verification,
+            options,
+            roots: &self.roots,
+            demo: probe::plan::builtin_identity_provider(m.http.get(probe::plan::OIDC)),
+        };
+        Some(probe::addresses::observe(&node_probe, &addresses))
+    }
+
+    fn assess(
+        &self,
+        target: &Target,
+        m: Measurements,
+        started: Instant,
+    ) -> Result<ScanResult, String> {
+        let host = target.display_name();
+        let product = match identify(&m) {
+            Ok(p) => p,
+            Err(message) => return Ok(self.failed(target, message, 1, started)),
+        };
+        if product.family != ProductFamily::OpenCloud {
+            let message = format!(
+                "found {} {} at {}; this version of the check knows the releases and advisories \
+                 of OpenCloud only",
+                product.name,
+                product.version_text,
+                m.endpoint.base_url()
+            );
+            return Ok(self.failed(target, message, 1, started));
+        }
+        let update = self.update.get_or_init(|| self.update_inputs()).clone();
+        let knowledge = self.knowledge_for(product.family)?;
+        Ok(assess::assess(assess::Input {
+            host,
+            measurements: &m,
+            product,
+            knowledge: &knowledge,
+            update,
+            settings: self.settings,
+            now: self.now,
+            duration_seconds: started.elapsed().as_secs_f64(),
+        }))
+    }
+
+    /// Loads a family's knowledge once per run; the lock is held while loading so concurrent
+    /// hosts wait for the one load instead of fetching the advisory feed again.
+    fn knowledge_for(&self, family: ProductFamily) -> Result<Arc<Knowledge>, String> {
+        let mut cache = self
+            .knowledge
+            .lock()
+            .map_err(|_| "knowledge cache poisoned")?;
+        if let Some(known) = cache.get(&family) {
+            return Ok(known.clone());
+        }
+        let sources = KnowledgeSources {
+            release_schedule: self.settings.release_schedule.clone(),
+            vulnerability_db: self.settings.vulnerability_db.clone(),
+            vulnerability_feed: self.settings.vulnerability_feed.clone(),
+        };
+        let options = self.client_options();
+        let fetch = |url: &str| -> Result<FeedAdvisories, String> {
+            let ask = |validators: Option<&net::feed::Validators>| {
+                net::feed::fetch(url, None, validators, Feed::Advisories.cap(), &options)
+            };
+            let parse = |body: &[u8]| {
+                let text = std::str::from_utf8(body).map_err(|_| "not UTF-8 text".to_string())?;
+                knowledge::advisories::parse_document(text, family).map_err(|e| e.to_string())
+            };
+            let answer = self.feeds.get(Feed::Advisories, url, false, &ask, &parse)?;
+            log_origin(&format!("advisory feed {url}"), &answer.origin);
+            let note = match answer.origin {
+                Origin::Stale { fetched, error } => Some(format!(
+                    "advisory feed {url} unavailable ({error}); its cached answer from {} is used",
+                    Now(fetched).stamp()
+                )),
+                _ => None,
+            };
+            Ok(FeedAdvisories {
+                advisories: answer.value,
+                note,
+            })
+        };
+        let loaded = Arc::new(Knowledge::load(family, &sources, &fetch)?);
+        for note in &loaded.notes {
+            debug_log(note);
+        }
+        cache.insert(family, loaded.clone());
+        Ok(loaded)
+    }
+
+    fn update_inputs(&self) -> UpdateInputs {
+        if !matches!(
+            self.settings.update_source,
+            UpdateSource::Auto | UpdateSource::Feed
+        ) {
+            return UpdateInputs::default();
+        }
+        let url = &self.settings.releases_url;
+        let token = self.settings.release_token.as_deref();
+        let options = self.client_options();
+        let ask = |validators: Option<&net::feed::Validators>| {
+            net::feed::fetch(url, token, validators, Feed::Releases.cap(), &options)
+        };
+        let answer = self.feeds.get(
+            Feed::Releases,
+            url,
+            token.is_some(),
+            &ask,
+            &knowledge::update::parse_release_feed,
+        );
+        match answer {
+            Ok(answer) => {
+                log_origin("release feed", &answer.origin);
+                match answer.origin {
+                    Origin::Stale { fetched, error } => UpdateInputs {
+                        feed: Some(answer.value),
+                        feed_error: Some(format!("release feed unavailable: {error}")),
+                        cached_at: Some(Now(fetched).stamp()),
+                    },
+                    _ => UpdateInputs {
+                        feed: Some(answer.value),
+                        feed_error: None,
+                        cached_at: None,
+                    },
+                }
+            }
+            Err(e) => {
+                debug_log(&format!("release feed: {e}"));
+                UpdateInputs {
+                    feed: None,
+                    feed_error: Some(format!("release feed unavailable: {e}")),
+                    cached_at: None,
+                }
+            }
+        }
+    }
+
+    /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
+    fn failed(
+        &self,
+        target: &Target,
+        message: String,
+        attempts: u32,
+        started: Instant,
+    ) -> ScanResult {
+        ScanResult::failed(
+            target.display_name(),
+            message,
+            attempts,
+            self.now.stamp(),
+            started.elapsed().as_secs_f64(),
+            self.settings.check_hardening,
+            self.settings.warning,
+            self.settings.critical,
+        )
+    }
+}
+
+/// Says with `--debug` where a feed answer came from.
+fn log_origin(what: &str, origin: &Origin) {
+    debug_log(&match origin {
+        Origin::Network => format!("{what}: fetched"),
+        Origin::Fresh { fetched } => format!(
+            "{what}: cached answer from {} is fresh (--feed-cache-ttl); not asked",
+            Now(*fetched).stamp()
+        ),
+        Origin::NotModified { fetched } => format!(
+            "{what}: not modified since the cached answer from {}; reused",
+            Now(*fetched).stamp()
+        ),
+        Origin::Stale { fetched, error } => format!(
+            "{what}: unavailable ({error}); the cached answer from {} stands in",
+            Now(*fetched).stamp()
+        ),
+    });
+}
+
+/// Recognises product and release from what the instance reported.
+pub fn identify(m: &Measurements) -> Result<Identified, String> {
+    let where_ = m.endpoint.url(status::STATUS_PATH);
+    let name = m.status.name().map(str::to_string).ok_or_else(|| {
+        format!(
+            "{where_} names no product (productname); this does not look like an OpenCloud instance"
+        )
+    })?;
+    let Some(family) = ProductFamily::from_product_name(&name) else {
+        return Err(format!(
+            "{where_} reports the product {name:?}, which this check does not know (it checks \
+             OpenCloud)"
+        ));
+    };
+    let version_text = m
+        .status
+        .product_version
+        .clone()
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            m.capabilities
+                .as_ref()
+                .and_then(status::capabilities_version)
+        })
+        .ok_or_else(|| match &m.status.legacy_version {
+            Some(legacy) => format!(
+                "{where_} reports no release (productversion; the legacy version {legacy} is not \
+                 a release), so the release cannot be judged"
+            ),
+            None => format!(
+                "{where_} reports no release (productversion), so the release cannot be judged"
+            ),
+        })?;
+    let version = knowledge::parse_version(&version_text).ok_or_else(|| {
+        format!("{where_} reports the release {version_text:?}, which is not a version number")
+    })?;
+    Ok(Identified {
+        family,
+        name,
+        version_text,
+        version,
+        legacy_version: m.status.legacy_version.clone(),
+        edition: m.status.edition.clone(),
+    })
+}
+
+/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
+/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
+/// The interfaces of the targets' IPv6 zones (`[fe80::1%25eth0]`), looked up once.
+pub fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u32>, String> {
+    let mut zones = HashMap::new();
+    for target in targets {
+        if let (HostName::Ipv6(addr), Some(zone)) = (&target.host, &target.zone) {
+            let index = net::resolve::interface_index(zone).ok_or_else(|| {
+                format!(
+                    "-H {}: this host has no network interface {zone:?} (the IPv6 zone); \
+                     write the interface that reaches the address, e.g. [fe80::1%25eth0]",
+                    target.display_name()
+                )
+            })?;
+            zones.insert(*addr, index);
+        }
+    }
+    Ok(zones)
+}
+
+pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
+    let host = target.host_str();
+    let url_host = match &target.host {
+        HostName::Ipv6(_) => format!("[{host}]"),
+        _ => host.clone(),
+    };
+    let explicit = target.port.or(default_port);
+    Destination {
+        host,
+        url_host,
+        https_port: explicit.unwrap_or(443),
+        http_port: explicit.unwrap_or(80),
+        base_path: target.base_path.clone(),
+    }
+}
+
+fn describe_https(https: &net::HttpsObservation) -> String {
+    match https {
+        net::HttpsObservation::Verified(h) => format!("verified {}", h.protocol),
+        net::HttpsObservation::Unverified(h) => format!(
+            "unverified {}: {}",
+            h.protocol,
+            h.trust
+                .as_ref()
+                .err()
+                .map(String::as_str)
+                .unwrap_or("--insecure")
+        ),
+        net::HttpsObservation::Unavailable(reason) => format!("HTTPS unavailable: {reason}"),
+    }
+}
