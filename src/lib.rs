@@ -21,6 +21,7 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod scanner;
+pub mod serve;
 pub mod settings;
 pub mod severity;
 pub mod target;

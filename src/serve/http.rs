@@ -1,0 +1,789 @@
+//! The one place that reads an HTTP request, for every server of the crate (scan service,
+//! exporter): a small HTTP/1.1 server on blocking threads. Every connection carries one
+//! request (`Connection: close`), read within caps and deadlines, handled by a route table
+//! above this module, answered, logged in one line on stderr.
+//!
+//! Why not `tiny_http` (the design card's choice, still used by the test fakes): its 0.12 reads
+//! a request's header lines without any size limit or deadline (a client that sends header
+//! bytes without a line end grows one buffer until memory runs out, and one that drips them
+//! holds a thread forever), and a server of ours must cap every request. What a server here
+//! needs is small: a request line, headers, a body with `Content-Length`, one answer.
+//!
+//! Limits (a hostile client can cost at most these):
+//! - the request head (request line and headers) at most 16 KiB and 100 headers, read within
+//!   10 s in all, each read within 5 s;
+//! - a body only with `Content-Length` (no chunked uploads: 411), at most the route table's cap
+//!   (8 KiB for the scan service), read within 10 s;
+//! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
+//!   `Retry-After` at once.
+
+use serde_json::Value;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Caps and deadlines of one request.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_head_bytes: usize,
+    pub max_headers: usize,
+    pub max_body_bytes: usize,
+    /// The whole request head must arrive within this.
+    pub head_deadline: Duration,
+    /// The whole body must arrive within this.
+    pub body_deadline: Duration,
+    /// Each read and write on the socket.
+    pub io_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_head_bytes: 16 * 1024,
+            max_headers: 100,
+            max_body_bytes: 8 * 1024,
+            head_deadline: Duration::from_secs(10),
+            body_deadline: Duration::from_secs(10),
+            io_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One request, read whole.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub method: String,
+    /// The path without the query, percent-decoding left to the routes.
+    pub path: String,
+    /// Query parameters, percent-decoded (`+` is a space), in order.
+    pub query: Vec<(String, String)>,
+    /// Header names in lower case, values trimmed, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub peer: SocketAddr,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.
+    pub fn bearer_matches(&self, token: &str) -> bool {
+        let presented = self
+            .header("authorization")
+            .and_then(|v| {
+                v.split_once(' ')
+                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            })
+            .map(|(_, t)| t.trim())
+            .unwrap_or("");
+        constant_time_eq(presented.as_bytes(), token.as_bytes())
+    }
+}
+
+/// Equal contents, in a time that depends only on the lengths (a token's length is no secret
+/// worth hiding: the minimum is documented).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// One answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Response {
+        Response {
+            status,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body: body.into(),
+        }
+    }
+
+    pub fn json(status: u16, value: &Value) -> Response {
+        let mut body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+        body.push(b'\n');
+        Response::new(status, "application/json", body)
+    }
+
+    /// An error as every server of the crate answers one: `{"error": {"code", "message"}}`.
+    pub fn error(status: u16, code: &str, message: &str) -> Response {
+        Response::json(
+            status,
+            &serde_json::json!({"error": {"code": code, "message": message}}),
+        )
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Response {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// Why a request could not be read: the answer to send, if the client can still take one.
+enum Unreadable {
+    Answer(Response),
+    /// The client went away or sent nothing: nothing to answer.
+    Gone,
+}
+
+/// A bound listener, not yet serving.
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl Server {
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
+        let addr = listener.local_addr()?;
+        Ok(Server { listener, addr })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until `stop` is set: `workers` threads handle one connection each, waiting
+    /// connections queue up to `4 * workers`, beyond that a connection is answered 503. After
+    /// `stop`, no connection is accepted; queued and running requests are finished, then this
+    /// returns.
+    pub fn run<H>(self, workers: usize, limits: Limits, handler: H, stop: Arc<AtomicBool>)
+    where
+        H: Fn(&Request) -> Response + Send + Sync + 'static,
+    {
+        let workers = workers.max(1);
+        let (queue, waiting) = mpsc::sync_channel::<TcpStream>(workers * 4);
+        let waiting = Arc::new(Mutex::new(waiting));
+        let handler = Arc::new(handler);
+        let pool: Vec<_> = (0..workers)
+            .map(|i| {
+                let waiting = waiting.clone();
+                let handler = handler.clone();
+                std::thread::Builder::new()
+                    .name(format!("http-worker-{i}"))
+                    .spawn(move || work(&waiting, &*handler, limits))
+                    .expect("start an HTTP worker")
+            })
+            .collect();
+        // A blocking accept cannot see the flag: a watcher wakes it with a connection of its own.
+        let watcher = {
+            let stop = stop.clone();
+            let addr = self.addr;
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = TcpStream::connect_timeout(&wake_address(addr), Duration::from_secs(1));
+            })
+        };
+        accept(&self.listener, &queue, &stop, limits);
+        drop(queue);
+        for worker in pool {
+            let _ = worker.join();
+        }
+        let _ = watcher.join();
+    }
+}
+
+/// Where to connect to wake the accept loop: the listener, or loopback for a wildcard address.
+fn wake_address(addr: SocketAddr) -> SocketAddr {
+    let mut wake = addr;
+    if addr.ip().is_unspecified() {
+        wake.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    wake
+}
+
+fn accept(
+    listener: &TcpListener,
+    queue: &SyncSender<TcpStream>,
+    stop: &AtomicBool,
+    limits: Limits,
+) {
+    for stream in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = stream else { continue };
+        match queue.try_send(stream) {
+            Ok(()) => {}
+            Err(TrySendError::Full(mut stream)) => {
+                let _ = stream.set_write_timeout(Some(limits.io_timeout));
+                let busy = Response::error(
+                    503,
+                    "busy",
+                    "every worker is busy and the queue is full; retry shortly",
+                )
+                .with_header("Retry-After", "1");
+                let _ = write_response(&mut stream, &busy);
+                log_line("-", "-", busy.status, Duration::ZERO);
+            }
+            Err(TrySendError::Disconnected(_)) => break,
+        }
+    }
+}
+
+fn work<H>(waiting: &Mutex<Receiver<TcpStream>>, handler: &H, limits: Limits)
+where
+    H: Fn(&Request) -> Response,
+{
+    loop {
+        let next = match waiting.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(stream) = next else { return };
+        serve_connection(stream, handler, limits);
+    }
+}
+
+fn serve_connection<H>(mut stream: TcpStream, handler: &H, limits: Limits)
+where
+    H: Fn(&Request) -> Response,
+{
+    let started = Instant::now();
+    let _ = stream.set_read_timeout(Some(limits.io_timeout));
+    let _ = stream.set_write_timeout(Some(limits.io_timeout));
+    let _ = stream.set_nodelay(true);
+    let (method, path, response) = match read_request(&stream, limits) {
+        Ok(request) => {
+            // A handler that panics answers 500 and keeps the worker.
+            let response =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)))
+                    .unwrap_or_else(|_| {
+                        Response::error(500, "internal", "the request could not be handled")
+                    });
+            (request.method, request.path, response)
+        }
+        Err(Unreadable::Answer(response)) => ("-".to_string(), "-".to_string(), response),
+        Err(Unreadable::Gone) => return,
+    };
+    let _ = write_response(&mut stream, &response);
+    let _ = stream.flush();
+    log_line(&method, &path, response.status, started.elapsed());
+}
+
+/// One line per request on stderr: method, path (never the query: it may carry a host or a
+/// token), status, duration.
+fn log_line(method: &str, path: &str, status: u16, took: Duration) {
+    let printable = |s: &str| -> String {
+        s.chars()
+            .take(200)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
+    };
+    eprintln!(
+        "{} {} {status} {:.1}ms",
+        printable(method),
+        printable(path),
+        took.as_secs_f64() * 1000.0
+    );
+}
+
+fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadable> {
+    let peer = stream.peer_addr().map_err(|_| Unreadable::Gone)?;
+    let head_until = Instant::now() + limits.head_deadline;
+    let mut reader = BufReader::with_capacity(4096, stream);
+    let mut head_bytes = 0usize;
+    let mut line = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    loop {
+        line.clear();
+        let room = limits.max_head_bytes.saturating_sub(head_bytes);
+        let read = read_line(&mut reader, &mut line, room + 1, head_until);
+        match read {
+            Ok(0) if lines.is_empty() => return Err(Unreadable::Gone),
+            Ok(0) => return Err(bad(400, "incomplete", "the request head ended early")),
+            Ok(n) => head_bytes += n,
+            Err(e)
+                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
+            {
+                return Err(if lines.is_empty() && line.is_empty() {
+                    Unreadable::Gone
+                } else {
+                    bad(408, "timeout", "the request head did not arrive in time")
+                });
+            }
+            Err(_) => return Err(Unreadable::Gone),
+        }
+        if head_bytes > limits.max_head_bytes {
+            return Err(bad(
+                431,
+                "head_too_large",
+                "the request head is larger than 16 KiB",
+            ));
+        }
+        if !line.ends_with(b"\n") {
+            return Err(bad(400, "incomplete", "the request head ended early"));
+        }
+        let text = String::from_utf8_lossy(&line)
+            .trim_end_matches(['\r', '\n'])
+            .to_string();
+        if text.is_empty() {
+            if lines.is_empty() {
+                continue; // tolerated: a blank line before the request line
+            }
+            break;
+        }
+        if lines.len() > limits.max_headers {
+            return Err(bad(
+                431,
+                "too_many_headers",
+                "the request has more than 100 headers",
+            ));
+        }
+        lines.push(text);
+    }
+    let mut parts = lines[0].split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad(
+            400,
+            "bad_request_line",
+            "the request line is not METHOD TARGET HTTP/1.x",
+        ));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(bad(505, "version", "only HTTP/1.x is served"));
+    }
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(bad(400, "bad_method", "the method is not a valid token"));
+    }
+    let mut headers = Vec::with_capacity(lines.len() - 1);
+    for line in &lines[1..] {
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(bad(400, "bad_header", "a header line has no colon"));
+        };
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(bad(400, "bad_header", "a header name is not a token"));
+        }
+        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
+    }
+    let find = |n: &str| {
+        headers
+            .iter()
+            .find(|(h, _)| h == n)
+            .map(|(_, v)| v.as_str())
+    };
+    if find("transfer-encoding").is_some() {
+        return Err(bad(
+            411,
+            "length_required",
+            "send the body with Content-Length, not chunked",
+        ));
+    }
+    let length = match find("content-length") {
+        None => 0,
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| bad(400, "bad_length", "Content-Length is not a number"))?,
+    };
+    if length > limits.max_body_bytes {
+        return Err(bad(
+            413,
+            "body_too_large",
+            &format!("the body is larger than {} bytes", limits.max_body_bytes),
+        ));
+    }
+    if length > 0 && find("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+        let mut raw: &TcpStream = reader.get_ref();
+        let _ = raw.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+    }
+    let mut body = vec![0u8; length];
+    let body_until = Instant::now() + limits.body_deadline;
+    let mut filled = 0;
+    while filled < length {
+        if Instant::now() >= body_until {
+            return Err(bad(408, "timeout", "the body did not arrive in time"));
+        }
+        match reader.read(&mut body[filled..]) {
+            Ok(0) => return Err(bad(400, "incomplete", "the body ended early")),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
+            {
+                return Err(bad(408, "timeout", "the body did not arrive in time"));
+            }
+            Err(_) => return Err(Unreadable::Gone),
+        }
+    }
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, parse_form(q.as_bytes())),
+        None => (target, Vec::new()),
+    };
+    if !path.starts_with('/') {
+        return Err(bad(400, "bad_target", "the request target is not a path"));
+    }
+    Ok(Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        query,
+        headers,
+        body,
+        peer,
+    })
+}
+
+fn bad(status: u16, code: &str, message: &str) -> Unreadable {
+    Unreadable::Answer(Response::error(status, code, message))
+}
+
+/// Reads one line (through `\n`) of at most `max` bytes, before `until`. Returns the bytes
+/// read; a line longer than `max` returns `max` bytes without its end.
+fn read_line<R: BufRead>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+    until: Instant,
+) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        if Instant::now() >= until {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let room = max - total;
+        let take = available.len().min(room);
+        let (used, done) = match available[..take].iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (take, take == room),
+        };
+        line.extend_from_slice(&available[..used]);
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
+/// `a=b&c=d` with percent-decoding and `+` as a space (query strings and form bodies).
+pub fn parse_form(text: &[u8]) -> Vec<(String, String)> {
+    text.split(|b| *b == b'&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let mut it = pair.splitn(2, |b| *b == b'=');
+            let name = it.next().unwrap_or_default();
+            let value = it.next().unwrap_or_default();
+            (percent_decode(name), percent_decode(value))
+        })
+        .collect()
+}
+
+fn percent_decode(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn write_response(stream: &mut TcpStream, response: &Response) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
+        response.status,
+        reason(response.status),
+        response.body.len()
+    );
+    for (name, value) in &response.headers {
+        // Header values come from our own code; line breaks would still split the response.
+        if !name.contains(['\r', '\n', ':']) && !value.contains(['\r', '\n']) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(&response.body)
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        202 => "Accepted",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        _ => "Status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Running {
+        addr: SocketAddr,
+        stop: Arc<AtomicBool>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    fn start(limits: Limits, workers: usize) -> Running {
+        let server = Server::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            server.run(
+                workers,
+                limits,
+                |r: &Request| match r.path.as_str() {
+                    "/panic" => panic!("a handler bug"),
+                    "/slow" => {
+                        std::thread::sleep(Duration::from_millis(300));
+                        Response::json(200, &serde_json::json!({"slow": true}))
+                    }
+                    _ => Response::json(
+                        200,
+                        &serde_json::json!({
+                            "method": r.method, "path": r.path,
+                            "q": r.query_param("url"),
+                            "body": String::from_utf8_lossy(&r.body),
+                            "bearer": r.bearer_matches("s3cret-token"),
+                        }),
+                    ),
+                },
+                flag,
+            )
+        });
+        Running {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Sends raw bytes and returns the whole answer.
+    fn exchange(addr: SocketAddr, raw: &[u8]) -> String {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.write_all(raw);
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    }
+
+    fn status(answer: &str) -> u16 {
+        answer
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn requests_are_read_and_answered_as_json() {
+        let s = start(Limits::default(), 2);
+        let a = exchange(
+            s.addr,
+            b"POST /api/queue?url=cloud%2Eexample+x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\nContent-Length: 5\r\n\r\nhello",
+        );
+        assert_eq!(status(&a), 200, "{a}");
+        assert!(a.contains("Connection: close\r\n"), "{a}");
+        let body: Value = serde_json::from_str(a.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["q"], "cloud.example x");
+        assert_eq!(body["body"], "hello");
+        assert_eq!(body["bearer"], true);
+        let a = exchange(
+            s.addr,
+            b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret-tokeN\r\n\r\n",
+        );
+        assert!(a.contains("\"bearer\":false"), "{a}");
+    }
+
+    #[test]
+    fn hostile_requests_get_json_errors() {
+        let limits = Limits {
+            head_deadline: Duration::from_millis(300),
+            body_deadline: Duration::from_millis(300),
+            io_timeout: Duration::from_millis(200),
+            ..Limits::default()
+        };
+        let s = start(limits, 2);
+        let big_body = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            limits.max_body_bytes + 1
+        );
+        let head_flood = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(20_000));
+        let no_line_end = "a".repeat(40_000);
+        for (raw, expected, code) in [
+            (big_body.as_str(), 413, "body_too_large"),
+            (head_flood.as_str(), 431, "head_too_large"),
+            (no_line_end.as_str(), 431, "head_too_large"),
+            (
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                411,
+                "length_required",
+            ),
+            ("GET /\r\n\r\n", 400, "bad_request_line"),
+            ("GET / HTTP/2.0\r\n\r\n", 505, "version"),
+            (
+                "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+                400,
+                "bad_length",
+            ),
+            ("GET /panic HTTP/1.1\r\n\r\n", 500, "internal"),
+            // Head started, never finished: the deadline answers.
+            ("GET / HTTP/1.1\r\nX-Slow: ", 408, "timeout"),
+            // Body promised, never sent.
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc",
+                408,
+                "timeout",
+            ),
+        ] {
+            let a = exchange(s.addr, raw.as_bytes());
+            assert_eq!(status(&a), expected, "{raw:.60}: {a}");
+            assert!(
+                a.contains(&format!("\"code\":\"{code}\"")),
+                "{raw:.60}: {a}"
+            );
+            assert!(a.contains("Content-Type: application/json"), "{a}");
+        }
+    }
+
+    #[test]
+    fn a_dripping_client_is_cut_at_the_head_deadline() {
+        let limits = Limits {
+            head_deadline: Duration::from_millis(400),
+            io_timeout: Duration::from_millis(150),
+            ..Limits::default()
+        };
+        let s = start(limits, 1);
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let started = Instant::now();
+        c.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+        // One header byte every 100 ms: each read arrives in time, the whole head does not.
+        let mut answer = String::new();
+        for _ in 0..50 {
+            if c.write_all(b"X").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            if started.elapsed() > Duration::from_secs(2) {
+                break;
+            }
+        }
+        let _ = c.read_to_string(&mut answer);
+        assert_eq!(status(&answer), 408, "{answer}");
+        // The one worker is free again.
+        let a = exchange(s.addr, b"GET /x HTTP/1.1\r\n\r\n");
+        assert_eq!(status(&a), 200, "{a}");
+    }
+
+    #[test]
+    fn a_full_queue_answers_503_with_retry_after() {
+        let s = start(Limits::default(), 1);
+        // One worker and four queue places: slow requests fill them.
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                let addr = s.addr;
+                std::thread::spawn(move || exchange(addr, b"GET /slow HTTP/1.1\r\n\r\n"))
+            })
+            .collect();
+        let answers: Vec<String> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        let busy: Vec<&String> = answers.iter().filter(|a| status(a) == 503).collect();
+        assert!(!busy.is_empty(), "{answers:?}");
+        assert!(
+            busy.iter().all(|a| a.contains("Retry-After: 1")),
+            "{busy:?}"
+        );
+        assert!(answers.iter().any(|a| status(a) == 200));
+    }
+
+    #[test]
+    fn stopping_finishes_the_request_in_flight() {
+        let s = start(Limits::default(), 2);
+        let addr = s.addr;
+        let in_flight = std::thread::spawn(move || exchange(addr, b"GET /slow HTTP/1.1\r\n\r\n"));
+        std::thread::sleep(Duration::from_millis(50));
+        drop(s); // sets the flag and waits for the server to return
+        assert_eq!(status(&in_flight.join().unwrap()), 200);
+        assert!(TcpStream::connect(addr).is_err(), "no longer listening");
+    }
+
+    #[test]
+    fn forms_decode_percent_and_plus() {
+        assert_eq!(
+            parse_form(b"url=https%3A%2F%2Fa.example%3A9200%2F&x=a+b&bad=%zz&&empty="),
+            vec![
+                ("url".into(), "https://a.example:9200/".into()),
+                ("x".into(), "a b".into()),
+                ("bad".into(), "%zz".into()),
+                ("empty".into(), String::new()),
+            ]
+        );
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"abc", b"ab"));
+    }
+}
