@@ -21,6 +21,7 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod scanner;
+pub mod scanner_cli;
 pub mod serve;
 pub mod settings;
 pub mod severity;

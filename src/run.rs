@@ -45,7 +45,7 @@ fn clear_progress() {
     }
 }
 
-fn unknown(message: &str) -> Outcome {
+pub(crate) fn unknown(message: &str) -> Outcome {
     Outcome {
         stdout: format!("UNKNOWN: {message}\n"),
         exit_code: 3,
@@ -91,17 +91,10 @@ where
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };
-    redact::install(settings.secrets.clone());
-    DEBUG_LOG.store(settings.debug, Ordering::Relaxed);
-    if let Some(path) = &settings.config_file {
-        debug_log(&format!("configuration file {}", path.display()));
-    }
-    let now = settings.now.map(Now).unwrap_or_else(Now::system);
-    net::resolve::install(settings.resolve.clone());
-    match crate::scanner::target_zones(&settings.targets) {
-        Ok(zones) => net::resolve::install_zones(zones),
+    let now = match setup_process(&settings) {
+        Ok(now) => now,
         Err(e) => return unknown(&e),
-    }
+    };
     let budget = Budget::new(started, settings.time_budget);
     let mut scanner = match Scanner::new(&settings, now, budget) {
         Ok(s) => s,
@@ -174,6 +167,19 @@ where
             _ => output::overall_state(&results).exit_code(),
         },
     }
+}
+
+/// What the settings decide for the whole process, before any traffic: the secrets the output
+/// guard hides, the debug log, pinned names and IPv6 zones. Returns the clock of the run.
+pub fn setup_process(settings: &Settings) -> Result<Now, String> {
+    redact::install(settings.secrets.clone());
+    DEBUG_LOG.store(settings.debug, Ordering::Relaxed);
+    if let Some(path) = &settings.config_file {
+        debug_log(&format!("configuration file {}", path.display()));
+    }
+    net::resolve::install(settings.resolve.clone());
+    net::resolve::install_zones(crate::scanner::target_zones(&settings.targets)?);
+    Ok(settings.now.map(Now).unwrap_or_else(Now::system))
 }
 
 /// One notification per host whose state reaches the webhook level; a failed delivery is

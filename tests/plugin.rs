@@ -1123,7 +1123,7 @@ fn the_scanner_answers_an_unknown_subcommand_with_its_unknown_line_first() {
     assert_eq!(
         stdout.lines().next(),
         Some(
-            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, configure, review-waivers (see -h)"
+            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, review-waivers, configure (see -h)"
         ),
         "{stdout}"
     );

@@ -1,6 +1,6 @@
 //! Command-line parsing with lexopt, driven by the option table.
 
-use super::options::{self, Kind, OptionSpec};
+use super::options::{self, Kind, OptionSpec, Program};
 use std::ffi::OsString;
 
 /// What the command line asks for.
@@ -32,7 +32,24 @@ impl CommandLine {
     }
 }
 
+/// The plugin's command line: flags only (targets are given with `-H`).
 pub fn parse<I>(args: I) -> Result<Invocation, String>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let (invocation, words) = parse_for(Program::Plugin, args)?;
+    if let Some(word) = words.first() {
+        return Err(usage(format!(
+            "unexpected argument {word:?}; targets are given with -H/--host"
+        )));
+    }
+    Ok(invocation)
+}
+
+/// A command line of `program`: its flags, and the words that are not flags, in order (the
+/// scanner's subcommand and its target). A flag of the other program is refused by name.
+pub fn parse_for<I>(program: Program, args: I) -> Result<(Invocation, Vec<String>), String>
 where
     I: IntoIterator,
     I::Item: Into<OsString>,
@@ -40,6 +57,7 @@ where
     use lexopt::Arg;
     let mut parser = lexopt::Parser::from_args(args);
     let mut line = CommandLine::default();
+    let mut words = Vec::new();
     let mut help = false;
     let mut version = false;
     while let Some(arg) = parser.next().map_err(|e| usage(e.to_string()))? {
@@ -53,12 +71,22 @@ where
                 format!("--{name}"),
             ),
             Arg::Value(v) => {
-                return Err(usage(format!(
-                    "unexpected argument {:?}; targets are given with -H/--host",
-                    v.to_string_lossy()
-                )));
+                words.push(v.to_string_lossy().into_owned());
+                continue;
             }
         };
+        if !spec.programs.contains(&program) {
+            let owner = spec
+                .programs
+                .first()
+                .map(|p| p.name())
+                .unwrap_or("another program");
+            return Err(usage(format!(
+                "{written} is an option of {owner}, not of {}; see {} -h",
+                program.name(),
+                program.name()
+            )));
+        }
         match spec.id {
             "help" => help = true,
             "version" => version = true,
@@ -105,13 +133,14 @@ where
         };
         line.values.push((spec, value));
     }
-    if help {
-        Ok(Invocation::Help)
+    let invocation = if help {
+        Invocation::Help
     } else if version {
-        Ok(Invocation::Version)
+        Invocation::Version
     } else {
-        Ok(Invocation::Scan(line))
-    }
+        Invocation::Scan(line)
+    };
+    Ok((invocation, words))
 }
 
 /// A word that names one of our options (`-H`, `--warning`, `--warning=3`): never a value.

@@ -1,7 +1,7 @@
 //! The manual, printed by `-h` and written as `man/check-storage-security.1`, both generated
 //! from the option table so they cannot drift from what the parser accepts.
 
-use super::options::{Availability, Group, Kind, OPTIONS, OptionSpec};
+use super::options::{Availability, Group, Kind, OPTIONS, OptionSpec, Program};
 
 pub const PROGRAM: &str = "check-storage-security";
 
@@ -115,8 +115,11 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     facts
 }
 
+/// The plugin's rows of a group (the scanner's own flags are on its page).
 fn rows(group: Group) -> impl Iterator<Item = &'static OptionSpec> {
-    OPTIONS.iter().filter(move |o| o.group == group)
+    OPTIONS
+        .iter()
+        .filter(move |o| o.group == group && o.programs.contains(&Program::Plugin))
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -153,6 +156,9 @@ pub fn help_text() -> String {
         out.push('\n');
     }
     for group in Group::ORDER {
+        if rows(group).next().is_none() {
+            continue;
+        }
         out.push_str(group.title());
         out.push_str(":\n");
         for o in rows(group) {
@@ -226,6 +232,9 @@ pub fn man_page() -> String {
     }
     out.push_str(".SH OPTIONS\n");
     for group in Group::ORDER {
+        if rows(group).next().is_none() {
+            continue;
+        }
         out.push_str(&format!(".SS {}\n", roff_escape(group.title())));
         for o in rows(group) {
             out.push_str(".TP\n");
@@ -276,7 +285,10 @@ mod tests {
     #[test]
     fn help_names_every_flag_and_variable() {
         let help = help_text();
-        for o in OPTIONS {
+        for o in OPTIONS
+            .iter()
+            .filter(|o| o.programs.contains(&Program::Plugin))
+        {
             if let Some(l) = o.long {
                 assert!(help.contains(&format!("--{l}")), "--{l} missing from -h");
             }
@@ -289,7 +301,10 @@ mod tests {
     #[test]
     fn man_page_escapes_dashes_and_names_every_flag() {
         let man = man_page();
-        for o in OPTIONS.iter().filter_map(|o| o.long) {
+        let plugin = OPTIONS
+            .iter()
+            .filter(|o| o.programs.contains(&Program::Plugin));
+        for o in plugin.filter_map(|o| o.long) {
             assert!(
                 man.contains(&format!("\\-\\-{}", o.replace('-', "\\-"))),
                 "{o}"

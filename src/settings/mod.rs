@@ -194,8 +194,37 @@ pub struct Settings {
     pub debug_port_timeout: Duration,
     pub now: Option<jiff::Timestamp>,
     pub config_file: Option<PathBuf>,
+    /// The scanner's own settings.
+    pub scanner: ScannerSettings,
     /// Values never to print (`redact`): what came from references, and tokens.
     pub secrets: Vec<redact::Secret>,
+}
+
+/// What the settings are read for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A scan of the configured targets (the plugin, the exporter, `scan <host>`): a target is
+    /// required.
+    Scan,
+    /// A server scanning the targets its requests name (`serve`).
+    Serve,
+    /// Work without any scan (`review-waivers`).
+    Offline,
+}
+
+/// The scanner's own settings (`check-storage-scanner serve` and `review-waivers`).
+#[derive(Clone, Debug)]
+pub struct ScannerSettings {
+    /// `--listen`: the address `serve` listens on.
+    pub listen: std::net::IpAddr,
+    /// `--port`.
+    pub port: u16,
+    /// `--token`: the bearer token of `/api/` calls (a secret: never printed).
+    pub token: Option<String>,
+    /// `service.cache_ttl`: how long a host's result is served from the cache.
+    pub cache_ttl: Duration,
+    /// `--result`: the result documents `review-waivers` reads.
+    pub results: Vec<PathBuf>,
 }
 
 /// A setting the operator got wrong: one line naming the problem and the fix. Ends the run
@@ -356,7 +385,9 @@ impl<'a> Layers<'a> {
                 secrets.push(redact::Secret::from_reference(&given.text, reference));
             }
             match *id {
-                "release_token" => secrets.push(redact::Secret::literal(&given.text, "token")),
+                "release_token" | "token" => {
+                    secrets.push(redact::Secret::literal(&given.text, "token"))
+                }
                 "webhook_url" => {
                     secrets.push(redact::Secret::literal(&given.text, "webhook URL"));
                     // The path and query alone carry a chat service's token.
@@ -641,6 +672,15 @@ impl Settings {
         line: &cli::CommandLine,
         env: &dyn Environment,
     ) -> Result<Settings, SettingsError> {
+        Settings::resolve_for(line, env, Purpose::Scan)
+    }
+
+    /// Like `resolve`, for a purpose that may need no targets.
+    pub fn resolve_for(
+        line: &cli::CommandLine,
+        env: &dyn Environment,
+        purpose: Purpose,
+    ) -> Result<Settings, SettingsError> {
         // Features that have not landed yet end the run plainly instead of being ignored.
         for spec in options::OPTIONS {
             if spec.availability == Availability::NotYet && is_given(spec, line, env) {
@@ -683,11 +723,19 @@ impl Settings {
                 )));
             }
         }
-        Settings::from_layers(&layers, config.as_ref().map(|c| c.path.clone()))
+        Settings::from_layers(&layers, config.as_ref().map(|c| c.path.clone()), purpose)
     }
 
-    fn from_layers(l: &Layers, config_file: Option<PathBuf>) -> Result<Settings, SettingsError> {
-        let targets = targets(l)?;
+    fn from_layers(
+        l: &Layers,
+        config_file: Option<PathBuf>,
+        purpose: Purpose,
+    ) -> Result<Settings, SettingsError> {
+        let targets = match purpose {
+            Purpose::Scan => targets(l)?,
+            // A server's targets come with its requests; -H still names some if given.
+            Purpose::Serve | Purpose::Offline => targets(l).unwrap_or_default(),
+        };
 
         let warning = l.parsed_given("warning", "a rating from 0 to 5", rating)?;
         let critical = l.parsed_given("critical", "a rating from 0 to 5", rating)?;
@@ -942,6 +990,31 @@ impl Settings {
             webhook,
             now,
             config_file,
+            scanner: ScannerSettings {
+                listen: l
+                    .parsed("listen", "an IP address such as 127.0.0.1 or ::1", |t| {
+                        t.trim_start_matches('[')
+                            .trim_end_matches(']')
+                            .parse::<std::net::IpAddr>()
+                            .ok()
+                    })?
+                    .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
+                port: l
+                    .parsed("port", "a port from 1 to 65535", |t| {
+                        t.parse::<u16>().ok().filter(|p| *p > 0)
+                    })?
+                    .unwrap_or(8811),
+                token: l.string("token")?,
+                cache_ttl: l
+                    .parsed("cache_ttl", "a number of seconds (0 or more)", |t| {
+                        t.parse::<u64>()
+                            .ok()
+                            .filter(|s| *s <= 30 * 24 * 3600)
+                            .map(Duration::from_secs)
+                    })?
+                    .unwrap_or(Duration::from_secs(900)),
+                results: l.list("result")?.into_iter().map(PathBuf::from).collect(),
+            },
             secrets: l.secrets(),
         })
     }

@@ -22,6 +22,29 @@ pub enum Availability {
     NotYet,
 }
 
+/// The programs of the package. Variables and the configuration file are shared (one file
+/// serves the plugin and the scanner); a flag is accepted only by the programs it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Program {
+    /// `check-storage-security`, the monitoring plugin (and its exporter).
+    Plugin,
+    /// `check-storage-scanner`: `scan`, `serve`, `review-waivers`.
+    Scanner,
+}
+
+impl Program {
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::Plugin => "check-storage-security",
+            Program::Scanner => "check-storage-scanner",
+        }
+    }
+}
+
+const BOTH: &[Program] = &[Program::Plugin, Program::Scanner];
+const PLUGIN: &[Program] = &[Program::Plugin];
+const SCANNER: &[Program] = &[Program::Scanner];
+
 /// One row of the option table.
 #[derive(Debug)]
 pub struct OptionSpec {
@@ -43,6 +66,8 @@ pub struct OptionSpec {
     pub help: &'static str,
     pub group: Group,
     pub availability: Availability,
+    /// The programs whose command line takes the flag.
+    pub programs: &'static [Program],
 }
 
 /// Sections of the manual.
@@ -57,13 +82,15 @@ pub enum Group {
     Waivers,
     Webhook,
     Exporter,
+    /// The scanner's own settings: the service's address and token, review-waivers' input.
+    Scanner,
     Program,
     /// Settings that exist only in the configuration file and as variables.
     ConfigOnly,
 }
 
 impl Group {
-    pub const ORDER: [Group; 11] = [
+    pub const ORDER: [Group; 12] = [
         Group::Target,
         Group::Verdict,
         Group::Checks,
@@ -73,6 +100,7 @@ impl Group {
         Group::Waivers,
         Group::Webhook,
         Group::Exporter,
+        Group::Scanner,
         Group::Program,
         Group::ConfigOnly,
     ];
@@ -88,6 +116,7 @@ impl Group {
             Group::Waivers => "Waivers, policy and baseline",
             Group::Webhook => "Webhook notification",
             Group::Exporter => "Metrics exporter",
+            Group::Scanner => "Scan service and waiver review (check-storage-scanner)",
             Group::Program => "The program itself",
             Group::ConfigOnly => "Configuration-file settings (also as COS_* variables)",
         }
@@ -110,6 +139,7 @@ const fn row(id: &'static str, help: &'static str) -> OptionSpec {
         help,
         group: Group::Program,
         availability: Available,
+        programs: BOTH,
     }
 }
 
@@ -244,6 +274,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     // --- Output -------------------------------------------------------------------------
     OptionSpec {
+        programs: PLUGIN,
         long: Some("format"),
         kind: Value("FORMAT"),
         default: Some("the monitoring line"),
@@ -502,6 +533,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("baseline"),
         kind: Value("FILE"),
         group: Group::Waivers,
@@ -511,6 +543,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("warn-on-new"),
         group: Group::Waivers,
         ..row(
@@ -519,6 +552,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("verify-remediation"),
         kind: Repeatable("IDS"),
         group: Group::Waivers,
@@ -530,6 +564,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     // --- Webhook ------------------------------------------------------------------------
     OptionSpec {
+        programs: PLUGIN,
         long: Some("webhook-url"),
         env: &["COS_WEBHOOK_URL"],
         config_key: Some("webhook_url"),
@@ -541,6 +576,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("webhook-on"),
         env: &["COS_WEBHOOK_ON"],
         config_key: Some("webhook_on"),
@@ -551,6 +587,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row("webhook_on", "State from which a host is notified.")
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("webhook-format"),
         env: &["COS_WEBHOOK_FORMAT"],
         config_key: Some("webhook_format"),
@@ -567,6 +604,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row("webhook_format", "Body format of the notification.")
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("webhook-header"),
         env: &["COS_WEBHOOK_HEADERS"],
         config_key: Some("webhook_headers"),
@@ -579,6 +617,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("webhook-timeout"),
         env: &["COS_WEBHOOK_TIMEOUT"],
         config_key: Some("webhook_timeout"),
@@ -591,6 +630,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("allow-private-webhooks"),
         env: &["COS_ALLOW_PRIVATE_WEBHOOKS"],
         config_key: Some("allow_private_webhooks"),
@@ -602,6 +642,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     // --- Exporter -----------------------------------------------------------------------
     OptionSpec {
+        programs: PLUGIN,
         long: Some("prometheus-listen-port"),
         kind: Value("PORT"),
         default: Some("9102"),
@@ -613,6 +654,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("prometheus-listen-addr"),
         kind: Value("ADDRESS"),
         default: Some("127.0.0.1"),
@@ -621,6 +663,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row("prometheus_listen_addr", "Bind address of the exporter.")
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("scrape-interval"),
         kind: Value("SECONDS"),
         default: Some("60"),
@@ -629,6 +672,54 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row("scrape_interval", "Exporter refresh interval.")
     },
     // --- Program ------------------------------------------------------------------------
+    // --- Scanner ------------------------------------------------------------------------
+    OptionSpec {
+        long: Some("listen"),
+        env: &["COS_SERVICE_LISTEN"],
+        config_key: Some("service.listen"),
+        kind: Value("ADDRESS"),
+        default: Some("127.0.0.1"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "listen",
+            "serve: address to listen on. Any address but loopback needs --token.",
+        )
+    },
+    OptionSpec {
+        long: Some("port"),
+        env: &["COS_SERVICE_PORT"],
+        config_key: Some("service.port"),
+        kind: Value("PORT"),
+        default: Some("8811"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row("port", "serve: port to listen on.")
+    },
+    OptionSpec {
+        long: Some("token"),
+        env: &["COS_SERVICE_TOKEN"],
+        config_key: Some("service.token"),
+        kind: Value("TOKEN"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "token",
+            "serve: bearer token every /api/ call must present (Authorization: Bearer TOKEN), \
+             at least 32 characters; give it as a secret reference (secret://, file://, env://, \
+             exec://) or with the _file / _FILE suffix, never in clear.",
+        )
+    },
+    OptionSpec {
+        long: Some("result"),
+        kind: Repeatable("FILE"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "result",
+            "review-waivers: a result document (or a JSON array of them) to review; repeatable.",
+        )
+    },
     OptionSpec {
         long: Some("config"),
         env: &["COS_CONFIG_FILE"],
@@ -643,6 +734,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("configure"),
         group: Group::Program,
         availability: NotYet,
@@ -652,6 +744,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("self-update-check"),
         group: Group::Program,
         availability: NotYet,
@@ -661,6 +754,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        programs: PLUGIN,
         long: Some("upgrade-self"),
         group: Group::Program,
         availability: NotYet,

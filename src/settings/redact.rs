@@ -32,6 +32,7 @@ pub const FREE_FORM: &[&str] = &[
     "release_token",
     "webhook_url",
     "webhook_header",
+    "token",
 ];
 
 /// Shorter values are not replaced: they would match ordinary text (a reference to a file

@@ -14,9 +14,20 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The command line as the program that owns its flags reads it (the plugin, or the scanner
+/// for its own flags such as --listen).
 fn line(args: &[&str]) -> cli::CommandLine {
-    match cli::parse(args.iter().copied()).unwrap() {
-        cli::Invocation::Scan(l) => l,
+    let program = if args.iter().any(|a| {
+        a.strip_prefix("--")
+            .and_then(options::by_long)
+            .is_some_and(|o| !o.programs.contains(&options::Program::Plugin))
+    }) {
+        options::Program::Scanner
+    } else {
+        options::Program::Plugin
+    };
+    match cli::parse_for(program, args.iter().copied()).unwrap() {
+        (cli::Invocation::Scan(l), _) => l,
         other => panic!("{other:?}"),
     }
 }
