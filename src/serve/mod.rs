@@ -4,3 +4,4 @@
 //! `crate::scanner`, the plugin's own pipeline.
 
 pub mod http;
+pub mod signals;
