@@ -1000,9 +1000,8 @@ impl Settings {
                     })?
                     .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
                 port: l
-                    .parsed("port", "a port from 1 to 65535", |t| {
-                        t.parse::<u16>().ok().filter(|p| *p > 0)
-                    })?
+                    // 0: a free port, named on stderr at start.
+                    .parsed("port", "a port from 0 to 65535", |t| t.parse::<u16>().ok())?
                     .unwrap_or(8811),
                 token: l.string("token")?,
                 cache_ttl: l

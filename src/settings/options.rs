@@ -694,7 +694,10 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("8811"),
         group: Group::Scanner,
         programs: SCANNER,
-        ..row("port", "serve: port to listen on.")
+        ..row(
+            "port",
+            "serve: port to listen on; 0 picks a free one (the address is named on stderr).",
+        )
     },
     OptionSpec {
         long: Some("token"),
