@@ -86,7 +86,8 @@ where
     let rest = &words[1..];
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
-        "serve" | "review-waivers" | "configure" => unknown(&format!(
+        "serve" => serve(line, rest, env),
+        "review-waivers" | "configure" => unknown(&format!(
             "subcommand {subcommand:?} is not available in this version yet"
         )),
         other => {
@@ -150,6 +151,41 @@ fn scan(
     Outcome {
         stdout,
         exit_code: state.exit_code(),
+    }
+}
+
+/// `serve`: the scan service until SIGTERM or SIGINT (exit 0). A reason not to start is one
+/// line on stderr and exit 3, stdout empty: a service manager logs stderr.
+fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    let refuse = |message: &str| {
+        eprintln!(
+            "{}: {}",
+            Program::Scanner.name(),
+            crate::settings::redact::apply(message)
+        );
+        Outcome {
+            stdout: String::new(),
+            exit_code: 3,
+        }
+    };
+    if !rest.is_empty() {
+        return refuse("serve takes no arguments; the hosts to scan come with the requests");
+    }
+    let settings = match Settings::resolve_for(&line, env, Purpose::Serve) {
+        Ok(s) => s,
+        Err(e) => return refuse(&e.0),
+    };
+    if let Err(e) = setup_process(&settings) {
+        return refuse(&e);
+    }
+    let served = crate::serve::signals::stop_flag()
+        .and_then(|stop| crate::serve::service::serve(settings, stop));
+    match served {
+        Ok(()) => Outcome {
+            stdout: String::new(),
+            exit_code: 0,
+        },
+        Err(e) => refuse(&e),
     }
 }
 

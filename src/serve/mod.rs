@@ -4,4 +4,5 @@
 //! `crate::scanner`, the plugin's own pipeline.
 
 pub mod http;
+pub mod service;
 pub mod signals;

@@ -1,0 +1,1256 @@
+//! The scan service (`check-storage-scanner serve`): a route table over `serve::http` that scans
+//! with the plugin's own pipeline (`crate::scanner`) and caches each host's result.
+//!
+//! - **Token.** A token, when configured, guards every `/api/` route (`Authorization: Bearer`,
+//!   compared in constant time; 401 with `WWW-Authenticate: Bearer` otherwise), on loopback
+//!   too. `/healthz` stays open and says nothing about targets. The service refuses to start
+//!   when it would listen beyond loopback without a token, or with a weak one (`check_token`).
+//! - **Single flight.** One scan at a time per target key (host as displayed, port as written,
+//!   base path): a request for a host whose scan is queued or running joins that scan, so a
+//!   hundred simultaneous requests for one cold host cost it one scan.
+//! - **Bounded work.** Scans run on `--concurrency` workers; at most `MAX_PENDING_SCANS` wait
+//!   for one, beyond that a new scan is refused with 503 and `Retry-After`. `GET /api/scan`
+//!   waits at most the time budget plus `WAIT_MARGIN` for its scan.
+//! - **Bounded memory.** Results are cached per host for `service.cache_ttl`; a scan that
+//!   failed (UNKNOWN with an error) is not cached. Records of `/api/queue` live `cache_ttl` (at
+//!   least `MIN_RECORD_LIFETIME`) after their scan ended; at most `MAX_RECORDS` records,
+//!   `MAX_CACHED_HOSTS` cached hosts and `MAX_KEPT_BYTES` of result documents are held, the
+//!   oldest dropped first.
+//!
+//! The service scans whatever host a request names, loopback and private addresses included:
+//! it is the operator's own scanner. The token is what keeps others from using it.
+
+use super::http::{self, Limits, Request, Response, Server};
+use crate::budget::Budget;
+use crate::clock::Now;
+use crate::scanner::Scanner;
+use crate::settings::options::Program;
+use crate::settings::{Settings, redact};
+use crate::target::Target;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The token shipped in `packaging/check-storage-scanner.sample.yml`: never accepted.
+pub const PLACEHOLDER_TOKEN: &str = "replace-me-with-a-random-scanner-token";
+/// The shortest token the service starts with.
+pub const MIN_TOKEN_CHARS: usize = 32;
+/// Connections handled at once. `GET /api/scan` holds its connection for the scan, so there
+/// are more of these than scan workers; waiting connections queue four times as many.
+pub const HTTP_WORKERS: usize = 64;
+/// Scans waiting for a worker; a new scan beyond them is answered 503.
+pub const MAX_PENDING_SCANS: usize = 64;
+/// Records of `/api/queue` and `/api/requeue` held at most; the oldest go first.
+pub const MAX_RECORDS: usize = 10_000;
+/// Hosts whose result is cached at most; the oldest result goes first.
+pub const MAX_CACHED_HOSTS: usize = 1_000;
+/// Result documents held at most (records and cache together), in bytes.
+pub const MAX_KEPT_BYTES: usize = 64 << 20;
+/// A record outlives its scan at least this long, even with `service.cache_ttl` 0.
+pub const MIN_RECORD_LIFETIME: Duration = Duration::from_secs(60);
+/// `GET /api/scan` waits for its scan this much longer than the time budget (the scan may wait
+/// for a worker first).
+pub const WAIT_MARGIN: Duration = Duration::from_secs(5);
+/// `Retry-After` of a full scan queue, in seconds.
+const BUSY_RETRY_AFTER: &str = "10";
+/// `realm` of the `WWW-Authenticate` challenge.
+const REALM: &str = "check-storage-scanner";
+
+/// Why the service must not start with this listen address and token. The message never
+/// carries the token.
+pub fn check_token(listen: IpAddr, token: Option<&str>) -> Result<(), String> {
+    const GIVE: &str = "give --token (COS_SERVICE_TOKEN, service.token) a random value of at \
+                        least 32 characters (openssl rand -hex 32) as a secret reference such \
+                        as secret://scanner-token or with the _file suffix";
+    match token {
+        None if !listen.is_loopback() => Err(format!(
+            "refusing to listen on {listen} without a token: any address but loopback needs \
+             one; {GIVE}"
+        )),
+        None => Ok(()),
+        Some(t) if t == PLACEHOLDER_TOKEN => Err(format!(
+            "refusing to start: the token is the placeholder shipped in \
+             check-storage-scanner.sample.yml; {GIVE}"
+        )),
+        Some(t) if t.chars().count() < MIN_TOKEN_CHARS => Err(format!(
+            "refusing to start: the token is shorter than {MIN_TOKEN_CHARS} characters; {GIVE}"
+        )),
+        Some(t) if t.chars().any(|c| c.is_whitespace() || c.is_control()) => Err(format!(
+            "refusing to start: the token holds white space or control characters, which an \
+             Authorization header cannot carry; {GIVE}"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// What a scan produced: the result document (JSON, secrets already redacted) and whether it
+/// may be served from the cache (not when the scan failed).
+pub struct Scanned {
+    pub document: Vec<u8>,
+    pub cacheable: bool,
+}
+
+/// A scan of one target. `Err` is an operator mistake found late (an unreadable advisory
+/// file); a scan that fails against the target is a document.
+pub type ScanFn = dyn Fn(&Target) -> Result<Scanned, String> + Send + Sync;
+
+/// The production scan: the plugin's pipeline, a fresh clock reading and a fresh time budget
+/// per scan.
+pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
+    Arc::new(move |target: &Target| {
+        let now = settings.now.map(Now).unwrap_or_else(Now::system);
+        let budget = Budget::new(Instant::now(), settings.time_budget);
+        let result = Scanner::new(&settings, now, budget)?.scan(target)?;
+        let text = serde_json::to_string(&result)
+            .map_err(|e| format!("cannot serialise the result: {e}"))?;
+        let mut document = redact::apply(&text).into_bytes();
+        document.push(b'\n');
+        Ok(Scanned {
+            document,
+            cacheable: result.error.is_none(),
+        })
+    })
+}
+
+/// What the service needs besides its scan function.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub token: Option<String>,
+    pub cache_ttl: Duration,
+    pub scan_workers: usize,
+    /// How long `GET /api/scan` waits for its scan.
+    pub wait_limit: Duration,
+}
+
+impl Config {
+    pub fn from_settings(settings: &Settings) -> Config {
+        Config {
+            token: settings.scanner.token.clone(),
+            cache_ttl: settings.scanner.cache_ttl,
+            scan_workers: settings.concurrency.max(1),
+            wait_limit: settings.time_budget + WAIT_MARGIN,
+        }
+    }
+}
+
+/// `check-storage-scanner serve`: checks the token rules, binds, says where on stderr, serves
+/// until `stop`. `Err` is a reason not to start, one line.
+pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
+    let listen = settings.scanner.listen;
+    check_token(listen, settings.scanner.token.as_deref())?;
+    // Operator mistakes a scan would meet (a CA file without certificates) end the start.
+    let now = settings.now.map(Now).unwrap_or_else(Now::system);
+    Scanner::new(
+        &settings,
+        now,
+        Budget::new(Instant::now(), settings.time_budget),
+    )?;
+    let addr = SocketAddr::new(listen, settings.scanner.port);
+    let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let config = Config::from_settings(&settings);
+    let settings = Arc::new(settings);
+    let service = Service::start(config, pipeline(settings));
+    eprintln!(
+        "{}: listening on http://{}",
+        Program::Scanner.name(),
+        server.local_addr()
+    );
+    server.run(
+        HTTP_WORKERS,
+        Limits::default(),
+        move |request: &Request| service.handle(request),
+        stop,
+    );
+    eprintln!("{}: stopped", Program::Scanner.name());
+    Ok(())
+}
+
+/// Where a scan stands.
+enum Progress {
+    Queued,
+    Running,
+    Finished {
+        at: Instant,
+        outcome: Result<Arc<[u8]>, String>,
+    },
+}
+
+/// One scan of one target, shared by every request that joined it.
+struct Job {
+    key: String,
+    target: Target,
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    /// The service's count of result bytes held; this job's document counts until it is dropped.
+    kept: Arc<AtomicUsize>,
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Progress::Finished {
+            outcome: Ok(doc), ..
+        } = &*lock(&self.progress)
+        {
+            self.kept.fetch_sub(doc.len(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a waiter sees of a job.
+enum Seen {
+    Queued,
+    Running,
+    Done(Result<Arc<[u8]>, String>),
+}
+
+impl Job {
+    fn seen(&self) -> Seen {
+        match &*lock(&self.progress) {
+            Progress::Queued => Seen::Queued,
+            Progress::Running => Seen::Running,
+            Progress::Finished { outcome, .. } => Seen::Done(outcome.clone()),
+        }
+    }
+
+    /// The result once the scan ends, or `None` after `limit`.
+    fn wait(&self, limit: Duration) -> Option<Result<Arc<[u8]>, String>> {
+        let until = Instant::now() + limit;
+        let mut progress = lock(&self.progress);
+        loop {
+            if let Progress::Finished { outcome, .. } = &*progress {
+                return Some(outcome.clone());
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            progress = self
+                .changed
+                .wait_timeout(progress, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    fn finished_at(&self) -> Option<Instant> {
+        match &*lock(&self.progress) {
+            Progress::Finished { at, .. } => Some(*at),
+            _ => None,
+        }
+    }
+
+    fn set(&self, progress: Progress) {
+        if let Progress::Finished {
+            outcome: Ok(doc), ..
+        } = &progress
+        {
+            self.kept.fetch_add(doc.len(), Ordering::Relaxed);
+        }
+        *lock(&self.progress) = progress;
+        self.changed.notify_all();
+    }
+}
+
+/// A mutex whose holder panicked still holds consistent data here (every update is one
+/// assignment), so a poisoned lock is used as it is.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Default)]
+struct Host {
+    /// The scan queued or running for this host: new requests join it.
+    in_flight: Option<Arc<Job>>,
+    /// The last successful scan, served until it is `cache_ttl` old.
+    cached: Option<Arc<Job>>,
+}
+
+#[derive(Default)]
+struct State {
+    hosts: HashMap<String, Host>,
+    records: HashMap<String, Arc<Job>>,
+    /// Record uuids, oldest first.
+    order: VecDeque<String>,
+    last_sweep: Option<Instant>,
+}
+
+/// What the scan workers share with the request handlers.
+struct Shared {
+    state: Mutex<State>,
+    cache_ttl: Duration,
+    record_lifetime: Duration,
+    kept: Arc<AtomicUsize>,
+}
+
+impl Shared {
+    fn is_fresh(&self, job: &Job, now: Instant) -> bool {
+        job.finished_at()
+            .is_some_and(|at| now.saturating_duration_since(at) < self.cache_ttl)
+    }
+
+    /// Drops expired cache entries (at most once a second) and expired records, then the
+    /// oldest records beyond `MAX_RECORDS`, then while the documents held exceed
+    /// `MAX_KEPT_BYTES` the oldest cached results (a cache is cheap to refill) and records.
+    fn sweep(&self, state: &mut State, now: Instant) {
+        let due = state
+            .last_sweep
+            .is_none_or(|last| now.saturating_duration_since(last) >= Duration::from_secs(1));
+        if due {
+            state.last_sweep = Some(now);
+            state.hosts.retain(|_, host| {
+                if host.cached.as_ref().is_some_and(|j| !self.is_fresh(j, now)) {
+                    host.cached = None;
+                }
+                host.in_flight.is_some() || host.cached.is_some()
+            });
+        }
+        while let Some(uuid) = state.order.front() {
+            let expired = state.records.get(uuid).is_none_or(|job| {
+                job.finished_at()
+                    .is_some_and(|at| now.saturating_duration_since(at) >= self.record_lifetime)
+            });
+            if !expired && state.order.len() <= MAX_RECORDS {
+                break;
+            }
+            if let Some(uuid) = state.order.pop_front() {
+                state.records.remove(&uuid);
+            }
+        }
+        while self.kept.load(Ordering::Relaxed) > MAX_KEPT_BYTES {
+            if !evict_oldest_cached(state) {
+                let Some(uuid) = state.order.pop_front() else {
+                    break;
+                };
+                state.records.remove(&uuid);
+            }
+        }
+    }
+
+    /// A job ended: its waiters wake, it takes no more joiners, and its result is cached if
+    /// it may be. One step under the state lock: a request that follows an answer never
+    /// joins the scan that gave it (a requeue would get the old result).
+    fn finish(&self, job: &Arc<Job>, outcome: Result<Arc<[u8]>, String>, cacheable: bool) {
+        let mut state = lock(&self.state);
+        job.set(Progress::Finished {
+            at: Instant::now(),
+            outcome,
+        });
+        let mut cached = false;
+        if let Some(host) = state.hosts.get_mut(&job.key) {
+            if host.in_flight.as_ref().is_some_and(|j| Arc::ptr_eq(j, job)) {
+                host.in_flight = None;
+            }
+            if cacheable && !self.cache_ttl.is_zero() {
+                host.cached = Some(job.clone());
+                cached = true;
+            }
+            if host.in_flight.is_none() && host.cached.is_none() {
+                state.hosts.remove(&job.key);
+            }
+        }
+        if cached {
+            let count = state.hosts.values().filter(|h| h.cached.is_some()).count();
+            for _ in MAX_CACHED_HOSTS..count {
+                evict_oldest_cached(&mut state);
+            }
+        }
+        self.sweep(&mut state, Instant::now());
+    }
+}
+
+/// Drops the oldest cached result; `false` when nothing is cached.
+fn evict_oldest_cached(state: &mut State) -> bool {
+    let oldest = state
+        .hosts
+        .iter()
+        .filter_map(|(key, h)| Some((h.cached.as_ref()?.finished_at()?, key.clone())))
+        .min();
+    let Some((_, key)) = oldest else {
+        return false;
+    };
+    if let Some(host) = state.hosts.get_mut(&key) {
+        host.cached = None;
+        if host.in_flight.is_none() {
+            state.hosts.remove(&key);
+        }
+    }
+    true
+}
+
+/// The request side of the service.
+pub struct Service {
+    shared: Arc<Shared>,
+    jobs: SyncSender<Arc<Job>>,
+    config: Config,
+}
+
+/// How a request came to its job.
+enum Joined {
+    Job(Arc<Job>),
+    /// The scan queue is full.
+    Busy,
+}
+
+impl Service {
+    /// Starts the scan workers; they end when the service is dropped and the queue is empty.
+    pub fn start(config: Config, scan: Arc<ScanFn>) -> Service {
+        let kept = Arc::new(AtomicUsize::new(0));
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            cache_ttl: config.cache_ttl,
+            record_lifetime: config.cache_ttl.max(MIN_RECORD_LIFETIME),
+            kept,
+        });
+        let (jobs, waiting) = mpsc::sync_channel::<Arc<Job>>(MAX_PENDING_SCANS);
+        let waiting = Arc::new(Mutex::new(waiting));
+        for i in 0..config.scan_workers.max(1) {
+            let shared = shared.clone();
+            let waiting = waiting.clone();
+            let scan = scan.clone();
+            std::thread::Builder::new()
+                .name(format!("scan-worker-{i}"))
+                .spawn(move || scan_worker(&shared, &waiting, &*scan))
+                .expect("start a scan worker");
+        }
+        Service {
+            shared,
+            jobs,
+            config,
+        }
+    }
+
+    /// The job that answers a request for `target`: the one in flight, the cached one (unless
+    /// `fresh`), or a new one on the queue.
+    fn join(&self, target: Target, fresh: bool) -> Joined {
+        let key = key_of(&target);
+        let now = Instant::now();
+        let mut state = lock(&self.shared.state);
+        self.shared.sweep(&mut state, now);
+        if let Some(host) = state.hosts.get(&key) {
+            if let Some(job) = &host.in_flight {
+                return Joined::Job(job.clone());
+            }
+            if !fresh
+                && let Some(job) = &host.cached
+                && self.shared.is_fresh(job, now)
+            {
+                return Joined::Job(job.clone());
+            }
+        }
+        let job = Arc::new(Job {
+            key: key.clone(),
+            target,
+            progress: Mutex::new(Progress::Queued),
+            changed: Condvar::new(),
+            kept: self.shared.kept.clone(),
+        });
+        match self.jobs.try_send(job.clone()) {
+            Ok(()) => {
+                let host = state.hosts.entry(key).or_default();
+                host.in_flight = Some(job.clone());
+                // A new scan replaces the cached result (requeue discards it).
+                host.cached = None;
+                Joined::Job(job)
+            }
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => Joined::Busy,
+        }
+    }
+
+    fn record(&self, job: Arc<Job>) -> Result<String, Response> {
+        let uuid = new_uuid().map_err(|e| Response::error(500, "internal", &e))?;
+        let mut state = lock(&self.shared.state);
+        state.records.insert(uuid.clone(), job);
+        state.order.push_back(uuid.clone());
+        self.shared.sweep(&mut state, Instant::now());
+        Ok(uuid)
+    }
+
+    /// Answers one request.
+    pub fn handle(&self, request: &Request) -> Response {
+        let path = request.path.as_str();
+        if (path == "/api" || path.starts_with("/api/"))
+            && let Some(token) = &self.config.token
+            && !request.bearer_matches(token)
+        {
+            let presented = request.header("authorization").is_some();
+            let challenge = if presented {
+                format!("Bearer realm=\"{REALM}\", error=\"invalid_token\"")
+            } else {
+                format!("Bearer realm=\"{REALM}\"")
+            };
+            return Response::error(
+                401,
+                "unauthorized",
+                "this service needs the header Authorization: Bearer <token> (its --token)",
+            )
+            .with_header("WWW-Authenticate", &challenge);
+        }
+        let matching: Vec<&Route> = ROUTES.iter().filter(|r| r.matches(path)).collect();
+        if matching.is_empty() {
+            return Response::error(
+                404,
+                "not_found",
+                "no such path; the service answers /api/queue, /api/result/<uuid>, \
+                 /api/requeue, /api/scan and /healthz",
+            );
+        }
+        match matching.iter().find(|r| r.method == request.method) {
+            Some(route) => (route.handle)(self, request, &path[route.path.len()..]),
+            None => {
+                let allowed: Vec<&str> = matching.iter().map(|r| r.method).collect();
+                Response::error(
+                    405,
+                    "method_not_allowed",
+                    &format!("{path} takes {}", allowed.join(", ")),
+                )
+                .with_header("Allow", &allowed.join(", "))
+            }
+        }
+    }
+}
+
+fn scan_worker(shared: &Shared, waiting: &Mutex<Receiver<Arc<Job>>>, scan: &ScanFn) {
+    loop {
+        let next = lock(waiting).recv();
+        let Ok(job) = next else { return };
+        job.set(Progress::Running);
+        let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scan(&job.target)))
+            .unwrap_or_else(|_| Err("internal error during the scan (see stderr)".to_string()));
+        let (outcome, cacheable) = match scanned {
+            Ok(s) => (Ok(Arc::from(s.document)), s.cacheable),
+            Err(e) => (Err(redact::apply(&e)), false),
+        };
+        shared.finish(&job, outcome, cacheable);
+    }
+}
+
+/// The cache and single-flight key: what decides a scan of the target. Names are lower-cased
+/// by the parser; the port counts as written (a written port is used for HTTPS and plain HTTP
+/// alike, none means 443 then 80); the scheme does not count, since transport selection
+/// decides it either way.
+fn key_of(target: &Target) -> String {
+    format!("{}{}", target.display_name(), target.base_path)
+}
+
+/// A random (version 4) uuid from the kernel's generator: never sequential, never guessable.
+fn new_uuid() -> Result<String, String> {
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("cannot read /dev/urandom for a uuid: {e}"))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+/// One route: method, path (a prefix when `prefix`), handler given the rest of the path.
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    prefix: bool,
+    handle: fn(&Service, &Request, &str) -> Response,
+}
+
+impl Route {
+    fn matches(&self, path: &str) -> bool {
+        if self.prefix {
+            path.strip_prefix(self.path)
+                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+        } else {
+            path == self.path
+        }
+    }
+}
+
+/// Every route of the service. `/api/` routes need the token when one is configured.
+const ROUTES: &[Route] = &[
+    Route {
+        method: "GET",
+        path: "/healthz",
+        prefix: false,
+        handle: healthz,
+    },
+    Route {
+        method: "POST",
+        path: "/api/queue",
+        prefix: false,
+        handle: queue,
+    },
+    Route {
+        method: "GET",
+        path: "/api/result/",
+        prefix: true,
+        handle: result,
+    },
+    Route {
+        method: "POST",
+        path: "/api/requeue",
+        prefix: false,
+        handle: requeue,
+    },
+    Route {
+        method: "GET",
+        path: "/api/scan",
+        prefix: false,
+        handle: scan,
+    },
+];
+
+fn healthz(_: &Service, _: &Request, _: &str) -> Response {
+    Response::json(200, &json!({"status": "ok"}))
+}
+
+fn queue(service: &Service, request: &Request, _: &str) -> Response {
+    submit(service, request, false)
+}
+
+fn requeue(service: &Service, request: &Request, _: &str) -> Response {
+    submit(service, request, true)
+}
+
+/// `POST /api/queue` and `/api/requeue`: a record for the scan, answered at once.
+fn submit(service: &Service, request: &Request, fresh: bool) -> Response {
+    let target = match target_of(request, true) {
+        Ok(t) => t,
+        Err(response) => return response,
+    };
+    let job = match service.join(target, fresh) {
+        Joined::Job(job) => job,
+        Joined::Busy => return busy(),
+    };
+    match service.record(job) {
+        Ok(uuid) => Response::json(202, &json!({"uuid": uuid}))
+            .with_header("Location", &format!("/api/result/{uuid}")),
+        Err(response) => response,
+    }
+}
+
+/// `GET /api/result/<uuid>`.
+fn result(service: &Service, _: &Request, uuid: &str) -> Response {
+    let job = lock(&service.shared.state).records.get(uuid).cloned();
+    let Some(job) = job else {
+        return Response::error(
+            404,
+            "unknown_uuid",
+            &format!(
+                "no scan has this uuid: it never existed, or its record expired ({} s after \
+                 its scan ended) or was dropped for newer ones",
+                service.shared.record_lifetime.as_secs()
+            ),
+        );
+    };
+    match job.seen() {
+        Seen::Queued => Response::json(200, &json!({"uuid": uuid, "status": "queued"})),
+        Seen::Running => Response::json(200, &json!({"uuid": uuid, "status": "running"})),
+        Seen::Done(outcome) => document(outcome),
+    }
+}
+
+/// `GET /api/scan?url=<host>`: the document, from the cache or a scan it waits for.
+fn scan(service: &Service, request: &Request, _: &str) -> Response {
+    let target = match target_of(request, false) {
+        Ok(t) => t,
+        Err(response) => return response,
+    };
+    let shown = target.display_name();
+    let job = match service.join(target, false) {
+        Joined::Job(job) => job,
+        Joined::Busy => return busy(),
+    };
+    match job.wait(service.config.wait_limit) {
+        Some(outcome) => document(outcome),
+        None => Response::error(
+            504,
+            "scan_pending",
+            &format!(
+                "the scan of {shown} did not end within {} s; it goes on: ask again later",
+                service.config.wait_limit.as_secs()
+            ),
+        ),
+    }
+}
+
+fn document(outcome: Result<Arc<[u8]>, String>) -> Response {
+    match outcome {
+        Ok(doc) => Response::new(200, "application/json", doc.to_vec()),
+        Err(message) => Response::error(500, "scan_failed", &message),
+    }
+}
+
+fn busy() -> Response {
+    Response::error(
+        503,
+        "busy",
+        &format!(
+            "{MAX_PENDING_SCANS} scans are waiting for a worker already; retry shortly \
+             (--concurrency sets the workers)"
+        ),
+    )
+    .with_header("Retry-After", BUSY_RETRY_AFTER)
+}
+
+/// The target a request names with `url`: in the query, or for a POST in a form or JSON body.
+fn target_of(request: &Request, body_allowed: bool) -> Result<Target, Response> {
+    let bad = |code: &str, message: &str| Err(Response::error(400, code, message));
+    let mut given: Vec<(String, String)> = request.query.clone();
+    if body_allowed && !request.body.is_empty() {
+        let content_type = request
+            .header("content-type")
+            .map(|t| {
+                t.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        match content_type.as_str() {
+            "application/json" => given.extend(json_body(&request.body)?),
+            "" | "application/x-www-form-urlencoded" => {
+                if std::str::from_utf8(&request.body).is_err() {
+                    return bad("bad_form", "the form body is not UTF-8 text");
+                }
+                given.extend(http::parse_form(&request.body));
+            }
+            _ => {
+                return Err(Response::error(
+                    415,
+                    "unsupported_media_type",
+                    "send url=<host> as application/x-www-form-urlencoded, or {\"url\": \
+                     \"<host>\"} as application/json",
+                ));
+            }
+        }
+    }
+    if let Some((name, _)) = given.iter().find(|(name, _)| name != "url") {
+        let shown: String = name.chars().take(40).collect();
+        return bad(
+            "unknown_parameter",
+            &format!("unknown parameter {shown:?}; this route takes url=<host>"),
+        );
+    }
+    let mut urls = given.into_iter().map(|(_, value)| value);
+    let Some(url) = urls.next() else {
+        return bad(
+            "missing_url",
+            "name the instance to scan with url=<host> (a hostname, IPv4, [IPv6] or URL)",
+        );
+    };
+    if urls.any(|other| other != url) {
+        return bad("ambiguous_url", "give url once");
+    }
+    let target = Target::parse(&url).map_err(|e| Response::error(400, "bad_target", &e.0))?;
+    if target.zone.is_some() {
+        return bad(
+            "bad_target",
+            "the service does not scan link-local IPv6 addresses with a zone; scan them with \
+             check-storage-security -H",
+        );
+    }
+    Ok(target)
+}
+
+/// `{"url": "<host>"}`; any other shape or member is refused.
+fn json_body(body: &[u8]) -> Result<Vec<(String, String)>, Response> {
+    let bad = |message: &str| Response::error(400, "bad_json", message);
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| bad(&format!("the body is not valid JSON: {e}")))?;
+    let Value::Object(members) = value else {
+        return Err(bad("the body must be a JSON object: {\"url\": \"<host>\"}"));
+    };
+    let mut given = Vec::new();
+    for (name, value) in members {
+        match value {
+            Value::String(text) => given.push((name, text)),
+            _ => {
+                let shown: String = name.chars().take(40).collect();
+                return Err(bad(&format!("member {shown:?} must be a string")));
+            }
+        }
+    }
+    Ok(given)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    fn request(
+        method: &str,
+        path: &str,
+        query: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Request {
+        Request {
+            method: method.into(),
+            path: path.into(),
+            query: http::parse_form(query.as_bytes()),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_ascii_lowercase(), v.to_string()))
+                .collect(),
+            body: body.to_vec(),
+            peer: "127.0.0.1:1".parse().unwrap(),
+        }
+    }
+
+    fn body(r: &Response) -> Value {
+        serde_json::from_slice(&r.body).unwrap()
+    }
+
+    fn header<'a>(r: &'a Response, name: &str) -> Option<&'a str> {
+        r.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A service whose scans count themselves and wait at `gate` (when given) before ending.
+    fn service(
+        token: Option<&str>,
+        cache_ttl: u64,
+        gate: Option<Arc<Barrier>>,
+    ) -> (Service, Arc<AtomicUsize>) {
+        let scans = Arc::new(AtomicUsize::new(0));
+        let counted = scans.clone();
+        let scan: Arc<ScanFn> = Arc::new(move |target: &Target| {
+            let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some(gate) = &gate {
+                gate.wait();
+            }
+            if target.host_str() == "fails.example" {
+                return Err("an operator mistake".into());
+            }
+            Ok(Scanned {
+                document: format!("{{\"host\":\"{}\",\"scan\":{n}}}\n", target.display_name())
+                    .into_bytes(),
+                cacheable: target.host_str() != "down.example",
+            })
+        });
+        let config = Config {
+            token: token.map(String::from),
+            cache_ttl: Duration::from_secs(cache_ttl),
+            scan_workers: 2,
+            wait_limit: Duration::from_secs(10),
+        };
+        (Service::start(config, scan), scans)
+    }
+
+    #[test]
+    fn token_rules() {
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        let v6_loopback: IpAddr = "::1".parse().unwrap();
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        let good = "0123456789abcdef0123456789abcdef";
+        assert!(check_token(loopback, None).is_ok());
+        assert!(check_token(v6_loopback, None).is_ok());
+        assert!(check_token(any, Some(good)).is_ok());
+        let e = check_token(any, None).unwrap_err();
+        assert!(
+            e.starts_with("refusing to listen on 0.0.0.0 without a token"),
+            "{e}"
+        );
+        for (token, says) in [
+            (&good[1..], "shorter than 32 characters"),
+            (PLACEHOLDER_TOKEN, "placeholder"),
+            ("0123456789abcdef 0123456789abcdef", "white space"),
+        ] {
+            for listen in [loopback, any] {
+                let e = check_token(listen, Some(token)).unwrap_err();
+                assert!(e.contains(says), "{e}");
+                assert!(!e.contains(token), "the token is never printed: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_guards_every_api_route_and_not_healthz() {
+        let token = "0123456789abcdef0123456789abcdef";
+        let (s, _) = service(Some(token), 900, None);
+        for (method, path) in [
+            ("POST", "/api/queue"),
+            ("GET", "/api/result/x"),
+            ("POST", "/api/requeue"),
+            ("GET", "/api/scan"),
+            ("GET", "/api/nothing"),
+            ("GET", "/api"),
+        ] {
+            let r = s.handle(&request(method, path, "url=a.example", &[], b""));
+            assert_eq!(r.status, 401, "{method} {path}");
+            assert_eq!(
+                header(&r, "WWW-Authenticate"),
+                Some("Bearer realm=\"check-storage-scanner\"")
+            );
+            assert_eq!(body(&r)["error"]["code"], "unauthorized");
+            let wrong = format!("Bearer {}", &token[1..]);
+            let r = s.handle(&request(
+                method,
+                path,
+                "",
+                &[("Authorization", &wrong)],
+                b"",
+            ));
+            assert_eq!(r.status, 401);
+            assert!(
+                header(&r, "WWW-Authenticate")
+                    .unwrap()
+                    .contains("invalid_token")
+            );
+        }
+        let r = s.handle(&request("GET", "/healthz", "", &[], b""));
+        assert_eq!((r.status, body(&r)), (200, json!({"status": "ok"})));
+        let bearer = format!("Bearer {token}");
+        let r = s.handle(&request(
+            "GET",
+            "/api/scan",
+            "url=a.example",
+            &[("Authorization", &bearer)],
+            b"",
+        ));
+        assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    }
+
+    #[test]
+    fn requests_for_one_host_in_flight_share_one_scan() {
+        // Ten requests join the scan before it ends: the gate holds it until all have joined.
+        let gate = Arc::new(Barrier::new(2));
+        let (s, scans) = service(None, 0, Some(gate.clone()));
+        let s = Arc::new(s);
+        let waiters: Vec<_> = (0..10)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    s.handle(&request(
+                        "GET",
+                        "/api/scan",
+                        "url=Cloud.example:9200",
+                        &[],
+                        b"",
+                    ))
+                })
+            })
+            .collect();
+        // Every waiter has joined once the one job has ten holders besides the host entry.
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let holders = lock(&s.shared.state)
+                .hosts
+                .get("cloud.example:9200")
+                .and_then(|h| h.in_flight.clone())
+                .map(|j| Arc::strong_count(&j));
+            // The entry, this clone, the worker's and ten waiters' copies.
+            if holders.is_some_and(|n| n >= 13) || Instant::now() > until {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        gate.wait();
+        let answers: Vec<Response> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+        assert_eq!(scans.load(Ordering::SeqCst), 1);
+        assert!(
+            answers
+                .iter()
+                .all(|a| a.status == 200 && body(a)["scan"] == 1)
+        );
+    }
+
+    #[test]
+    fn results_are_cached_until_requeued_and_failures_are_not() {
+        let (s, scans) = service(None, 900, None);
+        let get = |url: &str| {
+            body(&s.handle(&request(
+                "GET",
+                "/api/scan",
+                &format!("url={url}"),
+                &[],
+                b"",
+            )))
+        };
+        assert_eq!(get("a.example")["scan"], 1);
+        assert_eq!(get("https://A.example/")["scan"], 1, "same key: cached");
+        assert_eq!(
+            get("a.example:443")["scan"],
+            2,
+            "a written port is another scan"
+        );
+        let r = s.handle(&request(
+            "POST",
+            "/api/requeue",
+            "",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            b"url=a.example",
+        ));
+        assert_eq!(r.status, 202);
+        let uuid = body(&r)["uuid"].as_str().unwrap().to_string();
+        let path = format!("/api/result/{uuid}");
+        let until = Instant::now() + Duration::from_secs(10);
+        let doc = loop {
+            let r = s.handle(&request("GET", &path, "", &[], b""));
+            let b = body(&r);
+            if b.get("status").is_none() || Instant::now() > until {
+                break b;
+            }
+            assert!(b["status"] == "queued" || b["status"] == "running", "{b}");
+            std::thread::yield_now();
+        };
+        assert_eq!(doc["scan"], 3);
+        assert_eq!(get("a.example")["scan"], 3, "the requeued result is cached");
+        assert_eq!(get("down.example")["scan"], 4);
+        assert_eq!(
+            get("down.example")["scan"],
+            5,
+            "a failed scan is not cached"
+        );
+        let r = s.handle(&request("GET", "/api/scan", "url=fails.example", &[], b""));
+        assert_eq!(
+            (r.status, body(&r)["error"]["code"].clone()),
+            (500, json!("scan_failed"))
+        );
+        assert_eq!(scans.load(Ordering::SeqCst), 6);
+    }
+
+    #[test]
+    fn bad_requests_get_json_errors() {
+        let (s, scans) = service(None, 900, None);
+        let json_type = [("Content-Type", "application/json")];
+        let form_type = [("Content-Type", "application/x-www-form-urlencoded")];
+        for (method, path, query, headers, body_bytes, status, code) in [
+            (
+                "GET",
+                "/api/scan",
+                "",
+                &[][..],
+                &b""[..],
+                400,
+                "missing_url",
+            ),
+            ("GET", "/api/scan", "url=a%20b", &[], b"", 400, "bad_target"),
+            (
+                "GET",
+                "/api/scan",
+                "url=ftp://a",
+                &[],
+                b"",
+                400,
+                "bad_target",
+            ),
+            (
+                "GET",
+                "/api/scan",
+                "url=a.example&x=1",
+                &[],
+                b"",
+                400,
+                "unknown_parameter",
+            ),
+            (
+                "GET",
+                "/api/scan",
+                "url=a.example&url=b.example",
+                &[],
+                b"",
+                400,
+                "ambiguous_url",
+            ),
+            (
+                "GET",
+                "/api/scan",
+                "url=[fe80::1%25eth0]",
+                &[],
+                b"",
+                400,
+                "bad_target",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &json_type[..],
+                b"{\"url\":",
+                400,
+                "bad_json",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &json_type[..],
+                b"[\"a.example\"]",
+                400,
+                "bad_json",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &json_type[..],
+                b"{\"url\": 7}",
+                400,
+                "bad_json",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &json_type[..],
+                b"{\"uri\": \"a.example\"}",
+                400,
+                "unknown_parameter",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &form_type[..],
+                b"url=\xff",
+                400,
+                "bad_form",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &form_type[..],
+                b"host=a.example",
+                400,
+                "unknown_parameter",
+            ),
+            (
+                "POST",
+                "/api/queue",
+                "",
+                &[("Content-Type", "text/plain")][..],
+                b"a.example",
+                415,
+                "unsupported_media_type",
+            ),
+            ("GET", "/api/queue", "", &[], b"", 405, "method_not_allowed"),
+            (
+                "DELETE",
+                "/api/result/x",
+                "",
+                &[],
+                b"",
+                405,
+                "method_not_allowed",
+            ),
+            ("GET", "/api/result/x", "", &[], b"", 404, "unknown_uuid"),
+            ("GET", "/api/result/", "", &[], b"", 404, "not_found"),
+            ("GET", "/", "", &[], b"", 404, "not_found"),
+        ] {
+            let r = s.handle(&request(method, path, query, headers, body_bytes));
+            assert_eq!(
+                r.status,
+                status,
+                "{method} {path}?{query} {}",
+                String::from_utf8_lossy(body_bytes)
+            );
+            assert_eq!(body(&r)["error"]["code"], code, "{method} {path}?{query}");
+        }
+        assert_eq!(scans.load(Ordering::SeqCst), 0);
+        // The three ways to name the target of a POST.
+        for (query, headers, body_bytes) in [
+            ("url=a.example", &[][..], &b""[..]),
+            ("", &form_type[..], b"url=a.example"),
+            ("", &json_type[..], b"{\"url\": \"a.example\"}"),
+            ("", &[][..], b"url=a.example"),
+        ] {
+            let r = s.handle(&request("POST", "/api/queue", query, headers, body_bytes));
+            assert_eq!(r.status, 202);
+            let uuid = body(&r)["uuid"].as_str().unwrap().to_string();
+            assert_eq!(
+                header(&r, "Location"),
+                Some(format!("/api/result/{uuid}").as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn uuids_are_random_version_4() {
+        let a = new_uuid().unwrap();
+        let b = new_uuid().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+        assert!(a.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn records_and_cached_hosts_stay_within_their_caps() {
+        let (s, _) = service(None, 900, None);
+        let form = [("Content-Type", "application/x-www-form-urlencoded")];
+        let mut uuids = Vec::new();
+        let mut i = 0;
+        while uuids.len() < MAX_RECORDS + 5 {
+            let host = format!("url=h{}.example", i % (MAX_CACHED_HOSTS + 50));
+            let r = s.handle(&request("POST", "/api/queue", "", &form, host.as_bytes()));
+            if r.status == 503 {
+                // The two workers are behind: let them drain the queue.
+                std::thread::yield_now();
+                continue;
+            }
+            assert_eq!(r.status, 202);
+            uuids.push(body(&r)["uuid"].as_str().unwrap().to_string());
+            i += 1;
+        }
+        let last = format!("/api/result/{}", uuids[uuids.len() - 1]);
+        let first = format!("/api/result/{}", uuids[0]);
+        assert_eq!(
+            s.handle(&request("GET", &first, "", &[], b"")).status,
+            404,
+            "dropped"
+        );
+        assert_eq!(s.handle(&request("GET", &last, "", &[], b"")).status, 200);
+        let until = Instant::now() + Duration::from_secs(30);
+        while lock(&s.shared.state)
+            .hosts
+            .values()
+            .any(|h| h.in_flight.is_some())
+            && Instant::now() < until
+        {
+            std::thread::yield_now();
+        }
+        let state = lock(&s.shared.state);
+        assert_eq!(state.records.len(), MAX_RECORDS);
+        assert_eq!(state.order.len(), MAX_RECORDS);
+        let cached = state.hosts.values().filter(|h| h.cached.is_some()).count();
+        assert_eq!(cached, MAX_CACHED_HOSTS);
+    }
+
+    #[test]
+    fn records_and_cached_results_expire() {
+        let (s, _) = service(None, 900, None);
+        let r = s.handle(&request("POST", "/api/queue", "url=a.example", &[], b""));
+        let uuid = body(&r)["uuid"].as_str().unwrap().to_string();
+        let path = format!("/api/result/{uuid}");
+        let r = s.handle(&request("GET", "/api/scan", "url=a.example", &[], b""));
+        assert_eq!(r.status, 200);
+        assert!(s.shared.kept.load(Ordering::Relaxed) > 0);
+        // The clock is an argument of the sweep: a quarter of an hour and a second later.
+        let later = Instant::now() + Duration::from_secs(901);
+        s.shared.sweep(&mut lock(&s.shared.state), later);
+        assert_eq!(s.handle(&request("GET", &path, "", &[], b"")).status, 404);
+        assert!(lock(&s.shared.state).hosts.is_empty());
+        assert_eq!(
+            s.shared.kept.load(Ordering::Relaxed),
+            0,
+            "every document dropped"
+        );
+    }
+}
