@@ -32,6 +32,7 @@ pub mod junit_xsd;
 pub mod plugin;
 pub mod proxy;
 pub mod server;
+pub mod service;
 
 pub use certs::TlsMode;
 pub use debug_listener::{DebugListener, start_debug_listener};
