@@ -25,6 +25,12 @@
 //!    answers, `/config`) are lists of `{"a":0}` within what their probes keep: the shape
 //!    that costs many times its size as a JSON tree;
 //! 8. one host with a 16 MiB `--baseline` of `{"":0}` objects: refused before any traffic.
+//!
+//! Then the scan service (`check-storage-scanner serve --port 0`, `$COS_BENCH_SCANNER_BIN`,
+//! default: beside the plugin) against one fake instance, its cache warmed by one scan: 32
+//! client threads send 10,000 cached `GET /api/scan` (requests/s, latency percentiles, the
+//! service's CPU time and peak memory after them), then 10,000 `POST /api/queue` for the same
+//! host, each a record the service keeps. One connection per request, as the service answers.
 
 #[path = "mod.rs"]
 mod support;
@@ -34,6 +40,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use support::service::{ScannerService, form_encode};
 use support::{FakeInstance, InstanceConfig, RawResponse, SignIns, Traffic};
 
 /// Runs of each single-host scenario (the median is shown).
@@ -51,6 +58,11 @@ const HOSTILE_HOSTS: usize = 32;
 /// The think time of a distant or busy instance: every HTTP answer waits this long, so the
 /// scan's wall time shows how many requests it has in flight at once.
 const ANSWER_DELAY: Duration = Duration::from_millis(20);
+
+/// Client threads of the service scenarios.
+const SERVICE_CLIENTS: usize = 32;
+/// Requests of each service scenario.
+const SERVICE_REQUESTS: usize = 10_000;
 
 /// What one child run cost.
 #[derive(Clone, Debug)]
@@ -669,5 +681,170 @@ fn main() {
     ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
+    service_bench(&scanner_bin(&bench.bin), &work);
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `$COS_BENCH_SCANNER_BIN`, else `check-storage-scanner` beside the plugin.
+fn scanner_bin(plugin: &Path) -> PathBuf {
+    std::env::var_os("COS_BENCH_SCANNER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| plugin.with_file_name("check-storage-scanner"))
+}
+
+/// CPU time (user + sys) a running process has used so far.
+fn cpu_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+    Some(Duration::from_millis(
+        (ticks(11)? + ticks(12)?) * 1000 / CLOCK_TICKS,
+    ))
+}
+
+/// What one service scenario measured.
+struct Hammered {
+    wall: Duration,
+    /// Sorted.
+    latencies: Vec<Duration>,
+    failures: usize,
+    cpu: Option<Duration>,
+}
+
+impl Hammered {
+    fn percentile(&self, p: f64) -> Duration {
+        let i = ((self.latencies.len() as f64 * p).ceil() as usize).saturating_sub(1);
+        self.latencies.get(i).copied().unwrap_or_default()
+    }
+}
+
+/// `SERVICE_REQUESTS` requests from `SERVICE_CLIENTS` threads at once; `expected` is the
+/// status of a good answer.
+fn hammer(service: &ScannerService, method: &str, target: &str, expected: u16) -> Hammered {
+    let cpu_before = cpu_of(service.pid());
+    let next = std::sync::Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let clients: Vec<_> = (0..SERVICE_CLIENTS)
+        .map(|_| {
+            let (next, addr) = (next.clone(), service.addr);
+            let (method, target) = (method.to_string(), target.to_string());
+            std::thread::spawn(move || {
+                let mut latencies = Vec::new();
+                let mut failures = 0;
+                while next.fetch_add(1, Ordering::Relaxed) < SERVICE_REQUESTS {
+                    let sent = Instant::now();
+                    let answer = support::service::request(addr, &method, &target, &[], b"");
+                    latencies.push(sent.elapsed());
+                    if answer.status != expected {
+                        failures += 1;
+                    }
+                }
+                (latencies, failures)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(SERVICE_REQUESTS);
+    let mut failures = 0;
+    for client in clients {
+        let (l, f) = client.join().expect("a client thread");
+        latencies.extend(l);
+        failures += f;
+    }
+    let wall = started.elapsed();
+    latencies.sort();
+    let cpu = cpu_of(service.pid())
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
+    Hammered {
+        wall,
+        latencies,
+        failures,
+        cpu,
+    }
+}
+
+fn millis(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The scan service: cached `GET /api/scan` and `POST /api/queue` records, 32 clients.
+fn service_bench(bin: &Path, work: &Path) {
+    println!();
+    if !bin.is_file() {
+        println!(
+            "scan service: {} not found; build it with `cargo build --release --bins`",
+            bin.display()
+        );
+        return;
+    }
+    let fake = FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false));
+    let home = work.join("service");
+    let _ = std::fs::create_dir_all(&home);
+    let ca = fake.ca_file().display().to_string();
+    let args = [
+        "--ca-file",
+        ca.as_str(),
+        "--update-source",
+        "bundled",
+        "--backoff-factor",
+        "0",
+    ];
+    let service = match ScannerService::start(bin, &home, &args, &[]) {
+        Ok(s) => s,
+        Err(refused) => {
+            println!("scan service: did not start: {refused:?}");
+            return;
+        }
+    };
+    let host = form_encode(&fake.host_port());
+    let scan = format!("/api/scan?url={host}");
+    let warm = service.get(&scan, &[]);
+    let warmed_rss = service.peak_rss_kib();
+    let scans_before = fake.request_count();
+    println!(
+        "scan service: {} ({SERVICE_CLIENTS} client threads, one connection per request; the \
+         warm-up scan answered {}, peak RSS after it {})",
+        bin.display(),
+        warm.status,
+        warmed_rss.map(mib).unwrap_or_else(|| "-".into())
+    );
+    let cached = hammer(&service, "GET", &scan, 200);
+    let cached_rss = service.peak_rss_kib();
+    let queue = format!("/api/queue?url={host}");
+    let records = hammer(&service, "POST", &queue, 202);
+    let records_rss = service.peak_rss_kib();
+    let rows = [
+        (
+            format!("{SERVICE_REQUESTS} cached GET /api/scan"),
+            cached,
+            cached_rss,
+        ),
+        (
+            format!("{SERVICE_REQUESTS} POST /api/queue (a record each)"),
+            records,
+            records_rss,
+        ),
+    ];
+    println!(
+        "{:<40} {:>10} {:>9} {:>9} {:>9} {:>12} {:>14} {:>8}",
+        "scenario", "requests/s", "p50", "p99", "max", "service CPU", "peak RSS after", "failed"
+    );
+    for (scenario, h, rss) in &rows {
+        println!(
+            "{:<40} {:>10.0} {:>9} {:>9} {:>9} {:>12} {:>14} {:>8}",
+            scenario,
+            SERVICE_REQUESTS as f64 / h.wall.as_secs_f64(),
+            millis(h.percentile(0.50)),
+            millis(h.percentile(0.99)),
+            millis(h.latencies.last().copied().unwrap_or_default()),
+            h.cpu.map(secs).unwrap_or_else(|| "-".into()),
+            rss.map(mib).unwrap_or_else(|| "-".into()),
+            h.failures,
+        );
+    }
+    println!(
+        "the instance saw {} request(s) during them: every answer came from the cache",
+        fake.request_count() - scans_before
+    );
 }
