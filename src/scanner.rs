@@ -19,6 +19,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+/// What a scanner learns once and its scans share: per-family knowledge (bundled data,
+/// advisory files, the advisory feed) and the release-feed answer. The plugin's run has one;
+/// a server keeps one across its scans and renews it now and then (`with_memory`), so a stream
+/// of scans asks the feeds once per renewal, not once per scan.
+#[derive(Default)]
+pub struct Memory {
+    knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
+    update: OnceLock<UpdateInputs>,
+}
+
 /// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
 /// answer: host workers share them, so a run asks each feed at most once, however many hosts,
 /// and not at all while the feed cache holds a fresh answer.
@@ -32,8 +42,8 @@ pub struct Scanner<'a> {
     budget: Budget,
     pub roots: tls::Roots,
     pub proxy: Option<net::proxy::Proxy>,
-    knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
-    update: OnceLock<UpdateInputs>,
+    /// What the scans learn once and share: knowledge and the release-feed answer.
+    memory: Arc<Memory>,
     feeds: FeedCache,
     now: Now,
 }
@@ -52,8 +62,7 @@ impl<'a> Scanner<'a> {
                 .proxy
                 .as_deref()
                 .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok()),
-            knowledge: Mutex::new(HashMap::new()),
-            update: OnceLock::new(),
+            memory: Arc::new(Memory::default()),
             feeds: FeedCache::new(
                 settings.state_dir.as_deref(),
                 settings.feed_cache_ttl,
@@ -62,6 +71,12 @@ impl<'a> Scanner<'a> {
             ),
             now,
         })
+    }
+
+    /// A scanner whose scans share `memory` with other scanners (a server's scans).
+    pub fn with_memory(mut self, memory: Arc<Memory>) -> Scanner<'a> {
+        self.memory = memory;
+        self
     }
 
     /// The time budget the scans of this scanner share.
@@ -246,7 +261,11 @@ impl<'a> Scanner<'a> {
             );
             return Ok(self.failed(target, message, 1, started));
         }
-        let update = self.update.get_or_init(|| self.update_inputs()).clone();
+        let update = self
+            .memory
+            .update
+            .get_or_init(|| self.update_inputs())
+            .clone();
         let knowledge = self.knowledge_for(product.family)?;
         Ok(assess::assess(assess::Input {
             host,
@@ -264,6 +283,7 @@ impl<'a> Scanner<'a> {
     /// hosts wait for the one load instead of fetching the advisory feed again.
     fn knowledge_for(&self, family: ProductFamily) -> Result<Arc<Knowledge>, String> {
         let mut cache = self
+            .memory
             .knowledge
             .lock()
             .map_err(|_| "knowledge cache poisoned")?;

@@ -518,3 +518,33 @@ fn sigterm_finishes_the_request_in_flight_and_exits_0() {
         "{log:?}"
     );
 }
+
+#[test]
+fn scans_share_what_they_learn_so_the_release_feed_is_asked_once_per_window() {
+    let first = FakeInstance::start(healthy("8.1.0"));
+    let second = FakeInstance::start(healthy("8.1.0"));
+    let feed = support::FeedServer::github_releases(&["v8.1.0", "v7.2.4"]);
+    let url = feed.url("/releases");
+    // No usable state directory: the feed cache cannot answer, only the service's memory.
+    let service = started(
+        "service-memory",
+        &[
+            "--update-source",
+            "feed",
+            "--state-dir",
+            "/proc/no-such-state-dir",
+        ],
+        &[("COS_RELEASES_URL", url.as_str())],
+    );
+    for fake in [&first, &second] {
+        let answer = service.get(&scan_path(&fake.host_port()), &[]);
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        assert_eq!(
+            answer.json()["update"]["source"],
+            "feed",
+            "{}",
+            answer.text()
+        );
+    }
+    assert_eq!(feed.requests().len(), 1, "{:?}", feed.requests());
+}

@@ -23,7 +23,7 @@
 use super::http::{self, Limits, Request, Response, Server};
 use crate::budget::Budget;
 use crate::clock::Now;
-use crate::scanner::Scanner;
+use crate::scanner::{Memory, Scanner};
 use crate::settings::options::Program;
 use crate::settings::{Settings, redact};
 use crate::target::Target;
@@ -102,10 +102,24 @@ pub type ScanFn = dyn Fn(&Target) -> Result<Scanned, String> + Send + Sync;
 /// The production scan: the plugin's pipeline, a fresh clock reading and a fresh time budget
 /// per scan.
 pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
+    // Knowledge and the release-feed answer are learned once and shared by the scans until
+    // the feed cache's window (--feed-cache-ttl, 1 h by default) has passed: a stream of scans
+    // asks the feeds once per window even without a state directory.
+    let memory: Mutex<(Instant, Arc<Memory>)> =
+        Mutex::new((Instant::now(), Arc::new(Memory::default())));
     Arc::new(move |target: &Target| {
         let now = settings.now.map(Now).unwrap_or_else(Now::system);
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let result = Scanner::new(&settings, now, budget)?.scan(target)?;
+        let shared = {
+            let mut current = memory.lock().map_err(|_| "knowledge memory poisoned")?;
+            if current.0.elapsed() >= settings.feed_cache_ttl {
+                *current = (Instant::now(), Arc::new(Memory::default()));
+            }
+            current.1.clone()
+        };
+        let result = Scanner::new(&settings, now, budget)?
+            .with_memory(shared)
+            .scan(target)?;
         let text = serde_json::to_string(&result)
             .map_err(|e| format!("cannot serialise the result: {e}"))?;
         let mut document = redact::apply(&text).into_bytes();
