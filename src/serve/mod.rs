@@ -3,5 +3,6 @@
 //! `http` (caps, deadlines, JSON errors, one log line per request) and scan with
 //! `crate::scanner`, the plugin's own pipeline.
 
+pub mod exporter;
 pub mod http;
 pub mod signals;
