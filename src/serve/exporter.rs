@@ -5,8 +5,9 @@
 //!
 //! Rounds. One round scans every `-H` target with the plugin's pipeline (`crate::scanner`, a
 //! fresh scanner and time budget per round, `--concurrency` host workers). The first scrape of
-//! `/metrics` starts the first round and waits for it at most [`FIRST_SCRAPE_WAIT`]; a target
-//! not done by then is reported `storage_security_scrape_success 0`. From then on one thread
+//! `/metrics` starts the first round; it, and any scrape during that round, waits for the round
+//! until [`FIRST_SCRAPE_WAIT`] after it began; a target not done by then is reported
+//! `storage_security_scrape_success 0`. From then on one thread
 //! starts a round `--scrape-interval` after the previous one started, or when it ended if it
 //! took longer: rounds never overlap, and a slow round is not made up for by a burst. Every
 //! later scrape answers at once with the text of the last completed round: a scrape never
@@ -169,6 +170,12 @@ fn announce(settings: &Settings, listening: std::net::SocketAddr) {
             "note: no feed cache (--state-dir, --feed-cache-ttl), so every round asks the \
              release feed, whose anonymous limit is 60 requests an hour; give a state directory",
         );
+    }
+    if settings.login_throttling {
+        log(&format!(
+            "note: --login-throttling sends six failed sign-ins to every target each round \
+             (every {interval} s)"
+        ));
     }
     if settings.webhook.is_some() {
         log(
