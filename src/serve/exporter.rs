@@ -638,16 +638,18 @@ mod tests {
         assert_eq!(body(&e.handle(&request("GET", "/healthz"))), "ok\n");
         assert_eq!(rounds.load(Ordering::SeqCst), 0, "no round before a scrape");
         e.handle(&request("GET", "/metrics"));
-        let mut slowest = Duration::ZERO;
+        let mut took = Vec::new();
         while rounds.load(Ordering::SeqCst) < 5 {
             let asked = Instant::now();
             let text = body(&e.handle(&request("GET", "/metrics")));
-            slowest = slowest.max(asked.elapsed());
+            took.push(asked.elapsed());
             assert!(text.contains("storage_security_rating_score{"), "{text}");
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(most.load(Ordering::SeqCst), 1, "two rounds ran at once");
-        assert!(slowest < Duration::from_millis(100), "{slowest:?}");
+        // Rounds take 150 ms; a scrape that waited for them would take half that on average.
+        took.sort();
+        assert!(took[took.len() / 2] < Duration::from_millis(20), "{took:?}");
         e.stop.store(true, Ordering::SeqCst);
     }
 
