@@ -4,7 +4,9 @@
 #   icinga2-bin  /usr/sbin/icinga2, the daemon tests/icinga2.rs runs the plugin under (brings
 #                icinga2-common; the `icinga2` package adds only documentation and recommended
 #                plugins the tests do not use)
-#   prometheus   promtool, for `promtool check metrics` (no smaller Debian package ships it)
+#   prometheus   promtool, for `promtool check metrics` (no smaller Debian package ships it), and
+#                /usr/bin/prometheus, the server tests/exporter.rs runs in the foreground to scrape
+#                the exporter
 #   libxml2-utils  xmllint, for `xmllint --schema`: tests/format_junit_xsd.rs validates the
 #                  JUnit output against Jenkins' junit-10.xsd (tests/fixtures/xsd/)
 #
@@ -26,7 +28,7 @@ installed() {
 }
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
-    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13, promtool and xmllint by hand"
+    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13, prometheus (with promtool) and xmllint by hand"
 
 missing=""
 for package in $PACKAGES; do
@@ -83,5 +85,7 @@ fi
     fail "/usr/sbin/icinga2 --version does not run (package icinga2-bin)"
 promtool --version >/dev/null 2>&1 ||
     fail "promtool --version does not run (package prometheus)"
+/usr/bin/prometheus --version >/dev/null 2>&1 ||
+    fail "/usr/bin/prometheus --version does not run (package prometheus)"
 xmllint --version >/dev/null 2>&1 ||
     fail "xmllint --version does not run (package libxml2-utils)"

@@ -95,6 +95,10 @@ where
         Ok(now) => now,
         Err(e) => return unknown(&e),
     };
+    // --prometheus-listen-port: serve the metrics until stopped instead of scanning once.
+    if settings.exporter.is_some() {
+        return crate::serve::exporter::run(settings);
+    }
     let budget = Budget::new(started, settings.time_budget);
     let mut scanner = match Scanner::new(&settings, now, budget) {
         Ok(s) => s,

@@ -826,8 +826,12 @@ fn operator_mistakes_are_unknown_with_one_line() {
             "UNKNOWN: unknown option --critcal; did you mean --critical? (see -h)\n",
         ),
         (
-            &["-H", "x.example", "--prometheus-listen-port", "9102"][..],
-            "UNKNOWN: --prometheus-listen-port is not available in this version yet; remove it to run the check\n",
+            &["-H", "x.example", "--self-update-check"][..],
+            "UNKNOWN: --self-update-check is not available in this version yet; remove it to run the check\n",
+        ),
+        (
+            &["-H", "x.example", "--scrape-interval", "30"][..],
+            "UNKNOWN: --scrape-interval configures the metrics exporter, which only --prometheus-listen-port starts; add --prometheus-listen-port 9102 or remove --scrape-interval\n",
         ),
         (
             &[][..],

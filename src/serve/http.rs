@@ -16,6 +16,9 @@
 //!   (8 KiB for the scan service), read within 10 s;
 //! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
 //!   `Retry-After` at once.
+//!
+//! A HEAD request reaches the routes as it is and is answered with the head of their answer,
+//! `Content-Length` included, without the body.
 
 use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -240,7 +243,7 @@ fn accept(
                     "every worker is busy and the queue is full; retry shortly",
                 )
                 .with_header("Retry-After", "1");
-                let _ = write_response(&mut stream, &busy);
+                let _ = write_response(&mut stream, &busy, false);
                 log_line("-", "-", busy.status, Duration::ZERO);
             }
             Err(TrySendError::Disconnected(_)) => break,
@@ -283,7 +286,8 @@ where
         Err(Unreadable::Answer(response)) => ("-".to_string(), "-".to_string(), response),
         Err(Unreadable::Gone) => return,
     };
-    let _ = write_response(&mut stream, &response);
+    // HEAD: the answer GET would get, without its body (RFC 9110, 9.3.2).
+    let _ = write_response(&mut stream, &response, method == "HEAD");
     let _ = stream.flush();
     log_line(&method, &path, response.status, started.elapsed());
 }
@@ -527,7 +531,7 @@ fn percent_decode(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn write_response(stream: &mut TcpStream, response: &Response) -> io::Result<()> {
+fn write_response(stream: &mut TcpStream, response: &Response, head_only: bool) -> io::Result<()> {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
         response.status,
@@ -542,6 +546,9 @@ fn write_response(stream: &mut TcpStream, response: &Response) -> io::Result<()>
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
+    if head_only {
+        return Ok(());
+    }
     stream.write_all(&response.body)
 }
 
@@ -658,6 +665,15 @@ mod tests {
             b"GET / HTTP/1.1\r\nAuthorization: Bearer s3cret-tokeN\r\n\r\n",
         );
         assert!(a.contains("\"bearer\":false"), "{a}");
+        // HEAD: the head GET would get, its Content-Length included, and no body.
+        let head = exchange(s.addr, b"HEAD /x HTTP/1.1\r\n\r\n");
+        assert_eq!(status(&head), 200, "{head}");
+        assert!(head.ends_with("\r\n\r\n"), "{head}");
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|n| n.parse::<usize>().ok());
+        assert!(length.is_some_and(|n| n > 20), "{head}");
     }
 
     #[test]

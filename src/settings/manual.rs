@@ -54,6 +54,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "No network besides the instance (air-gapped monitoring host):",
         "check-storage-security -H 10.0.0.5:9200 --update-source bundled",
     ),
+    (
+        "Serve the metrics of two instances to Prometheus on 127.0.0.1:9102, refreshed hourly:",
+        "check-storage-security -H a.example.com,b.example.com --prometheus-listen-port 9102 --scrape-interval 3600",
+    ),
 ];
 
 const EXIT_STATUS: &[(&str, &str)] = &[

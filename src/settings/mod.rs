@@ -189,6 +189,8 @@ pub struct Settings {
     /// `--verify-remediation`: finding ids, comma-separated lists flattened.
     pub verify_remediation: Vec<String>,
     pub webhook: Option<crate::notify::WebhookSettings>,
+    /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
+    pub exporter: Option<ExporterSettings>,
     /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
     pub debug_ports: Vec<u16>,
     pub debug_port_timeout: Duration,
@@ -225,6 +227,16 @@ pub struct ScannerSettings {
     pub cache_ttl: Duration,
     /// `--result`: the result documents `review-waivers` reads.
     pub results: Vec<PathBuf>,
+}
+
+/// The metrics exporter's settings; present only when the exporter runs.
+#[derive(Clone, Debug)]
+pub struct ExporterSettings {
+    /// Where `/metrics` is served: `--prometheus-listen-addr` and `--prometheus-listen-port`
+    /// (port 0: a free port).
+    pub listen: std::net::SocketAddr,
+    /// `--scrape-interval`: from the start of one round to the start of the next.
+    pub scrape_interval: Duration,
 }
 
 /// A setting the operator got wrong: one line naming the problem and the fix. Ends the run
@@ -895,6 +907,7 @@ impl Settings {
         )?;
 
         let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
+        let exporter = exporter_settings(l, format)?;
         Ok(Settings {
             targets,
             debug: l.switch("debug", false)?,
@@ -988,6 +1001,7 @@ impl Settings {
                 .map(String::from)
                 .collect(),
             webhook,
+            exporter,
             now,
             config_file,
             scanner: ScannerSettings {
@@ -1138,6 +1152,73 @@ fn webhook_settings(
     };
     settings.validate()?;
     Ok(Some(settings))
+}
+
+/// The exporter runs when its port is set (flag, variable or key). Its address and interval
+/// are read in every run, so a wrong value is refused wherever it stands; a file shared with
+/// single runs may hold them. On the command line they can only mean the exporter, so there
+/// they need the port, and the flags of single runs are refused beside it.
+fn exporter_settings(
+    l: &Layers,
+    format: Format,
+) -> Result<Option<ExporterSettings>, SettingsError> {
+    let address = l
+        .parsed(
+            "prometheus_listen_addr",
+            "an IP address such as 127.0.0.1, ::1 or 0.0.0.0",
+            |t| {
+                t.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .ok()
+            },
+        )?
+        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+    let scrape_interval = l
+        .parsed(
+            "scrape_interval",
+            "a number of seconds above 0 (at most 3600)",
+            seconds,
+        )?
+        .unwrap_or(Duration::from_secs(60));
+    let port = l.parsed(
+        "prometheus_listen_port",
+        "a port from 0 (a free port) to 65535",
+        |t| t.parse::<u16>().ok(),
+    )?;
+    let given = |id: &str| !l.cli.all(id).is_empty();
+    let Some(port) = port else {
+        for id in ["prometheus_listen_addr", "scrape_interval"] {
+            if given(id) {
+                let flag = options::spec(id).display_name();
+                return Err(SettingsError(format!(
+                    "{flag} configures the metrics exporter, which only --prometheus-listen-port \
+                     starts; add --prometheus-listen-port 9102 or remove {flag}"
+                )));
+            }
+        }
+        return Ok(None);
+    };
+    for id in ["baseline", "warn_on_new", "verify_remediation"] {
+        if given(id) {
+            return Err(SettingsError(format!(
+                "{} belongs to single runs, not to the metrics exporter \
+                 (--prometheus-listen-port); remove one of them",
+                options::spec(id).display_name()
+            )));
+        }
+    }
+    if given("format") && format != Format::Metrics {
+        return Err(SettingsError(
+            "the metrics exporter (--prometheus-listen-port) serves the metrics format on \
+             /metrics; remove --format"
+                .to_string(),
+        ));
+    }
+    Ok(Some(ExporterSettings {
+        listen: std::net::SocketAddr::new(address, port),
+        scrape_interval,
+    }))
 }
 
 /// Whether a not-yet-available setting was used on the command line or in the environment.

@@ -644,32 +644,52 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         programs: PLUGIN,
         long: Some("prometheus-listen-port"),
+        env: &["COS_PROMETHEUS_LISTEN_PORT"],
+        config_key: Some("prometheus_listen_port"),
         kind: Value("PORT"),
         default: Some("9102"),
         group: Group::Exporter,
-        availability: NotYet,
         ..row(
             "prometheus_listen_port",
-            "Start the metrics exporter on this port.",
+            "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
+             target on http://ADDRESS:PORT/metrics until SIGTERM or SIGINT (exit 0). Only this \
+             setting (flag, variable or key) starts the exporter, so keep it out of a \
+             configuration file that single runs read. 0 takes a free port; the exporter \
+             prints \"listening on ADDRESS:PORT\" on stderr at start.",
         )
     },
     OptionSpec {
         programs: PLUGIN,
         long: Some("prometheus-listen-addr"),
+        env: &["COS_PROMETHEUS_LISTEN_ADDR"],
+        config_key: Some("prometheus_listen_addr"),
         kind: Value("ADDRESS"),
         default: Some("127.0.0.1"),
         group: Group::Exporter,
-        availability: NotYet,
-        ..row("prometheus_listen_addr", "Bind address of the exporter.")
+        ..row(
+            "prometheus_listen_addr",
+            "IP address the exporter listens on (0.0.0.0 or :: for every interface). The \
+             exporter has no access control: on any address but loopback, whoever can connect \
+             reads the targets' names, versions and ratings (a warning on stderr at start says \
+             so). Scrapes never make it scan anything but the configured targets.",
+        )
     },
     OptionSpec {
         programs: PLUGIN,
         long: Some("scrape-interval"),
+        env: &["COS_SCRAPE_INTERVAL"],
+        config_key: Some("scrape_interval"),
         kind: Value("SECONDS"),
         default: Some("60"),
         group: Group::Exporter,
-        availability: NotYet,
-        ..row("scrape_interval", "Exporter refresh interval.")
+        ..row(
+            "scrape_interval",
+            "Seconds from the start of one exporter round (a scan of every target, bounded by \
+             --time-budget) to the start of the next; a round that takes longer is followed \
+             at once, never overlapped. The first scrape of /metrics starts the first round \
+             and waits for it up to 8 s; later scrapes answer at once from the last completed \
+             round.",
+        )
     },
     // --- Program ------------------------------------------------------------------------
     // --- Scanner ------------------------------------------------------------------------

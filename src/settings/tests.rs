@@ -236,9 +236,9 @@ fn options_not_available_yet_end_the_run_plainly() {
         err.0,
         "--configure is not available in this version yet; remove it to run the check"
     );
-    let err = resolve(&["-H", "x", "--scrape-interval", "30"], &env).unwrap_err();
+    let err = resolve(&["-H", "x", "--self-update-check"], &env).unwrap_err();
     assert!(
-        err.0.starts_with("--scrape-interval is not available"),
+        err.0.starts_with("--self-update-check is not available"),
         "{}",
         err.0
     );
@@ -251,6 +251,146 @@ fn options_not_available_yet_end_the_run_plainly() {
     assert!(resolve(&["-H", "x", "--upgrade-self"], &env).is_err());
     let env = clean_env("not-yet-off-2", &[("COS_ALL_ADDRESSES", "0")]);
     assert!(resolve(&["-H", "x"], &env).is_ok());
+}
+
+#[test]
+fn the_exporter_runs_when_its_port_is_set() {
+    let env = clean_env("exporter-off", &[]);
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert!(
+        s.exporter.is_none(),
+        "without the port the plugin scans once"
+    );
+    let s = resolve(&["-H", "x", "--prometheus-listen-port", "9102"], &env).unwrap();
+    let e = s.exporter.unwrap();
+    assert_eq!(e.listen, "127.0.0.1:9102".parse().unwrap());
+    assert_eq!(e.scrape_interval, Duration::from_secs(60));
+    let s = resolve(
+        &[
+            "-H",
+            "x",
+            "--prometheus-listen-port",
+            "0",
+            "--prometheus-listen-addr",
+            "[::]",
+            "--scrape-interval",
+            "0.2",
+        ],
+        &env,
+    )
+    .unwrap();
+    let e = s.exporter.unwrap();
+    assert_eq!(e.listen, "[::]:0".parse().unwrap());
+    assert_eq!(e.scrape_interval, Duration::from_millis(200));
+    // The variable and the key start it too, and take the address and interval with it.
+    let env = clean_env(
+        "exporter-env",
+        &[
+            ("COS_PROMETHEUS_LISTEN_PORT", "9200"),
+            ("COS_PROMETHEUS_LISTEN_ADDR", "0.0.0.0"),
+            ("COS_SCRAPE_INTERVAL", "30"),
+        ],
+    );
+    let e = resolve(&["-H", "x"], &env).unwrap().exporter.unwrap();
+    assert_eq!(e.listen, "0.0.0.0:9200".parse().unwrap());
+    assert_eq!(e.scrape_interval, Duration::from_secs(30));
+    let dir = temp_dir("exporter-file");
+    let config = dir.join("c.yml");
+    std::fs::write(
+        &config,
+        "prometheus_listen_port: 9300\nscrape_interval: 15\n",
+    )
+    .unwrap();
+    let env = clean_env("exporter-file-env", &[]);
+    let config = config.display().to_string();
+    let e = resolve(&["-H", "x", "--config", &config], &env)
+        .unwrap()
+        .exporter
+        .unwrap();
+    assert_eq!(e.listen, "127.0.0.1:9300".parse().unwrap());
+    assert_eq!(e.scrape_interval, Duration::from_secs(15));
+    // Address and interval alone configure an exporter that is not running: from a variable
+    // (a file shared with single runs) they are read and unused ...
+    let env = clean_env("exporter-half", &[("COS_SCRAPE_INTERVAL", "30")]);
+    assert!(resolve(&["-H", "x"], &env).unwrap().exporter.is_none());
+    // ... but still refused when wrong.
+    let env = clean_env("exporter-bad", &[("COS_SCRAPE_INTERVAL", "0")]);
+    let err = resolve(&["-H", "x"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "COS_SCRAPE_INTERVAL \"0\" is not a number of seconds above 0 (at most 3600)"
+    );
+}
+
+#[test]
+fn exporter_mistakes_are_refused_with_the_fix() {
+    let env = clean_env("exporter-mistakes", &[]);
+    for (args, expected) in [
+        (
+            &["--scrape-interval", "30"][..],
+            "--scrape-interval configures the metrics exporter, which only \
+             --prometheus-listen-port starts; add --prometheus-listen-port 9102 or remove \
+             --scrape-interval",
+        ),
+        (
+            &["--prometheus-listen-addr", "0.0.0.0"][..],
+            "--prometheus-listen-addr configures the metrics exporter, which only \
+             --prometheus-listen-port starts; add --prometheus-listen-port 9102 or remove \
+             --prometheus-listen-addr",
+        ),
+        (
+            &["--prometheus-listen-port", "70000"][..],
+            "--prometheus-listen-port \"70000\" is not a port from 0 (a free port) to 65535",
+        ),
+        (
+            &[
+                "--prometheus-listen-port",
+                "9102",
+                "--prometheus-listen-addr",
+                "localhost",
+            ][..],
+            "--prometheus-listen-addr \"localhost\" is not an IP address such as 127.0.0.1, \
+             ::1 or 0.0.0.0",
+        ),
+        (
+            &["--prometheus-listen-port", "9102", "--format", "json"][..],
+            "the metrics exporter (--prometheus-listen-port) serves the metrics format on \
+             /metrics; remove --format",
+        ),
+        (
+            &["--prometheus-listen-port", "9102", "--baseline", "b.json"][..],
+            "--baseline belongs to single runs, not to the metrics exporter \
+             (--prometheus-listen-port); remove one of them",
+        ),
+        (
+            &[
+                "--prometheus-listen-port",
+                "9102",
+                "--verify-remediation",
+                "exposed",
+            ][..],
+            "--verify-remediation belongs to single runs, not to the metrics exporter \
+             (--prometheus-listen-port); remove one of them",
+        ),
+    ] {
+        let mut all = vec!["-H", "x"];
+        all.extend(args);
+        assert_eq!(resolve(&all, &env).unwrap_err().0, expected, "{args:?}");
+    }
+    // --format metrics is what the exporter serves anyway.
+    let s = resolve(
+        &[
+            "-H",
+            "x",
+            "--prometheus-listen-port",
+            "9102",
+            "--format",
+            "metrics",
+        ],
+        &env,
+    )
+    .unwrap();
+    assert!(s.exporter.is_some());
 }
 
 #[test]

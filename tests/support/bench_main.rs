@@ -24,7 +24,11 @@
 //! 7. 32 hosts at concurrency 32 whose JSON documents (capabilities, discovery, sign-in
 //!    answers, `/config`) are lists of `{"a":0}` within what their probes keep: the shape
 //!    that costs many times its size as a JSON tree;
-//! 8. one host with a 16 MiB `--baseline` of `{"":0}` objects: refused before any traffic.
+//! 8. one host with a 16 MiB `--baseline` of `{"":0}` objects: refused before any traffic;
+//! 9. the metrics exporter with 100 hosts at concurrency 32: how long the first scrape takes
+//!    (it starts the first round and answers when it ends), and the latency of scrapes
+//!    answered from the last round, with no round running and with rounds running beside
+//!    them ([`EXPORTER_SCRAPES`] each, p50 / p99 / max).
 //!
 //! Then the scan service (`check-storage-scanner serve --port 0`, `$COS_BENCH_SCANNER_BIN`,
 //! default: beside the plugin) against one fake instance, its cache warmed by one scan: 32
@@ -63,6 +67,8 @@ const ANSWER_DELAY: Duration = Duration::from_millis(20);
 const SERVICE_CLIENTS: usize = 32;
 /// Requests of each service scenario.
 const SERVICE_REQUESTS: usize = 10_000;
+/// Scrapes measured per exporter scenario.
+const EXPORTER_SCRAPES: usize = 200;
 
 /// What one child run cost.
 #[derive(Clone, Debug)]
@@ -584,6 +590,111 @@ fn many_hostile_json_hosts(bench: &Bench) -> Row {
     }
 }
 
+/// p50, p99 and max of scrape latencies, in milliseconds.
+fn latencies(mut took: Vec<Duration>) -> String {
+    took.sort();
+    let at = |q: f64| {
+        let i = ((took.len() as f64 * q).ceil() as usize).clamp(1, took.len()) - 1;
+        took[i].as_secs_f64() * 1000.0
+    };
+    format!(
+        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        at(0.50),
+        at(0.99),
+        at(1.0)
+    )
+}
+
+/// The peak resident memory of a running process (VmHWM), if `/proc` tells.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The exporter with 100 hosts: the first scrape, then scrapes from the last round with no
+/// round running (interval 3600 s) and beside running rounds (interval 1 s, a scrape every
+/// 10 ms), each process on its own fakes' loopback ports.
+fn exporter_scrapes(bench: &Bench) {
+    use support::exporter::ExporterProcess;
+    let fakes: Vec<FakeInstance> = (0..MANY_HOSTS)
+        .map(|_| FakeInstance::start(InstanceConfig::default().version("8.1.0").demo_users(false)))
+        .collect();
+    let hosts: Vec<String> = fakes.iter().map(FakeInstance::host_port).collect();
+    let start = |interval: &str, n: usize| {
+        let mut args = scan_args(&fakes[0]);
+        args[1] = hosts.join(",");
+        args.extend(
+            [
+                "--concurrency",
+                &MANY_CONCURRENCY.to_string(),
+                "--prometheus-listen-port",
+                "0",
+                "--scrape-interval",
+                interval,
+            ]
+            .map(String::from),
+        );
+        let home = bench.work.join(format!("exporter-{n}"));
+        let _ = std::fs::create_dir_all(&home);
+        ExporterProcess::start(&bench.bin, &args, &[], &home)
+    };
+    println!();
+    println!(
+        "metrics exporter, {MANY_HOSTS} hosts, concurrency {MANY_CONCURRENCY} (one process each):"
+    );
+    let idle = start("3600", 1);
+    let first = idle.get("/metrics");
+    let succeeded = hosts
+        .iter()
+        .filter(|h| {
+            first.sample(&format!("storage_security_scrape_success{{host=\"{h}\"}}")) == Some(1.0)
+        })
+        .count();
+    println!(
+        "  first scrape (starts the first round, answers when it ends): {}; {succeeded} of \
+         {MANY_HOSTS} hosts scrape_success 1; {:.1} KiB of text",
+        secs(first.took),
+        first.body.len() as f64 / 1024.0
+    );
+    let took: Vec<Duration> = (0..EXPORTER_SCRAPES)
+        .map(|_| idle.get("/metrics").took)
+        .collect();
+    println!(
+        "  {EXPORTER_SCRAPES} scrapes from the last round, no round running: {}",
+        latencies(took)
+    );
+    if let Some(kib) = peak_rss_kib(idle.pid()) {
+        println!("  peak RSS of the exporter after them: {}", mib(kib));
+    }
+    drop(idle);
+    let busy = start("1", 2);
+    busy.get("/metrics");
+    let took: Vec<Duration> = (0..EXPORTER_SCRAPES)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            busy.get("/metrics").took
+        })
+        .collect();
+    let rounds = busy
+        .get("/metrics")
+        .sample("storage_security_exporter_rounds_total")
+        .unwrap_or(0.0);
+    println!(
+        "  {EXPORTER_SCRAPES} scrapes 10 ms apart, a round of every host each second beside \
+         them ({rounds} rounds): {}",
+        latencies(took)
+    );
+    if let Some(kib) = peak_rss_kib(busy.pid()) {
+        println!("  peak RSS of the exporter after them: {}", mib(kib));
+    }
+}
+
 fn print_table(rows: &[Row]) {
     let header = Row {
         scenario: "scenario".into(),
@@ -681,6 +792,7 @@ fn main() {
     ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
+    exporter_scrapes(&bench);
     service_bench(&scanner_bin(&bench.bin), &work);
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -1,0 +1,584 @@
+//! The metrics exporter end to end: the real binary with `--prometheus-listen-port 0` against
+//! fake instances on loopback (their private CA trusted), scraped over HTTP, checked by
+//! `promtool check metrics`, and scraped by a real Prometheus server whose query API must give
+//! the rating back.
+//!
+//! Time: the rounds are real, so intervals are short (`--scrape-interval 1`) and fakes fast;
+//! one test waits the fixed 8 s of the first scrape, since only a round that outlasts it can
+//! show the first scrape answering without it.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::exporter::ExporterProcess;
+use support::plugin::{NOW, healthy, hermetic, scratch};
+use support::{FakeInstance, InstanceConfig};
+
+/// `NOW` in Unix seconds.
+const NOW_SECONDS: f64 = 1_795_316_400.0;
+
+/// The eight families of the spec, in the order they are served.
+const FAMILIES: [&str; 8] = [
+    "storage_security_rating_score",
+    "storage_security_vulnerabilities_total",
+    "storage_security_hardenings_missing_total",
+    "storage_security_failed_extra_checks_total",
+    "storage_security_support_days_remaining",
+    "storage_security_update_available",
+    "storage_security_scan_duration_seconds",
+    "storage_security_scrape_success",
+];
+
+/// Starts the exporter on a free loopback port, scanning `hosts` hermetically (the fakes' CA
+/// trusted, bundled update data, no retries, no debug ports) with `extra` flags.
+fn start(name: &str, hosts: &str, ca: &Path, extra: &[&str]) -> ExporterProcess {
+    let mut args: Vec<String> = vec!["-H".into(), hosts.into()];
+    args.extend(hermetic(ca));
+    args.extend(["--prometheus-listen-port".into(), "0".into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ExporterProcess::start(
+        Path::new(env!("CARGO_BIN_EXE_check-storage-security")),
+        &args,
+        &[("COS_NOW", NOW)],
+        &scratch(&format!("exporter-{name}")),
+    )
+}
+
+fn success(host: &str) -> String {
+    format!("storage_security_scrape_success{{host=\"{host}\"}}")
+}
+
+/// The samples of a family: labels and value.
+fn samples(body: &str, family: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    body.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+            (name == family).then_some(())?;
+            let labels = labels
+                .trim_end_matches('}')
+                .split("\",")
+                .filter(|l| !l.is_empty())
+                .filter_map(|l| l.split_once("=\""))
+                .map(|(k, v)| (k.to_string(), v.trim_end_matches('"').to_string()))
+                .collect();
+            Some((labels, value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Lint findings `promtool check metrics` reports for names the spec fixes (the same four as
+/// in `tests/format_metrics.rs`); nothing else is accepted.
+const SPEC_NAME_LINTS: [&str; 4] = [
+    r#"storage_security_vulnerabilities_total non-counter metrics should not have "_total" suffix"#,
+    r#"storage_security_hardenings_missing_total non-counter metrics should not have "_total" suffix"#,
+    r#"storage_security_failed_extra_checks_total non-counter metrics should not have "_total" suffix"#,
+    r#"storage_security_support_days_remaining use base unit "seconds" instead of "days""#,
+];
+
+/// A Debian binary of the `prometheus` package; the test fails, never skips, without it.
+fn debian_binary(name: &str) -> PathBuf {
+    let path = PathBuf::from("/usr/bin").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: install Debian's prometheus package with `make deps` \
+         (packaging/ci-deps.sh)",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn the_first_scrape_serves_the_eight_metrics_of_every_target() {
+    let lts = FakeInstance::start(healthy("4.0.8"));
+    let current = FakeInstance::start(healthy("8.1.0"));
+    let closed = format!("127.0.0.1:{}", support::closed_port());
+    let hosts = format!("{},{},{closed}", lts.host_port(), current.host_port());
+    let exporter = start("eight", &hosts, &lts.ca_file(), &["--check-hardening"]);
+
+    // Nothing but /metrics starts a round.
+    let index = exporter.get("/");
+    assert_eq!(index.status, 200);
+    assert!(
+        index.body.contains("<a href=\"/metrics\">"),
+        "{}",
+        index.body
+    );
+    assert_eq!(exporter.get("/healthz").status, 200);
+    let missing = exporter.get("/metrics/x");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.header("content-type"), Some("application/json"));
+    assert!(
+        missing.body.contains("\"code\":\"not_found\""),
+        "{}",
+        missing.body
+    );
+    let post = exporter.request("POST", "/metrics");
+    assert_eq!(
+        (post.status, post.header("allow")),
+        (405, Some("GET, HEAD"))
+    );
+    assert_eq!(lts.total_requests() + current.total_requests(), 0);
+
+    let scrape = exporter.get("/metrics");
+    assert_eq!(scrape.status, 200, "a failed scan is a value, not an error");
+    assert_eq!(
+        scrape.header("content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let body = &scrape.body;
+    for family in FAMILIES {
+        assert!(
+            body.contains(&format!("# HELP {family} ")),
+            "{family}\n{body}"
+        );
+        assert!(
+            body.contains(&format!("# TYPE {family} gauge\n")),
+            "{family}"
+        );
+        for fake in [&lts, &current] {
+            let host = fake.host_port();
+            // 8.1.0's line has no support end in the bundled schedule: no value, as in perfdata.
+            if family.ends_with("support_days_remaining") && fake.port() == current.port() {
+                continue;
+            }
+            assert!(
+                samples(body, family)
+                    .iter()
+                    .any(|(labels, _)| labels.get("host") == Some(&host)),
+                "{family} of {host}\n{body}"
+            );
+        }
+    }
+    let ratings = samples(body, "storage_security_rating_score");
+    let (labels, rating) = ratings
+        .iter()
+        .find(|(l, _)| l.get("host") == Some(&lts.host_port()))
+        .unwrap();
+    assert_eq!(
+        labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("domain", "127.0.0.1"),
+            ("host", lts.host_port().as_str()),
+            ("product", "OpenCloud"),
+            ("version", "4.0.8"),
+        ]
+    );
+    assert!((0.0..=5.0).contains(rating));
+    // Only the rating carries more than the host.
+    for family in &FAMILIES[1..] {
+        assert!(
+            samples(body, family).iter().all(|(l, _)| l.len() == 1),
+            "{family}\n{body}"
+        );
+    }
+    assert_eq!(scrape.sample(&success(&lts.host_port())), Some(1.0));
+    assert_eq!(scrape.sample(&success(&current.host_port())), Some(1.0));
+    // The closed port: its scrape success, its duration, nothing else.
+    assert_eq!(scrape.sample(&success(&closed)), Some(0.0));
+    let of_closed: Vec<&str> = body
+        .lines()
+        .filter(|l| l.contains(&format!("host=\"{closed}\"")))
+        .collect();
+    assert_eq!(of_closed.len(), 2, "{of_closed:?}");
+    // The exporter's own families.
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        scrape.sample(&format!(
+            "storage_security_exporter_build_info{{version=\"{version}\"}}"
+        )),
+        Some(1.0)
+    );
+    assert_eq!(
+        scrape.sample("storage_security_exporter_targets"),
+        Some(3.0)
+    );
+    assert_eq!(
+        scrape.sample("storage_security_exporter_rounds_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        scrape.sample("storage_security_exporter_last_round_timestamp_seconds"),
+        Some(NOW_SECONDS),
+        "the report clock is pinned"
+    );
+    assert!(body.contains("# TYPE storage_security_exporter_rounds_total counter\n"));
+
+    // HEAD: the same head, no body, no second round.
+    let head = exporter.request("HEAD", "/metrics");
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert!(head.header("content-length").is_some_and(|n| n != "0"));
+    let stderr = exporter.wait_stderr("GET /metrics 200 ", Duration::from_secs(5));
+    assert!(
+        stderr.contains("exporter: round 1: 3 target(s) in "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("round 2"), "{stderr}");
+    assert!(
+        stderr.contains("GET /metrics 200 "),
+        "one log line per request: {stderr}"
+    );
+}
+
+#[test]
+fn promtool_accepts_a_live_scrape() {
+    let lts = FakeInstance::start(healthy("4.0.8"));
+    let old = FakeInstance::start(InstanceConfig::default().version("4.0.0"));
+    let closed = format!("127.0.0.1:{}", support::closed_port());
+    let hosts = format!("{},{},{closed}", lts.host_port(), old.host_port());
+    let exporter = start("promtool", &hosts, &lts.ca_file(), &["--check-hardening"]);
+    let scrape = exporter.get("/metrics");
+    assert_eq!(scrape.status, 200);
+    let mut child = Command::new(debian_binary("promtool"))
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(scrape.body.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(0) => {}
+        // 3: lint findings only, the exposition itself parsed.
+        Some(3) => {
+            for finding in report.lines().filter(|l| !l.trim().is_empty()) {
+                assert!(
+                    SPEC_NAME_LINTS.contains(&finding),
+                    "promtool: {finding}\n{}",
+                    scrape.body
+                );
+            }
+        }
+        other => panic!(
+            "promtool check metrics failed ({other:?}): {report}\n{}",
+            scrape.body
+        ),
+    }
+}
+
+#[test]
+fn later_scrapes_answer_at_once_while_rounds_follow_the_interval_one_at_a_time() {
+    let status_requests = |fake: &FakeInstance| {
+        fake.requests()
+            .iter()
+            .filter(|r| r.path() == "/status.php")
+            .count()
+    };
+    // What one scan asks of /status.php, learnt from a single run.
+    let reference = FakeInstance::start(healthy("8.1.0"));
+    let once = support::plugin::scan(
+        "exporter-rounds-once",
+        &reference.host_port(),
+        &reference,
+        &[],
+    );
+    assert_eq!(once.code, 0, "{}", once.stdout);
+    let per_round = status_requests(&reference);
+    assert!(per_round > 0);
+    // Every answer 20 ms late: a scan takes a good part of the 1 s interval.
+    let fake = FakeInstance::start(healthy("8.1.0").delay(Duration::from_millis(20)));
+    let exporter = start(
+        "rounds",
+        &fake.host_port(),
+        &fake.ca_file(),
+        &["--scrape-interval", "1"],
+    );
+    let first_asked = Instant::now();
+    let first = exporter.get("/metrics");
+    assert_eq!(
+        first.sample("storage_security_exporter_rounds_total"),
+        Some(1.0)
+    );
+    let scan = first
+        .sample(&format!(
+            "storage_security_scan_duration_seconds{{host=\"{}\"}}",
+            fake.host_port()
+        ))
+        .expect("the scan's duration");
+    assert!(scan > 0.1, "a scan took {scan} s: retune the delay");
+    let mut took = Vec::new();
+    let (rounds, counted) = loop {
+        // Counted first: a round completed after the count is not in it.
+        let counted = status_requests(&fake);
+        let scrape = exporter.get("/metrics");
+        took.push(scrape.took);
+        let rounds = scrape
+            .sample("storage_security_exporter_rounds_total")
+            .unwrap() as usize;
+        // The completed rounds, and at most one in flight.
+        assert!(
+            counted <= per_round * (rounds + 1),
+            "{counted} status requests after {rounds} rounds of {per_round}"
+        );
+        if rounds >= 3 {
+            break (rounds, counted);
+        }
+        assert!(
+            first_asked.elapsed() < Duration::from_secs(20),
+            "rounds stalled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Three rounds started at 0, 1 and 2 s: not sooner.
+    let elapsed = first_asked.elapsed();
+    assert!(elapsed >= Duration::from_millis(1900), "{elapsed:?}");
+    assert!(
+        counted >= per_round * rounds,
+        "{counted} of {per_round} a round"
+    );
+    // Scrapes while scans ran answered from the last round, not after the scan.
+    took.sort();
+    let median = took[took.len() / 2];
+    assert!(took.len() > 20, "{took:?}");
+    assert!(
+        median < Duration::from_secs_f64(scan / 4.0),
+        "median scrape {median:?}, a scan {scan} s"
+    );
+    let stderr = exporter.wait_stderr("exporter: round 3: ", Duration::from_secs(5));
+    assert!(
+        stderr.contains("exporter: round 3: 1 target(s) in "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_first_scrape_answers_after_8_s_with_what_is_done_and_sigterm_stops_it() {
+    let fast = FakeInstance::start(healthy("8.1.0"));
+    // Accepts and never answers within the test: its scan outlasts the first scrape's wait.
+    let silent = FakeInstance::start(InstanceConfig::default().delay(Duration::from_secs(60)));
+    let hosts = format!("{},{}", fast.host_port(), silent.host_port());
+    let mut exporter = start(
+        "first-wait",
+        &hosts,
+        &fast.ca_file(),
+        &["--timeout", "20", "--scrape-interval", "1"],
+    );
+    let first = exporter.get("/metrics");
+    assert!(
+        first.took >= Duration::from_millis(7900) && first.took < Duration::from_millis(9900),
+        "the first scrape took {:?}",
+        first.took
+    );
+    assert_eq!(first.status, 200);
+    assert_eq!(first.sample(&success(&fast.host_port())), Some(1.0));
+    assert!(
+        first.body.contains(&format!(
+            "storage_security_rating_score{{host=\"{}\"",
+            fast.host_port()
+        )),
+        "{}",
+        first.body
+    );
+    assert_eq!(first.sample(&success(&silent.host_port())), Some(0.0));
+    assert_eq!(
+        first.sample("storage_security_exporter_rounds_total"),
+        Some(0.0)
+    );
+    assert!(!first.body.contains("last_round_timestamp"));
+    // The next scrape does not wait again.
+    let second = exporter.get("/metrics");
+    assert!(second.took < Duration::from_secs(2), "{:?}", second.took);
+    assert_eq!(second.sample(&success(&silent.host_port())), Some(0.0));
+    // SIGTERM while the round is still in flight: exit 0 at once, nothing on stdout.
+    let asked = Instant::now();
+    let (code, stdout) = exporter.terminate(Duration::from_secs(10));
+    assert_eq!(code, Some(0), "stdout: {stdout}\n{}", exporter.stderr());
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(stdout, "");
+    let stderr = exporter.wait_stderr("exporter: stopped\n", Duration::from_secs(5));
+    assert!(stderr.ends_with("exporter: stopped\n"), "{stderr}");
+}
+
+#[test]
+fn a_non_loopback_address_is_announced_and_a_taken_port_refused() {
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let exporter = start(
+        "wildcard",
+        &fake.host_port(),
+        &fake.ca_file(),
+        &["--prometheus-listen-addr", "0.0.0.0"],
+    );
+    assert!(exporter.addr.ip().is_unspecified());
+    let warning = format!(
+        "exporter: warning: {} is reachable from other hosts; anyone who can connect reads the \
+         targets' names, versions and ratings",
+        exporter.addr
+    );
+    let stderr = exporter.wait_stderr(&warning, Duration::from_secs(10));
+    assert!(stderr.contains(&warning), "{stderr}");
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], exporter.addr.port()));
+    assert_eq!(
+        support::exporter::request(loopback, "GET", "/healthz").status,
+        200
+    );
+    // The port is taken now: the exporter does not start, and says what to change.
+    let taken = exporter.addr.port().to_string();
+    let run = support::plugin::run(
+        "exporter-taken",
+        &[
+            "-H",
+            &fake.host_port(),
+            "--prometheus-listen-addr",
+            "0.0.0.0",
+            "--prometheus-listen-port",
+            &taken,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stdout.starts_with(&format!(
+            "UNKNOWN: the metrics exporter cannot listen on 0.0.0.0:{taken}: "
+        )) && run
+            .stdout
+            .ends_with("; choose another --prometheus-listen-port or --prometheus-listen-addr\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A Prometheus server run by the test: killed and reaped on drop.
+struct Prometheus {
+    child: Child,
+    log: PathBuf,
+    addr: std::net::SocketAddr,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Prometheus {
+    /// Starts Debian's `/usr/bin/prometheus` on a free loopback port, scraping `target` every
+    /// second, its data and log in `dir`.
+    fn start(dir: &Path, target: std::net::SocketAddr) -> Prometheus {
+        let binary = debian_binary("prometheus");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: storage_security\n    scrape_interval: 1s\n    \
+                 scrape_timeout: 1s\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let addr = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap()
+        };
+        let log = dir.join("prometheus.log");
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("prometheus.out")).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start prometheus");
+        Prometheus { child, log, addr }
+    }
+
+    /// An instant query through the HTTP API, or why there is no answer yet.
+    fn query(&self, query: &str) -> Result<serde_json::Value, String> {
+        let stream = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_secs(1))
+            .map_err(|e| format!("connect: {e}"))?;
+        drop(stream);
+        let answer =
+            support::exporter::request(self.addr, "GET", &format!("/api/v1/query?query={query}"));
+        if answer.status != 200 {
+            return Err(format!("HTTP {}: {}", answer.status, answer.body));
+        }
+        serde_json::from_str(&answer.body).map_err(|e| format!("{e}: {}", answer.body))
+    }
+
+    fn diagnosis(&self) -> String {
+        let targets = support::exporter::request(self.addr, "GET", "/api/v1/targets").body;
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        format!("targets: {targets}\nlog (last lines first): {tail:#?}")
+    }
+}
+
+#[test]
+fn a_real_prometheus_server_reads_the_rating_back_through_its_query_api() {
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let exporter = start(
+        "prometheus",
+        &fake.host_port(),
+        &fake.ca_file(),
+        &["--scrape-interval", "1"],
+    );
+    let dir = scratch("exporter-prometheus-server");
+    let prometheus = Prometheus::start(&dir, exporter.addr);
+    let until = Instant::now() + Duration::from_secs(30);
+    let sample = loop {
+        match prometheus.query("storage_security_rating_score") {
+            Ok(doc)
+                if doc["data"]["result"]
+                    .as_array()
+                    .is_some_and(|r| !r.is_empty()) =>
+            {
+                break doc["data"]["result"][0].clone();
+            }
+            Ok(_) | Err(_) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Ok(doc) => panic!(
+                "no rating in Prometheus after 30 s: {doc}\n{}",
+                prometheus.diagnosis()
+            ),
+            Err(e) => panic!(
+                "Prometheus did not answer in 30 s: {e}\n{}",
+                prometheus.diagnosis()
+            ),
+        }
+    };
+    let metric = &sample["metric"];
+    assert_eq!(metric["__name__"], "storage_security_rating_score");
+    assert_eq!(metric["host"], fake.host_port().as_str());
+    assert_eq!(metric["domain"], "127.0.0.1");
+    assert_eq!(metric["product"], "OpenCloud");
+    assert_eq!(metric["version"], "8.1.0");
+    assert_eq!(metric["job"], "storage_security");
+    assert_eq!(metric["instance"], exporter.addr.to_string().as_str());
+    // The value Prometheus stored is the one the exporter serves.
+    let served = exporter
+        .get("/metrics")
+        .sample(&format!(
+            "storage_security_rating_score{{host=\"{0}\",domain=\"127.0.0.1\",product=\"OpenCloud\",version=\"8.1.0\"}}",
+            fake.host_port()
+        ))
+        .expect("the served rating");
+    assert_eq!(sample["value"][1], served.to_string().as_str());
+    assert_eq!(served, 5.0, "a healthy 8.1.0 is rated A+");
+}
