@@ -29,6 +29,35 @@ pub struct Memory {
     update: OnceLock<UpdateInputs>,
 }
 
+/// A server's `Memory`, renewed once its window has passed (the feed cache's window,
+/// `--feed-cache-ttl`): scans within a window share one, so a stream of scans asks each feed
+/// once per window even without a state directory.
+pub struct RenewedMemory {
+    window: std::time::Duration,
+    current: Mutex<(Instant, Arc<Memory>)>,
+}
+
+impl RenewedMemory {
+    pub fn new(window: std::time::Duration) -> RenewedMemory {
+        RenewedMemory {
+            window,
+            current: Mutex::new((Instant::now(), Arc::new(Memory::default()))),
+        }
+    }
+
+    /// The memory of the current window (a new one once the window has passed).
+    pub fn current(&self) -> Arc<Memory> {
+        let mut current = match self.current.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if current.0.elapsed() >= self.window {
+            *current = (Instant::now(), Arc::new(Memory::default()));
+        }
+        current.1.clone()
+    }
+}
+
 /// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
 /// answer: host workers share them, so a run asks each feed at most once, however many hosts,
 /// and not at all while the feed cache holds a fresh answer.

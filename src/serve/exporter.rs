@@ -26,7 +26,7 @@ use crate::clock::Now;
 use crate::output::{self, metrics};
 use crate::report::ScanResult;
 use crate::run::{Outcome, unknown};
-use crate::scanner::Scanner;
+use crate::scanner::{RenewedMemory, Scanner};
 use crate::serve::http::{Limits, Request, Response, Server};
 use crate::serve::signals;
 use crate::settings::{Settings, UpdateSource, redact};
@@ -165,10 +165,10 @@ fn announce(settings: &Settings, listening: std::net::SocketAddr) {
         settings.update_source,
         UpdateSource::Auto | UpdateSource::Feed
     );
-    if asks_feed && (settings.state_dir.is_none() || settings.feed_cache_ttl.is_zero()) {
+    if asks_feed && settings.feed_cache_ttl.is_zero() {
         log(
-            "note: no feed cache (--state-dir, --feed-cache-ttl), so every round asks the \
-             release feed, whose anonymous limit is 60 requests an hour; give a state directory",
+            "note: --feed-cache-ttl 0, so every round asks the release feed, whose anonymous \
+             limit is 60 requests an hour",
         );
     }
     if settings.login_throttling {
@@ -211,11 +211,14 @@ fn without_result(settings: &Settings, host: String, why: &str, now: Now) -> Sca
 
 /// The production round: the plugin's scanner, a fresh time budget, `--concurrency` workers.
 fn scan_round(settings: Arc<Settings>, pool: rayon::ThreadPool) -> Arc<RoundFn> {
+    // Rounds within the feed cache's window share what they learn: the feeds are asked once
+    // per window, not once per round.
+    let memory = RenewedMemory::new(settings.feed_cache_ttl);
     Arc::new(move |done: &Done| {
         let now = report_now(&settings);
         let budget = Budget::new(Instant::now(), settings.time_budget);
         let scanner = match Scanner::new(&settings, now, budget) {
-            Ok(scanner) => scanner,
+            Ok(scanner) => scanner.with_memory(memory.current()),
             Err(e) => {
                 log(&e);
                 for (i, target) in settings.targets.iter().enumerate() {

@@ -23,7 +23,7 @@
 use super::http::{self, Limits, Request, Response, Server};
 use crate::budget::Budget;
 use crate::clock::Now;
-use crate::scanner::{Memory, Scanner};
+use crate::scanner::{RenewedMemory, Scanner};
 use crate::settings::options::Program;
 use crate::settings::{Settings, redact};
 use crate::target::Target;
@@ -105,20 +105,12 @@ pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
     // Knowledge and the release-feed answer are learned once and shared by the scans until
     // the feed cache's window (--feed-cache-ttl, 1 h by default) has passed: a stream of scans
     // asks the feeds once per window even without a state directory.
-    let memory: Mutex<(Instant, Arc<Memory>)> =
-        Mutex::new((Instant::now(), Arc::new(Memory::default())));
+    let memory = RenewedMemory::new(settings.feed_cache_ttl);
     Arc::new(move |target: &Target| {
         let now = settings.now.map(Now).unwrap_or_else(Now::system);
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let shared = {
-            let mut current = memory.lock().map_err(|_| "knowledge memory poisoned")?;
-            if current.0.elapsed() >= settings.feed_cache_ttl {
-                *current = (Instant::now(), Arc::new(Memory::default()));
-            }
-            current.1.clone()
-        };
         let result = Scanner::new(&settings, now, budget)?
-            .with_memory(shared)
+            .with_memory(memory.current())
             .scan(target)?;
         let text = serde_json::to_string(&result)
             .map_err(|e| format!("cannot serialise the result: {e}"))?;
