@@ -582,3 +582,44 @@ fn a_real_prometheus_server_reads_the_rating_back_through_its_query_api() {
     assert_eq!(sample["value"][1], served.to_string().as_str());
     assert_eq!(served, 5.0, "a healthy 8.1.0 is rated A+");
 }
+
+#[test]
+fn rounds_share_what_they_learn_so_the_release_feed_is_asked_once_per_window() {
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let feed = support::FeedServer::github_releases(&["v8.1.0", "v7.2.4"]);
+    let url = feed.url("/releases");
+    let mut args: Vec<String> = vec!["-H".into(), fake.host_port()];
+    args.extend(hermetic(&fake.ca_file()));
+    args.extend(
+        [
+            "--prometheus-listen-port",
+            "0",
+            "--scrape-interval",
+            "0.2",
+            "--update-source",
+            "feed",
+            // No usable state directory: only the rounds' shared memory can spare the feed.
+            "--state-dir",
+            "/proc/no-such-state-dir",
+        ]
+        .map(String::from),
+    );
+    let exporter = ExporterProcess::start(
+        Path::new(env!("CARGO_BIN_EXE_check-storage-security")),
+        &args,
+        &[("COS_NOW", NOW), ("COS_RELEASES_URL", url.as_str())],
+        &scratch("exporter-memory"),
+    );
+    let limit = Instant::now() + Duration::from_secs(30);
+    let rounds = loop {
+        let rounds = exporter
+            .get("/metrics")
+            .sample("storage_security_exporter_rounds_total")
+            .unwrap_or(0.0);
+        if rounds >= 3.0 || Instant::now() > limit {
+            break rounds;
+        }
+    };
+    assert!(rounds >= 3.0, "only {rounds} rounds in 30 s");
+    assert_eq!(feed.requests().len(), 1, "{:?}", feed.requests());
+}
