@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config_file;
 pub mod manual;
 mod operator_files;
+pub use operator_files::NamedFile;
 pub mod options;
 pub mod redact;
 pub mod secrets;
@@ -224,7 +225,7 @@ pub struct ScannerSettings {
     /// `service.cache_ttl`: how long a host's result is served from the cache.
     pub cache_ttl: Duration,
     /// `--result`: the result documents `review-waivers` reads.
-    pub results: Vec<PathBuf>,
+    pub results: Vec<NamedFile>,
 }
 
 /// A setting the operator got wrong: one line naming the problem and the fix. Ends the run
@@ -1013,7 +1014,7 @@ impl Settings {
                             .map(Duration::from_secs)
                     })?
                     .unwrap_or(Duration::from_secs(900)),
-                results: l.list("result")?.into_iter().map(PathBuf::from).collect(),
+                results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
             },
             secrets: l.secrets(),
         })
