@@ -3,6 +3,7 @@
 //! plugin's settings the plugin's way (option table, `COS_*` variables, configuration file),
 //! and scans with the plugin's pipeline (`crate::scanner`).
 
+use crate::assess::waiver_review;
 use crate::budget::Budget;
 use crate::report::State;
 use crate::run::{Outcome, setup_process, unknown};
@@ -86,7 +87,8 @@ where
     let rest = &words[1..];
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
-        "serve" | "review-waivers" | "configure" => unknown(&format!(
+        "review-waivers" => review_waivers(line, rest, env),
+        "serve" | "configure" => unknown(&format!(
             "subcommand {subcommand:?} is not available in this version yet"
         )),
         other => {
@@ -150,6 +152,46 @@ fn scan(
     Outcome {
         stdout,
         exit_code: state.exit_code(),
+    }
+}
+
+/// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
+/// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
+/// otherwise, 3 when a file is not a result document (one line naming it).
+fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    if let Some(word) = rest.first() {
+        let shown: String = word.chars().take(40).collect();
+        return unknown(&format!(
+            "review-waivers takes its files with --result FILE, not as {shown:?}"
+        ));
+    }
+    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
+        Ok(s) => s,
+        Err(e) => return unknown(&e.0),
+    };
+    let now = match setup_process(&settings) {
+        Ok(now) => now,
+        Err(e) => return unknown(&e),
+    };
+    if settings.scanner.results.is_empty() {
+        return unknown(
+            "review-waivers needs --result FILE: what check-storage-security --format json or \
+             check-storage-scanner scan printed (repeat --result for several files)",
+        );
+    }
+    let mut documents = waiver_review::Documents::new();
+    for file in &settings.scanner.results {
+        if let Err(line) = documents.load(&file.path, &file.shown) {
+            return unknown(&line);
+        }
+    }
+    let window = settings
+        .waiver_warning
+        .unwrap_or(waiver_review::DEFAULT_WINDOW_DAYS);
+    let review = waiver_review::review(&documents, now.0, window);
+    Outcome {
+        stdout: review.text(),
+        exit_code: review.exit_code(),
     }
 }
 
