@@ -46,7 +46,7 @@ pub static PLUGIN: Page = Page {
     topics: &[],
     exit_status: EXIT_STATUS,
     examples: EXAMPLES,
-    see_also: &[],
+    see_also: &["check-storage-scanner(1)"],
     help_footer: "See man check-storage-security(1) and README.md for the output format.",
 };
 
