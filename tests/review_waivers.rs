@@ -112,7 +112,7 @@ fn reviews_the_result_documents_of_several_hosts_and_files_together() {
         "Expiring within 14 days (1):".to_string(),
         format!(
             "  demoUsersDisabled (--waive-until, until 2026-12-01T00:00:00Z, \"accounts go in the \
-             December maintenance\"): ends in 8 days; then demoUsersDisabled on {a} alert again; \
+             December maintenance\"): ends in 8 days; then demoUsersDisabled on {a} will alert again; \
              fix what it hides, or renew it with a new date and reason"
         ),
         "Unused (1):".to_string(),

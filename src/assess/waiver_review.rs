@@ -344,7 +344,7 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
             Some(expires) if expiring[w] => {
                 let then = if !alerting[w].is_empty() {
                     format!(
-                        "; then {} on {} alert again",
+                        "; then {} on {} will alert again",
                         facts.ids(&alerting[w]),
                         alerting_on[w].text()
                     )

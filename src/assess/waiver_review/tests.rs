@@ -124,7 +124,7 @@ fn a_waiver_ending_within_the_window_is_expiring() {
     assert_eq!(
         line(&r, Class::Expiring),
         "demoUsersDisabled (--waive-until, until 2026-12-01T00:00:00Z, \"accepted for now\"): \
-         ends in 8 days; then demoUsersDisabled on a.example alert again; fix what it hides, or \
+         ends in 8 days; then demoUsersDisabled on a.example will alert again; fix what it hides, or \
          renew it with a new date and reason"
     );
     // The window counts whole days, as --waiver-warning does for the plugin: 30 days left.
