@@ -189,10 +189,12 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
     let window = settings
         .waiver_warning
         .unwrap_or(waiver_review::DEFAULT_WINDOW_DAYS);
-    let review = waiver_review::review(&documents, now.0, window);
-    Outcome {
-        stdout: review.text(),
-        exit_code: review.exit_code(),
+    match waiver_review::review(&documents, now.0, window) {
+        Ok(review) => Outcome {
+            stdout: review.text(),
+            exit_code: review.exit_code(),
+        },
+        Err(problem) => unknown(&format!("the waivers of the --result files {problem}")),
     }
 }
 

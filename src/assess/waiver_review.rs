@@ -23,7 +23,7 @@
 
 use crate::assess::waivers::matches;
 use jiff::Timestamp;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The window of expiring waivers when `--waiver-warning` is not given.
 pub const DEFAULT_WINDOW_DAYS: i64 = 14;
@@ -38,6 +38,10 @@ pub const MAX_IDS: usize = 4096;
 pub const MAX_NAME_BYTES: usize = 256;
 /// Longest waiver reason.
 pub const MAX_REASON_BYTES: usize = 1024;
+/// Different sets of waivers that hide one finding together. A configuration with a few
+/// overlapping patterns makes a few; each set holds two bit sets, and every pair of waivers
+/// looks at every set, so a bound keeps both memory and time small.
+pub const MAX_OVERLAP_SETS: usize = 1024;
 
 /// A waiver as a result document lists it. Equal waivers of several documents are one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,13 +92,17 @@ impl Bits {
     fn of(len: usize, members: impl IntoIterator<Item = usize>) -> Bits {
         let mut bits = Bits::new(len);
         for i in members {
-            bits.0[i / 64] |= 1 << (i % 64);
+            bits.insert(i);
         }
         bits
     }
 
     fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     fn and(&self, other: &Bits) -> Bits {
@@ -105,6 +113,10 @@ impl Bits {
         for (a, b) in self.0.iter_mut().zip(&other.0) {
             *a |= b;
         }
+    }
+
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
     }
 
     fn and_not(&self, other: &Bits) -> Bits {
@@ -192,40 +204,6 @@ fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
         .max(0)
 }
 
-/// Hosts in the order their documents were read, once each.
-#[derive(Clone, Debug, Default)]
-struct Hosts<'d> {
-    order: Vec<&'d str>,
-    seen: HashSet<&'d str>,
-}
-
-impl<'d> Hosts<'d> {
-    fn add(&mut self, host: &'d str) {
-        if self.seen.insert(host) {
-            self.order.push(host);
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// `a.example and b.example`, `a, b, c and 4 more hosts`.
-    fn text(&self) -> String {
-        listed(self.order.iter().copied(), "host")
-    }
-}
-
-impl<'d> FromIterator<&'d str> for Hosts<'d> {
-    fn from_iter<I: IntoIterator<Item = &'d str>>(hosts: I) -> Hosts<'d> {
-        let mut all = Hosts::default();
-        for host in hosts {
-            all.add(host);
-        }
-        all
-    }
-}
-
 /// What the documents say about each waiver, worked out once.
 struct Facts<'d> {
     docs: &'d Documents,
@@ -235,9 +213,12 @@ struct Facts<'d> {
     failed: Vec<Bits>,
     /// The documents that list each waiver, in order.
     listing: Vec<Vec<usize>>,
+    /// Distinct hosts in the order their documents were read, and each document's.
+    hosts: Vec<&'d str>,
+    host_of: Vec<usize>,
     /// The failing ids each waiver hides (or, expired, no longer hides), and their hosts.
     hides: Vec<Bits>,
-    hidden_on: Vec<Hosts<'d>>,
+    hidden_on: Vec<Bits>,
     /// Whether a waiver matches an undecided finding where it is listed.
     maybe_needed: Vec<bool>,
 }
@@ -259,21 +240,30 @@ impl<'d> Facts<'d> {
                 listing[*w as usize].push(d);
             }
         }
+        let (mut hosts, mut host_of) = (Vec::new(), Vec::new());
+        let mut host_index: HashMap<&str, usize> = HashMap::new();
+        for doc in &docs.docs {
+            let h = *host_index.entry(doc.host.as_str()).or_insert_with(|| {
+                hosts.push(doc.host.as_str());
+                hosts.len() - 1
+            });
+            host_of.push(h);
+        }
         let (mut hides, mut hidden_on, mut maybe_needed) = (Vec::new(), Vec::new(), Vec::new());
         for (cover, listed_in) in covers.iter().zip(&listing) {
             let mut ids_hidden = Bits::new(ids);
-            let mut hosts = Hosts::default();
+            let mut on = Bits::new(hosts.len());
             let mut maybe = false;
             for &d in listed_in {
                 let here = failed[d].and(cover);
                 if !here.is_empty() {
                     ids_hidden.or_assign(&here);
-                    hosts.add(docs.docs[d].host.as_str());
+                    on.insert(host_of[d]);
                 }
                 maybe |= !undecided[d].and(cover).is_empty();
             }
             hides.push(ids_hidden);
-            hidden_on.push(hosts);
+            hidden_on.push(on);
             maybe_needed.push(maybe);
         }
         Facts {
@@ -281,6 +271,8 @@ impl<'d> Facts<'d> {
             covers,
             failed,
             listing,
+            hosts,
+            host_of,
             hides,
             hidden_on,
             maybe_needed,
@@ -289,16 +281,22 @@ impl<'d> Facts<'d> {
 
     /// `a, b and c`: ids by name.
     fn ids(&self, bits: &Bits) -> String {
-        listed(bits.members().map(|i| self.docs.ids[i].as_str()), "finding")
+        listed(
+            bits.members().map(|i| self.docs.ids[i].as_str()),
+            bits.len(),
+            "finding",
+        )
     }
 
-    fn host(&self, d: usize) -> &'d str {
-        self.docs.docs[d].host.as_str()
+    /// `a.example and b.example`, `a, b, c and 4 more hosts`.
+    fn hosts(&self, bits: &Bits) -> String {
+        listed(bits.members().map(|h| self.hosts[h]), bits.len(), "host")
     }
 }
 
-/// Reviews every waiver of the documents at `now`; `window_days` is `--waiver-warning`.
-pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
+/// Reviews every waiver of the documents at `now`; `window_days` is `--waiver-warning`. `Err`
+/// (the rest of a sentence about the documents) when they are beyond what one review takes.
+pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Result<Review, String> {
     let facts = Facts::of(docs);
     let expiring: Vec<bool> = docs
         .waivers
@@ -327,7 +325,7 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
                     format!(
                         "; it no longer hides {} on {}",
                         facts.ids(&facts.hides[w]),
-                        facts.hidden_on[w].text()
+                        facts.hosts(&facts.hidden_on[w])
                     )
                 };
                 push(
@@ -346,7 +344,7 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
                     format!(
                         "; then {} on {} will alert again",
                         facts.ids(&alerting[w]),
-                        alerting_on[w].text()
+                        facts.hosts(&alerting_on[w])
                     )
                 } else if !facts.hides[w].is_empty() {
                     "; a waiver outlasting it hides the same".to_string()
@@ -373,17 +371,20 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
             ),
         }
         if facts.hides[w].is_empty() && !facts.maybe_needed[w] {
-            let hosts: Hosts = facts.listing[w].iter().map(|d| facts.host(*d)).collect();
+            let hosts = Bits::of(
+                facts.hosts.len(),
+                facts.listing[w].iter().map(|d| facts.host_of[*d]),
+            );
             push(
                 Class::Unused,
                 format!(
                     "{label}: matches no failing finding on {}; remove it",
-                    hosts.text()
+                    facts.hosts(&hosts)
                 ),
             );
         }
     }
-    entries.extend(overlaps(&facts, now));
+    entries.extend(overlaps(&facts, now)?);
     entries.sort_by_key(|e| e.class);
     let mut distinct: Vec<&Waiver> = Vec::new();
     for e in entries.iter().filter(|e| e.class.needs_attention()) {
@@ -391,27 +392,26 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Review {
             distinct.push(&e.waiver);
         }
     }
-    let hosts: Hosts = docs.docs.iter().map(|d| d.host.as_str()).collect();
-    Review {
+    Ok(Review {
         attention: distinct.len(),
         entries,
         waivers: docs.waivers.len(),
         documents: docs.docs.len(),
-        hosts: hosts.len(),
+        hosts: facts.hosts.len(),
         files: docs.files,
         failed_scans: docs.docs.iter().filter(|d| d.scan_failed).count(),
         now,
         window_days,
-    }
+    })
 }
 
 /// What alerts again when each expiring waiver ends: the failing ids it hides that no waiver
 /// of the same document ending later (or never) also hides, and the hosts they fail on.
-fn alerting<'d>(facts: &Facts<'d>, expiring: &[bool]) -> (Vec<Bits>, Vec<Hosts<'d>>) {
+fn alerting(facts: &Facts, expiring: &[bool]) -> (Vec<Bits>, Vec<Bits>) {
     let docs = facts.docs;
     let ids = docs.ids.len();
     let mut alerting = vec![Bits::new(ids); docs.waivers.len()];
-    let mut on = vec![Hosts::default(); docs.waivers.len()];
+    let mut on = vec![Bits::new(facts.hosts.len()); docs.waivers.len()];
     // When a waiver ends, permanent ones last.
     let end = |w: usize| {
         let expires = docs.waivers[w].expires;
@@ -430,7 +430,7 @@ fn alerting<'d>(facts: &Facts<'d>, expiring: &[bool]) -> (Vec<Bits>, Vec<Hosts<'
                 let here = facts.failed[d].and(&facts.covers[w]).and_not(&outlasting);
                 if !here.is_empty() {
                     alerting[w].or_assign(&here);
-                    on[w].add(doc.host.as_str());
+                    on[w].insert(facts.host_of[d]);
                 }
             }
             for &w in group {
@@ -441,30 +441,75 @@ fn alerting<'d>(facts: &Facts<'d>, expiring: &[bool]) -> (Vec<Bits>, Vec<Hosts<'
     (alerting, on)
 }
 
+/// Failing ids that the same set of live waivers hides, and the hosts they fail on.
+struct Shared {
+    /// The waivers, one bit each (at most [`MAX_WAIVERS`], 128).
+    waivers: u128,
+    ids: Bits,
+    hosts: Bits,
+}
+
+const _: () = assert!(MAX_WAIVERS <= 128, "waiver sets are u128 masks");
+
 /// Two live waivers hiding the same failing finding of one document: one line per pair, about
-/// the one to remove or narrow. At most [`MAX_WAIVERS`] squared halves of pairs, each looking
-/// at the documents that list both.
-fn overlaps(facts: &Facts, now: Timestamp) -> Vec<Entry> {
+/// the one to remove or narrow. Each failing id of a document is looked at once, grouped by the
+/// set of its live waivers that hide it; a pair then looks at the groups (at most one per failing
+/// id of a document), not at every document again.
+fn overlaps(facts: &Facts, now: Timestamp) -> Result<Vec<Entry>, String> {
     let waivers = &facts.docs.waivers;
-    let live = |w: &Waiver| w.expires.is_none_or(|e| e > now);
+    let mask = |ws: &mut dyn Iterator<Item = usize>| ws.fold(0u128, |m, w| m | 1 << w);
+    let live =
+        mask(&mut (0..waivers.len()).filter(|w| waivers[*w].expires.is_none_or(|e| e > now)));
+    // Which waivers cover each id.
+    let mut covering = vec![0u128; facts.docs.ids.len()];
+    for (w, cover) in facts.covers.iter().enumerate() {
+        for i in cover.members() {
+            covering[i] |= 1 << w;
+        }
+    }
+    let mut groups: Vec<Shared> = Vec::new();
+    let mut group_of: HashMap<u128, usize> = HashMap::new();
+    for (d, doc) in facts.docs.docs.iter().enumerate() {
+        let here = live & mask(&mut doc.listed.iter().map(|w| *w as usize));
+        if here.count_ones() < 2 {
+            continue;
+        }
+        for &i in &doc.failed {
+            let set = covering[i as usize] & here;
+            if set.count_ones() < 2 {
+                continue;
+            }
+            let g = match group_of.get(&set) {
+                Some(g) => *g,
+                None if groups.len() >= MAX_OVERLAP_SETS => {
+                    return Err(format!(
+                        "overlap in more than {MAX_OVERLAP_SETS} different ways (sets of waivers \
+                         hiding one finding together); review fewer result documents at once"
+                    ));
+                }
+                None => {
+                    groups.push(Shared {
+                        waivers: set,
+                        ids: Bits::new(facts.docs.ids.len()),
+                        hosts: Bits::new(facts.hosts.len()),
+                    });
+                    group_of.insert(set, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            groups[g].ids.insert(i as usize);
+            groups[g].hosts.insert(facts.host_of[d]);
+        }
+    }
     let mut entries = Vec::new();
     for a in 0..waivers.len() {
         for b in a + 1..waivers.len() {
-            if !live(&waivers[a]) || !live(&waivers[b]) {
-                continue;
-            }
-            let both = facts.covers[a].and(&facts.covers[b]);
-            if both.is_empty() {
-                continue;
-            }
+            let pair = (1u128 << a) | (1u128 << b);
             let mut shared = Bits::new(facts.docs.ids.len());
-            let mut hosts = Hosts::default();
-            for d in sorted_common(&facts.listing[a], &facts.listing[b]) {
-                let here = facts.failed[d].and(&both);
-                if !here.is_empty() {
-                    shared.or_assign(&here);
-                    hosts.add(facts.host(d));
-                }
+            let mut hosts = Bits::new(facts.hosts.len());
+            for group in groups.iter().filter(|g| g.waivers & pair == pair) {
+                shared.or_assign(&group.ids);
+                hosts.or_assign(&group.hosts);
             }
             if shared.is_empty() {
                 continue;
@@ -488,13 +533,13 @@ fn overlaps(facts: &Facts, now: Timestamp) -> Vec<Entry> {
                     label(o),
                     label(k),
                     facts.ids(&shared),
-                    hosts.text(),
+                    facts.hosts(&hosts),
                     short(k, o),
                 ),
             });
         }
     }
-    entries
+    Ok(entries)
 }
 
 /// Of two overlapping waivers, the one to keep, the other, and the word for why.
@@ -530,17 +575,6 @@ fn keeper(a: usize, b: usize, waivers: &[Waiver], hides: &[Bits]) -> (usize, usi
         (Some(ea), Some(eb)) if ea > eb => (a, b, "the later-ending"),
         _ => (a, b, "one of them,"),
     }
-}
-
-/// The members both sorted lists hold.
-fn sorted_common<'a>(a: &'a [usize], b: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
-    let mut j = 0;
-    a.iter().copied().filter(move |x| {
-        while j < b.len() && b[j] < *x {
-            j += 1;
-        }
-        j < b.len() && b[j] == *x
-    })
 }
 
 /// A name from a document as the report shows it: as is when it is plain printable ASCII,
@@ -582,18 +616,16 @@ fn short(w: &Waiver, other: &Waiver) -> String {
     }
 }
 
-/// `a.example`, `a.example, b.example and c.example`, `a, b, c and 4 more hosts`.
-fn listed<'a>(names: impl Iterator<Item = &'a str>, noun: &str) -> String {
-    let names: Vec<String> = names.map(shown).collect();
-    match names.len() {
-        0 => format!("no {noun}"),
-        1 => names[0].clone(),
-        2..=3 => format!(
-            "{} and {}",
-            names[..names.len() - 1].join(", "),
-            names[names.len() - 1]
-        ),
-        n => format!("{} and {} more {noun}s", names[..3].join(", "), n - 3),
+/// `a.example`, `a.example, b.example and c.example`, `a, b, c and 4 more hosts`: the first
+/// three of `total` names shown, the rest counted.
+fn listed<'a>(names: impl Iterator<Item = &'a str>, total: usize, noun: &str) -> String {
+    let first: Vec<String> = names.take(3).map(shown).collect();
+    match (first.len(), total.saturating_sub(first.len())) {
+        (0, _) => format!("no {noun}"),
+        (1, 0) => first[0].clone(),
+        (n, 0) => format!("{} and {}", first[..n - 1].join(", "), first[n - 1]),
+        (_, 1) => format!("{} and 1 more {noun}", first.join(", ")),
+        (_, more) => format!("{} and {more} more {noun}s", first.join(", ")),
     }
 }
 

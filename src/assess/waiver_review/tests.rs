@@ -50,7 +50,7 @@ fn read(files: &[serde_json::Value]) -> Documents {
 }
 
 fn reviewed(files: &[serde_json::Value], window: i64) -> Review {
-    review(&read(files), at(NOW), window)
+    review(&read(files), at(NOW), window).unwrap()
 }
 
 /// `(class, pattern)` of every entry, in report order.
@@ -105,7 +105,8 @@ fn an_expired_waiver_is_to_be_removed_or_renewed() {
         )]),
         at(NOW),
         14,
-    );
+    )
+    .unwrap();
     assert_eq!(classes(&r), [(Class::Expired, "x".into())]);
 }
 
@@ -478,7 +479,7 @@ fn names_from_a_document_cannot_break_the_report() {
 fn refused(content: &str) -> String {
     let mut docs = read(&[doc("kept.example", &[], &[waiver("kept", None)])]);
     let problem = docs.read(content.as_bytes()).unwrap_err();
-    let r = review(&docs, at(NOW), 14);
+    let r = review(&docs, at(NOW), 14).unwrap();
     assert_eq!(
         (r.documents, r.waivers, r.files),
         (1, 1, 1),
@@ -633,4 +634,34 @@ fn the_caps_bound_the_work_of_a_hostile_review() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn documents_overlapping_in_too_many_ways_are_refused() {
+    // Twelve patterns that each match everything; every document lists its own subset of them.
+    let all: Vec<serde_json::Value> = (1..=12).map(|n| waiver(&"*".repeat(n), None)).collect();
+    let docs: Vec<serde_json::Value> = (0u32..1 << 12)
+        .filter(|set| set.count_ones() >= 2)
+        .take(MAX_OVERLAP_SETS + 1)
+        .map(|set| {
+            let mine: Vec<serde_json::Value> = (0..12)
+                .filter(|n| set & (1 << n) != 0)
+                .map(|n| all[n].clone())
+                .collect();
+            doc(
+                &format!("h{set}.example"),
+                &[("hstsPreload", "failed")],
+                &mine,
+            )
+        })
+        .collect();
+    let mut files = read(&[serde_json::Value::Array(docs)]);
+    assert_eq!(
+        review(&files, at(NOW), 14).unwrap_err(),
+        "overlap in more than 1024 different ways (sets of waivers hiding one finding together); \
+         review fewer result documents at once"
+    );
+    // One set fewer is reviewed.
+    files.docs.pop();
+    assert!(review(&files, at(NOW), 14).is_ok());
 }
