@@ -19,7 +19,7 @@
 //! Reading (`read`) is typed and bounded like the baseline's: a file that holds more than the
 //! caps below is refused rather than held in memory. The caps bound the work too: every waiver
 //! is matched once against every distinct failing id, and each pair of waivers looks at the
-//! documents listing both.
+//! sets of waivers found hiding one finding together (at most [`MAX_OVERLAP_SETS`]).
 
 use crate::assess::waivers::matches;
 use jiff::Timestamp;
