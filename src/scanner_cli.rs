@@ -229,20 +229,21 @@ pub static PAGE: Page = Page {
             "serve",
             &[
                 "Answers scans over HTTP on --listen (default 127.0.0.1) and --port (default \
-                 8811), with the plugin's pipeline and limits. POST /api/queue with url=<host> \
-                 scans the host and returns an object with the scan's uuid; GET \
-                 /api/result/<uuid> returns the stored result; POST /api/requeue with \
-                 url=<host> discards the host's cached result and scans again; GET \
-                 /api/scan?url=<host> scans and returns the result document; GET /healthz says \
-                 the service is alive. A host's result is served from the cache for \
-                 service.cache_ttl seconds (COS_SERVICE_CACHE_TTL, default 900).",
+                 8811), with the plugin's pipeline and limits. GET /api/scan?url=<host> answers \
+                 with the host's result document, from the cache or from a scan it waits for; \
+                 POST /api/queue with url=<host> queues a scan and answers at once with its \
+                 uuid; GET /api/result/<uuid> answers queued or running until that scan ends, \
+                 then with the result document; POST /api/requeue with url=<host> discards the \
+                 host's cached result and scans again; GET /healthz says the service is alive. \
+                 A host's result is served from the cache for service.cache_ttl seconds \
+                 (COS_SERVICE_CACHE_TTL, default 900).",
                 "The service scans whatever host a request names, private addresses included: \
                  it is the operator's own scanner, and the token keeps others from using it. A \
                  listen address other than loopback needs --token: the service refuses to start \
-                 without one, with one shorter than 32 characters, or with the placeholder \
-                 replace-me-with-a-random-scanner-token of the sample configuration. When a \
-                 token is set, every /api/ request presents it as Authorization: Bearer TOKEN, \
-                 on loopback too; /healthz needs none. Give the token as a secret reference \
+                 without one, with one shorter than 32 characters or holding white space, or \
+                 with the placeholder replace-me-with-a-random-scanner-token of the sample \
+                 configuration. When a token is set, every /api/ request presents it as \
+                 Authorization: Bearer TOKEN, on loopback too; /healthz needs none. Give the token as a secret reference \
                  (secret://, file://, env://, exec://) or with the _file suffix, never in clear. \
                  SIGTERM or SIGINT stops the service after the requests in flight (exit 0).",
             ],
