@@ -40,7 +40,7 @@ lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 
-# Regenerates the checked-in man page from the option table.
+# Regenerates the checked-in man pages (and docs/checks.md) from the option table.
 man:
 	COS_BLESS_MAN=1 $(CARGO) test --test manual
 

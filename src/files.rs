@@ -21,6 +21,7 @@
 //! | CA bundle | `--ca-file` | 4 MiB |
 //! | advisory file | `scanner.vulnerability_db` | 4 MiB |
 //! | release schedule | `scanner.release_schedule` | 1 MiB |
+//! | result document | `--result` (`check-storage-scanner review-waivers`) | 16 MiB |
 //! | value file | `file://`, `secret://`, `_file` / `_FILE` | 64 KiB |
 //!
 //! A refusal is one line: what the file is, the problem, and the fix naming the setting. The
@@ -53,6 +54,8 @@ pub enum Kind {
     AdvisoryFile,
     /// `scanner.release_schedule`.
     ReleaseSchedule,
+    /// `--result`: the plugin's `--format json` output, or `check-storage-scanner scan`'s.
+    ResultDocument,
     /// A value behind a `file://` or `secret://` reference or a `_file` / `_FILE` setting.
     Value,
 }
@@ -66,10 +69,13 @@ impl Kind {
     /// public-root bundle of a distribution is about 220 KiB; a private CA bundle is smaller.
     /// The bundled advisories are 3 KiB and an OSV or GitHub advisory answer for one product is
     /// tens of KiB; the bundled release schedule is 5 KiB. Secret values are tokens and URLs.
+    /// A result document takes about 40 KiB per host (pretty-printed, every finding with its
+    /// remediation), so 16 MiB holds the `--format json` array of a few hundred hosts.
     pub const fn cap(self) -> u64 {
         match self {
             Kind::Configuration | Kind::Policy | Kind::ReleaseSchedule => MIB,
             Kind::Baseline | Kind::CaBundle | Kind::AdvisoryFile => 4 * MIB,
+            Kind::ResultDocument => 16 * MIB,
             Kind::Value => 64 * KIB,
         }
     }
@@ -83,6 +89,7 @@ impl Kind {
             Kind::CaBundle => "--ca-file",
             Kind::AdvisoryFile => "scanner.vulnerability_db file",
             Kind::ReleaseSchedule => "scanner.release_schedule file",
+            Kind::ResultDocument => "result file",
             Kind::Value => "value file",
         }
     }
@@ -104,6 +111,10 @@ impl Kind {
             }
             Kind::ReleaseSchedule => {
                 "point scanner.release_schedule at a release schedule JSON file"
+            }
+            Kind::ResultDocument => {
+                "give --result what check-storage-security --format json or \
+                 check-storage-scanner scan printed (split a larger fleet over several --result)"
             }
             Kind::Value => "check the path and point to a regular file holding only the value",
         }

@@ -3,10 +3,12 @@
 //! plugin's settings the plugin's way (option table, `COS_*` variables, configuration file),
 //! and scans with the plugin's pipeline (`crate::scanner`).
 
+use crate::assess::waiver_review;
 use crate::budget::Budget;
 use crate::report::State;
 use crate::run::{Outcome, setup_process, unknown};
 use crate::scanner::Scanner;
+use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
 use crate::settings::secrets::Environment;
 use crate::settings::{Purpose, Settings, cli};
@@ -57,7 +59,7 @@ where
     let line = match invocation {
         cli::Invocation::Help => {
             return Outcome {
-                stdout: usage(),
+                stdout: PAGE.help_text(),
                 exit_code: 0,
             };
         }
@@ -78,7 +80,7 @@ where
             stdout: format!(
                 "UNKNOWN: name a subcommand: {}\n{}",
                 names().join(", "),
-                usage()
+                PAGE.usage_text()
             ),
             exit_code: 3,
         };
@@ -87,7 +89,8 @@ where
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
-        "review-waivers" | "configure" => unknown(&format!(
+        "review-waivers" => review_waivers(line, rest, env),
+        "configure" => unknown(&format!(
             "subcommand {subcommand:?} is not available in this version yet"
         )),
         other => {
@@ -189,22 +192,164 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     }
 }
 
-/// `-h`: the subcommands and where the options are described.
-pub fn usage() -> String {
-    let mut out = format!(
-        "{} - the storage security scanner, once or as a local caching service\n\nUsage:\n",
-        Program::Scanner.name()
-    );
-    let width = SUBCOMMANDS.iter().map(|(f, _)| f.len()).max().unwrap_or(0);
-    for (form, what) in SUBCOMMANDS {
-        out.push_str(&format!(
-            "  {} {form:<width$}  {what}\n",
-            Program::Scanner.name()
+/// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
+/// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
+/// otherwise, 3 when a file is not a result document (one line naming it).
+fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    if let Some(word) = rest.first() {
+        let shown: String = word.chars().take(40).collect();
+        return unknown(&format!(
+            "review-waivers takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    out.push_str(
-        "\nEvery subcommand reads the settings of check-storage-security (its options, COS_* \
-         variables and configuration file; see check-storage-security -h).\n",
-    );
-    out
+    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
+        Ok(s) => s,
+        Err(e) => return unknown(&e.0),
+    };
+    let now = match setup_process(&settings) {
+        Ok(now) => now,
+        Err(e) => return unknown(&e),
+    };
+    if settings.scanner.results.is_empty() {
+        return unknown(
+            "review-waivers needs --result FILE: what check-storage-security --format json or \
+             check-storage-scanner scan printed (repeat --result for several files)",
+        );
+    }
+    let mut documents = waiver_review::Documents::new();
+    for file in &settings.scanner.results {
+        if let Err(line) = documents.load(&file.path, &file.shown) {
+            return unknown(&line);
+        }
+    }
+    let window = settings
+        .waiver_warning
+        .unwrap_or(waiver_review::DEFAULT_WINDOW_DAYS);
+    match waiver_review::review(&documents, now.0, window) {
+        Ok(review) => Outcome {
+            stdout: review.text(),
+            exit_code: review.exit_code(),
+        },
+        Err(problem) => unknown(&format!("the waivers of the --result files {problem}")),
+    }
 }
+
+/// The manual of `check-storage-scanner`: `-h` and `man/check-storage-scanner.1`, with the
+/// option rows this program takes (`settings::manual` renders both).
+pub static PAGE: Page = Page {
+    program: Program::Scanner,
+    summary: "one scan, a local caching scan service, and the waiver review",
+    usage: &SUBCOMMANDS,
+    description: &[
+        "Runs the scanner of check-storage-security without the monitoring plugin around it: \
+         once for one host (scan), as a local HTTP service that scans the hosts its requests \
+         name and caches each result (serve), and offline over saved result documents \
+         (review-waivers). Every subcommand reads the settings of check-storage-security: the \
+         options below (the plugin's that apply to a scan, and the scanner's own), the COS_* \
+         variables and the configuration file. A flag only the plugin takes (--format, \
+         --baseline, --webhook-url, ...) is refused by name.",
+        manual::SETTINGS_SOURCES,
+    ],
+    topics: &[
+        (
+            "scan <host>",
+            &[
+                "Scans one instance with the plugin's pipeline and prints its result document as \
+               JSON: the same object as one element of check-storage-security --format json \
+               (findings, waivers, rating explanation, remediation plan). The exit code is the \
+               host's state, as the plugin's would be. The host is given after scan, not with \
+               -H; scan several hosts with check-storage-security -H a,b --format json.",
+            ],
+        ),
+        (
+            "serve",
+            &[
+                "Answers scans over HTTP on --listen (default 127.0.0.1) and --port (default \
+                 8811), with the plugin's pipeline and limits. GET /api/scan?url=<host> answers \
+                 with the host's result document, from the cache or from a scan it waits for; \
+                 POST /api/queue with url=<host> queues a scan and answers at once with its \
+                 uuid; GET /api/result/<uuid> answers queued or running until that scan ends, \
+                 then with the result document; POST /api/requeue with url=<host> discards the \
+                 host's cached result and scans again; GET /healthz says the service is alive. \
+                 A host's result is served from the cache for service.cache_ttl seconds \
+                 (COS_SERVICE_CACHE_TTL, default 900).",
+                "The service scans whatever host a request names, private addresses included: \
+                 it is the operator's own scanner, and the token keeps others from using it. A \
+                 listen address other than loopback needs --token: the service refuses to start \
+                 without one, with one shorter than 32 characters or holding white space, or \
+                 with the placeholder replace-me-with-a-random-scanner-token of the sample \
+                 configuration. When a token is set, every /api/ request presents it as \
+                 Authorization: Bearer TOKEN, on loopback too; /healthz needs none. Give the token as a secret reference \
+                 (secret://, file://, env://, exec://) or with the _file suffix, never in clear. \
+                 SIGTERM or SIGINT stops the service after the requests in flight (exit 0).",
+            ],
+        ),
+        (
+            "review-waivers --result <file>",
+            &[
+                "Reads result documents (what check-storage-security --format json or scan \
+                 printed; repeat --result for several files, each at most 16 MiB) and reviews \
+                 the waivers they list at the current time (COS_NOW pins it), every host and \
+                 file together; changes nothing. One line per waiver and class, grouped: \
+                 expired (its expiry has passed: remove it or renew it with a new date and \
+                 reason), expiring (it ends within --waiver-warning days, 14 when unset: fix \
+                 what it hides, or renew it), unused (it hides no failing finding on any host \
+                 whose document lists it: remove it), overlapping (two waivers hide the same \
+                 finding of one host: keep the dated one, else the narrower one, and remove or \
+                 narrow the other), permanent (no expiry: give it an expiry and a reason).",
+                "The first line is a summary for a monitoring system (WARNING: 3 waivers need \
+                 attention (1 expired, 1 expiring, 1 unused), or OK: 4 waivers, none needs \
+                 attention), the last line performance data. Every class but permanent needs \
+                 attention: exit 1; nothing to clean up exits 0; a file that is not a result \
+                 document ends the review with one line naming it, exit 3.",
+            ],
+        ),
+        (
+            "configure",
+            &[
+                "Writes a configuration file interactively; not available in this version yet \
+               (ends UNKNOWN).",
+            ],
+        ),
+    ],
+    exit_status: &[
+        (
+            "0",
+            "scan: the host is OK. serve: stopped by SIGTERM or SIGINT. review-waivers: no \
+             waiver needs attention.",
+        ),
+        (
+            "1",
+            "scan: the host is WARNING. review-waivers: a waiver is expired, expiring, unused or \
+             overlapping.",
+        ),
+        ("2", "scan: the host is CRITICAL."),
+        (
+            "3",
+            "scan: UNKNOWN (the scan failed after its retries, or the server is not a supported \
+             product). serve: it refused to start (the reason on stderr). review-waivers: a \
+             --result file is not a result document. Any subcommand: an option, variable or \
+             configuration file is wrong (the message names the fix).",
+        ),
+    ],
+    examples: &[
+        (
+            "The result document of one instance:",
+            "check-storage-scanner scan cloud.example.com",
+        ),
+        (
+            "The scan service on every address, its token from a systemd credential:",
+            "check-storage-scanner serve --listen 0.0.0.0 --token secret://scanner-token",
+        ),
+        (
+            "A scan through the service:",
+            "curl -H \"Authorization: Bearer $TOKEN\" 'http://scanner.example:8811/api/scan?url=cloud.example.com'",
+        ),
+        (
+            "The waivers of a fleet's last run, expiring ones 30 days ahead:",
+            "check-storage-scanner review-waivers --result fleet.json --waiver-warning 30",
+        ),
+    ],
+    see_also: &["check-storage-security(1)"],
+    help_footer: "See man check-storage-scanner(1), and README.md for the result document.",
+};

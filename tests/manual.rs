@@ -1,17 +1,33 @@
-//! The checked-in man page is generated from the option table; this fails when it is stale.
+//! The checked-in man pages are generated from the option table; this fails when one is stale.
 //! Regenerate with `make man`.
+
+/// Compares a checked-in page with what the option table generates (writes it first under
+/// `COS_BLESS_MAN`, as `make man` does).
+fn assert_current(file: &str, generated: &str) {
+    let path = format!("{}/man/{file}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("COS_BLESS_MAN").is_some() {
+        std::fs::write(&path, generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "man/{file} is stale; run `make man` and commit the result"
+    );
+}
 
 #[test]
 fn man_page_is_current() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/man/check-storage-security.1");
-    let generated = storage_security::settings::manual::man_page();
-    if std::env::var_os("COS_BLESS_MAN").is_some() {
-        std::fs::write(path, &generated).unwrap();
-    }
-    let checked_in = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        checked_in == generated,
-        "man/check-storage-security.1 is stale; run `make man` and commit the result"
+    assert_current(
+        "check-storage-security.1",
+        &storage_security::settings::manual::man_page(),
+    );
+}
+
+#[test]
+fn scanner_man_page_is_current() {
+    assert_current(
+        "check-storage-scanner.1",
+        &storage_security::scanner_cli::PAGE.man_page(),
     );
 }
 
@@ -28,4 +44,74 @@ fn check_inventory_is_current() {
         checked_in == generated,
         "docs/checks.md is stale; run `make man` and commit the result"
     );
+}
+
+#[test]
+fn the_scanner_page_has_its_subcommands_first_and_its_own_flags() {
+    use storage_security::scanner_cli::{PAGE, SUBCOMMANDS};
+    use storage_security::settings::options::{OPTIONS, Program};
+    let help = PAGE.help_text();
+    let lines: Vec<&str> = help.lines().collect();
+    assert!(lines[0].starts_with("check-storage-scanner "), "{help}");
+    assert_eq!(lines[2], "Usage:");
+    let usage: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("  check-storage-scanner "))
+        .collect();
+    let expected: Vec<String> = SUBCOMMANDS
+        .iter()
+        .map(|(form, _)| format!("  check-storage-scanner {form} [options]"))
+        .collect();
+    assert_eq!(usage, expected);
+    assert_eq!(lines[3], expected[0], "the subcommands come first");
+
+    let man = PAGE.man_page();
+    let options =
+        &man[man.find(".SH OPTIONS\n").unwrap()..man.find(".SH \"EXIT STATUS\"").unwrap()];
+    for o in OPTIONS {
+        let Some(long) = o.long else { continue };
+        let flag = format!("--{long}").replace('-', "\\-");
+        let listed = options.lines().any(|l| {
+            l.starts_with("\\fB")
+                && (l.contains(&format!("\\fB{flag}")) || l.contains(&format!(", {flag}")))
+        });
+        assert_eq!(
+            listed,
+            o.programs.contains(&Program::Scanner),
+            "--{long} on the scanner page"
+        );
+    }
+    for (section, text) in [
+        (
+            "SYNOPSIS",
+            "\\fBreview\\-waivers\\fR \\fB\\-\\-result\\fR \\fIfile\\fR",
+        ),
+        ("DESCRIPTION", "/api/queue"),
+        ("DESCRIPTION", "/api/result/<uuid>"),
+        ("DESCRIPTION", "/api/requeue"),
+        ("DESCRIPTION", "/api/scan"),
+        ("DESCRIPTION", "/healthz"),
+        ("DESCRIPTION", "Authorization: Bearer"),
+        ("DESCRIPTION", "32 characters"),
+        (
+            "DESCRIPTION",
+            "replace\\-me\\-with\\-a\\-random\\-scanner\\-token",
+        ),
+        ("DESCRIPTION", "service.cache_ttl"),
+        ("\"EXIT STATUS\"", ".B 3"),
+        ("FILES", "COS_CONFIG_FILE"),
+        ("\"SEE ALSO\"", ".BR check\\-storage\\-security (1)"),
+    ] {
+        let start = man
+            .find(&format!(".SH {section}\n"))
+            .unwrap_or_else(|| panic!("no {section} section"));
+        let end = man[start + 4..]
+            .find("\n.SH ")
+            .map_or(man.len(), |e| start + 4 + e);
+        assert!(
+            man[start..end].contains(text),
+            "{text} missing from {section}"
+        );
+    }
 }

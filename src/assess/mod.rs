@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod fingerprint;
 pub mod policy;
 pub mod rating;
+pub mod waiver_review;
 pub mod waivers;
 
 use crate::checks;

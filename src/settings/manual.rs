@@ -1,11 +1,54 @@
-//! The manual, printed by `-h` and written as `man/check-storage-security.1`, both generated
-//! from the option table so they cannot drift from what the parser accepts.
+//! The manuals, printed by `-h` and written as `man/<program>.1`, all generated from the option
+//! table so they cannot drift from what the parser accepts. A [`Page`] says what a program's
+//! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
+//! `scanner_cli`); one generator renders every page as text and as roff.
 
 use super::options::{Availability, Group, Kind, OPTIONS, OptionSpec, Program};
 
 pub const PROGRAM: &str = "check-storage-security";
 
-const SUMMARY: &str = "outside-in security check for self-hosted file-sync and sharing servers";
+/// What a program's manual says besides the option rows its command line takes.
+pub struct Page {
+    pub program: Program,
+    /// The NAME line after the dash.
+    pub summary: &'static str,
+    /// Ways to call it, after the program name (`-H TARGETS`, `scan <host>`), each with one
+    /// line on what it does (none for a program called one way). `[options]` follows each.
+    pub usage: &'static [(&'static str, &'static str)],
+    pub description: &'static [&'static str],
+    /// Titled parts of the description (the scanner's subcommands), paragraphs each.
+    pub topics: &'static [(&'static str, &'static [&'static str])],
+    pub exit_status: &'static [(&'static str, &'static str)],
+    pub examples: &'static [(&'static str, &'static str)],
+    /// Related pages, `name(section)`.
+    pub see_also: &'static [&'static str],
+    /// The last line of `-h`.
+    pub help_footer: &'static str,
+}
+
+/// How settings are layered and what references they may be: true of every program.
+pub const SETTINGS_SOURCES: &str = "Settings are taken from, strongest first: the command line, \
+     COS_* environment variables, the configuration file, the --profile, the built-in default. \
+     Every value may be a secret reference: env://NAME (a variable), file://PATH (a file, one \
+     trailing newline removed), secret://NAME (the systemd credential NAME from \
+     $CREDENTIALS_DIRECTORY, else the file NAME in $COS_SECRETS_DIR, default /run/secrets), \
+     exec://COMMAND ARGS (the command's output, run without a shell). A variable or key with a \
+     _FILE / _file suffix names a file holding the value. Boolean variables accept 1, true, yes, \
+     on (any case); anything else disables. The scan never reads .netrc, HTTP_PROXY, HTTPS_PROXY \
+     or CA-bundle variables.";
+
+/// The monitoring plugin's page.
+pub static PLUGIN: Page = Page {
+    program: Program::Plugin,
+    summary: "outside-in security check for self-hosted file-sync and sharing servers",
+    usage: &[("-H TARGETS", "")],
+    description: DESCRIPTION,
+    topics: &[],
+    exit_status: EXIT_STATUS,
+    examples: EXAMPLES,
+    see_also: &["check-storage-scanner(1)"],
+    help_footer: "See man check-storage-security(1) and README.md for the output format.",
+};
 
 const DESCRIPTION: &[&str] = &[
     "Scans an OpenCloud instance (ownCloud Infinite Scale is recognised and reported as not yet \
@@ -23,14 +66,7 @@ const DESCRIPTION: &[&str] = &[
      (critical). A target without a port is tried on 443, then on 80 for plain HTTP; a target \
      with a port is tried on that port only. Transient failures (timeouts, resets, 5xx answers) \
      re-run the whole scan up to --retries times before the result is UNKNOWN.",
-    "Settings are taken from, strongest first: the command line, COS_* environment variables, \
-     the configuration file, the --profile, the built-in default. Every value may be a secret \
-     reference: env://NAME (a variable), file://PATH (a file, one trailing newline removed), \
-     secret://NAME (the systemd credential NAME from $CREDENTIALS_DIRECTORY, else the file NAME \
-     in $COS_SECRETS_DIR, default /run/secrets), exec://COMMAND ARGS (the command's output, run \
-     without a shell). A variable or key with a _FILE / _file suffix names a file holding the \
-     value. Boolean variables accept 1, true, yes, on (any case); anything else disables. The \
-     scan never reads .netrc, HTTP_PROXY, HTTPS_PROXY or CA-bundle variables.",
+    SETTINGS_SOURCES,
 ];
 
 const EXAMPLES: &[(&str, &str)] = &[
@@ -119,11 +155,11 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     facts
 }
 
-/// The plugin's rows of a group (the scanner's own flags are on its page).
-fn rows(group: Group) -> impl Iterator<Item = &'static OptionSpec> {
+/// The rows of a group whose flags `program` takes (settings without a flag belong to both).
+fn rows(program: Program, group: Group) -> impl Iterator<Item = &'static OptionSpec> {
     OPTIONS
         .iter()
-        .filter(move |o| o.group == group && o.programs.contains(&Program::Plugin))
+        .filter(move |o| o.group == group && o.programs.contains(&program))
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -151,53 +187,99 @@ fn wrap(text: &str, width: usize, indent: &str) -> String {
 
 /// The text printed by `-h`.
 pub fn help_text() -> String {
-    let mut out = format!(
-        "{PROGRAM} {} - {SUMMARY}\n\nUsage: {PROGRAM} -H TARGETS [options]\n\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    for paragraph in DESCRIPTION {
-        out.push_str(&wrap(paragraph, 78, ""));
-        out.push('\n');
+    PLUGIN.help_text()
+}
+
+/// The man page, `man/check-storage-security.1`.
+pub fn man_page() -> String {
+    PLUGIN.man_page()
+}
+
+impl Page {
+    fn name(&self) -> &'static str {
+        self.program.name()
     }
-    for group in Group::ORDER {
-        if rows(group).next().is_none() {
-            continue;
-        }
-        out.push_str(group.title());
-        out.push_str(":\n");
-        for o in rows(group) {
-            let head = if o.long.is_some() {
-                flag_forms(o)
-            } else {
-                format!("{} ({})", o.config_key.unwrap_or(o.id), o.env.join(", "))
-            };
-            out.push_str("  ");
-            out.push_str(&head);
-            out.push('\n');
-            out.push_str(&wrap(o.help, 72, "      "));
-            let facts: Vec<String> = facts(o)
-                .into_iter()
-                .filter(|f| o.long.is_some() || !f.starts_with("variable"))
-                .collect();
-            if !facts.is_empty() {
-                out.push_str(&wrap(&format!("[{}]", facts.join("; ")), 72, "      "));
+
+    /// The usage lines: one line for a program called one way, else each form with what it
+    /// does.
+    pub fn usage_text(&self) -> String {
+        let name = self.name();
+        match self.usage {
+            [(form, "")] => format!("Usage: {name} {form} [options]\n"),
+            forms => {
+                let mut out = "Usage:\n".to_string();
+                for (form, what) in forms {
+                    out.push_str(&format!("  {name} {form} [options]\n"));
+                    out.push_str(&wrap(what, 72, "      "));
+                }
+                out
             }
         }
+    }
+
+    /// The text printed by `-h`.
+    pub fn help_text(&self) -> String {
+        let mut out = format!(
+            "{} {} - {}\n\n{}\n",
+            self.name(),
+            env!("CARGO_PKG_VERSION"),
+            self.summary,
+            self.usage_text()
+        );
+        for paragraph in self.description {
+            out.push_str(&wrap(paragraph, 78, ""));
+            out.push('\n');
+        }
+        for (title, paragraphs) in self.topics {
+            out.push_str(title);
+            out.push_str(":\n");
+            for paragraph in *paragraphs {
+                out.push_str(&wrap(paragraph, 76, "  "));
+                out.push('\n');
+            }
+        }
+        for group in Group::ORDER {
+            if rows(self.program, group).next().is_none() {
+                continue;
+            }
+            out.push_str(group.title());
+            out.push_str(":\n");
+            for o in rows(self.program, group) {
+                let head = if o.long.is_some() {
+                    flag_forms(o)
+                } else {
+                    format!("{} ({})", o.config_key.unwrap_or(o.id), o.env.join(", "))
+                };
+                out.push_str("  ");
+                out.push_str(&head);
+                out.push('\n');
+                out.push_str(&wrap(o.help, 72, "      "));
+                let facts: Vec<String> = facts(o)
+                    .into_iter()
+                    .filter(|f| o.long.is_some() || !f.starts_with("variable"))
+                    .collect();
+                if !facts.is_empty() {
+                    out.push_str(&wrap(&format!("[{}]", facts.join("; ")), 72, "      "));
+                }
+            }
+            out.push('\n');
+        }
+        out.push_str("Exit status:\n");
+        for (code, meaning) in self.exit_status {
+            out.push_str(&wrap(&format!("{code}  {meaning}"), 76, "  "));
+        }
+        out.push_str("\nExamples:\n");
+        for (what, command) in self.examples {
+            out.push_str(&wrap(what, 76, "  "));
+            out.push_str("    ");
+            out.push_str(command);
+            out.push('\n');
+        }
         out.push('\n');
-    }
-    out.push_str("Exit status:\n");
-    for (code, meaning) in EXIT_STATUS {
-        out.push_str(&wrap(&format!("{code}  {meaning}"), 76, "  "));
-    }
-    out.push_str("\nExamples:\n");
-    for (what, command) in EXAMPLES {
-        out.push_str(&wrap(what, 76, "  "));
-        out.push_str("    ");
-        out.push_str(command);
+        out.push_str(self.help_footer);
         out.push('\n');
+        out
     }
-    out.push_str("\nSee man check-storage-security(1) and README.md for the output format.\n");
-    out
 }
 
 fn roff_escape(text: &str) -> String {
@@ -210,76 +292,131 @@ fn roff_escape(text: &str) -> String {
     }
 }
 
-/// The man page, `man/check-storage-security.1`.
-pub fn man_page() -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
-        ".TH CHECK\\-STORAGE\\-SECURITY 1 \"\" \"{PROGRAM} {}\" \"User Commands\"\n",
-        env!("CARGO_PKG_VERSION")
-    ));
-    out.push_str(".SH NAME\n");
-    out.push_str(&format!(
-        "{} \\- {}\n",
-        roff_escape(PROGRAM),
-        roff_escape(SUMMARY)
-    ));
-    out.push_str(".SH SYNOPSIS\n");
-    out.push_str(&format!(
-        ".B {}\n\\fB\\-H\\fR \\fITARGETS\\fR [\\fIoptions\\fR]\n",
-        roff_escape(PROGRAM)
-    ));
-    out.push_str(".SH DESCRIPTION\n");
-    for paragraph in DESCRIPTION {
-        out.push_str(".PP\n");
-        out.push_str(&roff_escape(paragraph));
-        out.push('\n');
-    }
-    out.push_str(".SH OPTIONS\n");
-    for group in Group::ORDER {
-        if rows(group).next().is_none() {
-            continue;
-        }
-        out.push_str(&format!(".SS {}\n", roff_escape(group.title())));
-        for o in rows(group) {
-            out.push_str(".TP\n");
-            if o.long.is_some() {
-                out.push_str(&format!("\\fB{}\\fR\n", roff_escape(&flag_forms(o))));
-            } else {
-                out.push_str(&format!(
-                    "\\fB{}\\fR (\\fB{}\\fR)\n",
-                    roff_escape(o.config_key.unwrap_or(o.id)),
-                    roff_escape(&o.env.join(", "))
-                ));
-            }
-            out.push_str(&roff_escape(o.help));
-            let facts = facts(o);
-            if !facts.is_empty() {
-                out.push_str(&format!(" [{}]", roff_escape(&facts.join("; "))));
-            }
+impl Page {
+    /// The man page, `man/<program>.1`.
+    pub fn man_page(&self) -> String {
+        let name = self.name();
+        let mut out = String::new();
+        out.push_str(&format!(
+            ".TH {} 1 \"\" \"{name} {}\" \"User Commands\"\n",
+            roff_escape(&name.to_uppercase()),
+            env!("CARGO_PKG_VERSION")
+        ));
+        out.push_str(".SH NAME\n");
+        out.push_str(&format!(
+            "{} \\- {}\n",
+            roff_escape(name),
+            roff_escape(self.summary)
+        ));
+        out.push_str(".SH SYNOPSIS\n");
+        let synopses: Vec<String> = self
+            .usage
+            .iter()
+            .map(|(form, _)| {
+                format!(
+                    ".B {}\n{} [\\fIoptions\\fR]\n",
+                    roff_escape(name),
+                    roff_form(form)
+                )
+            })
+            .collect();
+        out.push_str(&synopses.join(".br\n"));
+        out.push_str(".SH DESCRIPTION\n");
+        for paragraph in self.description {
+            out.push_str(".PP\n");
+            out.push_str(&roff_escape(paragraph));
             out.push('\n');
         }
-    }
-    out.push_str(".SH \"EXIT STATUS\"\n");
-    for (code, meaning) in EXIT_STATUS {
-        out.push_str(&format!(".TP\n.B {code}\n{}\n", roff_escape(meaning)));
-    }
-    out.push_str(".SH EXAMPLES\n");
-    for (what, command) in EXAMPLES {
-        out.push_str(&format!(
-            ".PP\n{}\n.IP\n.nf\n{}\n.fi\n",
-            roff_escape(what),
-            roff_escape(command)
+        for (title, paragraphs) in self.topics {
+            out.push_str(&format!(".SS {}\n", roff_escape(title)));
+            for paragraph in *paragraphs {
+                out.push_str(".PP\n");
+                out.push_str(&roff_escape(paragraph));
+                out.push('\n');
+            }
+        }
+        out.push_str(".SH OPTIONS\n");
+        for group in Group::ORDER {
+            if rows(self.program, group).next().is_none() {
+                continue;
+            }
+            out.push_str(&format!(".SS {}\n", roff_escape(group.title())));
+            for o in rows(self.program, group) {
+                out.push_str(".TP\n");
+                if o.long.is_some() {
+                    out.push_str(&format!("\\fB{}\\fR\n", roff_escape(&flag_forms(o))));
+                } else {
+                    out.push_str(&format!(
+                        "\\fB{}\\fR (\\fB{}\\fR)\n",
+                        roff_escape(o.config_key.unwrap_or(o.id)),
+                        roff_escape(&o.env.join(", "))
+                    ));
+                }
+                out.push_str(&roff_escape(o.help));
+                let facts = facts(o);
+                if !facts.is_empty() {
+                    out.push_str(&format!(" [{}]", roff_escape(&facts.join("; "))));
+                }
+                out.push('\n');
+            }
+        }
+        out.push_str(".SH \"EXIT STATUS\"\n");
+        for (code, meaning) in self.exit_status {
+            out.push_str(&format!(".TP\n.B {code}\n{}\n", roff_escape(meaning)));
+        }
+        out.push_str(".SH EXAMPLES\n");
+        for (what, command) in self.examples {
+            out.push_str(&format!(
+                ".PP\n{}\n.IP\n.nf\n{}\n.fi\n",
+                roff_escape(what),
+                roff_escape(command)
+            ));
+        }
+        out.push_str(".SH FILES\n.TP\n");
+        out.push_str(&roff_escape(
+            "./.env.json, ./check-storage-security.yml, ~/.config/check-storage-security/.env.json, \
+             /etc/check-storage-security/config.{json,yml,yaml}",
         ));
+        out.push_str(
+            "\nConfiguration files, first match wins, unless --config or COS_CONFIG_FILE names one.\n",
+        );
+        if !self.see_also.is_empty() {
+            out.push_str(".SH \"SEE ALSO\"\n");
+            let pages: Vec<String> = self
+                .see_also
+                .iter()
+                .map(|page| match page.split_once('(') {
+                    Some((name, section)) => {
+                        format!(".BR {} ({}", roff_escape(name), section)
+                    }
+                    None => format!(".B {}", roff_escape(page)),
+                })
+                .collect();
+            out.push_str(&pages.join(",\n"));
+            out.push('\n');
+        }
+        out
     }
-    out.push_str(".SH FILES\n.TP\n");
-    out.push_str(&roff_escape(
-        "./.env.json, ./check-storage-security.yml, ~/.config/check-storage-security/.env.json, \
-         /etc/check-storage-security/config.{json,yml,yaml}",
-    ));
-    out.push_str(
-        "\nConfiguration files, first match wins, unless --config or COS_CONFIG_FILE names one.\n",
-    );
-    out
+}
+
+/// A usage form in roff: `<host>` and upper-case words are what to fill in (italic), the rest
+/// is written as is (bold): `scan <host>`, `-H TARGETS`.
+fn roff_form(form: &str) -> String {
+    form.split(' ')
+        .map(|word| {
+            if let Some(inner) = word.strip_prefix('<').and_then(|w| w.strip_suffix('>')) {
+                format!("\\fI{}\\fR", roff_escape(inner))
+            } else if word.chars().any(|c| c.is_ascii_uppercase())
+                && !word.chars().any(|c| c.is_ascii_lowercase())
+                && !word.starts_with('-')
+            {
+                format!("\\fI{}\\fR", roff_escape(word))
+            } else {
+                format!("\\fB{}\\fR", roff_escape(word))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config_file;
 pub mod manual;
 mod operator_files;
+pub use operator_files::NamedFile;
 pub mod options;
 pub mod redact;
 pub mod secrets;
@@ -226,7 +227,7 @@ pub struct ScannerSettings {
     /// `service.cache_ttl`: how long a host's result is served from the cache.
     pub cache_ttl: Duration,
     /// `--result`: the result documents `review-waivers` reads.
-    pub results: Vec<PathBuf>,
+    pub results: Vec<NamedFile>,
 }
 
 /// The metrics exporter's settings; present only when the exporter runs.
@@ -1026,7 +1027,7 @@ impl Settings {
                             .map(Duration::from_secs)
                     })?
                     .unwrap_or(Duration::from_secs(900)),
-                results: l.list("result")?.into_iter().map(PathBuf::from).collect(),
+                results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
             },
             secrets: l.secrets(),
         })

@@ -23,6 +23,40 @@ impl Layers<'_> {
             .map(|given| checked(given, kind))
             .collect()
     }
+
+    /// Like [`Layers::operator_files`], keeping how messages name each file, for readers that
+    /// find something wrong inside it later.
+    pub fn named_operator_files(
+        &self,
+        id: &str,
+        kind: Kind,
+    ) -> Result<Vec<NamedFile>, SettingsError> {
+        self.given_list(id)?
+            .iter()
+            .map(|given| {
+                checked(given, kind).map(|path| NamedFile {
+                    shown: shown(given, &path),
+                    path,
+                })
+            })
+            .collect()
+    }
+}
+
+/// An operator file, and how a message names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedFile {
+    pub path: PathBuf,
+    /// The path, or `(from <reference>)` when the path was read from a reference.
+    pub shown: String,
+}
+
+/// A path read from a reference is named by the reference, never shown.
+fn shown(given: &super::Given, path: &std::path::Path) -> String {
+    match &given.reference {
+        Some(reference) => format!("(from {reference})"),
+        None => path.display().to_string(),
+    }
 }
 
 fn checked(given: &super::Given, kind: Kind) -> Result<PathBuf, SettingsError> {
@@ -39,20 +73,13 @@ fn checked(given: &super::Given, kind: Kind) -> Result<PathBuf, SettingsError> {
             if dir.is_dir() {
                 Ok(path)
             } else {
-                let shown = match &given.reference {
-                    Some(reference) => format!("(from {reference})"),
-                    None => path.display().to_string(),
-                };
                 Err(SettingsError(format!(
-                    "baseline file {shown} cannot be recorded: its directory does not exist; \
-                     create it or point --baseline into an existing directory"
+                    "baseline file {} cannot be recorded: its directory does not exist; \
+                     create it or point --baseline into an existing directory",
+                    shown(given, &path)
                 )))
             }
         }
-        // A path read from a reference is named by the reference, never shown.
-        Err(refusal) => Err(SettingsError(refusal.line(&match &given.reference {
-            Some(reference) => format!("(from {reference})"),
-            None => path.display().to_string(),
-        }))),
+        Err(refusal) => Err(SettingsError(refusal.line(&shown(given, &path)))),
     }
 }
