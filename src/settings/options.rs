@@ -153,6 +153,8 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("host"),
         kind: Repeatable("TARGETS"),
         group: Group::Target,
+        // The scanner takes its target as `scan <host>`; `serve` from its requests.
+        programs: PLUGIN,
         ..row(
             "host",
             "Comma-separated targets: hostname, IPv4, [IPv6] or URL, each with an optional port \
@@ -789,8 +791,8 @@ pub static OPTIONS: &[OptionSpec] = &[
         group: Group::Program,
         ..row(
             "version",
-            "Print the plugin version and the date its bundled release and advisory data were last \
-             refreshed.",
+            "Print the program's version and the date its bundled release and advisory data were \
+             last refreshed.",
         )
     },
     OptionSpec {

@@ -33,6 +33,15 @@ fn line(args: &[&str]) -> cli::CommandLine {
 }
 
 fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings, SettingsError> {
+    // The scanner's own flags belong to `serve`, which scans the hosts its requests name.
+    let serves = args.iter().any(|a| {
+        a.strip_prefix("--")
+            .and_then(options::by_long)
+            .is_some_and(|o| !o.programs.contains(&options::Program::Plugin))
+    });
+    if serves {
+        return Settings::resolve_for(&line(args), env, Purpose::Serve);
+    }
     Settings::resolve(&line(args), env)
 }
 
@@ -531,7 +540,8 @@ fn reference_forms(
         pairs.extend_from_slice(extra);
         MapEnv::with(&pairs)
     };
-    let mut host = if spec.id == "host" {
+    let scanner_only = !spec.programs.contains(&options::Program::Plugin);
+    let mut host = if spec.id == "host" || scanner_only {
         vec![]
     } else {
         vec!["-H".to_string(), "x.example".to_string()]
@@ -614,7 +624,12 @@ fn no_message_prints_a_value_read_from_a_reference() {
         }
         for (form, env, args, reference) in reference_forms(spec, &dir) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            match resolve(&args, &env) {
+            let resolved = if spec.programs.contains(&options::Program::Plugin) {
+                resolve(&args, &env)
+            } else {
+                Settings::resolve_for(&line(&args), &env, Purpose::Serve)
+            };
+            match resolved {
                 Err(e) => {
                     checked += 1;
                     assert!(!e.0.contains(MARKER), "{form}: {}", e.0);
