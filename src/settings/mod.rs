@@ -29,7 +29,7 @@ pub enum Profile {
 }
 
 impl Profile {
-    fn parse(text: &str) -> Option<Profile> {
+    pub(crate) fn parse(text: &str) -> Option<Profile> {
         match text.trim().to_ascii_lowercase().as_str() {
             "strict" => Some(Profile::Strict),
             "ops" => Some(Profile::Ops),
@@ -47,7 +47,7 @@ impl Profile {
     }
 
     /// The profile's value for a row, if the profile sets it.
-    fn value(self, id: &str) -> Option<&'static str> {
+    pub(crate) fn value(self, id: &str) -> Option<&'static str> {
         use Profile::*;
         Some(match (self, id) {
             (Strict, "warning") => "4",
@@ -716,13 +716,25 @@ impl Settings {
                 Some(path) => Some(config_file::load(&path).map_err(scrub_config)?),
                 None => None,
             };
-        let mut layers = Layers::new(line, env, config.as_ref());
         // The configuration file's own reference is a secret of this run as well.
-        layers.read.borrow_mut().extend(no_profile.read.take());
+        Settings::with_config(line, env, config.as_ref(), no_profile.read.take(), purpose)
+    }
+
+    /// The settings from a command line, an environment and a configuration file already
+    /// read; `earlier` are the values read to find the file.
+    fn with_config(
+        line: &cli::CommandLine,
+        env: &dyn Environment,
+        config: Option<&ConfigFile>,
+        earlier: Vec<(&'static str, Given)>,
+        purpose: Purpose,
+    ) -> Result<Settings, SettingsError> {
+        let mut layers = Layers::new(line, env, config);
+        layers.read.borrow_mut().extend(earlier);
         layers.profile = layers.parsed("profile", "a profile", Profile::parse)?;
         for spec in options::OPTIONS {
             if spec.availability == Availability::NotYet
-                && let Some(config) = &config
+                && let Some(config) = config
                 && spec
                     .config_key
                     .is_some_and(|k| config.values.contains_key(k))
@@ -736,7 +748,7 @@ impl Settings {
                 )));
             }
         }
-        Settings::from_layers(&layers, config.as_ref().map(|c| c.path.clone()), purpose)
+        Settings::from_layers(&layers, config.map(|c| c.path.clone()), purpose)
     }
 
     fn from_layers(
@@ -1032,6 +1044,46 @@ impl Settings {
             secrets: l.secrets(),
         })
     }
+}
+
+/// Checks settings the way a run reads them: `file` as a configuration file holding exactly
+/// these keys, `flags` as a command line holding exactly these flags (by row id), through the
+/// same layers and parsers as `Settings::resolve`, so a value is refused with the very message a
+/// run would print (less the file's name). Used by the configuration wizard on every answer.
+///
+/// The table's own variables (`COS_*` and their `_FILE` forms) are hidden, so a variable of
+/// this shell cannot stand in for a value being checked; everything else of `env` is there
+/// for secret references (`env://NAME`, `CREDENTIALS_DIRECTORY`, `COS_SECRETS_DIR`).
+pub fn validate(
+    file: &std::collections::BTreeMap<String, ConfigValue>,
+    flags: &[(&str, String)],
+    env: &dyn Environment,
+    purpose: Purpose,
+) -> Result<Settings, String> {
+    /// How the checked values are named in messages, taken out again below.
+    const ORIGIN: &str = "<answers>";
+    struct Hidden<'a>(&'a dyn Environment);
+    impl Environment for Hidden<'_> {
+        fn var(&self, name: &str) -> Option<String> {
+            let row = name.strip_suffix("_FILE").unwrap_or(name);
+            if options::OPTIONS.iter().any(|o| o.env.contains(&row)) {
+                return None;
+            }
+            self.0.var(name)
+        }
+    }
+    let config = ConfigFile {
+        path: PathBuf::from(ORIGIN),
+        values: file.clone(),
+    };
+    let line = cli::CommandLine {
+        values: flags
+            .iter()
+            .map(|(id, value)| (options::spec(id), value.clone()))
+            .collect(),
+    };
+    Settings::with_config(&line, &Hidden(env), Some(&config), Vec::new(), purpose)
+        .map_err(|e| e.0.replace(&format!(" (in {ORIGIN})"), ""))
 }
 
 /// The targets: every `-H` adds its list, a target named twice is scanned once (it would

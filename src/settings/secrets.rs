@@ -109,6 +109,7 @@ pub fn is_reference(value: &str) -> bool {
 
 /// Resolves a reference to the value it names; a literal is returned unchanged.
 pub fn resolve(value: &str, env: &dyn Environment) -> Result<String, SecretError> {
+    check_form(value)?;
     if let Some(name) = value.strip_prefix(ENV_PREFIX) {
         resolve_env(value, name, env)
     } else if let Some(path) = value.strip_prefix(FILE_PREFIX) {
@@ -129,12 +130,32 @@ pub fn read_value_file(path: &Path) -> Result<String, SecretError> {
         .map_err(|problem| SecretError(format!("value file \"{}\": {problem}", path.display())))
 }
 
-fn resolve_env(reference: &str, name: &str, env: &dyn Environment) -> Result<String, SecretError> {
-    if name.is_empty() {
+/// What is wrong with how an `env://`, `file://` or `secret://` reference is written, whatever
+/// the environment: the part of `resolve` that needs no variable, file or secret to exist (the
+/// configuration wizard refuses such a reference as it is typed). A literal is well formed.
+pub fn check_form(value: &str) -> Result<(), SecretError> {
+    if value == ENV_PREFIX {
         return Err(SecretError(format!(
-            "secret reference \"{reference}\" names no variable; write env://VARIABLE_NAME"
+            "secret reference \"{value}\" names no variable; write env://VARIABLE_NAME"
         )));
     }
+    if value == FILE_PREFIX {
+        return Err(SecretError(format!(
+            "secret reference \"{value}\" names no file; write file:///absolute/path"
+        )));
+    }
+    if let Some(name) = value.strip_prefix(SECRET_PREFIX)
+        && (name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']))
+    {
+        return Err(SecretError(format!(
+            "secret reference \"{value}\": the name must be a plain file name (no \"/\", \
+             no \"..\"); write secret://NAME and mount the secret as NAME"
+        )));
+    }
+    Ok(())
+}
+
+fn resolve_env(reference: &str, name: &str, env: &dyn Environment) -> Result<String, SecretError> {
     match env.var(name) {
         Some(value) if !value.is_empty() => Ok(value),
         _ => Err(SecretError(format!(
@@ -145,11 +166,6 @@ fn resolve_env(reference: &str, name: &str, env: &dyn Environment) -> Result<Str
 }
 
 fn resolve_file(reference: &str, path: &str) -> Result<String, SecretError> {
-    if path.is_empty() {
-        return Err(SecretError(format!(
-            "secret reference \"{reference}\" names no file; write file:///absolute/path"
-        )));
-    }
     read_capped(Path::new(path))
         .map_err(|problem| SecretError(format!("secret reference \"{reference}\": {problem}")))
 }
@@ -159,13 +175,6 @@ fn resolve_secret(
     name: &str,
     env: &dyn Environment,
 ) -> Result<String, SecretError> {
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
-        return Err(SecretError(format!(
-            "secret reference \"{reference}\": the name must be a plain file name (no \"/\", \
-             no \"..\"); write secret://NAME and mount the secret as NAME"
-        )));
-    }
-
     let mut places: Vec<PathBuf> = Vec::new();
     let credentials_dir = env.var("CREDENTIALS_DIRECTORY").filter(|d| !d.is_empty());
     if let Some(dir) = &credentials_dir {
