@@ -28,3 +28,4 @@ pub mod severity;
 pub mod target;
 pub mod verdict;
 pub mod verify;
+pub mod wizard;

@@ -87,6 +87,9 @@ where
         Ok(cli::Invocation::Scan(line)) => line,
         Err(message) => return unknown(&message),
     };
+    if line.last("configure").is_some() {
+        return crate::wizard::main(crate::settings::options::Program::Plugin, &line, env);
+    }
     let settings = match Settings::resolve(&line, env) {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),

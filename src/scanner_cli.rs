@@ -31,7 +31,7 @@ pub const SUBCOMMANDS: [(&str, &str); 4] = [
     ),
     (
         "configure",
-        "write a configuration file interactively (not available in this version yet)",
+        "write a configuration file interactively (--config names it)",
     ),
 ];
 
@@ -90,9 +90,8 @@ where
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
-        "configure" => unknown(&format!(
-            "subcommand {subcommand:?} is not available in this version yet"
-        )),
+        "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
+        "configure" => unknown("configure takes no arguments; it asks for the settings"),
         other => {
             let shown: String = other.chars().take(40).collect();
             unknown(&format!(
@@ -307,8 +306,16 @@ pub static PAGE: Page = Page {
         (
             "configure",
             &[
-                "Writes a configuration file interactively; not available in this version yet \
-               (ends UNKNOWN).",
+                "Writes a JSON configuration file interactively, the same wizard as \
+                 check-storage-security --configure, with the scan service's group besides \
+                 (serve's listen address, port and token, the cache lifetime): the host is \
+                 asked for (empty: none, scan and serve name theirs) and the optional groups are \
+                 offered; every answer is checked as a run would read it, a secret is taken only \
+                 as a reference (env://, file://, secret://), and the file is written \
+                 atomically with mode 0600 after confirming before it replaces one. --config \
+                 names the file. Without a terminal the answers are read line by line from \
+                 standard input; a refused answer or the end of the input stops it with nothing \
+                 written (exit 3). Ends with the command line that uses the file.",
             ],
         ),
     ],
@@ -316,7 +323,7 @@ pub static PAGE: Page = Page {
         (
             "0",
             "scan: the host is OK. serve: stopped by SIGTERM or SIGINT. review-waivers: no \
-             waiver needs attention.",
+             waiver needs attention. configure: the file is written.",
         ),
         (
             "1",
@@ -328,7 +335,8 @@ pub static PAGE: Page = Page {
             "3",
             "scan: UNKNOWN (the scan failed after its retries, or the server is not a supported \
              product). serve: it refused to start (the reason on stderr). review-waivers: a \
-             --result file is not a result document. Any subcommand: an option, variable or \
+             --result file is not a result document. configure: nothing written (refused \
+             answer, end of input, or a file kept). Any subcommand: an option, variable or \
              configuration file is wrong (the message names the fix).",
         ),
     ],

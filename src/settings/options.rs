@@ -762,10 +762,18 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: PLUGIN,
         long: Some("configure"),
         group: Group::Program,
-        availability: NotYet,
         ..row(
             "configure",
-            "Interactive wizard writing a JSON configuration file with mode 0600.",
+            "Interactive wizard writing a JSON configuration file with mode 0600, atomically, \
+             asking before it replaces one: it asks for the host and offers the optional \
+             groups (thresholds or a profile, connection, hardening, webhook, releases, output \
+             format); every answer is checked as a run would read it; secrets are taken only as \
+             references (env://, file://, secret://). --config names the file (otherwise the \
+             question offers ~/.config/check-storage-security/.env.json, as root \
+             /etc/check-storage-security/config.json). Without a terminal the answers are read \
+             line by line from standard input. Ends with the command line that uses the file; \
+             exits 0 when the file is written, 3 when nothing is (a refused answer without a \
+             terminal, the end of the input, a file kept).",
         )
     },
     OptionSpec {

@@ -240,11 +240,6 @@ fn bad_values_name_the_option_and_the_fix() {
 #[test]
 fn options_not_available_yet_end_the_run_plainly() {
     let env = clean_env("not-yet", &[]);
-    let err = resolve(&["-H", "x", "--configure"], &env).unwrap_err();
-    assert_eq!(
-        err.0,
-        "--configure is not available in this version yet; remove it to run the check"
-    );
     let err = resolve(&["-H", "x", "--self-update-check"], &env).unwrap_err();
     assert!(
         err.0.starts_with("--self-update-check is not available"),
