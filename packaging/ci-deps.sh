@@ -9,6 +9,8 @@
 #                the exporter
 #   libxml2-utils  xmllint, for `xmllint --schema`: tests/format_junit_xsd.rs validates the
 #                  JUnit output against Jenkins' junit-10.xsd (tests/fixtures/xsd/)
+#   tmux         a real terminal for tests/wizard.rs: the configuration wizard answered through
+#                send-keys and read back with capture-pane
 #
 # When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
 # starts no service (a policy-rc.d answering 101 is put in place for the install when the
@@ -16,7 +18,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -28,7 +30,7 @@ installed() {
 }
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
-    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13, prometheus (with promtool) and xmllint by hand"
+    fail "not a Debian machine (no dpkg-query/apt-get): install icinga2 2.13, prometheus (with promtool), xmllint and tmux by hand"
 
 missing=""
 for package in $PACKAGES; do
@@ -89,3 +91,5 @@ promtool --version >/dev/null 2>&1 ||
     fail "/usr/bin/prometheus --version does not run (package prometheus)"
 xmllint --version >/dev/null 2>&1 ||
     fail "xmllint --version does not run (package libxml2-utils)"
+tmux -V >/dev/null 2>&1 ||
+    fail "tmux -V does not run (package tmux)"
