@@ -16,7 +16,9 @@
 //! `<asset>.sha256` beside an asset is read when there is no `SHA256SUMS`.
 
 pub mod archive;
+pub mod check;
 pub mod owner;
+pub mod upgrade;
 
 use crate::knowledge::json::{Flag, Obj, Text, drain_map, drain_seq};
 use semver::Version;
