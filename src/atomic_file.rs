@@ -98,11 +98,6 @@ impl Staged {
         &self.temp
     }
 
-    /// The file it replaces (symbolic links resolved).
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
-
     /// Renames the staged file over its target: readers see the old file or the new one.
     pub fn commit(mut self) -> Result<(), Failure> {
         fs::rename(&self.temp, &self.target).map_err(failed("cannot replace it"))?;
