@@ -1,5 +1,5 @@
 //! Replacing a file atomically, for everything the plugin writes (the baseline, the feed
-//! cache): a temporary file in the same directory is written, flushed and renamed over the
+//! cache, its own binary with `--upgrade-self`): a temporary file in the same directory is written, flushed and renamed over the
 //! target, so a reader sees the old file or the complete new one, never a torn one.
 //!
 //! A run killed between creating its temporary file and renaming it leaves
@@ -41,6 +41,18 @@ pub fn replace(
     mode: u32,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<(), Failure> {
+    stage(path, mode, write)?.commit()
+}
+
+/// The first half of [`replace`]: the new content written, flushed and closed in a temporary
+/// file beside `path`, not yet renamed over it. The caller can look at (or run) the staged
+/// file before [`Staged::commit`]; a staged file that is dropped uncommitted is removed, and
+/// `path` is left as it was.
+pub fn stage(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<Staged, Failure> {
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = target
         .file_name()
@@ -56,20 +68,50 @@ pub fn replace(
     remove_leftovers(&dir, &name);
     let (temp, mut file) = create_temp(&dir, &name, mode)
         .map_err(failed("cannot create a temporary file beside it"))?;
-    let written = (|| {
-        if let Ok(meta) = fs::metadata(&target) {
-            let _ = file.set_permissions(meta.permissions());
-        }
-        write(&mut file).map_err(failed("cannot write"))?;
-        file.sync_all().map_err(failed("cannot flush to disk"))?;
-        drop(file);
-        fs::rename(&temp, &target).map_err(failed("cannot replace it"))
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
+    let staged = Staged {
+        temp,
+        target,
+        dir,
+        committed: false,
+    };
+    if let Ok(meta) = fs::metadata(&staged.target) {
+        let _ = file.set_permissions(meta.permissions());
     }
-    sync_dir(&dir).map_err(failed("cannot flush its directory to disk"))
+    write(&mut file).map_err(failed("cannot write"))?;
+    file.sync_all().map_err(failed("cannot flush to disk"))?;
+    drop(file);
+    Ok(staged)
+}
+
+/// A complete new version of a file, waiting beside it to replace it ([`stage`]).
+#[derive(Debug)]
+pub struct Staged {
+    temp: PathBuf,
+    target: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// The temporary file holding the new content (closed: it can be read or executed).
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Renames the staged file over its target: readers see the old file or the new one.
+    pub fn commit(mut self) -> Result<(), Failure> {
+        fs::rename(&self.temp, &self.target).map_err(failed("cannot replace it"))?;
+        self.committed = true;
+        sync_dir(&self.dir).map_err(failed("cannot flush its directory to disk"))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
 }
 
 /// The rename survives a crash once the directory entry is flushed too.
@@ -193,6 +235,33 @@ mod tests {
         assert_eq!(e.step, "cannot write");
         assert_eq!(fs::read_to_string(&path).unwrap(), "two");
         assert_eq!(names(&d), ["baseline.json"]);
+    }
+
+    #[test]
+    fn a_staged_file_replaces_on_commit_and_vanishes_when_dropped() {
+        let d = dir("stage");
+        let path = d.join("tool");
+        fs::write(&path, "old").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o750)).unwrap();
+        }
+        let staged = stage(&path, 0o600, |f| f.write_all(b"new")).unwrap();
+        assert_eq!(fs::read_to_string(staged.path()).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        drop(staged);
+        assert_eq!(names(&d), ["tool"], "an uncommitted file is removed");
+        let staged = stage(&path, 0o600, |f| f.write_all(b"new")).unwrap();
+        staged.commit().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names(&d), ["tool"]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o750, "the replaced file's mode is kept");
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod report;
 pub mod run;
 pub mod scanner;
 pub mod scanner_cli;
+pub mod self_update;
 pub mod serve;
 pub mod settings;
 pub mod severity;

@@ -90,6 +90,10 @@ where
     if line.last("configure").is_some() {
         return crate::wizard::main(crate::settings::options::Program::Plugin, &line, env);
     }
+    // --upgrade-self [check]: an action of its own that scans nothing.
+    if line.last("upgrade_self").is_some() || line.last("check_only").is_some() {
+        return crate::self_update::upgrade::run(&line, env);
+    }
     let settings = match Settings::resolve(&line, env) {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
@@ -165,8 +169,15 @@ where
         settings: &settings,
         now,
     };
+    let mut stdout = output::render(settings.format, &results, &context);
+    // --self-update-check: at most one extra line; never a change of the exit code.
+    if settings.self_update_check
+        && let Some(line) = crate::self_update::check::notice(&settings, now, scanner.budget())
+    {
+        stdout = crate::self_update::check::add_line(settings.format, stdout, &line);
+    }
     Outcome {
-        stdout: output::render(settings.format, &results, &context),
+        stdout,
         // The metrics formats report a failed scan as a metric value, not as a state.
         exit_code: match settings.format {
             Format::Metrics => output::metrics::exit_code(&results),

@@ -826,8 +826,8 @@ fn operator_mistakes_are_unknown_with_one_line() {
             "UNKNOWN: unknown option --critcal; did you mean --critical? (see -h)\n",
         ),
         (
-            &["-H", "x.example", "--self-update-check"][..],
-            "UNKNOWN: --self-update-check is not available in this version yet; remove it to run the check\n",
+            &["-H", "x.example", "--check-only"][..],
+            "UNKNOWN: --check-only goes with --upgrade-self: write --upgrade-self check (or --upgrade-self --check-only)\n",
         ),
         (
             &["-H", "x.example", "--scrape-interval", "30"][..],

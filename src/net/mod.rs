@@ -3,6 +3,7 @@
 
 mod connector;
 pub mod dns;
+pub mod download;
 pub mod feed;
 pub mod http;
 pub mod legacy_tls;

@@ -92,6 +92,11 @@ where
             "version" => version = true,
             _ => {}
         }
+        // `--upgrade-self check` (or `--upgrade-self=check`) is its check-only form.
+        if spec.id == "upgrade_self" && check_word(&mut parser, &written)? {
+            line.values
+                .push((options::spec("check_only"), "true".to_string()));
+        }
         let value = match spec.kind {
             Kind::Switch => {
                 // `--insecure=yes` is almost certainly a mistake in a service definition.
@@ -141,6 +146,23 @@ where
         Invocation::Scan(line)
     };
     Ok((invocation, words))
+}
+
+/// The word `check` right after `--upgrade-self`, attached or as the next argument.
+fn check_word(parser: &mut lexopt::Parser, written: &str) -> Result<bool, String> {
+    if let Some(v) = parser.optional_value() {
+        return match v.to_str() {
+            Some("check") => Ok(true),
+            _ => Err(usage(format!(
+                "{written} takes no value but check (got {:?}); write {written} or {written} check",
+                v.to_string_lossy()
+            ))),
+        };
+    }
+    Ok(parser
+        .try_raw_args()
+        .and_then(|mut raw| raw.next_if(|word| word == "check"))
+        .is_some())
 }
 
 /// A word that names one of our options (`-H`, `--warning`, `--warning=3`): never a value.
@@ -216,6 +238,33 @@ mod tests {
     fn help_and_version_win_over_everything_else() {
         assert!(matches!(parse(["-H", "x", "-h"]), Ok(Invocation::Help)));
         assert!(matches!(parse(["--version"]), Ok(Invocation::Version)));
+    }
+
+    #[test]
+    fn upgrade_self_takes_the_word_check() {
+        for args in [
+            &["--upgrade-self", "check"][..],
+            &["--upgrade-self=check"],
+            &["--upgrade-self", "--check-only"],
+        ] {
+            let line = scan(args).unwrap();
+            assert_eq!(line.last("upgrade_self"), Some("true"), "{args:?}");
+            assert_eq!(line.last("check_only"), Some("true"), "{args:?}");
+        }
+        let line = scan(&["--upgrade-self"]).unwrap();
+        assert_eq!(line.last("check_only"), None);
+        assert!(
+            scan(&["--upgrade-self", "now"])
+                .unwrap_err()
+                .contains("\"now\"")
+        );
+        assert!(
+            scan(&["--upgrade-self=now"])
+                .unwrap_err()
+                .contains("but check")
+        );
+        // Only right after --upgrade-self.
+        assert!(scan(&["--insecure", "check"]).is_err());
     }
 
     #[test]

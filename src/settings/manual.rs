@@ -41,7 +41,17 @@ pub const SETTINGS_SOURCES: &str = "Settings are taken from, strongest first: th
 pub static PLUGIN: Page = Page {
     program: Program::Plugin,
     summary: "outside-in security check for self-hosted file-sync and sharing servers",
-    usage: &[("-H TARGETS", "")],
+    usage: &[
+        (
+            "-H TARGETS",
+            "scan the targets and report the monitoring verdict",
+        ),
+        (
+            "--upgrade-self [check]",
+            "upgrade this program to its newest release (check: only show what it would do); \
+             scans nothing",
+        ),
+    ],
     description: DESCRIPTION,
     topics: &[],
     exit_status: EXIT_STATUS,
@@ -91,6 +101,14 @@ const EXAMPLES: &[(&str, &str)] = &[
         "check-storage-security -H 10.0.0.5:9200 --update-source bundled",
     ),
     (
+        "Name a newer release of the plugin in the output (one look at its releases a day):",
+        "check-storage-security -H cloud.example.com --self-update-check",
+    ),
+    (
+        "See what an upgrade of the plugin would do, then do it:",
+        "check-storage-security --upgrade-self check && sudo check-storage-security --upgrade-self",
+    ),
+    (
         "Serve the metrics of two instances to Prometheus on 127.0.0.1:9102, refreshed hourly:",
         "check-storage-security -H a.example.com,b.example.com --prometheus-listen-port 9102 --scrape-interval 3600",
     ),
@@ -112,7 +130,8 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     (
         "3",
         "UNKNOWN: the scan failed after its retries, the server is not a supported product, or an \
-         option, variable or configuration file is wrong (the message names the fix).",
+         option, variable or configuration file is wrong (the message names the fix). \
+         --upgrade-self ends 0 when done or already current and 3 when it refuses or fails.",
     ),
 ];
 

@@ -159,6 +159,10 @@ pub struct Settings {
     /// nowhere, nothing is cached.
     pub state_dir: Option<PathBuf>,
     pub update_warning: bool,
+    /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
+    pub self_update_check: bool,
+    /// `--self-update-url`: the plugin's own release feed (`self_update`).
+    pub self_update_url: String,
     pub eol_warning: Option<i64>,
     pub release_track: TrackChoice,
     pub target_port: Option<u16>,
@@ -957,6 +961,8 @@ impl Settings {
                 .map(PathBuf::from)
                 .or_else(|| crate::feeds::default_state_dir(l.env)),
             update_warning: l.switch("update_warning", false)?,
+            self_update_check: l.switch("self_update_check", false)?,
+            self_update_url: self_update_url(l)?,
             eol_warning,
             release_track,
             target_port,
@@ -1120,6 +1126,24 @@ fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
         ));
     }
     Ok(targets)
+}
+
+/// `--self-update-url`: an http(s) address (the upgrade itself further needs https).
+fn self_update_url(l: &Layers) -> Result<String, SettingsError> {
+    let Some(given) = l.given("self_update_url")? else {
+        let default = options::spec("self_update_url").default.unwrap_or_default();
+        return Ok(default.to_string());
+    };
+    let text = given.text.trim();
+    let lower = text.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(SettingsError(format!(
+            "{} {} is not an http(s) address; give the release feed's URL",
+            given.name,
+            given.shown()
+        )));
+    }
+    Ok(text.to_string())
 }
 
 fn webhook_settings(

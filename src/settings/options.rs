@@ -123,7 +123,7 @@ impl Group {
     }
 }
 
-use Availability::{Available, NotYet};
+use Availability::Available;
 use Kind::{Repeatable, Switch, Value};
 
 const fn row(id: &'static str, help: &'static str) -> OptionSpec {
@@ -469,7 +469,8 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row(
             "state_dir",
             "Directory for what the plugin keeps between runs: the feed cache (in feeds/, \
-             created with mode 0700). Without any of these set, nothing is cached.",
+             created with mode 0700) and the time of the last --self-update-check look \
+             (self-update.json). Without any of these set, nothing is cached.",
         )
     },
     OptionSpec {
@@ -779,19 +780,62 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         programs: PLUGIN,
         long: Some("self-update-check"),
+        env: &["COS_SELF_UPDATE_CHECK"],
+        config_key: Some("self_update.check"),
         group: Group::Program,
-        availability: NotYet,
         ..row(
             "self_update_check",
-            "Check the package index for a newer plugin, at most once a day.",
+            "Look up the newest release of this plugin in its release feed (--self-update-url) \
+             at most once a day (the time of the last look is kept in the state directory; \
+             without one there is no look-up) and, while a newer release exists, add one line \
+             naming it: before the performance data in the default format, after the tally \
+             with --format summary, on stderr in the machine formats. A failing look-up is \
+             silent (shown with --debug) and never changes the exit code.",
+        )
+    },
+    OptionSpec {
+        programs: PLUGIN,
+        long: Some("self-update-url"),
+        env: &["COS_SELF_UPDATE_URL"],
+        config_key: Some("self_update.url"),
+        kind: Value("URL"),
+        default: Some(
+            "https://api.github.com/repos/storage-security/check-storage-security/releases",
+        ),
+        group: Group::Program,
+        ..row(
+            "self_update_url",
+            "Where this plugin's releases are published (GitHub releases API shape: tags vX.Y.Z, \
+             assets check-storage-security-X.Y.Z-TARGET[.tar.gz] and SHA256SUMS), for \
+             --self-update-check and --upgrade-self. --upgrade-self needs https (plain http \
+             only on loopback).",
         )
     },
     OptionSpec {
         programs: PLUGIN,
         long: Some("upgrade-self"),
         group: Group::Program,
-        availability: NotYet,
-        ..row("upgrade_self", "Upgrade the plugin.")
+        ..row(
+            "upgrade_self",
+            "Upgrade this program to the newest release and scan nothing: download the asset \
+             for this platform (at most 64 MiB), verify its SHA-256 against the release's \
+             SHA256SUMS (refused on a mismatch or a missing sum), check that it runs and \
+             reports the new version, and rename it over the running binary (its mode kept); \
+             a check-storage-scanner beside it is upgraded in the same step. A binary \
+             installed by a package manager (dpkg, rpm) is refused with the command to use \
+             instead. \"--upgrade-self check\" (or --check-only) shows what it would do and \
+             changes nothing. Exit 0 when done or already current, 3 with one line otherwise. \
+             A flag only: never read from a variable or the configuration file.",
+        )
+    },
+    OptionSpec {
+        programs: PLUGIN,
+        long: Some("check-only"),
+        group: Group::Program,
+        ..row(
+            "check_only",
+            "With --upgrade-self: show what it would do and change nothing.",
+        )
     },
     OptionSpec {
         long: Some("version"),

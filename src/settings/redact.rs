@@ -28,6 +28,7 @@ pub const FREE_FORM: &[&str] = &[
     "vulnerability_db",
     "vulnerability_feed",
     "releases_url",
+    "self_update_url",
     "state_dir",
     "release_token",
     "webhook_url",

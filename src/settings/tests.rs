@@ -238,23 +238,40 @@ fn bad_values_name_the_option_and_the_fix() {
 }
 
 #[test]
-fn options_not_available_yet_end_the_run_plainly() {
+fn choices_and_disabled_booleans() {
     let env = clean_env("not-yet", &[]);
-    let err = resolve(&["-H", "x", "--self-update-check"], &env).unwrap_err();
-    assert!(
-        err.0.starts_with("--self-update-check is not available"),
-        "{}",
-        err.0
-    );
     let err = resolve(&["-H", "x", "--format", "xml"], &env).unwrap_err();
     assert!(err.0.contains("use one of metrics, otlp"), "{}", err.0);
     // A disabled boolean variable asks for nothing.
     let env = clean_env("not-yet-off", &[("COS_ALL_ADDRESSES", "0")]);
-    assert!(resolve(&["-H", "x"], &env).is_ok());
-    let env = clean_env("not-yet-upgrade", &[]);
-    assert!(resolve(&["-H", "x", "--upgrade-self"], &env).is_err());
-    let env = clean_env("not-yet-off-2", &[("COS_ALL_ADDRESSES", "0")]);
-    assert!(resolve(&["-H", "x"], &env).is_ok());
+    assert!(!resolve(&["-H", "x"], &env).unwrap().all_addresses);
+}
+
+#[test]
+fn the_self_update_settings() {
+    let env = clean_env("self-update", &[]);
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert!(!s.self_update_check);
+    assert_eq!(
+        s.self_update_url,
+        "https://api.github.com/repos/storage-security/check-storage-security/releases"
+    );
+    let env = clean_env(
+        "self-update-on",
+        &[
+            ("COS_SELF_UPDATE_CHECK", "yes"),
+            ("COS_SELF_UPDATE_URL", "http://127.0.0.1:1/releases"),
+        ],
+    );
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert!(s.self_update_check);
+    assert_eq!(s.self_update_url, "http://127.0.0.1:1/releases");
+    let err = resolve(&["-H", "x", "--self-update-url", "ftp://mirror/x"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--self-update-url \"ftp://mirror/x\" is not an http(s) address; give the release \
+         feed's URL"
+    );
 }
 
 #[test]
