@@ -3,7 +3,7 @@ CARGO ?= cargo
 BIN := target/debug/check-storage-security
 DEMO_DIR := target/demo
 
-.PHONY: build deps demo test lint man clean
+.PHONY: build deps demo test lint man clean deb
 
 build:
 	$(CARGO) build --bins --examples
@@ -40,12 +40,30 @@ lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 
-# Regenerates the checked-in man pages (and docs/checks.md) from the option table.
+# Regenerates the checked-in man pages, docs/checks.md, the shell completions and the Icinga 2
+# CheckCommand (packaging/) from the option table.
 man:
 	COS_BLESS_MAN=1 $(CARGO) test --test manual
 
+# Refreshes the bundled release schedules and advisories (assets/) from GitHub's releases and
+# advisory APIs (GITHUB_TOKEN raises the rate limit), then shows what changed: review the diff
+# and the REVIEW: lines before committing. REFRESH_DATA_ARGS passes options, e.g. --product ocis.
+.PHONY: refresh-data
+refresh-data:
+	$(CARGO) run --quiet --example refresh_data -- $(REFRESH_DATA_ARGS)
+	@git diff --stat -- assets/
+	@git --no-pager diff -- assets/
+
 clean:
 	$(CARGO) clean
+
+# The Debian package from a release build: target/deb/check-storage-security_<version>_<arch>.deb
+# (both programs, man pages, completions, systemd units, monitoring integrations, sample
+# configuration; see packaging/deb/build.sh). Install with: apt install ./target/deb/<file>.deb
+deb: deps
+	$(CARGO) build --release --bins
+	sh packaging/deb/build.sh target/release target/deb
+	lintian --fail-on error,warning target/deb/check-storage-security_*.deb
 
 # Release build, then wall time, CPU time and peak memory of the plugin against fake instances
 # on loopback: one healthy host, five firewalled debug ports, 100 hosts 32 at a time; then the

@@ -11,6 +11,7 @@ pub mod atomic_file;
 pub mod budget;
 pub mod checks;
 pub mod clock;
+pub mod distribution;
 pub mod feeds;
 pub mod files;
 pub mod knowledge;

@@ -115,3 +115,40 @@ fn the_scanner_page_has_its_subcommands_first_and_its_own_flags() {
         );
     }
 }
+
+/// A generated file of the package, checked in under `packaging/` (rewritten by `make man`).
+fn assert_packaging_current(rel: &str, generated: &str) {
+    let path = format!("{}/packaging/{rel}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("COS_BLESS_MAN").is_some() {
+        if let Some(dir) = std::path::Path::new(&path).parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(&path, generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "packaging/{rel} is stale; run `make man` and commit the result"
+    );
+}
+
+#[test]
+fn shell_completions_are_current() {
+    use storage_security::distribution::completions::{PROGRAMS, Shell};
+    for program in PROGRAMS {
+        for shell in Shell::ALL {
+            assert_packaging_current(
+                &format!("completions/{}", shell.file_name(program)),
+                &shell.script(program),
+            );
+        }
+    }
+}
+
+#[test]
+fn icinga2_check_command_is_current() {
+    assert_packaging_current(
+        "icinga2/check-storage-security.conf",
+        &storage_security::distribution::icinga2::configuration(),
+    );
+}
