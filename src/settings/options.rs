@@ -278,6 +278,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         programs: PLUGIN,
         long: Some("format"),
+        env: &["COS_FORMAT"],
         kind: Value("FORMAT"),
         default: Some("the monitoring line"),
         choices: &[
@@ -505,6 +506,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         long: Some("ignore-hardening"),
+        env: &["COS_IGNORE_HARDENING"],
         kind: Value("PATTERNS"),
         group: Group::Waivers,
         ..row(
@@ -516,12 +518,14 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         long: Some("waive-until"),
+        env: &["COS_WAIVE_UNTIL"],
         kind: Repeatable("PATTERN|EXPIRY|REASON"),
         group: Group::Waivers,
         ..row(
             "waive_until",
             "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must not \
-             be empty. Repeatable.",
+             be empty. Repeatable; in the variable, one waiver per line (a reason may hold ';' and \
+             ',').",
         )
     },
     OptionSpec {

@@ -939,3 +939,122 @@ fn feed_cache_window_and_state_directory() {
         );
     }
 }
+
+#[test]
+fn format_ignore_hardening_and_waive_until_have_variables() {
+    let env = clean_env(
+        "format-waiver-variables",
+        &[
+            ("COS_FORMAT", "sarif"),
+            (
+                "COS_IGNORE_HARDENING",
+                " hstsPreload, versionDisclosure:X-* ,",
+            ),
+            (
+                "COS_WAIVE_UNTIL",
+                "exposed|2026-12-31T00:00:00Z|proxy change; ticket OPS-1, OPS-2\r\n\n\
+                 corsOriginRestricted|2027-01-31T00:00:00+01:00|vendor, fix due\n",
+            ),
+        ],
+    );
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert_eq!(s.format, Format::Sarif);
+    let waivers: Vec<(&str, &str, Option<String>, Option<&str>)> = s
+        .waivers
+        .iter()
+        .map(|w| {
+            (
+                w.pattern.as_str(),
+                w.source,
+                w.expires.map(|t| t.to_string()),
+                w.reason.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        waivers,
+        [
+            ("hstsPreload", "COS_IGNORE_HARDENING", None, None),
+            ("versionDisclosure:X-*", "COS_IGNORE_HARDENING", None, None),
+            (
+                "exposed",
+                "COS_WAIVE_UNTIL",
+                Some("2026-12-31T00:00:00Z".into()),
+                Some("proxy change; ticket OPS-1, OPS-2")
+            ),
+            (
+                "corsOriginRestricted",
+                "COS_WAIVE_UNTIL",
+                Some("2027-01-30T23:00:00Z".into()),
+                Some("vendor, fix due")
+            ),
+        ],
+        "one waiver per line: a reason keeps its ';' and ','"
+    );
+
+    // A flag replaces the variable (flag > variable); the file cannot hold them.
+    let s = resolve(
+        &[
+            "-H",
+            "x",
+            "--format",
+            "junit",
+            "--ignore-hardening",
+            "hstsPreload",
+            "--waive-until",
+            "exposed|2026-12-31T00:00:00Z|flag",
+        ],
+        &env,
+    )
+    .unwrap();
+    assert_eq!(s.format, Format::Junit);
+    let patterns: Vec<(&str, &str)> = s
+        .waivers
+        .iter()
+        .map(|w| (w.pattern.as_str(), w.source))
+        .collect();
+    assert_eq!(
+        patterns,
+        [
+            ("hstsPreload", "--ignore-hardening"),
+            ("exposed", "--waive-until")
+        ]
+    );
+    assert_eq!(s.waivers[1].reason.as_deref(), Some("flag"));
+
+    // Empty variables are unset; wrong ones are refused under the variable's name.
+    let env = clean_env(
+        "format-waiver-empty",
+        &[
+            ("COS_FORMAT", ""),
+            ("COS_IGNORE_HARDENING", ""),
+            ("COS_WAIVE_UNTIL", ""),
+        ],
+    );
+    let s = resolve(&["-H", "x"], &env).unwrap();
+    assert_eq!(s.format, Format::Monitoring);
+    assert!(s.waivers.is_empty());
+    let env = clean_env("format-bad", &[("COS_FORMAT", "xml")]);
+    let err = resolve(&["-H", "x"], &env).unwrap_err().0;
+    assert!(
+        err.starts_with("COS_FORMAT \"xml\" is not an output format; use one of metrics,"),
+        "{err}"
+    );
+    let env = clean_env(
+        "waive-bad",
+        &[(
+            "COS_WAIVE_UNTIL",
+            "exposed|2026-12-31T00:00:00Z|ok
+exposed|2026-12-31|x",
+        )],
+    );
+    let err = resolve(&["-H", "x"], &env).unwrap_err().0;
+    assert!(
+        err.starts_with("COS_WAIVE_UNTIL expiry \"2026-12-31\" is not an ISO 8601 timestamp"),
+        "{err}"
+    );
+    let err = resolve(&["-H", "x", "--waive-until", "exposed||x"], &env)
+        .unwrap_err()
+        .0;
+    assert!(err.starts_with("--waive-until expiry \"\" is not"), "{err}");
+}
