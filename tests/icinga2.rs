@@ -242,6 +242,12 @@ object Service \"storage-security\" {{
     }
 
     fn command(&self, icinga2: &Path) -> Command {
+        self.command_with(icinga2, &[], &[])
+    }
+
+    /// The daemon's command with more `--define`s and variables in its environment (which
+    /// every plugin it runs inherits).
+    fn command_with(&self, icinga2: &Path, defines: &[&str], env: &[(&str, &str)]) -> Command {
         let mut command = Command::new(icinga2);
         command
             .arg("daemon")
@@ -251,6 +257,8 @@ object Service \"storage-security\" {{
             .env_clear()
             .env("PATH", SEARCH_PATH)
             .env("HOME", &self.dir)
+            .envs(env.iter().copied())
+            .args(defines)
             .current_dir(&self.dir)
             .stdin(Stdio::null());
         command
@@ -258,7 +266,15 @@ object Service \"storage-security\" {{
 
     /// `icinga2 daemon -C`: a configuration error shows here with Icinga's message.
     fn validate(&self, icinga2: &Path) {
-        let out = self.command(icinga2).arg("-C").output().unwrap();
+        self.validate_with(icinga2, &[]);
+    }
+
+    fn validate_with(&self, icinga2: &Path, defines: &[&str]) {
+        let out = self
+            .command_with(icinga2, defines, &[])
+            .arg("-C")
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "icinga2 daemon -C rejected {}:\n{}{}",
@@ -314,10 +330,14 @@ struct Daemon {
 
 impl Daemon {
     fn start(rig: &Rig, icinga2: &Path) -> Daemon {
+        Daemon::start_with(rig, icinga2, &[], &[])
+    }
+
+    fn start_with(rig: &Rig, icinga2: &Path, defines: &[&str], env: &[(&str, &str)]) -> Daemon {
         let log = rig.dir.join("daemon.log");
         let file = File::create(&log).unwrap();
         let child = rig
-            .command(icinga2)
+            .command_with(icinga2, defines, env)
             .stdout(file.try_clone().unwrap())
             .stderr(file)
             .process_group(0)
@@ -736,6 +756,80 @@ fn icinga2_records_the_plugins_state_output_and_perfdata() {
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The shipped CheckCommand runs the plugin: a Service that only sets custom variables (a
+/// value, switches, a repeated flag) gets the plugin's verdict, output and performance data.
+#[test]
+fn the_shipped_check_command_runs_the_plugin_from_custom_variables() {
+    let icinga2 = icinga2_binary();
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let dir = fresh_dir("icinga2-shipped");
+    let rig = Rig::new(&dir, &[]);
+    let packaged =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/icinga2/check-storage-security.conf");
+    let conf = format!(
+        "{}
+include {}
+
+object Host \"shipped\" {{
+  check_command = \"dummy\"
+  enable_active_checks = false
+  address = \"127.0.0.1\"
+}}
+
+object Service \"storage-security\" {{
+  host_name = \"shipped\"
+  check_command = \"storage_security\"
+  check_interval = 1s
+  retry_interval = 1s
+  max_check_attempts = 1
+  vars.storage_security_host = {}
+  vars.storage_security_ca_file = {}
+  vars.storage_security_update_source = \"bundled\"
+  vars.storage_security_no_debug_ports = true
+  vars.storage_security_check_hardening = false
+  vars.storage_security_eol_warning = 30
+  vars.storage_security_waive_until = [
+    \"versionDisclosure:X-*|2027-01-01T00:00:00Z|the web app version is public anyway\",
+    \"cookieAttributes|2027-01-01T00:00:00Z|ticket OPS-1\"
+  ]
+}}
+",
+        std::fs::read_to_string(&rig.conf).unwrap(),
+        path_string(&packaged),
+        icinga_string(&fake.host_port()),
+        path_string(&fake.ca_file()),
+    );
+    std::fs::write(&rig.conf, conf).unwrap();
+    let plugin_dir = Path::new(PLUGIN).parent().unwrap().display().to_string();
+    let define = format!("--define=PluginDir={plugin_dir}");
+    rig.validate_with(&icinga2, &[&define]);
+
+    let daemon = Daemon::start_with(&rig, &icinga2, &[&define], &[("COS_NOW", NOW)]);
+    let deadline = Instant::now() + RESULT_DEADLINE;
+    let recorded = loop {
+        if let Some(record) = rig.records().into_iter().next() {
+            break record;
+        }
+        assert!(!daemon.exited(), "icinga2 ended early:\n{}", daemon.log());
+        assert!(
+            Instant::now() < deadline,
+            "no result within {RESULT_DEADLINE:?}; daemon log:\n{}",
+            daemon.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    drop(daemon);
+    assert_eq!(recorded.host, "shipped");
+    assert_eq!(recorded.state, "OK", "{recorded:?}");
+    assert!(
+        recorded.output.starts_with("OK: ") && recorded.output.contains("OpenCloud 8.1.0"),
+        "{recorded:?}"
+    );
+    assert!(recorded.perfdata.contains("rating=5;"), "{recorded:?}");
+    // The scan reached the instance the variables named.
+    assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
 }
 
 /// The shipped CheckCommand (`packaging/icinga2/`) is valid Icinga 2 configuration.
