@@ -462,6 +462,28 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
         text(&out.stdout)
     );
 
+    // A user outside the group is told how to join it, and the run is UNKNOWN, not a page.
+    let outsider = Command::new("runuser")
+        .args([
+            "-u",
+            "nobody",
+            "--",
+            "/usr/bin/check-storage-security",
+            "-H",
+            "127.0.0.1:1",
+        ])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert_eq!(outsider.status.code(), Some(3));
+    let line = text(&outsider.stdout);
+    assert!(
+        line.starts_with(
+            "UNKNOWN: configuration file /etc/check-storage-security/config.yml cannot be read"
+        ) && line.contains("adduser <user> check-storage-security"),
+        "{line}"
+    );
+
     // The units as installed: verify is clean, the sandbox keeps the exposure below 2.0.
     for unit in UNITS {
         let path = format!("/lib/systemd/system/{unit}");

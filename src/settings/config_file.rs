@@ -60,9 +60,27 @@ pub fn search_list(env: &dyn Environment) -> Vec<PathBuf> {
     list
 }
 
+/// The system-wide directory of the search list, where the Debian package puts its sample.
+const SYSTEM_DIR: &str = "/etc/check-storage-security";
+/// The group the package lets read the files there.
+const SYSTEM_GROUP: &str = "check-storage-security";
+
 pub fn load(path: &Path) -> Result<ConfigFile, String> {
-    let text = files::read_text(path, Kind::Configuration)
-        .map_err(|refusal| refusal.line(&path.display().to_string()))?;
+    let text = files::read_text(path, Kind::Configuration).map_err(|refusal| {
+        let line = refusal.line(&path.display().to_string());
+        match &refusal.problem {
+            // The packaged file is root's and its group's: say how a monitoring user joins.
+            files::Problem::Unreadable(e)
+                if path.starts_with(SYSTEM_DIR) && e.contains("Permission denied") =>
+            {
+                format!(
+                    "{line}, or let this user read it: adduser <user> {SYSTEM_GROUP} (the group \
+                     the package gives it)"
+                )
+            }
+            _ => line,
+        }
+    })?;
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
