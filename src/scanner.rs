@@ -8,6 +8,7 @@ use crate::budget::{Attempt, Budget, GaveUp};
 use crate::clock::Now;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
+use crate::net::guard::Pins;
 use crate::net::http::{ClientOptions, Verification};
 use crate::net::{self, Destination, tls};
 use crate::probe::{self, Measurements, ProbeFailure, status};
@@ -75,6 +76,9 @@ pub struct Scanner<'a> {
     memory: Arc<Memory>,
     feeds: FeedCache,
     now: Now,
+    /// A guarded scan's target pins (`with_pins`): every connection to the target goes to
+    /// these addresses, directly, and nothing about the target is looked up again.
+    pins: Option<Pins>,
 }
 
 impl<'a> Scanner<'a> {
@@ -99,7 +103,19 @@ impl<'a> Scanner<'a> {
                 debug_log,
             ),
             now,
+            pins: None,
         })
+    }
+
+    /// A scanner whose scans reach their target only at `pins` (what `net::guard::guarded`
+    /// validated for it): the TLS inspection, HTTPS and plain HTTP, debug ports, the legacy-TLS
+    /// handshake and `--all-addresses` all connect to the pinned addresses, directly (never
+    /// through `--proxy`, which would resolve the name itself), and nothing about the target
+    /// is resolved again (the DNS check reports the pinned addresses; its CAA query still goes
+    /// to the configured DNS server). A target other than the pinned host is refused.
+    pub fn with_pins(mut self, pins: Pins) -> Scanner<'a> {
+        self.pins = Some(pins);
+        self
     }
 
     /// A scanner whose scans share `memory` with other scanners (a server's scans).
@@ -143,9 +159,31 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Client settings of the requests to the target: a guarded scan's are pinned and direct.
+    fn target_options(&self) -> ClientOptions {
+        let options = self.client_options();
+        match &self.pins {
+            Some(pins) => ClientOptions {
+                pin: Some(pins.clone()),
+                proxy: None,
+                ..options
+            },
+            None => options,
+        }
+    }
+
     /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
     /// file); everything the server does ends in a result, UNKNOWN at worst.
     pub fn scan(&self, target: &Target) -> Result<ScanResult, String> {
+        if let Some(pins) = &self.pins
+            && !pins.covers(&target.host_str())
+        {
+            return Err(format!(
+                "{} is not the target this scanner was guarded for ({})",
+                target.display_name(),
+                pins.name()
+            ));
+        }
         let mut result = self.scan_unjudged(target)?;
         if let Some(policy) = &self.settings.policy {
             assess::apply_policy(&mut result, policy);
@@ -194,11 +232,15 @@ impl<'a> Scanner<'a> {
     /// kept-alive connections), then the other addresses with `--all-addresses`. The outer
     /// `Err` is an operator mistake found late.
     fn attempt(&self, dest: &Destination) -> Result<Result<Measurements, ProbeFailure>, String> {
-        let options = self.client_options();
-        let transport = net::select_transport(
+        let options = self.target_options();
+        let route = match &self.pins {
+            Some(pins) => tls::Route::Pinned(pins.clone()),
+            None => tls::Route::via(self.proxy.as_ref()),
+        };
+        let transport = net::select_transport_via(
             dest,
             &self.roots,
-            self.proxy.as_ref(),
+            route,
             self.settings.insecure,
             options.timeout,
         );
@@ -218,7 +260,7 @@ impl<'a> Scanner<'a> {
             debug_ports: self.settings.debug_ports.clone(),
             debug_port_timeout: self.settings.debug_port_timeout,
             request_timeout: options.timeout,
-            proxy: self.proxy.clone(),
+            proxy: self.proxy.clone().filter(|_| self.pins.is_none()),
             plain_client,
             login_throttling: self.settings.login_throttling,
             dns_server: self
@@ -249,8 +291,16 @@ impl<'a> Scanner<'a> {
         if dest.host.parse::<std::net::IpAddr>().is_ok() {
             return None;
         }
-        let addresses = match probe::addresses::addresses_of(&dest.host, self.settings.ipv6_enabled)
-        {
+        let resolved = match &self.pins {
+            // A guarded scan compares the nodes the guard validated.
+            Some(pins) => probe::pinned_addresses(pins, &dest.host).map(|ips| {
+                ips.into_iter()
+                    .filter(|ip| self.settings.ipv6_enabled || ip.is_ipv4())
+                    .collect::<Vec<_>>()
+            }),
+            None => probe::addresses::addresses_of(&dest.host, self.settings.ipv6_enabled),
+        };
+        let addresses = match resolved {
             Ok(a) if a.len() > 1 => a,
             Ok(_) => return None,
             Err(e) => {

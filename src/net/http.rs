@@ -207,8 +207,10 @@ impl FetchError {
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
     pub timeout: Duration,
-    /// Connect to this address whatever the name resolves to (`--all-addresses`).
-    pub pin: Option<std::net::IpAddr>,
+    /// Where the endpoint's name may be reached, nothing looked up: a guarded scan's validated
+    /// addresses, or one address of the name (`--all-addresses`). Pinned connections never go
+    /// through the proxy.
+    pub pin: Option<super::guard::Pins>,
     pub proxy: Option<String>,
     pub user_agent: String,
 }
@@ -218,6 +220,9 @@ pub struct ClientOptions {
 pub struct Client {
     agent: ureq::Agent,
     pub endpoint: Endpoint,
+    /// The pins of its connections (`ClientOptions::pin`): the scan's other connections to
+    /// the endpoint's host (debug ports, legacy TLS) take their addresses from them.
+    pins: Option<super::guard::Pins>,
 }
 
 impl Client {
@@ -235,8 +240,8 @@ impl Client {
                     .url_host
                     .trim_start_matches('[')
                     .trim_end_matches(']');
-                let route = match (options.pin, &options.proxy) {
-                    (Some(ip), _) => Route::Address(std::net::SocketAddr::new(ip, endpoint.port)),
+                let route = match (&options.pin, &options.proxy) {
+                    (Some(pins), _) => Route::Pinned(pins.clone()),
                     (None, Some(url)) => Route::Proxy(
                         super::proxy::Proxy::parse(url.trim())
                             .map_err(|e| format!("--proxy {url:?} is not usable: {e}"))?,
@@ -268,7 +273,13 @@ impl Client {
         Ok(Client {
             agent: agent(tls, options)?,
             endpoint,
+            pins: options.pin.clone(),
         })
+    }
+
+    /// Where the endpoint's host may be reached when the client is pinned (a guarded scan).
+    pub fn pins(&self) -> Option<&super::guard::Pins> {
+        self.pins.as_ref()
     }
 
     pub fn get(&self, path: &str, keep: Keep) -> Result<Response, FetchError> {
@@ -396,6 +407,9 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
     use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
     let proxy = match &options.proxy {
+        // Pinned connections go to the pinned addresses, never to a proxy that would resolve
+        // the name itself.
+        Some(_) if options.pin.is_some() => None,
         Some(url) => Some(ureq::Proxy::new(url).map_err(|e| {
             format!(
                 "--proxy {:?} is not usable: {e}",
@@ -420,7 +434,9 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
         // Room for every connection the probes keep alive, so none is closed for want of it.
         .max_idle_connections_per_host(4)
         .build();
-    let resolver = super::resolve::ScanResolver { pin: options.pin };
+    let resolver = super::resolve::ScanResolver {
+        pin: options.pin.clone(),
+    };
     // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
     let connector =

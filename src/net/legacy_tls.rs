@@ -9,7 +9,7 @@
 //! picks TLS 1.1 needs a second hello, offering TLS 1.0 alone, on a connection of its own.
 
 use super::proxy::Proxy;
-use super::tls::TlsFailure;
+use super::tls::{Route, TlsFailure};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -65,8 +65,13 @@ pub const CONNECTIONS: usize = 1;
 /// Probes TLS 1.0 and TLS 1.1 on `host:port` (through the operator's proxy when there is one),
 /// within `timeout`.
 pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) -> LegacyTls {
+    probe_via(host, port, &Route::via(proxy), timeout)
+}
+
+/// [`probe`] over a given route (a guarded scan's pinned addresses: `Route::Pinned`).
+pub fn probe_via(host: &str, port: u16, route: &Route, timeout: Duration) -> LegacyTls {
     let deadline = Instant::now() + timeout;
-    let (tls1_0, tls1_1) = match probe_version(host, port, proxy, TLS1_1, deadline) {
+    let (tls1_0, tls1_1) = match probe_version(host, port, route, TLS1_1, deadline) {
         Err(why) => {
             return LegacyTls {
                 tls1_0: None,
@@ -74,7 +79,7 @@ pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) ->
                 error: Some(why),
             };
         }
-        Ok(Some(TLS1_1)) => match probe_version(host, port, proxy, TLS1_0, deadline) {
+        Ok(Some(TLS1_1)) => match probe_version(host, port, route, TLS1_0, deadline) {
             Ok(picked) => (Ok(picked == Some(TLS1_0)), Ok(true)),
             Err(why) => (Err(why), Ok(true)),
         },
@@ -102,17 +107,15 @@ pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) ->
 fn probe_version(
     host: &str,
     port: u16,
-    proxy: Option<&Proxy>,
+    route: &Route,
     version: u16,
     deadline: Instant,
 ) -> Result<Option<u16>, String> {
-    let connected = match proxy {
-        Some(proxy) => proxy.tunnel(host, port, deadline),
-        None => super::tls::connect(host, port, deadline),
-    };
-    let mut stream = connected.map_err(|failure| match failure {
-        TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
-    })?;
+    let mut stream = route
+        .dial(host, port, deadline)
+        .map_err(|failure| match failure {
+            TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
+        })?;
     exchange(&mut stream, &client_hello(host, version), version, deadline)
 }
 

@@ -5,6 +5,7 @@ mod connector;
 pub mod dns;
 pub mod download;
 pub mod feed;
+pub mod guard;
 pub mod http;
 pub mod legacy_tls;
 pub mod proxy;
@@ -95,20 +96,26 @@ pub fn select_transport(
     insecure: bool,
     timeout: Duration,
 ) -> Transport {
+    select_transport_via(dest, roots, tls::Route::via(proxy), insecure, timeout)
+}
+
+/// [`select_transport`] over a given route: a guarded scan inspects TLS on its pinned
+/// addresses (`tls::Route::Pinned`).
+pub fn select_transport_via(
+    dest: &Destination,
+    roots: &tls::Roots,
+    route: tls::Route,
+    insecure: bool,
+    timeout: Duration,
+) -> Transport {
     let https_endpoint = Endpoint {
         scheme: Scheme::Https,
         url_host: dest.url_host.clone(),
         port: dest.https_port,
         base_path: dest.base_path.clone(),
     };
-    let inspected = tls::EndpointTls::new(
-        &dest.host,
-        dest.https_port,
-        roots,
-        tls::Route::via(proxy),
-        timeout,
-    )
-    .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
+    let inspected = tls::EndpointTls::new(&dest.host, dest.https_port, roots, route, timeout)
+        .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
     match inspected {
         Ok((endpoint_tls, handshake)) => {
             let (verification, https) = match (&handshake.trust, insecure) {

@@ -42,6 +42,16 @@ fn zoned(host: &str, port: u16) -> Option<SocketAddr> {
     Some(SocketAddr::V6(SocketAddrV6::new(addr, port, 0, scope)))
 }
 
+/// `ip:port`, scoped to its interface when it is the address of a target with a known zone.
+pub fn scoped(ip: IpAddr, port: u16) -> SocketAddr {
+    if let IpAddr::V6(v6) = ip
+        && let Some(scope) = ZONES.get().and_then(|z| z.get(&v6))
+    {
+        return SocketAddr::V6(SocketAddrV6::new(v6, port, 0, *scope));
+    }
+    SocketAddr::new(ip, port)
+}
+
 /// Installs the pinned names; a second call changes nothing (one table per process).
 pub fn install(pinned: HashMap<String, Vec<IpAddr>>) {
     let _ = PINNED.set(pinned);
@@ -87,11 +97,13 @@ pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     Ok((host, port).to_socket_addrs()?.collect())
 }
 
-/// The ureq resolver of the scan: the pinned table, or one fixed address (`--all-addresses`
-/// connects to each address of a name in turn while Host and SNI keep the name).
+/// The ureq resolver of the scan: the pinned table, or the pins of the connection (a guarded
+/// scan's validated addresses; one address of a name for `--all-addresses`, which connects to
+/// each address in turn while Host and SNI keep the name; a webhook's chosen address). With
+/// pins no resolver is ever asked.
 #[derive(Debug, Default)]
 pub struct ScanResolver {
-    pub pin: Option<IpAddr>,
+    pub pin: Option<super::guard::Pins>,
 }
 
 impl ureq::unversioned::resolver::Resolver for ScanResolver {
@@ -107,8 +119,10 @@ impl ureq::unversioned::resolver::Resolver for ScanResolver {
             Some("http") => 80,
             _ => 443,
         });
-        let addresses = match self.pin {
-            Some(ip) => vec![SocketAddr::new(ip, port)],
+        let addresses = match &self.pin {
+            Some(pins) => pins
+                .lookup(host, port)
+                .map_err(|_| ureq::Error::HostNotFound)?,
             None if zoned(host, port).is_some() => zoned(host, port).into_iter().collect(),
             None => {
                 let key = host.trim_end_matches('.').to_ascii_lowercase();

@@ -284,6 +284,9 @@ pub enum Route {
     Proxy(super::proxy::Proxy),
     /// Connect to this address while the name stays the SNI and the checked name.
     Address(SocketAddr),
+    /// Connect to the addresses the guard validated for the name (a guarded scan), in turn;
+    /// nothing is looked up.
+    Pinned(super::guard::Pins),
 }
 
 impl Route {
@@ -292,6 +295,25 @@ impl Route {
         match proxy {
             Some(p) => Route::Proxy(p.clone()),
             None => Route::Direct,
+        }
+    }
+
+    /// A TCP connection to `host:port` over this route within the deadline.
+    pub fn dial(&self, host: &str, port: u16, deadline: Instant) -> Result<TcpStream, TlsFailure> {
+        match self {
+            Route::Proxy(proxy) => proxy.tunnel(host, port, deadline),
+            Route::Direct => connect(host, port, deadline),
+            Route::Address(addr) => {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                TcpStream::connect_timeout(addr, remaining)
+                    .map_err(|e| classify_io(&e, &format!("connecting to {addr}")))
+            }
+            Route::Pinned(pins) => {
+                let addrs = pins
+                    .lookup(host, port)
+                    .map_err(|e| TlsFailure::Connect(e.to_string()))?;
+                connect_to(host, addrs, deadline)
+            }
         }
     }
 }
@@ -457,16 +479,7 @@ impl EndpointTls {
     }
 
     fn dial(&self, deadline: Instant) -> Result<TcpStream, TlsFailure> {
-        let (host, port) = (self.0.host.as_str(), self.0.port);
-        let tcp = match &self.0.route {
-            Route::Proxy(proxy) => proxy.tunnel(host, port, deadline)?,
-            Route::Direct => connect(host, port, deadline)?,
-            Route::Address(addr) => {
-                let remaining = deadline.saturating_duration_since(Instant::now());
-                TcpStream::connect_timeout(addr, remaining)
-                    .map_err(|e| classify_io(&e, &format!("connecting to {addr}")))?
-            }
-        };
+        let tcp = self.0.route.dial(&self.0.host, self.0.port, deadline)?;
         // Requests go out in more than one write (head, body): never wait for an ACK between.
         let _ = tcp.set_nodelay(true);
         Ok(tcp)
@@ -528,6 +541,15 @@ pub fn is_alive(stream: &mut TlsStream) -> bool {
 pub fn connect(host: &str, port: u16, deadline: Instant) -> Result<TcpStream, TlsFailure> {
     let addrs: Vec<SocketAddr> = super::resolve::lookup(host, port)
         .map_err(|e| TlsFailure::Connect(format!("cannot resolve {host}: {e}")))?;
+    connect_to(host, addrs, deadline)
+}
+
+/// Connects to the first of `addrs` (the addresses of `host`) that answers within the deadline.
+fn connect_to(
+    host: &str,
+    addrs: Vec<SocketAddr>,
+    deadline: Instant,
+) -> Result<TcpStream, TlsFailure> {
     let mut last = TlsFailure::Connect(format!("{host} resolves to no address"));
     for addr in addrs {
         let remaining = deadline.saturating_duration_since(Instant::now());

@@ -3,11 +3,13 @@
 //! One notification per host whose state reaches `--webhook-on` (spec "Events"): a JSON body
 //! in one of five formats (`body`), POSTed once plus `--retries` retries on transport errors
 //! and 5xx, never following a redirect, each attempt within `--webhook-timeout`. Before every
-//! attempt the receiver's name is resolved and checked by the guard (`guard`); the connection
-//! goes to exactly the address that passed. A failed delivery never changes the exit state.
+//! attempt the receiver's name is resolved and checked by the guard (`net::guard`, the one
+//! the public scan API checks targets with); the connection goes to exactly the address that
+//! passed. A failed delivery never changes the exit state.
 
 pub mod body;
-pub mod guard;
+
+use crate::net::guard;
 
 use crate::report::{ScanResult, State};
 use std::time::{Duration, Instant};
@@ -312,7 +314,7 @@ fn attempt_once(
                 .map_err(Failure::Retry)?;
             let ip = guard::choose(&destination.host, &addresses, settings.allow_private)
                 .map_err(Failure::Final)?;
-            (Some(ip), None)
+            (Some(guard::Pins::new(&destination.host, vec![ip])), None)
         }
     };
     let remaining = settings.timeout.saturating_sub(started.elapsed());
@@ -352,11 +354,7 @@ fn attempt_once(
 
 /// A one-off agent: no redirects, no proxy but the operator's, public roots, the attempt's time
 /// limit, and a resolver that returns exactly the validated address.
-fn agent(
-    timeout: Duration,
-    pin: Option<std::net::IpAddr>,
-    proxy: Option<ureq::Proxy>,
-) -> ureq::Agent {
+fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>) -> ureq::Agent {
     use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
     let tls = TlsConfig::builder()
         .root_certs(RootCerts::WebPki)

@@ -3,6 +3,7 @@
 //! pinned to the address, so each node is seen exactly as a browser reaching it would see it.
 
 use super::{plan, pool, status};
+use crate::net::guard::Pins;
 use crate::net::http::{Client, ClientOptions, Endpoint, Response, Verification};
 use crate::net::tls::{EndpointTls, Roots, Route};
 use sha2::{Digest, Sha256};
@@ -64,7 +65,7 @@ pub fn observe(probe: &NodeProbe, addresses: &[IpAddr]) -> Vec<NodeObservation> 
 
 fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
     let options = ClientOptions {
-        pin: Some(address),
+        pin: Some(Pins::new(p.host, vec![address])),
         // A proxy would pick the node itself; pinning means connecting directly.
         proxy: None,
         ..p.options.clone()

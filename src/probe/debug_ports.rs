@@ -15,6 +15,7 @@
 //! default), so through a proxy every port would look closed; and what matters is whether the
 //! port is reachable from the network the scanner stands in, not from the proxy.
 
+use crate::net::guard::Pins;
 use crate::net::http::{
     Client, ClientOptions, Endpoint, FetchError, Response, Scheme, Verification,
 };
@@ -90,6 +91,18 @@ pub fn probe(
     connect_timeout: Duration,
     request_timeout: Duration,
 ) -> Vec<DebugPort> {
+    probe_pinned(host, None, ports, connect_timeout, request_timeout)
+}
+
+/// [`probe`] with the addresses of `host` taken from `pins` when given (a guarded scan): no
+/// lookup, only the validated addresses are connected to.
+pub fn probe_pinned(
+    host: &str,
+    pins: Option<&Pins>,
+    ports: &[u16],
+    connect_timeout: Duration,
+    request_timeout: Duration,
+) -> Vec<DebugPort> {
     let mut distinct: Vec<u16> = Vec::with_capacity(ports.len());
     for port in ports {
         if !distinct.contains(port) {
@@ -98,7 +111,10 @@ pub fn probe(
     }
     // `connect_timeout` rejects a zero duration.
     let connect_timeout = connect_timeout.max(Duration::from_millis(1));
-    let addresses = resolve(host);
+    let addresses = match pins {
+        Some(pins) => super::pinned_addresses(pins, host),
+        None => resolve(host),
+    };
     let workers = distinct.len().min(MAX_CONCURRENT_PORTS);
     super::pool::run_all(&distinct, workers, |port| match &addresses {
         Ok(ips) => probe_port(ips, *port, connect_timeout, request_timeout),

@@ -18,8 +18,10 @@ pub mod plan;
 pub mod pool;
 pub mod status;
 
+use crate::net::guard::Pins;
 use crate::net::http::{Client, Endpoint, FetchError, Response, Scheme};
 use crate::net::proxy::Proxy;
+use crate::net::tls::Route;
 use crate::net::{HttpsObservation, legacy_tls};
 use status::StatusReport;
 use std::collections::BTreeMap;
@@ -210,8 +212,9 @@ pub fn measure_selected(
     let (mut http, debug_ports, legacy_tls, plain_http, dns) = std::thread::scope(|scope| {
         let debug = (extra && !debug_port_list.is_empty()).then(|| {
             scope.spawn(|| {
-                debug_ports::probe(
+                debug_ports::probe_pinned(
                     &options.host,
+                    client.pins(),
                     &debug_port_list,
                     options.debug_port_timeout,
                     options.request_timeout,
@@ -220,10 +223,15 @@ pub fn measure_selected(
         });
         let legacy = want_legacy.then(|| {
             scope.spawn(|| {
-                legacy_tls::probe(
+                // A pinned client (a guarded scan) pins this connection too.
+                let route = match client.pins() {
+                    Some(pins) => Route::Pinned(pins.clone()),
+                    None => Route::via(options.proxy.as_ref()),
+                };
+                legacy_tls::probe_via(
                     &options.host,
                     client.endpoint.port,
-                    options.proxy.as_ref(),
+                    &route,
                     options.request_timeout,
                 )
             })
@@ -231,7 +239,11 @@ pub fn measure_selected(
         let dns = want_dns.then(|| {
             scope.spawn(|| DnsObservation {
                 name: options.host.clone(),
-                addresses: resolve_all(&options.host),
+                addresses: match client.pins() {
+                    // A guarded scan reports what the guard resolved: nothing is looked up again.
+                    Some(pins) => pinned_addresses(pins, &options.host),
+                    None => resolve_all(&options.host),
+                },
                 caa: match options.dns_server {
                     Some(server) => {
                         crate::net::dns::lookup_caa(&options.host, server, options.request_timeout)
@@ -315,6 +327,17 @@ fn is_dns_name(host: &str) -> bool {
 pub fn resolve_all(host: &str) -> Result<Vec<std::net::IpAddr>, String> {
     let mut out: Vec<std::net::IpAddr> = Vec::new();
     for addr in crate::net::resolve::lookup(host, 0).map_err(|e| e.to_string())? {
+        if !out.contains(&addr.ip()) {
+            out.push(addr.ip());
+        }
+    }
+    Ok(out)
+}
+
+/// The distinct addresses pins give for `host`, in their order.
+pub fn pinned_addresses(pins: &Pins, host: &str) -> Result<Vec<std::net::IpAddr>, String> {
+    let mut out: Vec<std::net::IpAddr> = Vec::new();
+    for addr in pins.lookup(host, 0).map_err(|e| e.to_string())? {
         if !out.contains(&addr.ip()) {
             out.push(addr.ip());
         }
