@@ -30,4 +30,5 @@ pub mod severity;
 pub mod target;
 pub mod verdict;
 pub mod verify;
+pub mod web;
 pub mod wizard;

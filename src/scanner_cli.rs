@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 /// The subcommands, in the order `-h` lists them.
-pub const SUBCOMMANDS: [(&str, &str); 4] = [
+pub const SUBCOMMANDS: [(&str, &str); 5] = [
     (
         "scan <host>",
         "scan one instance and print its result document (JSON); exit with its state",
@@ -24,6 +24,10 @@ pub const SUBCOMMANDS: [(&str, &str); 4] = [
     (
         "serve",
         "answer scans over HTTP, caching each host's result (--listen, --port, --token)",
+    ),
+    (
+        "web",
+        "the public scan API: anyone submits an instance and reads its grade (--listen, --store)",
     ),
     (
         "review-waivers --result <file>",
@@ -89,6 +93,7 @@ where
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
+        "web" => web(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
         "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
@@ -191,6 +196,40 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     }
 }
 
+/// `web`: the public scan API until SIGTERM or SIGINT.
+fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    let refuse = |message: &str| {
+        eprintln!(
+            "{}: {}",
+            Program::Scanner.name(),
+            crate::settings::redact::apply(message)
+        );
+        Outcome {
+            stdout: String::new(),
+            exit_code: 3,
+        }
+    };
+    if !rest.is_empty() {
+        return refuse("web takes no arguments; the instances to scan come with the submissions");
+    }
+    let settings = match Settings::resolve_for(&line, env, Purpose::Serve) {
+        Ok(s) => s,
+        Err(e) => return refuse(&e.0),
+    };
+    if let Err(e) = setup_process(&settings) {
+        return refuse(&e);
+    }
+    let served = crate::serve::signals::stop_flag()
+        .and_then(|stop| crate::web::server::serve(settings, stop));
+    match served {
+        Ok(()) => Outcome {
+            stdout: String::new(),
+            exit_code: 0,
+        },
+        Err(e) => refuse(&e),
+    }
+}
+
 /// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
 /// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
 /// otherwise, 3 when a file is not a result document (one line naming it).
@@ -281,6 +320,34 @@ pub static PAGE: Page = Page {
                  Authorization: Bearer TOKEN, on loopback too; /healthz needs none. Give the token as a secret reference \
                  (secret://, file://, env://, exec://) or with the _file suffix, never in clear. \
                  SIGTERM or SIGINT stops the service after the requests in flight (exit 0).",
+            ],
+        ),
+        (
+            "web",
+            &[
+                "The public scan API on --listen (default 127.0.0.1:8080), named --base-url in \
+                 what it answers. POST /api/scans with a JSON object {\"target_url\": \"HOST\"} \
+                 (and optionally waive, a list of waiver patterns; release_track; format, the \
+                 preferred export) queues a scan and answers 202 with its uuid and links; GET \
+                 /api/scans/<uuid> answers queued, running, or completed with the result \
+                 document; GET /api/scans/<uuid>/export/json|csv|sarif gives the result as a \
+                 download; DELETE /api/scans/<uuid> erases every record of that scan's target. \
+                 Any other field, a wrong type or value is 400 with {\"error\": {\"code\", \
+                 \"message\", \"field\"}}; an unknown or expired uuid is 404.",
+                "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
+                 address, one scan of a target per 5 minutes, 50 scans a day from one network \
+                 (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
+                 instance pauses for a day. The client is the socket's address, or the one \
+                 X-Forwarded-For names when the socket is a --trusted-proxy. A target must \
+                 resolve to public addresses only (no loopback, private, link-local, shared, \
+                 unique-local, multicast, reserved or documentation address, in no IPv6 \
+                 encoding); its scan connects only to the addresses checked. \
+                 --allow-private-targets lifts that for internal deployments.",
+                "--workers scans run at once on this node; records, queue and counters live in \
+                 --store (sqlite:PATH, the default in the state directory; or redis://HOST:PORT/DB \
+                 shared by several nodes) and expire --record-ttl seconds after submission. A \
+                 scan whose worker died is taken up again. SIGTERM or SIGINT stops the service \
+                 after the requests and scans in flight (exit 0).",
             ],
         ),
         (

@@ -1127,7 +1127,7 @@ fn the_scanner_answers_an_unknown_subcommand_with_its_unknown_line_first() {
     assert_eq!(
         stdout.lines().next(),
         Some(
-            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, review-waivers, configure (see -h)"
+            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, web, review-waivers, configure (see -h)"
         ),
         "{stdout}"
     );

@@ -539,12 +539,12 @@ fn scan_worker(shared: &Shared, waiting: &Mutex<Receiver<Arc<Job>>>, scan: &Scan
 /// by the parser; the port counts as written (a written port is used for HTTPS and plain HTTP
 /// alike, none means 443 then 80); the scheme does not count, since transport selection
 /// decides it either way.
-fn key_of(target: &Target) -> String {
+pub fn key_of(target: &Target) -> String {
     format!("{}{}", target.display_name(), target.base_path)
 }
 
 /// A random (version 4) uuid from the kernel's generator: never sequential, never guessable.
-fn new_uuid() -> Result<String, String> {
+pub fn new_uuid() -> Result<String, String> {
     let mut b = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut b))

@@ -224,14 +224,55 @@ pub enum Purpose {
 pub struct ScannerSettings {
     /// `--listen`: the address `serve` listens on.
     pub listen: std::net::IpAddr,
-    /// `--port`.
+    /// `--port`, or the port written in `--listen` (which wins).
     pub port: u16,
+    /// `check-storage-scanner web`.
+    pub web: WebSettings,
     /// `--token`: the bearer token of `/api/` calls (a secret: never printed).
     pub token: Option<String>,
     /// `service.cache_ttl`: how long a host's result is served from the cache.
     pub cache_ttl: Duration,
     /// `--result`: the result documents `review-waivers` reads.
     pub results: Vec<NamedFile>,
+}
+
+/// The public scan API's settings (`check-storage-scanner web`).
+#[derive(Clone, Debug)]
+pub struct WebSettings {
+    /// `--listen` with its port, else `--port`, else 8080.
+    pub listen: std::net::SocketAddr,
+    /// `--base-url`, without a trailing slash; `None`: `http://<listen>`.
+    pub base_url: Option<String>,
+    /// `--store`: `sqlite:PATH` or `redis://...`; `None`: SQLite in the state directory.
+    pub store: Option<String>,
+    /// `--workers`.
+    pub workers: usize,
+    /// `--record-ttl`.
+    pub record_ttl: Duration,
+    /// `--trusted-proxy`: (network, prefix length).
+    pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
+    /// `--allow-private-targets`.
+    pub allow_private_targets: bool,
+}
+
+/// `10.0.0.0/8` or a lone address (its full length); `None` when it is neither.
+pub fn parse_cidr(text: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (address, length) = match text.split_once('/') {
+        Some((a, l)) => (a, Some(l)),
+        None => (text, None),
+    };
+    let address: std::net::IpAddr = address
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    let length = match length {
+        Some(l) => l.trim().parse::<u8>().ok().filter(|l| *l <= max)?,
+        None => max,
+    };
+    Some((address, length))
 }
 
 /// The metrics exporter's settings; present only when the exporter runs.
@@ -425,6 +466,14 @@ impl<'a> Layers<'a> {
                         && let Some((userinfo, _)) = rest.rsplit_once('@')
                     {
                         secrets.push(redact::Secret::literal(userinfo, "proxy credentials"));
+                    }
+                }
+                // redis://:PASSWORD@host/0
+                "store" => {
+                    if let Some((_, rest)) = given.text.split_once("://")
+                        && let Some((userinfo, _)) = rest.rsplit_once('@')
+                    {
+                        secrets.push(redact::Secret::literal(userinfo, "store credentials"));
                     }
                 }
                 _ => {}
@@ -955,6 +1004,25 @@ impl Settings {
 
         let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
         let exporter = exporter_settings(l, format)?;
+        // `--listen ADDRESS[:PORT]`: a port written there wins over `--port`.
+        let listen = l
+            .parsed(
+                "listen",
+                "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080",
+                |t| {
+                    if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
+                        return Some((socket.ip(), Some(socket.port())));
+                    }
+                    t.trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .parse::<std::net::IpAddr>()
+                        .ok()
+                        .map(|ip| (ip, None))
+                },
+            )?
+            .unwrap_or((std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), None));
+        // 0: a free port, named on stderr at start.
+        let port = l.parsed("port", "a port from 0 to 65535", |t| t.parse::<u16>().ok())?;
         Ok(Settings {
             targets,
             debug: l.switch("debug", false)?,
@@ -1054,18 +1122,63 @@ impl Settings {
             now,
             config_file,
             scanner: ScannerSettings {
-                listen: l
-                    .parsed("listen", "an IP address such as 127.0.0.1 or ::1", |t| {
-                        t.trim_start_matches('[')
-                            .trim_end_matches(']')
-                            .parse::<std::net::IpAddr>()
-                            .ok()
-                    })?
-                    .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
-                port: l
-                    // 0: a free port, named on stderr at start.
-                    .parsed("port", "a port from 0 to 65535", |t| t.parse::<u16>().ok())?
-                    .unwrap_or(8811),
+                listen: listen.0,
+                port: listen.1.or(port).unwrap_or(8811),
+                web: WebSettings {
+                    listen: std::net::SocketAddr::new(listen.0, listen.1.or(port).unwrap_or(8080)),
+                    base_url: l.parsed(
+                        "base_url",
+                        "an absolute http:// or https:// URL such as https://scan.example.com",
+                        |t| {
+                            let t = t.trim_end_matches('/');
+                            let rest = t
+                                .strip_prefix("https://")
+                                .or_else(|| t.strip_prefix("http://"))?;
+                            (!rest.is_empty()
+                                && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
+                            .then(|| t.to_string())
+                        },
+                    )?,
+                    store: l.string("store")?,
+                    workers: l
+                        .parsed("workers", "a number from 1 to 64", |t| {
+                            t.parse::<usize>().ok().filter(|n| (1..=64).contains(n))
+                        })?
+                        .unwrap_or(4),
+                    record_ttl: l
+                        .parsed(
+                            "record_ttl",
+                            "a number of seconds from 60 to 31536000 (a year)",
+                            |t| {
+                                t.parse::<u64>()
+                                    .ok()
+                                    .filter(|s| (60..=365 * 24 * 3600).contains(s))
+                                    .map(Duration::from_secs)
+                            },
+                        )?
+                        .unwrap_or(Duration::from_secs(7 * 24 * 3600)),
+                    trusted_proxies: {
+                        let mut networks = Vec::new();
+                        for given in l.given_list("trusted_proxy")? {
+                            for entry in given
+                                .text
+                                .split(',')
+                                .map(str::trim)
+                                .filter(|e| !e.is_empty())
+                            {
+                                networks.push(parse_cidr(entry).ok_or_else(|| {
+                                    SettingsError(given.scrub(&format!(
+                                        "{} {entry:?} is not a network; give CIDRs such as \
+                                         10.0.0.0/8,::1/128",
+                                        given.name
+                                    )))
+                                })?);
+                            }
+                        }
+                        networks
+                    },
+                    allow_private_targets: l.switch("allow_private_targets", false)?,
+                },
                 token: l.string("token")?,
                 cache_ttl: l
                     .parsed("cache_ttl", "a number of seconds (0 or more)", |t| {

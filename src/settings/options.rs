@@ -704,13 +704,15 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("listen"),
         env: &["COS_SERVICE_LISTEN"],
         config_key: Some("service.listen"),
-        kind: Value("ADDRESS"),
+        kind: Value("ADDRESS[:PORT]"),
         default: Some("127.0.0.1"),
         group: Group::Scanner,
         programs: SCANNER,
         ..row(
             "listen",
-            "serve: address to listen on. Any address but loopback needs --token.",
+            "serve and web: address to listen on, with an optional port ([::1]:8080, \
+             127.0.0.1:8811) that wins over --port. serve: any address but loopback needs \
+             --token. web: default 127.0.0.1:8080.",
         )
     },
     OptionSpec {
@@ -738,6 +740,86 @@ pub static OPTIONS: &[OptionSpec] = &[
             "serve: bearer token every /api/ call must present (Authorization: Bearer TOKEN), \
              at least 32 characters; give it as a secret reference (secret://, file://, env://, \
              exec://) or with the _file / _FILE suffix, never in clear.",
+        )
+    },
+    OptionSpec {
+        long: Some("base-url"),
+        env: &["COS_WEB_BASE_URL"],
+        config_key: Some("web.base_url"),
+        kind: Value("URL"),
+        default: Some("http://<listen address>"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "base_url",
+            "web: the absolute URL the public API is reached at (https://scan.example.com), as \
+             its pages, Location headers and discovery documents name it.",
+        )
+    },
+    OptionSpec {
+        long: Some("store"),
+        env: &["COS_WEB_STORE"],
+        config_key: Some("web.store"),
+        kind: Value("STORE"),
+        default: Some("sqlite:<state directory>/web.sqlite"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "store",
+            "web: where scan records, the queue and the limit counters live: sqlite:PATH (one \
+             node; survives restarts) or redis://HOST:PORT/DB (several nodes share it). A \
+             password in the address is a secret: give it as a reference.",
+        )
+    },
+    OptionSpec {
+        long: Some("workers"),
+        env: &["COS_WEB_WORKERS"],
+        config_key: Some("web.workers"),
+        kind: Value("N"),
+        default: Some("4"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "workers",
+            "web: scans this node runs at once (1-64); submitters set no concurrency or timeout.",
+        )
+    },
+    OptionSpec {
+        long: Some("record-ttl"),
+        env: &["COS_WEB_RECORD_TTL"],
+        config_key: Some("web.record_ttl"),
+        kind: Value("SECONDS"),
+        default: Some("604800 (7 days)"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "record_ttl",
+            "web: how long a scan record lives after its submission; then it is gone (404).",
+        )
+    },
+    OptionSpec {
+        long: Some("trusted-proxy"),
+        env: &["COS_WEB_TRUSTED_PROXY"],
+        config_key: Some("web.trusted_proxy"),
+        kind: Repeatable("CIDRS"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "trusted_proxy",
+            "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For \
+             names the client; from anyone else the socket's address counts.",
+        )
+    },
+    OptionSpec {
+        long: Some("allow-private-targets"),
+        env: &["COS_WEB_ALLOW_PRIVATE_TARGETS"],
+        config_key: Some("web.allow_private_targets"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "allow_private_targets",
+            "web: scan targets on private, loopback and link-local addresses too (internal \
+             deployments, tests); off, the public API refuses them.",
         )
     },
     OptionSpec {

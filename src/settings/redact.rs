@@ -34,6 +34,8 @@ pub const FREE_FORM: &[&str] = &[
     "webhook_url",
     "webhook_header",
     "token",
+    "store",
+    "base_url",
 ];
 
 /// Shorter values are not replaced: they would match ordinary text (a reference to a file

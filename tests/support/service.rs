@@ -36,9 +36,21 @@ impl ScannerService {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Result<ScannerService, Refused> {
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        ScannerService::start_with(bin, dir, &all, env)
+    }
+
+    /// Starts `bin <args>` (a subcommand and its flags; it must listen on a free port) as
+    /// [`ScannerService::start`] does.
+    pub fn start_with(
+        bin: &Path,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<ScannerService, Refused> {
         let mut command = Command::new(bin);
         command
-            .args(["serve", "--port", "0"])
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())

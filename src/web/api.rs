@@ -1,0 +1,558 @@
+//! The JSON API of the public scan service: submit (`POST /api/scans`), poll
+//! (`GET /api/scans/<uuid>`), export (`GET /api/scans/<uuid>/export/<format>`) and erase
+//! (`DELETE /api/scans/<uuid>`). Handlers take the request and the time and answer; the HTTP
+//! layer (`serve::http`) has already capped the request.
+//!
+//! Errors are `{"error": {"code", "message", "field"}}` (`field` only where one field is at
+//! fault); limits answer 429 with `Retry-After`; an unknown, expired or malformed uuid is 404
+//! whatever the reason, so a uuid never tells anything about another scan.
+
+use super::limits::{self, Limited};
+use super::store::{ScanRecord, ScanRequest, Status, Store};
+use crate::serve::http::{Request, Response};
+use crate::serve::service::{key_of, new_uuid};
+use crate::target::Target;
+use serde_json::{Map, Value, json};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// The fields a submission may carry; any other is refused.
+pub const FIELDS: [&str; 4] = ["target_url", "waive", "release_track", "format"];
+pub const RELEASE_TRACKS: [&str; 4] = ["auto", "rolling", "production", "lts"];
+pub const EXPORT_FORMATS: [&str; 4] = ["json", "csv", "sarif", "pdf"];
+/// A target longer than this is no instance address.
+const MAX_TARGET_CHARS: usize = 2048;
+/// Waiver patterns per submission, and the length of one.
+const MAX_WAIVERS: usize = 50;
+const MAX_WAIVER_CHARS: usize = 200;
+
+/// The time, in Unix seconds: the system clock, or a test's.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> i64;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> i64 {
+        jiff::Timestamp::now().as_second()
+    }
+}
+
+/// Decides whether a target may be scanned at all (the address guard); `Err` is the message
+/// of a 400 on `target_url`.
+pub type TargetCheck = dyn Fn(&Target) -> Result<(), String> + Send + Sync;
+
+/// What the API needs besides the store.
+pub struct ApiConfig {
+    /// The absolute URL the API is reached at, without a trailing slash.
+    pub base_url: String,
+    pub record_ttl_secs: i64,
+    pub trusted_proxies: Vec<(IpAddr, u8)>,
+}
+
+pub struct Api {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn Clock>,
+    pub config: ApiConfig,
+    pub check_target: Arc<TargetCheck>,
+}
+
+/// A refusal of the API: status, code, message and the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+    pub field: Option<&'static str>,
+}
+
+impl ApiError {
+    fn invalid(field: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 400,
+            code: "invalid_field",
+            message: message.into(),
+            field: Some(field),
+        }
+    }
+
+    fn request(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 400,
+            code: "invalid_request",
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    pub fn response(&self) -> Response {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(field) = self.field {
+            error["field"] = json!(field);
+        }
+        Response::json(self.status, &json!({ "error": error }))
+    }
+}
+
+fn not_found() -> Response {
+    ApiError {
+        status: 404,
+        code: "not_found",
+        message: "no such scan (unknown, or expired)".into(),
+        field: None,
+    }
+    .response()
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Response {
+    // The store's message may name its address: it goes to the log, not to the client.
+    eprintln!("check-storage-scanner web: store: {e}");
+    ApiError {
+        status: 503,
+        code: "unavailable",
+        message: "the service cannot reach its store; try again shortly".into(),
+        field: None,
+    }
+    .response()
+    .with_header("Retry-After", "10")
+}
+
+fn limited(l: Limited) -> Response {
+    ApiError {
+        status: 429,
+        code: l.code,
+        message: l.message,
+        field: None,
+    }
+    .response()
+    .with_header("Retry-After", &l.retry_after.max(1).to_string())
+}
+
+/// Reads a submission: a JSON object with `target_url` and at most the other three fields,
+/// each of its type and value. The target is parsed the way the plugin parses `-H`.
+pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::request(format!("the body is not JSON: {e}")))?;
+    let Value::Object(object) = value else {
+        return Err(ApiError::request(
+            "the body must be a JSON object such as {\"target_url\": \"cloud.example.com\"}",
+        ));
+    };
+    if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let shown: String = unknown.chars().take(40).collect();
+        return Err(ApiError {
+            status: 400,
+            code: "unknown_field",
+            message: format!(
+                "unknown field {shown:?}; a submission takes {}",
+                FIELDS.join(", ")
+            ),
+            field: None,
+        });
+    }
+    let target_url = match object.get("target_url") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
+        Some(Value::String(_)) | None => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url is required: the instance's hostname, address or URL",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url must be a string",
+            ));
+        }
+    };
+    if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
+        return Err(ApiError::invalid(
+            "target_url",
+            "target_url must name one instance (no commas, at most 2048 characters)",
+        ));
+    }
+    let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
+    let waive = match object.get("waive") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            if items.len() > MAX_WAIVERS {
+                return Err(ApiError::invalid(
+                    "waive",
+                    format!("waive takes at most {MAX_WAIVERS} patterns"),
+                ));
+            }
+            let mut patterns = Vec::new();
+            for item in items {
+                let Value::String(p) = item else {
+                    return Err(ApiError::invalid(
+                        "waive",
+                        "waive must be an array of strings",
+                    ));
+                };
+                let p = p.trim();
+                if p.is_empty()
+                    || p.chars().count() > MAX_WAIVER_CHARS
+                    || p.chars()
+                        .any(|c| c.is_control() || c.is_whitespace() || c == '|')
+                {
+                    return Err(ApiError::invalid(
+                        "waive",
+                        "each waiver is a check id pattern such as hstsPreload, \
+                         versionDisclosure or versionDisclosure:X-*",
+                    ));
+                }
+                patterns.push(p.to_string());
+            }
+            patterns
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "waive",
+                "waive must be an array of strings",
+            ));
+        }
+    };
+    let choice = |field: &'static str, allowed: &[&str]| -> Result<Option<String>, ApiError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(v)) if allowed.contains(&v.as_str()) => Ok(Some(v.clone())),
+            Some(_) => Err(ApiError::invalid(
+                field,
+                format!("{field} must be one of {}", allowed.join(", ")),
+            )),
+        }
+    };
+    let release_track = choice("release_track", &RELEASE_TRACKS)?;
+    let format = choice("format", &EXPORT_FORMATS)?;
+    Ok((
+        ScanRequest {
+            target_url,
+            waive,
+            release_track,
+            format,
+        },
+        target,
+    ))
+}
+
+/// A uuid as we hand them out: 36 characters, lower-case hex and dashes in their places.
+fn is_uuid(text: &str) -> bool {
+    text.len() == 36
+        && text.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_digit() || ('a'..='f').contains(&c),
+        })
+}
+
+impl Api {
+    pub fn handle(&self, request: &Request) -> Response {
+        let path = request.path.trim_end_matches('/');
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        match (request.method.as_str(), parts.as_slice()) {
+            ("POST", ["api", "scans"]) => self.submit(request),
+            ("GET", ["api", "scans", uuid]) => self.poll(uuid),
+            ("GET", ["api", "scans", uuid, "export", format]) => self.export(uuid, format),
+            ("DELETE", ["api", "scans", uuid]) => self.erase(uuid),
+            ("GET" | "HEAD", ["healthz"]) => Response::json(200, &json!({"status": "ok"})),
+            (_, ["api", "scans"]) => method_not_allowed("POST"),
+            (_, ["api", "scans", _]) => method_not_allowed("GET, DELETE"),
+            (_, ["api", "scans", _, "export", _]) => method_not_allowed("GET"),
+            _ => ApiError {
+                status: 404,
+                code: "not_found",
+                message: "no such route; see /openapi.json".into(),
+                field: None,
+            }
+            .response(),
+        }
+    }
+
+    fn links(&self, uuid: &str) -> Value {
+        let base = &self.config.base_url;
+        let exports: Map<String, Value> = EXPORT_FORMATS
+            .iter()
+            .map(|f| {
+                (
+                    f.to_string(),
+                    json!(format!("{base}/api/scans/{uuid}/export/{f}")),
+                )
+            })
+            .collect();
+        json!({
+            "self": format!("{base}/api/scans/{uuid}"),
+            "page": format!("{base}/scans/{uuid}"),
+            "exports": exports,
+        })
+    }
+
+    fn submit(&self, request: &Request) -> Response {
+        let (scan, target) = match parse_submission(&request.body) {
+            Ok(parsed) => parsed,
+            Err(e) => return e.response(),
+        };
+        if let Err(message) = (self.check_target)(&target) {
+            return ApiError {
+                status: 400,
+                code: "target_refused",
+                message,
+                field: Some("target_url"),
+            }
+            .response();
+        }
+        let now = self.clock.now();
+        let client = limits::client_address(
+            request.peer.ip(),
+            request.header("x-forwarded-for"),
+            &self.config.trusted_proxies,
+        );
+        let key = key_of(&target);
+        match limits::admit(&*self.store, client, &key, now) {
+            Ok(Ok(())) => {}
+            Ok(Err(l)) => return limited(l),
+            Err(e) => return unavailable(e),
+        }
+        let uuid = match new_uuid() {
+            Ok(u) => u,
+            Err(e) => return unavailable(e),
+        };
+        let record = ScanRecord::queued(
+            uuid.clone(),
+            key,
+            limits::network_key(client),
+            scan,
+            now,
+            self.config.record_ttl_secs,
+        );
+        if let Err(e) = self.store.insert(&record) {
+            return unavailable(e);
+        }
+        let links = self.links(&uuid);
+        let location = links["self"].as_str().unwrap_or_default().to_string();
+        Response::json(
+            202,
+            &json!({"uuid": uuid, "status": Status::Queued.as_str(), "links": links}),
+        )
+        .with_header("Location", &location)
+    }
+
+    /// The record of a uuid, or the answer to give instead.
+    fn record(&self, uuid: &str) -> Result<ScanRecord, Response> {
+        if !is_uuid(uuid) {
+            return Err(not_found());
+        }
+        match self.store.get(uuid, self.clock.now()) {
+            Ok(Some(record)) => Ok(record),
+            Ok(None) => Err(not_found()),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    fn poll(&self, uuid: &str) -> Response {
+        let record = match self.record(uuid) {
+            Ok(r) => r,
+            Err(answer) => return answer,
+        };
+        let mut body = json!({"uuid": record.uuid, "status": record.status.as_str()});
+        if record.status == Status::Completed {
+            body["result"] = Completed::parse(record.result.as_deref())
+                .map(|c| c.document)
+                .unwrap_or(Value::Null);
+        } else {
+            body["links"] = self.links(&record.uuid);
+        }
+        let response = Response::json(200, &body);
+        if record.status == Status::Completed {
+            response
+        } else {
+            response.with_header("Retry-After", "2")
+        }
+    }
+
+    fn export(&self, uuid: &str, format: &str) -> Response {
+        let record = match self.record(uuid) {
+            Ok(r) => r,
+            Err(answer) => return answer,
+        };
+        if !EXPORT_FORMATS.contains(&format) {
+            return ApiError {
+                status: 404,
+                code: "not_found",
+                message: format!("exports are {}", EXPORT_FORMATS.join(", ")),
+                field: None,
+            }
+            .response();
+        }
+        if record.status != Status::Completed {
+            return ApiError {
+                status: 409,
+                code: "not_completed",
+                message: format!(
+                    "the scan is {}; export it once it completed",
+                    record.status.as_str()
+                ),
+                field: None,
+            }
+            .response()
+            .with_header("Retry-After", "2");
+        }
+        let Some(completed) = Completed::parse(record.result.as_deref()) else {
+            return unavailable("a completed record without its result");
+        };
+        let host = completed.document["host"].as_str().unwrap_or("instance");
+        let safe_host: String = host
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(100)
+            .collect();
+        let (media, body) = match format {
+            "json" => {
+                let mut text = serde_json::to_vec_pretty(&completed.document).unwrap_or_default();
+                text.push(b'\n');
+                ("application/json", text)
+            }
+            "sarif" => {
+                let mut text = serde_json::to_vec_pretty(&completed.sarif).unwrap_or_default();
+                text.push(b'\n');
+                ("application/sarif+json", text)
+            }
+            "csv" => (
+                "text/csv; charset=utf-8",
+                super::export::csv(&completed.document),
+            ),
+            _ => {
+                return ApiError {
+                    status: 501,
+                    code: "not_implemented",
+                    message: "the PDF export is not available in this version yet; json, csv \
+                              and sarif are"
+                        .into(),
+                    field: None,
+                }
+                .response();
+            }
+        };
+        let name = format!(
+            "storage-security-{safe_host}-{}.{format}",
+            &record.uuid[..8]
+        );
+        Response::new(200, media, body).with_header(
+            "Content-Disposition",
+            &format!("attachment; filename=\"{name}\""),
+        )
+    }
+
+    fn erase(&self, uuid: &str) -> Response {
+        let record = match self.record(uuid) {
+            Ok(r) => r,
+            Err(answer) => return answer,
+        };
+        match self.store.erase_target(&record.target) {
+            Ok(erased) => Response::json(200, &json!({"erased": erased})),
+            Err(e) => unavailable(e),
+        }
+    }
+}
+
+fn method_not_allowed(allow: &str) -> Response {
+    ApiError {
+        status: 405,
+        code: "method_not_allowed",
+        message: format!("use {allow}"),
+        field: None,
+    }
+    .response()
+    .with_header("Allow", allow)
+}
+
+/// What a worker stores for a completed scan: the result document and the SARIF rendered from
+/// the same result (the result type is not read back from JSON).
+pub struct Completed {
+    pub document: Value,
+    pub sarif: Value,
+}
+
+impl Completed {
+    pub fn to_text(&self) -> String {
+        json!({"document": self.document, "sarif": self.sarif}).to_string()
+    }
+
+    pub fn parse(text: Option<&str>) -> Option<Completed> {
+        let mut value: Value = serde_json::from_str(text?).ok()?;
+        Some(Completed {
+            document: value.get_mut("document")?.take(),
+            sarif: value
+                .get_mut("sarif")
+                .map(Value::take)
+                .unwrap_or(Value::Null),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(body: &str) -> ApiError {
+        parse_submission(body.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn a_submission_takes_exactly_its_four_fields_each_checked() {
+        let (scan, target) = parse_submission(
+            br#"{"target_url": "https://Cloud.Example.com:8443/", "waive": ["hstsPreload"],
+                "release_track": "lts", "format": "pdf"}"#,
+        )
+        .unwrap();
+        assert_eq!(scan.waive, ["hstsPreload"]);
+        assert_eq!(scan.release_track.as_deref(), Some("lts"));
+        assert_eq!(scan.format.as_deref(), Some("pdf"));
+        assert_eq!(target.port, Some(8443));
+
+        let e = refused(r#"{"target_url": "a.example", "workers": 9}"#);
+        assert_eq!((e.status, e.code, e.field), (400, "unknown_field", None));
+        for (body, field) in [
+            (r#"{}"#, "target_url"),
+            (r#"{"target_url": ""}"#, "target_url"),
+            (r#"{"target_url": 5}"#, "target_url"),
+            (r#"{"target_url": "a.example,b.example"}"#, "target_url"),
+            (r#"{"target_url": "ftp://a.example"}"#, "target_url"),
+            (r#"{"target_url": "a.example", "waive": "hsts"}"#, "waive"),
+            (r#"{"target_url": "a.example", "waive": [1]}"#, "waive"),
+            (r#"{"target_url": "a.example", "waive": ["a b"]}"#, "waive"),
+            (
+                r#"{"target_url": "a.example", "release_track": "nightly"}"#,
+                "release_track",
+            ),
+            (r#"{"target_url": "a.example", "format": "xml"}"#, "format"),
+            (r#"{"target_url": "a.example", "format": 1}"#, "format"),
+        ] {
+            let e = refused(body);
+            assert_eq!((e.status, e.field), (400, Some(field)), "{body}: {e:?}");
+        }
+        for body in ["", "nonsense", "[1]", "\"a.example\"", "{\"target_url\": "] {
+            let e = refused(body);
+            assert_eq!((e.status, e.code), (400, "invalid_request"), "{body}");
+        }
+        let body = ApiError::invalid("format", "x").response().body;
+        let value: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            value,
+            json!({"error": {"code": "invalid_field", "message": "x", "field": "format"}})
+        );
+    }
+
+    #[test]
+    fn uuids_are_recognised_by_shape_only() {
+        assert!(is_uuid("0f8fad5b-d9cb-469f-a165-70867728950e"));
+        assert!(!is_uuid("0F8FAD5B-D9CB-469F-A165-70867728950E"));
+        assert!(!is_uuid("0f8fad5b-d9cb-469f-a165-70867728950"));
+        assert!(!is_uuid("../../etc/passwd"));
+    }
+}

@@ -1,0 +1,111 @@
+//! Exports of a completed scan besides its JSON document and SARIF: CSV, one row per finding,
+//! for spreadsheets. Every cell a spreadsheet would run as a formula (starting with `=`, `+`,
+//! `-`, `@`, a tab or a carriage return) is neutralised with a leading `'`: the text comes from
+//! the scanned server, which is hostile.
+
+use serde_json::Value;
+
+/// The columns, in order.
+pub const CSV_COLUMNS: [&str; 10] = [
+    "host",
+    "check",
+    "status",
+    "severity",
+    "category",
+    "detail",
+    "remediation",
+    "fixed_in",
+    "waived",
+    "scanned_at",
+];
+
+/// A cell as a spreadsheet will show it, never run it.
+pub fn neutralise(cell: &str) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell.to_string(),
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The findings of a result document as CSV, a header row first.
+pub fn csv(document: &Value) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let _ = writer.write_record(CSV_COLUMNS);
+    let host = text(&document["host"]);
+    let scanned_at = text(&document["scannedAt"]);
+    let empty = Vec::new();
+    for finding in document["findings"].as_array().unwrap_or(&empty) {
+        let row = [
+            host.clone(),
+            text(&finding["id"]),
+            text(&finding["status"]),
+            text(&finding["severity"]),
+            text(&finding["category"]),
+            text(&finding["detail"]),
+            text(&finding["remediation"]),
+            text(&finding["fixedIn"]),
+            text(&finding["ignored"]),
+            scanned_at.clone(),
+        ];
+        let _ = writer.write_record(row.iter().map(|c| neutralise(c)));
+    }
+    writer.into_inner().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn formula_cells_are_neutralised_and_quoting_holds() {
+        let document = json!({
+            "host": "cloud.example.com",
+            "scannedAt": "2026-11-25T10:00:00Z",
+            "findings": [
+                {"id": "exposed:/.env", "status": "failed", "severity": "high",
+                 "category": "=HYPERLINK(\"http://evil\",\"x\")", "detail": "+1", "remediation": "-2",
+                 "fixedIn": "proxy", "ignored": false},
+                {"id": "hsts", "status": "passed", "severity": "medium",
+                 "category": "@SUM(A1)", "detail": "line\nbreak, \"quoted\"", "remediation": "\tx",
+                 "fixedIn": "\rcmd", "ignored": true},
+            ]
+        });
+        let text = String::from_utf8(csv(&document)).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            CSV_COLUMNS
+        );
+        let rows: Vec<Vec<String>> = reader
+            .records()
+            .map(|r| r.unwrap().iter().map(String::from).collect())
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0][4], "'=HYPERLINK(\"http://evil\",\"x\")");
+        assert_eq!(rows[0][5], "'+1");
+        assert_eq!(rows[0][6], "'-2");
+        assert_eq!(rows[1][4], "'@SUM(A1)");
+        assert_eq!(rows[1][5], "line\nbreak, \"quoted\"");
+        assert_eq!(rows[1][6], "'\tx");
+        assert_eq!(rows[0][7], "proxy");
+        assert_eq!(rows[1][7], "'\rcmd");
+        assert_eq!(rows[1][8], "true");
+        for row in &rows {
+            for cell in row {
+                assert!(
+                    !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                    "{cell}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Who is asking, and how much they may ask: the client address (the socket's, or
+//! `X-Forwarded-For` from a trusted proxy only), its network (IPv4 /24, IPv6 /56), and the
+//! spec's limits, counted in the [`Store`] so that every node of a shared store counts alike.
+
+use super::store::{Hit, Store, StoreResult};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Submissions from one address per minute.
+pub const SUBMISSIONS_PER_MINUTE: u32 = 10;
+/// One scan per target per this many seconds.
+pub const TARGET_WINDOW_SECS: i64 = 300;
+/// Scans from one network per day.
+pub const NETWORK_SCANS_PER_DAY: u32 = 50;
+/// A network whose last this many scans all found no supported product is paused...
+pub const FRUITLESS_SCANS: usize = 5;
+/// ...for this long.
+pub const PAUSE_SECS: i64 = 24 * 3600;
+
+const MINUTE: i64 = 60;
+const DAY: i64 = 24 * 3600;
+
+/// Whether `ip` lies in `network/length`.
+pub fn in_network(ip: IpAddr, (network, length): (IpAddr, u8)) -> bool {
+    match (canonical(ip), canonical(network)) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => {
+            let mask = u32::MAX
+                .checked_shl(32 - u32::from(length.min(32)))
+                .unwrap_or(0);
+            u32::from(a) & mask == u32::from(n) & mask
+        }
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            let mask = u128::MAX
+                .checked_shl(128 - u32::from(length.min(128)))
+                .unwrap_or(0);
+            u128::from(a) & mask == u128::from(n) & mask
+        }
+        _ => false,
+    }
+}
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it is (a dual-stack socket reports IPv4
+/// clients so).
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map(IpAddr::V4)
+            .unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    }
+}
+
+/// The client of a request: the socket's peer, unless the peer is a trusted proxy; then the
+/// nearest address of `X-Forwarded-For` that is not a trusted proxy itself (read from the
+/// right: the left part is whatever the client wrote). A header that cannot be read leaves
+/// the peer.
+pub fn client_address(
+    peer: IpAddr,
+    forwarded_for: Option<&str>,
+    trusted: &[(IpAddr, u8)],
+) -> IpAddr {
+    let is_trusted = |ip: IpAddr| trusted.iter().any(|net| in_network(ip, *net));
+    let peer = canonical(peer);
+    if !is_trusted(peer) {
+        return peer;
+    }
+    let Some(header) = forwarded_for else {
+        return peer;
+    };
+    let mut client = peer;
+    for entry in header.rsplit(',') {
+        let entry = entry.trim().trim_start_matches('[');
+        let entry = entry.split(']').next().unwrap_or(entry);
+        let Ok(ip) = entry.parse::<IpAddr>() else {
+            return client;
+        };
+        client = canonical(ip);
+        if !is_trusted(client) {
+            return client;
+        }
+    }
+    client
+}
+
+/// The network a client belongs to for the daily limit and the pause: IPv4 /24, IPv6 /56.
+pub fn network_key(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V4(v4) => {
+            let n = u32::from(v4) & 0xffff_ff00;
+            format!("{}/24", Ipv4Addr::from(n))
+        }
+        IpAddr::V6(v6) => {
+            let n = u128::from(v6) & (u128::MAX << 72);
+            format!("{}/56", Ipv6Addr::from(n))
+        }
+    }
+}
+
+/// Why a submission is refused for now, and when to come back (seconds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limited {
+    pub code: &'static str,
+    pub message: String,
+    pub retry_after: i64,
+}
+
+/// Counts a submission of `target` from `client` against every limit, in order: the
+/// address's rate, the network's pause, the target's window, the network's day.
+pub fn admit(
+    store: &dyn Store,
+    client: IpAddr,
+    target: &str,
+    now: i64,
+) -> StoreResult<Result<(), Limited>> {
+    let network = network_key(client);
+    let client = canonical(client);
+    if let Hit::Exceeded { retry_after } = store.hit(
+        &format!("address:{client}"),
+        SUBMISSIONS_PER_MINUTE,
+        MINUTE,
+        now,
+    )? {
+        return Ok(Err(Limited {
+            code: "rate_limited",
+            message: format!(
+                "at most {SUBMISSIONS_PER_MINUTE} submissions a minute from one address"
+            ),
+            retry_after,
+        }));
+    }
+    if let Some(until) = store.paused_until(&network, now)? {
+        return Ok(Err(Limited {
+            code: "network_paused",
+            message: format!(
+                "the last {FRUITLESS_SCANS} scans from your network found no supported \
+                 instance; it may scan again in a day"
+            ),
+            retry_after: (until - now).max(1),
+        }));
+    }
+    if let Hit::Exceeded { retry_after } =
+        store.hit(&format!("target:{target}"), 1, TARGET_WINDOW_SECS, now)?
+    {
+        return Ok(Err(Limited {
+            code: "target_cooldown",
+            message: format!(
+                "{target} was scanned less than {} minutes ago",
+                TARGET_WINDOW_SECS / 60
+            ),
+            retry_after,
+        }));
+    }
+    if let Hit::Exceeded { retry_after } = store.hit(
+        &format!("network:{network}"),
+        NETWORK_SCANS_PER_DAY,
+        DAY,
+        now,
+    )? {
+        return Ok(Err(Limited {
+            code: "network_daily_limit",
+            message: format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
+            retry_after,
+        }));
+    }
+    Ok(Ok(()))
+}
+
+/// After a scan: remembers whether it found a supported product, and pauses the network
+/// when its last [`FRUITLESS_SCANS`] scans all found none.
+pub fn record_outcome(
+    store: &dyn Store,
+    network: &str,
+    found_product: bool,
+    now: i64,
+) -> StoreResult<()> {
+    store.record_outcome(network, found_product, FRUITLESS_SCANS, now)?;
+    let outcomes = store.outcomes(network)?;
+    if outcomes.len() >= FRUITLESS_SCANS && outcomes.iter().take(FRUITLESS_SCANS).all(|f| !f) {
+        store.pause(network, now + PAUSE_SECS)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn networks_are_slash_24_and_slash_56() {
+        assert_eq!(network_key(ip("203.0.113.77")), "203.0.113.0/24");
+        assert_eq!(network_key(ip("::ffff:203.0.113.77")), "203.0.113.0/24");
+        assert_eq!(
+            network_key(ip("2001:db8:1234:56ff:1::1")),
+            "2001:db8:1234:5600::/56"
+        );
+    }
+
+    #[test]
+    fn forwarded_for_counts_only_from_trusted_proxies() {
+        let trusted = [(ip("10.0.0.0"), 8), (ip("::1"), 128)];
+        // An untrusted peer's header is ignored: it could name anyone.
+        assert_eq!(
+            client_address(ip("198.51.100.9"), Some("1.2.3.4"), &trusted),
+            ip("198.51.100.9")
+        );
+        // From a trusted proxy: the nearest untrusted hop, read from the right.
+        assert_eq!(
+            client_address(
+                ip("10.1.2.3"),
+                Some("6.6.6.6, 203.0.113.5, 10.9.9.9"),
+                &trusted
+            ),
+            ip("203.0.113.5")
+        );
+        assert_eq!(
+            client_address(ip("::1"), Some("[2001:db8::7]:4711"), &trusted),
+            ip("2001:db8::7")
+        );
+        // A trusted proxy without the header, or with garbage, is the client.
+        assert_eq!(
+            client_address(ip("10.1.2.3"), None, &trusted),
+            ip("10.1.2.3")
+        );
+        assert_eq!(
+            client_address(ip("10.1.2.3"), Some("not-an-address"), &trusted),
+            ip("10.1.2.3")
+        );
+        assert_eq!(
+            client_address(ip("::ffff:10.1.2.3"), Some("203.0.113.5"), &trusted),
+            ip("203.0.113.5")
+        );
+    }
+
+    #[test]
+    fn membership_of_networks() {
+        assert!(in_network(ip("10.200.0.1"), (ip("10.0.0.0"), 8)));
+        assert!(!in_network(ip("11.0.0.1"), (ip("10.0.0.0"), 8)));
+        assert!(in_network(ip("192.0.2.1"), (ip("0.0.0.0"), 0)));
+        assert!(in_network(ip("2001:db8::1"), (ip("2001:db8::"), 32)));
+        assert!(!in_network(ip("2001:db9::1"), (ip("2001:db8::"), 32)));
+        assert!(!in_network(ip("10.0.0.1"), (ip("::"), 0)));
+    }
+}

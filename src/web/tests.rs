@@ -1,0 +1,442 @@
+//! The API's handlers against a real SQLite store and a clock the tests move: every limit of
+//! the spec, the client address behind a trusted proxy, the 404 of expired and unknown scans,
+//! erasure, and a worker's result (through `worker::Pool::run`, as the workers run it).
+
+use super::api::{Api, ApiConfig, Clock, Completed};
+use super::limits;
+use super::store::sqlite::SqliteStore;
+use super::store::{Status, Store};
+use super::worker::{Pool, Wakeup};
+use crate::serve::http::{Request, Response};
+use serde_json::{Value, json};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+const T0: i64 = 1_795_600_000;
+
+struct ManualClock(AtomicI64);
+
+impl Clock for ManualClock {
+    fn now(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+struct Rig {
+    api: Api,
+    clock: Arc<ManualClock>,
+    store: Arc<dyn Store>,
+    _dir: TempDir,
+}
+
+/// A directory removed when the test ends.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
+    let dir = std::env::temp_dir().join(format!(
+        "web-api-{name}-{}-{}",
+        std::process::id(),
+        crate::serve::service::new_uuid().unwrap()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.join("web.sqlite")).unwrap());
+    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
+    let api = Api {
+        store: store.clone(),
+        clock: clock.clone(),
+        config: ApiConfig {
+            base_url: "https://scan.example.com".into(),
+            record_ttl_secs: 7 * 24 * 3600,
+            trusted_proxies: trusted
+                .iter()
+                .map(|(ip, len)| (ip.parse().unwrap(), *len))
+                .collect(),
+        },
+        // The guard is tested on its own (net::guard, tests/guard.rs); here every target passes.
+        check_target: Arc::new(|_| Ok(())),
+    };
+    Rig {
+        api,
+        clock,
+        store,
+        _dir: TempDir(dir),
+    }
+}
+
+impl Rig {
+    fn advance(&self, secs: i64) {
+        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+    }
+
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: &str,
+        peer: &str,
+        xff: Option<&str>,
+    ) -> Response {
+        let request = Request {
+            method: method.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: xff
+                .map(|v| vec![("x-forwarded-for".to_string(), v.to_string())])
+                .unwrap_or_default(),
+            body: body.as_bytes().to_vec(),
+            peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
+        };
+        self.api.handle(&request)
+    }
+
+    fn submit(&self, target: &str, peer: &str) -> Response {
+        self.request(
+            "POST",
+            "/api/scans",
+            &json!({ "target_url": target }).to_string(),
+            peer,
+            None,
+        )
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.request("GET", path, "", "192.0.2.1", None)
+    }
+}
+
+fn body(response: &Response) -> Value {
+    serde_json::from_slice(&response.body).unwrap()
+}
+
+fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn assert_limited(response: &Response, code: &str, retry_after: i64) {
+    assert_eq!(
+        response.status,
+        429,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert_eq!(body(response)["error"]["code"], code);
+    assert_eq!(
+        header(response, "Retry-After"),
+        Some(retry_after.to_string().as_str())
+    );
+}
+
+#[test]
+fn a_submission_is_queued_with_its_uuid_links_and_location() {
+    let rig = rig("submit", &[]);
+    let answer = rig.submit("cloud.example.com", "198.51.100.7");
+    assert_eq!(answer.status, 202);
+    let value = body(&answer);
+    let uuid = value["uuid"].as_str().unwrap();
+    assert_eq!(value["status"], "queued");
+    let own = format!("https://scan.example.com/api/scans/{uuid}");
+    assert_eq!(header(&answer, "Location"), Some(own.as_str()));
+    assert_eq!(value["links"]["self"], own);
+    assert_eq!(
+        value["links"]["exports"]["csv"],
+        format!("{own}/export/csv")
+    );
+    // Version 4, random.
+    assert_eq!(&uuid[14..15], "4");
+    let polled = rig.get(&format!("/api/scans/{uuid}"));
+    assert_eq!(polled.status, 200);
+    assert_eq!(body(&polled)["status"], "queued");
+    // An export before completion is refused, and says when to come back.
+    let early = rig.get(&format!("/api/scans/{uuid}/export/json"));
+    assert_eq!(early.status, 409);
+    assert_eq!(header(&early, "Retry-After"), Some("2"));
+}
+
+#[test]
+fn ten_submissions_a_minute_from_one_address() {
+    let rig = rig("address", &[]);
+    for n in 0..10 {
+        let answer = rig.submit(&format!("host{n}.example.com"), "198.51.100.7");
+        assert_eq!(answer.status, 202, "submission {n}");
+    }
+    rig.advance(15);
+    let refused = rig.submit("host10.example.com", "198.51.100.7");
+    // The minute's window started at T0 rounded down to the minute.
+    let window_end = (T0 / 60 + 1) * 60;
+    assert_limited(&refused, "rate_limited", window_end - (T0 + 15));
+    // Another address is not limited by it.
+    assert_eq!(rig.submit("host11.example.com", "198.51.100.8").status, 202);
+    // Next window: allowed again.
+    rig.advance(60);
+    assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 202);
+}
+
+#[test]
+fn one_scan_per_target_per_five_minutes_whoever_asks() {
+    let rig = rig("target", &[]);
+    assert_eq!(rig.submit("cloud.example.com", "198.51.100.7").status, 202);
+    // The same target written differently is the same target.
+    let refused = rig.submit("https://CLOUD.example.com/", "203.0.113.9");
+    assert_eq!(refused.status, 429);
+    assert_eq!(body(&refused)["error"]["code"], "target_cooldown");
+    let retry: i64 = header(&refused, "Retry-After").unwrap().parse().unwrap();
+    assert!((1..=300).contains(&retry), "{retry}");
+    // Another port is another instance.
+    assert_eq!(
+        rig.submit("cloud.example.com:8443", "203.0.113.9").status,
+        202
+    );
+    rig.advance(retry);
+    assert_eq!(rig.submit("cloud.example.com", "203.0.113.9").status, 202);
+}
+
+#[test]
+fn fifty_scans_a_day_from_one_network() {
+    let rig = rig("network", &[]);
+    for n in 0..50 {
+        // Five addresses of one /24, each under its per-minute limit.
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("198.51.100.{}", n % 5 + 1);
+        let answer = rig.submit(&format!("host{n}.example.com"), &peer);
+        assert_eq!(answer.status, 202, "submission {n}");
+    }
+    rig.advance(60);
+    let refused = rig.submit("host50.example.com", "198.51.100.200");
+    assert_eq!(refused.status, 429);
+    assert_eq!(body(&refused)["error"]["code"], "network_daily_limit");
+    // The next /24 is another network.
+    assert_eq!(rig.submit("host51.example.com", "198.51.101.1").status, 202);
+    // IPv6: one /56.
+    for n in 0..50 {
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("2001:db8:0:{:x}::1", n % 4);
+        assert_eq!(
+            rig.submit(&format!("v6-{n}.example.com"), &peer).status,
+            202
+        );
+    }
+    rig.advance(60);
+    let v6 = rig.submit("v6-50.example.com", "2001:db8:0:ff::9");
+    assert_eq!(body(&v6)["error"]["code"], "network_daily_limit");
+    assert_eq!(
+        rig.submit("v6-51.example.com", "2001:db8:0:100::1").status,
+        202
+    );
+}
+
+#[test]
+fn a_network_whose_last_five_scans_found_nothing_is_paused_for_a_day() {
+    let rig = rig("pause", &[]);
+    let network = limits::network_key("198.51.100.7".parse().unwrap());
+    for found in [true, false, false, false, false] {
+        limits::record_outcome(&*rig.store, &network, found, rig.clock.now()).unwrap();
+    }
+    assert_eq!(rig.submit("a.example.com", "198.51.100.7").status, 202);
+    limits::record_outcome(&*rig.store, &network, false, rig.clock.now()).unwrap();
+    let paused = rig.submit("b.example.com", "198.51.100.99");
+    assert_limited(&paused, "network_paused", limits::PAUSE_SECS);
+    rig.advance(limits::PAUSE_SECS);
+    assert_eq!(rig.submit("b.example.com", "198.51.100.99").status, 202);
+}
+
+#[test]
+fn forwarded_for_is_believed_from_trusted_proxies_only() {
+    let rig = rig("proxy", &[("10.0.0.0", 8)]);
+    // Through the trusted proxy, clients are told apart by X-Forwarded-For...
+    for n in 0..10 {
+        let body = json!({"target_url": format!("p{n}.example.com")}).to_string();
+        let answer = rig.request("POST", "/api/scans", &body, "10.0.0.2", Some("203.0.113.1"));
+        assert_eq!(answer.status, 202);
+    }
+    let body_11 = json!({"target_url": "p10.example.com"}).to_string();
+    let limited = rig.request(
+        "POST",
+        "/api/scans",
+        &body_11,
+        "10.0.0.2",
+        Some("203.0.113.1"),
+    );
+    assert_eq!(limited.status, 429);
+    let other = rig.request(
+        "POST",
+        "/api/scans",
+        &body_11,
+        "10.0.0.2",
+        Some("203.0.113.2"),
+    );
+    assert_eq!(other.status, 202);
+    // ...while an untrusted peer cannot escape its limit by writing the header.
+    for n in 0..10 {
+        let body = json!({"target_url": format!("q{n}.example.com")}).to_string();
+        let fake = format!("198.18.0.{n}");
+        let answer = rig.request("POST", "/api/scans", &body, "198.51.100.50", Some(&fake));
+        assert_eq!(answer.status, 202);
+    }
+    let body = json!({"target_url": "q10.example.com"}).to_string();
+    let refused = rig.request(
+        "POST",
+        "/api/scans",
+        &body,
+        "198.51.100.50",
+        Some("198.18.0.99"),
+    );
+    assert_eq!(refused.status, 429);
+}
+
+#[test]
+fn unknown_expired_and_malformed_uuids_are_404_alike() {
+    let rig = rig("expiry", &[]);
+    let uuid = body(&rig.submit("cloud.example.com", "198.51.100.7"))["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for path in [
+        "/api/scans/0f8fad5b-d9cb-469f-a165-70867728950e".to_string(),
+        "/api/scans/not-a-uuid".to_string(),
+        "/api/scans/..%2F..%2Fetc".to_string(),
+        format!("/api/scans/{uuid}/export/xml"),
+    ] {
+        let answer = rig.get(&path);
+        assert_eq!(answer.status, 404, "{path}");
+        assert_eq!(body(&answer)["error"]["code"], "not_found");
+    }
+    rig.advance(7 * 24 * 3600);
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 404);
+}
+
+#[test]
+fn a_worker_completes_the_record_and_delete_erases_the_target() {
+    let rig = rig("complete", &[]);
+    let first = body(&rig.submit("cloud.example.com", "198.51.100.7"))["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = body(&rig.submit("other.example.com", "198.51.100.7"))["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pool = Pool {
+        store: rig.store.clone(),
+        clock: rig.clock.clone(),
+        scan: Arc::new(|record| {
+            Ok((
+                Completed {
+                    document: json!({
+                        "host": record.target, "state": "OK", "rating": 5, "grade": "A+",
+                        "scannedAt": "2026-11-25T10:00:00Z",
+                        "findings": [{"id": "hsts", "status": "passed", "severity": "medium",
+                                      "category": "=cmd", "detail": "d", "remediation": "r",
+                                      "fixedIn": "proxy", "ignored": false}],
+                    }),
+                    sarif: json!({"version": "2.1.0"}),
+                },
+                true,
+            ))
+        }),
+        wakeup: Arc::new(Wakeup::default()),
+        lease_secs: 120,
+        node: "test".into(),
+    };
+    let claimed = rig
+        .store
+        .claim("test-0", rig.clock.now(), 120)
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.uuid, first);
+    assert_eq!(
+        body(&rig.get(&format!("/api/scans/{first}")))["status"],
+        "running"
+    );
+    pool.run("test-0", &claimed);
+    let done = body(&rig.get(&format!("/api/scans/{first}")));
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["grade"], "A+");
+    // The exports, with their media types and download names.
+    for (format, media) in [
+        ("json", "application/json"),
+        ("sarif", "application/sarif+json"),
+        ("csv", "text/csv; charset=utf-8"),
+    ] {
+        let answer = rig.get(&format!("/api/scans/{first}/export/{format}"));
+        assert_eq!(answer.status, 200, "{format}");
+        assert_eq!(header(&answer, "Content-Type"), Some(media));
+        let disposition = header(&answer, "Content-Disposition").unwrap();
+        assert_eq!(
+            disposition,
+            format!(
+                "attachment; filename=\"storage-security-cloud.example.com-{}.{format}\"",
+                &first[..8]
+            )
+        );
+    }
+    let csv = String::from_utf8(rig.get(&format!("/api/scans/{first}/export/csv")).body).unwrap();
+    assert!(csv.contains(",'=cmd,"), "{csv}");
+    // The outcome counts for the network (a supported product: no pause).
+    assert_eq!(
+        rig.store
+            .outcomes(&limits::network_key("198.51.100.7".parse().unwrap()))
+            .unwrap(),
+        [true]
+    );
+    // DELETE erases every record of that target, and nothing else.
+    let erased = rig.request(
+        "DELETE",
+        &format!("/api/scans/{first}"),
+        "",
+        "192.0.2.1",
+        None,
+    );
+    assert_eq!(erased.status, 200);
+    assert_eq!(body(&erased)["erased"], 1);
+    assert_eq!(rig.get(&format!("/api/scans/{first}")).status, 404);
+    assert_eq!(rig.get(&format!("/api/scans/{other}")).status, 200);
+    assert_eq!(
+        rig.store
+            .get(&other, rig.clock.now())
+            .unwrap()
+            .unwrap()
+            .status,
+        Status::Queued
+    );
+}
+
+#[test]
+fn a_scan_that_panics_completes_with_an_error_document() {
+    let rig = rig("panic", &[]);
+    let uuid = body(&rig.submit("cloud.example.com", "198.51.100.7"))["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pool = Pool {
+        store: rig.store.clone(),
+        clock: rig.clock.clone(),
+        scan: Arc::new(|_| panic!("a bug")),
+        wakeup: Arc::new(Wakeup::default()),
+        lease_secs: 120,
+        node: "test".into(),
+    };
+    let claimed = rig
+        .store
+        .claim("test-0", rig.clock.now(), 120)
+        .unwrap()
+        .unwrap();
+    pool.run("test-0", &claimed);
+    let done = body(&rig.get(&format!("/api/scans/{uuid}")));
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["state"], "UNKNOWN");
+}

@@ -1,0 +1,131 @@
+//! The scan workers of the public API: each claims the oldest queued record from the store,
+//! scans it with the plugin's pipeline, and completes the record. A claim is a lease longer
+//! than any scan can take (the time budget bounds a scan), so a worker that dies mid-scan
+//! (its node killed) leaves a record that another worker claims again once the lease ends:
+//! no scan is lost.
+
+use super::api::{Clock, Completed};
+use super::limits;
+use super::store::{ScanRecord, Store};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long an idle worker waits before asking the store again (a submission on this node
+/// wakes it at once; one on another node is seen within this).
+pub const IDLE_POLL: Duration = Duration::from_millis(250);
+/// After a store error, before trying again.
+const STORE_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Scans one record: the completed result and whether it found a supported product. `Err` is
+/// a scan that could not be run at all (it completes with an error document).
+pub type RecordScan = dyn Fn(&ScanRecord) -> Result<(Completed, bool), String> + Send + Sync;
+
+/// Wakes idle workers of this node when a submission arrives.
+#[derive(Default)]
+pub struct Wakeup {
+    pending: Mutex<bool>,
+    ring: Condvar,
+}
+
+impl Wakeup {
+    pub fn notify(&self) {
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.ring.notify_all();
+    }
+
+    fn wait(&self, limit: Duration) {
+        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut pending, _) = self
+            .ring
+            .wait_timeout_while(pending, limit, |p| !*p)
+            .unwrap_or_else(|p| p.into_inner());
+        *pending = false;
+    }
+}
+
+pub struct Pool {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn Clock>,
+    pub scan: Arc<RecordScan>,
+    pub wakeup: Arc<Wakeup>,
+    /// Seconds a claim lasts: longer than the longest scan.
+    pub lease_secs: i64,
+    /// Names this node's workers in the store (`<node>-<n>`).
+    pub node: String,
+}
+
+impl Pool {
+    /// Starts `count` workers; they stop (after their current scan) once `stop` is set.
+    pub fn start(self, count: usize, stop: Arc<AtomicBool>) -> Vec<JoinHandle<()>> {
+        let pool = Arc::new(self);
+        (0..count.max(1))
+            .map(|n| {
+                let pool = pool.clone();
+                let stop = stop.clone();
+                std::thread::Builder::new()
+                    .name(format!("scan-worker-{n}"))
+                    .spawn(move || pool.work(&format!("{}-{n}", pool.node), &stop))
+                    .expect("start a scan worker")
+            })
+            .collect()
+    }
+
+    fn work(&self, worker: &str, stop: &AtomicBool) {
+        while !stop.load(Ordering::SeqCst) {
+            match self.store.claim(worker, self.clock.now(), self.lease_secs) {
+                Ok(Some(record)) => self.run(worker, &record),
+                Ok(None) => self.wakeup.wait(IDLE_POLL),
+                Err(e) => {
+                    eprintln!("check-storage-scanner web: store: {e}");
+                    std::thread::sleep(STORE_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// Scans one claimed record and completes it. A panic of the scan is caught: the record
+    /// completes with an error document instead of waiting for its lease to end.
+    pub fn run(&self, worker: &str, record: &ScanRecord) {
+        let scanned =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.scan)(record)))
+                .unwrap_or_else(|_| Err("the scan stopped on an internal error".into()));
+        let (completed, found_product) = match scanned {
+            Ok(done) => done,
+            Err(message) => (error_document(record, &message), false),
+        };
+        let now = self.clock.now();
+        match self
+            .store
+            .complete(&record.uuid, worker, &completed.to_text(), now)
+        {
+            Ok(true) => {
+                if let Err(e) =
+                    limits::record_outcome(&*self.store, &record.network, found_product, now)
+                {
+                    eprintln!("check-storage-scanner web: store: {e}");
+                }
+            }
+            // The lease ended and another worker took the record over: its result stands.
+            Ok(false) => {}
+            Err(e) => eprintln!("check-storage-scanner web: store: {e}"),
+        }
+    }
+}
+
+/// The result of a scan that could not run: UNKNOWN, with the reason.
+fn error_document(record: &ScanRecord, message: &str) -> Completed {
+    Completed {
+        document: serde_json::json!({
+            "host": record.target,
+            "state": "UNKNOWN",
+            "message": message,
+            "rating": null,
+            "grade": "U",
+            "findings": [],
+            "error": {"message": message},
+        }),
+        sarif: serde_json::Value::Null,
+    }
+}

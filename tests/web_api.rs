@@ -1,0 +1,198 @@
+//! `check-storage-scanner web` as a real process on loopback: a submission of a fake instance
+//! is queued, scanned by a worker with the plugin's pipeline and completed; its exports
+//! download; DELETE erases it; the address guard refuses loopback targets unless
+//! `--allow-private-targets`; hostile requests get clear errors and leave the server
+//! answering; SIGTERM stops it. The limits, stores and guard have their own tests
+//! (`src/web/tests.rs`, `tests/store_*.rs`, `tests/guard.rs`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::FakeInstance;
+use support::plugin::healthy;
+use support::service::{Answer, ScannerService};
+
+const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
+const NOW: &str = "2026-11-22T03:00:00Z";
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn start(dir: &Path, extra: &[&str]) -> ScannerService {
+    let state = dir.display().to_string();
+    let mut args = vec![
+        "web",
+        "--listen",
+        "127.0.0.1:0",
+        "--update-source",
+        "bundled",
+        "--no-debug-ports",
+        "--retries",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    ScannerService::start_with(
+        Path::new(SCANNER),
+        dir,
+        &args,
+        &[("COS_STATE_DIR", &state), ("COS_NOW", NOW)],
+    )
+    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+}
+
+fn submit(web: &ScannerService, body: &str) -> Answer {
+    web.request(
+        "POST",
+        "/api/scans",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+/// Polls until the scan completed (a scan of loopback takes well under a second).
+fn completed(web: &ScannerService, uuid: &str) -> serde_json::Value {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = web.get(&format!("/api/scans/{uuid}"), &[]);
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let value = answer.json();
+        if value["status"] == "completed" {
+            return value;
+        }
+        assert!(
+            ["queued", "running"].contains(&value["status"].as_str().unwrap_or_default()),
+            "{value}"
+        );
+        assert!(Instant::now() < until, "the scan did not complete: {value}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_submitted_instance_is_scanned_exported_and_erased() {
+    let fake = FakeInstance::start(healthy("7.2.4"));
+    let dir = fresh_dir("web-api-scan");
+    let ca = fake.ca_file().display().to_string();
+    let web = start(
+        &dir,
+        &[
+            "--allow-private-targets",
+            "--ca-file",
+            &ca,
+            "--base-url",
+            "https://scan.example.com/",
+        ],
+    );
+    let body = serde_json::json!({
+        "target_url": fake.host_port(),
+        "waive": ["versionDisclosure"],
+        "release_track": "production",
+        "format": "csv",
+    });
+    let answer = submit(&web, &body.to_string());
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let value = answer.json();
+    let uuid = value["uuid"].as_str().unwrap().to_string();
+    assert_eq!(
+        answer.header("location"),
+        Some(format!("https://scan.example.com/api/scans/{uuid}").as_str())
+    );
+    let done = completed(&web, &uuid);
+    let result = &done["result"];
+    assert_eq!(result["state"], "OK", "{result}");
+    assert_eq!(result["product"]["version"], "7.2.4", "{result}");
+    // The submitter's waiver reached the scan.
+    assert!(
+        result["waivers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.to_string().contains("versionDisclosure")),
+        "{}",
+        result["waivers"]
+    );
+    // The worker scanned the instance (the fake saw the status request).
+    assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+
+    let json = web.get(&format!("/api/scans/{uuid}/export/json"), &[]);
+    assert_eq!(json.header("content-type"), Some("application/json"));
+    assert_eq!(json.json()["host"], result["host"]);
+    let sarif = web.get(&format!("/api/scans/{uuid}/export/sarif"), &[]);
+    assert_eq!(sarif.header("content-type"), Some("application/sarif+json"));
+    assert_eq!(sarif.json()["version"], "2.1.0");
+    let csv = web.get(&format!("/api/scans/{uuid}/export/csv"), &[]);
+    assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
+    assert!(
+        csv.text().starts_with("host,check,status,severity,"),
+        "{}",
+        csv.text()
+    );
+    assert!(
+        csv.header("content-disposition")
+            .is_some_and(|d| d.starts_with("attachment; filename=\"storage-security-")),
+        "{csv:?}"
+    );
+
+    // The same target again within five minutes: 429 with Retry-After.
+    let again = submit(
+        &web,
+        &serde_json::json!({"target_url": fake.host_port()}).to_string(),
+    );
+    assert_eq!(again.status, 429, "{}", again.text());
+    assert!(again.header("retry-after").is_some());
+
+    let erased = web.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    assert_eq!(erased.status, 200, "{}", erased.text());
+    assert_eq!(web.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
+
+    web.terminate();
+}
+
+#[test]
+fn the_guard_refuses_private_targets_and_hostile_requests_get_clear_errors() {
+    let dir = fresh_dir("web-api-guard");
+    let mut web = start(&dir, &[]);
+    for target in [
+        "127.0.0.1:9200",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "10.1.2.3",
+        "169.254.169.254",
+        "[fd00::1]",
+        "http://192.168.0.10:8080/",
+        "[64:ff9b::a9fe:a9fe]",
+    ] {
+        let answer = submit(&web, &serde_json::json!({"target_url": target}).to_string());
+        assert_eq!(answer.status, 400, "{target}: {}", answer.text());
+        let error = &answer.json()["error"];
+        assert_eq!(error["code"], "target_refused", "{target}");
+        assert_eq!(error["field"], "target_url", "{target}");
+    }
+    // Malformed JSON, a wrong field, a body far over the cap: clear errors.
+    let malformed = submit(&web, "{\"target_url\": ");
+    assert_eq!(malformed.status, 400);
+    assert_eq!(malformed.json()["error"]["code"], "invalid_request");
+    let unknown = submit(&web, r#"{"target_url": "a.example", "concurrency": 64}"#);
+    assert_eq!(unknown.status, 400);
+    assert_eq!(unknown.json()["error"]["code"], "unknown_field");
+    let huge = web.request(
+        "POST",
+        "/api/scans",
+        &[("Content-Length", "10485760")],
+        b"{",
+    );
+    assert_eq!(huge.status, 413, "{}", huge.text());
+    // ...and the server still answers.
+    let health = web.get("/healthz", &[]);
+    assert_eq!(health.status, 200);
+    assert_eq!(web.get("/api/scans/nope", &[]).status, 404);
+    assert_eq!(web.get("/nothing-here", &[]).status, 404);
+
+    web.terminate();
+    assert_eq!(web.wait_exit(Duration::from_secs(30)), Some(0));
+}
