@@ -24,8 +24,9 @@ use support::{FakeInstance, closed_port};
 const PACKAGE: &str = "check-storage-security";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const PLUGIN: &str = env!("CARGO_BIN_EXE_check-storage-security");
-const UNITS: [&str; 4] = [
+const UNITS: [&str; 5] = [
     "check-storage-scanner.service",
+    "check-storage-scanner-web.service",
     "check-storage-security-exporter.service",
     "check-storage-security.service",
     "check-storage-security.timer",
@@ -606,12 +607,20 @@ impl Systemd {
             &format!("[Service]\nEnvironment=COS_PROMETHEUS_LISTEN_PORT={exporter_port}\n"),
         );
         // The units run with the test's clock, so the bundled data judges as the tests do.
-        for unit in &UNITS[..3] {
+        for unit in UNITS.iter().filter(|u| u.ends_with(".service")) {
             write(
                 &format!("/etc/systemd/system/{unit}.d/clock.conf"),
                 "[Service]\nEnvironment=COS_NOW=2026-11-22T03:00:00Z\n",
             );
         }
+        let web_port = closed_port();
+        write(
+            "/etc/systemd/system/check-storage-scanner-web.service.d/test.conf",
+            &format!(
+                "[Service]\nEnvironment=COS_SERVICE_LISTEN=127.0.0.1:{web_port}\n\
+                 Environment=COS_WEB_ALLOW_PRIVATE_TARGETS=1\n"
+            ),
+        );
         let masks = prep.join("etc/systemd/system");
         for unit in MASKED {
             std::os::unix::fs::symlink("/dev/null", masks.join(unit)).unwrap();
@@ -654,6 +663,54 @@ impl Systemd {
             systemd.journal("check-storage-security-exporter.service")
         );
         systemd.assert_sandboxed("check-storage-security-exporter.service");
+
+        // The public API: starts, keeps its store in its state directory, scans a submission.
+        systemd.start("check-storage-scanner-web.service");
+        systemd.wait_active("check-storage-scanner-web.service");
+        let health = wait_for_http(web_port, "/healthz", None);
+        assert!(
+            health.starts_with("HTTP/1.1 200"),
+            "{health}\n{}",
+            systemd.journal("check-storage-scanner-web.service")
+        );
+        let submitted = post(
+            web_port,
+            "/api/scans",
+            &format!("{{\"target_url\": \"{}\"}}", fake.host_port()),
+        );
+        assert!(submitted.starts_with("HTTP/1.1 202"), "{submitted}");
+        let uuid = submitted
+            .split("\"uuid\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_default()
+            .to_string();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let polled = http(web_port, &format!("/api/scans/{uuid}"), None);
+            if polled.contains("\"status\":\"completed\"") {
+                assert!(polled.contains("\"state\":\"OK\""), "{polled}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{polled}\n{}",
+                systemd.journal("check-storage-scanner-web.service")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        systemd.assert_sandboxed("check-storage-scanner-web.service");
+        let store = systemd.run(
+            "test",
+            &[
+                "-s",
+                "/var/lib/private/check-storage-scanner-web/web.sqlite",
+            ],
+        );
+        assert!(
+            store.status.success(),
+            "the store is not in the state directory"
+        );
 
         // The timer is accepted; its scan writes the summary table into the journal.
         systemd.start("check-storage-security.timer");
@@ -883,6 +940,25 @@ fn http(port: u16, path: &str, token: Option<&str>) -> String {
     let _ = write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n"
+    );
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    text(&answer)
+}
+
+/// One HTTP/1.1 POST of a JSON body on loopback; the whole answer as text.
+fn post(port: u16, path: &str, body: &str) -> String {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     );
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);

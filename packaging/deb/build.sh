@@ -68,7 +68,8 @@ for program in check-storage-security check-storage-scanner; do
 done
 
 # systemd units: the scan service, the exporter, the hourly scan and its timer.
-for unit in check-storage-scanner.service check-storage-security-exporter.service \
+for unit in check-storage-scanner.service check-storage-scanner-web.service \
+    check-storage-security-exporter.service \
     check-storage-security.service check-storage-security.timer; do
     put 0644 "$repo/packaging/systemd/$unit" "/lib/systemd/system/$unit"
 done
