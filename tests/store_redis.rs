@@ -4,107 +4,17 @@
 //! conformance suite, two nodes on one server, and a dead or hung server answering with a
 //! `StoreError` in bounded time.
 
+mod support;
+
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use support::redis::RedisServer;
 
 use storage_security::web::store::conformance::{self, T0};
 use storage_security::web::store::redis::RedisStore;
 use storage_security::web::store::{self, Store};
-
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
-
-/// A `redis-server` run by the test: killed and reaped on drop.
-struct RedisServer {
-    child: Child,
-    addr: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl RedisServer {
-    /// Starts Debian's redis-server on a free loopback port, its files in a fresh directory
-    /// named after the test, and waits until it answers PING.
-    fn start(name: &str) -> RedisServer {
-        assert!(
-            Path::new(REDIS_SERVER).is_file(),
-            "{REDIS_SERVER} is missing: install Debian's redis-server package with `make deps` \
-             (packaging/ci-deps.sh)"
-        );
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("store-redis-{name}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let addr = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap()
-        };
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &addr.port().to_string()])
-            .args(["--bind", "127.0.0.1"])
-            .args(["--save", ""])
-            .args(["--appendonly", "no"])
-            .args(["--daemonize", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join("redis.log")).unwrap())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start redis-server");
-        let mut server = RedisServer { child, addr, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !server.answers_ping() {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("redis-server ended ({status}): {}", server.log());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "redis-server does not answer PING: {}",
-                server.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)) else {
-            return false;
-        };
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut answer = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok()
-            && stream.read_exact(&mut answer).is_ok()
-            && &answer == b"+PONG\r\n"
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
-    }
-
-    fn url(&self, db: u8) -> String {
-        format!("redis://{}/{db}", self.addr)
-    }
-
-    /// Sends a signal with kill(1) (std can only SIGKILL).
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .unwrap();
-        assert!(status.success(), "kill -{signal}");
-    }
-}
 
 #[test]
 fn the_redis_store_passes_the_conformance_suite() {

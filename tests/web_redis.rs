@@ -1,0 +1,112 @@
+//! Two `check-storage-scanner web` processes on one real `redis-server` behave as one service:
+//! a scan submitted on one node is polled and exported on the other, the per-target limit
+//! counts across nodes, and an erasure on one node is seen on the other.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::FakeInstance;
+use support::plugin::healthy;
+use support::redis::RedisServer;
+use support::service::{Answer, ScannerService};
+
+const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn node(name: &str, store: &str, ca: &str) -> ScannerService {
+    let dir = fresh_dir(name);
+    let state = dir.display().to_string();
+    ScannerService::start_with(
+        Path::new(SCANNER),
+        &dir,
+        &[
+            "web",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            store,
+            "--allow-private-targets",
+            "--ca-file",
+            ca,
+            "--update-source",
+            "bundled",
+            "--no-debug-ports",
+            "--retries",
+            "0",
+        ],
+        &[
+            ("COS_STATE_DIR", &state),
+            ("COS_NOW", "2026-11-22T03:00:00Z"),
+        ],
+    )
+    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+}
+
+fn submit(web: &ScannerService, target: &str) -> Answer {
+    let body = serde_json::json!({ "target_url": target }).to_string();
+    web.request("POST", "/api/scans", &[], body.as_bytes())
+}
+
+#[test]
+fn two_nodes_on_one_redis_are_one_service() {
+    let redis = RedisServer::start("web-two-nodes");
+    let store = redis.url(0);
+    let fake = FakeInstance::start(healthy("7.2.4"));
+    let ca = fake.ca_file().display().to_string();
+    let a = node("web-redis-a", &store, &ca);
+    let b = node("web-redis-b", &store, &ca);
+
+    let submitted = submit(&a, &fake.host_port());
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+
+    // Polled on the other node until one of the two nodes' workers completed it.
+    let until = Instant::now() + Duration::from_secs(60);
+    let result = loop {
+        let polled = b.get(&format!("/api/scans/{uuid}"), &[]);
+        assert_eq!(polled.status, 200, "{}", polled.text());
+        let value = polled.json();
+        if value["status"] == "completed" {
+            break value["result"].clone();
+        }
+        assert!(Instant::now() < until, "not completed: {value}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(result["state"], "OK", "{result}");
+    // Scanned once, whichever node's worker took it.
+    let status_requests = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path() == "/status.php")
+        .count();
+    assert!(status_requests >= 1);
+    let export = b.get(&format!("/api/scans/{uuid}/export/json"), &[]);
+    assert_eq!(export.status, 200);
+    assert_eq!(export.json()["host"], result["host"]);
+
+    // The per-target limit counts across nodes.
+    let again = submit(&b, &fake.host_port());
+    assert_eq!(again.status, 429, "{}", again.text());
+    assert_eq!(again.json()["error"]["code"], "target_cooldown");
+
+    // An erasure on one node is seen on the other.
+    let erased = b.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    assert_eq!(erased.status, 200, "{}", erased.text());
+    assert_eq!(a.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
+
+    // The store's address is named on start, never with a password (there is none here).
+    assert!(
+        a.stderr_lines()
+            .iter()
+            .any(|l| l.contains(&format!("store {store}"))),
+        "{:?}",
+        a.stderr_lines()
+    );
+}
