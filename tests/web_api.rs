@@ -138,6 +138,10 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
         "{csv:?}"
     );
 
+    let pdf = web.get(&format!("/api/scans/{uuid}/export/pdf"), &[]);
+    assert_eq!(pdf.header("content-type"), Some("application/pdf"));
+    assert!(pdf.body.starts_with(b"%PDF-"), "{}", pdf.text());
+
     // The same target again within five minutes: 429 with Retry-After.
     let again = submit(
         &web,

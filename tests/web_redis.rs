@@ -110,3 +110,77 @@ fn two_nodes_on_one_redis_are_one_service() {
         a.stderr_lines()
     );
 }
+
+/// A node killed in the middle of a scan loses nothing: once its claim's lease has ended,
+/// another node's worker takes the scan up and completes it. The second node starts a day
+/// later on its clock (`COS_NOW`), so the first node's lease has ended for it.
+#[test]
+fn a_scan_whose_node_was_killed_mid_scan_is_completed_by_another_node() {
+    let redis = RedisServer::start("web-killed-node");
+    let store = redis.url(0);
+    // A target that accepts connections and never answers: the scan hangs there.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = silent.local_addr().unwrap().to_string();
+    // The first node's scan waits 20 s for the silent target; the second's gives up after 1 s.
+    let start = |name: &str, now: &str, timeout: &str| {
+        let dir = fresh_dir(name);
+        let state = dir.display().to_string();
+        ScannerService::start_with(
+            Path::new(SCANNER),
+            &dir,
+            &[
+                "web",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                &store,
+                "--workers",
+                "1",
+                "--allow-private-targets",
+                "--update-source",
+                "bundled",
+                "--no-debug-ports",
+                "--retries",
+                "0",
+                "--timeout",
+                timeout,
+                "--time-budget",
+                "50",
+            ],
+            &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
+        )
+        .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+    };
+    let mut first = start("web-killed-a", "2026-11-22T03:00:00Z", "20");
+    let submitted = submit(&first, &target);
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(30);
+    while first.get(&format!("/api/scans/{uuid}"), &[]).json()["status"] != "running" {
+        assert!(
+            Instant::now() < until,
+            "the first node never started the scan"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Killed mid-scan: no completion, no clean-up.
+    first.kill();
+
+    let second = start("web-killed-b", "2026-11-23T03:00:00Z", "1");
+    let until = Instant::now() + Duration::from_secs(60);
+    let result = loop {
+        let value = second.get(&format!("/api/scans/{uuid}"), &[]).json();
+        if value["status"] == "completed" {
+            break value["result"].clone();
+        }
+        assert!(
+            Instant::now() < until,
+            "never completed: {value}\n{}",
+            second.stderr_lines().join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The target never answers, so the scan ends UNKNOWN, but it ended: nothing was lost.
+    assert_eq!(result["state"], "UNKNOWN", "{result}");
+    drop(silent);
+}

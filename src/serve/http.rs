@@ -532,8 +532,18 @@ fn percent_decode(bytes: &[u8]) -> String {
 }
 
 fn write_response(stream: &mut TcpStream, response: &Response, head_only: bool) -> io::Result<()> {
+    // Nothing is cached unless a route says how (the public API's discovery documents).
+    let cache = if response
+        .headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("cache-control"))
+    {
+        ""
+    } else {
+        "Cache-Control: no-store\r\n"
+    };
     let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
+        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\n{cache}X-Content-Type-Options: nosniff\r\n",
         response.status,
         reason(response.status),
         response.body.len()

@@ -1138,8 +1138,9 @@ pub static OPTIONS: &[OptionSpec] = &[
         group: Group::ConfigOnly,
         ..row(
             "now",
-            "Treat this RFC 3339 timestamp as the current time (reproducible reports and tests). \
-             Variable only.",
+            "Treat this RFC 3339 timestamp as the current time (reproducible reports and tests); \
+             check-storage-scanner web's clock (record expiry, limits, leases) starts there and \
+             runs on. Variable only.",
         )
     },
 ];

@@ -39,6 +39,19 @@ impl Clock for SystemClock {
     }
 }
 
+/// A clock that starts at a given time and runs on (`COS_NOW` for `web`): a test moves a
+/// node into the future to see another node's leases end.
+pub struct StartedClock {
+    pub start: i64,
+    pub at: std::time::Instant,
+}
+
+impl Clock for StartedClock {
+    fn now(&self) -> i64 {
+        self.start + self.at.elapsed().as_secs() as i64
+    }
+}
+
 /// Decides whether a target may be scanned at all (the address guard); `Err` is the message
 /// of a 400 on `target_url`.
 pub type TargetCheck = dyn Fn(&Target) -> Result<(), String> + Send + Sync;
@@ -105,28 +118,60 @@ fn not_found() -> Response {
     .response()
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Response {
-    // The store's message may name its address: it goes to the log, not to the client.
-    eprintln!("check-storage-scanner web: store: {e}");
-    ApiError {
-        status: 503,
-        code: "unavailable",
-        message: "the service cannot reach its store; try again shortly".into(),
-        field: None,
-    }
-    .response()
-    .with_header("Retry-After", "10")
+/// A refusal with the `Retry-After` it comes with, for the JSON API and the pages alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub error: ApiError,
+    pub retry_after: Option<i64>,
 }
 
-fn limited(l: Limited) -> Response {
-    ApiError {
-        status: 429,
-        code: l.code,
-        message: l.message,
-        field: None,
+impl From<ApiError> for Refused {
+    fn from(error: ApiError) -> Refused {
+        Refused {
+            error,
+            retry_after: None,
+        }
     }
-    .response()
-    .with_header("Retry-After", &l.retry_after.max(1).to_string())
+}
+
+impl Refused {
+    fn unavailable(e: impl std::fmt::Display) -> Refused {
+        // The store's message may name its address: it goes to the log, not to the client.
+        eprintln!("check-storage-scanner web: store: {e}");
+        Refused {
+            error: ApiError {
+                status: 503,
+                code: "unavailable",
+                message: "the service cannot reach its store; try again shortly".into(),
+                field: None,
+            },
+            retry_after: Some(10),
+        }
+    }
+
+    fn limited(l: Limited) -> Refused {
+        Refused {
+            error: ApiError {
+                status: 429,
+                code: l.code,
+                message: l.message,
+                field: None,
+            },
+            retry_after: Some(l.retry_after.max(1)),
+        }
+    }
+
+    pub fn response(&self) -> Response {
+        let response = self.error.response();
+        match self.retry_after {
+            Some(secs) => response.with_header("Retry-After", &secs.to_string()),
+            None => response,
+        }
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Response {
+    Refused::unavailable(e).response()
 }
 
 /// Reads a submission: a JSON object with `target_url` and at most the other three fields,
@@ -249,6 +294,12 @@ impl Api {
     pub fn handle(&self, request: &Request) -> Response {
         let path = request.path.trim_end_matches('/');
         let parts: Vec<&str> = path.split('/').skip(1).collect();
+        if let Some(answer) = super::discovery::handle(request, &self.config.base_url) {
+            return answer;
+        }
+        if let Some(answer) = self.page(request) {
+            return answer;
+        }
         match (request.method.as_str(), parts.as_slice()) {
             ("POST", ["api", "scans"]) => self.submit(request),
             ("GET", ["api", "scans", uuid]) => self.poll(uuid),
@@ -291,42 +342,10 @@ impl Api {
             Ok(parsed) => parsed,
             Err(e) => return e.response(),
         };
-        if let Err(message) = (self.check_target)(&target) {
-            return ApiError {
-                status: 400,
-                code: "target_refused",
-                message,
-                field: Some("target_url"),
-            }
-            .response();
-        }
-        let now = self.clock.now();
-        let client = limits::client_address(
-            request.peer.ip(),
-            request.header("x-forwarded-for"),
-            &self.config.trusted_proxies,
-        );
-        let key = key_of(&target);
-        match limits::admit(&*self.store, client, &key, now) {
-            Ok(Ok(())) => {}
-            Ok(Err(l)) => return limited(l),
-            Err(e) => return unavailable(e),
-        }
-        let uuid = match new_uuid() {
-            Ok(u) => u,
-            Err(e) => return unavailable(e),
+        let uuid = match self.enqueue(scan, &target, request) {
+            Ok(uuid) => uuid,
+            Err(refused) => return refused.response(),
         };
-        let record = ScanRecord::queued(
-            uuid.clone(),
-            key,
-            limits::network_key(client),
-            scan,
-            now,
-            self.config.record_ttl_secs,
-        );
-        if let Err(e) = self.store.insert(&record) {
-            return unavailable(e);
-        }
         let links = self.links(&uuid);
         let location = links["self"].as_str().unwrap_or_default().to_string();
         Response::json(
@@ -336,8 +355,49 @@ impl Api {
         .with_header("Location", &location)
     }
 
+    /// Queues a validated submission (the JSON API's and the page form's): the target guard,
+    /// the limits, a new record. The new scan's uuid, or why not.
+    pub fn enqueue(
+        &self,
+        scan: ScanRequest,
+        target: &Target,
+        request: &Request,
+    ) -> Result<String, Refused> {
+        if let Err(message) = (self.check_target)(target) {
+            return Err(Refused::from(ApiError {
+                status: 400,
+                code: "target_refused",
+                message,
+                field: Some("target_url"),
+            }));
+        }
+        let now = self.clock.now();
+        let client = limits::client_address(
+            request.peer.ip(),
+            request.header("x-forwarded-for"),
+            &self.config.trusted_proxies,
+        );
+        let key = key_of(target);
+        match limits::admit(&*self.store, client, &key, now) {
+            Ok(Ok(())) => {}
+            Ok(Err(l)) => return Err(Refused::limited(l)),
+            Err(e) => return Err(Refused::unavailable(e)),
+        }
+        let uuid = new_uuid().map_err(Refused::unavailable)?;
+        let record = ScanRecord::queued(
+            uuid.clone(),
+            key,
+            limits::network_key(client),
+            scan,
+            now,
+            self.config.record_ttl_secs,
+        );
+        self.store.insert(&record).map_err(Refused::unavailable)?;
+        Ok(uuid)
+    }
+
     /// The record of a uuid, or the answer to give instead.
-    fn record(&self, uuid: &str) -> Result<ScanRecord, Response> {
+    pub fn record(&self, uuid: &str) -> Result<ScanRecord, Response> {
         if !is_uuid(uuid) {
             return Err(not_found());
         }
@@ -426,17 +486,7 @@ impl Api {
                 "text/csv; charset=utf-8",
                 super::export::csv(&completed.document),
             ),
-            _ => {
-                return ApiError {
-                    status: 501,
-                    code: "not_implemented",
-                    message: "the PDF export is not available in this version yet; json, csv \
-                              and sarif are"
-                        .into(),
-                    field: None,
-                }
-                .response();
-            }
+            _ => ("application/pdf", super::pdf::render(&completed.document)),
         };
         let name = format!(
             "storage-security-{safe_host}-{}.{format}",

@@ -4,8 +4,11 @@
 //! records expire. See `shared/DESIGN.md`, "The servers".
 
 pub mod api;
+pub mod discovery;
 pub mod export;
 pub mod limits;
+pub mod pages;
+pub mod pdf;
 pub mod server;
 pub mod store;
 pub mod worker;

@@ -1,6 +1,6 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{Api, ApiConfig, Clock, Completed, SystemClock, TargetCheck};
+use super::api::{Api, ApiConfig, Clock, Completed, StartedClock, SystemClock, TargetCheck};
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup};
 use crate::budget::Budget;
@@ -102,7 +102,13 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", server.local_addr()));
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let clock: Arc<dyn Clock> = match settings.now {
+        Some(start) => Arc::new(StartedClock {
+            start: start.as_second(),
+            at: Instant::now(),
+        }),
+        None => Arc::new(SystemClock),
+    };
     let wakeup = Arc::new(Wakeup::default());
     let lease_secs = settings.time_budget.as_secs() as i64 + LEASE_MARGIN_SECS;
     let settings = Arc::new(settings);

@@ -371,6 +371,7 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
         ("json", "application/json"),
         ("sarif", "application/sarif+json"),
         ("csv", "text/csv; charset=utf-8"),
+        ("pdf", "application/pdf"),
     ] {
         let answer = rig.get(&format!("/api/scans/{first}/export/{format}"));
         assert_eq!(answer.status, 200, "{format}");

@@ -137,6 +137,12 @@ impl ScannerService {
     }
 
     /// Sends SIGTERM (through `kill`, as a service manager would).
+    /// SIGKILL: the process ends at once, finishing nothing.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn terminate(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])

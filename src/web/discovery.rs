@@ -1,0 +1,843 @@
+//! The documents that describe the public API to programs and agents: `/.well-known/ai.json`,
+//! `/openapi.json` and `/arazzo.json`, all naming absolute URLs from `--base-url`.
+//!
+//! They are built from what the handlers validate with, not kept by hand: the submission's
+//! properties are `api::FIELDS`, its enums `api::RELEASE_TRACKS` and `api::EXPORT_FORMATS`, the
+//! states the store's `Status` (every variant, through an exhaustive match), the export paths
+//! and links `api::EXPORT_FORMATS`. A new field or value changes the documents in the same edit;
+//! the unit tests below hold the documents to those constants and to `api::parse_submission`.
+//!
+//! The documents are public (no authentication) and cacheable for five minutes.
+
+use super::api::{ApiError, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
+use super::store::Status;
+use crate::serve::http::{Request, Response};
+use serde_json::{Map, Value, json};
+
+pub const AI_PATH: &str = "/.well-known/ai.json";
+pub const OPENAPI_PATH: &str = "/openapi.json";
+pub const ARAZZO_PATH: &str = "/arazzo.json";
+/// Where the MCP endpoint is, under the base URL.
+pub const MCP_PATH: &str = "/mcp";
+pub const CACHE_CONTROL: &str = "public, max-age=300";
+
+/// The name of the service in the documents.
+const SERVICE: &str = "check-storage-scanner";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const LICENSE: &str = env!("CARGO_PKG_LICENSE");
+/// What the poll answers in `Retry-After` while a scan is pending, and so how long the
+/// workflow waits between polls.
+const POLL_INTERVAL_SECS: u64 = 2;
+
+/// The answer to a request for one of the documents; `None` for every other path.
+pub fn handle(request: &Request, base_url: &str) -> Option<Response> {
+    let base = base_url.trim_end_matches('/');
+    let path = request.path.as_str();
+    let path = if path.len() > 1 {
+        path.trim_end_matches('/')
+    } else {
+        path
+    };
+    let document = match path {
+        AI_PATH => ai(base),
+        OPENAPI_PATH => openapi(base),
+        ARAZZO_PATH => arazzo(base),
+        _ => return None,
+    };
+    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+        return Some(
+            ApiError {
+                status: 405,
+                code: "method_not_allowed",
+                message: "use GET".into(),
+                field: None,
+            }
+            .response()
+            .with_header("Allow", "GET, HEAD"),
+        );
+    }
+    Some(Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL))
+}
+
+/// The state after `status` in a scan's life (`None` → the first). The match is exhaustive:
+/// a new `Status` does not compile until it has its place here, and so in the documents.
+fn after(status: Option<Status>) -> Option<Status> {
+    match status {
+        None => Some(Status::Queued),
+        Some(Status::Queued) => Some(Status::Running),
+        Some(Status::Running) => Some(Status::Completed),
+        Some(Status::Completed) => None,
+    }
+}
+
+/// Every state, in the order a scan moves through them.
+pub fn statuses() -> Vec<Status> {
+    std::iter::successors(after(None), |s| after(Some(*s))).collect()
+}
+
+/// The states the poll answers with `links` and `Retry-After` (the handler's test: anything
+/// but `Completed`).
+fn pending_statuses() -> Vec<&'static str> {
+    statuses()
+        .into_iter()
+        .filter(|s| *s != Status::Completed)
+        .map(Status::as_str)
+        .collect()
+}
+
+/// The media type an export is answered with (the handler's `Content-Type` without its
+/// parameters).
+pub fn export_media_type(format: &str) -> Option<&'static str> {
+    match format {
+        "json" => Some("application/json"),
+        "csv" => Some("text/csv"),
+        "sarif" => Some("application/sarif+json"),
+        "pdf" => Some("application/pdf"),
+        _ => None,
+    }
+}
+
+/// The schema of one submission field, by the rules `api::parse_submission` applies to it.
+fn field_schema(field: &str) -> Value {
+    match field {
+        "target_url" => json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2048,
+            "description": "The instance to scan: a hostname, an address or an https/http URL, \
+                            with an optional port (one instance: no commas).",
+            "examples": ["cloud.example.com", "cloud.example.com:8443"],
+        }),
+        "waive" => json!({
+            "type": "array",
+            "maxItems": 50,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "description": "Check id patterns to waive, in the plugin's waiver syntax \
+                            (hstsPreload, versionDisclosure:X-*).",
+            "examples": [["hstsPreload"]],
+        }),
+        "release_track" => json!({
+            "type": "string",
+            "enum": RELEASE_TRACKS,
+            "description": "The release track the instance follows; auto detects it.",
+        }),
+        "format" => json!({
+            "type": "string",
+            "enum": EXPORT_FORMATS,
+            "description": "The preferred export.",
+        }),
+        // A field added to api::FIELDS without a schema here: named, untyped (the unit test
+        // `every_field_of_the_handler_is_a_typed_property` fails until it is described).
+        other => json!({"description": format!("The {other} field.")}),
+    }
+}
+
+/// The submission's schema: exactly `api::FIELDS`, nothing else, `target_url` required.
+pub fn submission_schema() -> Value {
+    let properties: Map<String, Value> = FIELDS
+        .iter()
+        .map(|f| (f.to_string(), field_schema(f)))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["target_url"],
+        "additionalProperties": false,
+        "examples": [{"target_url": "cloud.example.com", "release_track": "auto", "format": "json"}],
+    })
+}
+
+fn links_schema() -> Value {
+    let exports: Map<String, Value> = EXPORT_FORMATS
+        .iter()
+        .map(|f| {
+            (
+                f.to_string(),
+                json!({"type": "string", "format": "uri",
+                       "description": format!("The {f} export (once completed).")}),
+            )
+        })
+        .collect();
+    json!({
+        "type": "object",
+        "description": "Absolute URLs of the scan.",
+        "properties": {
+            "self": {"type": "string", "format": "uri", "description": "The poll URL."},
+            "page": {"type": "string", "format": "uri", "description": "The result page."},
+            "exports": {
+                "type": "object",
+                "properties": exports,
+                "required": EXPORT_FORMATS,
+            },
+        },
+        "required": ["self", "page", "exports"],
+    })
+}
+
+fn uuid_schema() -> Value {
+    json!({"type": "string", "format": "uuid", "description": "The scan's random (v4) uuid."})
+}
+
+fn components() -> Value {
+    let error_response = |description: &str, retry_after: bool| {
+        let mut response = json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        });
+        if retry_after {
+            response["headers"] =
+                json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
+        }
+        response
+    };
+    json!({
+        "schemas": {
+            "ScanSubmission": submission_schema(),
+            "Links": links_schema(),
+            "ScanAccepted": {
+                "type": "object",
+                "properties": {
+                    "uuid": uuid_schema(),
+                    "status": {"type": "string", "const": Status::Queued.as_str()},
+                    "links": {"$ref": "#/components/schemas/Links"},
+                },
+                "required": ["uuid", "status", "links"],
+            },
+            "ScanPending": {
+                "type": "object",
+                "description": "A scan waiting for a worker or being scanned: poll again after \
+                                Retry-After seconds.",
+                "properties": {
+                    "uuid": uuid_schema(),
+                    "status": {"type": "string", "enum": pending_statuses()},
+                    "links": {"$ref": "#/components/schemas/Links"},
+                },
+                "required": ["uuid", "status", "links"],
+            },
+            "ScanCompleted": {
+                "type": "object",
+                "properties": {
+                    "uuid": uuid_schema(),
+                    "status": {"type": "string", "const": Status::Completed.as_str()},
+                    "result": {"$ref": "#/components/schemas/Result"},
+                },
+                "required": ["uuid", "status", "result"],
+            },
+            "Result": {
+                "type": "object",
+                "description": "The plugin's result document (its JSON output): host, product, \
+                                grade, state, findings, waivers.",
+                "additionalProperties": true,
+            },
+            "Erased": {
+                "type": "object",
+                "properties": {
+                    "erased": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "How many stored records and cached results of the \
+                                        scan's target were erased.",
+                    },
+                },
+                "required": ["erased"],
+            },
+            "Error": {
+                "type": "object",
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "properties": {
+                            "code": {"type": "string", "description": "A stable, machine-readable code \
+                                     (invalid_field, unknown_field, target_refused, not_found, \
+                                     rate_limited, target_cooldown, ...)."},
+                            "message": {"type": "string", "description": "What went wrong, for a person."},
+                            "field": {"type": "string", "description": "The submission field at fault, \
+                                      when one is."},
+                        },
+                        "required": ["code", "message"],
+                    },
+                },
+                "required": ["error"],
+            },
+        },
+        "parameters": {
+            "Uuid": {
+                "name": "uuid",
+                "in": "path",
+                "required": true,
+                "description": "The uuid the submission answered.",
+                "schema": uuid_schema(),
+            },
+        },
+        "headers": {
+            "RetryAfter": {
+                "description": "Seconds to wait before asking again.",
+                "schema": {"type": "integer", "minimum": 1},
+            },
+            "Location": {
+                "description": "The absolute URL to poll the scan at.",
+                "schema": {"type": "string", "format": "uri"},
+            },
+        },
+        "responses": {
+            "BadRequest": error_response(
+                "The body is not a JSON object, carries an unknown field, a wrong type or an \
+                 invalid value, or the target is refused (error.field names the field).",
+                false,
+            ),
+            "NotFound": error_response(
+                "No such scan: unknown, expired or erased (a uuid tells nothing about another scan).",
+                false,
+            ),
+            "TooManyRequests": error_response(
+                "A limit was reached: 10 submissions a minute from one address, one scan of a \
+                 target per 5 minutes, 50 scans a day from one network, or a network paused after \
+                 scans that found no supported product. Retry-After says when to try again.",
+                true,
+            ),
+            "PayloadTooLarge": error_response(
+                "The body is larger than the service reads (a submission is a few hundred bytes).",
+                false,
+            ),
+            "Unreadable": error_response(
+                "The request could not be read: malformed (400), too slow (408), or a head or \
+                 body too large (413, 431).",
+                false,
+            ),
+            "Unavailable": error_response(
+                "The service cannot reach its store; try again after Retry-After seconds.",
+                true,
+            ),
+        },
+    })
+}
+
+fn openapi_paths() -> Value {
+    let export_content: Map<String, Value> = EXPORT_FORMATS
+        .iter()
+        .map(|f| {
+            let media = export_media_type(f).unwrap_or("application/octet-stream");
+            let schema = match media {
+                "application/json" => json!({"$ref": "#/components/schemas/Result"}),
+                "application/sarif+json" => {
+                    json!({"type": "object", "description": "A SARIF 2.1.0 log."})
+                }
+                _ => json!({"type": "string", "contentMediaType": media}),
+            };
+            (media.to_string(), json!({"schema": schema}))
+        })
+        .collect();
+    let pending_list = pending_statuses().join(" or ");
+    json!({
+        "/api/scans": {
+            "post": {
+                "operationId": "submitScan",
+                "summary": "Submit an instance for a scan",
+                "description": "Queues a scan of one instance. The scan is asynchronous: poll the \
+                                Location (or links.self) until status is completed.",
+                "tags": ["scans"],
+                "requestBody": {
+                    "required": true,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanSubmission"}}},
+                },
+                "responses": {
+                    "202": {
+                        "description": "Queued.",
+                        "headers": {"Location": {"$ref": "#/components/headers/Location"}},
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanAccepted"}}},
+                    },
+                    "400": {"$ref": "#/components/responses/BadRequest"},
+                    "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+                    "429": {"$ref": "#/components/responses/TooManyRequests"},
+                    "503": {"$ref": "#/components/responses/Unavailable"},
+                },
+            },
+        },
+        "/api/scans/{uuid}": {
+            "parameters": [{"$ref": "#/components/parameters/Uuid"}],
+            "get": {
+                "operationId": "getScan",
+                "summary": "Poll a scan",
+                "description": format!("While the scan is {pending_list} the answer carries its \
+                                        links and a Retry-After header; once completed, its result."),
+                "tags": ["scans"],
+                "responses": {
+                    "200": {
+                        "description": "The scan's state, and its result once completed.",
+                        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
+                        "content": {"application/json": {"schema": {"oneOf": [
+                            {"$ref": "#/components/schemas/ScanPending"},
+                            {"$ref": "#/components/schemas/ScanCompleted"},
+                        ]}}},
+                    },
+                    "404": {"$ref": "#/components/responses/NotFound"},
+                    "503": {"$ref": "#/components/responses/Unavailable"},
+                },
+            },
+            "delete": {
+                "operationId": "eraseScan",
+                "summary": "Erase the scan's target data",
+                "description": "Erases every stored record and cached result of the scan's target.",
+                "tags": ["scans"],
+                "responses": {
+                    "200": {
+                        "description": "Erased.",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Erased"}}},
+                    },
+                    "404": {"$ref": "#/components/responses/NotFound"},
+                    "503": {"$ref": "#/components/responses/Unavailable"},
+                },
+            },
+        },
+        "/api/scans/{uuid}/export/{format}": {
+            "parameters": [
+                {"$ref": "#/components/parameters/Uuid"},
+                {
+                    "name": "format",
+                    "in": "path",
+                    "required": true,
+                    "description": "The export format.",
+                    "schema": {"type": "string", "enum": EXPORT_FORMATS},
+                },
+            ],
+            "get": {
+                "operationId": "exportScan",
+                "summary": "Download an export of a completed scan",
+                "tags": ["scans"],
+                "responses": {
+                    "200": {
+                        "description": "The export, as an attachment.",
+                        "headers": {"Content-Disposition": {
+                            "description": "attachment, with a file name naming the host.",
+                            "schema": {"type": "string"},
+                        }},
+                        "content": export_content,
+                    },
+                    "404": {"$ref": "#/components/responses/NotFound"},
+                    "409": {
+                        "description": "The scan has not completed yet; poll it, then export.",
+                        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                    },
+                    "503": {"$ref": "#/components/responses/Unavailable"},
+                },
+            },
+        },
+        "/healthz": {
+            "get": {
+                "operationId": "getHealth",
+                "summary": "Health of the service",
+                "tags": ["service"],
+                "responses": {
+                    "200": {
+                        "description": "The service answers.",
+                        "content": {"application/json": {"schema": {
+                            "type": "object",
+                            "properties": {"status": {"type": "string", "const": "ok"}},
+                            "required": ["status"],
+                        }}},
+                    },
+                    "4XX": {"$ref": "#/components/responses/Unreadable"},
+                },
+            },
+        },
+    })
+}
+
+/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API.
+pub fn openapi(base: &str) -> Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Storage security scan API",
+            "version": VERSION,
+            "summary": "Grade the security of an OpenCloud or oCIS instance.",
+            "description": "Submit an instance, poll until the scan completed, read its grade and \
+                            findings, download an export. Public: no authentication; rate limits \
+                            answer 429 with Retry-After.",
+            "license": {"name": LICENSE, "identifier": LICENSE},
+        },
+        "servers": [{"url": base}],
+        "security": [],
+        "tags": [
+            {"name": "scans", "description": "Submit, poll, export and erase scans."},
+            {"name": "service", "description": "The service itself."},
+        ],
+        "paths": openapi_paths(),
+        "components": components(),
+    })
+}
+
+/// `/arazzo.json`: Arazzo 1.0.1, the workflow submit → poll until completed → export.
+pub fn arazzo(base: &str) -> Value {
+    let completed = format!("$response.body#/status == '{}'", Status::Completed.as_str());
+    let mut inputs = submission_schema();
+    inputs["description"] = json!("The submission; its format is also the export to download.");
+    inputs["properties"]["format"]["default"] = json!("json");
+    // Each field of the submission from the input of the same name (an absent input is null,
+    // which the handler takes as not given).
+    let payload: Map<String, Value> = FIELDS
+        .iter()
+        .map(|f| (f.to_string(), json!(format!("$inputs.{f}"))))
+        .collect();
+    json!({
+        "arazzo": "1.0.1",
+        "info": {
+            "title": "Storage security scan workflows",
+            "version": VERSION,
+            "description": "How to scan an instance with the public scan API.",
+        },
+        "sourceDescriptions": [
+            {"name": "scanApi", "url": format!("{base}{OPENAPI_PATH}"), "type": "openapi"},
+        ],
+        "workflows": [{
+            "workflowId": "scanAndExport",
+            "summary": "Submit a scan, poll until it completed, and download an export",
+            "description": "The scan is asynchronous: submit it, poll it until its status is \
+                            completed (waiting Retry-After seconds between polls), then export it.",
+            "inputs": inputs,
+            "steps": [
+                {
+                    "stepId": "submit",
+                    "description": "Submit the instance; the answer names the scan's uuid.",
+                    "operationId": "submitScan",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": payload,
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 202"}],
+                    "onFailure": [{
+                        "name": "rateLimited",
+                        "type": "retry",
+                        "retryAfter": 60,
+                        "retryLimit": 5,
+                        "criteria": [{"condition": "$statusCode == 429"}],
+                    }],
+                    "outputs": {
+                        "uuid": "$response.body#/uuid",
+                        "location": "$response.header.Location",
+                    },
+                },
+                {
+                    "stepId": "poll",
+                    "description": "Poll the scan until its status is completed (detects \
+                                    completion); while it is pending, wait and poll again.",
+                    "operationId": "getScan",
+                    "parameters": [
+                        {"name": "uuid", "in": "path", "value": "$steps.submit.outputs.uuid"},
+                    ],
+                    "successCriteria": [
+                        {"condition": "$statusCode == 200"},
+                        {"condition": completed},
+                    ],
+                    "onSuccess": [{
+                        "name": "completed",
+                        "type": "goto",
+                        "stepId": "export",
+                        "criteria": [{"condition": completed}],
+                    }],
+                    "onFailure": [{
+                        "name": "notCompleted",
+                        "type": "retry",
+                        "stepId": "poll",
+                        "retryAfter": POLL_INTERVAL_SECS,
+                        "retryLimit": 900,
+                        "criteria": [{"condition": "$statusCode == 200"}],
+                    }],
+                    "outputs": {
+                        "status": "$response.body#/status",
+                        "result": "$response.body#/result",
+                    },
+                },
+                {
+                    "stepId": "export",
+                    "description": "Download the export in the format asked for.",
+                    "operationId": "exportScan",
+                    "parameters": [
+                        {"name": "uuid", "in": "path", "value": "$steps.submit.outputs.uuid"},
+                        {"name": "format", "in": "path", "value": "$inputs.format"},
+                    ],
+                    "successCriteria": [{"condition": "$statusCode == 200"}],
+                    "outputs": {
+                        "export": "$response.body",
+                        "contentType": "$response.header.Content-Type",
+                    },
+                },
+            ],
+            "outputs": {
+                "uuid": "$steps.submit.outputs.uuid",
+                "result": "$steps.poll.outputs.result",
+                "export": "$steps.export.outputs.export",
+            },
+        }],
+    })
+}
+
+/// `/.well-known/ai.json`: what the service is and where everything else is described.
+pub fn ai(base: &str) -> Value {
+    let mcp = format!("{base}{MCP_PATH}");
+    json!({
+        "name": SERVICE,
+        "description": "Grades the storage security of OpenCloud and oCIS instances: submit an \
+                        instance, poll the scan, read its grade and findings, export it as JSON, \
+                        CSV, SARIF or PDF.",
+        "version": VERSION,
+        "url": base,
+        "authentication": "none",
+        "documents": {
+            "ai": format!("{base}{AI_PATH}"),
+            "openapi": format!("{base}{OPENAPI_PATH}"),
+            "arazzo": format!("{base}{ARAZZO_PATH}"),
+        },
+        "api": {
+            "base_url": format!("{base}/api"),
+            "openapi": format!("{base}{OPENAPI_PATH}"),
+            "health": format!("{base}/healthz"),
+        },
+        "workflows": {
+            "arazzo": format!("{base}{ARAZZO_PATH}"),
+            "ids": ["scanAndExport"],
+        },
+        "mcp": {
+            "url": mcp,
+            "transport": "streamable-http",
+            "client_configuration": {"type": "http", "url": mcp},
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::web::api::parse_submission;
+
+    const BASE: &str = "https://scan.example.com";
+
+    fn request(method: &str, path: &str) -> Request {
+        Request {
+            method: method.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            peer: "127.0.0.1:1".parse().unwrap(),
+        }
+    }
+
+    fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+        response
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn strings(value: &Value) -> Vec<&str> {
+        value
+            .as_array()
+            .unwrap_or_else(|| panic!("not an array: {value}"))
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_field_of_the_handler_is_a_typed_property_and_nothing_else() {
+        let schema = submission_schema();
+        let properties = schema["properties"].as_object().unwrap();
+        let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let mut fields = FIELDS.to_vec();
+        fields.sort_unstable();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, fields);
+        for (name, property) in properties {
+            assert!(
+                property["type"].is_string(),
+                "{name} has no type: {property}"
+            );
+        }
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], json!(["target_url"]));
+        assert_eq!(schema["properties"]["waive"]["type"], "array");
+        assert_eq!(schema["properties"]["waive"]["items"]["type"], "string");
+        // The record type the handler fills has exactly these fields too.
+        let record = serde_json::to_value(crate::web::store::ScanRequest::default()).unwrap();
+        let mut record_fields: Vec<&str> = record
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        record_fields.sort_unstable();
+        assert_eq!(record_fields, fields);
+    }
+
+    #[test]
+    fn the_enums_are_the_handlers_constants_and_the_handler_agrees() {
+        let schema = submission_schema();
+        let tracks = strings(&schema["properties"]["release_track"]["enum"]);
+        assert_eq!(tracks, RELEASE_TRACKS);
+        let formats = strings(&schema["properties"]["format"]["enum"]);
+        assert_eq!(formats, EXPORT_FORMATS);
+        for track in tracks {
+            let body = json!({"target_url": "a.example", "release_track": track});
+            assert!(
+                parse_submission(body.to_string().as_bytes()).is_ok(),
+                "{track}"
+            );
+        }
+        for format in &formats {
+            let body = json!({"target_url": "a.example", "format": format});
+            assert!(
+                parse_submission(body.to_string().as_bytes()).is_ok(),
+                "{format}"
+            );
+        }
+        // What the schema refuses, the handler refuses.
+        for body in [
+            json!({}),
+            json!({"target_url": "a.example", "release_track": "nightly"}),
+            json!({"target_url": "a.example", "format": "xml"}),
+            json!({"target_url": "a.example", "waive": [1]}),
+            json!({"target_url": "a.example", "another": true}),
+        ] {
+            assert!(
+                parse_submission(body.to_string().as_bytes()).is_err(),
+                "{body}"
+            );
+        }
+        // The schema's examples pass the handler.
+        for example in schema["examples"].as_array().unwrap() {
+            assert!(
+                parse_submission(example.to_string().as_bytes()).is_ok(),
+                "{example}"
+            );
+        }
+        // Every export has its path value, its media type and its link.
+        let doc = openapi(BASE);
+        let export = &doc["paths"]["/api/scans/{uuid}/export/{format}"];
+        assert_eq!(
+            strings(&export["parameters"][1]["schema"]["enum"]),
+            EXPORT_FORMATS
+        );
+        let content = export["get"]["responses"]["200"]["content"]
+            .as_object()
+            .unwrap();
+        assert_eq!(content.len(), EXPORT_FORMATS.len());
+        for format in formats {
+            let media = export_media_type(format).expect(format);
+            assert!(content.contains_key(media), "{media}");
+            let links = &doc["components"]["schemas"]["Links"]["properties"]["exports"];
+            assert!(links["properties"][format].is_object(), "{format}");
+        }
+    }
+
+    #[test]
+    fn the_states_are_the_stores_status_enum() {
+        let all = statuses();
+        assert_eq!(all.len(), 3);
+        for status in &all {
+            // As the handler writes it, and as serde writes it.
+            assert_eq!(
+                serde_json::to_value(status).unwrap(),
+                json!(status.as_str())
+            );
+        }
+        let schemas = &openapi(BASE)["components"]["schemas"];
+        let mut named = strings(&schemas["ScanPending"]["properties"]["status"]["enum"]);
+        named.push(
+            schemas["ScanCompleted"]["properties"]["status"]["const"]
+                .as_str()
+                .unwrap(),
+        );
+        let expected: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
+        assert_eq!(named, expected);
+        assert_eq!(
+            schemas["ScanAccepted"]["properties"]["status"]["const"],
+            Status::Queued.as_str()
+        );
+        assert_eq!(
+            schemas["ScanCompleted"]["properties"]["result"]["$ref"],
+            "#/components/schemas/Result"
+        );
+        assert_eq!(schemas["Result"]["type"], "object");
+    }
+
+    #[test]
+    fn the_documents_are_served_cacheable_for_get_and_head_only() {
+        for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
+            for method in ["GET", "HEAD"] {
+                let response = handle(&request(method, path), BASE).expect(path);
+                assert_eq!(response.status, 200);
+                assert_eq!(header(&response, "content-type"), Some("application/json"));
+                assert_eq!(header(&response, "cache-control"), Some(CACHE_CONTROL));
+                let _: Value = serde_json::from_slice(&response.body).unwrap();
+            }
+            let refused = handle(&request("POST", path), BASE).unwrap();
+            assert_eq!(refused.status, 405);
+            assert_eq!(header(&refused, "allow"), Some("GET, HEAD"));
+        }
+        for path in [
+            "/",
+            "/api/scans",
+            "/healthz",
+            "/.well-known/",
+            "/openapi.yaml",
+        ] {
+            assert!(handle(&request("GET", path), BASE).is_none(), "{path}");
+        }
+        // A trailing slash on the base URL makes no double slash.
+        let response = handle(&request("GET", AI_PATH), "https://scan.example.com/").unwrap();
+        let value: Value = serde_json::from_slice(&response.body).unwrap();
+        assert_eq!(
+            value["mcp"]["client_configuration"],
+            json!({"type": "http", "url": "https://scan.example.com/mcp"})
+        );
+    }
+
+    #[test]
+    fn ai_json_names_every_document_and_the_mcp_client_configuration() {
+        let doc = ai(BASE);
+        assert_eq!(doc["documents"]["openapi"], format!("{BASE}/openapi.json"));
+        assert_eq!(doc["documents"]["arazzo"], format!("{BASE}/arazzo.json"));
+        assert_eq!(
+            doc["mcp"]["client_configuration"],
+            json!({"type": "http", "url": format!("{BASE}/mcp")})
+        );
+        let workflows = arazzo(BASE);
+        let ids: Vec<&str> = workflows["workflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["workflowId"].as_str().unwrap())
+            .collect();
+        assert_eq!(strings(&doc["workflows"]["ids"]), ids);
+    }
+
+    #[test]
+    fn the_workflow_uses_operations_the_openapi_document_has() {
+        let api = openapi(BASE);
+        let mut operations = Vec::new();
+        for item in api["paths"].as_object().unwrap().values() {
+            for operation in item.as_object().unwrap().values() {
+                if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
+                    operations.push(id);
+                }
+            }
+        }
+        let workflow = arazzo(BASE);
+        assert_eq!(
+            workflow["sourceDescriptions"][0]["url"],
+            format!("{BASE}/openapi.json")
+        );
+        for step in workflow["workflows"][0]["steps"].as_array().unwrap() {
+            let id = step["operationId"].as_str().unwrap();
+            assert!(operations.contains(&id), "{id} not in {operations:?}");
+        }
+        // The workflow's inputs are the submission plus the default export.
+        let inputs = &workflow["workflows"][0]["inputs"];
+        assert_eq!(inputs["properties"]["format"]["default"], "json");
+        assert_eq!(inputs["additionalProperties"], false);
+    }
+}

@@ -1,0 +1,397 @@
+//! The web pages of the public API, rendered on the server: a landing page with the submission
+//! form (`/`), the form's target (`POST /scans`, answered 303 to the result page), and the
+//! result page (`/scans/<uuid>`) that follows the scan until it completes and then shows the
+//! grade, the state, the findings with their remediation, and the export links.
+//!
+//! No framework and no external assets: one style sheet and one small script served from
+//! `/static/`, and a Content-Security-Policy without `unsafe-inline`. Everything works without
+//! JavaScript (the form posts, a pending page refreshes itself with `<meta http-equiv=refresh>`
+//! and offers a link); with it, the pending page polls the JSON API and reloads once the scan
+//! completed. Every value from a submission or a scanned server is escaped.
+
+use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
+use super::store::{ScanRequest, Status};
+use crate::serve::http::{Request, Response, parse_form};
+use crate::target::Target;
+use serde_json::Value;
+
+/// Every page's policy: our own style sheet, script and form target only.
+pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; \
+                       connect-src 'self'; img-src 'self'; form-action 'self'; \
+                       base-uri 'none'; frame-ancestors 'none'";
+
+const STYLE: &str = include_str!("static/style.css");
+const SCRIPT: &str = include_str!("static/app.js");
+
+/// Seconds between refreshes of a pending result page without JavaScript.
+const REFRESH_SECS: u32 = 3;
+
+/// Text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(status: u16, title: &str, body: &str, head: &str) -> Response {
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<link rel=\"stylesheet\" href=\"/static/style.css\">\n{head}\
+         <script src=\"/static/app.js\" defer></script>\n</head>\n<body>\n\
+         <header><a class=\"brand\" href=\"/\">Storage security check</a></header>\n\
+         <main>\n{body}\n</main>\n\
+         <footer>An outside-in check of OpenCloud and ownCloud Infinite Scale instances. \
+         <a href=\"/openapi.json\">API</a></footer>\n</body>\n</html>\n",
+        escape(title)
+    );
+    Response::new(status, "text/html; charset=utf-8", html)
+        .with_header("Content-Security-Policy", CSP)
+        .with_header("X-Frame-Options", "DENY")
+        .with_header("Referrer-Policy", "no-referrer")
+}
+
+fn form(message: Option<&str>, target: &str) -> String {
+    let error = message
+        .map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>\n", escape(m)))
+        .unwrap_or_default();
+    let tracks: String = RELEASE_TRACKS
+        .iter()
+        .map(|t| format!("<option value=\"{t}\">{t}</option>"))
+        .collect();
+    format!(
+        "<h1>Check a file-sync server</h1>\n\
+         <p>Enter the address of an OpenCloud or ownCloud Infinite Scale instance. The check \
+         looks at it from the outside, as any visitor could: version and known advisories, end \
+         of life, TLS, security headers, exposed files, demo accounts. It grades the instance \
+         from A+ to F.</p>\n{error}\
+         <form method=\"post\" action=\"/scans\" class=\"submit\">\n\
+         <label for=\"target_url\">Instance</label>\n\
+         <input id=\"target_url\" name=\"target_url\" type=\"text\" required \
+         placeholder=\"cloud.example.com\" value=\"{}\" autocomplete=\"url\">\n\
+         <details><summary>Options</summary>\n\
+         <label for=\"release_track\">Release track</label>\n\
+         <select id=\"release_track\" name=\"release_track\">{tracks}</select>\n\
+         <label for=\"waive\">Accepted findings (comma-separated check ids)</label>\n\
+         <input id=\"waive\" name=\"waive\" type=\"text\" placeholder=\"hstsPreload\">\n\
+         </details>\n<button type=\"submit\">Check</button>\n</form>\n",
+        escape(target)
+    )
+}
+
+impl Api {
+    /// The answer when `request` is for a page or a static file; `None` otherwise.
+    pub fn page(&self, request: &Request) -> Option<Response> {
+        let path = request.path.as_str();
+        let get = matches!(request.method.as_str(), "GET" | "HEAD");
+        Some(match path {
+            "/" if get => page(200, "Storage security check", &form(None, ""), ""),
+            "/scans" if request.method == "POST" => self.form_submission(request),
+            "/static/style.css" if get => Response::new(200, "text/css; charset=utf-8", STYLE)
+                .with_header("Cache-Control", "public, max-age=3600"),
+            "/static/app.js" if get => Response::new(200, "text/javascript; charset=utf-8", SCRIPT)
+                .with_header("Cache-Control", "public, max-age=3600"),
+            _ => {
+                let uuid = path.strip_prefix("/scans/").filter(|_| get)?;
+                self.result_page(uuid.trim_end_matches('/'))
+            }
+        })
+    }
+
+    fn form_submission(&self, request: &Request) -> Response {
+        let fields = parse_form(&request.body);
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let target_url = field("target_url");
+        let refuse = |status: u16, message: &str| {
+            page(
+                status,
+                "Storage security check",
+                &form(Some(message), &target_url),
+                "",
+            )
+        };
+        if target_url.is_empty() {
+            return refuse(400, "Enter the address of the instance to check.");
+        }
+        // The form's fields, checked by the JSON API's own reader.
+        let waive: Vec<String> = field("waive")
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect();
+        let track = field("release_track");
+        let body = serde_json::json!({
+            "target_url": target_url,
+            "waive": waive,
+            "release_track": if track.is_empty() { "auto".to_string() } else { track },
+        });
+        let (scan, target): (ScanRequest, Target) =
+            match super::api::parse_submission(body.to_string().as_bytes()) {
+                Ok(parsed) => parsed,
+                Err(ApiError {
+                    status, message, ..
+                }) => return refuse(status, &message),
+            };
+        match self.enqueue(scan, &target, request) {
+            Ok(uuid) => Response::new(303, "text/plain; charset=utf-8", "See the result page\n")
+                .with_header("Location", &format!("/scans/{uuid}")),
+            Err(refused) => {
+                let answer = refuse(refused.error.status, &refused.error.message);
+                match refused.retry_after {
+                    Some(secs) => answer.with_header("Retry-After", &secs.to_string()),
+                    None => answer,
+                }
+            }
+        }
+    }
+
+    fn result_page(&self, uuid: &str) -> Response {
+        let record = match self.record(uuid) {
+            Ok(record) => record,
+            Err(answer) => {
+                let (status, text) = if answer.status == 404 {
+                    (404, "No such scan: it is unknown, or it has expired.")
+                } else {
+                    (
+                        answer.status,
+                        "The service cannot answer right now; try again shortly.",
+                    )
+                };
+                return page(
+                    status,
+                    "Scan not found",
+                    &format!(
+                        "<h1>Scan not found</h1>\n<p>{}</p>\n<p><a href=\"/\">Check an instance</a></p>",
+                        escape(text)
+                    ),
+                    "",
+                );
+            }
+        };
+        let target = escape(&record.request.target_url);
+        if record.status != Status::Completed {
+            let state = record.status.as_str();
+            let body = format!(
+                "<h1>Checking {target}</h1>\n\
+                 <p class=\"pending\" data-scan=\"{uuid}\" data-status=\"{state}\">The scan is \
+                 <strong>{state}</strong>. This page refreshes itself every {REFRESH_SECS} seconds.</p>\n\
+                 <p><a href=\"/scans/{uuid}\">Refresh now</a></p>",
+                uuid = escape(&record.uuid)
+            );
+            return page(
+                200,
+                &format!("Checking {}", record.request.target_url),
+                &body,
+                &format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n"),
+            );
+        }
+        let document = Completed::parse(record.result.as_deref())
+            .map(|c| c.document)
+            .unwrap_or(Value::Null);
+        page(
+            200,
+            &format!("{} — storage security", record.request.target_url),
+            &render_result(&record.uuid, &document),
+            "",
+        )
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The completed result: grade, state, product, findings that failed (worst first) with
+/// their remediation, the remediation plan, the exports.
+pub fn render_result(uuid: &str, document: &Value) -> String {
+    let grade = text(&document["grade"]);
+    let state = text(&document["state"]);
+    let state_class = match state.as_str() {
+        "OK" => "ok",
+        "WARNING" => "warning",
+        "CRITICAL" => "critical",
+        _ => "unknown",
+    };
+    let grade_class = match grade.as_str() {
+        "A+" | "A" => "good",
+        "B" | "C" => "fair",
+        "U" | "" => "unknown",
+        _ => "poor",
+    };
+    let product = match (
+        document["product"]["name"].as_str(),
+        document["product"]["version"].as_str(),
+    ) {
+        (Some(name), Some(version)) => format!("{} {}", escape(name), escape(version)),
+        _ => "No supported product identified".into(),
+    };
+    let empty = Vec::new();
+    let findings = document["findings"].as_array().unwrap_or(&empty);
+    let rank = |s: &str| match s {
+        "critical" => 0,
+        "high" => 1,
+        "medium" => 2,
+        "low" => 3,
+        _ => 4,
+    };
+    let mut failed: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["status"] == "failed")
+        .collect();
+    failed.sort_by_key(|f| rank(f["severity"].as_str().unwrap_or_default()));
+    let passed = findings.iter().filter(|f| f["status"] == "passed").count();
+    let rows: String = failed
+        .iter()
+        .map(|f| {
+            let severity = text(&f["severity"]);
+            let waived = if f["ignored"] == true {
+                " <span class=\"waived\">accepted</span>"
+            } else {
+                ""
+            };
+            format!(
+                "<tr class=\"{sev}\"><td><span class=\"severity {sev}\">{sev_text}</span></td>\
+                 <td><code>{id}</code>{waived}</td><td>{detail}</td><td>{remediation}</td></tr>\n",
+                sev = escape(&severity),
+                sev_text = escape(&severity),
+                id = escape(&text(&f["id"])),
+                detail = escape(&text(&f["detail"])),
+                remediation = escape(&text(&f["remediation"])),
+            )
+        })
+        .collect();
+    let findings_html = if failed.is_empty() {
+        format!("<p>No check failed ({passed} passed).</p>")
+    } else {
+        format!(
+            "<p>{} checks failed, {passed} passed.</p>\n<table class=\"findings\">\n\
+             <thead><tr><th>Severity</th><th>Check</th><th>What was seen</th><th>How to fix it</th></tr></thead>\n\
+             <tbody>\n{rows}</tbody>\n</table>",
+            failed.len()
+        )
+    };
+    let plan: String = document["remediationPlan"]["steps"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .take(20)
+        .map(|step| {
+            let what = step["action"]
+                .as_str()
+                .or_else(|| step["summary"].as_str())
+                .or_else(|| step["remediation"].as_str())
+                .map(String::from)
+                .unwrap_or_else(|| text(step));
+            format!("<li>{}</li>\n", escape(&what))
+        })
+        .collect();
+    let plan_html = if plan.is_empty() {
+        String::new()
+    } else {
+        format!("<h2>Remediation plan</h2>\n<ol class=\"plan\">\n{plan}</ol>")
+    };
+    let exports: String = EXPORT_FORMATS
+        .iter()
+        .map(|f| {
+            format!(
+                "<a class=\"export\" href=\"/api/scans/{}/export/{f}\">{}</a>",
+                escape(uuid),
+                f.to_uppercase()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "<section class=\"summary\">\n<div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
+         <h1>{host}</h1>\n<p class=\"state {state_class}\">{state}</p>\n<p>{message}</p>\n\
+         <p>{product} · scanned {scanned}</p>\n</div>\n</section>\n\
+         <h2>Findings</h2>\n{findings_html}\n{plan_html}\n\
+         <h2>Download</h2>\n<p class=\"exports\">{exports}</p>\n\
+         <p><a href=\"/\">Check another instance</a></p>",
+        grade = escape(if grade.is_empty() { "U" } else { &grade }),
+        host = escape(&text(&document["host"])),
+        state = escape(&state),
+        message = escape(&text(&document["message"])),
+        scanned = escape(&text(&document["scannedAt"])),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn everything_from_a_server_is_escaped() {
+        let html = render_result(
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            &json!({
+                "host": "<script>alert(1)</script>",
+                "state": "CRITICAL", "grade": "D", "message": "\"><img src=x onerror=alert(1)>",
+                "product": {"name": "OpenCloud", "version": "4.0.0</p>"},
+                "findings": [{"id": "exposed:/<b>", "status": "failed", "severity": "high",
+                              "detail": "a & b", "remediation": "'quote'", "ignored": false}],
+            }),
+        );
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("a &amp; b") && html.contains("&#39;quote&#39;"));
+        assert!(html.contains("4.0.0&lt;/p&gt;"));
+    }
+
+    #[test]
+    fn failed_findings_come_worst_first_with_their_remediation() {
+        let html = render_result(
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            &json!({
+                "host": "cloud.example.com", "state": "WARNING", "grade": "C",
+                "findings": [
+                    {"id": "cspPresent", "status": "failed", "severity": "low", "detail": "d1", "remediation": "r1"},
+                    {"id": "tlsTrusted", "status": "failed", "severity": "high", "detail": "d2", "remediation": "r2"},
+                    {"id": "hsts", "status": "passed", "severity": "medium"},
+                ],
+            }),
+        );
+        let high = html.find("tlsTrusted").unwrap();
+        let low = html.find("cspPresent").unwrap();
+        assert!(high < low);
+        assert!(html.contains("2 checks failed, 1 passed."));
+        assert!(!html.contains("<code>hsts</code>"));
+        for format in EXPORT_FORMATS {
+            assert!(html.contains(&format!("/export/{format}\"")));
+        }
+    }
+
+    #[test]
+    fn the_policy_allows_no_inline_code() {
+        assert!(!CSP.contains("unsafe-inline") && !CSP.contains("unsafe-eval"));
+        assert!(!STYLE.is_empty() && !SCRIPT.is_empty());
+        let landing = page(200, "t", &form(None, "\"x"), "");
+        let html = String::from_utf8(landing.body).unwrap();
+        assert!(!html.contains(" style=") && !html.contains(" onclick="));
+        assert!(html.contains("value=\"&quot;x\""));
+    }
+}

@@ -1,0 +1,852 @@
+//! The public API's PDF export: a one-to-two page A4 report of a completed scan, drawn from the
+//! plugin's result document with `pdf-writer` and the standard Type1 fonts Helvetica and
+//! Helvetica-Bold (WinAnsiEncoding, nothing embedded).
+//!
+//! Most of the text comes from the scanned server, which is hostile: it is only ever shown as
+//! text (pdf-writer escapes the string syntax), characters outside WinAnsiEncoding become `?`,
+//! control characters become spaces and every field is capped. The report never runs past two
+//! pages: failed findings that do not fit are left out with a line saying how many, and that the
+//! JSON export holds them all.
+
+use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+use serde_json::Value;
+
+const PAGE_WIDTH: f32 = 595.0;
+const PAGE_HEIGHT: f32 = 842.0;
+const MARGIN: f32 = 50.0;
+const CONTENT_WIDTH: f32 = PAGE_WIDTH - 2.0 * MARGIN;
+/// The flow's bottom: the footer sits below it.
+const BOTTOM: f32 = MARGIN + 16.0;
+/// The first page's flow starts below the header (title, host, grade box).
+const FIRST_TOP: f32 = PAGE_HEIGHT - MARGIN - 104.0;
+const TOP: f32 = PAGE_HEIGHT - MARGIN;
+const MAX_PAGES: usize = 2;
+/// Failed findings laid out at most: two pages never hold more.
+const MAX_FINDINGS: usize = 150;
+const MAX_STEPS: usize = 15;
+
+const REGULAR: Name = Name(b"F1");
+const BOLD: Name = Name(b"F2");
+
+const BLACK: [f32; 3] = [0.0, 0.0, 0.0];
+const GRAY: [f32; 3] = [0.38, 0.38, 0.38];
+const DARK: [f32; 3] = [0.2, 0.2, 0.2];
+
+/// Helvetica's advance widths (1/1000 em) of the printable ASCII characters 32-126.
+#[rustfmt::skip]
+const HELVETICA: [u16; 95] = [
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556,
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556,
+    556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
+];
+
+/// Helvetica-Bold's advance widths of the printable ASCII characters 32-126.
+#[rustfmt::skip]
+const HELVETICA_BOLD: [u16; 95] = [
+    278, 333, 474, 556, 556, 889, 722, 238, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 333, 333, 584, 584, 584, 611,
+    975, 722, 722, 722, 722, 667, 611, 778, 722, 278, 556, 722, 611, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 333, 278, 333, 584, 556,
+    333, 556, 611, 556, 611, 556, 333, 611, 611, 278, 278, 556, 278, 889, 611, 611,
+    611, 611, 389, 556, 333, 611, 556, 778, 556, 556, 500, 389, 280, 389, 584,
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Font {
+    Regular,
+    Bold,
+}
+
+impl Font {
+    fn name(self) -> Name<'static> {
+        match self {
+            Font::Regular => REGULAR,
+            Font::Bold => BOLD,
+        }
+    }
+
+    /// The width of WinAnsi-encoded text at `size` points. Characters above ASCII are taken
+    /// wide enough for any Latin-1 letter: wrapping never runs past the margin.
+    fn width(self, text: &[u8], size: f32) -> f32 {
+        let table = match self {
+            Font::Regular => &HELVETICA,
+            Font::Bold => &HELVETICA_BOLD,
+        };
+        let units: u32 = text
+            .iter()
+            .map(|&b| match b {
+                32..=126 => u32::from(table[usize::from(b - 32)]),
+                0x85 | 0x89 | 0x8C | 0x97 | 0x99 | 0x9C | 0xC6 | 0xE6 => 1000,
+                _ => 834,
+            })
+            .sum();
+        units as f32 * size / 1000.0
+    }
+}
+
+/// One character in WinAnsiEncoding: Latin-1 as is, the 0x80-0x9F extras (typographic quotes,
+/// dashes, the euro sign...), control characters as spaces, anything else `?`.
+fn win_ansi(c: char) -> u8 {
+    match c {
+        ' '..='~' => c as u8,
+        '\u{a0}'..='\u{ff}' if c != '\u{ad}' => c as u32 as u8,
+        '\u{ad}' => b'-',
+        '\t' | '\n' | '\r' | '\u{b}' | '\u{c}' => b' ',
+        '€' => 0x80,
+        '‚' => 0x82,
+        'ƒ' => 0x83,
+        '„' => 0x84,
+        '…' => 0x85,
+        '†' => 0x86,
+        '‡' => 0x87,
+        'ˆ' => 0x88,
+        '‰' => 0x89,
+        'Š' => 0x8A,
+        '‹' => 0x8B,
+        'Œ' => 0x8C,
+        'Ž' => 0x8E,
+        '\u{2018}' => 0x91,
+        '\u{2019}' => 0x92,
+        '\u{201c}' => 0x93,
+        '\u{201d}' => 0x94,
+        '•' => 0x95,
+        '–' => 0x96,
+        '—' => 0x97,
+        '˜' => 0x98,
+        '™' => 0x99,
+        'š' => 0x9A,
+        '›' => 0x9B,
+        'œ' => 0x9C,
+        'ž' => 0x9E,
+        'Ÿ' => 0x9F,
+        _ => b'?',
+    }
+}
+
+/// A document field as WinAnsi text of at most `max` characters (an ellipsis marks a cut).
+fn field(value: &Value, max: usize) -> Vec<u8> {
+    let text = match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    encode(&text, max)
+}
+
+fn encode(text: &str, max: usize) -> Vec<u8> {
+    let mut out: Vec<u8> = text.trim().chars().take(max).map(win_ansi).collect();
+    if text.trim().chars().nth(max).is_some() {
+        out.push(0x85);
+    }
+    out
+}
+
+/// Text cut to fit `width` on one line, an ellipsis marking the cut.
+fn fit(text: &[u8], font: Font, size: f32, width: f32) -> Vec<u8> {
+    if font.width(text, size) <= width {
+        return text.to_vec();
+    }
+    let mut out = text.to_vec();
+    while !out.is_empty() && font.width(&out, size) + font.width(&[0x85], size) > width {
+        out.pop();
+    }
+    out.push(0x85);
+    out
+}
+
+/// Greedy word wrapping; the first line has `first` points, the others `rest`. Words longer
+/// than a line are broken.
+fn wrap(text: &[u8], font: Font, size: f32, first: f32, rest: f32) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
+    let limit = |lines: &Vec<Vec<u8>>| if lines.is_empty() { first } else { rest };
+    for word in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
+        let mut candidate = line.clone();
+        if !candidate.is_empty() {
+            candidate.push(b' ');
+        }
+        candidate.extend_from_slice(word);
+        if font.width(&candidate, size) <= limit(&lines) {
+            line = candidate;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for &b in word {
+            line.push(b);
+            if font.width(&line, size) > limit(&lines) && line.len() > 1 {
+                line.pop();
+                lines.push(std::mem::replace(&mut line, vec![b]));
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[derive(Clone, Debug)]
+struct Span {
+    x: f32,
+    font: Font,
+    size: f32,
+    color: [f32; 3],
+    text: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Line {
+    height: f32,
+    spans: Vec<Span>,
+}
+
+/// Lines kept together on one page, `gap` points below what precedes them.
+#[derive(Clone, Debug, Default)]
+struct Block {
+    gap: f32,
+    lines: Vec<Line>,
+}
+
+impl Block {
+    fn new(gap: f32) -> Block {
+        Block {
+            gap,
+            lines: Vec::new(),
+        }
+    }
+
+    fn height(&self) -> f32 {
+        self.lines.iter().map(|l| l.height).sum()
+    }
+
+    /// `label` then `text` wrapped with a hanging indent past the label; `x` is the left edge.
+    #[allow(clippy::too_many_arguments)]
+    fn labelled(
+        &mut self,
+        x: f32,
+        label: (&[u8], Font, [f32; 3]),
+        text: &[u8],
+        font: Font,
+        size: f32,
+        color: [f32; 3],
+    ) -> &mut Self {
+        let (label, label_font, label_color) = label;
+        let indent = if label.is_empty() {
+            0.0
+        } else {
+            label_font.width(label, size) + size * 0.4
+        };
+        let width = MARGIN + CONTENT_WIDTH - x - indent;
+        for (i, part) in wrap(text, font, size, width, width).into_iter().enumerate() {
+            let mut line = Line {
+                height: size * 1.3,
+                spans: Vec::new(),
+            };
+            if i == 0 && !label.is_empty() {
+                line.spans.push(Span {
+                    x,
+                    font: label_font,
+                    size,
+                    color: label_color,
+                    text: label.to_vec(),
+                });
+            }
+            line.spans.push(Span {
+                x: x + indent,
+                font,
+                size,
+                color,
+                text: part,
+            });
+            self.lines.push(line);
+        }
+        self
+    }
+
+    fn text(&mut self, x: f32, text: &[u8], font: Font, size: f32, color: [f32; 3]) -> &mut Self {
+        self.labelled(x, (b"", font, color), text, font, size, color)
+    }
+
+    fn heading(&mut self, text: &str) -> &mut Self {
+        self.text(MARGIN, text.as_bytes(), Font::Bold, 12.5, BLACK);
+        self.lines.push(Line {
+            height: 3.0,
+            spans: Vec::new(),
+        });
+        self
+    }
+
+    fn append(&mut self, other: Block) {
+        self.lines.extend(other.lines);
+    }
+}
+
+fn severity_color(severity: &str) -> [f32; 3] {
+    match severity {
+        "critical" => [0.55, 0.0, 0.1],
+        "high" => [0.8, 0.1, 0.1],
+        "medium" => [0.85, 0.42, 0.0],
+        "low" => [0.55, 0.5, 0.0],
+        _ => GRAY,
+    }
+}
+
+fn severity_rank(severity: &str) -> u8 {
+    match severity {
+        "critical" => 0,
+        "high" => 1,
+        "medium" => 2,
+        "low" => 3,
+        _ => 4,
+    }
+}
+
+fn grade_color(grade: &str) -> [f32; 3] {
+    match grade {
+        "A+" | "A" => [0.1, 0.55, 0.25],
+        "B" => [0.35, 0.6, 0.1],
+        "C" => [0.85, 0.6, 0.0],
+        "D" => [0.88, 0.4, 0.0],
+        "E" | "F" => [0.78, 0.1, 0.1],
+        _ => [0.45, 0.45, 0.45],
+    }
+}
+
+fn state_color(state: &str) -> [f32; 3] {
+    match state {
+        "OK" => [0.1, 0.5, 0.2],
+        "WARNING" => [0.8, 0.45, 0.0],
+        "CRITICAL" => [0.78, 0.1, 0.1],
+        _ => DARK,
+    }
+}
+
+/// The summary under the header: state and message, product, counts.
+fn summary(document: &Value, failed: usize, waived: usize) -> Block {
+    let mut block = Block::new(0.0);
+    let state = field(&document["state"], 20);
+    let state_text = String::from_utf8_lossy(&state).into_owned();
+    let mut label = state.clone();
+    label.push(b':');
+    block.labelled(
+        MARGIN,
+        (&label, Font::Bold, state_color(&state_text)),
+        &field(&document["message"], 300),
+        Font::Regular,
+        10.0,
+        BLACK,
+    );
+    let product = &document["product"];
+    let mut name = field(&product["name"], 60);
+    if name.is_empty() {
+        name = b"unknown".to_vec();
+    }
+    let version = field(&product["version"], 60);
+    if !version.is_empty() {
+        name.push(b' ');
+        name.extend_from_slice(&version);
+    }
+    block.lines.push(Line {
+        height: 4.0,
+        spans: Vec::new(),
+    });
+    block.labelled(
+        MARGIN,
+        (b"Product:", Font::Bold, BLACK),
+        &name,
+        Font::Regular,
+        10.0,
+        BLACK,
+    );
+    let findings = document["findings"].as_array().map_or(&[][..], |f| f);
+    let passed = findings
+        .iter()
+        .filter(|f| f["status"].as_str() == Some("passed"))
+        .count();
+    let other = findings.len().saturating_sub(passed + failed);
+    let mut counts = format!("{} checked: {failed} failed", findings.len());
+    if waived > 0 {
+        counts.push_str(&format!(" ({waived} waived)"));
+    }
+    counts.push_str(&format!(", {passed} passed"));
+    if other > 0 {
+        counts.push_str(&format!(", {other} not evaluated"));
+    }
+    block.labelled(
+        MARGIN,
+        (b"Findings:", Font::Bold, BLACK),
+        counts.as_bytes(),
+        Font::Regular,
+        10.0,
+        BLACK,
+    );
+    block
+}
+
+fn finding_block(finding: &Value) -> Block {
+    let mut block = Block::new(7.0);
+    let severity = field(&finding["severity"], 16);
+    let severity_text = String::from_utf8_lossy(&severity).to_ascii_lowercase();
+    let waived = finding["ignored"].as_bool() == Some(true);
+    let mut id = field(&finding["id"], 120);
+    if waived {
+        id.extend_from_slice(b"  [waived]");
+    }
+    let color = if waived { GRAY } else { BLACK };
+    let label = if severity.is_empty() {
+        b"UNRATED".to_vec()
+    } else {
+        severity.to_ascii_uppercase()
+    };
+    let label_color = if waived {
+        GRAY
+    } else {
+        severity_color(&severity_text)
+    };
+    block.labelled(
+        MARGIN,
+        (&label, Font::Bold, label_color),
+        &id,
+        Font::Bold,
+        10.0,
+        color,
+    );
+    let indent = MARGIN + 12.0;
+    let detail = field(&finding["detail"], 240);
+    if !detail.is_empty() {
+        block.text(indent, &detail, Font::Regular, 9.0, color);
+    }
+    let remediation = field(&finding["remediation"], 240);
+    if !remediation.is_empty() {
+        block.labelled(
+            indent,
+            (b"Fix:", Font::Bold, DARK),
+            &remediation,
+            Font::Regular,
+            9.0,
+            if waived { GRAY } else { DARK },
+        );
+    }
+    block
+}
+
+fn step_block(number: usize, step: &Value) -> Block {
+    let mut block = Block::new(5.0);
+    let label = format!("{number}.");
+    block.labelled(
+        MARGIN,
+        (label.as_bytes(), Font::Bold, BLACK),
+        &field(&step["action"], 240),
+        Font::Regular,
+        10.0,
+        BLACK,
+    );
+    let mut note = Vec::new();
+    let system = field(&step["fixedIn"], 60);
+    if !system.is_empty() {
+        note.extend_from_slice(b"in ");
+        note.extend_from_slice(&system);
+    }
+    let resolves = step["resolves"].as_array().map_or(0, Vec::len);
+    if resolves > 0 {
+        if !note.is_empty() {
+            note.extend_from_slice(b"; ");
+        }
+        let plural = if resolves == 1 { "" } else { "s" };
+        note.extend_from_slice(format!("resolves {resolves} finding{plural}").as_bytes());
+    }
+    if !note.is_empty() {
+        let indent = MARGIN + Font::Bold.width(label.as_bytes(), 10.0) + 4.0;
+        block.text(indent, &note, Font::Regular, 8.5, GRAY);
+    }
+    block
+}
+
+/// Blocks placed on pages: each page lists (block index, y of its top).
+fn paginate(blocks: &[Block]) -> Vec<Vec<(usize, f32)>> {
+    let mut pages = vec![Vec::new()];
+    let mut y = FIRST_TOP;
+    for (i, block) in blocks.iter().enumerate() {
+        let page = pages.last_mut().expect("one page at least");
+        let gap = if page.is_empty() { 0.0 } else { block.gap };
+        if y - gap - block.height() < BOTTOM && !page.is_empty() {
+            pages.push(vec![(i, TOP)]);
+            y = TOP - block.height();
+        } else {
+            page.push((i, y - gap));
+            y -= gap + block.height();
+        }
+    }
+    pages
+}
+
+fn draw_text(
+    content: &mut Content,
+    x: f32,
+    y: f32,
+    font: Font,
+    size: f32,
+    color: [f32; 3],
+    text: &[u8],
+) {
+    content.set_fill_rgb(color[0], color[1], color[2]);
+    content.begin_text();
+    content.set_font(font.name(), size);
+    content.next_line(x, y);
+    content.show(Str(text));
+    content.end_text();
+}
+
+/// The first page's header: title, host, URL and scan time on the left, the grade on the right.
+fn header(content: &mut Content, document: &Value) {
+    let box_size = 84.0;
+    let box_x = PAGE_WIDTH - MARGIN - box_size;
+    let box_y = PAGE_HEIGHT - MARGIN - box_size;
+    let left = CONTENT_WIDTH - box_size - 14.0;
+    let mut y = PAGE_HEIGHT - MARGIN - 18.0;
+    draw_text(
+        content,
+        MARGIN,
+        y,
+        Font::Bold,
+        18.0,
+        BLACK,
+        b"Storage security report",
+    );
+    y -= 24.0;
+    let host = fit(&field(&document["host"], 200), Font::Bold, 13.0, left);
+    draw_text(content, MARGIN, y, Font::Bold, 13.0, BLACK, &host);
+    let rows: [(&[u8], Vec<u8>); 2] = [
+        (b"URL", field(&document["url"], 300)),
+        (b"Scanned", field(&document["scannedAt"], 40)),
+    ];
+    for (label, value) in rows {
+        if value.is_empty() {
+            continue;
+        }
+        y -= 15.0;
+        draw_text(content, MARGIN, y, Font::Bold, 9.0, GRAY, label);
+        let value = fit(&value, Font::Regular, 9.0, left - 48.0);
+        draw_text(content, MARGIN + 48.0, y, Font::Regular, 9.0, DARK, &value);
+    }
+
+    let grade = field(&document["grade"], 3);
+    let grade = if grade.is_empty() {
+        b"?".to_vec()
+    } else {
+        grade
+    };
+    let [r, g, b] = grade_color(&String::from_utf8_lossy(&grade));
+    content.set_fill_rgb(r, g, b);
+    content.rect(box_x, box_y, box_size, box_size);
+    content.fill_nonzero();
+    let caption = b"GRADE";
+    let width = Font::Bold.width(caption, 8.0);
+    draw_text(
+        content,
+        box_x + (box_size - width) / 2.0,
+        box_y + box_size - 14.0,
+        Font::Bold,
+        8.0,
+        [1.0, 1.0, 1.0],
+        caption,
+    );
+    let size = if grade.len() > 1 { 40.0 } else { 48.0 };
+    let width = Font::Bold.width(&grade, size);
+    draw_text(
+        content,
+        box_x + (box_size - width) / 2.0,
+        box_y + 18.0,
+        Font::Bold,
+        size,
+        [1.0, 1.0, 1.0],
+        &grade,
+    );
+
+    content.set_stroke_rgb(0.75, 0.75, 0.75);
+    content.set_line_width(0.6);
+    content.move_to(MARGIN, box_y - 8.0);
+    content.line_to(PAGE_WIDTH - MARGIN, box_y - 8.0);
+    content.stroke();
+}
+
+fn footer(content: &mut Content, page: usize, pages: usize) {
+    let left = format!(
+        "check-storage-security {} - the JSON export holds the complete result",
+        env!("CARGO_PKG_VERSION")
+    );
+    draw_text(
+        content,
+        MARGIN,
+        MARGIN,
+        Font::Regular,
+        7.5,
+        GRAY,
+        left.as_bytes(),
+    );
+    let right = format!("page {page} of {pages}");
+    let width = Font::Regular.width(right.as_bytes(), 7.5);
+    draw_text(
+        content,
+        PAGE_WIDTH - MARGIN - width,
+        MARGIN,
+        Font::Regular,
+        7.5,
+        GRAY,
+        right.as_bytes(),
+    );
+}
+
+/// The PDF report of a result document: one or two A4 pages.
+pub fn render(document: &Value) -> Vec<u8> {
+    let all = document["findings"].as_array().map_or(&[][..], |f| f);
+    let mut failed: Vec<&Value> = all
+        .iter()
+        .filter(|f| f["status"].as_str() == Some("failed"))
+        .collect();
+    failed.sort_by_key(|f| {
+        (
+            f["ignored"].as_bool() == Some(true),
+            severity_rank(f["severity"].as_str().unwrap_or("")),
+        )
+    });
+    let waived = failed
+        .iter()
+        .filter(|f| f["ignored"].as_bool() == Some(true))
+        .count();
+
+    let summary = summary(document, failed.len(), waived);
+    let mut findings: Vec<Block> = failed
+        .iter()
+        .take(MAX_FINDINGS)
+        .map(|f| finding_block(f))
+        .collect();
+    let mut findings_heading = Block::new(16.0);
+    findings_heading.heading(&format!("Failed findings ({})", failed.len()));
+    match findings.first_mut() {
+        // The heading stays with the first finding.
+        Some(first) => {
+            findings_heading.append(std::mem::take(first));
+            *first = findings_heading;
+        }
+        None => {
+            findings_heading.text(MARGIN, b"No check failed.", Font::Regular, 10.0, BLACK);
+            findings.push(findings_heading);
+        }
+    }
+    let steps_source = document["remediationPlan"]["steps"]
+        .as_array()
+        .map_or(&[][..], |s| s);
+    let mut steps: Vec<Block> = steps_source
+        .iter()
+        .take(MAX_STEPS)
+        .enumerate()
+        .map(|(i, s)| step_block(i + 1, s))
+        .collect();
+    if let Some(first) = steps.first_mut() {
+        let mut heading = Block::new(18.0);
+        heading.heading("Remediation plan");
+        heading.append(std::mem::take(first));
+        *first = heading;
+    }
+    // As many findings and plan steps as two pages hold: findings give way first (down to five),
+    // then steps (down to three), then the rest. Left-out lines say how many are missing.
+    let failed_heading = format!("Failed findings ({})", failed.len());
+    let layout = |shown: usize, shown_steps: usize| {
+        let mut blocks: Vec<Block> = vec![summary.clone()];
+        blocks.extend(findings.iter().take(shown).cloned());
+        let left_out = failed.len().saturating_sub(shown);
+        if left_out > 0 {
+            let mut block = Block::new(8.0);
+            if shown == 0 {
+                block.gap = 16.0;
+                block.heading(&failed_heading);
+            }
+            let plural = if left_out == 1 { " is" } else { "s are" };
+            let text = format!(
+                "{left_out} more failed finding{plural} left out; the JSON export has them all."
+            );
+            block.text(MARGIN, text.as_bytes(), Font::Bold, 9.5, DARK);
+            blocks.push(block);
+        }
+        blocks.extend(steps.iter().take(shown_steps).cloned());
+        let steps_left_out = steps_source.len() - shown_steps;
+        if steps_left_out > 0 {
+            let mut block = Block::new(5.0);
+            if shown_steps == 0 {
+                block.gap = 18.0;
+                block.heading("Remediation plan");
+            }
+            let plural = if steps_left_out == 1 { " is" } else { "s are" };
+            let text = format!(
+                "{steps_left_out} more step{plural} left out; the JSON export has them all."
+            );
+            block.text(MARGIN, text.as_bytes(), Font::Regular, 9.0, DARK);
+            blocks.push(block);
+        }
+        let pages = paginate(&blocks);
+        (blocks, pages)
+    };
+    let floor = if failed.is_empty() { findings.len() } else { 0 };
+    let mut shown = findings.len();
+    let mut shown_steps = steps.len();
+    loop {
+        if layout(shown, shown_steps).1.len() <= MAX_PAGES {
+            break;
+        }
+        if shown > floor.max(5) {
+            shown -= 1;
+        } else if shown_steps > 3 {
+            shown_steps -= 1;
+        } else if shown > floor {
+            shown -= 1;
+        } else if shown_steps > 0 {
+            shown_steps -= 1;
+        } else {
+            break;
+        }
+    }
+    // Room the plan's cuts left goes back to findings.
+    while shown < findings.len() && layout(shown + 1, shown_steps).1.len() <= MAX_PAGES {
+        shown += 1;
+    }
+    let (blocks, mut pages) = layout(shown, shown_steps);
+    // Never reached with the field caps; a third page is dropped all the same.
+    pages.truncate(MAX_PAGES);
+
+    let mut pdf = Pdf::new();
+    let catalog = Ref::new(1);
+    let tree = Ref::new(2);
+    let regular = Ref::new(3);
+    let bold = Ref::new(4);
+    let info = Ref::new(5);
+    let first_page = 6;
+    let page_ids: Vec<Ref> = (0..pages.len())
+        .map(|i| Ref::new(first_page + 2 * i as i32))
+        .collect();
+    pdf.catalog(catalog).pages(tree);
+    pdf.pages(tree)
+        .kids(page_ids.iter().copied())
+        .count(pages.len() as i32);
+    pdf.type1_font(regular)
+        .base_font(Name(b"Helvetica"))
+        .encoding_predefined(Name(b"WinAnsiEncoding"));
+    pdf.type1_font(bold)
+        .base_font(Name(b"Helvetica-Bold"))
+        .encoding_predefined(Name(b"WinAnsiEncoding"));
+    let host: String = document["host"]
+        .as_str()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(100)
+        .collect();
+    pdf.document_info(info)
+        .title(TextStr(&format!("Storage security report: {host}")))
+        .producer(TextStr(concat!(
+            "check-storage-security ",
+            env!("CARGO_PKG_VERSION")
+        )));
+
+    for (number, placed) in pages.iter().enumerate() {
+        let page_id = page_ids[number];
+        let content_id = Ref::new(page_id.get() + 1);
+        let mut content = Content::new();
+        if number == 0 {
+            header(&mut content, document);
+        }
+        for &(index, top) in placed {
+            let mut y = top;
+            for line in &blocks[index].lines {
+                y -= line.height;
+                for span in &line.spans {
+                    if span.text.is_empty() {
+                        continue;
+                    }
+                    // The baseline sits a fifth of the line above its bottom.
+                    let baseline = y + line.height * 0.22;
+                    draw_text(
+                        &mut content,
+                        span.x,
+                        baseline,
+                        span.font,
+                        span.size,
+                        span.color,
+                        &span.text,
+                    );
+                }
+            }
+        }
+        footer(&mut content, number + 1, pages.len());
+        pdf.stream(content_id, &content.finish());
+        let mut page = pdf.page(page_id);
+        page.media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
+            .parent(tree)
+            .contents(content_id);
+        let mut resources = page.resources();
+        resources.fonts().pair(REGULAR, regular).pair(BOLD, bold);
+        resources.finish();
+        page.finish();
+    }
+    pdf.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn win_ansi_maps_latin1_and_replaces_the_rest() {
+        assert_eq!(
+            encode("Grüße € – ok", 100),
+            b"Gr\xfc\xdfe \x80 \x96 ok".to_vec()
+        );
+        assert_eq!(encode("Тест 漢字 😀", 100), b"???? ?? ?".to_vec());
+        assert_eq!(encode("a\nb\tc\u{0}", 100), b"a b c?".to_vec());
+        assert_eq!(encode("abcdef", 3), b"abc\x85".to_vec());
+    }
+
+    #[test]
+    fn wrapping_keeps_every_line_within_the_width() {
+        let text = encode(&format!("short words then {} end", "x".repeat(300)), 1000);
+        let lines = wrap(&text, Font::Regular, 9.0, 200.0, 300.0);
+        assert!(lines.len() > 3);
+        assert!(Font::Regular.width(&lines[0], 9.0) <= 200.0);
+        for line in &lines[1..] {
+            assert!(Font::Regular.width(line, 9.0) <= 300.0, "{line:?}");
+        }
+        let joined: usize = lines.iter().map(Vec::len).sum();
+        assert!(joined >= text.len() - 4);
+    }
+
+    #[test]
+    fn hostile_strings_stay_inside_string_objects() {
+        let document = json!({
+            "host": "evil.example", "grade": "F", "state": "CRITICAL",
+            "message": ") Tj ET BT /F1 99 Tf (pwned) Tj (",
+            "findings": [{"id": "x\\", "status": "failed", "severity": "high",
+                          "detail": "((unbalanced \\) \r\n endstream", "remediation": ")"}],
+        });
+        let pdf = render(&document);
+        let text = String::from_utf8_lossy(&pdf);
+        assert!(
+            !text.contains("(pwned) Tj"),
+            "an unescaped operator slipped through"
+        );
+        assert!(text.contains(r"\) Tj ET BT /F1 99 Tf \(pwned\) Tj \("));
+    }
+
+    #[test]
+    fn empty_documents_still_render() {
+        let pdf = render(&json!({}));
+        assert!(pdf.starts_with(b"%PDF-"));
+        let pdf = render(&Value::Null);
+        assert!(pdf.starts_with(b"%PDF-"));
+    }
+}
