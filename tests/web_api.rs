@@ -200,3 +200,72 @@ fn the_guard_refuses_private_targets_and_hostile_requests_get_clear_errors() {
     web.terminate();
     assert_eq!(web.wait_exit(Duration::from_secs(30)), Some(0));
 }
+
+#[test]
+fn a_flood_and_dripping_clients_leave_the_server_answering() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = fresh_dir("web-api-flood");
+    let web = start(
+        &dir,
+        &[
+            "--allow-private-targets",
+            "--workers",
+            "1",
+            "--timeout",
+            "1",
+        ],
+    );
+    // Clients that send a header a byte at a time and never finish it.
+    let stop = Arc::new(AtomicBool::new(false));
+    let drippers: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, stop) = (web.addr, stop.clone());
+            std::thread::spawn(move || {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                let _ = c.write_all(b"POST /api/scans HTTP/1.1\r\nX-Drip: ");
+                while !stop.load(Ordering::SeqCst) {
+                    if c.write_all(b"x").is_err() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        })
+        .collect();
+    // A flood from one address: ten are queued, the rest told when to come back.
+    let mut statuses = Vec::new();
+    for n in 0..30 {
+        // Targets on loopback where nothing listens: their scans fail at once, on this host.
+        let port = support::closed_port();
+        let started = Instant::now();
+        let answer = submit(&web, &format!("{{\"target_url\": \"127.0.0.1:{port}\"}}"));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "submission {n} took {:?}",
+            started.elapsed()
+        );
+        if answer.status == 429 {
+            assert!(answer.header("retry-after").is_some());
+            assert_eq!(answer.json()["error"]["code"], "rate_limited");
+        }
+        statuses.push(answer.status);
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 202).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        20,
+        "{statuses:?}"
+    );
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    stop.store(true, Ordering::SeqCst);
+    for d in drippers {
+        d.join().unwrap();
+    }
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+}
