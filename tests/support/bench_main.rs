@@ -35,9 +35,18 @@
 //! client threads send 10,000 cached `GET /api/scan` (requests/s, latency percentiles, the
 //! service's CPU time and peak memory after them), then 10,000 `POST /api/queue` for the same
 //! host, each a record the service keeps. One connection per request, as the service answers.
+//!
+//! Last the public scan API (`check-storage-scanner web`), with the SQLite store and with a
+//! `redis-server` of its own: submissions and polls per second at 50 clients, poll latency,
+//! peak memory after 100,000 polls (`bench_web.rs`).
+//!
+//! `COS_BENCH_ONLY` picks parts, a comma-separated list of `plugin` (the scenario table and
+//! the load table), `exporter`, `service` and `web`; unset, everything runs.
 
 #[path = "mod.rs"]
 mod support;
+
+mod bench_web;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -734,12 +743,34 @@ fn print_table(rows: &[Row]) {
     }
 }
 
+/// The parts `COS_BENCH_ONLY` picks (every part when it is unset or empty).
+fn selected(part: &str) -> bool {
+    match std::env::var("COS_BENCH_ONLY") {
+        Ok(only) if !only.trim().is_empty() => only.split(',').any(|p| p.trim() == part),
+        _ => true,
+    }
+}
+
 fn main() {
+    const PARTS: [&str; 4] = ["plugin", "exporter", "service", "web"];
+    if let Ok(only) = std::env::var("COS_BENCH_ONLY")
+        && let Some(unknown) = only
+            .split(',')
+            .map(str::trim)
+            .find(|p| !p.is_empty() && !PARTS.contains(p))
+    {
+        eprintln!(
+            "bench: COS_BENCH_ONLY names `{unknown}`; the parts are {}",
+            PARTS.join(", ")
+        );
+        std::process::exit(2);
+    }
     let bin = PathBuf::from(
         std::env::var("COS_BENCH_BIN")
             .unwrap_or_else(|_| "target/release/check-storage-security".to_string()),
     );
-    if !bin.is_file() {
+    let needs_plugin = selected("plugin") || selected("exporter");
+    if needs_plugin && !bin.is_file() {
         eprintln!(
             "bench: {} not found; build it with `cargo build --release` or set COS_BENCH_BIN",
             bin.display()
@@ -766,14 +797,33 @@ fn main() {
             Meter::WallOnly => "wall clock only (no /usr/bin/time, no /proc)",
         }
     );
+    if selected("plugin") {
+        plugin_scenarios(&bench);
+    }
+    if selected("exporter") {
+        exporter_scrapes(&bench);
+    }
+    let scanner = scanner_bin(&bench.bin);
+    let scanner = std::fs::canonicalize(&scanner).unwrap_or(scanner);
+    if selected("service") {
+        service_bench(&scanner, &work);
+    }
+    if selected("web") {
+        bench_web::web_bench(&scanner, &work);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The scenario table and the load table.
+fn plugin_scenarios(bench: &Bench) {
     println!();
     let (healthy, healthy_load) = counted(
-        &bench,
+        bench,
         "one healthy host (8.1.0, bundled)",
         InstanceConfig::default(),
     );
     let (distant, distant_load) = counted(
-        &bench,
+        bench,
         &format!(
             "one healthy host, every answer {} ms late",
             ANSWER_DELAY.as_millis()
@@ -783,18 +833,15 @@ fn main() {
     let rows = vec![
         healthy,
         distant,
-        firewalled(&bench),
-        many_hosts(&bench),
-        one_hostile_host(&bench),
-        many_hostile_hosts(&bench),
-        many_hostile_json_hosts(&bench),
-        hostile_baseline(&bench),
+        firewalled(bench),
+        many_hosts(bench),
+        one_hostile_host(bench),
+        many_hostile_hosts(bench),
+        many_hostile_json_hosts(bench),
+        hostile_baseline(bench),
     ];
     print_table(&rows);
     print_load(&[healthy_load, distant_load]);
-    exporter_scrapes(&bench);
-    service_bench(&scanner_bin(&bench.bin), &work);
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 /// `$COS_BENCH_SCANNER_BIN`, else `check-storage-scanner` beside the plugin.
