@@ -319,7 +319,8 @@ impl Api {
         }
     }
 
-    fn links(&self, uuid: &str) -> Value {
+    /// The scan's URLs; `export` names the preferred export when the submission chose one.
+    fn links(&self, uuid: &str, preferred: Option<&str>) -> Value {
         let base = &self.config.base_url;
         let exports: Map<String, Value> = EXPORT_FORMATS
             .iter()
@@ -330,11 +331,15 @@ impl Api {
                 )
             })
             .collect();
-        json!({
+        let mut links = json!({
             "self": format!("{base}/api/scans/{uuid}"),
             "page": format!("{base}/scans/{uuid}"),
             "exports": exports,
-        })
+        });
+        if let Some(format) = preferred.filter(|f| EXPORT_FORMATS.contains(f)) {
+            links["export"] = json!(format!("{base}/api/scans/{uuid}/export/{format}"));
+        }
+        links
     }
 
     fn submit(&self, request: &Request) -> Response {
@@ -342,11 +347,12 @@ impl Api {
             Ok(parsed) => parsed,
             Err(e) => return e.response(),
         };
+        let preferred = scan.format.clone();
         let uuid = match self.enqueue(scan, &target, request) {
             Ok(uuid) => uuid,
             Err(refused) => return refused.response(),
         };
-        let links = self.links(&uuid);
+        let links = self.links(&uuid, preferred.as_deref());
         let location = links["self"].as_str().unwrap_or_default().to_string();
         Response::json(
             202,
@@ -419,7 +425,7 @@ impl Api {
                 .map(|c| c.document)
                 .unwrap_or(Value::Null);
         } else {
-            body["links"] = self.links(&record.uuid);
+            body["links"] = self.links(&record.uuid, record.request.format.as_deref());
         }
         let response = Response::json(200, &body);
         if record.status == Status::Completed {

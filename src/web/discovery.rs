@@ -164,6 +164,8 @@ fn links_schema() -> Value {
         "properties": {
             "self": {"type": "string", "format": "uri", "description": "The poll URL."},
             "page": {"type": "string", "format": "uri", "description": "The result page."},
+            "export": {"type": "string", "format": "uri",
+                       "description": "The export in the submission's preferred format, when it named one."},
             "exports": {
                 "type": "object",
                 "properties": exports,

@@ -208,7 +208,7 @@ impl Api {
         page(
             200,
             &format!("{} — storage security", record.request.target_url),
-            &render_result(&record.uuid, &document),
+            &render_result(&record.uuid, &document, record.request.format.as_deref()),
             "",
         )
     }
@@ -224,7 +224,7 @@ fn text(value: &Value) -> String {
 
 /// The completed result: grade, state, product, findings that failed (worst first) with
 /// their remediation, the remediation plan, the exports.
-pub fn render_result(uuid: &str, document: &Value) -> String {
+pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> String {
     let grade = text(&document["grade"]);
     let state = text(&document["state"]);
     let state_class = match state.as_str() {
@@ -314,8 +314,13 @@ pub fn render_result(uuid: &str, document: &Value) -> String {
     let exports: String = EXPORT_FORMATS
         .iter()
         .map(|f| {
+            let class = if preferred == Some(*f) {
+                "export preferred"
+            } else {
+                "export"
+            };
             format!(
-                "<a class=\"export\" href=\"/api/scans/{}/export/{f}\">{}</a>",
+                "<a class=\"{class}\" href=\"/api/scans/{}/export/{f}\">{}</a>",
                 escape(uuid),
                 f.to_uppercase()
             )
@@ -353,6 +358,7 @@ mod tests {
                 "findings": [{"id": "exposed:/<b>", "status": "failed", "severity": "high",
                               "detail": "a & b", "remediation": "'quote'", "ignored": false}],
             }),
+            None,
         );
         assert!(!html.contains("<script>"), "{html}");
         assert!(!html.contains("<img"), "{html}");
@@ -374,6 +380,7 @@ mod tests {
                     {"id": "hsts", "status": "passed", "severity": "medium"},
                 ],
             }),
+            Some("csv"),
         );
         let high = html.find("tlsTrusted").unwrap();
         let low = html.find("cspPresent").unwrap();
@@ -383,6 +390,7 @@ mod tests {
         for format in EXPORT_FORMATS {
             assert!(html.contains(&format!("/export/{format}\"")));
         }
+        assert!(html.contains("class=\"export preferred\" href=\"/api/scans/0f8fad5b-d9cb-469f-a165-70867728950e/export/csv\""));
     }
 
     #[test]

@@ -152,6 +152,20 @@ fn a_submission_is_queued_with_its_uuid_links_and_location() {
         value["links"]["exports"]["csv"],
         format!("{own}/export/csv")
     );
+    // No preferred export was named; with one, `export` links it.
+    assert!(value["links"].get("export").is_none());
+    let preferring = rig.request(
+        "POST",
+        "/api/scans",
+        r#"{"target_url": "pdf.example.com", "format": "pdf"}"#,
+        "198.51.100.7",
+        None,
+    );
+    let uuid_pdf = body(&preferring)["uuid"].as_str().unwrap().to_string();
+    assert_eq!(
+        body(&preferring)["links"]["export"],
+        format!("https://scan.example.com/api/scans/{uuid_pdf}/export/pdf")
+    );
     // Version 4, random.
     assert_eq!(&uuid[14..15], "4");
     let polled = rig.get(&format!("/api/scans/{uuid}"));
