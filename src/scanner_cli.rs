@@ -161,9 +161,19 @@ fn scan(
     }
 }
 
-/// `serve`: the scan service until SIGTERM or SIGINT (exit 0). A reason not to start is one
-/// line on stderr and exit 3, stdout empty: a service manager logs stderr.
-fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+/// A server's function: its settings and the stop flag set by SIGTERM or SIGINT.
+type ServeFn = fn(Settings, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), String>;
+
+/// A server subcommand until SIGTERM or SIGINT (exit 0). A reason not to start is one line on
+/// stderr and exit 3, stdout empty: a service manager logs stderr. `no_arguments` is the line
+/// for words after the subcommand.
+fn run_server(
+    line: cli::CommandLine,
+    rest: &[String],
+    env: &dyn Environment,
+    no_arguments: &str,
+    serve: ServeFn,
+) -> Outcome {
     let refuse = |message: &str| {
         eprintln!(
             "{}: {}",
@@ -176,7 +186,7 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
         }
     };
     if !rest.is_empty() {
-        return refuse("serve takes no arguments; the hosts to scan come with the requests");
+        return refuse(no_arguments);
     }
     let settings = match Settings::resolve_for(&line, env, Purpose::Serve) {
         Ok(s) => s,
@@ -185,9 +195,7 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     if let Err(e) = setup_process(&settings) {
         return refuse(&e);
     }
-    let served = crate::serve::signals::stop_flag()
-        .and_then(|stop| crate::serve::service::serve(settings, stop));
-    match served {
+    match crate::serve::signals::stop_flag().and_then(|stop| serve(settings, stop)) {
         Ok(()) => Outcome {
             stdout: String::new(),
             exit_code: 0,
@@ -196,38 +204,26 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     }
 }
 
-/// `web`: the public scan API until SIGTERM or SIGINT.
+/// `serve`: the scan service.
+fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    run_server(
+        line,
+        rest,
+        env,
+        "serve takes no arguments; the hosts to scan come with the requests",
+        crate::serve::service::serve,
+    )
+}
+
+/// `web`: the public scan API.
 fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    let refuse = |message: &str| {
-        eprintln!(
-            "{}: {}",
-            Program::Scanner.name(),
-            crate::settings::redact::apply(message)
-        );
-        Outcome {
-            stdout: String::new(),
-            exit_code: 3,
-        }
-    };
-    if !rest.is_empty() {
-        return refuse("web takes no arguments; the instances to scan come with the submissions");
-    }
-    let settings = match Settings::resolve_for(&line, env, Purpose::Serve) {
-        Ok(s) => s,
-        Err(e) => return refuse(&e.0),
-    };
-    if let Err(e) = setup_process(&settings) {
-        return refuse(&e);
-    }
-    let served = crate::serve::signals::stop_flag()
-        .and_then(|stop| crate::web::server::serve(settings, stop));
-    match served {
-        Ok(()) => Outcome {
-            stdout: String::new(),
-            exit_code: 0,
-        },
-        Err(e) => refuse(&e),
-    }
+    run_server(
+        line,
+        rest,
+        env,
+        "web takes no arguments; the instances to scan come with the submissions",
+        crate::web::server::serve,
+    )
 }
 
 /// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's

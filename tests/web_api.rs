@@ -7,43 +7,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::FakeInstance;
 use support::plugin::healthy;
 use support::service::{Answer, ScannerService};
 
-const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
-const NOW: &str = "2026-11-22T03:00:00Z";
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn start(dir: &Path, extra: &[&str]) -> ScannerService {
-    let state = dir.display().to_string();
-    let mut args = vec![
-        "web",
-        "--listen",
-        "127.0.0.1:0",
-        "--update-source",
-        "bundled",
-        "--no-debug-ports",
-        "--retries",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    ScannerService::start_with(
-        Path::new(SCANNER),
-        dir,
-        &args,
-        &[("COS_STATE_DIR", &state), ("COS_NOW", NOW)],
-    )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
-}
+use support::web::{fresh_dir, start};
 
 fn submit(web: &ScannerService, body: &str) -> Answer {
     web.request(

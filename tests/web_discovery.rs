@@ -17,40 +17,14 @@ use support::FakeInstance;
 use support::plugin::healthy;
 use support::service::{Answer, ScannerService};
 
-const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
-const NOW: &str = "2026-11-22T03:00:00Z";
+use support::web::fresh_dir;
 const BASE: &str = "https://scan.example.com";
 const CACHE_CONTROL: &str = "public, max-age=300";
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn start(dir: &Path, extra: &[&str]) -> ScannerService {
-    let state = dir.display().to_string();
-    let mut args = vec![
-        "web",
-        "--listen",
-        "127.0.0.1:0",
-        "--base-url",
-        BASE,
-        "--update-source",
-        "bundled",
-        "--no-debug-ports",
-        "--retries",
-        "0",
-    ];
+    let mut args = vec!["--base-url", BASE];
     args.extend_from_slice(extra);
-    ScannerService::start_with(
-        Path::new(SCANNER),
-        dir,
-        &args,
-        &[("COS_STATE_DIR", &state), ("COS_NOW", NOW)],
-    )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+    support::web::start(dir, &args)
 }
 
 /// The path of an absolute URL under the base URL (what to ask the loopback server for).

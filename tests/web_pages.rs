@@ -9,17 +9,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::service::{Answer, ScannerService};
+use support::service::Answer;
 use support::{FakeInstance, InstanceConfig};
 
-const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::web::fresh_dir;
 
 fn assert_strict_page(answer: &Answer) {
     assert_eq!(
@@ -71,30 +64,8 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
     // A default install of 4.0.0: known advisories, demo accounts; plenty to show.
     let fake = FakeInstance::start(InstanceConfig::default());
     let dir = fresh_dir("web-pages");
-    let state = dir.display().to_string();
     let ca = fake.ca_file().display().to_string();
-    let web = ScannerService::start_with(
-        Path::new(SCANNER),
-        &dir,
-        &[
-            "web",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow-private-targets",
-            "--ca-file",
-            &ca,
-            "--update-source",
-            "bundled",
-            "--no-debug-ports",
-            "--retries",
-            "0",
-        ],
-        &[
-            ("COS_STATE_DIR", &state),
-            ("COS_NOW", "2026-11-22T03:00:00Z"),
-        ],
-    )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"));
+    let web = support::web::start(&dir, &["--allow-private-targets", "--ca-file", &ca]);
 
     let landing = web.get("/", &[]);
     assert_eq!(landing.status, 200);

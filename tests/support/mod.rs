@@ -37,6 +37,9 @@ pub mod proxy;
 pub mod redis;
 pub mod server;
 pub mod service;
+/// Only in integration tests: it needs the test binary's compile-time paths.
+#[cfg(test)]
+pub mod web;
 
 pub use certs::TlsMode;
 pub use debug_listener::{DebugListener, start_debug_listener};
