@@ -62,6 +62,9 @@ pub struct ApiConfig {
     pub base_url: String,
     pub record_ttl_secs: i64,
     pub trusted_proxies: Vec<(IpAddr, u8)>,
+    /// How long a caller that waits for its scan (MCP `scan_instance`) waits at most: the
+    /// scan's time budget and the queue ahead of it.
+    pub scan_wait: std::time::Duration,
 }
 
 pub struct Api {
@@ -294,6 +297,9 @@ impl Api {
     pub fn handle(&self, request: &Request) -> Response {
         let path = request.path.trim_end_matches('/');
         let parts: Vec<&str> = path.split('/').skip(1).collect();
+        if let Some(answer) = super::mcp::handle(self, request) {
+            return answer;
+        }
         if let Some(answer) = super::discovery::handle(request, &self.config.base_url) {
             return answer;
         }

@@ -7,6 +7,7 @@ pub mod api;
 pub mod discovery;
 pub mod export;
 pub mod limits;
+pub mod mcp;
 pub mod pages;
 pub mod pdf;
 pub mod server;

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 pub const HTTP_WORKERS: usize = 32;
 /// How long the target's name may take to resolve, at submission and before the scan.
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// A caller waiting for its scan waits the time budget and this much for the queue.
+const SCAN_WAIT_MARGIN: Duration = Duration::from_secs(35);
 /// A claim outlasts the longest scan (the time budget) by this much.
 const LEASE_MARGIN_SECS: i64 = 60;
 
@@ -131,6 +133,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             base_url,
             record_ttl_secs: web.record_ttl.as_secs() as i64,
             trusted_proxies: web.trusted_proxies.clone(),
+            scan_wait: settings.time_budget + SCAN_WAIT_MARGIN,
         },
         check_target,
     };
@@ -150,7 +153,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         Limits::default(),
         move |request: &Request| {
             let answer = api.handle(request);
-            if request.method == "POST" && answer.status == 202 {
+            // A submission (the API's 202, the form's 303, an MCP tool call) wakes the
+            // workers; a stray wake-up costs one look at the store.
+            if request.method == "POST" && answer.status < 400 {
                 wakeup.notify();
             }
             answer

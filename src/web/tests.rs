@@ -54,6 +54,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
         config: ApiConfig {
             base_url: "https://scan.example.com".into(),
             record_ttl_secs: 7 * 24 * 3600,
+            scan_wait: std::time::Duration::from_secs(90),
             trusted_proxies: trusted
                 .iter()
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))

@@ -1,0 +1,1100 @@
+//! `/mcp`: the scan API as Model Context Protocol tools and prompts, over streamable HTTP,
+//! blocking, on our own serde JSON-RPC types (issue 13, first increment).
+//!
+//! One JSON-RPC 2.0 request per `POST /mcp` (batches are refused), answered with
+//! `application/json`; notifications and client responses get 202 without a body. `initialize`
+//! negotiates the protocol version and issues `Mcp-Session-Id`; every later request must carry
+//! it (missing → 400, unknown → 404); `DELETE /mcp` ends it. Sessions live in this process's
+//! memory, at most [`MAX_SESSIONS`], the oldest dropped first. `GET /mcp` is 405: no SSE
+//! stream in this increment. An `Origin` from another site is refused with 403 (DNS rebinding).
+//!
+//! The tools call the API's own functions ([`Api::enqueue`], [`Api::record`], the store's
+//! erase) with the HTTP request they came in, so the target guard, the limits and the target
+//! cooldown count against the caller's address. A refusal of the API is a tool result with
+//! `isError: true` that says when to retry, not a JSON-RPC error.
+
+use super::api::{Api, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, parse_submission};
+use super::store::Status;
+use crate::serve::http::{Request, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub const PATH: &str = "/mcp";
+/// The protocol versions we speak, newest first.
+pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+pub const SESSION_HEADER: &str = "Mcp-Session-Id";
+/// Sessions kept in memory; beyond, the oldest is dropped.
+pub const MAX_SESSIONS: usize = 10_000;
+const SCAN_POLL: Duration = Duration::from_millis(100);
+
+const SERVER_NAME: &str = "check-storage-scanner";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// The code the official SDKs answer an unknown session with.
+const SESSION_NOT_FOUND: i64 = -32001;
+
+/// A JSON-RPC 2.0 message as received: a request (`id` and `method`), a notification
+/// (`method` only) or a response of the client (`result` or `error`).
+#[derive(Debug, Deserialize)]
+struct Incoming {
+    jsonrpc: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// `id: null` is present (and invalid), unlike a missing `id`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Serialize)]
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Outgoing {
+    jsonrpc: &'static str,
+    id: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<RpcError>,
+}
+
+fn rpc_result(id: Value, result: Value) -> Response {
+    let message = Outgoing {
+        jsonrpc: "2.0",
+        id,
+        result: Some(result),
+        error: None,
+    };
+    Response::json(200, &serde_json::to_value(message).unwrap_or(Value::Null))
+}
+
+fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
+    let message = Outgoing {
+        jsonrpc: "2.0",
+        id,
+        result: None,
+        error: Some(RpcError {
+            code,
+            message: message.into(),
+        }),
+    };
+    Response::json(
+        status,
+        &serde_json::to_value(message).unwrap_or(Value::Null),
+    )
+}
+
+/// A failed method call: code and message.
+struct Failure(i64, String);
+
+fn invalid_params(message: impl Into<String>) -> Failure {
+    Failure(INVALID_PARAMS, message.into())
+}
+
+/// The sessions of this process: id → (sequence, negotiated version); sequence → id.
+#[derive(Default)]
+struct Sessions {
+    by_id: HashMap<String, (u64, &'static str)>,
+    by_age: BTreeMap<u64, String>,
+    next: u64,
+}
+
+impl Sessions {
+    fn insert(&mut self, id: String, version: &'static str) {
+        while self.by_id.len() >= MAX_SESSIONS {
+            let Some((_, oldest)) = self.by_age.pop_first() else {
+                break;
+            };
+            self.by_id.remove(&oldest);
+        }
+        self.next += 1;
+        self.by_age.insert(self.next, id.clone());
+        self.by_id.insert(id, (self.next, version));
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    fn remove(&mut self, id: &str) -> bool {
+        match self.by_id.remove(id) {
+            Some((seq, _)) => {
+                self.by_age.remove(&seq);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
+    static SESSIONS: OnceLock<Mutex<Sessions>> = OnceLock::new();
+    SESSIONS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The answer to a request for `/mcp`; `None` for every other path.
+pub fn handle(api: &Api, request: &Request) -> Option<Response> {
+    let path = request.path.trim_end_matches('/');
+    if path != PATH {
+        return None;
+    }
+    if let Some(origin) = request.header("origin")
+        && !origin_allowed(origin, &api.config.base_url, request.header("host"))
+    {
+        return Some(plain_error(
+            403,
+            "forbidden_origin",
+            "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
+        ));
+    }
+    Some(match request.method.as_str() {
+        "POST" => post(api, request),
+        "DELETE" => match request.header(SESSION_HEADER) {
+            None => plain_error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
+            Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
+            Some(_) => plain_error(404, "unknown_session", "no such MCP session"),
+        },
+        "GET" | "HEAD" => plain_error(
+            405,
+            "method_not_allowed",
+            "this is the MCP endpoint: MCP clients POST JSON-RPC here (streamable HTTP)",
+        )
+        .with_header("Allow", "POST"),
+        _ => plain_error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
+            .with_header("Allow", "POST, DELETE"),
+    })
+}
+
+fn plain_error(status: u16, code: &str, message: &str) -> Response {
+    Response::error(status, code, message)
+}
+
+/// `scheme://host[:port]` → (scheme, host in lower case, port), the port defaulted by scheme.
+fn authority_of(url: &str) -> Option<(String, String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    let default = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let (host, port) = split_host_port(authority, default)?;
+    Some((scheme, host, port))
+}
+
+/// `host[:port]` (IPv6 in brackets) → (host in lower case, port).
+fn split_host_port(authority: &str, default: u16) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => default,
+            None => return None,
+        };
+        (format!("[{host}]"), port)
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host.to_string(), port.parse().ok()?),
+            None => (authority.to_string(), default),
+        }
+    };
+    if host.is_empty() {
+        return None;
+    }
+    Some((host.to_ascii_lowercase(), port))
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether a page at `origin` may call us: the origin of `--base-url`, or a loopback origin
+/// naming the loopback address and port the request came to (its `Host`).
+fn origin_allowed(origin: &str, base_url: &str, host_header: Option<&str>) -> bool {
+    let Some((scheme, host, port)) = authority_of(origin.trim()) else {
+        return false;
+    };
+    if let Some((_, base_host, base_port)) = authority_of(base_url)
+        && base_host == host
+        && base_port == port
+    {
+        return true;
+    }
+    let default = if scheme == "https" { 443 } else { 80 };
+    is_loopback_host(&host)
+        && host_header
+            .and_then(|h| split_host_port(h.trim(), default))
+            .is_some_and(|(h, p)| is_loopback_host(&h) && p == port)
+}
+
+fn post(api: &Api, request: &Request) -> Response {
+    let value: Value = match serde_json::from_slice(&request.body) {
+        Ok(v) => v,
+        Err(e) => {
+            return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}"));
+        }
+    };
+    if value.is_array() {
+        return rpc_error(
+            400,
+            Value::Null,
+            INVALID_REQUEST,
+            "batches are not supported: send one JSON-RPC message per request",
+        );
+    }
+    let id_of = |v: &Value| match v.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let raw_id = id_of(&value);
+    let message: Incoming = match serde_json::from_value(value) {
+        Ok(m) => m,
+        Err(e) => {
+            return rpc_error(
+                400,
+                raw_id,
+                INVALID_REQUEST,
+                format!("not a JSON-RPC 2.0 message: {e}"),
+            );
+        }
+    };
+    if message.jsonrpc.as_deref() != Some("2.0") {
+        return rpc_error(400, raw_id, INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+    }
+    if let Some(version) = request.header("mcp-protocol-version")
+        && !PROTOCOL_VERSIONS.contains(&version)
+    {
+        return rpc_error(
+            400,
+            raw_id,
+            INVALID_REQUEST,
+            format!(
+                "unsupported MCP-Protocol-Version {version:?}; this server speaks {}",
+                PROTOCOL_VERSIONS.join(", ")
+            ),
+        );
+    }
+    let id = match &message.id {
+        None => None,
+        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(_) => {
+            return rpc_error(
+                400,
+                Value::Null,
+                INVALID_REQUEST,
+                "id must be a string or a number",
+            );
+        }
+    };
+    let Some(method) = message.method.as_deref() else {
+        if id.is_some() && (message.result.is_some() || message.error.is_some()) {
+            // A response of the client: we send no requests, so nothing waits for it.
+            return match check_session(request, Value::Null) {
+                Ok(()) => accepted(),
+                Err(answer) => answer,
+            };
+        }
+        return rpc_error(400, raw_id, INVALID_REQUEST, "a request needs a method");
+    };
+    if method == "initialize" {
+        let Some(id) = id else {
+            return rpc_error(400, Value::Null, INVALID_REQUEST, "initialize needs an id");
+        };
+        return initialize(id, message.params.as_ref());
+    }
+    if let Err(answer) = check_session(request, id.clone().unwrap_or(Value::Null)) {
+        return answer;
+    }
+    let Some(id) = id else {
+        // A notification (`notifications/initialized`, `notifications/cancelled`, ...).
+        return accepted();
+    };
+    let params = message.params.unwrap_or_else(|| json!({}));
+    if !params.is_object() {
+        return rpc_error(200, id, INVALID_PARAMS, "params must be an object");
+    }
+    let answer = match method {
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({"tools": tools()})),
+        "tools/call" => call_tool(api, request, &params),
+        "prompts/list" => Ok(json!({"prompts": prompts()})),
+        "prompts/get" => get_prompt(&params),
+        _ => Err(Failure(
+            METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )),
+    };
+    match answer {
+        Ok(result) => rpc_result(id, result),
+        Err(Failure(code, message)) => rpc_error(200, id, code, message),
+    }
+}
+
+fn accepted() -> Response {
+    Response {
+        status: 202,
+        headers: Vec::new(),
+        body: Vec::new(),
+    }
+}
+
+fn check_session(request: &Request, id: Value) -> Result<(), Response> {
+    match request.header(SESSION_HEADER) {
+        None => Err(rpc_error(
+            400,
+            id,
+            INVALID_REQUEST,
+            "Mcp-Session-Id is required: send initialize first and repeat the header it answers",
+        )),
+        Some(session) if sessions().contains(session) => Ok(()),
+        Some(_) => Err(rpc_error(
+            404,
+            id,
+            SESSION_NOT_FOUND,
+            "session not found (ended or forgotten): initialize again",
+        )),
+    }
+}
+
+/// The version to answer a client that asked for `requested`: its own if we speak it, else
+/// our newest.
+pub fn negotiate(requested: &str) -> &'static str {
+    PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(PROTOCOL_VERSIONS[0])
+}
+
+fn initialize(id: Value, params: Option<&Value>) -> Response {
+    let Some(requested) = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+    else {
+        return rpc_error(
+            200,
+            id,
+            INVALID_PARAMS,
+            "initialize needs params.protocolVersion",
+        );
+    };
+    let version = negotiate(requested);
+    let session = match crate::serve::service::new_uuid() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("check-storage-scanner web: mcp: {e}");
+            return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
+        }
+    };
+    sessions().insert(session.clone(), version);
+    rpc_result(
+        id,
+        json!({
+            "protocolVersion": version,
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "prompts": {"listChanged": false},
+            },
+            "serverInfo": {
+                "name": SERVER_NAME,
+                "title": "Storage security scanner",
+                "version": VERSION,
+            },
+            "instructions": "Scans an OpenCloud or ownCloud Infinite Scale instance from the \
+                outside and grades it (A+ to F). Call scan_instance with the instance's URL; \
+                then plan_remediation or export_scan with the uuid it answers.",
+        }),
+    )
+    .with_header(SESSION_HEADER, &session)
+}
+
+fn uuid_schema() -> Value {
+    json!({"type": "string", "description": "the scan's uuid, as scan_instance answered it"})
+}
+
+fn scan_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "uuid": {"type": "string"},
+            "status": {"type": "string", "enum": ["queued", "running", "completed"]},
+            "result": {
+                "type": ["object", "null"],
+                "description": "the result document once completed (grade, state, findings, \
+                    remediationPlan), else null",
+            },
+        },
+        "required": ["uuid", "status", "result"],
+    })
+}
+
+/// The tools, each with its input and output schema.
+pub fn tools() -> Vec<Value> {
+    vec![
+        json!({
+            "name": "scan_instance",
+            "title": "Scan a storage instance",
+            "description": "Scans one OpenCloud / oCIS instance from the outside (version and end of \
+                life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
+                and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
+                then it answers the uuid for get_scan_result); \
+                a target may be scanned once per cooldown period.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "target_url": {
+                        "type": "string",
+                        "description": "the instance's hostname, address or URL, e.g. cloud.example.com",
+                    },
+                    "waive": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "check id patterns to waive, e.g. hstsPreload",
+                    },
+                    "release_track": {"type": "string", "enum": RELEASE_TRACKS},
+                },
+                "required": ["target_url"],
+                "additionalProperties": false,
+            },
+            "outputSchema": scan_output_schema(),
+        }),
+        json!({
+            "name": "get_scan_result",
+            "title": "Get a scan's result",
+            "description": "The state of a scan by uuid, and its result document once completed.",
+            "inputSchema": uuid_input(),
+            "outputSchema": scan_output_schema(),
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
+            "name": "plan_remediation",
+            "title": "Remediation plan",
+            "description": "The remediation plan of a completed scan: ordered steps, and the \
+                findings grouped by the system that fixes them (web server, instance, DNS, ...).",
+            "inputSchema": uuid_input(),
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "uuid": {"type": "string"},
+                    "host": {"type": "string"},
+                    "grade": {"type": "string"},
+                    "remediationPlan": {
+                        "type": "object",
+                        "properties": {
+                            "steps": {"type": "array", "items": {"type": "object"}},
+                            "groups": {"type": "array", "items": {"type": "object"}},
+                            "groupSummary": {"type": "array", "items": {"type": "string"}},
+                        },
+                        "required": ["steps", "groups"],
+                    },
+                },
+                "required": ["uuid", "remediationPlan"],
+            },
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
+            "name": "export_scan",
+            "title": "Export a scan",
+            "description": "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
+                resource).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "uuid": uuid_schema(),
+                    "format": {"type": "string", "enum": EXPORT_FORMATS},
+                },
+                "required": ["uuid", "format"],
+                "additionalProperties": false,
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "uuid": {"type": "string"},
+                    "format": {"type": "string", "enum": EXPORT_FORMATS},
+                    "mimeType": {"type": "string"},
+                    "filename": {"type": "string"},
+                    "bytes": {"type": "integer"},
+                },
+                "required": ["uuid", "format", "mimeType", "filename", "bytes"],
+            },
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
+            "name": "erase_instance_data",
+            "title": "Erase an instance's data",
+            "description": "Erases every stored scan of the instance the uuid's scan was of.",
+            "inputSchema": uuid_input(),
+            "outputSchema": {
+                "type": "object",
+                "properties": {"erased": {"type": "integer"}},
+                "required": ["erased"],
+            },
+            "annotations": {"destructiveHint": true, "idempotentHint": true},
+        }),
+    ]
+}
+
+fn uuid_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"uuid": uuid_schema()},
+        "required": ["uuid"],
+        "additionalProperties": false,
+    })
+}
+
+/// The arguments, checked against the tool's input schema's property names and required list
+/// (the values' types are checked by the tool).
+fn checked_arguments<'a>(tool: &Value, params: &'a Value) -> Result<Map<String, Value>, Failure> {
+    let name = tool["name"].as_str().unwrap_or_default();
+    let arguments: &'a Value = params.get("arguments").unwrap_or(&Value::Null);
+    let arguments = match arguments {
+        Value::Null => Map::new(),
+        Value::Object(m) => m.clone(),
+        _ => return Err(invalid_params("arguments must be an object")),
+    };
+    let schema = &tool["inputSchema"];
+    let known: Vec<&str> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    if let Some(unknown) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
+        let shown: String = unknown.chars().take(40).collect();
+        return Err(invalid_params(format!(
+            "{name}: unknown argument {shown:?}; it takes {}",
+            known.join(", ")
+        )));
+    }
+    for required in schema["required"].as_array().into_iter().flatten() {
+        let required = required.as_str().unwrap_or_default();
+        if !arguments.contains_key(required) {
+            return Err(invalid_params(format!(
+                "{name}: argument {required} is required"
+            )));
+        }
+    }
+    Ok(arguments)
+}
+
+fn string_argument<'a>(arguments: &'a Map<String, Value>, name: &str) -> Result<&'a str, Failure> {
+    match arguments.get(name) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim()),
+        _ => Err(invalid_params(format!("{name} must be a non-empty string"))),
+    }
+}
+
+/// A tool's answer: structured content and its text summary.
+fn tool_result(structured: Value, summary: String) -> Value {
+    json!({
+        "content": [{"type": "text", "text": summary}],
+        "structuredContent": structured,
+        "isError": false,
+    })
+}
+
+/// A refusal or failure of the tool, said in words (with when to retry).
+fn tool_error(text: String) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn refusal_text(status: u16, code: &str, message: &str, retry_after: Option<i64>) -> String {
+    let mut text = format!("refused ({status} {code}): {message}");
+    match retry_after {
+        Some(secs) => text.push_str(&format!("; retry after {secs} seconds")),
+        None if status == 404 => {
+            text.push_str("; do not retry this uuid: scan the instance again with scan_instance")
+        }
+        None => text.push_str("; do not retry unchanged"),
+    }
+    text
+}
+
+fn refused_result(refused: &Refused) -> Value {
+    tool_error(refusal_text(
+        refused.error.status,
+        refused.error.code,
+        &refused.error.message,
+        refused.retry_after,
+    ))
+}
+
+/// A refusal the API answered as an HTTP response (from [`Api::record`]).
+fn response_result(response: &Response) -> Value {
+    let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+    let retry_after = response
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| v.parse().ok());
+    tool_error(refusal_text(
+        response.status,
+        body["error"]["code"].as_str().unwrap_or("error"),
+        body["error"]["message"].as_str().unwrap_or("refused"),
+        retry_after,
+    ))
+}
+
+fn call_tool(api: &Api, request: &Request, params: &Value) -> Result<Value, Failure> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("tools/call needs params.name"))?;
+    let all = tools();
+    let tool = all
+        .iter()
+        .find(|t| t["name"] == name)
+        .ok_or_else(|| invalid_params(format!("unknown tool: {name}")))?;
+    let arguments = checked_arguments(tool, params)?;
+    match name {
+        "scan_instance" => scan_instance(api, request, &arguments),
+        "get_scan_result" => {
+            let uuid = string_argument(&arguments, "uuid")?;
+            Ok(match api.record(uuid) {
+                Ok(record) => scan_answer(uuid, record.status, record.result.as_deref()),
+                Err(answer) => response_result(&answer),
+            })
+        }
+        "plan_remediation" => {
+            let uuid = string_argument(&arguments, "uuid")?;
+            Ok(match completed(api, uuid) {
+                Ok(done) => plan(uuid, &done.document),
+                Err(refusal) => refusal,
+            })
+        }
+        "export_scan" => {
+            let uuid = string_argument(&arguments, "uuid")?;
+            let format = string_argument(&arguments, "format")?;
+            if !EXPORT_FORMATS.contains(&format) {
+                return Err(invalid_params(format!(
+                    "format must be one of {}",
+                    EXPORT_FORMATS.join(", ")
+                )));
+            }
+            Ok(match completed(api, uuid) {
+                Ok(done) => export(api, uuid, format, &done),
+                Err(refusal) => refusal,
+            })
+        }
+        "erase_instance_data" => {
+            let uuid = string_argument(&arguments, "uuid")?;
+            let record = match api.record(uuid) {
+                Ok(r) => r,
+                Err(answer) => return Ok(response_result(&answer)),
+            };
+            Ok(match api.store.erase_target(&record.target) {
+                Ok(erased) => tool_result(
+                    json!({"erased": erased}),
+                    format!(
+                        "erased {erased} stored scan(s) of {}; the uuid is gone",
+                        record.target
+                    ),
+                ),
+                Err(e) => {
+                    eprintln!("check-storage-scanner web: mcp: store: {e}");
+                    tool_error(refusal_text(
+                        503,
+                        "unavailable",
+                        "the service cannot reach its store",
+                        Some(10),
+                    ))
+                }
+            })
+        }
+        _ => Err(Failure(
+            INTERNAL_ERROR,
+            format!("tool {name} has no handler"),
+        )),
+    }
+}
+
+fn scan_instance(
+    api: &Api,
+    request: &Request,
+    arguments: &Map<String, Value>,
+) -> Result<Value, Failure> {
+    // The submission as the JSON API reads it, so the same checks apply.
+    let body = serde_json::to_vec(arguments).unwrap_or_default();
+    let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
+    let uuid = match api.enqueue(scan, &target, request) {
+        Ok(uuid) => uuid,
+        Err(refused) => return Ok(refused_result(&refused)),
+    };
+    // At most the operator's time budget and the queue (ApiConfig::scan_wait); after that the
+    // answer is the uuid and the state, for get_scan_result.
+    let until = Instant::now() + api.config.scan_wait;
+    loop {
+        let record = match api.record(&uuid) {
+            Ok(record) => record,
+            Err(answer) => return Ok(response_result(&answer)),
+        };
+        if record.status == Status::Completed || Instant::now() >= until {
+            return Ok(scan_answer(&uuid, record.status, record.result.as_deref()));
+        }
+        std::thread::sleep(SCAN_POLL);
+    }
+}
+
+/// `{uuid, status, result}` and its summary.
+fn scan_answer(uuid: &str, status: Status, result: Option<&str>) -> Value {
+    if status != Status::Completed {
+        return tool_result(
+            json!({"uuid": uuid, "status": status.as_str(), "result": null}),
+            format!(
+                "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
+                status.as_str()
+            ),
+        );
+    }
+    let Some(done) = Completed::parse(result) else {
+        return tool_error("the completed scan has no readable result; scan again".into());
+    };
+    let summary = summary(uuid, &done.document);
+    tool_result(
+        json!({"uuid": uuid, "status": status.as_str(), "result": done.document}),
+        summary,
+    )
+}
+
+fn summary(uuid: &str, document: &Value) -> String {
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let failed = document["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter(|f| {
+                    f["status"]
+                        .as_str()
+                        .is_some_and(|s| s.eq_ignore_ascii_case("fail"))
+                        && f["ignored"] != json!(true)
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    let steps = document["remediationPlan"]["steps"]
+        .as_array()
+        .map_or(0, Vec::len);
+    format!(
+        "scan {uuid} of {}: grade {}, state {}, {failed} failed check(s), {steps} remediation \
+         step(s). {}",
+        text(&document["host"]),
+        text(&document["grade"]),
+        text(&document["state"]),
+        text(&document["message"]),
+    )
+}
+
+/// The completed scan of `uuid`, or the tool error to answer instead.
+fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
+    let record = api.record(uuid).map_err(|a| response_result(&a))?;
+    if record.status != Status::Completed {
+        return Err(tool_error(refusal_text(
+            409,
+            "not_completed",
+            &format!("the scan is {}", record.status.as_str()),
+            Some(2),
+        )));
+    }
+    Completed::parse(record.result.as_deref())
+        .ok_or_else(|| tool_error("the completed scan has no readable result; scan again".into()))
+}
+
+fn plan(uuid: &str, document: &Value) -> Value {
+    let plan = document["remediationPlan"].clone();
+    let plan = if plan.is_object() {
+        plan
+    } else {
+        json!({"steps": [], "groups": [], "groupSummary": []})
+    };
+    let mut text = format!(
+        "remediation plan for {} (grade {}):",
+        document["host"].as_str().unwrap_or("?"),
+        document["grade"].as_str().unwrap_or("?")
+    );
+    let steps = plan["steps"].as_array().cloned().unwrap_or_default();
+    if steps.is_empty() {
+        text.push_str(" nothing to do.");
+    }
+    for (i, step) in steps.iter().enumerate() {
+        text.push_str(&format!(
+            "\n{}. [{}] {}",
+            i + 1,
+            step["fixedIn"].as_str().unwrap_or("?"),
+            step["action"].as_str().unwrap_or("")
+        ));
+    }
+    for line in plan["groupSummary"].as_array().into_iter().flatten() {
+        if let Some(line) = line.as_str() {
+            text.push_str(&format!("\n{line}"));
+        }
+    }
+    tool_result(
+        json!({
+            "uuid": uuid,
+            "host": document["host"].as_str().unwrap_or_default(),
+            "grade": document["grade"].as_str().unwrap_or_default(),
+            "remediationPlan": plan,
+        }),
+        text,
+    )
+}
+
+fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
+    let host = done.document["host"].as_str().unwrap_or("instance");
+    let safe_host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let filename = format!(
+        "storage-security-{safe_host}-{}.{format}",
+        uuid.get(..8).unwrap_or(uuid)
+    );
+    let (mime, body) = match format {
+        "json" => (
+            "application/json",
+            serde_json::to_vec_pretty(&done.document).unwrap_or_default(),
+        ),
+        "sarif" => (
+            "application/sarif+json",
+            serde_json::to_vec_pretty(&done.sarif).unwrap_or_default(),
+        ),
+        "csv" => ("text/csv", super::export::csv(&done.document)),
+        _ => ("application/pdf", super::pdf::render(&done.document)),
+    };
+    let structured = json!({
+        "uuid": uuid,
+        "format": format,
+        "mimeType": mime,
+        "filename": filename,
+        "bytes": body.len(),
+    });
+    let uri = format!(
+        "{}/api/scans/{uuid}/export/{format}",
+        api.config.base_url.trim_end_matches('/')
+    );
+    let content = if format == "pdf" {
+        json!([
+            {"type": "text", "text": format!("{filename}: the PDF report ({} bytes), embedded \
+                as a base64 resource; also at {uri}", body.len())},
+            {"type": "resource", "resource": {
+                "uri": uri,
+                "mimeType": mime,
+                "blob": base64(&body),
+            }},
+        ])
+    } else {
+        json!([{"type": "text", "text": String::from_utf8_lossy(&body)}])
+    };
+    json!({"content": content, "structuredContent": structured, "isError": false})
+}
+
+/// Standard base64 (RFC 4648, with padding).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The prompts, each with its one argument.
+pub fn prompts() -> Vec<Value> {
+    let target = json!([{
+        "name": "target_url",
+        "description": "the instance's hostname, address or URL, e.g. cloud.example.com",
+        "required": true,
+    }]);
+    vec![
+        json!({
+            "name": "audit_instance",
+            "title": "Audit a storage instance",
+            "description": "Scan an instance and write a remediation plan for its operators.",
+            "arguments": target,
+        }),
+        json!({
+            "name": "review_transport_security",
+            "title": "Review transport security",
+            "description": "Review only an instance's certificate and TLS handshake.",
+            "arguments": target,
+        }),
+    ]
+}
+
+fn get_prompt(params: &Value) -> Result<Value, Failure> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("prompts/get needs params.name"))?;
+    let target = params
+        .get("arguments")
+        .and_then(|a| a.get("target_url"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let (description, text) = match name {
+        "audit_instance" | "review_transport_security" => {
+            let Some(target) = target else {
+                return Err(invalid_params(format!(
+                    "{name} needs the argument target_url"
+                )));
+            };
+            if target.chars().count() > 2048 || target.chars().any(char::is_control) {
+                return Err(invalid_params("target_url is no instance address"));
+            }
+            if name == "audit_instance" {
+                (
+                    format!("Audit of {target}"),
+                    format!(
+                        "Audit the storage instance at {target}. Call the scan_instance tool with \
+                         target_url \"{target}\", then call plan_remediation with the uuid it \
+                         answers. Report the grade and the state, explain each failed finding in \
+                         plain words, and write a remediation plan for the operators: ordered \
+                         steps, grouped by the system that fixes them (web server or proxy, the \
+                         instance's configuration, DNS, certificates), most severe first."
+                    ),
+                )
+            } else {
+                (
+                    format!("Transport security review of {target}"),
+                    format!(
+                        "Review only the transport security of the storage instance at \
+                         {target}: call the scan_instance tool with target_url \"{target}\" and \
+                         look only at the certificate (trust, issuer, expiry, names) and the TLS \
+                         handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
+                         other findings aside. Say what is sound, what is not, and how to fix it."
+                    ),
+                )
+            }
+        }
+        _ => return Err(invalid_params(format!("unknown prompt: {name}"))),
+    };
+    Ok(json!({
+        "description": description,
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
+    }
+
+    #[test]
+    fn versions_are_echoed_when_spoken_else_the_newest() {
+        assert_eq!(negotiate("2025-03-26"), "2025-03-26");
+        assert_eq!(negotiate("2025-06-18"), "2025-06-18");
+        assert_eq!(negotiate("2024-11-05"), "2025-11-25");
+        assert_eq!(negotiate("nonsense"), "2025-11-25");
+    }
+
+    #[test]
+    fn origins_of_the_base_url_or_our_own_loopback_address_pass() {
+        let base = "https://scan.example.com/";
+        let host = Some("127.0.0.1:8080");
+        assert!(origin_allowed("https://scan.example.com", base, host));
+        assert!(origin_allowed("https://SCAN.example.com:443", base, host));
+        assert!(!origin_allowed("http://scan.example.com", base, host));
+        assert!(!origin_allowed("https://evil.example", base, host));
+        assert!(!origin_allowed("null", base, host));
+        assert!(origin_allowed("http://127.0.0.1:8080", base, host));
+        assert!(origin_allowed("http://localhost:8080", base, host));
+        assert!(!origin_allowed("http://127.0.0.1:9999", base, host));
+        // A rebound name reaches us with its own Host: refused.
+        assert!(!origin_allowed(
+            "http://127.0.0.1:8080",
+            base,
+            Some("evil.example:8080")
+        ));
+        assert!(origin_allowed(
+            "http://[::1]:8080",
+            "http://[::1]:8080",
+            Some("[::1]:8080")
+        ));
+    }
+
+    #[test]
+    fn sessions_are_bounded_oldest_first() {
+        let mut s = Sessions::default();
+        for i in 0..MAX_SESSIONS + 5 {
+            s.insert(format!("s{i}"), PROTOCOL_VERSIONS[0]);
+        }
+        assert_eq!(s.by_id.len(), MAX_SESSIONS);
+        assert!(!s.contains("s0") && !s.contains("s4"));
+        assert!(s.contains("s5") && s.contains(&format!("s{}", MAX_SESSIONS + 4)));
+        assert!(s.remove("s5"));
+        assert!(!s.remove("s5"));
+        assert_eq!(s.by_age.len(), s.by_id.len());
+    }
+
+    #[test]
+    fn every_tool_has_both_schemas() {
+        for tool in tools() {
+            assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+            assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        }
+    }
+}

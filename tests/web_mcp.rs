@@ -1,0 +1,419 @@
+//! `POST /mcp` of `check-storage-scanner web` as a real process on loopback: the MCP
+//! handshake and its sessions, the tools (a scan of a fake instance in one call, its
+//! remediation plan and exports), the prompts, and every refusal: JSON-RPC errors, the guard
+//! and the cooldown as tool errors, a foreign `Origin`, a browser's `GET`.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::FakeInstance;
+use support::plugin::healthy;
+use support::service::{Answer, ScannerService};
+
+use support::web::{fresh_dir, start};
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+fn post(web: &ScannerService, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut all = vec![JSON, ACCEPT];
+    all.extend_from_slice(headers);
+    web.request("POST", "/mcp", &all, body.as_bytes())
+}
+
+/// `initialize` asking for `version`: the answer and its session id.
+fn initialize(web: &ScannerService, version: &str) -> (Value, String) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "web_mcp test", "version": "1"},
+        },
+    });
+    let answer = post(web, &[], &body.to_string());
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    let session = answer
+        .header("mcp-session-id")
+        .expect("initialize issues Mcp-Session-Id")
+        .to_string();
+    (answer.json(), session)
+}
+
+/// One request in `session`: the whole JSON-RPC answer (status 200 asserted).
+fn rpc(web: &ScannerService, session: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let answer = post(web, &[("Mcp-Session-Id", session)], &body.to_string());
+    assert_eq!(answer.status, 200, "{method}: {}", answer.text());
+    let value = answer.json();
+    assert_eq!(value["jsonrpc"], "2.0");
+    assert_eq!(value["id"], 7);
+    value
+}
+
+fn call(web: &ScannerService, session: &str, tool: &str, arguments: Value) -> Value {
+    let value = rpc(
+        web,
+        session,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    assert!(value.get("error").is_none(), "{tool}: {value}");
+    value["result"].clone()
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let bytes = text.as_bytes();
+    assert_eq!(bytes.len() % 4, 0);
+    let mut out = Vec::new();
+    for chunk in bytes.chunks(4) {
+        let pad = chunk.iter().filter(|b| **b == b'=').count();
+        let n = chunk
+            .iter()
+            .map(|b| if *b == b'=' { 0 } else { value(*b) })
+            .fold(0u32, |n, v| (n << 6) | v);
+        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&three[..3 - pad]);
+    }
+    out
+}
+
+#[test]
+fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
+    let fake = FakeInstance::start(healthy("7.2.4"));
+    let dir = fresh_dir("web-mcp-scan");
+    let ca = fake.ca_file().display().to_string();
+    let web = start(&dir, &["--allow-private-targets", "--ca-file", &ca]);
+    let own_origin = format!("http://{}", web.addr);
+
+    // The handshake: a version we speak is echoed, another gets our newest.
+    let (hello, session) = initialize(&web, "2025-06-18");
+    let result = &hello["result"];
+    assert_eq!(result["protocolVersion"], "2025-06-18", "{hello}");
+    assert_eq!(result["serverInfo"]["name"], "check-storage-scanner");
+    assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(result["capabilities"]["tools"].is_object(), "{hello}");
+    assert!(result["capabilities"]["prompts"].is_object(), "{hello}");
+    assert_eq!(session.len(), 36, "{session}");
+    let (old, other) = initialize(&web, "2024-11-05");
+    assert_eq!(old["result"]["protocolVersion"], "2025-11-25", "{old}");
+    assert_ne!(other, session);
+    let (march, _) = initialize(&web, "2025-03-26");
+    assert_eq!(march["result"]["protocolVersion"], "2025-03-26");
+
+    let initialized = post(
+        &web,
+        &[("Mcp-Session-Id", &session)],
+        r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+    );
+    assert_eq!(initialized.status, 202, "{}", initialized.text());
+    assert!(initialized.body.is_empty());
+    assert_eq!(rpc(&web, &session, "ping", json!({}))["result"], json!({}));
+
+    // Without a session, 400; with an unknown one, 404.
+    let ping = r#"{"jsonrpc": "2.0", "id": 2, "method": "ping"}"#;
+    let without = post(&web, &[], ping);
+    assert_eq!(without.status, 400, "{}", without.text());
+    assert!(
+        without.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Mcp-Session-Id")
+    );
+    let unknown = post(
+        &web,
+        &[("Mcp-Session-Id", "0f8fad5b-d9cb-469f-a165-70867728950e")],
+        ping,
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    assert!(unknown.json()["error"]["code"].is_i64());
+
+    // The tools, each with both schemas.
+    let listed = rpc(&web, &session, "tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "scan_instance",
+            "get_scan_result",
+            "plan_remediation",
+            "export_scan",
+            "erase_instance_data"
+        ]
+    );
+    for tool in tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+    }
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["target_url"]));
+    assert_eq!(
+        tools[3]["inputSchema"]["properties"]["format"]["enum"],
+        json!(["json", "csv", "sarif", "pdf"])
+    );
+
+    // One call scans the fake and answers the completed result.
+    let scan = call(
+        &web,
+        &session,
+        "scan_instance",
+        json!({"target_url": fake.host_port(), "release_track": "production",
+               "waive": ["versionDisclosure"]}),
+    );
+    assert_eq!(scan["isError"], false, "{scan}");
+    let structured = &scan["structuredContent"];
+    assert_eq!(structured["status"], "completed", "{scan}");
+    let uuid = structured["uuid"].as_str().unwrap().to_string();
+    let document = &structured["result"];
+    assert_eq!(document["state"], "OK", "{document}");
+    assert_eq!(document["product"]["version"], "7.2.4");
+    let grade = document["grade"].as_str().unwrap();
+    assert!(!grade.is_empty());
+    assert!(text_of(&scan).contains(&format!("grade {grade}")), "{scan}");
+    assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+
+    let again = call(&web, &session, "get_scan_result", json!({"uuid": uuid}));
+    assert_eq!(again["structuredContent"]["result"]["grade"], grade);
+
+    let plan = call(&web, &session, "plan_remediation", json!({"uuid": uuid}));
+    assert_eq!(plan["isError"], false, "{plan}");
+    assert_eq!(
+        plan["structuredContent"]["remediationPlan"],
+        document["remediationPlan"]
+    );
+    assert!(plan["structuredContent"]["remediationPlan"]["groups"].is_array());
+    assert!(text_of(&plan).starts_with("remediation plan for"), "{plan}");
+
+    let exported = call(
+        &web,
+        &session,
+        "export_scan",
+        json!({"uuid": uuid, "format": "json"}),
+    );
+    assert_eq!(
+        exported["structuredContent"]["mimeType"],
+        "application/json"
+    );
+    let exported_document: Value = serde_json::from_str(&text_of(&exported)).unwrap();
+    assert_eq!(exported_document["host"], document["host"]);
+    let csv = call(
+        &web,
+        &session,
+        "export_scan",
+        json!({"uuid": uuid, "format": "csv"}),
+    );
+    assert!(
+        text_of(&csv).starts_with("host,check,status,severity,"),
+        "{csv}"
+    );
+    let pdf = call(
+        &web,
+        &session,
+        "export_scan",
+        json!({"uuid": uuid, "format": "pdf"}),
+    );
+    let resource = pdf["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "resource")
+        .unwrap_or_else(|| panic!("no embedded resource: {pdf}"))["resource"]
+        .clone();
+    assert_eq!(resource["mimeType"], "application/pdf");
+    let bytes = base64_decode(resource["blob"].as_str().unwrap());
+    assert!(bytes.starts_with(b"%PDF-"));
+    assert_eq!(pdf["structuredContent"]["bytes"], bytes.len());
+
+    // The same target again: the cooldown, as a tool error that says when to retry.
+    let cooled = call(
+        &web,
+        &session,
+        "scan_instance",
+        json!({"target_url": fake.host_port()}),
+    );
+    assert_eq!(cooled["isError"], true, "{cooled}");
+    let said = text_of(&cooled);
+    assert!(
+        said.contains("429") && said.contains("retry after"),
+        "{said}"
+    );
+
+    // Bad arguments and unknown tools are JSON-RPC errors.
+    for params in [
+        json!({"name": "scan_everything", "arguments": {}}),
+        json!({"name": "scan_instance", "arguments": {}}),
+        json!({"name": "scan_instance", "arguments": {"target_url": "a.example", "workers": 9}}),
+        json!({"name": "scan_instance", "arguments": {"target_url": "ftp://a.example"}}),
+        json!({"name": "export_scan", "arguments": {"uuid": uuid, "format": "xml"}}),
+    ] {
+        let answer = rpc(&web, &session, "tools/call", params.clone());
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+    }
+    let unknown_uuid = call(
+        &web,
+        &session,
+        "get_scan_result",
+        json!({"uuid": "0f8fad5b-d9cb-469f-a165-70867728950e"}),
+    );
+    assert_eq!(unknown_uuid["isError"], true);
+    assert!(text_of(&unknown_uuid).contains("404"), "{unknown_uuid}");
+
+    // Prompts.
+    let prompts = rpc(&web, &session, "prompts/list", json!({}));
+    let names: Vec<&str> = prompts["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["audit_instance", "review_transport_security"]);
+    let audit = rpc(
+        &web,
+        &session,
+        "prompts/get",
+        json!({"name": "audit_instance", "arguments": {"target_url": "cloud.example.com"}}),
+    );
+    let text = audit["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("scan_instance") && text.contains("cloud.example.com"),
+        "{text}"
+    );
+    assert!(text.contains("remediation plan"), "{text}");
+    let tls = rpc(
+        &web,
+        &session,
+        "prompts/get",
+        json!({"name": "review_transport_security", "arguments": {"target_url": "a.example"}}),
+    );
+    assert!(
+        tls["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("TLS handshake")
+    );
+    let missing = rpc(
+        &web,
+        &session,
+        "prompts/get",
+        json!({"name": "audit_instance"}),
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+
+    // JSON-RPC errors.
+    let nothing = rpc(&web, &session, "resources/list", json!({}));
+    assert_eq!(nothing["error"]["code"], -32601, "{nothing}");
+    let malformed = post(&web, &[("Mcp-Session-Id", &session)], "{\"jsonrpc\": ");
+    assert_eq!(malformed.status, 400);
+    assert_eq!(malformed.json()["error"]["code"], -32700);
+    assert_eq!(malformed.json()["id"], Value::Null);
+    let batch = post(&web, &[("Mcp-Session-Id", &session)], &format!("[{ping}]"));
+    assert_eq!(batch.json()["error"]["code"], -32600);
+    let version = post(
+        &web,
+        &[("Mcp-Session-Id", &session)],
+        r#"{"id": 3, "method": "ping"}"#,
+    );
+    assert_eq!(version.json()["error"]["code"], -32600);
+    assert_eq!(version.json()["id"], 3);
+
+    // A browser's GET, and pages of other sites.
+    let get = web.get("/mcp", &[]);
+    assert_eq!(get.status, 405);
+    assert_eq!(get.header("allow"), Some("POST"));
+    assert!(get.text().contains("POST JSON-RPC"), "{}", get.text());
+    assert_eq!(get.text().trim().lines().count(), 1);
+    let foreign = post(
+        &web,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Origin", "http://evil.example"),
+        ],
+        ping,
+    );
+    assert_eq!(foreign.status, 403, "{}", foreign.text());
+    let own = post(
+        &web,
+        &[("Mcp-Session-Id", &session), ("Origin", &own_origin)],
+        ping,
+    );
+    assert_eq!(own.status, 200, "{}", own.text());
+
+    // Erase, then the uuid is gone; DELETE ends the session.
+    let erased = call(&web, &session, "erase_instance_data", json!({"uuid": uuid}));
+    assert!(
+        erased["structuredContent"]["erased"].as_u64().unwrap() >= 1,
+        "{erased}"
+    );
+    let gone = call(&web, &session, "plan_remediation", json!({"uuid": uuid}));
+    assert_eq!(gone["isError"], true);
+    let ended = web.request("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");
+    assert_eq!(ended.status, 204, "{}", ended.text());
+    assert_eq!(
+        post(&web, &[("Mcp-Session-Id", &session)], ping).status,
+        404
+    );
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+
+    web.terminate();
+}
+
+#[test]
+fn the_guard_refuses_a_loopback_target_as_a_tool_error() {
+    let dir = fresh_dir("web-mcp-guard");
+    let web = start(&dir, &["--base-url", "https://scan.example.com/"]);
+    let (_, session) = initialize(&web, "2025-11-25");
+    let refused = call(
+        &web,
+        &session,
+        "scan_instance",
+        json!({"target_url": "127.0.0.1:9200"}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    let said = text_of(&refused);
+    assert!(said.contains("400 target_refused"), "{said}");
+    assert!(refused.get("structuredContent").is_none());
+    // The base URL's origin is ours; the loopback origin of another port is not.
+    let ping = r#"{"jsonrpc": "2.0", "id": 2, "method": "ping"}"#;
+    let ours = post(
+        &web,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Origin", "https://scan.example.com"),
+        ],
+        ping,
+    );
+    assert_eq!(ours.status, 200, "{}", ours.text());
+    let other_port = post(
+        &web,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Origin", "http://127.0.0.1:1"),
+        ],
+        ping,
+    );
+    assert_eq!(other_port.status, 403);
+    web.terminate();
+}
