@@ -158,3 +158,37 @@ python3 -m openapi_spec_validator --help >/dev/null 2>&1 ||
     fail "python3 -m openapi_spec_validator does not run (PyPI openapi-spec-validator)"
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true redocly --version >/dev/null 2>&1 ||
     fail "redocly --version does not run (npm @redocly/cli; is npm's global bin directory on PATH?)"
+
+# tests/web_mcp_clients.rs: real MCP clients against `web`'s POST /mcp, the official Python SDK
+# (PyPI mcp) and the official TypeScript SDK (npm @modelcontextprotocol/sdk, in its own
+# directory, imported from there by tests/fixtures/mcp/client.mjs).
+MCP_PY_VERSION=2.3.0
+MCP_TS_VERSION=1.32.2
+MCP_NODE_DIR=/opt/check-storage-security-test-node
+mcp_py_version() {
+    python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null
+}
+if [ "$(mcp_py_version)" != "$MCP_PY_VERSION" ]; then
+    echo "ci-deps.sh: installing mcp==$MCP_PY_VERSION (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        "mcp==$MCP_PY_VERSION" >&2 ||
+        fail "pip install mcp==$MCP_PY_VERSION failed (pip's message above)"
+fi
+python3 -c 'from mcp import Client' >/dev/null 2>&1 ||
+    fail "python3 cannot import mcp.Client (PyPI mcp==$MCP_PY_VERSION)"
+mcp_ts_version() {
+    node -p "require('$MCP_NODE_DIR/node_modules/@modelcontextprotocol/sdk/package.json').version" \
+        2>/dev/null
+}
+if [ "$(mcp_ts_version)" != "$MCP_TS_VERSION" ]; then
+    command -v npm >/dev/null 2>&1 ||
+        fail "npm is missing: install node 20 or later and npm for @modelcontextprotocol/sdk"
+    echo "ci-deps.sh: installing @modelcontextprotocol/sdk@$MCP_TS_VERSION (npm) into $MCP_NODE_DIR" >&2
+    mkdir -p "$MCP_NODE_DIR" ||
+        fail "cannot create $MCP_NODE_DIR for @modelcontextprotocol/sdk"
+    npm install --prefix "$MCP_NODE_DIR" --no-audit --no-fund \
+        "@modelcontextprotocol/sdk@$MCP_TS_VERSION" >&2 ||
+        fail "npm install @modelcontextprotocol/sdk@$MCP_TS_VERSION failed (npm's message above)"
+fi
+[ "$(mcp_ts_version)" = "$MCP_TS_VERSION" ] ||
+    fail "@modelcontextprotocol/sdk@$MCP_TS_VERSION is not in $MCP_NODE_DIR/node_modules (npm)"

@@ -417,3 +417,78 @@ fn the_guard_refuses_a_loopback_target_as_a_tool_error() {
     assert_eq!(other_port.status, 403);
     web.terminate();
 }
+
+/// `--mcp-token` (here a secret reference to a file): /mcp answers 401 with
+/// `WWW-Authenticate` without the token or with another, and works with it; the token is never
+/// printed. A short token keeps the server from starting. `--no-mcp` removes the endpoint and
+/// its entry in ai.json.
+#[test]
+fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
+    let token = "a-random-mcp-token-of-at-least-32-characters";
+    let dir = fresh_dir("web-mcp-token");
+    let file = dir.join("mcp-token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    let reference = format!("file://{}", file.display());
+    let web = start(&dir, &["--mcp-token", &reference]);
+    let hello = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}},
+    })
+    .to_string();
+    for presented in [None, Some("Bearer not-the-token"), Some("Basic eDp5")] {
+        let headers: Vec<(&str, &str)> = presented
+            .map(|p| ("Authorization", p))
+            .into_iter()
+            .collect();
+        let refused = post(&web, &headers, &hello);
+        assert_eq!(refused.status, 401, "{presented:?}: {}", refused.text());
+        assert_eq!(
+            refused.header("www-authenticate"),
+            Some("Bearer realm=\"mcp\"")
+        );
+    }
+    let bearer = format!("Bearer {token}");
+    let accepted = post(&web, &[("Authorization", bearer.as_str())], &hello);
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    // The rest of the public API stays open.
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    web.terminate();
+    let printed = web.stderr_lines().join("\n");
+    assert!(!printed.contains(token), "{printed}");
+
+    // A short token: one line, exit 3, the token not in it.
+    let short_dir = fresh_dir("web-mcp-short-token");
+    let refused = support::service::ScannerService::start_with(
+        std::path::Path::new(support::web::SCANNER),
+        &short_dir,
+        &[
+            "web",
+            "--listen",
+            "127.0.0.1:0",
+            "--mcp-token",
+            "short-token-1234",
+        ],
+        &[],
+    )
+    .err()
+    .expect("a short MCP token is refused");
+    assert_eq!(refused.code, Some(3));
+    assert!(
+        refused.stderr.contains("MCP token is shorter than 32"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("short-token-1234"),
+        "{}",
+        refused.stderr
+    );
+
+    // --no-mcp: no endpoint, no entry in ai.json.
+    let off = start(&fresh_dir("web-mcp-off"), &["--no-mcp"]);
+    assert_eq!(post(&off, &[], &hello).status, 404);
+    let ai = off.get("/.well-known/ai.json", &[]).json();
+    assert!(ai.get("mcp").is_none(), "{ai}");
+    assert!(ai["documents"]["openapi"].is_string());
+}

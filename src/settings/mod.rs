@@ -253,6 +253,10 @@ pub struct WebSettings {
     pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
     /// `--allow-private-targets`.
     pub allow_private_targets: bool,
+    /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
+    pub mcp_token: Option<String>,
+    /// Not `--no-mcp`.
+    pub mcp: bool,
 }
 
 /// `10.0.0.0/8` or a lone address (its full length); `None` when it is neither.
@@ -443,7 +447,7 @@ impl<'a> Layers<'a> {
                 secrets.push(redact::Secret::from_reference(&given.text, reference));
             }
             match *id {
-                "release_token" | "token" => {
+                "release_token" | "token" | "mcp_token" => {
                     secrets.push(redact::Secret::literal(&given.text, "token"))
                 }
                 "webhook_url" => {
@@ -1178,6 +1182,8 @@ impl Settings {
                         networks
                     },
                     allow_private_targets: l.switch("allow_private_targets", false)?,
+                    mcp_token: l.string("mcp_token")?,
+                    mcp: !l.switch("no_mcp", false)?,
                 },
                 token: l.string("token")?,
                 cache_ttl: l

@@ -823,6 +823,31 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        long: Some("mcp-token"),
+        env: &["COS_WEB_MCP_TOKEN"],
+        config_key: Some("web.mcp_token"),
+        kind: Value("TOKEN"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "mcp_token",
+            "web: bearer token /mcp requires (Authorization: Bearer TOKEN; 401 otherwise), at \
+             least 32 characters; give it as a secret reference (secret://, file://, env://, \
+             exec://), never in clear. Unset: /mcp is open like the rest of the public API.",
+        )
+    },
+    OptionSpec {
+        long: Some("no-mcp"),
+        env: &["COS_WEB_NO_MCP"],
+        config_key: Some("web.no_mcp"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "no_mcp",
+            "web: no /mcp endpoint, and no MCP entry in /.well-known/ai.json.",
+        )
+    },
+    OptionSpec {
         long: Some("result"),
         kind: Repeatable("FILE"),
         group: Group::Scanner,

@@ -36,6 +36,7 @@ pub const FREE_FORM: &[&str] = &[
     "token",
     "store",
     "base_url",
+    "mcp_token",
 ];
 
 /// Shorter values are not replaced: they would match ordinary text (a reference to a file

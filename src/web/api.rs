@@ -65,6 +65,9 @@ pub struct ApiConfig {
     /// How long a caller that waits for its scan (MCP `scan_instance`) waits at most: the
     /// scan's time budget and the queue ahead of it.
     pub scan_wait: std::time::Duration,
+    /// `/mcp` served at all (`--no-mcp` turns it off), and the token it requires.
+    pub mcp: bool,
+    pub mcp_token: Option<String>,
 }
 
 pub struct Api {
@@ -300,7 +303,9 @@ impl Api {
         if let Some(answer) = super::mcp::handle(self, request) {
             return answer;
         }
-        if let Some(answer) = super::discovery::handle(request, &self.config.base_url) {
+        if let Some(answer) =
+            super::discovery::handle(request, &self.config.base_url, self.config.mcp)
+        {
             return answer;
         }
         if let Some(answer) = self.page(request) {

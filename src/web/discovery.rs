@@ -30,7 +30,8 @@ const LICENSE: &str = env!("CARGO_PKG_LICENSE");
 const POLL_INTERVAL_SECS: u64 = 2;
 
 /// The answer to a request for one of the documents; `None` for every other path.
-pub fn handle(request: &Request, base_url: &str) -> Option<Response> {
+/// `mcp`: whether `/mcp` is served (`--no-mcp` removes its entries from ai.json).
+pub fn handle(request: &Request, base_url: &str, mcp: bool) -> Option<Response> {
     let base = base_url.trim_end_matches('/');
     let path = request.path.as_str();
     let path = if path.len() > 1 {
@@ -39,7 +40,13 @@ pub fn handle(request: &Request, base_url: &str) -> Option<Response> {
         path
     };
     let document = match path {
-        AI_PATH => ai(base),
+        AI_PATH => {
+            let mut document = ai(base);
+            if !mcp && let Some(object) = document.as_object_mut() {
+                object.remove("mcp");
+            }
+            document
+        }
         OPENAPI_PATH => openapi(base),
         ARAZZO_PATH => arazzo(base),
         _ => return None,
@@ -770,13 +777,13 @@ mod tests {
     fn the_documents_are_served_cacheable_for_get_and_head_only() {
         for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
             for method in ["GET", "HEAD"] {
-                let response = handle(&request(method, path), BASE).expect(path);
+                let response = handle(&request(method, path), BASE, true).expect(path);
                 assert_eq!(response.status, 200);
                 assert_eq!(header(&response, "content-type"), Some("application/json"));
                 assert_eq!(header(&response, "cache-control"), Some(CACHE_CONTROL));
                 let _: Value = serde_json::from_slice(&response.body).unwrap();
             }
-            let refused = handle(&request("POST", path), BASE).unwrap();
+            let refused = handle(&request("POST", path), BASE, true).unwrap();
             assert_eq!(refused.status, 405);
             assert_eq!(header(&refused, "allow"), Some("GET, HEAD"));
         }
@@ -787,10 +794,13 @@ mod tests {
             "/.well-known/",
             "/openapi.yaml",
         ] {
-            assert!(handle(&request("GET", path), BASE).is_none(), "{path}");
+            assert!(
+                handle(&request("GET", path), BASE, true).is_none(),
+                "{path}"
+            );
         }
         // A trailing slash on the base URL makes no double slash.
-        let response = handle(&request("GET", AI_PATH), "https://scan.example.com/").unwrap();
+        let response = handle(&request("GET", AI_PATH), "https://scan.example.com/", true).unwrap();
         let value: Value = serde_json::from_slice(&response.body).unwrap();
         assert_eq!(
             value["mcp"]["client_configuration"],

@@ -158,8 +158,20 @@ fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
 /// The answer to a request for `/mcp`; `None` for every other path.
 pub fn handle(api: &Api, request: &Request) -> Option<Response> {
     let path = request.path.trim_end_matches('/');
-    if path != PATH {
+    if path != PATH || !api.config.mcp {
         return None;
+    }
+    if let Some(token) = &api.config.mcp_token
+        && !request.bearer_matches(token)
+    {
+        return Some(
+            plain_error(
+                401,
+                "unauthorized",
+                "/mcp needs Authorization: Bearer with the operator's MCP token",
+            )
+            .with_header("WWW-Authenticate", "Bearer realm=\"mcp\""),
+        );
     }
     if let Some(origin) = request.header("origin")
         && !origin_allowed(origin, &api.config.base_url, request.header("host"))

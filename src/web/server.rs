@@ -96,6 +96,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         settings.now.map(Now).unwrap_or_else(Now::system),
         Budget::new(Instant::now(), settings.time_budget),
     )?;
+    if let Some(token) = &web.mcp_token {
+        check_mcp_token(token)?;
+    }
     let spec = store_spec(&settings);
     let store: Arc<dyn Store> = Arc::from(store::open(&spec).map_err(|e| e.to_string())?);
     let server =
@@ -134,6 +137,8 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             record_ttl_secs: web.record_ttl.as_secs() as i64,
             trusted_proxies: web.trusted_proxies.clone(),
             scan_wait: settings.time_budget + SCAN_WAIT_MARGIN,
+            mcp: web.mcp,
+            mcp_token: web.mcp_token.clone(),
         },
         check_target,
     };
@@ -166,6 +171,26 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         let _ = worker.join();
     }
     eprintln!("{}: stopped", Program::Scanner.name());
+    Ok(())
+}
+
+/// Why `web` must not start with this `--mcp-token` (never naming the token).
+pub fn check_mcp_token(token: &str) -> Result<(), String> {
+    const GIVE: &str = "give --mcp-token (COS_WEB_MCP_TOKEN, web.mcp_token) a random value of at \
+                        least 32 characters (openssl rand -hex 32) as a secret reference such as \
+                        secret://mcp-token";
+    if token.chars().count() < crate::serve::service::MIN_TOKEN_CHARS {
+        return Err(format!(
+            "refusing to start: the MCP token is shorter than {} characters; {GIVE}",
+            crate::serve::service::MIN_TOKEN_CHARS
+        ));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "refusing to start: the MCP token holds white space or control characters, which an \
+             Authorization header cannot carry; {GIVE}"
+        ));
+    }
     Ok(())
 }
 

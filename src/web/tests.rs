@@ -55,6 +55,8 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
             base_url: "https://scan.example.com".into(),
             record_ttl_secs: 7 * 24 * 3600,
             scan_wait: std::time::Duration::from_secs(90),
+            mcp: true,
+            mcp_token: None,
             trusted_proxies: trusted
                 .iter()
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))
