@@ -1,7 +1,8 @@
 //! `POST /mcp` of `check-storage-scanner web` as a real process on loopback: the MCP
 //! handshake and its sessions, the tools (a scan of a fake instance in one call, its
-//! remediation plan and exports), the prompts, and every refusal: JSON-RPC errors, the guard
-//! and the cooldown as tool errors, a foreign `Origin`, a browser's `GET`.
+//! remediation plan and exports), several instances in one call (`scan_instances`), progress
+//! over SSE, the prompts, and every refusal: JSON-RPC errors, the guard and the cooldown as
+//! tool errors, a foreign `Origin`, a browser's `GET`.
 
 mod support;
 
@@ -157,6 +158,7 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
         names,
         [
             "scan_instance",
+            "scan_instances",
             "get_scan_result",
             "plan_remediation",
             "export_scan",
@@ -169,7 +171,7 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
     }
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["target_url"]));
     assert_eq!(
-        tools[3]["inputSchema"]["properties"]["format"]["enum"],
+        tools[4]["inputSchema"]["properties"]["format"]["enum"],
         json!(["json", "csv", "sarif", "pdf"])
     );
 
@@ -491,4 +493,223 @@ fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
     let ai = off.get("/.well-known/ai.json", &[]).json();
     assert!(ai.get("mcp").is_none(), "{ai}");
     assert!(ai["documents"]["openapi"].is_string());
+}
+
+/// `scan_instances`: two fakes and the first one again in one call: both fakes are scanned and
+/// answered with grade and state, the repeated target is an entry refused by the cooldown (not
+/// a tool error); a second call where every target is refused is a tool error. Malformed
+/// `target_urls` are JSON-RPC errors.
+#[test]
+fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
+    let first = FakeInstance::start(healthy("7.2.4"));
+    let second = FakeInstance::start(healthy("7.2.4"));
+    let dir = fresh_dir("web-mcp-scan-instances");
+    let ca = first.ca_file().display().to_string();
+    let web = start(&dir, &["--allow-private-targets", "--ca-file", &ca]);
+    let (_, session) = initialize(&web, "2025-11-25");
+
+    let listed = rpc(&web, &session, "tools/list", json!({}));
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "scan_instances")
+        .expect("scan_instances is listed")
+        .clone();
+    assert_eq!(tool["inputSchema"]["required"], json!(["target_urls"]));
+    assert_eq!(
+        tool["inputSchema"]["properties"]["target_urls"]["maxItems"],
+        10
+    );
+    assert_eq!(tool["outputSchema"]["required"], json!(["results"]));
+
+    let targets = [first.host_port(), second.host_port(), first.host_port()];
+    let scanned = call(
+        &web,
+        &session,
+        "scan_instances",
+        json!({"target_urls": targets, "release_track": "production"}),
+    );
+    assert_eq!(scanned["isError"], false, "{scanned}");
+    let results = scanned["structuredContent"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{scanned}");
+    let mut uuids = Vec::new();
+    for (entry, target) in results[..2].iter().zip(&targets) {
+        assert_eq!(entry["target_url"], target.as_str(), "{entry}");
+        assert_eq!(entry["status"], "completed", "{entry}");
+        assert_eq!(entry["state"], "OK", "{entry}");
+        assert!(!entry["grade"].as_str().unwrap().is_empty(), "{entry}");
+        assert!(entry.get("error").is_none(), "{entry}");
+        uuids.push(entry["uuid"].as_str().unwrap().to_string());
+    }
+    assert_ne!(uuids[0], uuids[1]);
+    let refused = &results[2];
+    assert_eq!(refused["target_url"], targets[2].as_str(), "{refused}");
+    assert_eq!(refused["status"], "refused", "{refused}");
+    assert!(refused.get("uuid").is_none(), "{refused}");
+    let error = refused["error"].as_str().unwrap();
+    assert!(
+        error.contains("429") && error.contains("retry after"),
+        "{error}"
+    );
+    assert!(refused["retry_after"].as_i64().unwrap() > 0, "{refused}");
+    for fake in [&first, &second] {
+        assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+    }
+    let text = text_of(&scanned);
+    assert!(text.starts_with("2 of 3 target(s) scanned"), "{text}");
+    // Each uuid is a scan like scan_instance's.
+    let one = call(&web, &session, "get_scan_result", json!({"uuid": uuids[1]}));
+    assert_eq!(
+        one["structuredContent"]["result"]["grade"],
+        results[1]["grade"]
+    );
+
+    // Every target refused (both cooled down): a tool error, each entry saying why.
+    let again = call(
+        &web,
+        &session,
+        "scan_instances",
+        json!({"target_urls": [first.host_port(), second.host_port()]}),
+    );
+    assert_eq!(again["isError"], true, "{again}");
+    assert!(
+        text_of(&again).starts_with("every target was refused"),
+        "{again}"
+    );
+    for entry in again["structuredContent"]["results"].as_array().unwrap() {
+        assert_eq!(entry["status"], "refused", "{entry}");
+        assert!(entry["error"].as_str().unwrap().contains("429"), "{entry}");
+    }
+
+    // Arguments that are no submission: JSON-RPC errors, nothing submitted.
+    let eleven: Vec<String> = (0..11).map(|i| format!("h{i}.example")).collect();
+    for arguments in [
+        json!({}),
+        json!({"target_urls": []}),
+        json!({"target_urls": eleven}),
+        json!({"target_urls": "a.example"}),
+        json!({"target_urls": ["a.example", 7]}),
+        json!({"target_urls": ["a.example", "ftp://b.example"]}),
+        json!({"target_urls": ["a.example"], "target_url": "b.example"}),
+        json!({"target_urls": ["a.example"], "release_track": "nightly-of-doom"}),
+    ] {
+        let answer = rpc(
+            &web,
+            &session,
+            "tools/call",
+            json!({"name": "scan_instances", "arguments": arguments}),
+        );
+        assert_eq!(answer["error"]["code"], -32602, "{arguments}: {answer}");
+    }
+    web.terminate();
+}
+
+/// The events of an SSE body: each `data:` of an `event: message`, as JSON.
+fn sse_events(body: &str) -> Vec<Value> {
+    assert!(body.ends_with("\n\n"), "{body:?}");
+    body.split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|event| {
+            let mut lines = event.lines();
+            assert_eq!(lines.next(), Some("event: message"), "{event:?}");
+            let data = lines
+                .next()
+                .and_then(|l| l.strip_prefix("data: "))
+                .unwrap_or_else(|| panic!("no data: {event:?}"));
+            assert_eq!(lines.next(), None, "{event:?}");
+            serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"))
+        })
+        .collect()
+}
+
+/// A `tools/call` with `_meta.progressToken` from a client that accepts SSE: progress
+/// notifications with the token and increasing progress (queued first, completed last), then
+/// the response as the last event. Without SSE in `Accept`, or without a token, plain JSON.
+#[test]
+fn a_progress_token_gets_progress_notifications_over_sse() {
+    let fake = FakeInstance::start(healthy("7.2.4"));
+    let dir = fresh_dir("web-mcp-sse");
+    let ca = fake.ca_file().display().to_string();
+    let web = start(&dir, &["--allow-private-targets", "--ca-file", &ca]);
+    let (_, session) = initialize(&web, "2025-06-18");
+
+    let body = json!({
+        "jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+        "params": {
+            "name": "scan_instance",
+            "arguments": {"target_url": fake.host_port()},
+            "_meta": {"progressToken": "tok-42"},
+        },
+    });
+    let answer = post(&web, &[("Mcp-Session-Id", &session)], &body.to_string());
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let events = sse_events(&answer.text());
+    let (last, notes) = events.split_last().unwrap();
+    assert!(notes.len() >= 2, "{events:?}");
+    let mut before = -1.0;
+    for note in notes {
+        assert_eq!(note["jsonrpc"], "2.0", "{note}");
+        assert_eq!(note["method"], "notifications/progress", "{note}");
+        assert!(note.get("id").is_none(), "{note}");
+        let params = &note["params"];
+        assert_eq!(params["progressToken"], "tok-42", "{note}");
+        let progress = params["progress"].as_f64().unwrap();
+        assert!(progress > before, "{events:?}");
+        assert!(progress <= params["total"].as_f64().unwrap(), "{note}");
+        before = progress;
+        let message = params["message"].as_str().unwrap();
+        assert!(
+            ["queued", "running", "completed"].contains(&message),
+            "{note}"
+        );
+    }
+    assert_eq!(notes[0]["params"]["message"], "queued");
+    let final_note = &notes[notes.len() - 1]["params"];
+    assert_eq!(final_note["message"], "completed");
+    assert_eq!(final_note["progress"], final_note["total"]);
+    assert_eq!(last["jsonrpc"], "2.0");
+    assert_eq!(last["id"], "call-1", "{last}");
+    assert_eq!(last["result"]["isError"], false, "{last}");
+    assert_eq!(last["result"]["structuredContent"]["status"], "completed");
+    let uuid = last["result"]["structuredContent"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A refusal over SSE: no progress, the tool error as the only event.
+    let refused = post(&web, &[("Mcp-Session-Id", &session)], &body.to_string());
+    assert_eq!(refused.header("content-type"), Some("text/event-stream"));
+    let events = sse_events(&refused.text());
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["result"]["isError"], true, "{events:?}");
+
+    // A client that accepts only JSON gets JSON, token or not.
+    let lookup = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "get_scan_result", "arguments": {"uuid": uuid},
+                   "_meta": {"progressToken": 5}},
+    });
+    let plain = web.request(
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ("Accept", "application/json"),
+            ("Mcp-Session-Id", &session),
+        ],
+        lookup.to_string().as_bytes(),
+    );
+    assert_eq!(plain.header("content-type"), Some("application/json"));
+    assert_eq!(plain.json()["result"]["structuredContent"]["uuid"], uuid);
+    // Without a token, JSON even when SSE is accepted.
+    let no_token = rpc(
+        &web,
+        &session,
+        "tools/call",
+        json!({"name": "get_scan_result", "arguments": {"uuid": uuid}}),
+    );
+    assert_eq!(no_token["result"]["structuredContent"]["uuid"], uuid);
+    web.terminate();
 }

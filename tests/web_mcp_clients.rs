@@ -16,8 +16,9 @@ use support::web::{fresh_dir, start};
 /// Where packaging/ci-deps.sh installs `@modelcontextprotocol/sdk`.
 const NODE_DIR: &str = "/opt/check-storage-security-test-node";
 
-const TOOLS: [&str; 5] = [
+const TOOLS: [&str; 6] = [
     "scan_instance",
+    "scan_instances",
     "get_scan_result",
     "plan_remediation",
     "export_scan",

@@ -5,8 +5,14 @@
 //! `application/json`; notifications and client responses get 202 without a body. `initialize`
 //! negotiates the protocol version and issues `Mcp-Session-Id`; every later request must carry
 //! it (missing → 400, unknown → 404); `DELETE /mcp` ends it. Sessions live in this process's
-//! memory, at most [`MAX_SESSIONS`], the oldest dropped first. `GET /mcp` is 405: no SSE
-//! stream in this increment. An `Origin` from another site is refused with 403 (DNS rebinding).
+//! memory, at most [`MAX_SESSIONS`], the oldest dropped first. `GET /mcp` is 405: there is no
+//! standalone SSE stream. An `Origin` from another site is refused with 403 (DNS rebinding).
+//!
+//! A `tools/call` whose params carry `_meta.progressToken`, from a client that accepts
+//! `text/event-stream`, is answered as SSE: `notifications/progress` (queued → running →
+//! completed) and then the JSON-RPC response, each an `event: message`. Our HTTP layer writes
+//! one full body per response, so the events are collected while the call waits and sent
+//! together when it ends (see [`sse`]).
 //!
 //! The tools call the API's own functions ([`Api::enqueue`], [`Api::record`], the store's
 //! erase) with the HTTP request they came in, so the target guard, the limits and the target
@@ -14,7 +20,7 @@
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
 use super::api::{Api, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, parse_submission};
-use super::store::Status;
+use super::store::{ScanRecord, Status};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -29,6 +35,8 @@ pub const SESSION_HEADER: &str = "Mcp-Session-Id";
 /// Sessions kept in memory; beyond, the oldest is dropped.
 pub const MAX_SESSIONS: usize = 10_000;
 const SCAN_POLL: Duration = Duration::from_millis(100);
+/// Targets of one `scan_instances` call at most.
+pub const MAX_TARGETS: usize = 10;
 
 const SERVER_NAME: &str = "check-storage-scanner";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -78,30 +86,78 @@ struct Outgoing {
     error: Option<RpcError>,
 }
 
-fn rpc_result(id: Value, result: Value) -> Response {
-    let message = Outgoing {
-        jsonrpc: "2.0",
-        id,
-        result: Some(result),
-        error: None,
+/// The JSON-RPC response to request `id`: its result or its error.
+fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
+    let message = match answer {
+        Ok(result) => Outgoing {
+            jsonrpc: "2.0",
+            id,
+            result: Some(result),
+            error: None,
+        },
+        Err(Failure(code, message)) => Outgoing {
+            jsonrpc: "2.0",
+            id,
+            result: None,
+            error: Some(RpcError { code, message }),
+        },
     };
-    Response::json(200, &serde_json::to_value(message).unwrap_or(Value::Null))
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
+fn rpc_result(id: Value, result: Value) -> Response {
+    Response::json(200, &outgoing(id, Ok(result)))
 }
 
 fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
-    let message = Outgoing {
-        jsonrpc: "2.0",
-        id,
-        result: None,
-        error: Some(RpcError {
-            code,
-            message: message.into(),
-        }),
-    };
-    Response::json(
-        status,
-        &serde_json::to_value(message).unwrap_or(Value::Null),
-    )
+    Response::json(status, &outgoing(id, Err(Failure(code, message.into()))))
+}
+
+/// The progress notifications of one `tools/call`, collected while it waits; without a
+/// progress token (or a client that accepts SSE), nothing is collected.
+struct Progress {
+    token: Option<Value>,
+    events: Vec<Value>,
+}
+
+impl Progress {
+    fn none() -> Progress {
+        Progress {
+            token: None,
+            events: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, progress: u64, total: u64, message: String) {
+        if let Some(token) = &self.token {
+            self.events.push(json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {
+                    "progressToken": token,
+                    "progress": progress,
+                    "total": total,
+                    "message": message,
+                },
+            }));
+        }
+    }
+}
+
+/// The progress notifications and then the response `last`, as one `text/event-stream` body.
+///
+/// Our HTTP layer (crate::serve::http) writes a response as one full body with a
+/// Content-Length, so the events are not streamed as they happen: they are collected while
+/// the call waits and sent together at its end. The client still receives valid SSE, with
+/// the progress notifications before the result.
+fn sse(events: &[Value], last: &Value) -> Response {
+    let mut body = String::new();
+    for event in events.iter().chain(std::iter::once(last)) {
+        body.push_str("event: message\ndata: ");
+        body.push_str(&event.to_string());
+        body.push_str("\n\n");
+    }
+    Response::new(200, "text/event-stream", body.into_bytes())
 }
 
 /// A failed method call: code and message.
@@ -355,10 +411,23 @@ fn post(api: &Api, request: &Request) -> Response {
     if !params.is_object() {
         return rpc_error(200, id, INVALID_PARAMS, "params must be an object");
     }
+    // SSE for a tools/call with a progress token, when the client accepts it.
+    let mut progress = Progress::none();
+    if method == "tools/call"
+        && request
+            .header("accept")
+            .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"))
+    {
+        progress.token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+    }
     let answer = match method {
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
-        "tools/call" => call_tool(api, request, &params),
+        "tools/call" => call_tool(api, request, &params, &mut progress),
         "prompts/list" => Ok(json!({"prompts": prompts()})),
         "prompts/get" => get_prompt(&params),
         _ => Err(Failure(
@@ -366,6 +435,9 @@ fn post(api: &Api, request: &Request) -> Response {
             format!("method not found: {method}"),
         )),
     };
+    if progress.token.is_some() {
+        return sse(&progress.events, &outgoing(id, answer));
+    }
     match answer {
         Ok(result) => rpc_result(id, result),
         Err(Failure(code, message)) => rpc_error(200, id, code, message),
@@ -499,6 +571,64 @@ pub fn tools() -> Vec<Value> {
                 "additionalProperties": false,
             },
             "outputSchema": scan_output_schema(),
+        }),
+        json!({
+            "name": "scan_instances",
+            "title": "Scan several storage instances",
+            "description": "Scans up to 10 OpenCloud / oCIS instances in parallel (within the \
+                operator's limits: each target counts as one submission and has its own \
+                cooldown) and answers one entry per target: its uuid, status, grade and state, or \
+                why it was refused. Waits at most the operator's time budget; a target not \
+                completed by then is answered with its uuid for get_scan_result.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "target_urls": {
+                        "type": "array",
+                        "items": {
+                            "type": "string",
+                            "description": "an instance's hostname, address or URL",
+                        },
+                        "minItems": 1,
+                        "maxItems": MAX_TARGETS,
+                        "description": "the instances, e.g. [\"cloud.example.com\", \
+                            \"files.example.org\"]",
+                    },
+                    "waive": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "check id patterns to waive on every target",
+                    },
+                    "release_track": {"type": "string", "enum": RELEASE_TRACKS},
+                },
+                "required": ["target_urls"],
+                "additionalProperties": false,
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "target_url": {"type": "string"},
+                                "uuid": {"type": "string"},
+                                "status": {
+                                    "type": "string",
+                                    "enum": ["queued", "running", "completed", "refused", "error"],
+                                },
+                                "grade": {"type": "string"},
+                                "state": {"type": "string"},
+                                "error": {"type": "string"},
+                                "retry_after": {"type": "integer"},
+                            },
+                            "required": ["target_url", "status"],
+                        },
+                    },
+                },
+                "required": ["results"],
+            },
         }),
         json!({
             "name": "get_scan_result",
@@ -676,7 +806,12 @@ fn response_result(response: &Response) -> Value {
     ))
 }
 
-fn call_tool(api: &Api, request: &Request, params: &Value) -> Result<Value, Failure> {
+fn call_tool(
+    api: &Api,
+    request: &Request,
+    params: &Value,
+    progress: &mut Progress,
+) -> Result<Value, Failure> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -688,7 +823,8 @@ fn call_tool(api: &Api, request: &Request, params: &Value) -> Result<Value, Fail
         .ok_or_else(|| invalid_params(format!("unknown tool: {name}")))?;
     let arguments = checked_arguments(tool, params)?;
     match name {
-        "scan_instance" => scan_instance(api, request, &arguments),
+        "scan_instance" => scan_instance(api, request, &arguments, progress),
+        "scan_instances" => scan_instances(api, request, &arguments, progress),
         "get_scan_result" => {
             let uuid = string_argument(&arguments, "uuid")?;
             Ok(match api.record(uuid) {
@@ -753,6 +889,7 @@ fn scan_instance(
     api: &Api,
     request: &Request,
     arguments: &Map<String, Value>,
+    progress: &mut Progress,
 ) -> Result<Value, Failure> {
     // The submission as the JSON API reads it, so the same checks apply.
     let body = serde_json::to_vec(arguments).unwrap_or_default();
@@ -761,19 +898,223 @@ fn scan_instance(
         Ok(uuid) => uuid,
         Err(refused) => return Ok(refused_result(&refused)),
     };
-    // At most the operator's time budget and the queue (ApiConfig::scan_wait); after that the
-    // answer is the uuid and the state, for get_scan_result.
+    let mut waited = wait_for(api, &[(uuid.clone(), None)], progress);
+    Ok(match waited.pop() {
+        Some(Ok(record)) => scan_answer(&uuid, record.status, record.result.as_deref()),
+        Some(Err(answer)) => response_result(&answer),
+        None => tool_error("the scan was lost; scan again".into()),
+    })
+}
+
+/// How far a scan is, for progress: queued 1, running 2, completed 3.
+fn stage(status: Status) -> u64 {
+    match status {
+        Status::Queued => 1,
+        Status::Running => 2,
+        Status::Completed => 3,
+    }
+}
+
+/// Waits until every scan of `uuids` (each with the target to name in progress messages) is
+/// completed, or at most the operator's time budget and the queue (ApiConfig::scan_wait);
+/// then answers each scan's record as it is (the caller answers an unfinished one's uuid, for
+/// get_scan_result). Progress is the sum of the scans' stages, out of 3 per scan; each change
+/// of a scan's state is one notification.
+fn wait_for(
+    api: &Api,
+    uuids: &[(String, Option<&str>)],
+    progress: &mut Progress,
+) -> Vec<Result<ScanRecord, Response>> {
+    let total = 3 * uuids.len() as u64;
+    let message = |target: Option<&str>, status: Status| match target {
+        Some(target) => format!("{target}: {}", status.as_str()),
+        None => status.as_str().to_string(),
+    };
+    // Every scan was queued when it was inserted.
+    let mut seen = vec![Status::Queued; uuids.len()];
+    let mut done = 0;
+    for (_, target) in uuids {
+        done += stage(Status::Queued);
+        progress.note(done, total, message(*target, Status::Queued));
+    }
     let until = Instant::now() + api.config.scan_wait;
+    let mut answers: Vec<Option<Result<ScanRecord, Response>>> =
+        uuids.iter().map(|_| None).collect();
+    let settled = |answer: &Option<Result<ScanRecord, Response>>| match answer {
+        Some(Ok(record)) => record.status == Status::Completed,
+        Some(Err(_)) => true,
+        None => false,
+    };
     loop {
-        let record = match api.record(&uuid) {
-            Ok(record) => record,
-            Err(answer) => return Ok(response_result(&answer)),
-        };
-        if record.status == Status::Completed || Instant::now() >= until {
-            return Ok(scan_answer(&uuid, record.status, record.result.as_deref()));
+        for (i, (uuid, target)) in uuids.iter().enumerate() {
+            if settled(&answers[i]) {
+                continue;
+            }
+            let record = api.record(uuid);
+            if let Ok(record) = &record
+                && record.status != seen[i]
+            {
+                done += stage(record.status).saturating_sub(stage(seen[i]));
+                seen[i] = record.status;
+                progress.note(done, total, message(*target, record.status));
+            }
+            answers[i] = Some(record);
+        }
+        if answers.iter().all(settled) || Instant::now() >= until {
+            break;
         }
         std::thread::sleep(SCAN_POLL);
     }
+    answers
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|| Err(Response::error(503, "unavailable", "not polled"))))
+        .collect()
+}
+
+/// `scan_instances`: each target submitted as `scan_instance` submits it (guard, limits and
+/// cooldown per target, counted against the caller), then all waited for together. A refused
+/// target is an entry with `error`; the call is a tool error only when every target was
+/// refused. Arguments that are no submission at all are a JSON-RPC error, before anything is
+/// submitted.
+fn scan_instances(
+    api: &Api,
+    request: &Request,
+    arguments: &Map<String, Value>,
+    progress: &mut Progress,
+) -> Result<Value, Failure> {
+    let targets = match arguments.get("target_urls") {
+        Some(Value::Array(items))
+            if (1..=MAX_TARGETS).contains(&items.len()) && items.iter().all(Value::is_string) =>
+        {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        }
+        _ => {
+            return Err(invalid_params(format!(
+                "target_urls must be an array of 1 to {MAX_TARGETS} strings"
+            )));
+        }
+    };
+    let mut submissions = Vec::with_capacity(targets.len());
+    for (i, target_url) in targets.iter().enumerate() {
+        let mut one = arguments.clone();
+        one.remove("target_urls");
+        one.insert("target_url".into(), Value::String(target_url.clone()));
+        let body = serde_json::to_vec(&one).unwrap_or_default();
+        let parsed = parse_submission(&body)
+            .map_err(|e| invalid_params(format!("target_urls[{i}]: {}", e.message)))?;
+        submissions.push(parsed);
+    }
+    // Submitted one after the other, so the limits count each; refusals kept in place.
+    let submitted: Vec<Result<String, Refused>> = submissions
+        .into_iter()
+        .map(|(scan, target)| api.enqueue(scan, &target, request))
+        .collect();
+    let accepted: Vec<(String, Option<&str>)> = submitted
+        .iter()
+        .zip(&targets)
+        .filter_map(|(s, t)| s.as_ref().ok().map(|uuid| (uuid.clone(), Some(t.as_str()))))
+        .collect();
+    let mut waited = wait_for(api, &accepted, progress).into_iter();
+    let mut results = Vec::with_capacity(targets.len());
+    let mut lines = Vec::with_capacity(targets.len());
+    for (target_url, submission) in targets.iter().zip(&submitted) {
+        let uuid = match submission {
+            Ok(uuid) => uuid,
+            Err(refused) => {
+                let error = refusal_text(
+                    refused.error.status,
+                    refused.error.code,
+                    &refused.error.message,
+                    refused.retry_after,
+                );
+                lines.push(format!("{target_url}: {error}"));
+                let mut entry =
+                    json!({"target_url": target_url, "status": "refused", "error": error});
+                if let Some(secs) = refused.retry_after {
+                    entry["retry_after"] = json!(secs);
+                }
+                results.push(entry);
+                continue;
+            }
+        };
+        let mut entry = json!({"target_url": target_url, "uuid": uuid});
+        match waited.next() {
+            Some(Ok(record)) => {
+                entry["status"] = json!(record.status.as_str());
+                let document = (record.status == Status::Completed)
+                    .then(|| Completed::parse(record.result.as_deref()))
+                    .flatten()
+                    .map(|done| done.document);
+                match &document {
+                    Some(document) => {
+                        for key in ["grade", "state"] {
+                            if let Some(value) = document[key].as_str() {
+                                entry[key] = json!(value);
+                            }
+                        }
+                        lines.push(format!(
+                            "{target_url}: scan {uuid}, grade {}, state {}",
+                            document["grade"].as_str().unwrap_or("?"),
+                            document["state"].as_str().unwrap_or("?")
+                        ));
+                    }
+                    None if record.status == Status::Completed => {
+                        entry["status"] = json!("error");
+                        entry["error"] =
+                            json!("the completed scan has no readable result; scan again");
+                        lines.push(format!("{target_url}: scan {uuid} has no readable result"));
+                    }
+                    None => lines.push(format!(
+                        "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid \
+                         again in a few seconds",
+                        record.status.as_str()
+                    )),
+                }
+            }
+            Some(Err(answer)) => {
+                let error = text_of(&response_result(&answer));
+                lines.push(format!("{target_url}: {error}"));
+                entry["status"] = json!("error");
+                entry["error"] = json!(error);
+            }
+            None => {
+                entry["status"] = json!("error");
+                entry["error"] = json!("the scan was lost; scan again");
+            }
+        }
+        results.push(entry);
+    }
+    let structured = json!({"results": results});
+    if accepted.is_empty() {
+        return Ok(json!({
+            "content": [{"type": "text", "text": format!(
+                "every target was refused:\n{}", lines.join("\n"))}],
+            "structuredContent": structured,
+            "isError": true,
+        }));
+    }
+    let summary = format!(
+        "{} of {} target(s) scanned:\n{}",
+        accepted.len(),
+        targets.len(),
+        lines.join("\n")
+    );
+    Ok(tool_result(structured, summary))
+}
+
+/// The text of a tool result's content.
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `{uuid, status, result}` and its summary.
