@@ -18,6 +18,8 @@
 #                API's PDF export
 #   chromium fonts-dejavu-core  headless Chromium renders the public API's pages to PNG in
 #                tests/web_pages.rs (run in the foreground, no sandbox, its own profile)
+#   chromium-driver  chromedriver: tests/web_webmcp.rs drives headless Chromium over WebDriver
+#                on a loopback port to call the pages' WebMCP tools
 #   dpkg-dev binutils  dpkg-shlibdeps and strip, for packaging/deb/build.sh
 #   man-db systemd     `systemd-analyze verify` (which asks man for each Documentation= page)
 #                and `systemd-analyze security` on the shipped units; systemd also boots in
@@ -44,7 +46,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium fonts-dejavu-core"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core"
 
 fail() {
     echo "ci-deps.sh: $*" >&2

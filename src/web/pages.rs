@@ -3,11 +3,13 @@
 //! result page (`/scans/<uuid>`) that follows the scan until it completes and then shows the
 //! grade, the state, the findings with their remediation, and the export links.
 //!
-//! No framework and no external assets: one style sheet and one small script served from
-//! `/static/`, and a Content-Security-Policy without `unsafe-inline`. Everything works without
-//! JavaScript (the form posts, a pending page refreshes itself with `<meta http-equiv=refresh>`
-//! and offers a link); with it, the pending page polls the JSON API and reloads once the scan
-//! completed. Every value from a submission or a scanned server is escaped.
+//! No framework and no external assets: one style sheet and two small scripts served from
+//! `/static/` (`app.js`; `webmcp.js`, WebMCP tools for an agent in the browser when it offers
+//! `navigator.modelContext`), and a Content-Security-Policy without `unsafe-inline`. Everything
+//! works without JavaScript (the form posts, a pending page refreshes itself with
+//! `<meta http-equiv=refresh>` and offers a link); with it, the pending page polls the JSON API
+//! and reloads once the scan completed. Every value from a submission or a scanned server is
+//! escaped.
 
 use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::{ScanRequest, Status};
@@ -22,6 +24,8 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
 
 const STYLE: &str = include_str!("static/style.css");
 const SCRIPT: &str = include_str!("static/app.js");
+/// WebMCP tools for an agent in the browser (draft API, feature-detected).
+const WEBMCP: &str = include_str!("static/webmcp.js");
 
 /// Seconds between refreshes of a pending result page without JavaScript.
 const REFRESH_SECS: u32 = 3;
@@ -48,7 +52,8 @@ fn page(status: u16, title: &str, body: &str, head: &str) -> Response {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<link rel=\"stylesheet\" href=\"/static/style.css\">\n{head}\
-         <script src=\"/static/app.js\" defer></script>\n</head>\n<body>\n\
+         <script src=\"/static/app.js\" defer></script>\n\
+         <script src=\"/static/webmcp.js\" defer></script>\n</head>\n<body>\n\
          <header><a class=\"brand\" href=\"/\">Storage security check</a></header>\n\
          <main>\n{body}\n</main>\n\
          <footer>An outside-in check of OpenCloud and ownCloud Infinite Scale instances. \
@@ -101,6 +106,10 @@ impl Api {
                 .with_header("Cache-Control", "public, max-age=3600"),
             "/static/app.js" if get => Response::new(200, "text/javascript; charset=utf-8", SCRIPT)
                 .with_header("Cache-Control", "public, max-age=3600"),
+            "/static/webmcp.js" if get => {
+                Response::new(200, "text/javascript; charset=utf-8", WEBMCP)
+                    .with_header("Cache-Control", "public, max-age=3600")
+            }
             _ => {
                 let uuid = path.strip_prefix("/scans/").filter(|_| get)?;
                 self.result_page(uuid.trim_end_matches('/'))
@@ -328,7 +337,8 @@ pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> S
         .collect::<Vec<_>>()
         .join(" ");
     format!(
-        "<section class=\"summary\">\n<div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
+        "<section class=\"summary\" data-scan=\"{uuid}\">\n\
+         <div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
          <h1>{host}</h1>\n<p class=\"state {state_class}\">{state}</p>\n<p>{message}</p>\n\
          <p>{product} · scanned {scanned}</p>\n</div>\n</section>\n\
          <h2>Findings</h2>\n{findings_html}\n{plan_html}\n\
@@ -339,6 +349,7 @@ pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> S
         state = escape(&state),
         message = escape(&text(&document["message"])),
         scanned = escape(&text(&document["scannedAt"])),
+        uuid = escape(uuid),
     )
 }
 
@@ -390,13 +401,14 @@ mod tests {
         for format in EXPORT_FORMATS {
             assert!(html.contains(&format!("/export/{format}\"")));
         }
+        assert!(html.contains("data-scan=\"0f8fad5b-d9cb-469f-a165-70867728950e\""));
         assert!(html.contains("class=\"export preferred\" href=\"/api/scans/0f8fad5b-d9cb-469f-a165-70867728950e/export/csv\""));
     }
 
     #[test]
     fn the_policy_allows_no_inline_code() {
         assert!(!CSP.contains("unsafe-inline") && !CSP.contains("unsafe-eval"));
-        assert!(!STYLE.is_empty() && !SCRIPT.is_empty());
+        assert!(!STYLE.is_empty() && !SCRIPT.is_empty() && !WEBMCP.is_empty());
         let landing = page(200, "t", &form(None, "\"x"), "");
         let html = String::from_utf8(landing.body).unwrap();
         assert!(!html.contains(" style=") && !html.contains(" onclick="));
