@@ -6,7 +6,7 @@ use super::api::{Api, ApiConfig, Clock, Completed};
 use super::limits;
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
-use super::worker::{Pool, Wakeup};
+use super::worker::{Pool, RecordScan, Wakeup};
 use crate::serve::http::{Request, Response};
 use serde_json::{Value, json};
 use std::net::{IpAddr, SocketAddr};
@@ -107,6 +107,18 @@ impl Rig {
             peer,
             None,
         )
+    }
+
+    /// The workers' pool on this rig's store and clock, scanning with `scan` (a 120 s lease).
+    fn pool(&self, scan: Arc<RecordScan>) -> Pool {
+        Pool {
+            store: self.store.clone(),
+            clock: self.clock.clone(),
+            scan,
+            wakeup: Arc::new(Wakeup::default()),
+            lease_secs: 120,
+            node: "test".into(),
+        }
     }
 
     fn get(&self, path: &str) -> Response {
@@ -347,28 +359,21 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
         .as_str()
         .unwrap()
         .to_string();
-    let pool = Pool {
-        store: rig.store.clone(),
-        clock: rig.clock.clone(),
-        scan: Arc::new(|record| {
-            Ok((
-                Completed {
-                    document: json!({
-                        "host": record.target, "state": "OK", "rating": 5, "grade": "A+",
-                        "scannedAt": "2026-11-25T10:00:00Z",
-                        "findings": [{"id": "hsts", "status": "passed", "severity": "medium",
-                                      "category": "=cmd", "detail": "d", "remediation": "r",
-                                      "fixedIn": "proxy", "ignored": false}],
-                    }),
-                    sarif: json!({"version": "2.1.0"}),
-                },
-                true,
-            ))
-        }),
-        wakeup: Arc::new(Wakeup::default()),
-        lease_secs: 120,
-        node: "test".into(),
-    };
+    let pool = rig.pool(Arc::new(|record| {
+        Ok((
+            Completed {
+                document: json!({
+                    "host": record.target, "state": "OK", "rating": 5, "grade": "A+",
+                    "scannedAt": "2026-11-25T10:00:00Z",
+                    "findings": [{"id": "hsts", "status": "passed", "severity": "medium",
+                                  "category": "=cmd", "detail": "d", "remediation": "r",
+                                  "fixedIn": "proxy", "ignored": false}],
+                }),
+                sarif: json!({"version": "2.1.0"}),
+            },
+            true,
+        ))
+    }));
     let claimed = rig
         .store
         .claim("test-0", rig.clock.now(), 120)
@@ -440,14 +445,7 @@ fn a_scan_that_panics_completes_with_an_error_document() {
         .as_str()
         .unwrap()
         .to_string();
-    let pool = Pool {
-        store: rig.store.clone(),
-        clock: rig.clock.clone(),
-        scan: Arc::new(|_| panic!("a bug")),
-        wakeup: Arc::new(Wakeup::default()),
-        lease_secs: 120,
-        node: "test".into(),
-    };
+    let pool = rig.pool(Arc::new(|_| panic!("a bug")));
     let claimed = rig
         .store
         .claim("test-0", rig.clock.now(), 120)

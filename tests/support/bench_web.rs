@@ -16,14 +16,13 @@
 //! 3. [`WEB_POLLS`] `GET /api/scans/<uuid>` over the submitted uuids, every one completed,
 //!    from [`WEB_CLIENTS`] threads; then the server's peak RSS (VmHWM).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::support::redis::RedisServer;
 use super::support::service::{ScannerService, request};
 use super::{Hammered, cpu_of, mib, millis, secs};
 
@@ -36,82 +35,11 @@ pub const WEB_POLLS: usize = 100_000;
 /// How long the worker may take to complete every submitted scan.
 const DRAIN_LIMIT: Duration = Duration::from_secs(600);
 /// How long `redis-server` may take to answer PING.
-const REDIS_START_LIMIT: Duration = Duration::from_secs(10);
 /// The first port tried for the closed loopback targets (below the ephemeral range, so no
 /// client socket of the bench holds one of them).
 const FIRST_TARGET_PORT: u16 = 20_000;
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
 /// Networks of the benchmarking range 198.18.0.0/15: /24s.
 const BENCHMARK_NETWORKS: usize = 512;
-
-/// A `redis-server` of the bench: loopback, a free port, no persistence; killed and reaped on
-/// drop.
-struct Redis {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Result<Redis, String> {
-        if !Path::new(REDIS_SERVER).is_file() {
-            return Err(format!(
-                "{REDIS_SERVER} is missing (Debian's redis-server package, `make deps`)"
-            ));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .and_then(|probe| probe.local_addr())
-            .map_err(|e| format!("no free loopback port: {e}"))?;
-        let log = std::fs::File::create(dir.join("redis.log")).map_err(|e| e.to_string())?;
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &addr.port().to_string()])
-            .args(["--bind", "127.0.0.1"])
-            .args(["--save", ""])
-            .args(["--appendonly", "no"])
-            .args(["--daemonize", "no"])
-            .arg("--dir")
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot run {REDIS_SERVER}: {e}"))?;
-        let mut redis = Redis { child, addr };
-        let until = Instant::now() + REDIS_START_LIMIT;
-        while !redis.answers_ping() {
-            if let Ok(Some(status)) = redis.child.try_wait() {
-                return Err(format!("redis-server ended at its start ({status})"));
-            }
-            if Instant::now() >= until {
-                return Err("redis-server does not answer PING".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(redis)
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)) else {
-            return false;
-        };
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut answer = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok()
-            && stream.read_exact(&mut answer).is_ok()
-            && &answer == b"+PONG\r\n"
-    }
-
-    fn peak_rss_kib(&self) -> Option<u64> {
-        super::peak_rss_kib(self.child.id())
-    }
-}
 
 /// `count` loopback ports from [`FIRST_TARGET_PORT`] up, below the ephemeral range, where a
 /// connect is refused now.
@@ -243,7 +171,7 @@ fn run_store(
     store: &'static str,
     spec: Option<&str>,
     ports: &[u16],
-    redis: Option<&Redis>,
+    redis: Option<&RedisServer>,
 ) -> Result<StoreRun, String> {
     let _ = std::fs::remove_dir_all(home);
     std::fs::create_dir_all(home).map_err(|e| format!("{}: {e}", home.display()))?;
@@ -354,7 +282,7 @@ fn run_store(
         completed_polls,
         answer_bytes,
         failures,
-        redis_rss: redis.and_then(Redis::peak_rss_kib),
+        redis_rss: redis.and_then(|r| super::peak_rss_kib(r.child.id())),
     })
 }
 
@@ -388,7 +316,7 @@ pub fn web_bench(bin: &Path, work: &Path) {
         Ok(run) => runs.push(run),
         Err(e) => println!("  SQLite store: {e}"),
     }
-    match Redis::start(&work.join("redis")) {
+    match RedisServer::start_in(&work.join("redis")) {
         Ok(redis) => {
             let spec = format!("redis://{}/0", redis.addr);
             match run_store(

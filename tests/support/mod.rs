@@ -32,8 +32,6 @@ pub mod junit_xsd;
 #[cfg(test)]
 pub mod plugin;
 pub mod proxy;
-/// Only in integration tests: it needs the test binary's compile-time paths.
-#[cfg(test)]
 pub mod redis;
 pub mod server;
 pub mod service;

@@ -1,6 +1,6 @@
 //! A real `redis-server` (Debian's package, installed by `make deps`) for a test: on a free
 //! loopback port, in the foreground, without persistence; killed and reaped on drop (also on a
-//! panic). Used by `tests/store_redis.rs` and `tests/web_redis.rs`.
+//! panic). Used by `tests/store_redis.rs`, `tests/web_redis.rs` and `make bench`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -27,19 +27,27 @@ impl Drop for RedisServer {
 impl RedisServer {
     /// Starts Debian's redis-server on a free loopback port, its files in a fresh directory
     /// named after the test, and waits until it answers PING.
+    #[cfg(test)]
     pub fn start(name: &str) -> RedisServer {
-        assert!(
-            Path::new(REDIS_SERVER).is_file(),
-            "{REDIS_SERVER} is missing: install Debian's redis-server package with `make deps` \
-             (packaging/ci-deps.sh)"
-        );
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("store-redis-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let addr = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap()
-        };
+        RedisServer::start_in(&dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Starts it with its files in `dir` (created), and waits until it answers PING; `Err`
+    /// says why not (`make bench` reports it, a test panics with it).
+    pub fn start_in(dir: &Path) -> Result<RedisServer, String> {
+        if !Path::new(REDIS_SERVER).is_file() {
+            return Err(format!(
+                "{REDIS_SERVER} is missing: install Debian's redis-server package with `make \
+                 deps` (packaging/ci-deps.sh)"
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|probe| probe.local_addr())
+            .map_err(|e| format!("no free loopback port: {e}"))?;
+        let log = std::fs::File::create(dir.join("redis.log")).map_err(|e| e.to_string())?;
         let child = Command::new(REDIS_SERVER)
             .args(["--port", &addr.port().to_string()])
             .args(["--bind", "127.0.0.1"])
@@ -47,26 +55,31 @@ impl RedisServer {
             .args(["--appendonly", "no"])
             .args(["--daemonize", "no"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(dir)
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join("redis.log")).unwrap())
+            .stdout(log)
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("start redis-server");
-        let mut server = RedisServer { child, addr, dir };
+            .map_err(|e| format!("cannot run {REDIS_SERVER}: {e}"))?;
+        let mut server = RedisServer {
+            child,
+            addr,
+            dir: dir.to_path_buf(),
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         while !server.answers_ping() {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("redis-server ended ({status}): {}", server.log());
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!("redis-server ended ({status}): {}", server.log()));
             }
-            assert!(
-                Instant::now() < deadline,
-                "redis-server does not answer PING: {}",
-                server.log()
-            );
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "redis-server does not answer PING: {}",
+                    server.log()
+                ));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
+        Ok(server)
     }
 
     pub fn answers_ping(&self) -> bool {
