@@ -193,6 +193,8 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
     let grade = document["grade"].as_str().unwrap();
     assert!(!grade.is_empty());
     assert!(text_of(&scan).contains(&format!("grade {grade}")), "{scan}");
+    // Every failed check of this instance is a waived version header: the summary says 0.
+    assert_eq!(failed_checks(&scan), 0);
     assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
 
     let again = call(&web, &session, "get_scan_result", json!({"uuid": uuid}));
@@ -422,8 +424,8 @@ fn the_guard_refuses_a_loopback_target_as_a_tool_error() {
 
 /// `--mcp-token` (here a secret reference to a file): /mcp answers 401 with
 /// `WWW-Authenticate` without the token or with another, and works with it; the token is never
-/// printed. A short token keeps the server from starting. `--no-mcp` removes the endpoint and
-/// its entry in ai.json.
+/// printed. A short token keeps the server from starting. `--no-mcp` removes the endpoint, its
+/// entry in ai.json and the pages' browser tools.
 #[test]
 fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
     let token = "a-random-mcp-token-of-at-least-32-characters";
@@ -455,6 +457,10 @@ fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
     assert_eq!(accepted.status, 200, "{}", accepted.text());
     // The rest of the public API stays open.
     assert_eq!(web.get("/healthz", &[]).status, 200);
+    // With MCP on, the pages load the browser tools.
+    let landing = web.get("/", &[]).text();
+    assert!(landing.contains("src=\"/static/webmcp.js\""), "{landing}");
+    assert_eq!(web.get("/static/webmcp.js", &[]).status, 200);
     web.terminate();
     let printed = web.stderr_lines().join("\n");
     assert!(!printed.contains(token), "{printed}");
@@ -487,12 +493,16 @@ fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
         refused.stderr
     );
 
-    // --no-mcp: no endpoint, no entry in ai.json.
+    // --no-mcp: no endpoint, no entry in ai.json, no browser tools.
     let off = start(&fresh_dir("web-mcp-off"), &["--no-mcp"]);
     assert_eq!(post(&off, &[], &hello).status, 404);
     let ai = off.get("/.well-known/ai.json", &[]).json();
     assert!(ai.get("mcp").is_none(), "{ai}");
     assert!(ai["documents"]["openapi"].is_string());
+    let landing = off.get("/", &[]).text();
+    assert!(landing.contains("src=\"/static/app.js\""), "{landing}");
+    assert!(!landing.contains("webmcp"), "{landing}");
+    assert_eq!(off.get("/static/webmcp.js", &[]).status, 404);
 }
 
 /// `scan_instances`: two fakes and the first one again in one call: both fakes are scanned and
@@ -605,6 +615,20 @@ fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
     web.terminate();
 }
 
+/// The number of failed, unwaived checks of a scan tool's result, checked against what its
+/// text summary says.
+fn failed_checks(result: &Value) -> usize {
+    let failed = result["structuredContent"]["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "failed" && f["ignored"] == false)
+        .count();
+    let said = format!(", {failed} failed check(s),");
+    assert!(text_of(result).contains(&said), "{said}: {result}");
+    failed
+}
+
 /// The events of an SSE body: each `data:` of an `event: message`, as JSON.
 fn sse_events(body: &str) -> Vec<Value> {
     assert!(body.ends_with("\n\n"), "{body:?}");
@@ -673,6 +697,8 @@ fn a_progress_token_gets_progress_notifications_over_sse() {
     assert_eq!(last["id"], "call-1", "{last}");
     assert_eq!(last["result"]["isError"], false, "{last}");
     assert_eq!(last["result"]["structuredContent"]["status"], "completed");
+    // Without waivers the version headers count: the summary says so.
+    assert!(failed_checks(&last["result"]) > 0, "{last}");
     let uuid = last["result"]["structuredContent"]["uuid"]
         .as_str()
         .unwrap()
@@ -711,5 +737,124 @@ fn a_progress_token_gets_progress_notifications_over_sse() {
         json!({"name": "get_scan_result", "arguments": {"uuid": uuid}}),
     );
     assert_eq!(no_token["result"]["structuredContent"]["uuid"], uuid);
+    web.terminate();
+}
+
+/// A target that accepts connections and holds them, unanswered, until released; after
+/// that it refuses every connection. A scan of it stays running as long as the test wants.
+struct HeldTarget {
+    addr: std::net::SocketAddr,
+    held: std::sync::Arc<std::sync::Mutex<Option<Vec<std::net::TcpStream>>>>,
+    /// One message per connection taken.
+    arrived: std::sync::mpsc::Receiver<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HeldTarget {
+    fn start() -> HeldTarget {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = std::sync::Arc::new(std::sync::Mutex::new(Some(Vec::new())));
+        let keep = held.clone();
+        let (arrive, arrived) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                match keep.lock().unwrap().as_mut() {
+                    Some(streams) => streams.extend(stream.ok()),
+                    None => return, // released: the listener closes with this thread
+                }
+                let _ = arrive.send(());
+            }
+        });
+        HeldTarget {
+            addr,
+            held,
+            arrived,
+            thread: Some(thread),
+        }
+    }
+
+    /// Blocks until the scan has connected (a bounded wait: the scan starts at once).
+    fn wait_for_connection(&self) {
+        self.arrived
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the scan connects to the target");
+    }
+
+    /// Closes every held connection and the listener; answers how many were held.
+    fn release(&mut self) -> usize {
+        let held = self.held.lock().unwrap().take().map_or(0, |h| h.len());
+        let _ = std::net::TcpStream::connect(self.addr); // wakes the accept loop
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+        held
+    }
+}
+
+/// Progress is streamed as it happens: with the scan held inside the target, the client
+/// already reads the queued and running notifications; the response follows only once the
+/// target lets the scan finish.
+#[test]
+fn progress_notifications_arrive_while_the_scan_still_runs() {
+    use std::io::{Read, Write};
+    let mut target = HeldTarget::start();
+    let dir = fresh_dir("web-mcp-stream");
+    let web = start(&dir, &["--allow-private-targets", "--timeout", "60"]);
+    let (_, session) = initialize(&web, "2025-11-25");
+
+    let body = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {
+            "name": "scan_instance",
+            "arguments": {"target_url": target.addr.to_string()},
+            "_meta": {"progressToken": "live"},
+        },
+    })
+    .to_string();
+    let mut client = std::net::TcpStream::connect(web.addr).unwrap();
+    client
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        client,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        web.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let running = |seen: &[u8]| {
+        let text = String::from_utf8_lossy(seen);
+        text.contains("\"message\":\"running\"")
+    };
+    while !running(&seen) {
+        let n = client.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let so_far = String::from_utf8_lossy(&seen).into_owned();
+    let (head, events) = so_far.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+    assert!(head.contains("Content-Type: text/event-stream"), "{head}");
+    assert!(!head.contains("Content-Length"), "{head}");
+    assert!(events.contains("\"message\":\"queued\""), "{events}");
+    assert!(!events.contains("\"id\":3"), "no response yet: {events}");
+
+    // The scan cannot end while the target holds it: the response is still to come.
+    target.wait_for_connection();
+    assert!(target.release() > 0);
+    let mut rest = String::new();
+    client.read_to_string(&mut rest).unwrap();
+    let all = sse_events(&format!("{events}{rest}"));
+    let last = all.last().unwrap();
+    assert_eq!(last["id"], 3, "{all:?}");
+    assert_eq!(last["result"]["structuredContent"]["status"], "completed");
+    let done = &all[all.len() - 2]["params"];
+    assert_eq!(done["message"], "completed", "{all:?}");
+    assert_eq!(done["progress"], done["total"]);
     web.terminate();
 }

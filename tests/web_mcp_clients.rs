@@ -76,6 +76,16 @@ fn assert_summary(summary: &Value) {
     assert!(!grade.is_empty(), "{summary}");
     let text = summary["text"].as_str().unwrap_or_default();
     assert!(text.contains(&format!("grade {grade}")), "{summary}");
+    // The SDK's progress callback saw the scan go from queued to completed, in order.
+    let progress = summary["progress"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no progress: {summary}"));
+    let messages: Vec<&str> = progress.iter().filter_map(|p| p[2].as_str()).collect();
+    assert_eq!(messages.first(), Some(&"queued"), "{summary}");
+    assert_eq!(messages.last(), Some(&"completed"), "{summary}");
+    let done: Vec<f64> = progress.iter().filter_map(|p| p[0].as_f64()).collect();
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "{summary}");
+    assert_eq!(progress.last().unwrap()[1].as_f64(), done.last().copied());
 }
 
 #[test]

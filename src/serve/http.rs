@@ -108,11 +108,28 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// One answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// A body written as it is produced (after `body`, which is then usually empty): the
+    /// answer has no Content-Length and ends when the connection closes.
+    pub stream: Option<Stream>,
+}
+
+/// Writes a streamed body on the worker that serves the request, after the head has been
+/// sent. Every write is bounded by the server's I/O deadline; an `Err` (the client went
+/// away) ends the answer.
+pub struct Stream(Box<Produce>);
+
+/// What a [`Stream`] runs: it writes the body to the connection.
+pub type Produce = dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send;
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stream")
+    }
 }
 
 impl Response {
@@ -121,6 +138,20 @@ impl Response {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body: body.into(),
+            stream: None,
+        }
+    }
+
+    /// An answer whose body `produce` writes as it goes (server-sent events): the head is
+    /// sent first, then `produce` runs on the worker that serves the request.
+    pub fn streaming(
+        status: u16,
+        content_type: &str,
+        produce: impl FnOnce(&mut dyn Write) -> io::Result<()> + Send + 'static,
+    ) -> Response {
+        Response {
+            stream: Some(Stream(Box::new(produce))),
+            ..Response::new(status, content_type, Vec::new())
         }
     }
 
@@ -243,8 +274,9 @@ fn accept(
                     "every worker is busy and the queue is full; retry shortly",
                 )
                 .with_header("Retry-After", "1");
-                let _ = write_response(&mut stream, &busy, false);
-                log_line("-", "-", busy.status, Duration::ZERO);
+                let status = busy.status;
+                let _ = write_response(&mut stream, busy, false);
+                log_line("-", "-", status, Duration::ZERO);
             }
             Err(TrySendError::Disconnected(_)) => break,
         }
@@ -287,9 +319,11 @@ where
         Err(Unreadable::Gone) => return,
     };
     // HEAD: the answer GET would get, without its body (RFC 9110, 9.3.2).
-    let _ = write_response(&mut stream, &response, method == "HEAD");
+    let head_only = method == "HEAD";
+    let status = response.status;
+    let _ = write_response(&mut stream, response, head_only);
     let _ = stream.flush();
-    log_line(&method, &path, response.status, started.elapsed());
+    log_line(&method, &path, status, started.elapsed());
 }
 
 /// One line per request on stderr: method, path (never the query: it may carry a host or a
@@ -531,7 +565,7 @@ fn percent_decode(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn write_response(stream: &mut TcpStream, response: &Response, head_only: bool) -> io::Result<()> {
+fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -> io::Result<()> {
     // Nothing is cached unless a route says how (the public API's discovery documents).
     let cache = if response
         .headers
@@ -542,11 +576,15 @@ fn write_response(stream: &mut TcpStream, response: &Response, head_only: bool) 
     } else {
         "Cache-Control: no-store\r\n"
     };
+    // A streamed body ends with the connection (RFC 9112, 6.3): no length to announce.
+    let length = match response.stream {
+        Some(_) => String::new(),
+        None => format!("Content-Length: {}\r\n", response.body.len()),
+    };
     let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\n{cache}X-Content-Type-Options: nosniff\r\n",
+        "HTTP/1.1 {} {}\r\n{length}Connection: close\r\n{cache}X-Content-Type-Options: nosniff\r\n",
         response.status,
         reason(response.status),
-        response.body.len()
     );
     for (name, value) in &response.headers {
         // Header values come from our own code; line breaks would still split the response.
@@ -559,7 +597,16 @@ fn write_response(stream: &mut TcpStream, response: &Response, head_only: bool) 
     if head_only {
         return Ok(());
     }
-    stream.write_all(&response.body)
+    stream.write_all(&response.body)?;
+    match response.stream {
+        Some(Stream(produce)) => {
+            stream.flush()?;
+            // A producer that panics ends the answer early and keeps the worker.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| produce(stream)))
+                .unwrap_or_else(|_| Err(io::Error::other("the streamed answer stopped")))
+        }
+        None => Ok(()),
+    }
 }
 
 fn reason(status: u16) -> &'static str {
@@ -796,6 +843,75 @@ mod tests {
         drop(s); // sets the flag and waits for the server to return
         assert_eq!(status(&in_flight.join().unwrap()), 200);
         assert!(TcpStream::connect(addr).is_err(), "no longer listening");
+    }
+
+    /// A streamed body reaches the client part by part: the head (no Content-Length) and the
+    /// first part arrive while the producer still waits for the test to let it go on; the
+    /// answer ends when the connection closes. A producer that panics keeps the worker.
+    #[test]
+    fn a_streamed_body_is_written_as_it_is_produced() {
+        let (go_on, wait) = mpsc::channel::<()>();
+        let wait = Arc::new(Mutex::new(Some(wait)));
+        let server = Server::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            server.run(
+                1,
+                Limits::default(),
+                move |r: &Request| {
+                    if r.path == "/panic" {
+                        return Response::streaming(200, "text/plain", |out| {
+                            out.write_all(b"half")?;
+                            panic!("a producer bug")
+                        });
+                    }
+                    let wait = wait.lock().unwrap().take();
+                    Response::streaming(200, "text/event-stream", move |out| {
+                        out.write_all(b"data: first\n\n")?;
+                        out.flush()?;
+                        if let Some(wait) = wait {
+                            let _ = wait.recv();
+                        }
+                        out.write_all(b"data: last\n\n")
+                    })
+                },
+                flag,
+            )
+        });
+        let mut client = TcpStream::connect(addr).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        client.write_all(b"GET /events HTTP/1.1\r\n\r\n").unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("data: first\n\n") {
+            let n = client.read(&mut buf).unwrap();
+            assert!(n > 0, "closed early: {:?}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let head = String::from_utf8_lossy(&seen).into_owned();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(
+            head.contains("Content-Type: text/event-stream\r\n"),
+            "{head}"
+        );
+        assert!(!head.contains("Content-Length"), "{head}");
+        assert!(!head.contains("data: last"), "{head}");
+        go_on.send(()).unwrap();
+        let mut rest = String::new();
+        client.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "data: last\n\n");
+
+        let half = exchange(addr, b"GET /panic HTTP/1.1\r\n\r\n");
+        assert!(half.ends_with("\r\n\r\nhalf"), "{half}");
+        // The one worker survived the panic.
+        let again = exchange(addr, b"GET /panic HTTP/1.1\r\n\r\n");
+        assert_eq!(status(&again), 200, "{again}");
+        stop.store(true, Ordering::SeqCst);
+        thread.join().unwrap();
     }
 
     #[test]

@@ -844,7 +844,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: SCANNER,
         ..row(
             "no_mcp",
-            "web: no /mcp endpoint, and no MCP entry in /.well-known/ai.json.",
+            "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in /.well-known/ai.json.",
         )
     },
     OptionSpec {

@@ -9,6 +9,7 @@
 
 use super::limits::{self, Limited};
 use super::store::{ScanRecord, ScanRequest, Status, Store};
+use super::worker::Wakeup;
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
 use crate::target::Target;
@@ -57,6 +58,7 @@ impl Clock for StartedClock {
 pub type TargetCheck = dyn Fn(&Target) -> Result<(), String> + Send + Sync;
 
 /// What the API needs besides the store.
+#[derive(Clone)]
 pub struct ApiConfig {
     /// The absolute URL the API is reached at, without a trailing slash.
     pub base_url: String,
@@ -70,11 +72,15 @@ pub struct ApiConfig {
     pub mcp_token: Option<String>,
 }
 
+/// Cheap to clone: a streamed answer (MCP progress over SSE) takes its own handle.
+#[derive(Clone)]
 pub struct Api {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
     pub config: ApiConfig,
     pub check_target: Arc<TargetCheck>,
+    /// Rung on every new record, so an idle scan worker of this node starts at once.
+    pub wakeup: Arc<Wakeup>,
 }
 
 /// A refusal of the API: status, code, message and the field at fault.
@@ -410,6 +416,7 @@ impl Api {
             self.config.record_ttl_secs,
         );
         self.store.insert(&record).map_err(Refused::unavailable)?;
+        self.wakeup.notify();
         Ok(uuid)
     }
 

@@ -1,5 +1,5 @@
 //! `/mcp`: the scan API as Model Context Protocol tools and prompts, over streamable HTTP,
-//! blocking, on our own serde JSON-RPC types (issue 13, first increment).
+//! blocking, on our own serde JSON-RPC types.
 //!
 //! One JSON-RPC 2.0 request per `POST /mcp` (batches are refused), answered with
 //! `application/json`; notifications and client responses get 202 without a body. `initialize`
@@ -10,9 +10,9 @@
 //!
 //! A `tools/call` whose params carry `_meta.progressToken`, from a client that accepts
 //! `text/event-stream`, is answered as SSE: `notifications/progress` (queued → running →
-//! completed) and then the JSON-RPC response, each an `event: message`. Our HTTP layer writes
-//! one full body per response, so the events are collected while the call waits and sent
-//! together when it ends (see [`sse`]).
+//! completed) and then the JSON-RPC response, each an `event: message` written the moment it
+//! happens (a streamed body of [`Response::streaming`]); a comment every 15 s keeps a quiet
+//! stream open, and a client that hung up ends the wait (the scan runs on).
 //!
 //! The tools call the API's own functions ([`Api::enqueue`], [`Api::record`], the store's
 //! erase) with the HTTP request they came in, so the target guard, the limits and the target
@@ -25,6 +25,7 @@ use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -113,24 +114,42 @@ fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> R
     Response::json(status, &outgoing(id, Err(Failure(code, message.into()))))
 }
 
-/// The progress notifications of one `tools/call`, collected while it waits; without a
-/// progress token (or a client that accepts SSE), nothing is collected.
-struct Progress {
+/// Where the progress notifications of one `tools/call` go: nowhere (no progress token, or a
+/// client that does not accept SSE), or written as server-sent events the moment the scan
+/// changes state, on the connection of the call.
+struct Progress<'a> {
     token: Option<Value>,
-    events: Vec<Value>,
+    out: Option<&'a mut dyn Write>,
+    /// The client went away: the wait ends (the scan itself runs on).
+    gone: bool,
+    last_write: Instant,
 }
 
-impl Progress {
-    fn none() -> Progress {
+/// An SSE comment sent while nothing changes, so that proxies keep the stream open and a
+/// client that left is noticed.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+
+impl<'a> Progress<'a> {
+    fn none() -> Progress<'a> {
         Progress {
             token: None,
-            events: Vec::new(),
+            out: None,
+            gone: false,
+            last_write: Instant::now(),
+        }
+    }
+
+    fn streamed(token: Value, out: &'a mut dyn Write) -> Progress<'a> {
+        Progress {
+            token: Some(token),
+            out: Some(out),
+            ..Progress::none()
         }
     }
 
     fn note(&mut self, progress: u64, total: u64, message: String) {
         if let Some(token) = &self.token {
-            self.events.push(json!({
+            let event = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/progress",
                 "params": {
@@ -139,25 +158,30 @@ impl Progress {
                     "total": total,
                     "message": message,
                 },
-            }));
+            });
+            self.send(&event);
         }
     }
-}
 
-/// The progress notifications and then the response `last`, as one `text/event-stream` body.
-///
-/// Our HTTP layer (crate::serve::http) writes a response as one full body with a
-/// Content-Length, so the events are not streamed as they happen: they are collected while
-/// the call waits and sent together at its end. The client still receives valid SSE, with
-/// the progress notifications before the result.
-fn sse(events: &[Value], last: &Value) -> Response {
-    let mut body = String::new();
-    for event in events.iter().chain(std::iter::once(last)) {
-        body.push_str("event: message\ndata: ");
-        body.push_str(&event.to_string());
-        body.push_str("\n\n");
+    /// One `message` event; a failed write marks the client gone.
+    fn send(&mut self, message: &Value) {
+        self.write(format!("event: message\ndata: {message}\n\n").as_bytes());
     }
-    Response::new(200, "text/event-stream", body.into_bytes())
+
+    fn heartbeat(&mut self) {
+        if self.last_write.elapsed() >= HEARTBEAT {
+            self.write(b": waiting\n\n");
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if let Some(out) = self.out.as_mut()
+            && !self.gone
+        {
+            self.gone = out.write_all(bytes).and_then(|()| out.flush()).is_err();
+            self.last_write = Instant::now();
+        }
+    }
 }
 
 /// A failed method call: code and message.
@@ -411,23 +435,30 @@ fn post(api: &Api, request: &Request) -> Response {
     if !params.is_object() {
         return rpc_error(200, id, INVALID_PARAMS, "params must be an object");
     }
-    // SSE for a tools/call with a progress token, when the client accepts it.
-    let mut progress = Progress::none();
+    // SSE for a tools/call with a progress token, when the client accepts it: the head goes
+    // out now, each progress notification as the scan changes state, the response last.
     if method == "tools/call"
         && request
             .header("accept")
             .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"))
-    {
-        progress.token = params
+        && let Some(token) = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
-            .cloned();
+            .cloned()
+    {
+        let (api, request) = (api.clone(), request.clone());
+        return Response::streaming(200, "text/event-stream", move |out| {
+            let mut progress = Progress::streamed(token, out);
+            let answer = call_tool(&api, &request, &params, &mut progress);
+            progress.send(&outgoing(id, answer));
+            Ok(())
+        });
     }
     let answer = match method {
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
-        "tools/call" => call_tool(api, request, &params, &mut progress),
+        "tools/call" => call_tool(api, request, &params, &mut Progress::none()),
         "prompts/list" => Ok(json!({"prompts": prompts()})),
         "prompts/get" => get_prompt(&params),
         _ => Err(Failure(
@@ -435,9 +466,6 @@ fn post(api: &Api, request: &Request) -> Response {
             format!("method not found: {method}"),
         )),
     };
-    if progress.token.is_some() {
-        return sse(&progress.events, &outgoing(id, answer));
-    }
     match answer {
         Ok(result) => rpc_result(id, result),
         Err(Failure(code, message)) => rpc_error(200, id, code, message),
@@ -446,9 +474,8 @@ fn post(api: &Api, request: &Request) -> Response {
 
 fn accepted() -> Response {
     Response {
-        status: 202,
         headers: Vec::new(),
-        body: Vec::new(),
+        ..Response::new(202, "", Vec::new())
     }
 }
 
@@ -960,9 +987,10 @@ fn wait_for(
             }
             answers[i] = Some(record);
         }
-        if answers.iter().all(settled) || Instant::now() >= until {
+        if answers.iter().all(settled) || Instant::now() >= until || progress.gone {
             break;
         }
+        progress.heartbeat();
         std::thread::sleep(SCAN_POLL);
     }
     answers
@@ -1147,7 +1175,7 @@ fn summary(uuid: &str, document: &Value) -> String {
                 .filter(|f| {
                     f["status"]
                         .as_str()
-                        .is_some_and(|s| s.eq_ignore_ascii_case("fail"))
+                        .is_some_and(|s| s.eq_ignore_ascii_case("failed"))
                         && f["ignored"] != json!(true)
                 })
                 .count()

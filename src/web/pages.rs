@@ -47,13 +47,18 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-fn page(status: u16, title: &str, body: &str, head: &str) -> Response {
+/// A whole page; `webmcp` loads the browser tools (off with `--no-mcp`).
+fn page(status: u16, title: &str, body: &str, head: &str, webmcp: bool) -> Response {
+    let webmcp = if webmcp {
+        "<script src=\"/static/webmcp.js\" defer></script>\n"
+    } else {
+        ""
+    };
     let html = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<link rel=\"stylesheet\" href=\"/static/style.css\">\n{head}\
-         <script src=\"/static/app.js\" defer></script>\n\
-         <script src=\"/static/webmcp.js\" defer></script>\n</head>\n<body>\n\
+         <script src=\"/static/app.js\" defer></script>\n{webmcp}</head>\n<body>\n\
          <header><a class=\"brand\" href=\"/\">Storage security check</a></header>\n\
          <main>\n{body}\n</main>\n\
          <footer>An outside-in check of OpenCloud and ownCloud Infinite Scale instances. \
@@ -100,13 +105,19 @@ impl Api {
         let path = request.path.as_str();
         let get = matches!(request.method.as_str(), "GET" | "HEAD");
         Some(match path {
-            "/" if get => page(200, "Storage security check", &form(None, ""), ""),
+            "/" if get => page(
+                200,
+                "Storage security check",
+                &form(None, ""),
+                "",
+                self.config.mcp,
+            ),
             "/scans" if request.method == "POST" => self.form_submission(request),
             "/static/style.css" if get => Response::new(200, "text/css; charset=utf-8", STYLE)
                 .with_header("Cache-Control", "public, max-age=3600"),
             "/static/app.js" if get => Response::new(200, "text/javascript; charset=utf-8", SCRIPT)
                 .with_header("Cache-Control", "public, max-age=3600"),
-            "/static/webmcp.js" if get => {
+            "/static/webmcp.js" if get && self.config.mcp => {
                 Response::new(200, "text/javascript; charset=utf-8", WEBMCP)
                     .with_header("Cache-Control", "public, max-age=3600")
             }
@@ -133,6 +144,7 @@ impl Api {
                 "Storage security check",
                 &form(Some(message), &target_url),
                 "",
+                self.config.mcp,
             )
         };
         if target_url.is_empty() {
@@ -191,6 +203,7 @@ impl Api {
                         escape(text)
                     ),
                     "",
+                    self.config.mcp,
                 );
             }
         };
@@ -209,6 +222,7 @@ impl Api {
                 &format!("Checking {}", record.request.target_url),
                 &body,
                 &format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n"),
+                self.config.mcp,
             );
         }
         let document = Completed::parse(record.result.as_deref())
@@ -219,6 +233,7 @@ impl Api {
             &format!("{} — storage security", record.request.target_url),
             &render_result(&record.uuid, &document, record.request.format.as_deref()),
             "",
+            self.config.mcp,
         )
     }
 }
@@ -409,7 +424,7 @@ mod tests {
     fn the_policy_allows_no_inline_code() {
         assert!(!CSP.contains("unsafe-inline") && !CSP.contains("unsafe-eval"));
         assert!(!STYLE.is_empty() && !SCRIPT.is_empty() && !WEBMCP.is_empty());
-        let landing = page(200, "t", &form(None, "\"x"), "");
+        let landing = page(200, "t", &form(None, "\"x"), "", true);
         let html = String::from_utf8(landing.body).unwrap();
         assert!(!html.contains(" style=") && !html.contains(" onclick="));
         assert!(html.contains("value=\"&quot;x\""));

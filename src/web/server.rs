@@ -141,6 +141,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             mcp_token: web.mcp_token.clone(),
         },
         check_target,
+        wakeup: wakeup.clone(),
     };
     eprintln!(
         "{}: web: {} scan workers, store {}",
@@ -156,15 +157,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     server.run(
         HTTP_WORKERS,
         Limits::default(),
-        move |request: &Request| {
-            let answer = api.handle(request);
-            // A submission (the API's 202, the form's 303, an MCP tool call) wakes the
-            // workers; a stray wake-up costs one look at the store.
-            if request.method == "POST" && answer.status < 400 {
-                wakeup.notify();
-            }
-            answer
-        },
+        move |request: &Request| api.handle(request),
         stop,
     );
     for worker in workers {

@@ -64,6 +64,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
         },
         // The guard is tested on its own (net::guard, tests/guard.rs); here every target passes.
         check_target: Arc::new(|_| Ok(())),
+        wakeup: Arc::new(Wakeup::default()),
     };
     Rig {
         api,
