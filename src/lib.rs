@@ -12,6 +12,7 @@ pub mod budget;
 pub mod checks;
 pub mod clock;
 pub mod distribution;
+pub mod family;
 pub mod feeds;
 pub mod files;
 pub mod knowledge;

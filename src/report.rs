@@ -152,6 +152,10 @@ pub struct Lifecycle {
     pub line: String,
     pub track: Option<Track>,
     pub track_detected: bool,
+    /// Why the track judged is not the one the operator asked for (a track the product does
+    /// not publish, e.g. lts for Infinite Scale); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub track_note: Option<String>,
     pub state: LineState,
     pub line_opened: Option<String>,
     pub support_end: Option<String>,

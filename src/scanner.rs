@@ -27,7 +27,8 @@ use std::time::Instant;
 #[derive(Default)]
 pub struct Memory {
     knowledge: Mutex<HashMap<ProductFamily, Arc<Knowledge>>>,
-    update: OnceLock<UpdateInputs>,
+    /// The release feed's answer per family, in the order of `ProductFamily::ALL`.
+    update: [OnceLock<UpdateInputs>; ProductFamily::ALL.len()],
 }
 
 /// A server's `Memory`, renewed once its window has passed (the feed cache's window,
@@ -330,20 +331,13 @@ impl<'a> Scanner<'a> {
             Ok(p) => p,
             Err(message) => return Ok(self.failed(target, message, 1, started)),
         };
-        if product.family != ProductFamily::OpenCloud {
-            let message = format!(
-                "found {} {} at {}; this version of the check knows the releases and advisories \
-                 of OpenCloud only",
-                product.name,
-                product.version_text,
-                m.endpoint.base_url()
-            );
-            return Ok(self.failed(target, message, 1, started));
-        }
-        let update = self
-            .memory
-            .update
-            .get_or_init(|| self.update_inputs())
+        let family = product.family;
+        let slot = ProductFamily::ALL
+            .iter()
+            .position(|f| *f == family)
+            .expect("every family is in ALL");
+        let update = self.memory.update[slot]
+            .get_or_init(|| self.update_inputs(family))
             .clone();
         let knowledge = self.knowledge_for(product.family)?;
         Ok(assess::assess(assess::Input {
@@ -405,14 +399,14 @@ impl<'a> Scanner<'a> {
         Ok(loaded)
     }
 
-    fn update_inputs(&self) -> UpdateInputs {
+    fn update_inputs(&self, family: ProductFamily) -> UpdateInputs {
         if !matches!(
             self.settings.update_source,
             UpdateSource::Auto | UpdateSource::Feed
         ) {
             return UpdateInputs::default();
         }
-        let url = &self.settings.releases_url;
+        let url = &self.settings.releases_url_for(family);
         let token = self.settings.release_token.as_deref();
         let options = self.client_options();
         let ask = |validators: Option<&net::feed::Validators>| {
@@ -497,13 +491,15 @@ pub fn identify(m: &Measurements) -> Result<Identified, String> {
     let where_ = m.endpoint.url(status::STATUS_PATH);
     let name = m.status.name().map(str::to_string).ok_or_else(|| {
         format!(
-            "{where_} names no product (productname); this does not look like an OpenCloud instance"
+            "{where_} names no product (productname); this does not look like an {} instance",
+            ProductFamily::all_names()
         )
     })?;
     let Some(family) = ProductFamily::from_product_name(&name) else {
         return Err(format!(
             "{where_} reports the product {name:?}, which this check does not know (it checks \
-             OpenCloud)"
+             {})",
+            ProductFamily::all_names()
         ));
     };
     let version_text = m

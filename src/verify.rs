@@ -23,6 +23,7 @@
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::checks::{self, CheckSpec};
 use crate::clock::Now;
+use crate::family::ProductFamily;
 use crate::net::http::{ClientOptions, Scheme};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
@@ -215,7 +216,7 @@ impl Selection {
     fn add_root(&mut self, spec: &'static CheckSpec) -> bool {
         match spec.id {
             "exposed" => {
-                for path in plan::EXPOSED_FILES {
+                for path in plan::exposed_files() {
                     self.add_member(spec, path);
                 }
             }
@@ -250,7 +251,7 @@ impl Selection {
     fn add_member(&mut self, spec: &'static CheckSpec, member: &str) -> bool {
         let id = format!("{}:{member}", spec.id);
         match spec.id {
-            "exposed" if plan::EXPOSED_FILES.contains(&member) => {
+            "exposed" if plan::exposed_files().contains(&member) => {
                 self.key(plan::BASELINE);
                 self.key(id.clone());
             }
@@ -341,15 +342,20 @@ impl Selection {
                     self.key(format!("{THROTTLE_PREFIX}{n}"));
                 }
             }
+            // The product is not known yet: every family's accounts are asked for, and the
+            // scan probes those of the family it finds.
             "demoUsersDisabled" => {
                 self.key(plan::OIDC);
-                for (user, _) in plan::DEMO_ACCOUNTS {
+                for user in ProductFamily::all_demo_users() {
                     self.key(format!("demo:{user}"));
                 }
             }
             "basicAuthDisabled" => {
                 self.key(plan::OIDC);
-                self.key(format!("basic:{}", plan::DEMO_ACCOUNTS[0].0));
+                for family in ProductFamily::ALL {
+                    let first = family.describe().demo_accounts[0].user;
+                    self.key(format!("basic:{first}"));
+                }
             }
             "identityProviderConsistent" => self.key(plan::OIDC),
             "publicLinkPasswordEnforced"
@@ -1016,7 +1022,7 @@ mod tests {
     #[test]
     fn a_family_root_rechecks_every_member() {
         let selection = selected(&["exposed"]);
-        let expected: Vec<String> = plan::EXPOSED_FILES
+        let expected: Vec<String> = plan::exposed_files()
             .iter()
             .map(|p| format!("exposed:{p}"))
             .collect();
@@ -1068,7 +1074,7 @@ mod tests {
             reported(&selection)[..2],
             ["versionDisclosure:X-Web-Version", "exposed:/.env"]
         );
-        assert_eq!(reported(&selection).len(), 1 + plan::EXPOSED_FILES.len());
+        assert_eq!(reported(&selection).len(), 1 + plan::exposed_files().len());
     }
 
     #[test]
@@ -1076,9 +1082,9 @@ mod tests {
         let selection = selected(&["demoUsersDisabled"]);
         assert!(selection.wants(plan::OIDC));
         assert!(
-            plan::DEMO_ACCOUNTS
+            ProductFamily::all_demo_users()
                 .iter()
-                .all(|(u, _)| selection.wants(&format!("demo:{u}")))
+                .all(|u| selection.wants(&format!("demo:{u}")))
         );
         assert!(!selection.wants("basic:dennis") && !selection.wants(plan::TRACE));
         let selection = selected(&["loginThrottling"]);

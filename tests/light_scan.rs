@@ -6,6 +6,7 @@
 mod support;
 
 use std::time::Duration;
+use storage_security::family::ProductFamily;
 use storage_security::net::http::{Client, ClientOptions, Endpoint, Keep, Scheme};
 use storage_security::net::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
 use storage_security::probe::{CONNECTIONS_PER_SCAN, HTTP_CONNECTIONS, plan};
@@ -88,7 +89,7 @@ fn a_remediation_check_keeps_to_the_same_budget() {
 fn demo_sign_ins_run_beside_each_other_and_beside_the_other_probes() {
     // Each sign-in is held until as many are in flight as the scan has HTTP connections: a
     // scan that signs in fewer at a time never gets there, and the fake records the wait.
-    let accounts = plan::DEMO_ACCOUNTS.len();
+    let accounts = ProductFamily::OpenCloud.describe().demo_accounts.len();
     let fake = FakeInstance::start(healthy("8.1.0").logon_gate(HTTP_CONNECTIONS, accounts));
     let (run, traffic) = counted_scan(&fake, "light-sign-ins", &["--timeout", "30"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -107,7 +108,7 @@ fn demo_sign_ins_run_beside_each_other_and_beside_the_other_probes() {
     };
     let last_sign_in = last(&is_sign_in).expect("sign-ins were sent");
     let last_exposed =
-        last(&|r| plan::EXPOSED_FILES.contains(&r.path())).expect("exposed files were probed");
+        last(&|r| plan::exposed_files().contains(&r.path())).expect("exposed files were probed");
     assert!(
         last_sign_in < last_exposed,
         "the sign-ins came after the other probes (last sign-in #{last_sign_in}, last \

@@ -755,14 +755,17 @@ fn proxy_and_netrc_from_the_environment_are_never_used() {
 
 #[test]
 fn other_products_and_non_instances_are_unknown() {
-    let ocis = FakeInstance::start(InstanceConfig::ocis());
-    let run = scan(&ocis, "ocis", &[]);
+    // A product of neither family (Infinite Scale has its own tests, tests/ocis.rs).
+    let other = FakeInstance::start(healthy().status_override(
+        r#"{"installed": true, "productname": "Nextcloud", "versionstring": "30.0.1"}"#,
+    ));
+    let run = scan(&other, "other", &[]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert_eq!(
         run.line(0),
         format!(
-            "UNKNOWN: cannot scan {host}: found Infinite Scale 7.0.0+860e1ad9 at https://{host}; this version of the check knows the releases and advisories of OpenCloud only",
-            host = ocis.host_port()
+            "UNKNOWN: cannot scan {host}: https://{host}/status.php reports the product \"Nextcloud\", which this check does not know (it checks OpenCloud or ownCloud Infinite Scale)",
+            host = other.host_port()
         )
     );
 

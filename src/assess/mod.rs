@@ -176,6 +176,17 @@ pub fn assess(input: Input) -> ScanResult {
         findings.push(f);
     }
 
+    // The checks' advice is written for OpenCloud; the family's own settings and docs replace it.
+    let family = product.family.describe();
+    for f in &mut findings {
+        if let Some(advice) = family.remediation_for(&f.id) {
+            f.remediation = advice.to_string();
+        }
+        if let Some(link) = &f.documentation {
+            f.documentation = Some(family.documentation_for(link));
+        }
+    }
+
     let waived = waivers::apply(&settings.waivers, &mut findings, now.0);
 
     // Rating.
@@ -242,6 +253,17 @@ pub fn assess(input: Input) -> ScanResult {
         line: format!("{}.{}", l.line.0, l.line.1),
         track: l.track,
         track_detected: l.track_detected,
+        track_note: match settings.release_track {
+            TrackChoice::Fixed(asked) if !product.family.describe().offers(asked) => Some(format!(
+                "{} publishes no {asked} track; {}",
+                product.family.display_name(),
+                match l.track {
+                    Some(t) => format!("judged on the {t} track"),
+                    None => "judged without a track".to_string(),
+                }
+            )),
+            _ => None,
+        },
         state: l.state,
         line_opened: l.opened.map(|d| d.to_string()),
         support_end: l.support_end.map(|d| d.to_string()),

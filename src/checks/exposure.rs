@@ -205,8 +205,8 @@ fn network_limited(id: &str, error: &crate::net::http::FetchError) -> Finding {
 
 fn exposed_files(m: &Measurements) -> Vec<Finding> {
     let base = baseline(m);
-    plan::EXPOSED_FILES
-        .iter()
+    plan::exposed_files()
+        .into_iter()
         .filter_map(|path| {
             let id = format!("exposed:{path}");
             let observation = m.http.get(&id)?;

@@ -3,6 +3,7 @@
 //! instance sends), and the identity provider's discovery document.
 
 use super::{CheckSpec, IDENTITY_PROVIDER, INSTANCE, finding};
+use crate::family::DemoAccount;
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, plan};
@@ -71,20 +72,20 @@ fn is_json(body: &[u8]) -> bool {
     serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
 }
 
-/// Which demo accounts signed in; `None` when no sign-in was tried.
-fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static str>, usize, usize)> {
+/// Which of the family's demo accounts signed in; `None` when no sign-in was tried.
+fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static DemoAccount>, usize, usize)> {
     let mut accepted = Vec::new();
     let mut answered = 0;
     let mut tried = 0;
-    for (user, _) in plan::DEMO_ACCOUNTS {
-        let Some(observation) = m.http.get(&format!("demo:{user}")) else {
+    for account in m.family().describe().demo_accounts {
+        let Some(observation) = m.http.get(&format!("demo:{}", account.user)) else {
             continue;
         };
         tried += 1;
         if let Ok(r) = observation {
             answered += 1;
             if plan::is_successful_sign_in(r) {
-                accepted.push(*user);
+                accepted.push(account);
             }
         }
     }
@@ -102,12 +103,9 @@ fn demo_users(m: &Measurements) -> Finding {
         Some((accepted, _, _)) if !accepted.is_empty() => {
             let names: Vec<String> = accepted
                 .iter()
-                .map(|u| {
-                    if *u == "dennis" {
-                        "dennis (administrator)".to_string()
-                    } else {
-                        u.to_string()
-                    }
+                .map(|a| match a.role {
+                    Some(role) => format!("{} ({role})", a.user),
+                    None => a.user.to_string(),
                 })
                 .collect();
             finding(
@@ -132,7 +130,7 @@ fn demo_users(m: &Measurements) -> Finding {
 
 fn basic_auth(m: &Measurements) -> Finding {
     let id = "basicAuthDisabled";
-    let (user, _) = plan::DEMO_ACCOUNTS[0];
+    let user = m.family().describe().demo_accounts[0].user;
     let Some(observation) = m.http.get(&format!("basic:{user}")) else {
         return finding(
             id,
@@ -140,7 +138,8 @@ fn basic_auth(m: &Measurements) -> Finding {
             "no credential could decide it (the Basic challenge alone proves nothing)",
         );
     };
-    let account_exists = demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.contains(&user));
+    let account_exists =
+        demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.iter().any(|a| a.user == user));
     match observation {
         Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => finding(
             id,
@@ -254,6 +253,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::ProductFamily;
     use crate::net::HttpsObservation;
     use crate::net::http::{Endpoint, FetchError, Response};
     use crate::probe::fixture;
@@ -276,8 +276,9 @@ mod tests {
     }
 
     fn with_demo(m: &mut Measurements, dennis_file: &str, basic_file: &str) {
-        for (user, _) in plan::DEMO_ACCOUNTS {
-            let file = if *user == "dennis" {
+        for account in ProductFamily::OpenCloud.describe().demo_accounts {
+            let user = account.user;
+            let file = if user == "dennis" {
                 dennis_file
             } else {
                 "opencloud-4.0.0/login-idp-logon-dennis-wrong.txt"
@@ -352,9 +353,9 @@ mod tests {
     #[test]
     fn unanswered_sign_ins_are_network_limited() {
         let mut m = m();
-        for (user, _) in plan::DEMO_ACCOUNTS {
+        for account in ProductFamily::OpenCloud.describe().demo_accounts {
             m.http.insert(
-                format!("demo:{user}"),
+                format!("demo:{}", account.user),
                 Err(FetchError::Transient("reset".into())),
             );
         }

@@ -761,10 +761,7 @@ pub fn matching<'a>(advisories: &'a [Advisory], version: &Version) -> Vec<&'a Ad
 
 /// The advisories shipped inside the package.
 pub fn bundled(family: ProductFamily) -> Vec<Advisory> {
-    let text = match family {
-        ProductFamily::OpenCloud => include_str!("../../assets/opencloud/advisories.json"),
-        ProductFamily::InfiniteScale => include_str!("../../assets/ocis/advisories.json"),
-    };
+    let text = family.describe().advisories;
     // The bundled files are checked by the unit tests; a broken one is a build defect.
     parse_document(text, family).expect("bundled advisory file is valid")
 }

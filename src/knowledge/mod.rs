@@ -13,58 +13,7 @@ pub use sources::{FeedAdvisories, Knowledge, KnowledgeSources, bundled_advisorie
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A product family the scanner recognises from `/status.php`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProductFamily {
-    /// OpenCloud (the primary target).
-    OpenCloud,
-    /// ownCloud Infinite Scale, the parent product: same endpoints, its own releases.
-    InfiniteScale,
-}
-
-impl ProductFamily {
-    /// The stable identifier used in asset paths, JSON and metrics labels.
-    pub fn id(self) -> &'static str {
-        match self {
-            ProductFamily::OpenCloud => "opencloud",
-            ProductFamily::InfiniteScale => "ocis",
-        }
-    }
-
-    pub fn display_name(self) -> &'static str {
-        match self {
-            ProductFamily::OpenCloud => "OpenCloud",
-            ProductFamily::InfiniteScale => "ownCloud Infinite Scale",
-        }
-    }
-
-    /// Recognises the family from the `productname` / `product` fields of `/status.php`.
-    pub fn from_product_name(name: &str) -> Option<ProductFamily> {
-        let name = name.trim().to_ascii_lowercase();
-        if name == "opencloud" {
-            Some(ProductFamily::OpenCloud)
-        } else if name.contains("infinite scale") || name == "ocis" {
-            Some(ProductFamily::InfiniteScale)
-        } else {
-            None
-        }
-    }
-
-    /// The Go module the advisory databases (OSV, GitHub) file this product under.
-    pub fn package_name(self) -> &'static str {
-        match self {
-            ProductFamily::OpenCloud => "github.com/opencloud-eu/opencloud",
-            ProductFamily::InfiniteScale => "github.com/owncloud/ocis",
-        }
-    }
-}
-
-impl fmt::Display for ProductFamily {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.display_name())
-    }
-}
+pub use crate::family::ProductFamily;
 
 /// A release track of the product (spec "Release schedule and tracks").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

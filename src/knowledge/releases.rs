@@ -210,12 +210,7 @@ impl ReleaseSchedule {
 
     /// The schedule shipped inside the package.
     pub fn bundled(family: ProductFamily) -> ReleaseSchedule {
-        let text = match family {
-            ProductFamily::OpenCloud => {
-                include_str!("../../assets/opencloud/release-schedule.json")
-            }
-            ProductFamily::InfiniteScale => include_str!("../../assets/ocis/release-schedule.json"),
-        };
+        let text = family.describe().release_schedule;
         // The bundled files are checked by the unit tests; a broken one is a build defect.
         ReleaseSchedule::parse(text, family).expect("bundled release schedule is valid")
     }

@@ -43,17 +43,32 @@ impl Knowledge {
         sources: &KnowledgeSources,
         fetch: &dyn Fn(&str) -> Result<FeedAdvisories, String>,
     ) -> Result<Knowledge, String> {
-        let schedule = match &sources.release_schedule {
-            Some(path) => {
-                let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
-                    .map_err(|refusal| refusal.line(&path.display().to_string()))?;
-                Some(
-                    releases::ReleaseSchedule::parse(&text, family)
-                        .map_err(|e| format!("scanner.release_schedule {}: {e}", path.display()))?,
-                )
-            }
-            None => Some(releases::ReleaseSchedule::bundled(family)),
-        };
+        let mut notes = Vec::new();
+        let schedule =
+            match &sources.release_schedule {
+                Some(path) => {
+                    let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
+                        .map_err(|refusal| refusal.line(&path.display().to_string()))?;
+                    match schedule_product(&text) {
+                        // A schedule of the other family (a mixed fleet with one schedule file):
+                        // this family keeps its bundled one.
+                        Some(product) if !product.eq_ignore_ascii_case(family.id()) => {
+                            notes.push(format!(
+                                "scanner.release_schedule {} is for \"{product}\"; the bundled {} \
+                             schedule judges {} instances",
+                                path.display(),
+                                family.id(),
+                                family.display_name()
+                            ));
+                            Some(releases::ReleaseSchedule::bundled(family))
+                        }
+                        _ => Some(releases::ReleaseSchedule::parse(&text, family).map_err(
+                            |e| format!("scanner.release_schedule {}: {e}", path.display()),
+                        )?),
+                    }
+                }
+                None => Some(releases::ReleaseSchedule::bundled(family)),
+            };
         let mut merged = vec![advisories::bundled(family)];
         let mut advisory_sources = vec!["bundled".to_string()];
         for path in &sources.vulnerability_db {
@@ -64,7 +79,6 @@ impl Knowledge {
             merged.push(list);
             advisory_sources.push(path.display().to_string());
         }
-        let mut notes = Vec::new();
         if let Some(url) = &sources.vulnerability_feed {
             match fetch(url) {
                 Ok(answer) => {
@@ -86,12 +100,26 @@ impl Knowledge {
     }
 }
 
+/// The `product` a schedule document names, when it names a known family's id or any other
+/// text; `None` when it names none or is not JSON (the full parse reports that).
+fn schedule_product(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Product {
+        product: Option<String>,
+    }
+    let named = serde_json::from_str::<Product>(text).ok()?.product?;
+    let named = named.trim();
+    // Only another family's schedule is set aside; an unknown product stays an error of
+    // the file (the parse names it).
+    super::ProductFamily::ALL
+        .iter()
+        .any(|f| f.id().eq_ignore_ascii_case(named))
+        .then(|| named.to_string())
+}
+
 /// The `updated` date of the bundled advisory file, shown by `--version`.
 pub fn bundled_advisories_updated(family: ProductFamily) -> Option<jiff::civil::Date> {
-    let text = match family {
-        ProductFamily::OpenCloud => include_str!("../../assets/opencloud/advisories.json"),
-        ProductFamily::InfiniteScale => include_str!("../../assets/ocis/advisories.json"),
-    };
+    let text = family.describe().advisories;
     #[derive(serde::Deserialize)]
     struct Updated {
         updated: Option<String>,

@@ -259,6 +259,7 @@ pub(crate) mod testing {
             line: "8.1".into(),
             track: None,
             track_detected: false,
+            track_note: None,
             state: LineState::Supported,
             line_opened: None,
             support_end: None,

@@ -157,6 +157,14 @@ fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
 
 fn lifecycle_line(result: &ScanResult) -> Option<String> {
     let l = result.lifecycle.as_ref()?;
+    let line = lifecycle_state(result, l)?;
+    Some(match &l.track_note {
+        Some(note) => format!("{line} ({note})"),
+        None => line,
+    })
+}
+
+fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<String> {
     let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
     let version = result
         .product

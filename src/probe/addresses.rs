@@ -136,8 +136,13 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         };
     }
     let mut probes = plan::independent(false);
-    if p.demo {
-        probes.extend(plan::demo_sign_ins(p.endpoint).into_iter().take(1));
+    if let (true, Ok(report)) = (p.demo, &status) {
+        // The first demo account of the family this node reports.
+        probes.extend(
+            plan::demo_sign_ins(p.endpoint, report.family())
+                .into_iter()
+                .take(1),
+        );
     }
     let deadline = std::time::Instant::now() + p.options.timeout * 2 + Duration::from_secs(1);
     let mut answers = pool::run_http(&client, &probes, super::HTTP_CONNECTIONS, deadline);

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod pool;
 pub mod status;
 
+use crate::family::ProductFamily;
 use crate::net::guard::Pins;
 use crate::net::http::{Client, Endpoint, FetchError, Response, Scheme};
 use crate::net::proxy::Proxy;
@@ -100,6 +101,12 @@ impl Measurements {
     }
 
     /// The answer of a probe that ran and got one.
+    /// The family `/status.php` names; OpenCloud when it names none we know (such a scan ends
+    /// UNKNOWN before any check reads this).
+    pub fn family(&self) -> ProductFamily {
+        self.status.family()
+    }
+
     pub fn answer(&self, key: &str) -> Option<&Response> {
         self.http.get(key).and_then(|o| o.as_ref().ok())
     }
@@ -193,14 +200,13 @@ pub fn measure_selected(
     let want_legacy = extra && over_https && wanted("tlsDeprecatedProtocol");
     let want_dns = extra && is_dns_name(&options.host) && wanted("dns");
     let want_plain = extra && over_https && wanted("httpsEnforced");
+    let family = status.family();
     let mut dependent_wanted = false;
     let mut throttling_wanted = Vec::new();
     if extra {
-        let (user, _) = plan::DEMO_ACCOUNTS[0];
-        dependent_wanted = plan::DEMO_ACCOUNTS
-            .iter()
-            .any(|(u, _)| wanted(&format!("demo:{u}")))
-            || wanted(&format!("basic:{user}"));
+        let accounts = family.describe().demo_accounts;
+        dependent_wanted = accounts.iter().any(|a| wanted(&format!("demo:{}", a.user)))
+            || wanted(&format!("basic:{}", accounts[0].user));
         if options.login_throttling {
             throttling_wanted = plan::throttling(endpoint);
             throttling_wanted.retain(|p| wanted(&p.key));
@@ -265,7 +271,7 @@ pub fn measure_selected(
             if !dependent_wanted || probe.key != plan::OIDC {
                 return Vec::new();
             }
-            let mut dependent = plan::dependent(endpoint, Some(answer));
+            let mut dependent = plan::dependent(endpoint, Some(answer), family);
             dependent.retain(|p| wanted(&p.key));
             dependent
         };

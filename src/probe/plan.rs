@@ -2,6 +2,7 @@
 //! answers. Keys of probes that decide one finding are that finding's id.
 
 use super::Observation;
+use crate::family::{DemoAccount, ProductFamily};
 use crate::knowledge::json;
 use crate::net::http::{Endpoint, Keep, Scheme};
 
@@ -66,34 +67,29 @@ pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// Files that must never be served: their probe key is the finding id `exposed:<path>`.
-pub const EXPOSED_FILES: &[&str] = &[
-    "/opencloud.yaml",
-    "/config/opencloud.yaml",
-    "/.opencloud/config/opencloud.yaml",
-    "/ocis.yaml",
+/// Files of any deployment that must never be served, besides the families' own
+/// (`Family::deployment_files`).
+pub const COMMON_EXPOSED_FILES: &[&str] = &[
     "/proxy/server.key",
-    "/idm/idm.boltdb",
-    "/idm/ocis.boltdb",
     "/.env",
     "/docker-compose.yml",
     "/.git/config",
 ];
+
+/// Files that must never be served: every family's deployment files (an instance migrated
+/// from one family keeps the other's file), then the common ones. Their probe key is the
+/// finding id `exposed:<path>`.
+pub fn exposed_files() -> Vec<&'static str> {
+    let mut files = ProductFamily::all_deployment_files();
+    files.extend_from_slice(COMMON_EXPOSED_FILES);
+    files
+}
 
 /// Folders a misconfigured web server might list.
 pub const LISTING_CANDIDATES: &[&str] = &["/data/", "/storage/users/", "/idm/", "/proxy/"];
 
 /// Debug handlers that must not be reachable on the public address: key `debugEndpoint:<path>`.
 pub const PUBLIC_DEBUG_PATHS: &[&str] = &["/metrics", "/config", "/debug/pprof/"];
-
-/// Published demo accounts of OpenCloud (password `demo`; dennis is an administrator).
-pub const DEMO_ACCOUNTS: &[(&str, &str)] = &[
-    ("dennis", "demo"),
-    ("margaret", "demo"),
-    ("alan", "demo"),
-    ("lynn", "demo"),
-    ("mary", "demo"),
-];
 
 /// The built-in identity provider's sign-in call.
 pub const LOGON_PATH: &str = "/signin/v1/identifier/_/logon";
@@ -236,7 +232,7 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         }
         probes.push(probe);
     }
-    for path in EXPOSED_FILES {
+    for path in exposed_files() {
         probes.push(HttpProbe::new(
             &format!("exposed:{path}"),
             "GET",
@@ -389,15 +385,19 @@ pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
         .is_some_and(|e| e.contains("/signin/v1/identifier/"))
 }
 
-/// Probes that depend on the discovery document's answer: demo sign-ins (built-in identity
-/// provider only) and the same credentials over basic auth, which decides
-/// `basicAuthDisabled` for real.
-pub fn dependent(endpoint: &Endpoint, discovery: Option<&Observation>) -> Vec<HttpProbe> {
+/// Probes that depend on the discovery document's answer: the family's demo sign-ins (built-in
+/// identity provider only) and the first account's credentials over basic auth, which
+/// decides `basicAuthDisabled` for real.
+pub fn dependent(
+    endpoint: &Endpoint,
+    discovery: Option<&Observation>,
+    family: ProductFamily,
+) -> Vec<HttpProbe> {
     if !builtin_identity_provider(discovery) {
         return Vec::new();
     }
-    let mut probes = demo_sign_ins(endpoint);
-    let (user, password) = DEMO_ACCOUNTS[0];
+    let mut probes = demo_sign_ins(endpoint, family);
+    let DemoAccount { user, password, .. } = family.describe().demo_accounts[0];
     probes.push(
         HttpProbe::new(
             &format!("basic:{user}"),
@@ -439,11 +439,13 @@ fn sign_in(
     probe
 }
 
-/// The published demo accounts' sign-ins, keyed `demo:<user>`.
-pub fn demo_sign_ins(endpoint: &Endpoint) -> Vec<HttpProbe> {
-    DEMO_ACCOUNTS
+/// The family's published demo accounts' sign-ins, keyed `demo:<user>`.
+pub fn demo_sign_ins(endpoint: &Endpoint, family: ProductFamily) -> Vec<HttpProbe> {
+    family
+        .describe()
+        .demo_accounts
         .iter()
-        .map(|(user, password)| {
+        .map(|DemoAccount { user, password, .. }| {
             sign_in(
                 &format!("demo:{user}"),
                 endpoint,
@@ -616,7 +618,9 @@ mod tests {
             base_path: String::new(),
         };
         let mut probes = independent(true);
-        probes.extend(demo_sign_ins(&endpoint));
+        for family in ProductFamily::ALL {
+            probes.extend(demo_sign_ins(&endpoint, family));
+        }
         probes.extend(throttling(&endpoint));
         for probe in &probes {
             let expected = match probe.key.split(':').next().unwrap_or("") {

@@ -35,6 +35,13 @@ impl StatusReport {
             .filter(|s| !s.trim().is_empty())
             .or(self.product.as_deref().filter(|s| !s.trim().is_empty()))
     }
+
+    /// The family the name belongs to; OpenCloud when it names none we know.
+    pub fn family(&self) -> crate::family::ProductFamily {
+        self.name()
+            .and_then(crate::family::ProductFamily::from_product_name)
+            .unwrap_or(crate::family::ProductFamily::OpenCloud)
+    }
 }
 
 /// Parses a status document; `None` when the body is not one (an HTML catch-all page, a JSON

@@ -61,8 +61,8 @@ pub static PLUGIN: Page = Page {
 };
 
 const DESCRIPTION: &[&str] = &[
-    "Scans an OpenCloud instance (ownCloud Infinite Scale is recognised and reported as not yet \
-     supported) from the outside: the version and capabilities it reports, whether that release \
+    "Scans an OpenCloud or ownCloud Infinite Scale instance, each judged with its own releases, \
+     advisories, demo accounts and settings, from the outside: the version and capabilities it reports, whether that release \
      has known advisories or has reached end of life, whether a newer release exists on its \
      track, how the connection is secured and which security headers it sends. It grades the \
      instance A+ (5) to F (0) and exits with a monitoring-plugin code: 0 OK, 1 WARNING, \

@@ -151,7 +151,9 @@ pub struct Settings {
     pub backoff_factor: f64,
     pub update_source: UpdateSource,
     pub release_token: Option<String>,
-    pub releases_url: String,
+    /// The operator's release feed (`{product}` becomes the family id); `None`: each
+    /// family's own ([`Settings::releases_url_for`]).
+    pub releases_url: Option<String>,
     /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
     /// feed cache.
     pub feed_cache_ttl: Duration,
@@ -739,6 +741,14 @@ fn rating(text: &str) -> Option<u8> {
 }
 
 impl Settings {
+    /// The release feed the update check asks for an instance of `family`.
+    pub fn releases_url_for(&self, family: crate::family::ProductFamily) -> String {
+        match &self.releases_url {
+            Some(url) => url.replace("{product}", family.id()),
+            None => family.describe().releases_url.to_string(),
+        }
+    }
+
     /// Builds the settings of a scan from the command line, the environment and the
     /// configuration file it names or finds.
     pub fn resolve(
@@ -1045,12 +1055,7 @@ impl Settings {
             backoff_factor,
             update_source,
             release_token: l.string("release_token")?,
-            releases_url: l.string("releases_url")?.unwrap_or_else(|| {
-                options::spec("releases_url")
-                    .default
-                    .unwrap_or_default()
-                    .to_string()
-            }),
+            releases_url: l.string("releases_url")?,
             feed_cache_ttl: l
                 .parsed(
                     "feed_cache_ttl",

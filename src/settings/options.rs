@@ -1138,12 +1138,13 @@ pub static OPTIONS: &[OptionSpec] = &[
         env: &["COS_RELEASES_URL"],
         config_key: Some("releases.url"),
         kind: Value("URL"),
-        default: Some("https://api.github.com/repos/opencloud-eu/opencloud/releases"),
         group: Group::ConfigOnly,
         ..row(
             "releases_url",
             "Release feed (GitHub releases API shape) used by the update check in auto and feed \
-             modes.",
+             modes. Default: the product's own (api.github.com/repos/opencloud-eu/opencloud/releases \
+             or api.github.com/repos/owncloud/ocis/releases). {product} in the URL becomes the \
+             product's id (opencloud, ocis); without it, the one feed serves every product.",
         )
     },
     OptionSpec {

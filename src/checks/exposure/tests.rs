@@ -24,8 +24,8 @@ fn base() -> Measurements {
 fn real() -> Measurements {
     let mut m = base();
     let catch_all = fixture(&format!("{F}/random-nonexistent-path.txt"));
-    for path in plan::EXPOSED_FILES {
-        let file = match *path {
+    for path in plan::exposed_files() {
+        let file = match path {
             "/opencloud.yaml" => "exposed-opencloud.yaml.txt",
             "/.env" => "exposed-dotenv.txt",
             "/proxy/server.key" => "exposed-proxy-server.key.txt",

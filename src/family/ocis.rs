@@ -1,0 +1,131 @@
+//! ownCloud Infinite Scale (oCIS), OpenCloud's parent. Facts and their sources:
+//! `shared/data/ocis-facts.md`; answers of a real 7.0.0: `tests/fixtures/ocis-7.0.0`.
+//!
+//! What differs from OpenCloud, as an outside check sees it: the product name in
+//! `/status.php` ("Infinite Scale"), the `OCIS_` prefix of its settings, `ocis.yaml`, its demo
+//! accounts (einstein and friends, each with their own password), its tracks (production and
+//! rolling; no LTS), its release feed and its documentation. The endpoints, the built-in
+//! identity provider (LibreGraph Connect), the debug listeners and their ports, the version
+//! headers (`X-*-Version`) and the proxy's security headers are the same.
+
+use super::{DemoAccount, Family};
+use crate::knowledge::Track;
+
+const DOCS: &str = "https://doc.owncloud.com/ocis/next/";
+
+pub static FAMILY: Family = Family {
+    id: "ocis",
+    name: "ownCloud Infinite Scale",
+    status_names: &["Infinite Scale", "ownCloud Infinite Scale", "oCIS"],
+    // `ocis init` writes `$OCIS_CONFIG_DIR/ocis.yaml` (default `~/.ocis/config/`).
+    deployment_files: &[
+        "/ocis.yaml",
+        "/config/ocis.yaml",
+        "/.ocis/config/ocis.yaml",
+        "/idm/ocis.boltdb",
+    ],
+    // proxy, frontend, graph, idp, idm (ocis-facts.md §4): the same as OpenCloud's.
+    debug_ports: &[9205, 9141, 9124, 9134, 9239],
+    // Created only with IDM_CREATE_DEMO_USERS=true (ocis-facts.md §6); moss and katherine
+    // are space administrators.
+    demo_accounts: &[
+        DemoAccount {
+            user: "einstein",
+            password: "relativity",
+            role: None,
+        },
+        DemoAccount {
+            user: "marie",
+            password: "radioactivity",
+            role: None,
+        },
+        DemoAccount {
+            user: "moss",
+            password: "vista",
+            role: Some("space administrator"),
+        },
+        DemoAccount {
+            user: "richard",
+            password: "superfluidity",
+            role: None,
+        },
+        DemoAccount {
+            user: "katherine",
+            password: "gemini",
+            role: Some("space administrator"),
+        },
+    ],
+    // No stored owncloud source names an LTS track for oCIS (ocis-facts.md §1).
+    tracks: &[Track::Rolling, Track::Production],
+    releases_url: "https://api.github.com/repos/owncloud/ocis/releases",
+    package: "github.com/owncloud/ocis",
+    release_schedule: include_str!("../../assets/ocis/release-schedule.json"),
+    advisories: include_str!("../../assets/ocis/advisories.json"),
+    docs: DOCS,
+    remediation: &[
+        (
+            "demoUsersDisabled",
+            "Delete the demo accounts (einstein, marie, moss, richard, katherine) and set \
+             IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
+             accounts already created.",
+        ),
+        (
+            "identityProviderConsistent",
+            "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
+             of the instance so every endpoint in the discovery document uses it.",
+        ),
+        (
+            "corsOriginRestricted",
+            "Stop reflecting the request's Origin (or allowing 'null'): remove the rule that \
+             echoes it, usually in the reverse proxy, and list trusted clients in \
+             OCIS_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send credentials \
+             to it.",
+        ),
+        (
+            "Strict-Transport-Security",
+            "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
+             reverse proxy (Infinite Scale only sends it when its proxy terminates TLS itself, \
+             or from 8.0 with PROXY_FORCE_STRICT_TRANSPORT_SECURITY=true).",
+        ),
+        (
+            "Content-Security-Policy",
+            "Keep Infinite Scale's built-in Content-Security-Policy (or your own through \
+             PROXY_CSP_CONFIG_FILE_LOCATION) and make sure the reverse proxy does not strip it.",
+        ),
+        (
+            "Permissions-Policy",
+            "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
+             geolocation=(), payment=(), usb=() (Infinite Scale sends none itself).",
+        ),
+        (
+            "debugEndpoint",
+            "Keep the debug handlers off the network: bind the debug listeners to loopback \
+             (`PROXY_DEBUG_ADDR=127.0.0.1:9205`, likewise every `<SERVICE>_DEBUG_ADDR`), never \
+             publish the debug ports or route their paths through the reverse proxy, set \
+             `<SERVICE>_DEBUG_TOKEN` for `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After \
+             `/config` was reachable, set `OCIS_SERVICE_ACCOUNT_SECRET` (and every other secret \
+             it showed) anew.",
+        ),
+        (
+            "publicLinkPasswordEnforced",
+            "Set OCIS_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
+             OCIS_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
+        ),
+        (
+            "passwordPolicyEnforced",
+            "Keep the password policy on (OCIS_PASSWORD_POLICY_DISABLED=false) with \
+             OCIS_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
+             upper-case, digit and special character.",
+        ),
+    ],
+    documentation: &[
+        (
+            "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
+            "https://owncloud.dev/ocis/release_roadmap/",
+        ),
+        (
+            "https://docs.opencloud.eu/docs/dev/server/services/proxy",
+            "https://owncloud.dev/services/proxy/",
+        ),
+    ],
+};

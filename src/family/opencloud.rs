@@ -1,0 +1,56 @@
+//! OpenCloud: the primary target. The checks' own texts are written for it, so it overrides
+//! nothing. Facts: `shared/data/opencloud-facts.md`.
+
+use super::{DemoAccount, Family};
+use crate::knowledge::Track;
+
+pub static FAMILY: Family = Family {
+    id: "opencloud",
+    name: "OpenCloud",
+    status_names: &["OpenCloud"],
+    deployment_files: &[
+        "/opencloud.yaml",
+        "/config/opencloud.yaml",
+        "/.opencloud/config/opencloud.yaml",
+        "/idm/idm.boltdb",
+    ],
+    // proxy, frontend, graph, idp, idm.
+    debug_ports: &[9205, 9141, 9124, 9134, 9239],
+    // Password `demo` for all (OpenCloud's demo-user documentation); dennis is an
+    // administrator.
+    demo_accounts: &[
+        DemoAccount {
+            user: "dennis",
+            password: "demo",
+            role: Some("administrator"),
+        },
+        DemoAccount {
+            user: "margaret",
+            password: "demo",
+            role: None,
+        },
+        DemoAccount {
+            user: "alan",
+            password: "demo",
+            role: None,
+        },
+        DemoAccount {
+            user: "lynn",
+            password: "demo",
+            role: None,
+        },
+        DemoAccount {
+            user: "mary",
+            password: "demo",
+            role: None,
+        },
+    ],
+    tracks: &[Track::Rolling, Track::Production, Track::Lts],
+    releases_url: "https://api.github.com/repos/opencloud-eu/opencloud/releases",
+    package: "github.com/opencloud-eu/opencloud",
+    release_schedule: include_str!("../../assets/opencloud/release-schedule.json"),
+    advisories: include_str!("../../assets/opencloud/advisories.json"),
+    docs: "https://docs.opencloud.eu/docs/admin/",
+    remediation: &[],
+    documentation: &[],
+};
