@@ -606,8 +606,10 @@ fn line_text(line: (u64, u64)) -> String {
 struct WorkEntry {
     line: (u64, u64),
     track: Track,
-    opened: Date,
+    /// `None`: the file says "unknown".
+    opened: Option<Date>,
     support_end: Option<Date>,
+    support_end_unknown: bool,
 }
 
 fn refresh_schedule(
@@ -642,8 +644,21 @@ fn refresh_schedule(
             track: e.track,
             opened: e.opened,
             support_end: e.support_end,
+            support_end_unknown: e.support_end_unknown,
         })
         .collect();
+    // A line the file dates "unknown" that the releases now date: a person decides, since
+    // the predecessor's support end moves with it.
+    for e in work.iter().filter(|e| e.opened.is_none()) {
+        if let Some((opened, _, _)) = feed.opened(e.line) {
+            review.push(format!(
+                "REVIEW: {label}: line {} ({}) has \"opened\": \"unknown\" but the releases date it {opened}: set it, and the previous {} line's support_end, by hand",
+                line_text(e.line),
+                e.track,
+                e.track
+            ));
+        }
+    }
     {
         let Some(J::Arr(entries)) = raw.get_mut(key) else {
             return Err(broken(format!("has no `{key}` list")));
@@ -712,7 +727,10 @@ fn refresh_schedule(
                     .max_by_key(|&i| work[i].line)
             {
                 let predecessor = &mut work[index];
-                if predecessor.support_end.is_none() && opened > predecessor.opened {
+                if predecessor.support_end.is_none()
+                    && !predecessor.support_end_unknown
+                    && predecessor.opened.is_none_or(|p| opened > p)
+                {
                     predecessor.support_end = Some(opened);
                     entries[index].set("support_end", J::Str(opened.to_string()));
                     changes.push(format!(
@@ -739,8 +757,9 @@ fn refresh_schedule(
             work.push(WorkEntry {
                 line,
                 track,
-                opened,
+                opened: Some(opened),
                 support_end,
+                support_end_unknown: false,
             });
             changes.push(format!(
                 "line {} added: {track}, opened {opened}, current {newest}",

@@ -47,7 +47,7 @@ fn the_captured_default_7_0_0_gets_its_own_verdict() {
     assert!(
         run.line(0).starts_with(
             "CRITICAL: Infinite Scale 7.0.0+860e1ad9 is end of life: release line 7.0 \
-             (production) lost support on 2025-03-06; upgrade to 8.0.5 (production track)"
+             (production) lost support on 2025-03-06; upgrade to 8.1.0 (production track)"
         ),
         "{}",
         run.stdout
@@ -65,7 +65,7 @@ fn the_captured_default_7_0_0_gets_its_own_verdict() {
         format!("Infinite Scale 7.0.0+860e1ad9 on {host}, rating: F, last scanned: {NOW}")
     );
     assert!(run.has_line(
-        "Release lifecycle: 7.0 (production) is end of life since 2025-03-06; upgrade to 8.0.5 \
+        "Release lifecycle: 7.0 (production) is end of life since 2025-03-06; upgrade to 8.1.0 \
          (production track)"
     ));
     // No advisory is known for oCIS: none is invented.
@@ -139,17 +139,17 @@ fn the_captured_default_7_0_0_gets_its_own_verdict() {
 /// the metrics name the product.
 #[test]
 fn a_current_infinite_scale_is_ok_and_every_format_names_it() {
-    let fake = FakeInstance::start(healthy_ocis("8.0.5"));
+    let fake = FakeInstance::start(healthy_ocis("8.1.0"));
     let host = fake.host_port();
     let run = scan("ocis-current", &host, &fake, &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(run.line(0).starts_with("OK: "), "{}", run.stdout);
     assert_eq!(
         run.line(1),
-        format!("Infinite Scale 8.0.5 on {host}, rating: A+, last scanned: {NOW}")
+        format!("Infinite Scale 8.1.0 on {host}, rating: A+, last scanned: {NOW}")
     );
     assert!(
-        run.has_line("Release lifecycle: 8.0.5 is the current release (production)"),
+        run.has_line("Release lifecycle: 8.1.0 is the current release (production)"),
         "{}",
         run.stdout
     );
@@ -157,7 +157,7 @@ fn a_current_infinite_scale_is_ok_and_every_format_names_it() {
     let metrics = scan("ocis-metrics", &host, &fake, &["--format", "metrics"]);
     assert!(
         metrics.stdout.contains(&format!(
-            "storage_security_rating_score{{host=\"{host}\",domain=\"127.0.0.1\",product=\"Infinite Scale\",version=\"8.0.5\"}} 5"
+            "storage_security_rating_score{{host=\"{host}\",domain=\"127.0.0.1\",product=\"Infinite Scale\",version=\"8.1.0\"}} 5"
         )),
         "{}",
         metrics.stdout
@@ -166,11 +166,51 @@ fn a_current_infinite_scale_is_ok_and_every_format_names_it() {
     assert!(sarif.stdout.contains("Infinite Scale"), "{}", sarif.stdout);
 }
 
+/// 8.0.5, the newest 8.0: 8.1.0 is documented but its release day is not, so 8.0's support
+/// end is unknown. Said so, never called end of life on a guess; a whole line behind, so
+/// WARNING with the upgrade to 8.1.0.
+#[test]
+fn a_line_whose_successor_is_undated_has_an_unknown_support_end() {
+    let fake = FakeInstance::start(healthy_ocis("8.0.5"));
+    let host = fake.host_port();
+    let run = scan("ocis-unknown-end", &host, &fake, &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.line(0).starts_with(
+            "WARNING: Infinite Scale 8.0.5 has an unknown support end; 8.1.0 is available"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.has_line(
+            "Release lifecycle: 8.0 (production) support end unknown: the next production line \
+             is out, released on a day not documented; upgrade to 8.1.0 (production track)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.perf("support_days_left"), None);
+    let json = run_json("ocis-unknown-end-json", &fake, &[]);
+    assert_eq!(json["lifecycle"]["state"], "unknown");
+    assert_eq!(json["lifecycle"]["supportEnd"], Value::Null);
+    assert_eq!(json["rating"], 3);
+    let eol = finding(&json, "eol");
+    assert_eq!(eol["status"], "indeterminate", "{eol}");
+    assert!(
+        eol["detail"]
+            .as_str()
+            .unwrap()
+            .contains("support end unknown"),
+        "{eol}"
+    );
+}
+
 /// `--release-track lts`: oCIS publishes none. The verdict says so and judges the production
 /// track instead of pretending.
 #[test]
 fn asking_for_the_lts_track_says_infinite_scale_has_none() {
-    let fake = FakeInstance::start(healthy_ocis("8.0.5"));
+    let fake = FakeInstance::start(healthy_ocis("8.1.0"));
     let run = scan(
         "ocis-lts",
         &fake.host_port(),
@@ -180,7 +220,7 @@ fn asking_for_the_lts_track_says_infinite_scale_has_none() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(
         run.has_line(
-            "Release lifecycle: 8.0.5 is the current release (production) (ownCloud Infinite \
+            "Release lifecycle: 8.1.0 is the current release (production) (ownCloud Infinite \
              Scale publishes no lts track; judged on the production track)"
         ),
         "{}",
@@ -209,8 +249,8 @@ fn asking_for_the_lts_track_says_infinite_scale_has_none() {
 /// feed URL becomes `ocis`, and the answer recommends oCIS releases.
 #[test]
 fn the_update_check_reads_the_feed_of_the_family() {
-    let feed = FeedServer::github_releases(&["v8.0.6", "v7.3.2"]);
-    let fake = FakeInstance::start(healthy_ocis("8.0.5"));
+    let feed = FeedServer::github_releases(&["v8.1.1", "v8.0.6"]);
+    let fake = FakeInstance::start(healthy_ocis("8.1.0"));
     let mut args: Vec<String> = vec!["-H".into(), fake.host_port()];
     args.extend(hermetic(&fake.ca_file()));
     let at = args.iter().position(|a| a == "bundled").unwrap();
@@ -224,7 +264,7 @@ fn the_update_check_reads_the_feed_of_the_family() {
     );
     assert!(
         run.has_line(
-            "Update check (feed, installed 8.0.5): 8.0.6 available on the production track"
+            "Update check (feed, installed 8.1.0): 8.1.1 available on the production track"
         ),
         "{}",
         run.stdout
@@ -243,7 +283,7 @@ fn an_exposed_ocis_yaml_is_found() {
         RawResponse::load("ocis-7.0.0/exposed-ocis.yaml.txt").status,
         404
     );
-    let fake = FakeInstance::start(healthy_ocis("8.0.5").route(
+    let fake = FakeInstance::start(healthy_ocis("8.1.0").route(
         "GET",
         "/.ocis/config/ocis.yaml",
         "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n\
@@ -279,7 +319,7 @@ fn an_opencloud_schedule_file_leaves_infinite_scale_on_its_bundled_schedule() {
         env!("CARGO_MANIFEST_DIR"),
         "/assets/opencloud/release-schedule.json"
     );
-    let fake = FakeInstance::start(healthy_ocis("8.0.5"));
+    let fake = FakeInstance::start(healthy_ocis("8.1.0"));
     let mut args: Vec<String> = vec![
         "-H".into(),
         fake.host_port(),
@@ -295,7 +335,7 @@ fn an_opencloud_schedule_file_leaves_infinite_scale_on_its_bundled_schedule() {
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
     let json = json_of(&run.stdout);
-    assert_eq!(json["lifecycle"]["line"], "8.0");
+    assert_eq!(json["lifecycle"]["line"], "8.1");
     assert_eq!(json["knowledge"]["scheduleUpdated"], "2026-08-21");
     let notes = json["knowledge"]["notes"].to_string();
     assert!(

@@ -151,6 +151,11 @@ pub fn assess(input: Input) -> ScanResult {
                 track_name(l.track),
                 l.support_end.map(|d| d.to_string()).unwrap_or_default()
             ),
+            LineState::Unknown if l.latest_in_line.is_some() => format!(
+                "release line {line} ({}): support end unknown, its successor was released on a \
+                 day not documented",
+                track_name(l.track)
+            ),
             LineState::Unknown => format!("release line {line} is not in the release schedule"),
             _ => format!("release line {line} ({}) is supported", track_name(l.track)),
         };
@@ -623,11 +628,17 @@ fn message(
     }
     if reasons.is_empty() {
         let failures = quiet_failures(findings);
+        let support_unknown = life.is_some_and(|l| l.state == LineState::Unknown);
         let standing = if update.update_available == Some(true) {
             format!(
-                "{} {} is supported; {} is available",
+                "{} {} {}; {} is available",
                 product.name,
                 product.version_text,
+                if support_unknown {
+                    "has an unknown support end"
+                } else {
+                    "is supported"
+                },
                 update.recommended.clone().unwrap_or_default()
             )
         } else if failures.is_empty() {

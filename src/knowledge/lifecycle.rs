@@ -25,8 +25,9 @@ pub enum LineState {
     /// Inside the operator's `--eol-warning` window.
     EndingSoon,
     EndOfLife,
-    /// The line is missing from the schedule although newer lines are listed: we cannot say,
-    /// and calling it end of life on a guess would page someone for nothing.
+    /// The line is missing from the schedule although newer lines are listed, or its
+    /// successor was released on an undocumented day: we cannot say, and calling it end of
+    /// life on a guess would page someone for nothing.
     Unknown,
 }
 
@@ -101,13 +102,17 @@ fn track_rank(track: Track) -> u8 {
 }
 
 /// The entry under which the line is supported longest: a missing end date (support runs until
-/// a successor that has not appeared) beats any date, a later date beats an earlier one, and on
-/// a tie lts beats production beats rolling.
+/// a successor that has not appeared) beats an unknown one, which beats any date; a later date
+/// beats an earlier one, and on a tie lts beats production beats rolling.
 fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEntry> {
-    entries
-        .iter()
-        .copied()
-        .max_by_key(|e| (e.support_end.is_none(), e.support_end, track_rank(e.track)))
+    entries.iter().copied().max_by_key(|e| {
+        (
+            e.support_end.is_none() && !e.support_end_unknown,
+            e.support_end.is_none(),
+            e.support_end,
+            track_rank(e.track),
+        )
+    })
 }
 
 fn strip_build(v: &Version) -> Version {
@@ -250,6 +255,9 @@ pub fn assess(
         .support_end
         .map(|end| i64::from((end - today).get_days()));
     let state = match (entry.support_end, support_days_left) {
+        // The successor is out, on a day nobody documented: neither supported nor, on a
+        // guess, end of life.
+        _ if entry.support_end_unknown => LineState::Unknown,
         (Some(end), _) if today >= end => LineState::EndOfLife,
         (_, Some(left)) if eol_warning_days.is_some_and(|d| left <= d) => LineState::EndingSoon,
         _ => LineState::Supported,
@@ -270,7 +278,7 @@ pub fn assess(
         line,
         track: Some(entry.track),
         track_detected,
-        opened: Some(entry.opened),
+        opened: entry.opened,
         support_end: entry.support_end,
         support_days_left,
         state,
@@ -532,15 +540,35 @@ mod tests {
         assert_eq!(l.state, LineState::EndOfLife);
         assert_eq!(
             l.upgrade_target,
-            Some(v("8.0.5")),
+            Some(v("8.1.0")),
             "no rolling line is left"
         );
-        let current = assess(&s, &v("8.0.5"), TrackChoice::Auto, TODAY, None);
+        let current = assess(&s, &v("8.1.0"), TrackChoice::Auto, TODAY, None);
         assert_eq!(current.state, LineState::Supported);
-        assert!(current.current_release);
-        let newer = assess(&s, &v("8.1.0"), TrackChoice::Auto, TODAY, None);
+        assert!(current.current_release && !current.schedule_stale);
+        assert_eq!(current.opened, None, "8.1.0's date is not documented");
+        let newer = assess(&s, &v("8.2.0"), TrackChoice::Auto, TODAY, None);
         assert!(newer.schedule_stale && newer.current_release);
         assert_eq!(newer.state, LineState::Supported);
+    }
+
+    /// oCIS 8.1.0 is documented without a date: 8.0's support ended on a day nobody can name.
+    /// It is neither supported nor, on a guess, end of life; it moves to 8.1.0.
+    #[test]
+    fn a_line_whose_successor_is_undated_has_an_unknown_support_end() {
+        let s = ReleaseSchedule::bundled(ProductFamily::InfiniteScale);
+        let l = assess(&s, &v("8.0.5"), TrackChoice::Auto, TODAY, Some(30));
+        assert_eq!(l.state, LineState::Unknown);
+        assert_eq!(l.track, Some(Track::Production));
+        assert_eq!((l.support_end, l.support_days_left), (None, None));
+        assert_eq!(l.latest_in_line, Some(v("8.0.5")));
+        assert_eq!(l.upgrade_target, Some(v("8.1.0")));
+        assert!(!l.current_release && l.newer_line_on_track);
+        // An older line whose successor is dated keeps its known end.
+        let seven = assess(&s, &v("7.3.2"), TrackChoice::Auto, TODAY, None);
+        assert_eq!(seven.state, LineState::EndOfLife);
+        assert_eq!(seven.support_end, Some(date(2026, 2, 13)));
+        assert_eq!(seven.upgrade_target, Some(v("8.1.0")));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! Neither product publishes support end dates, so `support_end` in the bundled files is our
 //! policy (stated in each file's `_note`): a rolling line is supported until the next rolling
 //! line opens, a production line until the next production line opens, an LTS line for 730
-//! days after it opened.
+//! days after it opened. Where the successor is known to exist but its release date is not
+//! (oCIS 8.1.0), the file says `"support_end": "unknown"` and the successor `"opened":
+//! "unknown"`: the line is then neither called supported nor end of life.
 
 use super::{ProductFamily, Track, parse_version};
 use jiff::civil::Date;
@@ -19,21 +21,25 @@ pub struct ScheduleEntry {
     /// `(major, minor)`.
     pub line: (u64, u64),
     pub track: Track,
-    /// Date of the line's first release.
-    pub opened: Date,
+    /// Date of the line's first release; `None` when the release is documented but its date
+    /// is not.
+    pub opened: Option<Date>,
     /// The newest release of the line (on any track).
     pub current: Version,
     /// The first day WITHOUT support: support ends at the start of this day, the day the
     /// successor opens. `None`: supported until its successor on this track opens, which has
-    /// not happened yet.
+    /// not happened yet, unless `support_end_unknown`.
     pub support_end: Option<Date>,
+    /// The successor on this track was released on a date nobody documented: support ended
+    /// or ends at a day we cannot name.
+    pub support_end_unknown: bool,
 }
 
 impl ScheduleEntry {
     /// Whether the line still has support on `today` (support ends at the start of
-    /// `support_end`).
+    /// `support_end`). A line whose end is unknown is never called supported.
     pub fn supported_on(&self, today: Date) -> bool {
-        self.support_end.is_none_or(|end| today < end)
+        !self.support_end_unknown && self.support_end.is_none_or(|end| today < end)
     }
 
     /// The line as `major.minor`, as users and the schedule file write it.
@@ -77,6 +83,9 @@ struct RawSchedule {
     entries: Vec<RawEntry>,
 }
 
+/// What a schedule file writes for a date that is not documented.
+const UNKNOWN: &str = "unknown";
+
 #[derive(Deserialize)]
 struct RawEntry {
     line: String,
@@ -119,7 +128,7 @@ impl ReleaseSchedule {
     pub fn parse(text: &str, family: ProductFamily) -> Result<ReleaseSchedule, ScheduleError> {
         let raw: RawSchedule = serde_json::from_str(text).map_err(|e| {
             ScheduleError(format!(
-                "release schedule is not valid ({e}): expected {{\"updated\": \"YYYY-MM-DD\", \"entries\": [{{\"line\": \"4.0\", \"track\": \"lts\", \"opened\": \"YYYY-MM-DD\", \"current\": \"4.0.8\", \"support_end\": \"YYYY-MM-DD\" or null}}]}}"
+                "release schedule is not valid ({e}): expected {{\"updated\": \"YYYY-MM-DD\", \"entries\": [{{\"line\": \"4.0\", \"track\": \"lts\", \"opened\": \"YYYY-MM-DD\" or \"unknown\", \"current\": \"4.0.8\", \"support_end\": \"YYYY-MM-DD\", \"unknown\" or null}}]}}"
             ))
         })?;
         if let Some(product) = raw.product.as_deref().map(str::trim)
@@ -158,10 +167,14 @@ impl ReleaseSchedule {
                     ))
                 })
             };
-            let opened = date("opened", &e.opened)?;
-            let support_end = match e.support_end.as_deref() {
-                Some(text) => Some(date("support_end", text)?),
-                None => None,
+            let opened = match e.opened.trim() {
+                UNKNOWN => None,
+                text => Some(date("opened", text)?),
+            };
+            let (support_end, support_end_unknown) = match e.support_end.as_deref().map(str::trim) {
+                Some(UNKNOWN) => (None, true),
+                Some(text) => (Some(date("support_end", text)?), false),
+                None => (None, false),
             };
             let current = parse_version(&e.current).ok_or_else(|| {
                 fail(format!(
@@ -175,7 +188,7 @@ impl ReleaseSchedule {
                     line.0, line.1
                 )));
             }
-            if let Some(end) = support_end
+            if let (Some(end), Some(opened)) = (support_end, opened)
                 && end <= opened
             {
                 return Err(fail(format!(
@@ -194,12 +207,29 @@ impl ReleaseSchedule {
                 opened,
                 current,
                 support_end,
+                support_end_unknown,
             });
         }
         if entries.is_empty() {
             return Err(ScheduleError(
                 "release schedule has no entries: list at least one release line".into(),
             ));
+        }
+        // An unknown end means a successor exists: without one, the end is not unknown but
+        // still to come (null).
+        for e in entries.iter().filter(|e| e.support_end_unknown) {
+            if !entries
+                .iter()
+                .any(|x| x.track == e.track && x.line > e.line)
+            {
+                return Err(ScheduleError(format!(
+                    "release schedule line {} ({}): `support_end` \"unknown\" needs a newer {} line \
+                     in the schedule; write null while no successor is released",
+                    e.line_text(),
+                    e.track,
+                    e.track
+                )));
+            }
         }
         Ok(ReleaseSchedule {
             family,
@@ -268,7 +298,7 @@ mod tests {
         let tracks: Vec<Track> = four.iter().map(|e| e.track).collect();
         assert_eq!(tracks, [Track::Production, Track::Lts]);
         let lts = four.iter().find(|e| e.track == Track::Lts).unwrap();
-        assert_eq!(lts.opened, date(2025, 12, 1));
+        assert_eq!(lts.opened, Some(date(2025, 12, 1)));
         assert_eq!(lts.support_end, Some(date(2027, 12, 1)));
         assert_eq!(lts.current, v("4.0.8"));
         let prod = four.iter().find(|e| e.track == Track::Production).unwrap();
@@ -301,16 +331,27 @@ mod tests {
         for family in [ProductFamily::OpenCloud, ProductFamily::InfiniteScale] {
             let s = ReleaseSchedule::bundled(family);
             for e in &s.entries {
+                // The next line on the track: its opening ends this line's support, on a day
+                // that is unknown when the successor's date is.
                 let successor = s
                     .entries
                     .iter()
                     .filter(|x| x.track == e.track && x.line > e.line)
-                    .map(|x| x.opened)
-                    .min();
+                    .min_by_key(|x| x.line);
+                if let Some(next) = successor
+                    && next.opened.is_none()
+                {
+                    assert!(e.support_end_unknown, "{family:?} {:?}", e.line);
+                    assert_eq!(e.support_end, None);
+                    continue;
+                }
+                assert!(!e.support_end_unknown, "{family:?} {:?}", e.line);
+                let successor = successor.and_then(|x| x.opened);
                 match e.track {
                     Track::Lts => assert_eq!(
                         e.support_end,
-                        e.opened.checked_add(jiff::Span::new().days(730)).ok()
+                        e.opened
+                            .and_then(|o| o.checked_add(jiff::Span::new().days(730)).ok())
                     ),
                     // oCIS's last rolling line hands over to the production track.
                     _ if family == ProductFamily::InfiniteScale && e.line == (6, 6) => {
@@ -330,11 +371,47 @@ mod tests {
             s.entries.iter().all(|e| e.track != Track::Lts),
             "oCIS has no LTS"
         );
-        assert_eq!(s.newest_on_track(Track::Production), Some(&v("8.0.5")));
+        assert_eq!(s.newest_on_track(Track::Production), Some(&v("8.1.0")));
         assert_eq!(s.newest_on_track(Track::Rolling), Some(&v("6.6.1")));
+        let eight = s.entries_for_line((8, 0));
+        assert!(eight[0].support_end_unknown && eight[0].support_end.is_none());
+        assert!(
+            !eight[0].supported_on(date(2026, 3, 1)),
+            "never called supported"
+        );
+        let eight_one = s.entries_for_line((8, 1));
+        assert_eq!(eight_one[0].opened, None);
+        assert!(eight_one[0].supported_on(date(2026, 11, 22)));
         let five = s.entries_for_line((5, 0));
         assert_eq!(five.len(), 1);
         assert_eq!(five[0].support_end, Some(date(2024, 12, 17)));
+    }
+
+    #[test]
+    fn unknown_dates_are_read_and_an_unknown_end_needs_a_successor() {
+        let two = r#"{"updated": "2026-10-12", "entries": [
+            {"line": "8.0", "track": "production", "opened": "2026-02-13", "current": "8.0.5", "support_end": "unknown"},
+            {"line": "8.1", "track": "production", "opened": "unknown", "current": "8.1.0", "support_end": null}]}"#;
+        let s = ReleaseSchedule::parse(two, ProductFamily::InfiniteScale).unwrap();
+        assert!(s.entries[0].support_end_unknown);
+        assert_eq!(s.entries[1].opened, None);
+        let alone = with_entry(
+            r#"{"line": "8.0", "track": "production", "opened": "2026-02-13", "current": "8.0.5", "support_end": "unknown"}"#,
+        );
+        let err = ReleaseSchedule::parse(&alone, ProductFamily::InfiniteScale).unwrap_err();
+        assert!(
+            err.message()
+                .contains("`support_end` \"unknown\" needs a newer production line"),
+            "{err}"
+        );
+        let garbled = with_entry(
+            r#"{"line": "8.0", "track": "production", "opened": "someday", "current": "8.0.5"}"#,
+        );
+        let err = ReleaseSchedule::parse(&garbled, ProductFamily::InfiniteScale).unwrap_err();
+        assert!(
+            err.message().contains("`opened` \"someday\" is not a date"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -182,6 +182,12 @@ fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<
             l.line,
             l.support_end.as_deref().unwrap_or("an unknown date")
         ),
+        // In the schedule, but its successor's release day is not documented.
+        LineState::Unknown if l.latest_in_line.is_some() => format!(
+            "Release lifecycle: {} ({track}) support end unknown: the next {track} line is out, \
+             released on a day not documented; upgrade to {target}",
+            l.line
+        ),
         LineState::Unknown => format!(
             "Release lifecycle: {} is not in the release schedule (updated {}); support cannot be judged",
             l.line, l.schedule_updated
