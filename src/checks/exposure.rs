@@ -533,4 +533,6 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 }
 
 #[cfg(test)]
+mod ocis_tests;
+#[cfg(test)]
 mod tests;

@@ -193,6 +193,9 @@ pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
 }
 
 #[cfg(test)]
+mod ocis_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
