@@ -343,3 +343,43 @@ fn an_opencloud_schedule_file_leaves_infinite_scale_on_its_bundled_schedule() {
         "{notes}"
     );
 }
+
+/// Waivers and policy work by finding id, whatever the product: the demo accounts of a
+/// current oCIS waived leave it OK; a policy forbidding them makes it CRITICAL, waived or not.
+#[test]
+fn waivers_and_policy_name_the_same_ids_on_infinite_scale() {
+    let fake = FakeInstance::start(
+        InstanceConfig::ocis()
+            .version("8.1.0")
+            .remove_header("Access-Control-Allow-Origin"),
+    );
+    let host = fake.host_port();
+    let plain = scan("ocis-demo", &host, &fake, &[]);
+    // A critical failure caps the rating at 2 (D): WARNING at the default thresholds.
+    assert_eq!(plain.code, 1, "{}", plain.stdout);
+    assert!(
+        plain
+            .line(0)
+            .contains("demoUsersDisabled failed (critical)")
+    );
+
+    let waiver = ["--ignore-hardening", "demoUsersDisabled"];
+    let waived = scan("ocis-demo-waived", &host, &fake, &waiver);
+    assert_eq!(waived.code, 0, "{}", waived.stdout);
+
+    let dir = support::plugin::scratch("ocis-policy");
+    let policy = dir.join("policy.yml");
+    std::fs::write(&policy, "forbidden: [demoUsersDisabled]\n").unwrap();
+    let policy = policy.display().to_string();
+    let mut args = vec!["--policy", policy.as_str()];
+    args.extend_from_slice(&waiver);
+    let forbidden = scan("ocis-demo-policy", &host, &fake, &args);
+    assert_eq!(forbidden.code, 2, "{}", forbidden.stdout);
+    assert!(
+        forbidden
+            .stdout
+            .contains("forbidden finding demoUsersDisabled is present"),
+        "{}",
+        forbidden.stdout
+    );
+}

@@ -139,3 +139,23 @@ fn infinite_scale_has_no_lts_track_and_shares_the_debug_ports() {
     let files = ProductFamily::all_deployment_files();
     assert!(files.contains(&"/ocis.yaml") && files.contains(&"/opencloud.yaml"));
 }
+
+/// The spec fixes one default list of debug ports (`scanner.debug_ports`) for every scan, and
+/// every family's default deployment binds exactly those. A family with other ports would have
+/// to make the probe read `Family::debug_ports` when the operator gave none.
+#[test]
+fn every_family_binds_the_default_debug_ports() {
+    let default: Vec<u16> = crate::settings::options::spec("debug_ports")
+        .default
+        .unwrap()
+        .split(',')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    for family in ProductFamily::ALL {
+        assert_eq!(
+            family.describe().debug_ports,
+            default.as_slice(),
+            "{family:?}"
+        );
+    }
+}
