@@ -383,3 +383,72 @@ fn waivers_and_policy_name_the_same_ids_on_infinite_scale() {
         forbidden.stdout
     );
 }
+
+/// Advisories reach oCIS through its own Go module: an OSV record filed under
+/// github.com/owncloud/ocis/v2 matches an oCIS instance in its range; OpenCloud's real OSV
+/// record (GO-2026-4447, in the same list, affecting every version) never does.
+#[test]
+fn osv_advisories_of_the_ocis_module_apply_and_opencloud_ones_do_not() {
+    let dir = support::plugin::scratch("ocis-osv");
+    let ocis_osv = serde_json::json!({
+        "schema_version": "1.3.1",
+        "id": "GHSA-test-ocis-0001",
+        "summary": "Test advisory of the oCIS module",
+        "affected": [{
+            "package": {"ecosystem": "Go", "name": "github.com/owncloud/ocis/v2"},
+            "ranges": [{"type": "SEMVER", "events": [{"introduced": "8.1.0"}, {"fixed": "8.1.1"}]}],
+        }],
+        "database_specific": {"severity": "HIGH"},
+    });
+    // OpenCloud's real record, as the Go vulnerability database publishes it (shortened).
+    let opencloud_osv = serde_json::json!({
+        "schema_version": "1.3.1",
+        "id": "GO-2026-4447",
+        "aliases": ["GHSA-vf5j-r2hw-2hrw"],
+        "summary": "OpenCloud Affected by Public Link Exploit in github.com/opencloud-eu/opencloud",
+        "affected": [{
+            "package": {"name": "github.com/opencloud-eu/opencloud", "ecosystem": "Go"},
+            "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}]}],
+        }],
+    });
+    let list = vec![ocis_osv, opencloud_osv];
+    let file = dir.join("osv.json");
+    std::fs::write(&file, serde_json::to_string(&list).unwrap()).unwrap();
+    let file = file.display().to_string();
+
+    let fake = FakeInstance::start(healthy_ocis("8.1.0"));
+    let mut args: Vec<String> = vec![
+        "-H".into(),
+        fake.host_port(),
+        "--format".into(),
+        "json".into(),
+    ];
+    args.extend(hermetic(&fake.ca_file()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run(
+        "ocis-osv-run",
+        &args,
+        &[
+            ("COS_NOW", NOW),
+            ("COS_SCANNER_VULNERABILITY_DB", file.as_str()),
+        ],
+    );
+    let json = json_of(&run.stdout);
+    let ids: Vec<&str> = json["vulnerabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["GHSA-test-ocis-0001"], "{}", run.stdout);
+    // A high advisory starts the rating at 1: CRITICAL, with the fixed release named.
+    assert_eq!(json["state"], "CRITICAL", "{}", json["message"]);
+    assert!(
+        json["message"]
+            .as_str()
+            .unwrap()
+            .contains("upgrade to 8.1.1"),
+        "{}",
+        json["message"]
+    );
+}
