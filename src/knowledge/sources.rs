@@ -44,31 +44,10 @@ impl Knowledge {
         fetch: &dyn Fn(&str) -> Result<FeedAdvisories, String>,
     ) -> Result<Knowledge, String> {
         let mut notes = Vec::new();
-        let schedule =
-            match &sources.release_schedule {
-                Some(path) => {
-                    let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
-                        .map_err(|refusal| refusal.line(&path.display().to_string()))?;
-                    match schedule_product(&text) {
-                        // A schedule of the other family (a mixed fleet with one schedule file):
-                        // this family keeps its bundled one.
-                        Some(product) if !product.eq_ignore_ascii_case(family.id()) => {
-                            notes.push(format!(
-                                "scanner.release_schedule {} is for \"{product}\"; the bundled {} \
-                             schedule judges {} instances",
-                                path.display(),
-                                family.id(),
-                                family.display_name()
-                            ));
-                            Some(releases::ReleaseSchedule::bundled(family))
-                        }
-                        _ => Some(releases::ReleaseSchedule::parse(&text, family).map_err(
-                            |e| format!("scanner.release_schedule {}: {e}", path.display()),
-                        )?),
-                    }
-                }
-                None => Some(releases::ReleaseSchedule::bundled(family)),
-            };
+        let schedule = Some(match &sources.release_schedule {
+            Some(path) => operator_schedule(path, family, &mut notes)?,
+            None => releases::ReleaseSchedule::bundled(family),
+        });
         let mut merged = vec![advisories::bundled(family)];
         let mut advisory_sources = vec!["bundled".to_string()];
         for path in &sources.vulnerability_db {
@@ -98,6 +77,31 @@ impl Knowledge {
             notes,
         })
     }
+}
+
+/// The operator's schedule file for `family`. A schedule of another family (a mixed fleet with
+/// one schedule file) leaves this family on its bundled one, with a note saying so.
+fn operator_schedule(
+    path: &std::path::Path,
+    family: ProductFamily,
+    notes: &mut Vec<String>,
+) -> Result<releases::ReleaseSchedule, String> {
+    let text = crate::files::read_text(path, crate::files::Kind::ReleaseSchedule)
+        .map_err(|refusal| refusal.line(&path.display().to_string()))?;
+    if let Some(product) = schedule_product(&text)
+        && !product.eq_ignore_ascii_case(family.id())
+    {
+        notes.push(format!(
+            "scanner.release_schedule {} is for \"{product}\"; the bundled {} schedule judges {} \
+             instances",
+            path.display(),
+            family.id(),
+            family.display_name()
+        ));
+        return Ok(releases::ReleaseSchedule::bundled(family));
+    }
+    releases::ReleaseSchedule::parse(&text, family)
+        .map_err(|e| format!("scanner.release_schedule {}: {e}", path.display()))
 }
 
 /// The `product` a schedule document names, when it names a known family's id or any other

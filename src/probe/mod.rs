@@ -100,13 +100,13 @@ impl Measurements {
         }
     }
 
-    /// The answer of a probe that ran and got one.
     /// The family `/status.php` names; OpenCloud when it names none we know (such a scan ends
     /// UNKNOWN before any check reads this).
     pub fn family(&self) -> ProductFamily {
         self.status.family()
     }
 
+    /// The answer of a probe that ran and got one.
     pub fn answer(&self, key: &str) -> Option<&Response> {
         self.http.get(key).and_then(|o| o.as_ref().ok())
     }
