@@ -170,6 +170,32 @@ pub struct Lifecycle {
     pub schedule_stale: bool,
 }
 
+/// One candidate upgrade, rehearsed (`assess::upgrade`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeOption {
+    pub version: String,
+    /// What the candidate is: `patch` (newest of the installed line), `track` (newest on the
+    /// instance's track), `production` (newest of the current production line).
+    pub kinds: Vec<&'static str>,
+    /// Advisories matching the installed release that this one does not.
+    pub fixes: Vec<String>,
+    /// Advisories that still match this release.
+    pub stays_open: Vec<String>,
+    /// The rating the instance would reach: this release's standing, capped by today's
+    /// failed checks.
+    pub rating: u8,
+    pub grade: &'static str,
+    pub line: String,
+    pub line_state: Option<LineState>,
+    pub line_support_end: Option<String>,
+    /// Whether this line's support lasts longer than the installed line's; `None` when
+    /// either end is unknown.
+    pub outlasts_installed: Option<bool>,
+    /// The rehearsal's choice: highest rating, then a supported line, then smallest step.
+    pub best: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateCheck {
@@ -280,6 +306,8 @@ pub struct ScanResult {
     pub product: Option<Product>,
     pub lifecycle: Option<Lifecycle>,
     pub update: Option<UpdateCheck>,
+    /// Candidate upgrades and what each would bring; empty when none is newer.
+    pub upgrade_options: Vec<UpgradeOption>,
     pub tls: Option<Tls>,
     /// Matched advisories; empty means nothing in the configured database matched, not that
     /// the version is safe.
@@ -391,6 +419,7 @@ impl ScanResult {
             product: None,
             lifecycle: None,
             update: None,
+            upgrade_options: Vec::new(),
             tls: None,
             vulnerabilities: Vec::new(),
             findings: Vec::new(),

@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod fingerprint;
 pub mod policy;
 pub mod rating;
+pub mod upgrade;
 pub mod waiver_review;
 pub mod waivers;
 
@@ -294,6 +295,19 @@ pub fn assess(input: Input) -> ScanResult {
         .count();
     let coverage = report::Coverage::of(&findings).limited_by_network(filtered_ports);
     let plan = remediation_plan(&findings, &update_report, end_of_life);
+    let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
+        installed,
+        schedule: knowledge
+            .schedule
+            .as_ref()
+            .filter(|_| settings.use_release_schedule),
+        advisories: &knowledge.advisories,
+        track_choice: settings.release_track,
+        today: now.today(),
+        life: life.as_ref(),
+        recommended: recommended.as_ref(),
+        findings: &findings,
+    });
     ScanResult {
         host,
         url: Some(m.endpoint.base_url()),
@@ -313,6 +327,7 @@ pub fn assess(input: Input) -> ScanResult {
         }),
         lifecycle: lifecycle_report,
         update: Some(update_report),
+        upgrade_options,
         tls: Some(tls_report(m, now)),
         vulnerabilities,
         findings,

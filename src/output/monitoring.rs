@@ -341,6 +341,31 @@ pub fn debug_text(result: &ScanResult) -> String {
         e.warning_threshold,
         e.critical_threshold
     ));
+    if let Some(best) = crate::assess::upgrade::best_line(&result.upgrade_options) {
+        out.push_str(&best);
+        out.push('\n');
+        for o in &result.upgrade_options {
+            let support = match (&o.line_support_end, o.line_state) {
+                (Some(end), _) => format!("line {} supported until {end}", o.line),
+                (None, Some(crate::knowledge::lifecycle::LineState::Unknown)) => {
+                    format!("line {} support end unknown", o.line)
+                }
+                (None, _) => format!("line {} supported until its successor", o.line),
+            };
+            let list = |ids: &[String]| match ids {
+                [] => "none".to_string(),
+                ids => ids.join(", "),
+            };
+            out.push_str(&format!(
+                "  {} ({}): rating {}, fixes {}, stays open {}, {support}\n",
+                o.version,
+                o.kinds.join(", "),
+                o.grade,
+                list(&o.fixes),
+                list(&o.stays_open),
+            ));
+        }
+    }
     out.push_str("Remediation plan:\n");
     if result.remediation_plan.steps.is_empty() {
         out.push_str("  nothing to do\n");

@@ -403,6 +403,7 @@ pub(crate) mod tests {
             }),
             lifecycle: None,
             update: None,
+            upgrade_options: Vec::new(),
             tls: None,
             vulnerabilities: vec![Vulnerability {
                 id: "GHSA-aaaa-bbbb-cccc".into(),
