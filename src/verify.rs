@@ -365,7 +365,7 @@ impl Selection {
             "cookieSecure" | "cookieHttpOnly" | "cookieSameSite" | "cookiePrefix" => {
                 self.every_http_probe = true;
             }
-            "caaRecord" => self.key(DNS),
+            "caaRecord" | "dnssec" => self.key(DNS),
             _ => return false,
         }
         self.push(Requested::Finding(row.to_string()));
@@ -606,6 +606,7 @@ fn not_measured(id: &str, m: &Measurements) -> String {
                 .into()
         }
         "caaRecord" => "CAA records are looked up for DNS names only".into(),
+        "dnssec" => "DNSSEC is looked up for DNS names only".into(),
         "identityProviderConsistent" => "no OpenID discovery document was served".into(),
         "loginThrottling" => {
             "not tried: the discovery document names no built-in identity provider".into()
@@ -1196,6 +1197,7 @@ mod tests {
             "cookieHttpOnly",
             "demoUsersDisabled",
             "caaRecord",
+            "dnssec",
             "eol",
             "nonsense",
         ]);
@@ -1221,7 +1223,15 @@ mod tests {
             &by_id("caaRecord").outcome,
             Outcome::Unknown { why } if why.starts_with("not measured")
         ));
-        assert_eq!(results.len(), 8);
+        assert!(matches!(
+            &by_id("dnssec").outcome,
+            Outcome::Unknown { why } if why == "not measured: DNSSEC is looked up for DNS names only"
+        ));
+        assert_eq!(results.len(), 9);
+        // Both DNS checks come from the one DNS probe.
+        let dns = selected(&["caaRecord", "dnssec"]);
+        assert_eq!(dns.keys, BTreeSet::from([DNS.to_string()]));
+        assert!(dns.wants(DNS) && !dns.wants(plan::ROOT));
 
         m.http.insert(plan::TRACE.into(), Ok(echo(false)));
         let results = judge(&selected(&["traceMethodDisabled"]), &m, &ctx());

@@ -1,5 +1,6 @@
 //! The DNS findings end to end: the real binary scans the fake instance by name (`localhost`)
-//! and asks a fake DNS server on loopback (`COS_SCANNER_DNS_SERVER`) for the CAA records.
+//! and asks a fake DNS server on loopback (`COS_SCANNER_DNS_SERVER`) for the CAA records. The
+//! fake refuses the DNSSEC questions (tests/dnssec.rs asks a real server those).
 
 mod support;
 
@@ -13,11 +14,13 @@ use support::{FakeInstance, InstanceConfig};
 const NOW: &str = "2026-11-22T03:00:00Z";
 
 // ---------------------------------------------------------------------------------------------
-// A fake DNS server: answers every CAA query with canned records (or NXDOMAIN).
+// A fake DNS server: answers every CAA query with canned records (or NXDOMAIN), and refuses
+// every other question.
 
 const TYPE_CAA: u16 = 257;
 const CLASS_IN: u16 = 1;
 const RCODE_NXDOMAIN: u16 = 3;
+const RCODE_REFUSED: u16 = 5;
 
 fn push_name(out: &mut Vec<u8>, name: &str) {
     for label in name.split('.').filter(|l| !l.is_empty()) {
@@ -27,8 +30,8 @@ fn push_name(out: &mut Vec<u8>, name: &str) {
     out.push(0);
 }
 
-/// The id and question name of a query (uncompressed, as queries are).
-fn question_of(query: &[u8]) -> Option<(u16, String)> {
+/// The id, question name and type of a query (uncompressed, as queries are).
+fn question_of(query: &[u8]) -> Option<(u16, String, u16)> {
     let id = u16::from_be_bytes([*query.first()?, *query.get(1)?]);
     let mut labels = Vec::new();
     let mut pos = 12;
@@ -40,13 +43,17 @@ fn question_of(query: &[u8]) -> Option<(u16, String)> {
         labels.push(String::from_utf8_lossy(query.get(pos + 1..pos + 1 + len)?).to_lowercase());
         pos += 1 + len;
     }
-    Some((id, labels.join(".")))
+    let qtype = u16::from_be_bytes([*query.get(pos + 1)?, *query.get(pos + 2)?]);
+    Some((id, labels.join("."), qtype))
 }
 
 /// An answer to the CAA question for `qname`: `issue` records with the given values, or
-/// NXDOMAIN when there are none.
-fn caa_response(id: u16, qname: &str, issuers: &[&str]) -> Vec<u8> {
-    let rcode = if issuers.is_empty() {
+/// NXDOMAIN when there are none; REFUSED for a question of another type.
+fn caa_response(id: u16, qname: &str, qtype: u16, issuers: &[&str]) -> Vec<u8> {
+    let issuers = if qtype == TYPE_CAA { issuers } else { &[] };
+    let rcode = if qtype != TYPE_CAA {
+        RCODE_REFUSED
+    } else if issuers.is_empty() {
         RCODE_NXDOMAIN
     } else {
         0
@@ -58,7 +65,7 @@ fn caa_response(id: u16, qname: &str, issuers: &[&str]) -> Vec<u8> {
     out.extend_from_slice(&(issuers.len() as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]);
     push_name(&mut out, qname);
-    out.extend_from_slice(&TYPE_CAA.to_be_bytes());
+    out.extend_from_slice(&qtype.to_be_bytes());
     out.extend_from_slice(&CLASS_IN.to_be_bytes());
     for issuer in issuers {
         let mut rdata = vec![0, 5];
@@ -88,19 +95,20 @@ impl FakeDns {
         thread::spawn(move || {
             let mut buf = [0u8; 512];
             while let Ok((n, peer)) = socket.recv_from(&mut buf) {
-                let Some((id, qname)) = question_of(&buf[..n]) else {
+                let Some((id, qname, qtype)) = question_of(&buf[..n]) else {
                     continue;
                 };
                 // Recorded before answering, so the scan cannot finish first.
-                if tx.send(qname.clone()).is_err() {
+                if qtype == TYPE_CAA && tx.send(qname.clone()).is_err() {
                     return;
                 }
-                let _ = socket.send_to(&caa_response(id, &qname, issuers), peer);
+                let _ = socket.send_to(&caa_response(id, &qname, qtype, issuers), peer);
             }
         });
         FakeDns { addr, asked }
     }
 
+    /// The names asked for CAA records.
     fn asked(&self) -> Vec<String> {
         self.asked.try_iter().collect()
     }

@@ -1,9 +1,10 @@
 //! DNS checks: `caaRecord` (the zone limits which CAs may issue certificates for the name,
-//! RFC 8659) and the `dnsAddresses` observation (what the name resolves to, so the result
-//! document carries it). Both need a DNS name: address targets have no DNS findings.
+//! RFC 8659), `dnssec` (the name's zone is signed and its parent vouches for the keys, RFC
+//! 9364) and the `dnsAddresses` observation (what the name resolves to, so the result document
+//! carries it). All need a DNS name: address targets have no DNS findings.
 
 use super::{CheckSpec, DNS_ZONE, finding};
-use crate::net::dns::{CaaLookup, CaaRecord};
+use crate::net::dns::{CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
 use crate::probe::{DnsObservation, Measurements};
@@ -11,6 +12,7 @@ use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
 const CAA_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc8659";
+const DNSSEC_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc9364";
 
 pub static ROWS: &[CheckSpec] = &[
     CheckSpec {
@@ -24,6 +26,21 @@ pub static ROWS: &[CheckSpec] = &[
                       the instance's certificate (e.g. `example.com. CAA 0 issue \
                       \"letsencrypt.org\"`), so no other CA may issue one for it.",
         documentation: Some(CAA_DOCS),
+        fixed_in: DNS_ZONE,
+        verifiable: true,
+    },
+    CheckSpec {
+        id: "dnssec",
+        family: None,
+        role: Role::Hardening,
+        severity: Severity::Low,
+        category: "dns",
+        title: "The name's DNS zone is signed (DNSSEC) and its parent publishes DS for it",
+        remediation: "Sign the zone holding the name (in BIND `dnssec-policy default;` on the \
+                      zone, or the DNS host's DNSSEC switch), then publish the key-signing \
+                      key's DS record at the registrar (or in the parent zone) so validating \
+                      resolvers can verify the answers for the name.",
+        documentation: Some(DNSSEC_DOCS),
         fixed_in: DNS_ZONE,
         verifiable: true,
     },
@@ -49,7 +66,11 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(dns) = &m.dns else {
         return Vec::new();
     };
-    vec![caa_record(dns, m.endpoint.scheme), dns_addresses(dns)]
+    vec![
+        caa_record(dns, m.endpoint.scheme),
+        dnssec(dns),
+        dns_addresses(dns),
+    ]
 }
 
 fn caa_record(dns: &DnsObservation, scheme: Scheme) -> Finding {
@@ -109,6 +130,120 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme) -> Finding {
             ),
         ),
     }
+}
+
+/// Over plain HTTP too: DNSSEC protects the address lookup itself, whatever the scheme.
+fn dnssec(dns: &DnsObservation) -> Finding {
+    let name = printable(&dns.name);
+    let zone = match &dns.dnssec {
+        DnssecLookup::Zone(zone) => zone,
+        DnssecLookup::Failed(reason) => {
+            return finding(
+                "dnssec",
+                Status::Indeterminate,
+                format!(
+                    "whether the zone of {name} is signed could not be decided: {}",
+                    printable(reason)
+                ),
+            );
+        }
+    };
+    let apex = printable(&zone.apex);
+    let the_zone = if apex == name {
+        format!("the zone {apex}")
+    } else {
+        format!("the zone {apex} holding {name}")
+    };
+    let keys = key_list(zone);
+    let ds_tags = tags(zone.ds.iter().map(|d| d.key_tag));
+    let (status, detail) = match (zone.dnskeys.is_empty(), zone.ds.is_empty()) {
+        (true, true) => (
+            Status::Failed,
+            format!("{the_zone} is not signed: no DNSKEY at {apex} and no DS for it at its parent"),
+        ),
+        (false, true) => (
+            Status::Failed,
+            format!(
+                "{the_zone} is signed with {keys} but its parent publishes no DS for it: \
+                 validating resolvers treat it as unsigned"
+            ),
+        ),
+        (true, false) => (
+            Status::Failed,
+            format!(
+                "the parent of {apex} publishes DS for {ds_tags} but {apex} serves no DNSKEY: \
+                 validating resolvers reject its answers"
+            ),
+        ),
+        (false, false) if !ds_matches_a_key(zone) => (
+            Status::Failed,
+            format!(
+                "the DS at the parent of {apex} (for {ds_tags}) matches none of the zone's \
+                 keys ({keys}): validating resolvers reject its answers"
+            ),
+        ),
+        (false, false) => {
+            let validation = if zone.authenticated {
+                "the resolver asked validated the answers (AD)"
+            } else if zone.resolver {
+                "the resolver asked did not mark the answers validated (no AD): it does not \
+                 validate, or the chain of trust above the zone is not signed"
+            } else {
+                "the DNS server asked is authoritative, not a resolver, so it validated nothing"
+            };
+            (
+                Status::Passed,
+                format!(
+                    "{the_zone} is signed with {keys} and its parent publishes DS for \
+                     {ds_tags}; {validation}"
+                ),
+            )
+        }
+    };
+    finding("dnssec", status, detail)
+}
+
+/// `2 DNSKEY (ECDSAP256SHA256, key tags 31663, 4711)`: the keys and their algorithms.
+fn key_list(zone: &DnssecZone) -> String {
+    let mut algorithms: Vec<String> = Vec::new();
+    for key in &zone.dnskeys {
+        let name = algorithm_name(key.algorithm);
+        if !algorithms.contains(&name) {
+            algorithms.push(name);
+        }
+    }
+    format!(
+        "{} DNSKEY ({}, {})",
+        zone.dnskeys.len(),
+        listed(algorithms.iter().map(String::as_str)),
+        tags(zone.dnskeys.iter().map(|k| k.key_tag))
+    )
+}
+
+/// `key tag 31663` or `key tags 31663, 4711`, at most [`LISTED`] of them.
+fn tags(tags: impl Iterator<Item = u16>) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<String> = tags
+        .filter(|t| seen.insert(*t))
+        .map(|t| t.to_string())
+        .collect();
+    let noun = if distinct.len() == 1 {
+        "key tag"
+    } else {
+        "key tags"
+    };
+    format!("{noun} {}", listed(distinct.iter().map(String::as_str)))
+}
+
+/// Whether some DS names a key of the zone (key tag and algorithm), as a validating resolver
+/// needs to follow the chain of trust into the zone. The digest itself is not recomputed: the
+/// keys' full records are not kept.
+fn ds_matches_a_key(zone: &DnssecZone) -> bool {
+    zone.ds.iter().any(|ds| {
+        zone.dnskeys
+            .iter()
+            .any(|k| k.key_tag == ds.key_tag && k.algorithm == ds.algorithm)
+    })
 }
 
 /// The CA domains of the `issue` (or `issuewild`) properties, once each, in order. A value
@@ -175,6 +310,7 @@ fn dns_addresses(dns: &DnsObservation) -> Finding {
 mod tests {
     use super::*;
     use crate::net::HttpsObservation;
+    use crate::net::dns::{Dnskey, DsRecord};
     use crate::net::http::Endpoint;
     use crate::net::tls::{Handshake, TrustedBy};
     use std::net::IpAddr;
@@ -209,6 +345,7 @@ mod tests {
                 "2001:db8::1".parse().unwrap(),
             ]),
             caa,
+            dnssec: DnssecLookup::Failed("not asked".into()),
         }
     }
 
@@ -241,6 +378,13 @@ mod tests {
         assert_eq!(caa.category, "dns");
         assert_eq!(caa.fixed_in, DNS_ZONE);
         assert!(caa.verifiable);
+        let dnssec = crate::checks::spec("dnssec").unwrap();
+        assert_eq!(dnssec.role, Role::Hardening);
+        assert_eq!(dnssec.severity, Severity::Low);
+        assert_eq!(dnssec.category, "dns");
+        assert_eq!(dnssec.fixed_in, DNS_ZONE);
+        assert!(dnssec.verifiable);
+        assert!(dnssec.remediation.contains("DS record at the registrar"));
         let addresses = crate::checks::spec("dnsAddresses").unwrap();
         assert_eq!(addresses.role, Role::Observation);
         assert_eq!(addresses.severity, Severity::Low);
@@ -397,5 +541,151 @@ mod tests {
         dns.addresses = Ok(Vec::<IpAddr>::new());
         let f = only(&evaluate(&measurements(true, Some(dns))), "dnsAddresses");
         assert_eq!(f.status, Status::Indeterminate);
+    }
+
+    fn zone(dnskeys: &[(u16, u8)], ds: &[(u16, u8)]) -> DnssecZone {
+        DnssecZone {
+            apex: "example.test".into(),
+            dnskeys: dnskeys
+                .iter()
+                .map(|&(key_tag, algorithm)| Dnskey {
+                    flags: 257,
+                    algorithm,
+                    key_tag,
+                })
+                .collect(),
+            ds: ds
+                .iter()
+                .map(|&(key_tag, algorithm)| DsRecord {
+                    key_tag,
+                    algorithm,
+                    digest_type: 2,
+                })
+                .collect(),
+            authenticated: false,
+            resolver: false,
+        }
+    }
+
+    fn dnssec_finding(https: bool, lookup: DnssecLookup) -> Finding {
+        let mut dns = observation(CaaLookup::NoRecords);
+        dns.dnssec = lookup;
+        only(&evaluate(&measurements(https, Some(dns))), "dnssec")
+    }
+
+    #[test]
+    fn a_signed_zone_with_ds_passes() {
+        let f = dnssec_finding(
+            true,
+            DnssecLookup::Zone(zone(&[(31663, 13), (4711, 13)], &[(31663, 13)])),
+        );
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert_eq!(
+            f.detail,
+            "the zone example.test holding cloud.example.test is signed with 2 DNSKEY \
+             (ECDSAP256SHA256, key tags 31663, 4711) and its parent publishes DS for key tag \
+             31663; the DNS server asked is authoritative, not a resolver, so it validated nothing"
+        );
+        assert_eq!(f.role, Role::Hardening);
+        assert!(!f.counts);
+        assert_eq!(f.fixed_in, DNS_ZONE);
+        assert_eq!(f.documentation.as_deref(), Some(DNSSEC_DOCS));
+    }
+
+    #[test]
+    fn the_ad_bit_of_a_resolver_is_reported() {
+        let mut validated = zone(&[(31663, 13)], &[(31663, 13)]);
+        validated.apex = "cloud.example.test".into();
+        validated.resolver = true;
+        validated.authenticated = true;
+        let f = dnssec_finding(true, DnssecLookup::Zone(validated.clone()));
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert!(
+            f.detail
+                .starts_with("the zone cloud.example.test is signed with 1 DNSKEY"),
+            "{}",
+            f.detail
+        );
+        assert!(
+            f.detail
+                .ends_with("the resolver asked validated the answers (AD)"),
+            "{}",
+            f.detail
+        );
+        validated.authenticated = false;
+        let f = dnssec_finding(true, DnssecLookup::Zone(validated));
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert!(
+            f.detail.contains("did not mark the answers validated"),
+            "{}",
+            f.detail
+        );
+    }
+
+    #[test]
+    fn an_unsigned_zone_fails() {
+        let f = dnssec_finding(true, DnssecLookup::Zone(zone(&[], &[])));
+        assert_eq!(f.status, Status::Failed, "{f:?}");
+        assert_eq!(
+            f.detail,
+            "the zone example.test holding cloud.example.test is not signed: no DNSKEY at \
+             example.test and no DS for it at its parent"
+        );
+        // Over plain HTTP too: DNSSEC is not about certificates.
+        let f = dnssec_finding(false, DnssecLookup::Zone(zone(&[], &[])));
+        assert_eq!(f.status, Status::Failed, "{f:?}");
+    }
+
+    #[test]
+    fn a_broken_chain_fails() {
+        // Signed, but the parent has no DS: an island.
+        let f = dnssec_finding(true, DnssecLookup::Zone(zone(&[(31663, 8)], &[])));
+        assert_eq!(f.status, Status::Failed, "{f:?}");
+        assert!(
+            f.detail.contains("1 DNSKEY (RSASHA256, key tag 31663)")
+                && f.detail.contains("publishes no DS"),
+            "{}",
+            f.detail
+        );
+        // A DS, but no key.
+        let f = dnssec_finding(true, DnssecLookup::Zone(zone(&[], &[(31663, 13)])));
+        assert_eq!(f.status, Status::Failed, "{f:?}");
+        assert!(f.detail.contains("serves no DNSKEY"), "{}", f.detail);
+        // A DS naming no key of the zone (other tag, or the right tag for another algorithm).
+        for ds in [(1, 13), (31663, 8)] {
+            let f = dnssec_finding(true, DnssecLookup::Zone(zone(&[(31663, 13)], &[ds])));
+            assert_eq!(f.status, Status::Failed, "{f:?}");
+            assert!(
+                f.detail.contains("matches none of the zone's keys"),
+                "{}",
+                f.detail
+            );
+        }
+    }
+
+    #[test]
+    fn an_undecided_lookup_is_indeterminate() {
+        let f = dnssec_finding(
+            true,
+            DnssecLookup::Failed("the DNS server answered SERVFAIL\r\nfor it".into()),
+        );
+        assert_eq!(f.status, Status::Indeterminate, "{f:?}");
+        assert!(!f.detail.contains(['\r', '\n']), "{}", f.detail);
+        assert!(
+            f.detail.starts_with(
+                "whether the zone of cloud.example.test is signed could not be decided"
+            ),
+            "{}",
+            f.detail
+        );
+    }
+
+    #[test]
+    fn many_keys_are_bounded() {
+        let keys: Vec<(u16, u8)> = (0..500).map(|i| (i, (i % 20) as u8)).collect();
+        let f = dnssec_finding(true, DnssecLookup::Zone(zone(&keys, &[(3, 3)])));
+        assert_eq!(f.status, Status::Passed, "{f:?}");
+        assert!(f.detail.contains("and 492 more"), "{}", f.detail);
+        assert!(f.detail.len() < 800, "{}", f.detail);
     }
 }

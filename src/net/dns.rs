@@ -1,10 +1,17 @@
-//! DNS: the CAA records a zone publishes for the scanned name (RFC 8659), by a minimal UDP
-//! client (with the TCP retry a truncated answer asks for), so no resolver library is needed.
+//! DNS: the CAA records a zone publishes for the scanned name (RFC 8659), and whether the
+//! name's zone is signed with DNSSEC (RFC 9364), by a minimal UDP client (with the TCP retry a
+//! truncated answer asks for), so no resolver library is needed.
 //!
-//! The relevant record set is that of the name itself or of its closest ancestor that has
+//! The relevant CAA record set is that of the name itself or of its closest ancestor that has
 //! one: the lookup climbs label by label up to (not including) the root. A recursive server
 //! follows aliases, so a CAA record of any owner in an answer counts (the records after a
 //! CNAME chain are those of its target).
+//!
+//! DNSSEC is judged at the apex of the zone that holds the name: its SOA is asked for the name
+//! and, climbing the same way, its ancestors, until one is the apex (or an answer's authority
+//! section names it). Then the apex's DNSKEY records (the zone is signed) and the DS records its
+//! parent zone publishes for it (the delegation is secure) are asked, with the EDNS0 DO bit, so
+//! a validating resolver says with the AD bit whether it authenticated them.
 //!
 //! Everything is bounded: one deadline for the whole walk, at most [`MAX_QUERIES`] names
 //! asked, answers of at most 4096 bytes over UDP and 65535 over TCP, and a parser that checks
@@ -38,6 +45,50 @@ pub enum CaaLookup {
     Failed(String),
 }
 
+/// A DNSKEY record at a zone apex (RFC 4034 section 2), without its public key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dnskey {
+    /// 256 for a zone-signing key, 257 with the secure entry point bit (a key-signing key).
+    pub flags: u16,
+    pub algorithm: u8,
+    /// The key tag a DS record names it by (RFC 4034 appendix B).
+    pub key_tag: u16,
+}
+
+/// A DS record the parent zone publishes for a delegated zone (RFC 4034 section 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DsRecord {
+    pub key_tag: u16,
+    pub algorithm: u8,
+    pub digest_type: u8,
+}
+
+/// What DNS says about the DNSSEC of the zone holding a name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DnssecZone {
+    /// The apex of the zone that holds the name.
+    pub apex: String,
+    /// The DNSKEY records at the apex: none when the zone is not signed.
+    pub dnskeys: Vec<Dnskey>,
+    /// The DS records the parent zone publishes for the apex: none without a secure delegation.
+    pub ds: Vec<DsRecord>,
+    /// The server set AD (authenticated data) on both the DNSKEY and the DS answer: a
+    /// validating resolver checked their signatures up to its trust anchor.
+    pub authenticated: bool,
+    /// The server offers recursion (RA): a resolver. An authoritative server never sets AD, so
+    /// its answers cannot say whether the zone validates.
+    pub resolver: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DnssecLookup {
+    /// The zone was found and asked for its keys and its delegation.
+    Zone(DnssecZone),
+    /// No answer could decide it (no server, timeout, SERVFAIL, malformed answer, a server
+    /// that cannot see the parent zone).
+    Failed(String),
+}
+
 /// Names asked for at most in one walk (a TCP retry belongs to the query it repeats).
 pub const MAX_QUERIES: usize = 8;
 /// Largest UDP answer accepted; a larger datagram is ignored.
@@ -48,19 +99,34 @@ pub const MAX_POINTER_JUMPS: usize = 32;
 const RESEND_AFTER: Duration = Duration::from_secs(1);
 /// How much of /etc/resolv.conf is read.
 const RESOLV_CONF_LIMIT: u64 = 64 * 1024;
+/// The UDP payload size a DNSSEC query advertises (EDNS0): the DNS Flag Day 2020 value, small
+/// enough never to be fragmented; a larger answer comes truncated and is asked again over TCP.
+const EDNS_UDP_PAYLOAD: u16 = 1232;
 
+const TYPE_CNAME: u16 = 5;
+const TYPE_SOA: u16 = 6;
+const TYPE_OPT: u16 = 41;
+const TYPE_DS: u16 = 43;
+const TYPE_DNSKEY: u16 = 48;
 const TYPE_CAA: u16 = 257;
 const CLASS_IN: u16 = 1;
 const FLAG_QR: u16 = 0x8000;
 const FLAG_TC: u16 = 0x0200;
 const FLAG_RD: u16 = 0x0100;
+const FLAG_RA: u16 = 0x0080;
+const FLAG_AD: u16 = 0x0020;
+/// The DO bit (DNSSEC OK) of the EDNS0 OPT record's flags (RFC 3225).
+const EDNS_DO: u16 = 0x8000;
+/// The protocol field every DNSKEY record carries (RFC 4034 section 2.1.2).
+const DNSKEY_PROTOCOL: u8 = 3;
 
-const RCODE_NOERROR: u8 = 0;
-const RCODE_FORMERR: u8 = 1;
-const RCODE_SERVFAIL: u8 = 2;
-const RCODE_NXDOMAIN: u8 = 3;
-const RCODE_NOTIMP: u8 = 4;
-const RCODE_REFUSED: u8 = 5;
+const RCODE_NOERROR: u16 = 0;
+const RCODE_FORMERR: u16 = 1;
+const RCODE_SERVFAIL: u16 = 2;
+const RCODE_NXDOMAIN: u16 = 3;
+const RCODE_NOTIMP: u16 = 4;
+const RCODE_REFUSED: u16 = 5;
+const RCODE_BADVERS: u16 = 16;
 
 /// The first `nameserver` of /etc/resolv.conf, port 53.
 pub fn system_nameserver() -> Option<SocketAddr> {
@@ -102,27 +168,125 @@ pub fn lookup_caa(name: &str, server: SocketAddr, timeout: Duration) -> CaaLooku
                 "gave up after {MAX_QUERIES} queries before reaching {candidate}"
             ));
         }
-        let answer = match query(&candidate, server, deadline) {
+        let question = Question::new(&candidate, TYPE_CAA, false);
+        let answer = match query(&question, server, deadline) {
             Ok(answer) => answer,
             Err(reason) => return CaaLookup::Failed(reason),
         };
         match answer.rcode {
-            RCODE_NOERROR if !answer.caa.is_empty() => {
-                return CaaLookup::Records {
-                    owner: candidate,
-                    records: answer.caa,
+            RCODE_NOERROR => {
+                let caa = match answer.caa() {
+                    Ok(caa) => caa,
+                    Err(why) => return CaaLookup::Failed(malformed(server, &question, why)),
                 };
+                if !caa.is_empty() {
+                    return CaaLookup::Records {
+                        owner: candidate,
+                        records: caa,
+                    };
+                }
             }
-            RCODE_NOERROR | RCODE_NXDOMAIN => continue,
-            rcode => {
-                return CaaLookup::Failed(format!(
-                    "the DNS server {server} answered {} for the CAA records of {candidate}",
-                    rcode_name(rcode)
-                ));
-            }
+            RCODE_NXDOMAIN => {}
+            rcode => return CaaLookup::Failed(refused(server, &question, rcode)),
         }
     }
     CaaLookup::NoRecords
+}
+
+/// Whether the zone holding `name` is signed and securely delegated, asking `server`, all
+/// within `timeout`: its apex, then the apex's DNSKEY and DS records.
+pub fn lookup_dnssec(name: &str, server: SocketAddr, timeout: Duration) -> DnssecLookup {
+    let Some(name) = normalize(name) else {
+        return DnssecLookup::Failed("not a DNS name".into());
+    };
+    let deadline = Instant::now() + timeout;
+    match dnssec_of(&name, server, deadline) {
+        Ok(zone) => DnssecLookup::Zone(zone),
+        Err(reason) => DnssecLookup::Failed(reason),
+    }
+}
+
+fn dnssec_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<DnssecZone, String> {
+    let apex = zone_apex(name, server, deadline)?;
+
+    let question = Question::new(&apex, TYPE_DNSKEY, true);
+    let keys = query(&question, server, deadline)?;
+    if keys.rcode != RCODE_NOERROR {
+        return Err(refused(server, &question, keys.rcode));
+    }
+    let dnskeys = keys
+        .dnskeys(&apex)
+        .map_err(|why| malformed(server, &question, why))?;
+
+    let question = Question::new(&apex, TYPE_DS, true);
+    let delegation = query(&question, server, deadline)?;
+    if delegation.rcode != RCODE_NOERROR {
+        return Err(refused(server, &question, delegation.rcode));
+    }
+    let ds = delegation
+        .ds(&apex)
+        .map_err(|why| malformed(server, &question, why))?;
+    // DS records live in the parent zone (RFC 4035 section 3.1.4.1). A server that holds the
+    // zone but not its parent answers the DS question from the zone itself, with the zone's
+    // own SOA: that "no DS" says nothing about the parent.
+    if ds.is_empty() && delegation.authority_soa(&apex) == Some(apex.as_str()) {
+        return Err(format!(
+            "the DNS server {server} answered the DS query for {apex} from the zone {apex}              itself, not from its parent: it does not serve the parent zone (set              scanner.dns_server to a recursive resolver)"
+        ));
+    }
+    Ok(DnssecZone {
+        authenticated: keys.flags & FLAG_AD != 0 && delegation.flags & FLAG_AD != 0,
+        resolver: keys.flags & FLAG_RA != 0,
+        apex,
+        dnskeys,
+        ds,
+    })
+}
+
+/// The apex of the zone holding `name`: the first of the name and its ancestors whose SOA is
+/// in an answer, or the owner of the SOA an answer without records puts in its authority
+/// section (a NODATA or NXDOMAIN answer names the zone it comes from, RFC 2308).
+fn zone_apex(name: &str, server: SocketAddr, deadline: Instant) -> Result<String, String> {
+    // Two queries stay for the DNSKEY and the DS records.
+    let budget = MAX_QUERIES - 2;
+    let labels: Vec<&str> = name.split('.').collect();
+    for (asked, start) in (0..labels.len()).enumerate() {
+        let candidate = labels[start..].join(".");
+        if asked == budget {
+            return Err(format!(
+                "gave up after {budget} queries before finding the zone of {name} (at {candidate})"
+            ));
+        }
+        let question = Question::new(&candidate, TYPE_SOA, true);
+        let answer = query(&question, server, deadline)?;
+        if answer.rcode != RCODE_NOERROR && answer.rcode != RCODE_NXDOMAIN {
+            return Err(refused(server, &question, answer.rcode));
+        }
+        if answer
+            .answers
+            .iter()
+            .any(|r| r.rtype == TYPE_SOA && r.owner == candidate)
+        {
+            return Ok(candidate);
+        }
+        // An alias (CNAME) at the candidate: its records come from the target's zone, so
+        // the authority section says nothing about the candidate's. Climb instead.
+        let aliased = answer
+            .answers
+            .iter()
+            .any(|r| r.owner == candidate && r.rtype == TYPE_CNAME);
+        if !aliased && let Some(owner) = answer.authority_soa(&candidate) {
+            if owner.is_empty() {
+                return Err(format!(
+                    "the DNS server {server} answered for {candidate} from the root zone:                      {name} is in no zone below the root"
+                ));
+            }
+            return Ok(owner.to_string());
+        }
+    }
+    Err(format!(
+        "the DNS server {server} named no zone for {name}: no SOA record on it or its parents"
+    ))
 }
 
 /// Lower-case, without the trailing dot; `None` for address literals and names that are not
@@ -143,25 +307,135 @@ fn normalize(name: &str) -> Option<String> {
     valid.then_some(name)
 }
 
-fn rcode_name(rcode: u8) -> String {
+fn rcode_name(rcode: u16) -> String {
     match rcode {
         RCODE_FORMERR => "FORMERR".into(),
         RCODE_SERVFAIL => "SERVFAIL".into(),
         RCODE_NXDOMAIN => "NXDOMAIN".into(),
         RCODE_NOTIMP => "NOTIMP".into(),
         RCODE_REFUSED => "REFUSED".into(),
+        RCODE_BADVERS => "BADVERS".into(),
         other => format!("RCODE {other}"),
+    }
+}
+
+fn type_name(rtype: u16) -> &'static str {
+    match rtype {
+        TYPE_SOA => "SOA",
+        TYPE_DS => "DS",
+        TYPE_DNSKEY => "DNSKEY",
+        TYPE_CAA => "CAA",
+        _ => "other",
+    }
+}
+
+/// The DNSSEC algorithm's mnemonic (IANA "DNS Security Algorithm Numbers").
+pub fn algorithm_name(algorithm: u8) -> String {
+    match algorithm {
+        1 => "RSAMD5".into(),
+        3 => "DSA".into(),
+        5 => "RSASHA1".into(),
+        6 => "DSA-NSEC3-SHA1".into(),
+        7 => "RSASHA1-NSEC3-SHA1".into(),
+        8 => "RSASHA256".into(),
+        10 => "RSASHA512".into(),
+        12 => "ECC-GOST".into(),
+        13 => "ECDSAP256SHA256".into(),
+        14 => "ECDSAP384SHA384".into(),
+        15 => "ED25519".into(),
+        16 => "ED448".into(),
+        other => format!("algorithm {other}"),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Messages
 
+/// What is asked: a name (already normalized), a type, and whether with the DO bit.
+#[derive(Clone, Copy, Debug)]
+struct Question<'a> {
+    name: &'a str,
+    qtype: u16,
+    /// Sends an EDNS0 OPT record with DO set: the answer carries the DNSSEC records and a
+    /// validating resolver sets AD on what it authenticated.
+    dnssec: bool,
+}
+
+impl<'a> Question<'a> {
+    fn new(name: &'a str, qtype: u16, dnssec: bool) -> Question<'a> {
+        Question {
+            name,
+            qtype,
+            dnssec,
+        }
+    }
+}
+
+/// One record of the IN class: owner (lower-cased, without the trailing dot), type, data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Record {
+    owner: String,
+    rtype: u16,
+    rdata: Vec<u8>,
+}
+
 /// What a matching answer said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Answer {
-    rcode: u8,
-    caa: Vec<CaaRecord>,
+    /// With the extended bits of the OPT record, when there is one (RFC 6891).
+    rcode: u16,
+    /// The header flags (AD, RA, ...).
+    flags: u16,
+    answers: Vec<Record>,
+    authority: Vec<Record>,
+}
+
+impl Answer {
+    /// The CAA records of the answer section, of any owner (a CNAME chain ends at its target).
+    fn caa(&self) -> Result<Vec<CaaRecord>, &'static str> {
+        self.answers
+            .iter()
+            .filter(|r| r.rtype == TYPE_CAA)
+            .map(|r| parse_caa(&r.rdata).ok_or("a CAA record does not parse"))
+            .collect()
+    }
+
+    /// The DNSKEY records of `owner` in the answer section.
+    fn dnskeys(&self, owner: &str) -> Result<Vec<Dnskey>, &'static str> {
+        self.answers
+            .iter()
+            .filter(|r| r.rtype == TYPE_DNSKEY && r.owner == owner)
+            .map(|r| parse_dnskey(&r.rdata).ok_or("a DNSKEY record does not parse"))
+            .collect()
+    }
+
+    /// The DS records of `owner` in the answer section.
+    fn ds(&self, owner: &str) -> Result<Vec<DsRecord>, &'static str> {
+        self.answers
+            .iter()
+            .filter(|r| r.rtype == TYPE_DS && r.owner == owner)
+            .map(|r| parse_ds(&r.rdata).ok_or("a DS record does not parse"))
+            .collect()
+    }
+
+    /// The owner of an SOA record in the authority section that is `name` or one of its
+    /// ancestors (the root is `""`); an SOA of an unrelated zone is ignored.
+    fn authority_soa(&self, name: &str) -> Option<&str> {
+        self.authority
+            .iter()
+            .filter(|r| r.rtype == TYPE_SOA)
+            .map(|r| r.owner.as_str())
+            .find(|owner| is_within(name, owner))
+    }
+}
+
+/// Whether `name` is `zone` or below it, label-wise (`""` is the root, above every name).
+fn is_within(name: &str, zone: &str) -> bool {
+    zone.is_empty()
+        || name == zone
+        || name
+            .strip_suffix(zone)
+            .is_some_and(|head| head.ends_with('.'))
 }
 
 /// How a received message relates to the query.
@@ -187,19 +461,31 @@ fn query_id() -> u16 {
     (mixed as u16) ^ ((mixed >> 16) as u16) ^ COUNTER.fetch_add(0x9e37, Ordering::Relaxed)
 }
 
-/// A query for the CAA records of `name` (already normalized), recursion desired.
-fn encode_query(id: u16, name: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(18 + name.len());
+/// A query for `question`, recursion desired; with an OPT record carrying DO when it asks for
+/// DNSSEC.
+fn encode_query(id: u16, question: &Question) -> Vec<u8> {
+    let mut out = Vec::with_capacity(29 + question.name.len());
     out.extend_from_slice(&id.to_be_bytes());
     out.extend_from_slice(&FLAG_RD.to_be_bytes());
-    out.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]);
-    for label in name.split('.').filter(|l| !l.is_empty()) {
+    // QDCOUNT 1, ANCOUNT 0, NSCOUNT 0, ARCOUNT 1 with the OPT record.
+    out.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, u8::from(question.dnssec)]);
+    for label in question.name.split('.').filter(|l| !l.is_empty()) {
         out.push(label.len() as u8);
         out.extend_from_slice(label.as_bytes());
     }
     out.push(0);
-    out.extend_from_slice(&TYPE_CAA.to_be_bytes());
+    out.extend_from_slice(&question.qtype.to_be_bytes());
     out.extend_from_slice(&CLASS_IN.to_be_bytes());
+    if question.dnssec {
+        // OPT: the root as owner, the UDP payload size as class, then extended RCODE 0,
+        // version 0 and the flags with DO as TTL, and no options.
+        out.push(0);
+        out.extend_from_slice(&TYPE_OPT.to_be_bytes());
+        out.extend_from_slice(&EDNS_UDP_PAYLOAD.to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&EDNS_DO.to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+    }
     out
 }
 
@@ -257,8 +543,71 @@ fn read_name(msg: &[u8], mut pos: usize) -> Option<(String, usize)> {
     }
 }
 
-/// Reads an answer to the query `id` for `qname`'s CAA records.
-fn parse_response(msg: &[u8], id: u16, qname: &str) -> Parsed {
+/// The records of one section: those of the IN class, plus the extended RCODE bits of an OPT
+/// record (the only record of another class read), and the position after the section.
+struct Section {
+    records: Vec<Record>,
+    extended_rcode: Option<u8>,
+    end: usize,
+}
+
+/// Reads `count` records from `pos`; `name` says which section in an error.
+fn read_section(
+    msg: &[u8],
+    mut pos: usize,
+    count: u16,
+    name: &'static str,
+) -> Result<Section, &'static str> {
+    let mut records = Vec::new();
+    let mut extended_rcode = None;
+    for _ in 0..count {
+        let Some((owner, after_name)) = read_name(msg, pos) else {
+            return Err(match name {
+                "answer" => "an answer record's name does not parse",
+                "authority" => "an authority record's name does not parse",
+                _ => "an additional record's name does not parse",
+            });
+        };
+        let (Some(rtype), Some(class), Some(ttl_high), Some(rdlength)) = (
+            u16_at(msg, after_name),
+            u16_at(msg, after_name + 2),
+            u16_at(msg, after_name + 4),
+            u16_at(msg, after_name + 8),
+        ) else {
+            return Err(match name {
+                "answer" => "an answer record is cut short",
+                "authority" => "an authority record is cut short",
+                _ => "an additional record is cut short",
+            });
+        };
+        let start = after_name + 10;
+        let Some(rdata) = msg.get(start..start + rdlength as usize) else {
+            return Err(match name {
+                "answer" => "an answer record's data is cut short",
+                "authority" => "an authority record's data is cut short",
+                _ => "an additional record's data is cut short",
+            });
+        };
+        if rtype == TYPE_OPT && owner.is_empty() {
+            extended_rcode = Some((ttl_high >> 8) as u8);
+        } else if class == CLASS_IN {
+            records.push(Record {
+                owner,
+                rtype,
+                rdata: rdata.to_vec(),
+            });
+        }
+        pos = start + rdlength as usize;
+    }
+    Ok(Section {
+        records,
+        extended_rcode,
+        end: pos,
+    })
+}
+
+/// Reads an answer to the query `id` for `question`.
+fn parse_response(msg: &[u8], id: u16, question: &Question) -> Parsed {
     let (Some(got_id), Some(flags), Some(qdcount)) =
         (u16_at(msg, 0), u16_at(msg, 2), u16_at(msg, 4))
     else {
@@ -270,41 +619,35 @@ fn parse_response(msg: &[u8], id: u16, qname: &str) -> Parsed {
     let Some((name, pos)) = read_name(msg, 12) else {
         return Parsed::Unrelated;
     };
-    if name != qname || u16_at(msg, pos) != Some(TYPE_CAA) || u16_at(msg, pos + 2) != Some(CLASS_IN)
+    if name != question.name
+        || u16_at(msg, pos) != Some(question.qtype)
+        || u16_at(msg, pos + 2) != Some(CLASS_IN)
     {
         return Parsed::Unrelated;
     }
     if flags & FLAG_TC != 0 {
         return Parsed::Truncated;
     }
-    let rcode = (flags & 0xF) as u8;
-    let ancount = u16_at(msg, 6).unwrap_or(0);
-    let mut pos = pos + 4;
-    let mut caa = Vec::new();
-    for _ in 0..ancount {
-        let Some((_owner, after_name)) = read_name(msg, pos) else {
-            return Parsed::Malformed("an answer record's name does not parse");
-        };
-        let (Some(rtype), Some(class), Some(rdlength)) = (
-            u16_at(msg, after_name),
-            u16_at(msg, after_name + 2),
-            u16_at(msg, after_name + 8),
-        ) else {
-            return Parsed::Malformed("an answer record is cut short");
-        };
-        let start = after_name + 10;
-        let Some(rdata) = msg.get(start..start + rdlength as usize) else {
-            return Parsed::Malformed("an answer record's data is cut short");
-        };
-        if rtype == TYPE_CAA && class == CLASS_IN {
-            match parse_caa(rdata) {
-                Some(record) => caa.push(record),
-                None => return Parsed::Malformed("a CAA record does not parse"),
-            }
-        }
-        pos = start + rdlength as usize;
-    }
-    Parsed::Answer(Answer { rcode, caa })
+    let count = |at: usize| u16_at(msg, at).unwrap_or(0);
+    let answers = match read_section(msg, pos + 4, count(6), "answer") {
+        Ok(section) => section,
+        Err(why) => return Parsed::Malformed(why),
+    };
+    let authority = match read_section(msg, answers.end, count(8), "authority") {
+        Ok(section) => section,
+        Err(why) => return Parsed::Malformed(why),
+    };
+    let additional = match read_section(msg, authority.end, count(10), "additional") {
+        Ok(section) => section,
+        Err(why) => return Parsed::Malformed(why),
+    };
+    let extended = u16::from(additional.extended_rcode.unwrap_or(0));
+    Parsed::Answer(Answer {
+        rcode: (extended << 4) | (flags & 0xF),
+        flags,
+        answers: answers.records,
+        authority: authority.records,
+    })
 }
 
 /// CAA RDATA: flags, tag length, tag (1-15 letters and digits), value.
@@ -323,36 +666,106 @@ fn parse_caa(rdata: &[u8]) -> Option<CaaRecord> {
     })
 }
 
+/// DNSKEY RDATA: flags, protocol (always 3), algorithm, public key (not empty).
+fn parse_dnskey(rdata: &[u8]) -> Option<Dnskey> {
+    let flags = u16_at(rdata, 0)?;
+    let protocol = *rdata.get(2)?;
+    let algorithm = *rdata.get(3)?;
+    if protocol != DNSKEY_PROTOCOL || rdata.len() < 5 {
+        return None;
+    }
+    Some(Dnskey {
+        flags,
+        algorithm,
+        key_tag: key_tag(rdata),
+    })
+}
+
+/// The key tag of a DNSKEY's RDATA (RFC 4034 appendix B): a ones'-complement-like sum of its
+/// 16-bit words; for algorithm 1 (RSA/MD5) the key's third-to-last and second-to-last bytes.
+fn key_tag(rdata: &[u8]) -> u16 {
+    if rdata.get(3) == Some(&1) {
+        let len = rdata.len();
+        return match (len.checked_sub(3), len.checked_sub(2)) {
+            (Some(a), Some(b)) if a >= 4 => u16::from_be_bytes([rdata[a], rdata[b]]),
+            _ => 0,
+        };
+    }
+    let mut sum: u32 = 0;
+    for (i, &byte) in rdata.iter().enumerate() {
+        sum += if i % 2 == 0 {
+            u32::from(byte) << 8
+        } else {
+            u32::from(byte)
+        };
+    }
+    sum += (sum >> 16) & 0xFFFF;
+    (sum & 0xFFFF) as u16
+}
+
+/// DS RDATA: key tag, algorithm, digest type, digest (not empty).
+fn parse_ds(rdata: &[u8]) -> Option<DsRecord> {
+    let key_tag = u16_at(rdata, 0)?;
+    let algorithm = *rdata.get(2)?;
+    let digest_type = *rdata.get(3)?;
+    if rdata.len() < 5 {
+        return None;
+    }
+    Some(DsRecord {
+        key_tag,
+        algorithm,
+        digest_type,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Transport
 
-/// Asks `server` for the CAA records of `name` over UDP, and over TCP when the UDP answer is
-/// truncated.
-fn query(name: &str, server: SocketAddr, deadline: Instant) -> Result<Answer, String> {
+/// Asks `server` for `question` over UDP, and over TCP when the UDP answer is truncated.
+fn query(question: &Question, server: SocketAddr, deadline: Instant) -> Result<Answer, String> {
     let id = query_id();
-    let packet = encode_query(id, name);
-    match query_udp(&packet, id, name, server, deadline)? {
+    let packet = encode_query(id, question);
+    match query_udp(&packet, id, question, server, deadline)? {
         Parsed::Answer(answer) => Ok(answer),
-        Parsed::Truncated => match query_tcp(&packet, id, name, server, deadline)? {
+        Parsed::Truncated => match query_tcp(&packet, id, question, server, deadline)? {
             Parsed::Answer(answer) => Ok(answer),
-            Parsed::Malformed(why) => Err(malformed(server, name, why)),
+            Parsed::Malformed(why) => Err(malformed(server, question, why)),
             Parsed::Truncated | Parsed::Unrelated => Err(format!(
-                "the DNS server {server} answered the CAA query for {name} over TCP with \
-                 something else"
+                "the DNS server {server} answered the {} query for {} over TCP with \
+                 something else",
+                type_name(question.qtype),
+                question.name
             )),
         },
-        Parsed::Malformed(why) => Err(malformed(server, name, why)),
+        Parsed::Malformed(why) => Err(malformed(server, question, why)),
         // `query_udp` keeps waiting on unrelated datagrams until the deadline.
-        Parsed::Unrelated => Err(timed_out(server, name)),
+        Parsed::Unrelated => Err(timed_out(server, question)),
     }
 }
 
-fn malformed(server: SocketAddr, name: &str, why: &str) -> String {
-    format!("malformed DNS answer from {server} for the CAA records of {name}: {why}")
+fn malformed(server: SocketAddr, question: &Question, why: &str) -> String {
+    format!(
+        "malformed DNS answer from {server} for the {} records of {}: {why}",
+        type_name(question.qtype),
+        question.name
+    )
 }
 
-fn timed_out(server: SocketAddr, name: &str) -> String {
-    format!("no answer from the DNS server {server} for the CAA records of {name} in time")
+fn timed_out(server: SocketAddr, question: &Question) -> String {
+    format!(
+        "no answer from the DNS server {server} for the {} records of {} in time",
+        type_name(question.qtype),
+        question.name
+    )
+}
+
+fn refused(server: SocketAddr, question: &Question, rcode: u16) -> String {
+    format!(
+        "the DNS server {server} answered {} for the {} records of {}",
+        rcode_name(rcode),
+        type_name(question.qtype),
+        question.name
+    )
 }
 
 fn remaining(deadline: Instant) -> Option<Duration> {
@@ -364,7 +777,7 @@ fn remaining(deadline: Instant) -> Option<Duration> {
 fn query_udp(
     packet: &[u8],
     id: u16,
-    name: &str,
+    question: &Question,
     server: SocketAddr,
     deadline: Instant,
 ) -> Result<Parsed, String> {
@@ -387,7 +800,7 @@ fn query_udp(
             resend_at = now + RESEND_AFTER;
         }
         let Some(left) = remaining(deadline) else {
-            return Err(timed_out(server, name));
+            return Err(timed_out(server, question));
         };
         let wait = left.min(
             resend_at
@@ -399,7 +812,7 @@ fn query_udp(
             .map_err(|e| format!("DNS over UDP: {e}"))?;
         match socket.recv(&mut buf) {
             Ok(n) if n > MAX_UDP_ANSWER => continue,
-            Ok(n) => match parse_response(&buf[..n], id, name) {
+            Ok(n) => match parse_response(&buf[..n], id, question) {
                 Parsed::Unrelated => continue,
                 parsed => return Ok(parsed),
             },
@@ -418,30 +831,30 @@ fn query_udp(
 fn query_tcp(
     packet: &[u8],
     id: u16,
-    name: &str,
+    question: &Question,
     server: SocketAddr,
     deadline: Instant,
 ) -> Result<Parsed, String> {
     let io_error = |e: std::io::Error| {
         if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
-            timed_out(server, name)
+            timed_out(server, question)
         } else {
             format!("DNS over TCP to {server}: {e}")
         }
     };
-    let left = remaining(deadline).ok_or_else(|| timed_out(server, name))?;
+    let left = remaining(deadline).ok_or_else(|| timed_out(server, question))?;
     let mut stream = TcpStream::connect_timeout(&server, left).map_err(io_error)?;
     let mut framed = Vec::with_capacity(packet.len() + 2);
     framed.extend_from_slice(&(packet.len() as u16).to_be_bytes());
     framed.extend_from_slice(packet);
-    let left = remaining(deadline).ok_or_else(|| timed_out(server, name))?;
+    let left = remaining(deadline).ok_or_else(|| timed_out(server, question))?;
     stream.set_write_timeout(Some(left)).map_err(io_error)?;
     stream.write_all(&framed).map_err(io_error)?;
     let mut prefix = [0u8; 2];
     read_full(&mut stream, &mut prefix, deadline).map_err(io_error)?;
     let mut answer = vec![0u8; u16::from_be_bytes(prefix) as usize];
     read_full(&mut stream, &mut answer, deadline).map_err(io_error)?;
-    Ok(parse_response(&answer, id, name))
+    Ok(parse_response(&answer, id, question))
 }
 
 /// Fills `buf` from the stream before the deadline.
@@ -513,17 +926,62 @@ mod tests {
         (id, name)
     }
 
+    /// What the fake server was asked.
+    #[derive(Clone, Debug)]
+    struct FakeQuery {
+        id: u16,
+        name: String,
+        qtype: u16,
+        /// An OPT record with the DO bit came along.
+        dnssec: bool,
+    }
+
+    fn query_of(query: &[u8]) -> FakeQuery {
+        let (id, name) = question_of(query);
+        let (_, after) = read_name(query, 12).unwrap();
+        let qtype = u16_at(query, after).unwrap();
+        let arcount = u16_at(query, 10).unwrap();
+        // The OPT record: root owner, TYPE 41, payload, extended RCODE, version, flags.
+        let opt = after + 4;
+        let dnssec = arcount == 1
+            && query.get(opt) == Some(&0)
+            && u16_at(query, opt + 1) == Some(TYPE_OPT)
+            && u16_at(query, opt + 7).is_some_and(|f| f & EDNS_DO != 0);
+        FakeQuery {
+            id,
+            name,
+            qtype,
+            dnssec,
+        }
+    }
+
     fn response(id: u16, qname: &str, flags: u16, answers: &[Rr]) -> Vec<u8> {
+        message(id, qname, TYPE_CAA, flags, answers, &[], None)
+    }
+
+    /// An answer to the question (`qname`, `qtype`) with header `flags` besides QR, RD and RA
+    /// (the low four bits are the RCODE), the records of the answer and authority sections,
+    /// and an OPT record with this extended RCODE when given.
+    fn message(
+        id: u16,
+        qname: &str,
+        qtype: u16,
+        flags: u16,
+        answers: &[Rr],
+        authority: &[Rr],
+        opt: Option<u8>,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&id.to_be_bytes());
-        out.extend_from_slice(&(FLAG_QR | FLAG_RD | 0x0080 | flags).to_be_bytes());
+        out.extend_from_slice(&(FLAG_QR | FLAG_RD | FLAG_RA | flags).to_be_bytes());
         out.extend_from_slice(&1u16.to_be_bytes());
         out.extend_from_slice(&(answers.len() as u16).to_be_bytes());
-        out.extend_from_slice(&[0, 0, 0, 0]);
+        out.extend_from_slice(&(authority.len() as u16).to_be_bytes());
+        out.extend_from_slice(&u16::from(opt.is_some()).to_be_bytes());
         push_name(&mut out, qname);
-        out.extend_from_slice(&TYPE_CAA.to_be_bytes());
+        out.extend_from_slice(&qtype.to_be_bytes());
         out.extend_from_slice(&CLASS_IN.to_be_bytes());
-        for rr in answers {
+        for rr in answers.iter().chain(authority) {
             match rr.owner {
                 Owner::Name(name) => push_name(&mut out, name),
                 Owner::Question => out.extend_from_slice(&[0xC0, 12]),
@@ -533,6 +991,14 @@ mod tests {
             out.extend_from_slice(&300u32.to_be_bytes());
             out.extend_from_slice(&(rr.rdata.len() as u16).to_be_bytes());
             out.extend_from_slice(&rr.rdata);
+        }
+        if let Some(extended) = opt {
+            out.push(0);
+            out.extend_from_slice(&TYPE_OPT.to_be_bytes());
+            out.extend_from_slice(&1232u16.to_be_bytes());
+            out.extend_from_slice(&[extended, 0]);
+            out.extend_from_slice(&EDNS_DO.to_be_bytes());
+            out.extend_from_slice(&[0, 0]);
         }
         out
     }
@@ -545,23 +1011,28 @@ mod tests {
 
     struct FakeDns {
         addr: SocketAddr,
-        asked: mpsc::Receiver<String>,
+        asked: mpsc::Receiver<FakeQuery>,
     }
 
     impl FakeDns {
         /// Answers every query on 127.0.0.1 with the datagrams `zone` returns (none: silence).
         fn start(zone: Zone) -> FakeDns {
+            FakeDns::serve(move |q| zone(q.id, &q.name))
+        }
+
+        /// Answers every query with the datagrams `answer` returns for it.
+        fn serve(answer: impl Fn(&FakeQuery) -> Vec<Vec<u8>> + Send + 'static) -> FakeDns {
             let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
             let addr = socket.local_addr().unwrap();
             let (tx, asked) = mpsc::channel();
             thread::spawn(move || {
                 let mut buf = [0u8; 512];
                 while let Ok((n, peer)) = socket.recv_from(&mut buf) {
-                    let (id, qname) = question_of(&buf[..n]);
-                    if tx.send(qname.clone()).is_err() {
+                    let query = query_of(&buf[..n]);
+                    if tx.send(query.clone()).is_err() {
                         return;
                     }
-                    for datagram in zone(id, &qname) {
+                    for datagram in answer(&query) {
                         let _ = socket.send_to(&datagram, peer);
                     }
                 }
@@ -570,7 +1041,18 @@ mod tests {
         }
 
         fn asked(&self) -> Vec<String> {
-            self.asked.try_iter().collect()
+            self.asked.try_iter().map(|q| q.name).collect()
+        }
+
+        /// Every question asked, as `TYPE name`, each checked to carry DO when `dnssec`.
+        fn asked_typed(&self, dnssec: bool) -> Vec<String> {
+            self.asked
+                .try_iter()
+                .map(|q| {
+                    assert_eq!(q.dnssec, dnssec, "{q:?}");
+                    format!("{} {}", type_name(q.qtype), q.name)
+                })
+                .collect()
         }
     }
 
@@ -680,7 +1162,7 @@ mod tests {
         let dns = FakeDns::start(|id, qname| {
             // NXDOMAIN for the name, an empty NOERROR above it.
             let rcode = if qname == "cloud.example.test" {
-                RCODE_NXDOMAIN as u16
+                RCODE_NXDOMAIN
             } else {
                 0
             };
@@ -692,7 +1174,7 @@ mod tests {
 
     #[test]
     fn servfail_fails() {
-        let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_SERVFAIL as u16, &[])]);
+        let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_SERVFAIL, &[])]);
         match lookup(&dns, "cloud.example.test") {
             CaaLookup::Failed(reason) => assert!(reason.contains("SERVFAIL"), "{reason}"),
             other => panic!("{other:?}"),
@@ -702,7 +1184,7 @@ mod tests {
 
     #[test]
     fn refused_fails() {
-        let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_REFUSED as u16, &[])]);
+        let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_REFUSED, &[])]);
         match lookup(&dns, "cloud.example.test") {
             CaaLookup::Failed(reason) => assert!(reason.contains("REFUSED"), "{reason}"),
             other => panic!("{other:?}"),
@@ -859,7 +1341,10 @@ mod tests {
 
     #[test]
     fn the_query_is_a_caa_question_with_recursion_desired() {
-        let q = encode_query(0xBEEF, "cloud.example.test");
+        let q = encode_query(
+            0xBEEF,
+            &Question::new("cloud.example.test", TYPE_CAA, false),
+        );
         assert_eq!(&q[..4], &[0xBE, 0xEF, 0x01, 0x00]);
         assert_eq!(&q[4..12], &[0, 1, 0, 0, 0, 0, 0, 0]);
         assert_eq!(read_name(&q, 12), Some(("cloud.example.test".into(), 32)));
@@ -885,6 +1370,554 @@ mod tests {
         assert_eq!(read_name(&[], 0), None);
     }
 
+    // -----------------------------------------------------------------------------------------
+    // DNSSEC
+
+    fn rr(owner: &'static str, rtype: u16, rdata: Vec<u8>) -> Rr {
+        Rr {
+            owner: Owner::Name(owner),
+            rtype,
+            rdata,
+        }
+    }
+
+    fn dnskey_rdata(flags: u16, algorithm: u8, key: &[u8]) -> Vec<u8> {
+        let mut rdata = flags.to_be_bytes().to_vec();
+        rdata.extend_from_slice(&[DNSKEY_PROTOCOL, algorithm]);
+        rdata.extend_from_slice(key);
+        rdata
+    }
+
+    fn ds_rdata(key_tag: u16, algorithm: u8, digest_type: u8) -> Vec<u8> {
+        let mut rdata = key_tag.to_be_bytes().to_vec();
+        rdata.extend_from_slice(&[algorithm, digest_type]);
+        rdata.extend_from_slice(&[0xAB; 32]);
+        rdata
+    }
+
+    fn soa(owner: &'static str) -> Rr {
+        let mut rdata = Vec::new();
+        push_name(&mut rdata, "ns.example.test");
+        push_name(&mut rdata, "hostmaster.example.test");
+        for value in [1u32, 3600, 600, 86400, 300] {
+            rdata.extend_from_slice(&value.to_be_bytes());
+        }
+        rr(owner, TYPE_SOA, rdata)
+    }
+
+    /// The public key of a real ECDSA P-256 key-signing key, made by `dnssec-keygen -a
+    /// ECDSAP256SHA256 -f KSK signed.test`, which gave it the key tag 31663.
+    const REAL_KEY: &str = "839facbbbeb5984ca422e65902e05631106cca7783b0286815cff7f842912f22\
+                            4d84e7cd118cd3da95238d5dd075730fc0d64817684fd1eab050ad18bbac2940";
+    const REAL_KEY_TAG: u16 = 31663;
+
+    fn real_key() -> Vec<u8> {
+        (0..REAL_KEY.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&REAL_KEY[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// A zone `example.test` holding `cloud.example.test`, signed with the real key (and a
+    /// zone-signing key), its parent `test` publishing a DS for it; answers carry `flags`.
+    fn signed_zone(q: &FakeQuery, flags: u16) -> Vec<Vec<u8>> {
+        let answer = match (q.qtype, q.name.as_str()) {
+            // NODATA: the zone's SOA in the authority section names the apex.
+            (TYPE_SOA, "cloud.example.test") => message(
+                q.id,
+                &q.name,
+                q.qtype,
+                flags,
+                &[],
+                &[soa("example.test")],
+                Some(0),
+            ),
+            (TYPE_DNSKEY, "example.test") => message(
+                q.id,
+                &q.name,
+                q.qtype,
+                flags,
+                &[
+                    rr(
+                        "example.test",
+                        TYPE_DNSKEY,
+                        dnskey_rdata(257, 13, &real_key()),
+                    ),
+                    rr("example.test", TYPE_DNSKEY, dnskey_rdata(256, 13, &[7; 64])),
+                    // An RRSIG (type 46) rides along with DO: not a key.
+                    rr("example.test", 46, vec![0; 40]),
+                ],
+                &[],
+                Some(0),
+            ),
+            (TYPE_DS, "example.test") => message(
+                q.id,
+                &q.name,
+                q.qtype,
+                flags,
+                &[rr("example.test", TYPE_DS, ds_rdata(REAL_KEY_TAG, 13, 2))],
+                &[],
+                Some(0),
+            ),
+            _ => message(q.id, &q.name, q.qtype, RCODE_REFUSED, &[], &[], None),
+        };
+        vec![answer]
+    }
+
+    fn dnssec(server: &FakeDns, name: &str) -> DnssecLookup {
+        lookup_dnssec(name, server.addr, TIMEOUT)
+    }
+
+    fn zone_of(lookup: DnssecLookup) -> DnssecZone {
+        match lookup {
+            DnssecLookup::Zone(zone) => zone,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn failure_of(lookup: DnssecLookup) -> String {
+        match lookup {
+            DnssecLookup::Failed(reason) => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_dnssec_query_carries_an_opt_record_with_do() {
+        let q = encode_query(0xBEEF, &Question::new("example.test", TYPE_DNSKEY, true));
+        // RD set, AD and CD clear; one question, one additional record.
+        assert_eq!(&q[..4], &[0xBE, 0xEF, 0x01, 0x00]);
+        assert_eq!(&q[4..12], &[0, 1, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(read_name(&q, 12), Some(("example.test".into(), 26)));
+        assert_eq!(&q[26..30], &[0, 48, 0, 1]);
+        // OPT: root, type 41, payload 1232, extended RCODE 0, version 0, DO, no options.
+        assert_eq!(&q[30..], &[0, 0, 41, 0x04, 0xD0, 0, 0, 0x80, 0, 0, 0]);
+        let parsed = query_of(&q);
+        assert!(parsed.dnssec && parsed.qtype == TYPE_DNSKEY);
+        // The CAA query stays as it was: no OPT record.
+        assert!(!query_of(&encode_query(1, &Question::new("a.test", TYPE_CAA, false))).dnssec);
+    }
+
+    #[test]
+    fn the_key_tag_of_a_real_key() {
+        let rdata = dnskey_rdata(257, 13, &real_key());
+        assert_eq!(key_tag(&rdata), REAL_KEY_TAG);
+        assert_eq!(
+            parse_dnskey(&rdata),
+            Some(Dnskey {
+                flags: 257,
+                algorithm: 13,
+                key_tag: REAL_KEY_TAG
+            })
+        );
+        // Algorithm 1 (RSA/MD5) takes its tag from the end of the modulus.
+        let rsamd5 = dnskey_rdata(256, 1, &[1, 2, 3, 0x12, 0x34, 0x56]);
+        assert_eq!(key_tag(&rsamd5), 0x1234);
+        // Too short, a protocol other than 3, no key at all.
+        assert_eq!(parse_dnskey(&[1, 1, 3]), None);
+        assert_eq!(parse_dnskey(&[1, 1, 2, 13, 0xAA]), None);
+        assert_eq!(parse_dnskey(&[1, 1, 3, 13]), None);
+        assert_eq!(
+            parse_ds(&ds_rdata(4711, 8, 2)),
+            Some(DsRecord {
+                key_tag: 4711,
+                algorithm: 8,
+                digest_type: 2
+            })
+        );
+        assert_eq!(parse_ds(&[0x12, 0x67, 8, 2]), None);
+        assert_eq!(parse_ds(&[0x12]), None);
+    }
+
+    #[test]
+    fn a_signed_zone_validated_by_a_resolver() {
+        let dns = FakeDns::serve(|q| signed_zone(q, FLAG_AD));
+        let zone = zone_of(dnssec(&dns, "Cloud.Example.Test."));
+        assert_eq!(zone.apex, "example.test");
+        assert_eq!(
+            zone.dnskeys,
+            [
+                Dnskey {
+                    flags: 257,
+                    algorithm: 13,
+                    key_tag: REAL_KEY_TAG
+                },
+                Dnskey {
+                    flags: 256,
+                    algorithm: 13,
+                    key_tag: key_tag(&dnskey_rdata(256, 13, &[7; 64]))
+                },
+            ]
+        );
+        assert_eq!(
+            zone.ds,
+            [DsRecord {
+                key_tag: REAL_KEY_TAG,
+                algorithm: 13,
+                digest_type: 2
+            }]
+        );
+        assert!(zone.authenticated && zone.resolver, "{zone:?}");
+        // One SOA question finds the apex (its authority section names it), then the keys
+        // and the delegation; every question with DO.
+        assert_eq!(
+            dns.asked_typed(true),
+            [
+                "SOA cloud.example.test",
+                "DNSKEY example.test",
+                "DS example.test"
+            ]
+        );
+    }
+
+    #[test]
+    fn without_ad_the_zone_is_signed_but_not_authenticated() {
+        let dns = FakeDns::serve(|q| signed_zone(q, 0));
+        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        assert_eq!(zone.dnskeys.len(), 2);
+        assert_eq!(zone.ds.len(), 1);
+        assert!(!zone.authenticated && zone.resolver, "{zone:?}");
+
+        // AD on the keys but not on the delegation: not authenticated either.
+        let dns = FakeDns::serve(|q| {
+            let flags = if q.qtype == TYPE_DS { 0 } else { FLAG_AD };
+            signed_zone(q, flags)
+        });
+        assert!(!zone_of(dnssec(&dns, "cloud.example.test")).authenticated);
+
+        // An authoritative server: no RA, no AD.
+        let dns = FakeDns::serve(|q| {
+            signed_zone(q, 0)
+                .into_iter()
+                .map(|mut m| {
+                    m[3] &= !(FLAG_RA as u8);
+                    m
+                })
+                .collect()
+        });
+        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        assert!(!zone.authenticated && !zone.resolver, "{zone:?}");
+    }
+
+    #[test]
+    fn an_unsigned_zone_has_neither_keys_nor_ds() {
+        let dns = FakeDns::serve(|q| {
+            let authority = match q.qtype {
+                // The DS NODATA comes from the parent zone.
+                TYPE_DS => soa("test"),
+                _ => soa("example.test"),
+            };
+            vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[],
+                &[authority],
+                Some(0),
+            )]
+        });
+        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        assert_eq!(zone.apex, "example.test");
+        assert!(zone.dnskeys.is_empty() && zone.ds.is_empty(), "{zone:?}");
+    }
+
+    #[test]
+    fn the_apex_is_found_by_climbing() {
+        // No authority section: the SOA of each ancestor is asked until one answers with it.
+        // `cloud` is an alias whose target's zone must not be taken for the name's own.
+        let dns = FakeDns::serve(|q| {
+            let answer = match (q.qtype, q.name.as_str()) {
+                (TYPE_SOA, "cloud.example.test") => {
+                    let mut target = Vec::new();
+                    push_name(&mut target, "edge.cdn.test");
+                    message(
+                        q.id,
+                        &q.name,
+                        q.qtype,
+                        0,
+                        &[rr("cloud.example.test", TYPE_CNAME, target)],
+                        &[soa("cdn.test")],
+                        None,
+                    )
+                }
+                // An SOA of an unrelated zone in the authority section is no apex.
+                (TYPE_SOA, "example.test") => {
+                    message(q.id, &q.name, q.qtype, 0, &[], &[soa("evil.example")], None)
+                }
+                (TYPE_SOA, "test") => message(q.id, &q.name, q.qtype, 0, &[soa("test")], &[], None),
+                _ => message(q.id, &q.name, q.qtype, 0, &[], &[soa("")], None),
+            };
+            vec![answer]
+        });
+        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        assert_eq!(zone.apex, "test");
+        assert_eq!(
+            dns.asked_typed(true),
+            [
+                "SOA cloud.example.test",
+                "SOA example.test",
+                "SOA test",
+                "DNSKEY test",
+                "DS test"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_nxdomain_answer_names_the_zone_too() {
+        let dns = FakeDns::serve(|q| {
+            let rcode = if q.qtype == TYPE_SOA {
+                RCODE_NXDOMAIN
+            } else {
+                RCODE_NOERROR
+            };
+            let authority = if q.qtype == TYPE_DS {
+                soa("test")
+            } else {
+                soa("example.test")
+            };
+            vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                rcode,
+                &[],
+                &[authority],
+                None,
+            )]
+        });
+        assert_eq!(
+            zone_of(dnssec(&dns, "gone.example.test")).apex,
+            "example.test"
+        );
+    }
+
+    #[test]
+    fn undecidable_answers_fail() {
+        // SERVFAIL (what a validating resolver answers for a zone that does not validate).
+        let dns = FakeDns::serve(|q| match q.qtype {
+            TYPE_DNSKEY => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                RCODE_SERVFAIL,
+                &[],
+                &[],
+                None,
+            )],
+            _ => signed_zone(q, 0),
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(
+            reason.contains("SERVFAIL for the DNSKEY records of example.test"),
+            "{reason}"
+        );
+
+        // REFUSED for the SOA.
+        let dns = FakeDns::serve(|q| {
+            vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                RCODE_REFUSED,
+                &[],
+                &[],
+                None,
+            )]
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(
+            reason.contains("REFUSED for the SOA records of cloud.example.test"),
+            "{reason}"
+        );
+
+        // BADVERS is an extended RCODE: 16, its low bits 0 in the header, 1 in the OPT record.
+        let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], Some(1))]);
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(reason.contains("BADVERS"), "{reason}");
+
+        // The root zone answers for the name: there is no zone to judge.
+        let dns = FakeDns::serve(|q| {
+            vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                RCODE_NXDOMAIN,
+                &[],
+                &[soa("")],
+                None,
+            )]
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.nowhere"));
+        assert!(reason.contains("in no zone below the root"), "{reason}");
+
+        // No SOA anywhere.
+        let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], None)]);
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(
+            reason.contains("named no zone for cloud.example.test"),
+            "{reason}"
+        );
+        assert_eq!(dns.asked().len(), 3);
+    }
+
+    #[test]
+    fn a_server_without_the_parent_zone_cannot_tell_the_ds() {
+        // An authoritative server for example.test alone answers the DS question from the
+        // zone itself: its "no DS" is no answer about the parent.
+        let dns = FakeDns::serve(|q| match q.qtype {
+            TYPE_DS => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[],
+                &[soa("example.test")],
+                None,
+            )],
+            _ => signed_zone(q, 0),
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(
+            reason.contains("does not serve the parent zone"),
+            "{reason}"
+        );
+        assert!(reason.contains("scanner.dns_server"), "{reason}");
+    }
+
+    #[test]
+    fn records_of_other_owners_do_not_count() {
+        let dns = FakeDns::serve(|q| match q.qtype {
+            TYPE_DNSKEY => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[rr(
+                    "other.test",
+                    TYPE_DNSKEY,
+                    dnskey_rdata(257, 13, &[1; 64]),
+                )],
+                &[],
+                None,
+            )],
+            TYPE_DS => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[rr("other.test", TYPE_DS, ds_rdata(1, 13, 2))],
+                &[soa("test")],
+                None,
+            )],
+            _ => signed_zone(q, 0),
+        });
+        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        assert!(zone.dnskeys.is_empty() && zone.ds.is_empty(), "{zone:?}");
+    }
+
+    #[test]
+    fn malformed_and_cut_dnssec_answers_fail() {
+        // A DNSKEY record whose protocol is not 3.
+        let dns = FakeDns::serve(|q| match q.qtype {
+            TYPE_DNSKEY => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[rr("example.test", TYPE_DNSKEY, vec![1, 1, 9, 13, 0xAA])],
+                &[],
+                None,
+            )],
+            _ => signed_zone(q, 0),
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert_eq!(
+            reason,
+            format!(
+                "malformed DNS answer from {} for the DNSKEY records of example.test: a DNSKEY \
+                 record does not parse",
+                dns.addr
+            )
+        );
+
+        // A DS record cut short.
+        let dns = FakeDns::serve(|q| match q.qtype {
+            TYPE_DS => vec![message(
+                q.id,
+                &q.name,
+                q.qtype,
+                0,
+                &[rr("example.test", TYPE_DS, vec![0x12])],
+                &[],
+                None,
+            )],
+            _ => signed_zone(q, 0),
+        });
+        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        assert!(reason.ends_with("a DS record does not parse"), "{reason}");
+
+        // Every answer cut in its authority section, then in its additional section.
+        for cut in [20, 5] {
+            let dns = FakeDns::serve(move |q| {
+                signed_zone(q, 0)
+                    .into_iter()
+                    .map(|mut m| {
+                        m.truncate(m.len() - cut);
+                        m
+                    })
+                    .collect()
+            });
+            let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+            assert!(
+                reason.starts_with("malformed DNS answer") && reason.contains("SOA records"),
+                "{reason}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_silent_server_leaves_dnssec_undecided_within_the_timeout() {
+        let dns = FakeDns::serve(|_| Vec::new());
+        let started = Instant::now();
+        let got = lookup_dnssec("cloud.example.test", dns.addr, Duration::from_millis(300));
+        let took = started.elapsed();
+        let reason = failure_of(got);
+        assert!(reason.contains("no answer"), "{reason}");
+        assert!(took >= Duration::from_millis(250), "{took:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
+    fn the_apex_walk_is_bounded() {
+        let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], None)]);
+        let reason = failure_of(dnssec(&dns, "a.b.c.d.e.f.g.h.example.test"));
+        assert!(reason.contains("gave up after 6 queries"), "{reason}");
+        assert_eq!(dns.asked().len(), MAX_QUERIES - 2);
+    }
+
+    #[test]
+    fn addresses_and_garbage_get_no_dnssec_lookup() {
+        let server: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        for name in ["192.0.2.1", "[::1]", "", "a..b"] {
+            assert_eq!(
+                lookup_dnssec(name, server, Duration::from_millis(50)),
+                DnssecLookup::Failed("not a DNS name".into()),
+                "{name:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn within_a_zone_is_label_wise() {
+        assert!(is_within("cloud.example.test", "example.test"));
+        assert!(is_within("example.test", "example.test"));
+        assert!(is_within("example.test", ""));
+        assert!(!is_within("cloud.badexample.test", "example.test"));
+        assert!(!is_within("test", "example.test"));
+    }
+
     /// A small xorshift generator: reproducible "random" input without a dependency.
     struct XorShift(u64);
 
@@ -903,29 +1936,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn hostile_answers_never_panic() {
-        let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
-        let qname = "cloud.example.test";
-        let id = 0x1234;
-        let valid = response(
-            id,
-            qname,
-            0,
-            &[
-                caa("issue", "letsencrypt.org"),
-                Rr {
-                    owner: Owner::Name("alias.example.test"),
-                    rtype: 5,
-                    rdata: vec![0xC0, 12],
-                },
-                caa("issuewild", ";"),
-            ],
-        );
-        assert!(matches!(
-            parse_response(&valid, id, qname),
-            Parsed::Answer(Answer { ref caa, .. }) if caa.len() == 2
-        ));
+    /// Feeds `valid` mutated (and pure noise) to the parsers; how many still parse as answers.
+    fn fuzz(rng: &mut XorShift, valid: &[u8], id: u16, question: &Question) -> usize {
         let mut answers = 0;
         for round in 0..20_000 {
             let msg: Vec<u8> = if round % 4 == 0 {
@@ -938,7 +1950,7 @@ mod tests {
                 msg
             } else {
                 // The valid answer, mutated: flipped bytes, pointers, cuts, inserted bytes.
-                let mut msg = valid.clone();
+                let mut msg = valid.to_vec();
                 for _ in 0..1 + rng.below(6) {
                     let at = rng.below(msg.len());
                     match rng.below(5) {
@@ -959,13 +1971,77 @@ mod tests {
                 }
                 msg
             };
-            if let Parsed::Answer(_) = parse_response(&msg, id, qname) {
+            if let Parsed::Answer(answer) = parse_response(&msg, id, question) {
                 answers += 1;
+                let _ = answer.caa();
+                let _ = answer.dnskeys(question.name);
+                let _ = answer.ds(question.name);
+                let _ = answer.authority_soa(question.name);
             }
             let _ = read_name(&msg, rng.below(msg.len() + 2));
             let _ = parse_caa(&msg);
+            let _ = parse_dnskey(&msg);
+            let _ = parse_ds(&msg);
+            let _ = key_tag(&msg);
         }
+        answers
+    }
+
+    #[test]
+    fn hostile_answers_never_panic() {
+        let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+        let qname = "cloud.example.test";
+        let id = 0x1234;
+        let question = Question::new(qname, TYPE_CAA, false);
+        let valid = response(
+            id,
+            qname,
+            0,
+            &[
+                caa("issue", "letsencrypt.org"),
+                Rr {
+                    owner: Owner::Name("alias.example.test"),
+                    rtype: 5,
+                    rdata: vec![0xC0, 12],
+                },
+                caa("issuewild", ";"),
+            ],
+        );
+        assert!(matches!(
+            parse_response(&valid, id, &question),
+            Parsed::Answer(ref answer) if answer.caa().map(|c| c.len()) == Ok(2)
+        ));
         // The mutations leave many answers intact enough to parse.
+        let answers = fuzz(&mut rng, &valid, id, &question);
+        assert!(answers > 100, "{answers}");
+
+        // A DNSSEC answer: keys, a signature, an authority SOA and an OPT record.
+        let question = Question::new("example.test", TYPE_DNSKEY, true);
+        let valid = message(
+            id,
+            "example.test",
+            TYPE_DNSKEY,
+            FLAG_AD,
+            &[
+                rr(
+                    "example.test",
+                    TYPE_DNSKEY,
+                    dnskey_rdata(257, 13, &real_key()),
+                ),
+                rr("example.test", 46, vec![0; 40]),
+            ],
+            &[soa("example.test")],
+            Some(0),
+        );
+        match parse_response(&valid, id, &question) {
+            Parsed::Answer(answer) => {
+                assert_eq!(answer.dnskeys("example.test").unwrap().len(), 1);
+                assert_eq!(answer.authority_soa("example.test"), Some("example.test"));
+                assert_ne!(answer.flags & FLAG_AD, 0);
+            }
+            other => panic!("{other:?}"),
+        }
+        let answers = fuzz(&mut rng, &valid, id, &question);
         assert!(answers > 100, "{answers}");
     }
 }

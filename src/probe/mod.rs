@@ -78,6 +78,8 @@ pub struct DnsObservation {
     /// Every A and AAAA address the system resolver returns, in its order.
     pub addresses: Result<Vec<std::net::IpAddr>, String>,
     pub caa: crate::net::dns::CaaLookup,
+    /// Whether the name's zone is signed and securely delegated.
+    pub dnssec: crate::net::dns::DnssecLookup,
 }
 
 impl Measurements {
@@ -155,7 +157,7 @@ pub struct Options {
     pub plain_client: Option<Client>,
     /// Send six failed sign-ins for an account that cannot exist (`--login-throttling`).
     pub login_throttling: bool,
-    /// DNS server for CAA lookups; `None` skips them.
+    /// DNS server for the CAA and DNSSEC lookups; `None` skips them.
     pub dns_server: Option<std::net::SocketAddr>,
 }
 
@@ -243,21 +245,37 @@ pub fn measure_selected(
             })
         });
         let dns = want_dns.then(|| {
-            scope.spawn(|| DnsObservation {
-                name: options.host.clone(),
-                addresses: match client.pins() {
+            scope.spawn(|| {
+                use crate::net::dns::{self, CaaLookup, DnssecLookup};
+                // CAA and DNSSEC asked at once, each within the request timeout: a silent
+                // server costs one timeout, not two.
+                let dnssec = options.dns_server.map(|server| {
+                    scope.spawn(move || {
+                        dns::lookup_dnssec(&options.host, server, options.request_timeout)
+                    })
+                });
+                let addresses = match client.pins() {
                     // A guarded scan reports what the guard resolved: nothing is looked up again.
                     Some(pins) => pinned_addresses(pins, &options.host),
                     None => resolve_all(&options.host),
-                },
-                caa: match options.dns_server {
-                    Some(server) => {
-                        crate::net::dns::lookup_caa(&options.host, server, options.request_timeout)
-                    }
-                    None => crate::net::dns::CaaLookup::Failed(
-                        "no DNS server known (set scanner.dns_server)".into(),
-                    ),
-                },
+                };
+                let no_server = "no DNS server known (set scanner.dns_server)";
+                let caa = match options.dns_server {
+                    Some(server) => dns::lookup_caa(&options.host, server, options.request_timeout),
+                    None => CaaLookup::Failed(no_server.into()),
+                };
+                let dnssec = match dnssec {
+                    Some(lookup) => lookup.join().unwrap_or_else(|_| {
+                        DnssecLookup::Failed("the DNSSEC lookup ended unexpectedly".into())
+                    }),
+                    None => DnssecLookup::Failed(no_server.into()),
+                };
+                DnsObservation {
+                    name: options.host.clone(),
+                    addresses,
+                    caa,
+                    dnssec,
+                }
             })
         });
         let plain = options

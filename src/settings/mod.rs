@@ -182,7 +182,7 @@ pub struct Settings {
     pub ipv6_enabled: bool,
     /// Names pinned to addresses (`scanner.resolve`).
     pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>>,
-    /// DNS server for CAA lookups (`scanner.dns_server`); the system's when unset.
+    /// DNS server for the CAA and DNSSEC lookups (`scanner.dns_server`); the system's when unset.
     pub dns_server: Option<std::net::SocketAddr>,
     /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
     pub login_throttling: bool,
