@@ -15,6 +15,7 @@ pub mod distribution;
 pub mod family;
 pub mod feeds;
 pub mod files;
+pub mod fleet;
 pub mod knowledge;
 pub mod net;
 pub mod notify;

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 /// The subcommands, in the order `-h` lists them.
-pub const SUBCOMMANDS: [(&str, &str); 5] = [
+pub const SUBCOMMANDS: [(&str, &str); 6] = [
     (
         "scan <host>",
         "scan one instance and print its result document (JSON); exit with its state",
@@ -32,6 +32,10 @@ pub const SUBCOMMANDS: [(&str, &str); 5] = [
     (
         "review-waivers --result <file>",
         "list expired, expiring, unused, overlapping and permanent waivers; change nothing",
+    ),
+    (
+        "fleet <paths> [--format json]",
+        "judge saved result documents again with today's knowledge: which hosts to act on first, and why",
     ),
     (
         "configure",
@@ -56,6 +60,7 @@ where
     I::Item: Into<OsString>,
 {
     let started = Instant::now();
+    let (args, fleet_format) = take_fleet_format(args.into_iter().map(Into::into).collect());
     let (invocation, words) = match cli::parse_for(Program::Scanner, args) {
         Ok(parsed) => parsed,
         Err(message) => return unknown(&message),
@@ -90,11 +95,18 @@ where
         };
     };
     let rest = &words[1..];
+    if fleet_format.is_some() && subcommand != "fleet" && names().contains(&subcommand.as_str()) {
+        return unknown(&format!(
+            "--format is an option of check-storage-security and of fleet, not of {subcommand}; \
+             see check-storage-scanner -h"
+        ));
+    }
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
         "web" => web(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
+        "fleet" => fleet(line, rest, fleet_format, env),
         "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
         other => {
@@ -268,20 +280,283 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
     }
 }
 
+/// `fleet`'s own `--format json|text` (the option table's `--format` is the plugin's), taken
+/// off the command line before the table reads the rest: every `--format VALUE` or
+/// `--format=VALUE` that is not the value of the flag before it, up to `--`. `Some(None)`: the
+/// flag without a value.
+fn take_fleet_format(args: Vec<OsString>) -> (Vec<OsString>, Option<Option<String>>) {
+    let takes_value = |word: &OsString| {
+        let Some(word) = word.to_str() else {
+            return false;
+        };
+        let spec = if let Some(long) = word.strip_prefix("--") {
+            if long.contains('=') {
+                return false;
+            }
+            options::by_long(long)
+        } else {
+            let mut chars = word.strip_prefix('-').unwrap_or("").chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => options::by_short(c),
+                _ => None,
+            }
+        };
+        spec.is_some_and(|s| !matches!(s.kind, options::Kind::Switch))
+    };
+    let mut kept: Vec<OsString> = Vec::new();
+    let mut format = None;
+    let mut words = args.into_iter().peekable();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            kept.push(word);
+            kept.extend(words);
+            break;
+        }
+        let after_flag = kept.last().is_some_and(takes_value);
+        match word.to_str() {
+            Some("--format") if !after_flag => {
+                format = Some(
+                    words
+                        .next_if(|next| !next.to_string_lossy().starts_with('-'))
+                        .map(|v| v.to_string_lossy().into_owned()),
+                );
+            }
+            Some(w) if w.starts_with("--format=") && !after_flag => {
+                format = Some(Some(w["--format=".len()..].to_string()));
+            }
+            _ => kept.push(word),
+        }
+    }
+    (kept, format)
+}
+
+/// The fix for a file `fleet` cannot read.
+const FLEET_FIX: &str = "give fleet what check-storage-security --format json or \
+                         check-storage-scanner scan printed, as files or directories of *.json \
+                         files";
+
+/// A file or directory `fleet` reads, and how messages name it.
+type Named = (std::path::PathBuf, String);
+
+/// The files `fleet` reads: each file named, and the `*.json` files of each directory named
+/// (not recursive, sorted by name), as (path, how messages name it). A directory that cannot
+/// be listed or holds no `*.json` file is a problem line, as an unreadable file is; more than
+/// `fleet::MAX_FILES` files is an error.
+fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    let too_many = || {
+        format!(
+            "fleet reads at most {} files; name fewer files or directories",
+            crate::fleet::MAX_FILES
+        )
+    };
+    for (path, shown) in paths {
+        if !path.is_dir() {
+            files.push((path.clone(), shown.clone()));
+            if files.len() > crate::fleet::MAX_FILES {
+                return Err(too_many());
+            }
+            continue;
+        }
+        let entries = match std::fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(e) => {
+                problems.push(format!(
+                    "directory {shown} cannot be read ({e}); {FLEET_FIX}"
+                ));
+                continue;
+            }
+        };
+        let mut found = Vec::new();
+        for entry in entries {
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            if !name.to_string_lossy().ends_with(".json") {
+                continue;
+            }
+            found.push(name);
+            if files.len() + found.len() > crate::fleet::MAX_FILES {
+                return Err(too_many());
+            }
+        }
+        if found.is_empty() {
+            problems.push(format!(
+                "directory {shown} holds no *.json file; {FLEET_FIX}"
+            ));
+        }
+        found.sort();
+        for name in found {
+            let file = path.join(&name);
+            let shown = file.display().to_string();
+            files.push((file, shown));
+        }
+    }
+    Ok((files, problems))
+}
+
+/// `fleet <paths>`: saved result documents judged again at the run's clock (`COS_NOW` pins
+/// it) with the bundled knowledge and the operator's `scanner.release_schedule` and
+/// `scanner.vulnerability_db` files (never the network), most urgent host first. A file that
+/// cannot be read is skipped with a line on stderr (and the exit is at least 1); when no file
+/// holds a result document, the lines are the output and the exit is 3.
+fn fleet(
+    line: cli::CommandLine,
+    rest: &[String],
+    format: Option<Option<String>>,
+    env: &dyn Environment,
+) -> Outcome {
+    let json = match format.as_ref().map(|f| f.as_deref()) {
+        None | Some(Some("text")) => false,
+        Some(Some("json")) => true,
+        Some(None) => return unknown("fleet --format needs a value: json, or text (the table)"),
+        Some(Some(other)) => {
+            let shown: String = other.chars().take(40).collect();
+            return unknown(&format!(
+                "fleet --format takes json or text (the table), not {shown:?}"
+            ));
+        }
+    };
+    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
+        Ok(s) => s,
+        Err(e) => return unknown(&e.0),
+    };
+    let now = match setup_process(&settings) {
+        Ok(now) => now,
+        Err(e) => return unknown(&e),
+    };
+    let mut paths: Vec<Named> = rest
+        .iter()
+        .map(|p| (std::path::PathBuf::from(p), p.clone()))
+        .collect();
+    paths.extend(
+        settings
+            .scanner
+            .results
+            .iter()
+            .map(|f| (f.path.clone(), f.shown.clone())),
+    );
+    if paths.is_empty() {
+        return unknown(
+            "fleet needs result documents: check-storage-scanner fleet results/ (a directory of \
+             what check-storage-security --format json printed) or fleet a.json b.json",
+        );
+    }
+    let (files, mut problems) = match fleet_files(&paths) {
+        Ok(found) => found,
+        Err(e) => return unknown(&e),
+    };
+    let mut documents = Vec::new();
+    let (mut read, mut bytes_read) = (0usize, 0u64);
+    for (path, shown) in &files {
+        let bytes = match crate::files::read(path, crate::files::Kind::ResultDocument) {
+            Ok(bytes) => bytes,
+            Err(refusal) => {
+                problems.push(format!(
+                    "result file {shown} {}; {FLEET_FIX}",
+                    refusal.problem_text()
+                ));
+                continue;
+            }
+        };
+        bytes_read += bytes.len() as u64;
+        if bytes_read > crate::fleet::MAX_TOTAL_BYTES {
+            return unknown(&format!(
+                "the files hold more than {} of result documents; name fewer files or directories",
+                crate::files::size_text(crate::fleet::MAX_TOTAL_BYTES)
+            ));
+        }
+        let room = crate::fleet::MAX_DOCUMENTS - documents.len();
+        match crate::fleet::read(&bytes, room) {
+            Ok(docs) => {
+                documents.extend(docs);
+                read += 1;
+            }
+            Err(problem) if problem.starts_with("holds more than") => {
+                return unknown(&format!("result file {shown} {problem}"));
+            }
+            Err(problem) => problems.push(format!("result file {shown} {problem}; {FLEET_FIX}")),
+        }
+    }
+    if documents.is_empty() {
+        return match problems.as_slice() {
+            [] => unknown(&format!("no result document to judge; {FLEET_FIX}")),
+            [one] => unknown(one),
+            many => Outcome {
+                stdout: format!(
+                    "UNKNOWN: no result document to judge in {} files or directories\n{}\n",
+                    many.len(),
+                    many.join("\n")
+                ),
+                exit_code: 3,
+            },
+        };
+    }
+    for problem in &problems {
+        eprintln!(
+            "{}: skipped {}",
+            Program::Scanner.name(),
+            crate::settings::redact::apply(problem)
+        );
+    }
+    let mut families: Vec<crate::knowledge::ProductFamily> = Vec::new();
+    for doc in &documents {
+        if let Some(p) = &doc.product
+            && !families.contains(&p.family)
+        {
+            families.push(p.family);
+        }
+    }
+    // Offline: the operator's files and the bundled data, never the advisory feed.
+    let sources = crate::knowledge::KnowledgeSources {
+        release_schedule: settings.release_schedule.clone(),
+        vulnerability_db: settings.vulnerability_db.clone(),
+        vulnerability_feed: None,
+    };
+    let mut knowledge = Vec::new();
+    for family in families {
+        match crate::knowledge::Knowledge::load(family, &sources, &|_| {
+            Err("fleet does not use the network".to_string())
+        }) {
+            Ok(k) => knowledge.push(k),
+            Err(e) => return unknown(&e),
+        }
+    }
+    let today = crate::fleet::Today {
+        now: now.0,
+        knowledge: &knowledge,
+        warning: settings.warning,
+        critical: settings.critical,
+        eol_warning: settings.eol_warning,
+        use_release_schedule: settings.use_release_schedule,
+    };
+    let view = crate::fleet::judge(documents, &today);
+    let stdout = if json {
+        view.json()
+    } else {
+        view.text(read, problems.len())
+    };
+    Outcome {
+        stdout,
+        // A file that could not be read leaves the view incomplete: never OK.
+        exit_code: view.exit_code().max(i32::from(!problems.is_empty())),
+    }
+}
+
 /// The manual of `check-storage-scanner`: `-h` and `man/check-storage-scanner.1`, with the
 /// option rows this program takes (`settings::manual` renders both).
 pub static PAGE: Page = Page {
     program: Program::Scanner,
-    summary: "one scan, a local caching scan service, and the waiver review",
+    summary: "one scan, a local caching scan service, the waiver review and the fleet view",
     usage: &SUBCOMMANDS,
     description: &[
         "Runs the scanner of check-storage-security without the monitoring plugin around it: \
          once for one host (scan), as a local HTTP service that scans the hosts its requests \
          name and caches each result (serve), and offline over saved result documents \
-         (review-waivers). Every subcommand reads the settings of check-storage-security: the \
+         (review-waivers, fleet). Every subcommand reads the settings of check-storage-security: the \
          options below (the plugin's that apply to a scan, and the scanner's own), the COS_* \
-         variables and the configuration file. A flag only the plugin takes (--format, \
-         --baseline, --webhook-url, ...) is refused by name.",
+         variables and the configuration file. A flag only the plugin takes (--baseline, \
+         --webhook-url, ...; --format everywhere but fleet) is refused by name.",
         manual::SETTINGS_SOURCES,
     ],
     topics: &[
@@ -367,6 +642,44 @@ pub static PAGE: Page = Page {
             ],
         ),
         (
+            "fleet <paths> [--format json]",
+            &[
+                "Reads saved result documents (what check-storage-security --format json or scan \
+                 printed, each file at most 16 MiB): the files named, and every *.json file of \
+                 each directory named (not recursive, in name order), and any --result FILE; at \
+                 most 10000 files, 1 GiB and 100000 documents in all. A host named by several \
+                 documents is judged by its newest. Each host is judged again at the current \
+                 time (COS_NOW pins it) with today's knowledge: the bundled release schedule and \
+                 advisories, or scanner.release_schedule and scanner.vulnerability_db; never the \
+                 network. A release line that reached end of life since the scan (on the track \
+                 the document judged), one that ends within --eol-warning days, an advisory \
+                 matching the version that the document did not list, and a waiver that expired \
+                 since the scan while it hid a failing finding of the host are reasons; so are the document's \
+                 own WARNING or CRITICAL, a failed scan, and a scan 7 days old or older.",
+                "The state now is estimated the plugin's way from the document's rating and \
+                 --warning and --critical: end of life is CRITICAL, a new high or critical \
+                 advisory starts the rating at 1 and any other at 2, a failing check a waiver no \
+                 longer hides caps it by its severity; never better than the state at the scan. \
+                 Hosts are listed most urgent first: CRITICAL now, then WARNING or UNKNOWN now \
+                 or an old scan or an expired waiver that hid a failing finding, then the rest; \
+                 within that by the state now, by how much is new since the scan, by the age of \
+                 the scan (oldest first) and by host name.",
+                "The output is a summary line for a monitoring system (CRITICAL: 2 of 5 hosts \
+                 need action now (2 critical, 1 warning)), what was judged, a table with the \
+                 columns # (the priority), HOST, PRODUCT (family and version), STATE (the state \
+                 at the scan, an arrow, the state now) and WHY (one reason a line; nothing new for an \
+                 unchanged healthy host), and performance data; plain text, never colors. \
+                 --format json prints a JSON array instead, one object per host in the same \
+                 order: priority, host, product (opencloud or ocis), version, scannedAt, \
+                 daysSinceScan, stateThen, stateNow, urgency (critical, warning, none) and \
+                 reasons (objects with kind: end-of-life, advisory, ending-soon, \
+                 waiver-expired, state-at-scan, scan-failed or old-scan; and detail).",
+                "A file that cannot be read or is not a result document is skipped with one line \
+                 on stderr naming it and the fix, and makes the exit at least 1; when no file \
+                 holds a result document, those lines are the output and the exit is 3.",
+            ],
+        ),
+        (
             "configure",
             &[
                 "Writes a JSON configuration file interactively, the same wizard as \
@@ -386,19 +699,25 @@ pub static PAGE: Page = Page {
         (
             "0",
             "scan: the host is OK. serve: stopped by SIGTERM or SIGINT. review-waivers: no \
-             waiver needs attention. configure: the file is written.",
+             waiver needs attention. fleet: no host needs action now. configure: the file is \
+             written.",
         ),
         (
             "1",
             "scan: the host is WARNING. review-waivers: a waiver is expired, expiring, unused or \
-             overlapping.",
+             overlapping. fleet: the most urgent host is WARNING or UNKNOWN now, its scan is \
+             old, or a waiver that hid a failing finding expired; or a file was skipped.",
         ),
-        ("2", "scan: the host is CRITICAL."),
+        (
+            "2",
+            "scan: the host is CRITICAL. fleet: a host is CRITICAL now.",
+        ),
         (
             "3",
             "scan: UNKNOWN (the scan failed after its retries, or the server is not a supported \
              product). serve: it refused to start (the reason on stderr). review-waivers: a \
-             --result file is not a result document. configure: nothing written (refused \
+             --result file is not a result document. fleet: no file holds a result document. \
+             configure: nothing written (refused \
              answer, end of input, or a file kept). Any subcommand: an option, variable or \
              configuration file is wrong (the message names the fix).",
         ),
@@ -419,6 +738,10 @@ pub static PAGE: Page = Page {
         (
             "The waivers of a fleet's last run, expiring ones 30 days ahead:",
             "check-storage-scanner review-waivers --result fleet.json --waiver-warning 30",
+        ),
+        (
+            "Which instances to act on first, judged today from a directory of saved results:",
+            "check-storage-scanner fleet /var/lib/check-storage-security/results/",
         ),
     ],
     see_also: &["check-storage-security(1)"],

@@ -68,7 +68,7 @@ fn each_program_takes_its_own_flags() {
     assert_eq!(
         out.stdout.lines().next(),
         Some(
-            "UNKNOWN: --format is an option of check-storage-security, not of check-storage-scanner; see check-storage-scanner -h"
+            "UNKNOWN: --format is an option of check-storage-security and of fleet, not of scan; see check-storage-scanner -h"
         )
     );
     let plugin = support::plugin::run("plugin-listen", &["-H", "x.example", "--listen", "::"], &[]);

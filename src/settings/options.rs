@@ -854,7 +854,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: SCANNER,
         ..row(
             "result",
-            "review-waivers: a result document (or a JSON array of them) to review; repeatable.",
+            "review-waivers and fleet: a result document (or a JSON array of them) to read; repeatable.",
         )
     },
     OptionSpec {
@@ -1131,7 +1131,9 @@ pub static OPTIONS: &[OptionSpec] = &[
         group: Group::ConfigOnly,
         ..row(
             "dns_server",
-            "DNS server (address or address:port) asked for the CAA records of the scanned name.",
+            "DNS server (address or address:port) asked for the CAA records of the scanned name \
+             and whether its zone is signed (DNSSEC); a validating resolver also says whether the \
+             signatures validate.",
         )
     },
     OptionSpec {
