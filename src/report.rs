@@ -265,6 +265,9 @@ pub struct RemediationStep {
     /// Finding ids this step resolves.
     pub resolves: Vec<String>,
     pub fixed_in: &'static str,
+    /// The change in the syntax of each file it can be made in (nginx, Caddy, Apache,
+    /// Traefik, environment lines, zone file); empty when no file expresses it (an upgrade).
+    pub snippets: Vec<crate::assess::snippets::Snippet>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -280,6 +283,8 @@ pub struct RemediationPlan {
     pub steps: Vec<RemediationStep>,
     pub groups: Vec<RemediationGroup>,
     pub group_summary: Vec<String>,
+    /// Every step's snippets merged: one per file and form.
+    pub snippets: Vec<crate::assess::snippets::Snippet>,
 }
 
 /// Why a scan produced no assessment.
@@ -330,6 +335,8 @@ pub struct ScanResult {
     pub configuration_fingerprint: Option<Fingerprint>,
     /// Knowledge the verdict was based on (bundled data date, configured sources).
     pub knowledge: KnowledgeInfo,
+    /// The conditions of the scan; `None` for a scan that produced no assessment.
+    pub conditions: Option<Conditions>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -393,6 +400,28 @@ pub struct KnowledgeInfo {
     pub notes: Vec<String>,
 }
 
+/// The conditions a verdict was reached under (`conditions`): with them, a later run can tell
+/// whether a change came from the instance or from what the scanner knew.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conditions {
+    /// This program's version.
+    pub scanner_version: String,
+    pub schedule_updated: Option<String>,
+    pub advisories_updated: Option<String>,
+    pub advisory_sources: Vec<String>,
+    /// Where the update check's answer came from (`feed`, `bundled`, `pinned`), when it ran.
+    pub release_feed: Option<String>,
+    /// Digest of the settings that move a verdict (thresholds, track, hardening, waivers, ...):
+    /// equal digests, equal rules.
+    pub settings_fingerprint: String,
+    /// The waivers in force: pattern, and its expiry when it has one (`pattern until <time>`).
+    pub waivers: Vec<String>,
+    /// How many checks this scanner knows, and a digest of their ids.
+    pub checks: usize,
+    pub checks_digest: String,
+}
+
 impl ScanResult {
     /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
     #[allow(clippy::too_many_arguments)]
@@ -448,6 +477,7 @@ impl ScanResult {
                 advisory_sources: Vec::new(),
                 notes: Vec::new(),
             },
+            conditions: None,
         }
     }
 

@@ -169,7 +169,11 @@ where
         settings: &settings,
         now,
     };
-    let mut stdout = output::render(settings.format, &results, &context);
+    let mut stdout = match settings.diff_format {
+        // The change report instead of the normal output; the exit code stays the verdict's.
+        Some(format) => output::changes::render(format, &results),
+        None => output::render(settings.format, &results, &context),
+    };
     // --self-update-check: at most one extra line; never a change of the exit code.
     if settings.self_update_check
         && let Some(line) = crate::self_update::check::notice(&settings, now, scanner.budget())

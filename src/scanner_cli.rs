@@ -1,5 +1,6 @@
 //! `check-storage-scanner`: the scanner once (`scan <host>`), as a local caching service
-//! (`serve`), and the waiver review (`review-waivers --result FILE`). Every subcommand reads the
+//! (`serve`), the waiver review (`review-waivers --result FILE`) and the fix snippets of saved
+//! results (`snippets --result FILE`). Every subcommand reads the
 //! plugin's settings the plugin's way (option table, `COS_*` variables, configuration file),
 //! and scans with the plugin's pipeline (`crate::scanner`).
 
@@ -16,7 +17,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 /// The subcommands, in the order `-h` lists them.
-pub const SUBCOMMANDS: [(&str, &str); 6] = [
+pub const SUBCOMMANDS: [(&str, &str); 7] = [
     (
         "scan <host>",
         "scan one instance and print its result document (JSON); exit with its state",
@@ -36,6 +37,10 @@ pub const SUBCOMMANDS: [(&str, &str); 6] = [
     (
         "fleet <paths> [--format json]",
         "judge saved result documents again with today's knowledge: which hosts to act on first, and why",
+    ),
+    (
+        "snippets --result <file> [--for <form>]",
+        "print the fixes of saved results as lines to paste: nginx, caddy, apache, traefik, env, zone",
     ),
     (
         "configure",
@@ -101,12 +106,21 @@ where
              see check-storage-scanner -h"
         ));
     }
+    if line.last("snippets_for").is_some()
+        && subcommand != "snippets"
+        && names().contains(&subcommand.as_str())
+    {
+        return unknown(&format!(
+            "--for is an option of snippets, not of {subcommand}; see check-storage-scanner -h"
+        ));
+    }
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
         "web" => web(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
         "fleet" => fleet(line, rest, fleet_format, env),
+        "snippets" => snippets(line, rest, env),
         "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
         other => {
@@ -277,6 +291,55 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
             exit_code: review.exit_code(),
         },
         Err(problem) => unknown(&format!("the waivers of the --result files {problem}")),
+    }
+}
+
+/// `snippets --result FILE [--for FORM]`: the fix snippets of the result documents' remediation
+/// plans, per host, ready to paste (all forms, or the one `--for` names). Exit 0 when it
+/// printed them or there is nothing to fix (it says so); 3 when a file is not a result
+/// document (one line naming it and the fix).
+fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    use crate::files::Kind;
+    if let Some(word) = rest.first() {
+        let shown: String = word.chars().take(40).collect();
+        return unknown(&format!(
+            "snippets takes its files with --result FILE, not as {shown:?}"
+        ));
+    }
+    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
+        Ok(s) => s,
+        Err(e) => return unknown(&e.0),
+    };
+    if let Err(e) = setup_process(&settings) {
+        return unknown(&e);
+    }
+    if settings.scanner.results.is_empty() {
+        return unknown(
+            "snippets needs --result FILE: what check-storage-security --format json or \
+             check-storage-scanner scan printed (repeat --result for several files)",
+        );
+    }
+    let mut hosts = Vec::new();
+    for file in &settings.scanner.results {
+        let bytes = match crate::files::read(&file.path, Kind::ResultDocument) {
+            Ok(bytes) => bytes,
+            Err(refusal) => return unknown(&refusal.line(&file.shown)),
+        };
+        match crate::assess::snippets::read_saved(&bytes) {
+            Ok(read) => hosts.extend(read),
+            Err(problem) => {
+                return unknown(&format!(
+                    "{} {} {problem}; {}",
+                    Kind::ResultDocument.noun(),
+                    file.shown,
+                    Kind::ResultDocument.fix()
+                ));
+            }
+        }
+    }
+    Outcome {
+        stdout: crate::assess::snippets::saved_text(&hosts, settings.scanner.snippets_for),
+        exit_code: 0,
     }
 }
 
@@ -547,13 +610,14 @@ fn fleet(
 /// option rows this program takes (`settings::manual` renders both).
 pub static PAGE: Page = Page {
     program: Program::Scanner,
-    summary: "one scan, a local caching scan service, the waiver review and the fleet view",
+    summary: "one scan, a local caching scan service, the waiver review, the fleet view and fix \
+              snippets",
     usage: &SUBCOMMANDS,
     description: &[
         "Runs the scanner of check-storage-security without the monitoring plugin around it: \
          once for one host (scan), as a local HTTP service that scans the hosts its requests \
          name and caches each result (serve), and offline over saved result documents \
-         (review-waivers, fleet). Every subcommand reads the settings of check-storage-security: the \
+         (review-waivers, fleet, snippets). Every subcommand reads the settings of check-storage-security: the \
          options below (the plugin's that apply to a scan, and the scanner's own), the COS_* \
          variables and the configuration file. A flag only the plugin takes (--baseline, \
          --webhook-url, ...; --format everywhere but fleet) is refused by name.",
@@ -680,6 +744,27 @@ pub static PAGE: Page = Page {
             ],
         ),
         (
+            "snippets --result <file> [--for <form>]",
+            &[
+                "Reads result documents (what check-storage-security --format json or scan \
+                 printed; repeat --result for several files, each at most 16 MiB) and prints, \
+                 per host, the changes of its remediation plan as lines to paste, one snippet \
+                 per file: nginx (the instance's server block, and a server for port 80 beside \
+                 it), caddy (the Caddyfile site block, and an http:// site beside it), apache \
+                 (the instance's VirtualHost, and the server level), traefik (Docker labels of \
+                 the instance's service, and a dynamic file for TLS options), env (.env or the \
+                 service's environment:, with the family's OC_ or OCIS_ settings) and zone \
+                 (records for the DNS zone holding the name). --for keeps one form. Each snippet \
+                 follows a comment line naming the host, the product, the form and the file; a \
+                 host with nothing to paste gets one comment line saying why. The snippets are \
+                 worked out again from the finding ids of each plan, the same as the \
+                 document's remediationPlan.snippets.",
+                "Exit 0 when it printed snippets or there is nothing to fix; 3 with one line \
+                 naming the fix for an unknown --for form or a --result file that is not a \
+                 result document.",
+            ],
+        ),
+        (
             "configure",
             &[
                 "Writes a JSON configuration file interactively, the same wizard as \
@@ -699,8 +784,8 @@ pub static PAGE: Page = Page {
         (
             "0",
             "scan: the host is OK. serve: stopped by SIGTERM or SIGINT. review-waivers: no \
-             waiver needs attention. fleet: no host needs action now. configure: the file is \
-             written.",
+             waiver needs attention. fleet: no host needs action now. snippets: printed, or \
+             nothing to fix. configure: the file is written.",
         ),
         (
             "1",
@@ -717,6 +802,7 @@ pub static PAGE: Page = Page {
             "scan: UNKNOWN (the scan failed after its retries, or the server is not a supported \
              product). serve: it refused to start (the reason on stderr). review-waivers: a \
              --result file is not a result document. fleet: no file holds a result document. \
+             snippets: an unknown --for form, or a --result file that is not a result document. \
              configure: nothing written (refused \
              answer, end of input, or a file kept). Any subcommand: an option, variable or \
              configuration file is wrong (the message names the fix).",
@@ -742,6 +828,10 @@ pub static PAGE: Page = Page {
         (
             "Which instances to act on first, judged today from a directory of saved results:",
             "check-storage-scanner fleet /var/lib/check-storage-security/results/",
+        ),
+        (
+            "The nginx lines that fix the hosts of a saved run:",
+            "check-storage-scanner snippets --result fleet.json --for nginx",
         ),
     ],
     see_also: &["check-storage-security(1)"],

@@ -161,7 +161,9 @@ fn the_first_run_records_the_baseline_and_the_second_compares_with_it() {
             "newFindings": [],
             "worseRating": false,
             "inconclusiveNow": [],
-            "fingerprintDrift": false
+            "fingerprintDrift": false,
+            "changes": [],
+            "recordedOn": null
         })
     );
     let file = stored(&dir);
@@ -187,6 +189,8 @@ fn the_first_run_records_the_baseline_and_the_second_compares_with_it() {
             "newFindings": [],
             "worseRating": false,
             "inconclusiveNow": [],
+            "changes": [],
+            "recordedOn": DAY_1.split('T').next().unwrap(),
             "fingerprintDrift": false
         })
     );
@@ -424,7 +428,9 @@ fn fingerprint_drift_never_changes_the_exit_code() {
                 "newFindings": [],
                 "worseRating": false,
                 "inconclusiveNow": [],
-                "fingerprintDrift": true
+                "fingerprintDrift": true,
+                "changes": [],
+                "recordedOn": DAY_1.split('T').next().unwrap()
             })
         );
         assert_eq!(

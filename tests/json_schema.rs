@@ -59,6 +59,7 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<Str
                 "items",
                 "minimum",
                 "maximum",
+                "minItems",
                 "pattern"
             ]
             .contains(&key.as_str()),
@@ -150,6 +151,11 @@ fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<Str
                 },
             }
         }
+    }
+    if let (Some(min), Some(list)) = (schema.get("minItems").and_then(Value::as_u64), v.as_array())
+        && (list.len() as u64) < min
+    {
+        errors.push(format!("{path}: {} items, fewer than {min}", list.len()));
     }
     if let (Some(items), Some(list)) = (schema.get("items"), v.as_array()) {
         for (i, item) in list.iter().enumerate() {

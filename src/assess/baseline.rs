@@ -56,6 +56,10 @@ pub struct BaselineComparison {
     pub inconclusive_now: Vec<String>,
     /// The configuration fingerprint differs (never a finding, never a state change).
     pub fingerprint_drift: bool,
+    /// Each new failed finding (and a lower rating without one), with its cause.
+    pub changes: Vec<Change>,
+    /// The baseline's recording date (`YYYY-MM-DD`), for reports.
+    pub recorded_on: Option<String>,
 }
 
 impl BaselineComparison {
@@ -86,6 +90,66 @@ pub struct HostEntry {
     pub concluded: BTreeSet<String>,
     /// Digest of the configuration fingerprint as recorded.
     pub fingerprint: Option<String>,
+    /// What the scanner knew when the entry was recorded, to tell later whether a change came
+    /// from the instance or from knowledge; absent in entries recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<RecordedConditions>,
+}
+
+/// The conditions of the recording run, as far as attributing a change needs them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedConditions {
+    pub scanner_version: String,
+    /// The product version the instance ran.
+    pub version: Option<String>,
+    pub schedule_updated: Option<String>,
+    pub advisories_updated: Option<String>,
+    /// Where the advisories came from (`bundled`, files, the feed).
+    #[serde(default)]
+    pub advisory_sources: Vec<String>,
+    /// Failed findings a waiver hid.
+    #[serde(deserialize_with = "counted_ids")]
+    pub waived: BTreeSet<String>,
+}
+
+/// Where a change since the baseline came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    /// The instance changed: its release or its configuration.
+    Instance,
+    /// What we know changed: an advisory learned, a line that reached end of life, newer
+    /// releases.
+    Knowledge,
+    /// This scanner gained the check.
+    Scanner,
+    /// A waiver that hid it expired or was removed.
+    Waiver,
+    /// The baseline was recorded before conditions were kept: nobody can say.
+    Unknown,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Instance => "instance",
+            Cause::Knowledge => "knowledge",
+            Cause::Scanner => "scanner",
+            Cause::Waiver => "waiver",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// One change since the baseline, and why it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// The finding id, or `rating` for a lower rating without a new finding.
+    pub id: String,
+    pub cause: Cause,
+    pub detail: String,
 }
 
 /// The stored baseline file: one entry per host.
@@ -199,7 +263,7 @@ impl Baseline {
                 ..BaselineComparison::default()
             };
         };
-        let new_findings = failed_ids(result)
+        let new_findings: Vec<String> = failed_ids(result)
             .into_iter()
             .filter(|id| !entry.failed.contains(id))
             .collect();
@@ -220,12 +284,21 @@ impl Baseline {
             (&entry.fingerprint, fingerprint_of(result)),
             (Some(before), Some(now)) if *before != now
         );
+        let changes = explain(
+            entry,
+            result,
+            &new_findings,
+            worse_rating,
+            fingerprint_drift,
+        );
         BaselineComparison {
             recorded: false,
             new_findings,
             worse_rating,
             inconclusive_now,
             fingerprint_drift,
+            changes,
+            recorded_on: Some(date_of(&entry.recorded_at)),
         }
     }
 
@@ -598,7 +671,146 @@ fn recorded(result: &ScanResult) -> HostEntry {
         failed: failed_ids(result).into_iter().collect(),
         concluded: concluded_ids(result),
         fingerprint: fingerprint_of(result),
+        conditions: recorded_conditions(result),
     }
+}
+
+/// The conditions of `result` as a baseline keeps them.
+fn recorded_conditions(result: &ScanResult) -> Option<RecordedConditions> {
+    let c = result.conditions.as_ref()?;
+    Some(RecordedConditions {
+        scanner_version: c.scanner_version.clone(),
+        version: result.product.as_ref().map(|p| p.version.clone()),
+        schedule_updated: c.schedule_updated.clone(),
+        advisories_updated: c.advisories_updated.clone(),
+        advisory_sources: c.advisory_sources.clone(),
+        waived: result
+            .findings
+            .iter()
+            .filter(|f| f.ignored && f.status == Status::Failed)
+            .map(|f| f.id.clone())
+            .collect(),
+    })
+}
+
+/// Why each new failure (and a lower rating without one) appeared since `entry`.
+fn explain(
+    entry: &HostEntry,
+    result: &ScanResult,
+    new_findings: &[String],
+    worse_rating: bool,
+    fingerprint_drift: bool,
+) -> Vec<Change> {
+    let change = |id: &str, cause: Cause, detail: String| Change {
+        id: id.to_string(),
+        cause,
+        detail,
+    };
+    let Some(then) = &entry.conditions else {
+        let why = "the baseline was recorded before scan conditions were kept; record a new one \
+                   to tell the instance from knowledge";
+        let mut all: Vec<Change> = new_findings
+            .iter()
+            .map(|id| change(id, Cause::Unknown, why.into()))
+            .collect();
+        if worse_rating && new_findings.is_empty() {
+            all.push(change("rating", Cause::Unknown, why.into()));
+        }
+        return all;
+    };
+    let now_version = result.product.as_ref().map(|p| p.version.clone());
+    let upgraded = (then.version != now_version).then(|| {
+        format!(
+            "the instance now runs {} (it ran {} at the baseline)",
+            now_version.as_deref().unwrap_or("an unknown release"),
+            then.version.as_deref().unwrap_or("an unknown release")
+        )
+    });
+    let detail_of = |id: &str| {
+        result
+            .findings
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| f.detail.clone())
+            .unwrap_or_default()
+    };
+    let mut all = Vec::new();
+    for id in new_findings {
+        let spec_id = crate::checks::spec(id).map(|s| s.id).unwrap_or(id.as_str());
+        let c = if let Some(advisory) = id.strip_prefix("vulnerability:") {
+            match &upgraded {
+                Some(upgrade) => change(id, Cause::Instance, upgrade.clone()),
+                // The same release, newly matched: the advisory data changed (learned, or its
+                // ranges widened).
+                None => {
+                    let now = result.conditions.as_ref();
+                    change(
+                        id,
+                        Cause::Knowledge,
+                        format!(
+                            "{advisory} matches the same release since the baseline: the \
+                             advisory data changed (advisories now from {}, bundled data of {}; \
+                             then from {}, of {})",
+                            now.map(|c| c.advisory_sources.join(", "))
+                                .unwrap_or_default(),
+                            now.and_then(|c| c.advisories_updated.clone())
+                                .unwrap_or_else(|| "an unknown date".into()),
+                            then.advisory_sources.join(", "),
+                            then.advisories_updated
+                                .as_deref()
+                                .unwrap_or("an unknown date"),
+                        ),
+                    )
+                }
+            }
+        } else if id == "eol" {
+            match &upgraded {
+                Some(upgrade) => change(id, Cause::Instance, upgrade.clone()),
+                None => change(id, Cause::Knowledge, detail_of(id)),
+            }
+        } else if then.waived.contains(id) {
+            change(
+                id,
+                Cause::Waiver,
+                "a waiver hid it at the baseline; it expired or was removed".into(),
+            )
+        } else if !entry.concluded.contains(id.as_str())
+            && !entry.concluded.contains(spec_id)
+            && then.scanner_version != env!("CARGO_PKG_VERSION")
+        {
+            // Never decided at the baseline, and another scanner version since: the check is
+            // new (an existing check would have passed or failed then).
+            change(
+                id,
+                Cause::Scanner,
+                format!(
+                    "the check is new in this scanner ({}; the baseline was recorded by {})",
+                    env!("CARGO_PKG_VERSION"),
+                    then.scanner_version
+                ),
+            )
+        } else {
+            let mut why = format!("the instance changed: {}", detail_of(id));
+            if fingerprint_drift {
+                why.push_str(" (its configuration fingerprint changed too)");
+            }
+            change(id, Cause::Instance, why)
+        };
+        all.push(c);
+    }
+    if worse_rating && new_findings.is_empty() {
+        all.push(match upgraded {
+            Some(upgrade) => change("rating", Cause::Instance, upgrade),
+            None => change(
+                "rating",
+                Cause::Knowledge,
+                "the same release stands lower: newer releases or changed data moved its \
+                 standing"
+                    .into(),
+            ),
+        });
+    }
+    all
 }
 
 /// A known host's entry after a successful scan: a failure that passes now leaves it, the
@@ -623,6 +835,11 @@ fn tightened(entry: &HostEntry, result: &ScanResult) -> HostEntry {
             .collect(),
         concluded,
         fingerprint: entry.fingerprint.clone().or_else(|| fingerprint_of(result)),
+        // Kept as recorded, like the date: the conditions the accepted state was judged under.
+        conditions: entry
+            .conditions
+            .clone()
+            .or_else(|| recorded_conditions(result)),
     }
 }
 
@@ -808,7 +1025,13 @@ mod tests {
     #[test]
     fn a_second_run_with_nothing_new_compares_clean() {
         let r = compared(exposed("a.example"), exposed("a.example"), false);
-        assert_eq!(r.baseline, Some(BaselineComparison::default()));
+        assert_eq!(
+            r.baseline,
+            Some(BaselineComparison {
+                recorded_on: Some("2026-11-22".into()),
+                ..BaselineComparison::default()
+            })
+        );
         assert_eq!(
             r.state,
             State::Warning,
@@ -1007,6 +1230,7 @@ mod tests {
                 r.baseline,
                 Some(BaselineComparison {
                     fingerprint_drift: true,
+                    recorded_on: Some("2026-11-22".into()),
                     ..Default::default()
                 })
             );
@@ -1377,5 +1601,152 @@ mod tests {
         );
         let loaded = Baseline::load(&real).unwrap().unwrap();
         assert_eq!(loaded.hosts().count(), 2);
+    }
+
+    /// `result` with the conditions a scan records, advisories from `sources`.
+    fn with_conditions(mut r: ScanResult, sources: &[&str]) -> ScanResult {
+        r.conditions = Some(crate::report::Conditions {
+            scanner_version: env!("CARGO_PKG_VERSION").into(),
+            advisories_updated: Some("2026-10-12".into()),
+            advisory_sources: sources.iter().map(|a| a.to_string()).collect(),
+            ..Default::default()
+        });
+        r
+    }
+
+    fn with_failed(mut r: ScanResult, id: &str) -> ScanResult {
+        r.findings.push(finding(id, Status::Failed, "seen now"));
+        r
+    }
+
+    fn causes(r: &ScanResult) -> Vec<(String, Cause)> {
+        r.baseline
+            .as_ref()
+            .unwrap()
+            .changes
+            .iter()
+            .map(|c| (c.id.clone(), c.cause))
+            .collect()
+    }
+
+    /// The same release newly matched by an advisory: our knowledge changed, not the
+    /// instance. The same finding after an upgrade: the instance changed.
+    #[test]
+    fn a_new_advisory_is_knowledge_and_a_new_release_is_the_instance() {
+        let before = with_conditions(healthy("a.example"), &["bundled"]);
+        let now = with_failed(
+            with_conditions(healthy("a.example"), &["bundled", "feed.example"]),
+            "vulnerability:GHSA-new",
+        );
+        let r = compared(before.clone(), now.clone(), false);
+        assert_eq!(
+            causes(&r),
+            [("vulnerability:GHSA-new".to_string(), Cause::Knowledge)]
+        );
+        let detail = &r.baseline.as_ref().unwrap().changes[0].detail;
+        assert!(
+            detail.contains(
+                "GHSA-new matches the same release since the baseline: the advisory data changed \
+                 (advisories now from bundled, feed.example, bundled data of 2026-10-12; then \
+                 from bundled, of 2026-10-12)"
+            ),
+            "{detail}"
+        );
+
+        let mut upgraded = now;
+        upgraded.product.as_mut().unwrap().version = "8.1.1".into();
+        let r = compared(before, upgraded, false);
+        assert_eq!(
+            causes(&r),
+            [("vulnerability:GHSA-new".to_string(), Cause::Instance)]
+        );
+        assert!(
+            r.baseline.as_ref().unwrap().changes[0]
+                .detail
+                .contains("now runs 8.1.1 (it ran 8.1.0 at the baseline)")
+        );
+    }
+
+    /// A line reaching end of life on the same release is knowledge; a finding a waiver hid at
+    /// the baseline is the waiver; a check the baseline's scanner did not have is the scanner;
+    /// anything else is the instance, with the fingerprint drift named.
+    #[test]
+    fn every_cause_is_told_apart() {
+        let mut before = with_conditions(healthy("a.example"), &["bundled"]);
+        let mut waived = finding("corsOriginRestricted", Status::Failed, "any origin");
+        waived.ignored = true;
+        before.findings.retain(|f| f.id != "corsOriginRestricted");
+        before.findings.push(waived);
+        let mut previous = Baseline::updated(None, &[before]);
+        // A baseline recorded by an older scanner, which never decided dnssec.
+        let entry = previous.hosts.get_mut("a.example").unwrap();
+        entry.conditions.as_mut().unwrap().scanner_version = "0.0.9".into();
+        assert!(!entry.concluded.contains("dnssec"));
+
+        let mut now = with_conditions(healthy("a.example"), &["bundled"]);
+        set(&mut now, "eol", Status::Failed);
+        set(&mut now, "corsOriginRestricted", Status::Failed);
+        set(&mut now, "directoryListing", Status::Failed);
+        now.findings
+            .push(finding("dnssec", Status::Failed, "not signed"));
+        now.configuration_fingerprint = Some(fingerprint("f2"));
+        let mut results = [now];
+        Baseline::apply(Some(&previous), &mut results, false);
+        let mut got = causes(&results[0]);
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            got,
+            [
+                ("corsOriginRestricted".to_string(), Cause::Waiver),
+                ("directoryListing".to_string(), Cause::Instance),
+                ("dnssec".to_string(), Cause::Scanner),
+                ("eol".to_string(), Cause::Knowledge),
+            ]
+        );
+        let changes = &results[0].baseline.as_ref().unwrap().changes;
+        let listing = changes.iter().find(|c| c.id == "directoryListing").unwrap();
+        assert!(
+            listing.detail.contains("fingerprint changed"),
+            "{}",
+            listing.detail
+        );
+    }
+
+    /// A baseline written before conditions were kept: every change is of unknown cause, and
+    /// the detail says how to fix that. The file still reads, and gains conditions only when
+    /// the entry is recorded anew.
+    #[test]
+    fn an_old_baseline_without_conditions_says_it_cannot_tell() {
+        let old = r#"{"version": 1, "hosts": {"a.example": {"recordedAt": "2026-11-01T03:00:00Z",
+            "rating": 5, "failed": [], "concluded": ["eol"], "fingerprint": "f1"}}}"#;
+        let previous = Baseline::parse(old.as_bytes()).unwrap();
+        let now = with_failed(
+            with_conditions(healthy("a.example"), &["bundled"]),
+            "vulnerability:GHSA-new",
+        );
+        let mut results = [now];
+        Baseline::apply(Some(&previous), &mut results, false);
+        let c = results[0].baseline.as_ref().unwrap();
+        assert_eq!(c.changes.len(), 1);
+        assert_eq!(c.changes[0].cause, Cause::Unknown);
+        assert!(c.changes[0].detail.contains("record a new one"));
+        assert_eq!(c.recorded_on.as_deref(), Some("2026-11-01"));
+        // Recorded conditions survive a round trip through the file.
+        let recorded = Baseline::updated(
+            None,
+            &[with_conditions(
+                healthy("b.example"),
+                &["bundled", "x.json"],
+            )],
+        );
+        let again = Baseline::parse(recorded.to_json().as_bytes()).unwrap();
+        let kept = again
+            .host("b.example")
+            .unwrap()
+            .conditions
+            .as_ref()
+            .unwrap();
+        assert_eq!(kept.advisory_sources, ["bundled", "x.json"]);
+        assert_eq!(kept.version.as_deref(), Some("8.1.0"));
     }
 }

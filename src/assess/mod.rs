@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod fingerprint;
 pub mod policy;
 pub mod rating;
+pub mod snippets;
 pub mod upgrade;
 pub mod waiver_review;
 pub mod waivers;
@@ -294,7 +295,18 @@ pub fn assess(input: Input) -> ScanResult {
         .filter(|p| p.state == crate::probe::debug_ports::PortState::Filtered)
         .count();
     let coverage = report::Coverage::of(&findings).limited_by_network(filtered_ports);
-    let plan = remediation_plan(&findings, &update_report, end_of_life);
+    let tls = tls_report(m, now);
+    let plan = remediation_plan(
+        &findings,
+        &update_report,
+        end_of_life,
+        &snippets::Subject {
+            family: product.family,
+            host: &host,
+            certificate_issuer: tls.certificate_issuer.as_deref(),
+        },
+    );
+    let scan_conditions = conditions(settings, knowledge, &update_report);
     let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
         installed,
         schedule: knowledge
@@ -328,7 +340,7 @@ pub fn assess(input: Input) -> ScanResult {
         lifecycle: lifecycle_report,
         update: Some(update_report),
         upgrade_options,
-        tls: Some(tls_report(m, now)),
+        tls: Some(tls),
         vulnerabilities,
         findings,
         check_hardening: settings.check_hardening,
@@ -355,6 +367,7 @@ pub fn assess(input: Input) -> ScanResult {
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: knowledge_info(knowledge),
+        conditions: Some(scan_conditions),
     }
 }
 
@@ -376,6 +389,62 @@ pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
         result.state = report::State::Critical;
     }
     result.policy = serde_json::to_value(&verdict).ok();
+}
+
+/// The conditions of this scan (`conditions`): what a later run compares to tell a change of
+/// the instance from a change of knowledge, scanner or rules.
+fn conditions(
+    settings: &Settings,
+    knowledge: &Knowledge,
+    update: &report::UpdateCheck,
+) -> report::Conditions {
+    use sha2::{Digest, Sha256};
+    let digest = |text: &str| -> String {
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let waivers: Vec<String> = settings
+        .waivers
+        .iter()
+        .map(|w| match w.expires {
+            Some(until) => format!("{} until {until}", w.pattern),
+            None => w.pattern.clone(),
+        })
+        .collect();
+    // Every setting that moves a verdict, named, in a fixed order.
+    let rules = format!(
+        "warning={} critical={} check_hardening={} release_track={:?} eol_warning={:?} \
+         waiver_warning={:?} extra_checks_rating={} insecure={} use_release_schedule={} \
+         update_source={:?} update_warning={} policy={} waivers={}",
+        settings.warning,
+        settings.critical,
+        settings.check_hardening,
+        settings.release_track,
+        settings.eol_warning,
+        settings.waiver_warning,
+        settings.extra_checks_rating,
+        settings.insecure,
+        settings.use_release_schedule,
+        settings.update_source,
+        settings.update_warning,
+        settings.policy.is_some(),
+        waivers.join(","),
+    );
+    let checks: Vec<&str> = checks::registry().map(|c| c.id).collect();
+    report::Conditions {
+        scanner_version: env!("CARGO_PKG_VERSION").to_string(),
+        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
+        advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+        advisory_sources: knowledge.advisory_sources.clone(),
+        release_feed: update.source.clone(),
+        settings_fingerprint: digest(&rules),
+        waivers,
+        checks: checks.len(),
+        checks_digest: digest(&checks.join(",")),
+    }
 }
 
 pub fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
@@ -705,6 +774,7 @@ fn remediation_plan(
     findings: &[Finding],
     update: &report::UpdateCheck,
     end_of_life: bool,
+    subject: &snippets::Subject,
 ) -> report::RemediationPlan {
     let mut steps = Vec::new();
     let version_ids: Vec<String> = findings
@@ -726,6 +796,7 @@ fn remediation_plan(
             },
             resolves: version_ids,
             fixed_in: checks::INSTANCE,
+            snippets: Vec::new(),
         });
     }
     // Then the failed checks, most severe first, then missing hardening. Findings fixed by the
@@ -751,12 +822,18 @@ fn remediation_plan(
                 action: f.remediation.clone(),
                 resolves: vec![f.id.clone()],
                 fixed_in: f.fixed_in,
+                snippets: Vec::new(),
             }),
         }
     }
+    // Each step's change in the syntax of the file it goes into; then every step's, one
+    // snippet per file.
     for (i, step) in steps.iter_mut().enumerate() {
         step.order = i + 1;
+        step.snippets = snippets::for_findings(&step.resolves, subject);
     }
+    let all: Vec<&String> = steps.iter().flat_map(|s| &s.resolves).collect();
+    let merged = snippets::for_findings(&all, subject);
     let mut groups: Vec<report::RemediationGroup> = Vec::new();
     for step in &steps {
         match groups.iter_mut().find(|g| g.system == step.fixed_in) {
@@ -776,12 +853,19 @@ fn remediation_plan(
         steps,
         groups,
         group_summary,
+        snippets: merged,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SUBJECT: snippets::Subject = snippets::Subject {
+        family: ProductFamily::OpenCloud,
+        host: "cloud.example.com",
+        certificate_issuer: None,
+    };
 
     fn update(recommended: Option<&str>, available: bool) -> report::UpdateCheck {
         report::UpdateCheck {
@@ -806,7 +890,7 @@ mod tests {
             checks::finding("hstsPreload", Status::Failed, "x"),
             checks::finding("tlsCertificate", Status::Passed, "x"),
         ];
-        let plan = remediation_plan(&findings, &update(Some("4.0.8"), true), false);
+        let plan = remediation_plan(&findings, &update(Some("4.0.8"), true), false, &SUBJECT);
         let steps: Vec<(usize, &str, Vec<&str>)> = plan
             .steps
             .iter()
@@ -843,12 +927,38 @@ mod tests {
             plan.group_summary[0]
                 .contains("versionDisclosure:X-Web-Version, versionDisclosure:X-Idp-Version")
         );
+        // The upgrade and the certificate have no snippet; the headers' step has every proxy
+        // form, and the plan merges the steps into one snippet per file.
+        assert!(plan.steps[0].snippets.is_empty() && plan.steps[1].snippets.is_empty());
+        let forms: Vec<&str> = plan.steps[2]
+            .snippets
+            .iter()
+            .map(|s| s.form.name())
+            .collect();
+        assert_eq!(forms, ["nginx", "caddy", "apache", "traefik"]);
+        let nginx: Vec<&snippets::Snippet> = plan
+            .snippets
+            .iter()
+            .filter(|s| s.form == snippets::Form::Nginx)
+            .collect();
+        assert_eq!(nginx.len(), 1, "{nginx:?}");
+        for line in [
+            "proxy_hide_header X-Web-Version;",
+            "proxy_hide_header X-Idp-Version;",
+            "add_header Strict-Transport-Security \"max-age=31536000; includeSubDomains; preload\" always;",
+        ] {
+            assert!(
+                nginx[0].text.lines().any(|l| l == line),
+                "{line}\n{}",
+                nginx[0].text
+            );
+        }
     }
 
     #[test]
     fn nothing_open_means_an_empty_plan() {
         let findings = vec![checks::finding("tlsTrusted", Status::Passed, "x")];
-        let plan = remediation_plan(&findings, &update(Some("4.0.0"), false), false);
+        let plan = remediation_plan(&findings, &update(Some("4.0.0"), false), false, &SUBJECT);
         assert!(plan.steps.is_empty() && plan.groups.is_empty());
     }
 }

@@ -70,6 +70,14 @@ pub struct Family {
     /// Documentation links that differ: the checks' link and the family's. A link to the
     /// OpenCloud documentation not listed here is replaced by [`Family::docs`].
     pub documentation: &'static [(&'static str, &'static str)],
+    /// The prefix of the family's product-wide settings (`OC_URL`, `OCIS_URL`); a service's
+    /// own settings (`PROXY_*`, `IDM_*`) carry no product prefix. Fix snippets use it.
+    pub settings_prefix: &'static str,
+    /// Where the container image reads its configuration (a CSP file named in a fix snippet
+    /// lives there).
+    pub config_dir: &'static str,
+    /// The setting naming a Content-Security-Policy file that replaces the built-in policy.
+    pub csp_replace_setting: &'static str,
 }
 
 /// Where the checks' documentation links point (they are written for OpenCloud).

@@ -128,4 +128,9 @@ pub static FAMILY: Family = Family {
             "https://owncloud.dev/services/proxy/",
         ),
     ],
+    settings_prefix: "OCIS_",
+    config_dir: "/etc/ocis",
+    // The embedded policy applies while this is empty; a file named here replaces it
+    // (ocis-facts.md 5).
+    csp_replace_setting: "PROXY_CSP_CONFIG_FILE_LOCATION",
 };

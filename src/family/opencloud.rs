@@ -53,4 +53,9 @@ pub static FAMILY: Family = Family {
     docs: "https://docs.opencloud.eu/docs/admin/",
     remediation: &[],
     documentation: &[],
+    settings_prefix: "OC_",
+    config_dir: "/etc/opencloud",
+    // From 4.0.0 PROXY_CSP_CONFIG_FILE_LOCATION is merged into the built-in policy (it can
+    // only add sources); the override file replaces it (opencloud-facts.md 2.4).
+    csp_replace_setting: "PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION",
 };

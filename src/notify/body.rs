@@ -64,7 +64,7 @@ fn footer(result: &ScanResult) -> String {
 }
 
 /// At most `max` characters, cut with an ellipsis (receivers reject over-long fields).
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

@@ -2,6 +2,7 @@
 //! keeps the exit code's 0/1/2/3 meaning; the exit code is the worst state of all hosts.
 
 pub mod agentlocal;
+pub mod changes;
 pub mod json;
 pub mod junit;
 pub mod metrics;

@@ -379,6 +379,18 @@ pub fn debug_text(result: &ScanResult) -> String {
             step.resolves.join(", ")
         ));
     }
+    // The plan's changes as lines to paste, one snippet per file (no snippet holds a `|`,
+    // which would start performance data here; `check-storage-scanner snippets` prints them
+    // unindented).
+    if !result.remediation_plan.snippets.is_empty() {
+        out.push_str("Fix snippets (one per file):\n");
+        for s in &result.remediation_plan.snippets {
+            out.push_str(&format!("  {}, {}:\n", s.form.name(), s.file));
+            for line in s.text.lines() {
+                out.push_str(&format!("    {}\n", line.replace('|', "/")));
+            }
+        }
+    }
     out.push_str("Findings:\n");
     for f in &result.findings {
         out.push_str(&format!(

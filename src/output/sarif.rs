@@ -440,6 +440,7 @@ pub(crate) mod tests {
                 advisory_sources: Vec::new(),
                 notes: Vec::new(),
             },
+            conditions: None,
         }
     }
 

@@ -193,6 +193,8 @@ pub struct Settings {
     pub policy: Option<crate::assess::policy::Policy>,
     pub baseline: Option<PathBuf>,
     pub warn_on_new: bool,
+    /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
+    pub diff_format: Option<DiffFormat>,
     /// `--verify-remediation`: finding ids, comma-separated lists flattened.
     pub verify_remediation: Vec<String>,
     pub webhook: Option<crate::notify::WebhookSettings>,
@@ -236,6 +238,8 @@ pub struct ScannerSettings {
     pub cache_ttl: Duration,
     /// `--result`: the result documents `review-waivers` reads.
     pub results: Vec<NamedFile>,
+    /// `--for`: the one form `snippets` prints; `None`: every form.
+    pub snippets_for: Option<crate::assess::snippets::Form>,
 }
 
 /// The public scan API's settings (`check-storage-scanner web`).
@@ -295,6 +299,14 @@ pub struct ExporterSettings {
 /// UNKNOWN (exit 3), so a typo in a service definition never pages as CRITICAL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsError(pub String);
+
+/// How `--diff-format` renders the change report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Markdown,
+    ChatBlocks,
+}
 
 impl std::fmt::Display for SettingsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1037,6 +1049,19 @@ impl Settings {
             .unwrap_or((std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), None));
         // 0: a free port, named on stderr at start.
         let port = l.parsed("port", "a port from 0 to 65535", |t| t.parse::<u16>().ok())?;
+        let diff_format = l.parsed("diff_format", "a change report format", |t| match t {
+            "text" => Some(DiffFormat::Text),
+            "markdown" => Some(DiffFormat::Markdown),
+            "chatblocks" => Some(DiffFormat::ChatBlocks),
+            _ => None,
+        })?;
+        if diff_format.is_some() && l.string("baseline")?.is_none() {
+            return Err(SettingsError(
+                "--diff-format reports the changes since a baseline; add --baseline FILE (the \
+                 first run records it) or remove --diff-format"
+                    .into(),
+            ));
+        }
         Ok(Settings {
             targets,
             debug: l.switch("debug", false)?,
@@ -1118,6 +1143,7 @@ impl Settings {
             },
             baseline: l.operator_file("baseline", crate::files::Kind::Baseline)?,
             warn_on_new: l.switch("warn_on_new", false)?,
+            diff_format,
             verify_remediation: l
                 .list("verify_remediation")?
                 .iter()
@@ -1200,6 +1226,11 @@ impl Settings {
                     })?
                     .unwrap_or(Duration::from_secs(900)),
                 results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
+                snippets_for: l.parsed(
+                    "snippets_for",
+                    "a snippet form",
+                    crate::assess::snippets::Form::from_name,
+                )?,
             },
             secrets: l.secrets(),
         })

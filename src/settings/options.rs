@@ -560,6 +560,20 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         programs: PLUGIN,
+        long: Some("diff-format"),
+        env: &["COS_DIFF_FORMAT"],
+        kind: Value("FORMAT"),
+        choices: &["text", "markdown", "chatblocks"],
+        group: Group::Waivers,
+        ..row(
+            "diff_format",
+            "With --baseline: print what changed since the baseline and why (the instance, our \
+             knowledge, the scanner or a waiver) instead of the normal output, as text, Markdown \
+             or chat blocks JSON; the exit code stays the verdict's.",
+        )
+    },
+    OptionSpec {
+        programs: PLUGIN,
         long: Some("verify-remediation"),
         kind: Repeatable("IDS"),
         group: Group::Waivers,
@@ -854,7 +868,21 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: SCANNER,
         ..row(
             "result",
-            "review-waivers and fleet: a result document (or a JSON array of them) to read; repeatable.",
+            "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
+             read; repeatable.",
+        )
+    },
+    OptionSpec {
+        long: Some("for"),
+        kind: Value("FORM"),
+        default: Some("every form"),
+        choices: &["nginx", "caddy", "apache", "traefik", "env", "zone"],
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "snippets_for",
+            "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
+             labels, env lines, zone records).",
         )
     },
     OptionSpec {

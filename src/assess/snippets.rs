@@ -1,0 +1,1521 @@
+//! Fix snippets: every remediation step as the lines to put into the file that has to change,
+//! in that file's own syntax. Reverse-proxy fixes come in four forms (nginx server block,
+//! Caddyfile site block, Apache `<VirtualHost>`, Traefik Docker labels), instance fixes as
+//! environment lines with the family's setting names (`OC_*` for OpenCloud, `OCIS_*` for
+//! ownCloud Infinite Scale), DNS fixes as zone-file lines for the scanned name.
+//!
+//! Pure: finding ids, the product family and the scanned host in, snippets out. [`TABLE`] is
+//! the one place that knows which check is fixed how; an id it does not list gets no snippet,
+//! never a guessed one. Where no configuration line can express the fix (a CORS rule to
+//! remove, a Set-Cookie Traefik cannot edit) the snippet is a comment saying what to do.
+//! Snippets for the same file merge into one (`merge`): the header lines of several steps
+//! become one nginx block, one Caddy `header` block, one Traefik middleware.
+//!
+//! Every form is checked by the real tool in `tests/snippets.rs` (`nginx -t`, `caddy
+//! validate`, `apache2 -t`, `named-checkzone`, `sh` for the environment lines); Traefik has no
+//! Debian package, so its labels are checked against its documented option names there.
+
+use crate::family::{Family, ProductFamily};
+use serde::Serialize;
+
+/// The syntax a snippet is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    Nginx,
+    Caddy,
+    Apache,
+    Traefik,
+    /// `KEY=value` lines: an env file, or a Compose service's `environment:` block.
+    Env,
+    /// DNS zone-file lines.
+    Zone,
+}
+
+impl Form {
+    pub const ALL: [Form; 6] = [
+        Form::Nginx,
+        Form::Caddy,
+        Form::Apache,
+        Form::Traefik,
+        Form::Env,
+        Form::Zone,
+    ];
+
+    /// The reverse proxies a proxy fix is written for.
+    pub const PROXIES: [Form; 4] = [Form::Nginx, Form::Caddy, Form::Apache, Form::Traefik];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Nginx => "nginx",
+            Form::Caddy => "caddy",
+            Form::Apache => "apache",
+            Form::Traefik => "traefik",
+            Form::Env => "env",
+            Form::Zone => "zone",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Form> {
+        Form::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// What starts a comment line in this form.
+    pub fn comment(self) -> &'static str {
+        match self {
+            Form::Zone => ";",
+            _ => "#",
+        }
+    }
+}
+
+/// One snippet: the text to put into one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Snippet {
+    #[serde(rename = "for")]
+    pub form: Form,
+    /// Which file, and where in it.
+    pub file: String,
+    /// The lines, without a trailing newline.
+    pub text: String,
+}
+
+/// What the snippets are written for.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    pub family: ProductFamily,
+    /// The scanned target as the result names it (`cloud.example.com`, `10.0.0.5:9200`,
+    /// `https://cloud.example.com:8443`).
+    pub host: &'a str,
+    /// The issuer of the instance's certificate, when known: names the CA in a CAA record.
+    pub certificate_issuer: Option<&'a str>,
+}
+
+/// The snippets that fix `ids` (finding ids, as in a remediation step's `resolves`), merged
+/// into one per file, in the order of [`Form::ALL`].
+pub fn for_findings<S: AsRef<str>>(ids: &[S], subject: &Subject) -> Vec<Snippet> {
+    let ctx = Ctx::new(subject);
+    let parts: Vec<Part> = ids.iter().flat_map(|id| fixes(id.as_ref(), &ctx)).collect();
+    merge(parts, &ctx)
+}
+
+/// Whether the table knows a fix for `id` (whatever the host).
+pub fn known(id: &str) -> bool {
+    row(id).is_some()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a snippet goes
+
+/// A file, and where in it, that snippets are written for. The order is the output's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    NginxServer,
+    NginxHttp,
+    CaddySite,
+    CaddyTop,
+    ApacheVhost,
+    ApacheServer,
+    TraefikLabels,
+    TraefikDynamic,
+    Env,
+    Zone,
+}
+
+impl Place {
+    const ALL: [Place; 10] = [
+        Place::NginxServer,
+        Place::NginxHttp,
+        Place::CaddySite,
+        Place::CaddyTop,
+        Place::ApacheVhost,
+        Place::ApacheServer,
+        Place::TraefikLabels,
+        Place::TraefikDynamic,
+        Place::Env,
+        Place::Zone,
+    ];
+
+    fn form(self) -> Form {
+        match self {
+            Place::NginxServer | Place::NginxHttp => Form::Nginx,
+            Place::CaddySite | Place::CaddyTop => Form::Caddy,
+            Place::ApacheVhost | Place::ApacheServer => Form::Apache,
+            Place::TraefikLabels | Place::TraefikDynamic => Form::Traefik,
+            Place::Env => Form::Env,
+            Place::Zone => Form::Zone,
+        }
+    }
+
+    fn file(self, ctx: &Ctx) -> String {
+        match self {
+            Place::NginxServer => {
+                "server block of the instance (server { listen 443 ssl; ... })".into()
+            }
+            Place::NginxHttp => "http block, beside the instance's server block".into(),
+            Place::CaddySite => "Caddyfile, the instance's site block".into(),
+            Place::CaddyTop => "Caddyfile, top level beside the instance's site block".into(),
+            Place::ApacheVhost => "the instance's <VirtualHost *:443>".into(),
+            Place::ApacheServer => "server configuration outside any <VirtualHost> (apache2.conf, \
+                                    or a file in sites-enabled/ or conf-enabled/)"
+                .into(),
+            Place::TraefikLabels => {
+                "docker-compose.yml, labels: of the instance's service (Docker provider)".into()
+            }
+            Place::TraefikDynamic => "a dynamic configuration file (file provider)".into(),
+            Place::Env => {
+                ".env, or environment: of the instance's service in docker-compose.yml".into()
+            }
+            Place::Zone => match &ctx.host {
+                Some(h) => format!("zone file of the DNS zone holding {}", h.name),
+                None => "zone file of the DNS zone holding the name".into(),
+            },
+        }
+    }
+}
+
+/// Lines rendered together, wherever their first member stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    /// One `header { defer ... }` block of a Caddy site.
+    CaddyHeaders,
+    /// One `proxy_cookie_flags ~ ...;` line: nginx applies the first that matches a cookie.
+    NginxCookieFlags,
+}
+
+/// One line (or block) of a snippet.
+#[derive(Clone, Debug)]
+struct Entry {
+    text: String,
+    /// Entries of one slot replace each other; the highest rank stays (HSTS with preload
+    /// replaces HSTS without it).
+    slot: Option<&'static str>,
+    rank: u8,
+    group: Option<Group>,
+    /// Rendered after every other entry of the file (the line attaching a middleware).
+    last: bool,
+}
+
+fn line(text: impl Into<String>) -> Entry {
+    Entry {
+        text: text.into(),
+        slot: None,
+        rank: 0,
+        group: None,
+        last: false,
+    }
+}
+
+impl Entry {
+    fn slot(mut self, slot: &'static str, rank: u8) -> Entry {
+        self.slot = Some(slot);
+        self.rank = rank;
+        self
+    }
+
+    fn group(mut self, group: Group) -> Entry {
+        self.group = Some(group);
+        self
+    }
+
+    fn last(mut self) -> Entry {
+        self.last = true;
+        self
+    }
+}
+
+/// What one finding adds to one file.
+struct Part {
+    place: Place,
+    entries: Vec<Entry>,
+}
+
+fn part(place: Place, entries: Vec<Entry>) -> Part {
+    Part { place, entries }
+}
+
+/// The parts, one snippet per file.
+fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
+    let mut out = Vec::new();
+    for place in Place::ALL {
+        let mut entries: Vec<Entry> = Vec::new();
+        for p in parts.iter().filter(|p| p.place == place) {
+            for e in &p.entries {
+                if entries
+                    .iter()
+                    .any(|have| have.text == e.text && have.group == e.group)
+                {
+                    continue;
+                }
+                match e
+                    .slot
+                    .and_then(|s| entries.iter().position(|have| have.slot == Some(s)))
+                {
+                    Some(at) if entries[at].rank < e.rank => entries[at] = e.clone(),
+                    Some(_) => {}
+                    None => entries.push(e.clone()),
+                }
+            }
+        }
+        if entries.is_empty() {
+            continue;
+        }
+        let mut blocks: Vec<String> = Vec::new();
+        let mut rendered: Vec<Group> = Vec::new();
+        let ordered = entries
+            .iter()
+            .filter(|e| !e.last)
+            .chain(entries.iter().filter(|e| e.last));
+        for e in ordered {
+            match e.group {
+                None => blocks.push(e.text.clone()),
+                Some(g) if rendered.contains(&g) => {}
+                Some(g) => {
+                    rendered.push(g);
+                    let items: Vec<&str> = entries
+                        .iter()
+                        .filter(|m| m.group == Some(g))
+                        .map(|m| m.text.as_str())
+                        .collect();
+                    blocks.push(render_group(g, &items));
+                }
+            }
+        }
+        out.push(Snippet {
+            form: place.form(),
+            file: place.file(ctx),
+            text: blocks.join("\n"),
+        });
+    }
+    out
+}
+
+fn render_group(group: Group, items: &[&str]) -> String {
+    match group {
+        Group::CaddyHeaders => {
+            let mut text = String::from("header {\n\tdefer\n");
+            for item in items {
+                text.push('\t');
+                text.push_str(item);
+                text.push('\n');
+            }
+            text.push('}');
+            text
+        }
+        Group::NginxCookieFlags => format!("proxy_cookie_flags ~ {};", items.join(" ")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scanned name
+
+/// The scanned name and port, as they go into configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Host {
+    /// Lower case, without brackets or trailing dot.
+    name: String,
+    port: Option<u16>,
+    /// An IP address rather than a DNS name.
+    address: bool,
+}
+
+impl Host {
+    /// Parses the result's `host`; `None` for anything that is not a plain name or address
+    /// (it would go into configuration files as written).
+    fn parse(target: &str) -> Option<Host> {
+        let mut rest = target.trim();
+        for scheme in ["https://", "http://"] {
+            if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
+                rest = &rest[scheme.len()..];
+            }
+        }
+        let rest = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let (name, port) = if let Some(inner) = rest.strip_prefix('[') {
+            let (inside, after) = inner.split_once(']')?;
+            let inside = inside.split('%').next().unwrap_or("");
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':')?.parse::<u16>().ok()?),
+            };
+            inside.parse::<std::net::Ipv6Addr>().ok()?;
+            (inside.to_ascii_lowercase(), port)
+        } else {
+            match rest.split_once(':') {
+                Some((name, port)) => (name.to_string(), Some(port.parse::<u16>().ok()?)),
+                None => (rest.to_string(), None),
+            }
+        };
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        if name.is_empty() || name.len() > 253 {
+            return None;
+        }
+        let address = name.parse::<std::net::IpAddr>().is_ok();
+        let label_ok = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        };
+        if !address && !name.split('.').all(label_ok) {
+            return None;
+        }
+        Some(Host {
+            name,
+            port,
+            address,
+        })
+    }
+
+    /// The name as a URL writes it (IPv6 bracketed).
+    fn url_name(&self) -> String {
+        if self.name.contains(':') {
+            format!("[{}]", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
+
+    /// `https://name`, with the port unless it is 443.
+    fn https_origin(&self) -> String {
+        match self.port {
+            Some(p) if p != 443 => format!("https://{}:{p}", self.url_name()),
+            _ => format!("https://{}", self.url_name()),
+        }
+    }
+}
+
+struct Ctx {
+    family: &'static Family,
+    host: Option<Host>,
+    issuer: Option<String>,
+}
+
+impl Ctx {
+    fn new(subject: &Subject) -> Ctx {
+        Ctx {
+            family: subject.family.describe(),
+            host: Host::parse(subject.host),
+            issuer: subject.certificate_issuer.map(str::to_string),
+        }
+    }
+
+    /// The product-wide setting `name` (`URL` -> `OC_URL` / `OCIS_URL`).
+    fn setting(&self, name: &str) -> String {
+        format!("{}{name}", self.family.settings_prefix)
+    }
+
+    /// The name routers and middlewares carry in Traefik labels (`opencloud`, `ocis`).
+    fn router(&self) -> &'static str {
+        self.family.id
+    }
+
+    /// `Host(`name`) && ` for a Traefik rule, or nothing without a usable name.
+    fn traefik_host(&self) -> String {
+        match &self.host {
+            Some(h) => format!("Host(`{}`) && ", h.url_name()),
+            None => String::new(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+/// A fix: the finding's detail (after `root:`, empty for a plain id) to its parts.
+type Fix = fn(&Ctx, &str) -> Vec<Part>;
+
+/// One row: a check id, or a family root (`exposed` for every `exposed:<path>`).
+pub struct Row {
+    pub id: &'static str,
+    /// The row stands for the ids `<id>:<detail>`, not for `<id>` itself.
+    pub root: bool,
+    fix: Fix,
+}
+
+/// Every check with a fix snippet. Checks not listed (upgrades, certificates, DNSSEC,
+/// settings the product does not offer, ...) get none.
+pub static TABLE: &[Row] = &[
+    Row {
+        id: "httpsEnforced",
+        root: false,
+        fix: https_redirect,
+    },
+    Row {
+        id: "tlsDeprecatedProtocol",
+        root: false,
+        fix: tls_minimum,
+    },
+    Row {
+        id: "tlsProtocol",
+        root: false,
+        fix: tls_minimum,
+    },
+    Row {
+        id: "Strict-Transport-Security",
+        root: false,
+        fix: |ctx, _| hsts(ctx, false),
+    },
+    Row {
+        id: "hstsPreload",
+        root: false,
+        fix: |ctx, _| hsts(ctx, true),
+    },
+    Row {
+        id: "Content-Security-Policy",
+        root: false,
+        fix: csp_passthrough,
+    },
+    Row {
+        id: "cspWithoutUnsafeInline",
+        root: false,
+        fix: csp_without_inline,
+    },
+    Row {
+        id: "X-Content-Type-Options",
+        root: false,
+        fix: |ctx, _| {
+            set_header(
+                ctx,
+                "X-Content-Type-Options",
+                "nosniff",
+                None,
+                &["contentTypeNosniff=true"],
+            )
+        },
+    },
+    Row {
+        id: "X-Frame-Options",
+        root: false,
+        fix: |ctx, _| {
+            set_header(
+                ctx,
+                "X-Frame-Options",
+                "SAMEORIGIN",
+                None,
+                &["customFrameOptionsValue=SAMEORIGIN"],
+            )
+        },
+    },
+    Row {
+        id: "Referrer-Policy",
+        root: false,
+        fix: |ctx, _| {
+            set_header(
+                ctx,
+                "Referrer-Policy",
+                "strict-origin-when-cross-origin",
+                None,
+                &["referrerPolicy=strict-origin-when-cross-origin"],
+            )
+        },
+    },
+    Row {
+        id: "Permissions-Policy",
+        root: false,
+        fix: |ctx, _| {
+            set_header(
+                ctx,
+                "Permissions-Policy",
+                PERMISSIONS_POLICY,
+                None,
+                &["permissionsPolicy=camera=(), microphone=(), geolocation=(), payment=(), usb=()"],
+            )
+        },
+    },
+    Row {
+        id: "exposed",
+        root: true,
+        fix: exposed_file,
+    },
+    Row {
+        id: "directoryListing",
+        root: false,
+        fix: directory_listing,
+    },
+    Row {
+        id: "traceMethodDisabled",
+        root: false,
+        fix: trace_disabled,
+    },
+    Row {
+        id: "corsOriginRestricted",
+        root: false,
+        fix: cors_reflection,
+    },
+    Row {
+        id: "versionDisclosure",
+        root: true,
+        fix: version_header,
+    },
+    Row {
+        id: "cookieSecure",
+        root: false,
+        fix: |ctx, _| cookie_attribute(ctx, Cookie::Secure),
+    },
+    Row {
+        id: "cookieHttpOnly",
+        root: false,
+        fix: |ctx, _| cookie_attribute(ctx, Cookie::HttpOnly),
+    },
+    Row {
+        id: "cookieSameSite",
+        root: false,
+        fix: |ctx, _| cookie_attribute(ctx, Cookie::SameSite),
+    },
+    Row {
+        id: "debugPort",
+        root: true,
+        fix: debug_port,
+    },
+    Row {
+        id: "debugEndpoint",
+        root: true,
+        fix: debug_endpoint,
+    },
+    Row {
+        id: "demoUsersDisabled",
+        root: false,
+        fix: demo_users,
+    },
+    Row {
+        id: "basicAuthDisabled",
+        root: false,
+        fix: |_, _| {
+            vec![part(
+                Place::Env,
+                vec![line("PROXY_ENABLE_BASIC_AUTH=false")],
+            )]
+        },
+    },
+    Row {
+        id: "identityProviderConsistent",
+        root: false,
+        fix: public_url,
+    },
+    Row {
+        id: "publicLinkPasswordEnforced",
+        root: false,
+        fix: |ctx, _| {
+            vec![part(
+                Place::Env,
+                vec![
+                    line(format!(
+                        "{}=true",
+                        ctx.setting("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD")
+                    )),
+                    line(format!(
+                        "{}=true",
+                        ctx.setting("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD")
+                    )),
+                ],
+            )]
+        },
+    },
+    Row {
+        id: "passwordPolicyEnforced",
+        root: false,
+        fix: password_policy,
+    },
+    Row {
+        id: "caaRecord",
+        root: false,
+        fix: caa_record,
+    },
+];
+
+fn row(id: &str) -> Option<(&'static Row, &str)> {
+    if let Some(r) = TABLE.iter().find(|r| !r.root && r.id == id) {
+        return Some((r, ""));
+    }
+    let (root, detail) = id.split_once(':')?;
+    let r = TABLE.iter().find(|r| r.root && r.id == root)?;
+    (!detail.is_empty()).then_some((r, detail))
+}
+
+fn fixes(id: &str, ctx: &Ctx) -> Vec<Part> {
+    match row(id) {
+        Some((r, detail)) => (r.fix)(ctx, detail),
+        None => Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reverse-proxy fixes
+
+const PERMISSIONS_POLICY: &str = "camera=(), microphone=(), geolocation=(), payment=(), usb=()";
+
+/// A header name as it may go into configuration: a token of letters, digits and dashes.
+fn header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+}
+
+/// One Traefik label, as a Compose `labels:` list item.
+fn label(key: String) -> Entry {
+    line(format!("- \"{key}\""))
+}
+
+/// A setting of the instance's security-headers middleware.
+fn middleware(ctx: &Ctx, option: &str) -> Entry {
+    label(format!(
+        "traefik.http.middlewares.{}-security.headers.{option}",
+        ctx.router()
+    ))
+}
+
+/// Attaching the security-headers middleware to the instance's router.
+fn attach(ctx: &Ctx) -> Vec<Entry> {
+    let r = ctx.router();
+    vec![
+        line(format!(
+            "# \"{r}\" stands for the instance's router: keep its other middlewares in the \
+             list, comma-separated"
+        ))
+        .last(),
+        label(format!("traefik.http.routers.{r}.middlewares={r}-security")).last(),
+    ]
+}
+
+const NGINX_HEADER_NOTE: &str = "# a location with add_header lines of its own needs the \
+                                 add_header lines below there too";
+
+/// Sends `name: value` in place of whatever the instance sends.
+fn set_header(
+    ctx: &Ctx,
+    name: &str,
+    value: &str,
+    slot: Option<(&'static str, u8)>,
+    traefik: &[&str],
+) -> Vec<Part> {
+    let slotted = |e: Entry| match slot {
+        Some((s, rank)) => e.slot(s, rank),
+        None => e,
+    };
+    let mut labels: Vec<Entry> = traefik.iter().map(|o| middleware(ctx, o)).collect();
+    labels.extend(attach(ctx));
+    vec![
+        part(
+            Place::NginxServer,
+            vec![
+                line(NGINX_HEADER_NOTE),
+                line(format!("proxy_hide_header {name};")),
+                slotted(line(format!("add_header {name} \"{value}\" always;"))),
+            ],
+        ),
+        part(
+            Place::CaddySite,
+            vec![slotted(
+                line(format!("{name} \"{value}\"")).group(Group::CaddyHeaders),
+            )],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![
+                line(format!("Header unset {name}")),
+                slotted(line(format!("Header always set {name} \"{value}\""))),
+            ],
+        ),
+        part(Place::TraefikLabels, labels),
+    ]
+}
+
+fn hsts(ctx: &Ctx, preload: bool) -> Vec<Part> {
+    let (value, rank) = if preload {
+        ("max-age=31536000; includeSubDomains; preload", 2)
+    } else {
+        ("max-age=31536000; includeSubDomains", 1)
+    };
+    let mut traefik = vec!["stsSeconds=31536000", "stsIncludeSubdomains=true"];
+    if preload {
+        traefik.push("stsPreload=true");
+    }
+    let mut parts = set_header(
+        ctx,
+        "Strict-Transport-Security",
+        value,
+        Some(("hsts", rank)),
+        &traefik,
+    );
+    if preload {
+        for p in &mut parts {
+            let comment = p.place.form().comment();
+            p.entries.push(line(format!(
+                "{comment} then submit the domain at https://hstspreload.org/"
+            )));
+        }
+    }
+    parts
+}
+
+fn csp_passthrough(_: &Ctx, _: &str) -> Vec<Part> {
+    let keep = "keep the instance's Content-Security-Policy:";
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line(format!(
+                "# {keep} remove any proxy_hide_header Content-Security-Policy; and any \
+                 add_header Content-Security-Policy that replaces it"
+            ))],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line(format!(
+                "# {keep} remove any header -Content-Security-Policy (or a header line that \
+                 replaces it)"
+            ))],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![line(format!(
+                "# {keep} remove any Header unset Content-Security-Policy (or a Header set that \
+                 replaces it)"
+            ))],
+        ),
+        part(
+            Place::TraefikLabels,
+            vec![line(format!(
+                "# {keep} remove a customResponseHeaders.Content-Security-Policy= label (empty \
+                 removes it) and any contentSecurityPolicy that replaces it"
+            ))],
+        ),
+    ]
+}
+
+fn https_redirect(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let Some(host) = &ctx.host else {
+        return Vec::new();
+    };
+    let name = host.url_name();
+    let target = host.https_origin();
+    let r = ctx.router();
+    vec![
+        part(
+            Place::NginxHttp,
+            vec![line(format!(
+                "# the server for plain HTTP: every request moves to https://\n\
+                 server {{\n    listen 80;\n    listen [::]:80;\n    server_name {name};\n    \
+                 return 301 {}$request_uri;\n}}",
+                target.replacen(&name, "$host", 1)
+            ))],
+        ),
+        part(
+            Place::CaddyTop,
+            vec![line(format!(
+                "http://{name} {{\n\tredir {}{{uri}} permanent\n}}",
+                target.replacen(&name, "{host}", 1)
+            ))],
+        ),
+        part(
+            Place::ApacheServer,
+            vec![line(format!(
+                "<VirtualHost *:80>\n    ServerName {name}\n    Redirect permanent / {target}/\n\
+                 </VirtualHost>"
+            ))],
+        ),
+        part(
+            Place::TraefikLabels,
+            vec![
+                line("# \"web\" stands for the entry point on port 80"),
+                label(format!("traefik.http.routers.{r}-http.rule=Host(`{name}`)")),
+                label(format!("traefik.http.routers.{r}-http.entrypoints=web")),
+                label(format!(
+                    "traefik.http.routers.{r}-http.middlewares={r}-https-redirect"
+                )),
+                label(format!(
+                    "traefik.http.routers.{r}-http.service=noop@internal"
+                )),
+                label(format!(
+                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.scheme=https"
+                )),
+                label(format!(
+                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.permanent=true"
+                )),
+            ],
+        ),
+    ]
+}
+
+fn tls_minimum(_: &Ctx, _: &str) -> Vec<Part> {
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line("ssl_protocols TLSv1.2 TLSv1.3;")],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line("tls {\n\tprotocols tls1.2 tls1.3\n}")],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![line("SSLProtocol -all +TLSv1.2 +TLSv1.3")],
+        ),
+        part(
+            Place::TraefikDynamic,
+            vec![line(
+                "# the default TLS options; set the same in any tls.options entry a router \
+                 names\ntls:\n  options:\n    default:\n      minVersion: VersionTLS12",
+            )],
+        ),
+    ]
+}
+
+/// Refuses `path` (exact, or everything below a path ending in `/`) at the proxy; `slug`
+/// names the Traefik router.
+fn deny_path(ctx: &Ctx, path: &str, slug: &str) -> Vec<Part> {
+    let below = path.ends_with('/');
+    let r = ctx.router();
+    let router = format!("{r}-deny-{slug}");
+    let rule = if below {
+        format!("{}PathPrefix(`{path}`)", ctx.traefik_host())
+    } else {
+        format!("{}Path(`{path}`)", ctx.traefik_host())
+    };
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line(if below {
+                format!("location ^~ {path} {{ deny all; }}")
+            } else {
+                format!("location = {path} {{ deny all; }}")
+            })],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line(if below {
+                format!("respond {path}* 403")
+            } else {
+                format!("respond {path} 403")
+            })],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![line(format!(
+                "<Location \"{path}\">\n    Require all denied\n</Location>"
+            ))],
+        ),
+        part(
+            Place::TraefikLabels,
+            vec![
+                label(format!("traefik.http.routers.{router}.rule={rule}")),
+                label(format!("traefik.http.routers.{router}.priority=10000")),
+                label(format!("traefik.http.routers.{router}.tls=true")),
+                label(format!(
+                    "traefik.http.routers.{router}.service=noop@internal"
+                )),
+            ],
+        ),
+    ]
+}
+
+/// A path as it may go into configuration: absolute, plain characters, no `..`.
+fn safe_path(path: &str) -> bool {
+    path.starts_with('/')
+        && path.len() <= 200
+        && !path.contains("//")
+        && !path.split('/').any(|s| s == ".." || s == ".")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'-' | b'_' | b'~'))
+}
+
+/// `/.git/config` -> `git-config`: a router name part.
+fn slug(path: &str) -> String {
+    let mut out = String::new();
+    for c in path.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() { "root".into() } else { out }
+}
+
+fn exposed_file(ctx: &Ctx, path: &str) -> Vec<Part> {
+    if !safe_path(path) {
+        return Vec::new();
+    }
+    let mut parts = deny_path(ctx, path, &slug(path));
+    for p in &mut parts {
+        let comment = p.place.form().comment();
+        p.entries.push(line(format!(
+            "{comment} and take the files out of what the web server publishes; rotate every \
+             secret they held"
+        )));
+    }
+    parts
+}
+
+fn directory_listing(_: &Ctx, _: &str) -> Vec<Part> {
+    vec![
+        part(Place::NginxServer, vec![line("autoindex off;")]),
+        part(
+            Place::CaddySite,
+            vec![line(
+                "# folder listings: remove browse from every file_server directive",
+            )],
+        ),
+        part(Place::ApacheVhost, vec![line("Options -Indexes")]),
+        part(
+            Place::TraefikLabels,
+            vec![line(
+                "# folder listings: Traefik lists none itself; turn them off in the server \
+                 behind this router (nginx autoindex off, Apache Options -Indexes)",
+            )],
+        ),
+    ]
+}
+
+fn trace_disabled(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let router = format!("{}-deny-trace", ctx.router());
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line("if ($request_method = TRACE) {\n    return 405;\n}")],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line(
+                "@trace_method method TRACE\nrespond @trace_method 405",
+            )],
+        ),
+        part(Place::ApacheVhost, vec![line("TraceEnable off")]),
+        part(
+            Place::TraefikLabels,
+            vec![
+                label(format!(
+                    "traefik.http.routers.{router}.rule={}Method(`TRACE`)",
+                    ctx.traefik_host()
+                )),
+                label(format!("traefik.http.routers.{router}.priority=10000")),
+                label(format!("traefik.http.routers.{router}.tls=true")),
+                label(format!(
+                    "traefik.http.routers.{router}.service=noop@internal"
+                )),
+            ],
+        ),
+    ]
+}
+
+fn cors_reflection(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let what = "stop echoing the request's Origin (or allowing null):";
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line(format!(
+                "# {what} remove add_header Access-Control-Allow-Origin $http_origin (and the \
+                 Access-Control-Allow-Credentials line with it); the instance answers CORS itself"
+            ))],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line(format!(
+                "# {what} remove header Access-Control-Allow-Origin {{http.request.header.Origin}} \
+                 (and Access-Control-Allow-Credentials with it); the instance answers CORS itself"
+            ))],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![line(format!(
+                "# {what} remove Header set Access-Control-Allow-Origin \"%{{HTTP_ORIGIN}}e\" (and \
+                 the SetEnvIf Origin and Access-Control-Allow-Credentials lines with it)"
+            ))],
+        ),
+        part(
+            Place::TraefikLabels,
+            vec![line(format!(
+                "# {what} remove accessControlAllowOriginListRegex matching any origin and \
+                 accessControlAllowCredentials=true from the headers middleware"
+            ))],
+        ),
+        part(
+            Place::Env,
+            vec![line(format!(
+                "# only when browser apps of other origins need the API, list them (the default \
+                 * is safe), e.g.\n# {}=https://app.example.com",
+                ctx.setting("CORS_ALLOW_ORIGINS")
+            ))],
+        ),
+    ]
+}
+
+fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {
+    if !header_name(name) {
+        return Vec::new();
+    }
+    let server = name.eq_ignore_ascii_case("server");
+    let name = if server { "Server" } else { name };
+    let mut labels = vec![middleware(ctx, &format!("customResponseHeaders.{name}="))];
+    labels.extend(attach(ctx));
+    let mut parts = vec![
+        part(
+            Place::NginxServer,
+            vec![line(if server {
+                "server_tokens off;".to_string()
+            } else {
+                format!("proxy_hide_header {name};")
+            })],
+        ),
+        part(
+            Place::CaddySite,
+            vec![line(format!("-{name}")).group(Group::CaddyHeaders)],
+        ),
+        part(
+            Place::ApacheVhost,
+            vec![line(format!("Header unset {name}"))],
+        ),
+        part(Place::TraefikLabels, labels),
+    ];
+    if server {
+        parts.push(part(Place::ApacheServer, vec![line("ServerTokens Prod")]));
+    }
+    parts
+}
+
+#[derive(Clone, Copy)]
+enum Cookie {
+    Secure,
+    HttpOnly,
+    SameSite,
+}
+
+fn cookie_attribute(_: &Ctx, cookie: Cookie) -> Vec<Part> {
+    let (nginx, apache, caddy, attribute) = match cookie {
+        Cookie::Secure => (
+            "secure",
+            r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*secure\b).)+)$" "$1; Secure""#,
+            Some(r#"Set-Cookie "^(.+)$" "$1; Secure""#),
+            "Secure",
+        ),
+        Cookie::HttpOnly => (
+            "httponly",
+            r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*httponly\b).)+)$" "$1; HttpOnly""#,
+            Some(r#"Set-Cookie "^(.+)$" "$1; HttpOnly""#),
+            "HttpOnly",
+        ),
+        Cookie::SameSite => (
+            "samesite=lax",
+            r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*samesite=).)+)$" "$1; SameSite=Lax""#,
+            None,
+            "SameSite=Lax",
+        ),
+    };
+    let caddy = match caddy {
+        // A second Secure or HttpOnly on a cookie that had one is harmless.
+        Some(edit) => vec![
+            line(
+                "# the header block's Set-Cookie lines add the attribute to every cookie (one that \
+                 had it names it twice, which browsers accept)",
+            ),
+            line(edit).group(Group::CaddyHeaders),
+        ],
+        // A second SameSite would override the first: add it where the cookie is made.
+        None => vec![line(format!(
+            "# Caddy cannot add {attribute} only where it is missing: set it where the cookie \
+             is made"
+        ))],
+    };
+    vec![
+        part(
+            Place::NginxServer,
+            vec![line(nginx).group(Group::NginxCookieFlags)],
+        ),
+        part(Place::CaddySite, caddy),
+        part(Place::ApacheVhost, vec![line(apache)]),
+        part(
+            Place::TraefikLabels,
+            vec![line(format!(
+                "# Traefik's headers middleware cannot edit Set-Cookie: set {attribute} where \
+                 the cookie is made"
+            ))],
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instance fixes
+
+/// The services' default debug ports (both families use the same): `<SERVICE>_DEBUG_ADDR`
+/// binds each (opencloud-facts.md 2.3, ocis-facts.md 4).
+const DEBUG_SERVICES: &[(u16, &str)] = &[
+    (9104, "WEB"),
+    (9114, "OCS"),
+    (9119, "WEBDAV"),
+    (9124, "GRAPH"),
+    (9129, "POLICIES"),
+    (9134, "IDP"),
+    (9139, "SSE"),
+    (9141, "FRONTEND"),
+    (9143, "GATEWAY"),
+    (9145, "USERS"),
+    (9147, "AUTH_BASIC"),
+    (9149, "AUTH_BEARER"),
+    (9151, "SHARING"),
+    (9156, "STORAGE_SHARES"),
+    (9159, "STORAGE_USERS"),
+    (9161, "GROUPS"),
+    (9163, "OCDAV"),
+    (9165, "APP_PROVIDER"),
+    (9167, "AUTH_MACHINE"),
+    (9174, "NOTIFICATIONS"),
+    (9179, "STORAGE_PUBLICLINK"),
+    (9189, "THUMBNAILS"),
+    (9194, "SETTINGS"),
+    (9197, "ACTIVITYLOG"),
+    (9198, "AUTH_SERVICE"),
+    (9205, "PROXY"),
+    (9214, "USERLOG"),
+    (9217, "STORAGE_SYSTEM"),
+    (9224, "SEARCH"),
+    (9229, "AUDIT"),
+    (9234, "NATS"),
+    (9239, "IDM"),
+    (9243, "APP_REGISTRY"),
+    (9245, "AUTH_APP"),
+    (9255, "POSTPROCESSING"),
+    (9260, "CLIENTLOG"),
+    (9269, "INVITATIONS"),
+    (9270, "EVENTHISTORY"),
+    (9277, "ANTIVIRUS"),
+    (9279, "WEBFINGER"),
+    (9281, "OCM"),
+    (9304, "COLLABORATION"),
+];
+
+fn debug_service(port: u16) -> Option<&'static str> {
+    DEBUG_SERVICES
+        .iter()
+        .find(|(p, _)| *p == port)
+        .map(|(_, s)| *s)
+}
+
+/// Binding the debug listener of `port` to loopback, and not publishing it.
+fn loopback_entries(port: u16) -> Vec<Entry> {
+    vec![
+        match debug_service(port) {
+            Some(service) => line(format!("{service}_DEBUG_ADDR=127.0.0.1:{port}")),
+            None => line(format!(
+                "# bind the debug listener on port {port} to 127.0.0.1 (its \
+                 <SERVICE>_DEBUG_ADDR)"
+            )),
+        },
+        line("# and publish no debug port (take it out of ports: in docker-compose.yml)").last(),
+    ]
+}
+
+fn debug_port(_: &Ctx, port: &str) -> Vec<Part> {
+    match port.parse::<u16>() {
+        Ok(port) if port > 0 => vec![part(Place::Env, loopback_entries(port))],
+        _ => Vec::new(),
+    }
+}
+
+/// `debugEndpoint:/config` (the public address) or `debugEndpoint:9205/config` (a debug
+/// port).
+fn debug_endpoint(ctx: &Ctx, detail: &str) -> Vec<Part> {
+    let digits = detail.bytes().take_while(u8::is_ascii_digit).count();
+    let (port, path) = detail.split_at(digits);
+    if !safe_path(path) {
+        return Vec::new();
+    }
+    let rotate = line(format!(
+        "# /config was reachable: set {} anew, and every other secret it showed",
+        ctx.setting("SERVICE_ACCOUNT_SECRET")
+    ));
+    if port.is_empty() {
+        let mut parts = deny_path(ctx, path, &format!("debug-{}", slug(path)));
+        if path == "/config" {
+            parts.push(part(Place::Env, vec![rotate]));
+        }
+        return parts;
+    }
+    let Some(port) = port.parse::<u16>().ok().filter(|p| *p > 0) else {
+        return Vec::new();
+    };
+    let mut entries = loopback_entries(port);
+    let service = debug_service(port);
+    match (path, service) {
+        ("/config", _) => entries.push(rotate),
+        ("/debug/pprof/", Some(service)) => {
+            entries.push(line(format!("{service}_DEBUG_PPROF=false")));
+        }
+        ("/metrics", Some(service)) => entries.push(line(format!(
+            "# {service}_DEBUG_TOKEN=<a long random token> asks for it on /metrics"
+        ))),
+        _ => {}
+    }
+    vec![part(Place::Env, entries)]
+}
+
+fn demo_users(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let names: Vec<&str> = ctx.family.demo_accounts.iter().map(|a| a.user).collect();
+    vec![part(
+        Place::Env,
+        vec![
+            line("IDM_CREATE_DEMO_USERS=false"),
+            line(format!(
+                "# and delete the accounts {}: switching the setting off removes none",
+                names.join(", ")
+            )),
+        ],
+    )]
+}
+
+fn public_url(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let Some(host) = &ctx.host else {
+        return Vec::new();
+    };
+    vec![part(
+        Place::Env,
+        vec![line(format!(
+            "{}={}",
+            ctx.setting("URL"),
+            host.https_origin()
+        ))],
+    )]
+}
+
+fn password_policy(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let lines = [
+        ("PASSWORD_POLICY_DISABLED", "false"),
+        ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
+        ("PASSWORD_POLICY_MIN_LOWERCASE_CHARACTERS", "1"),
+        ("PASSWORD_POLICY_MIN_UPPERCASE_CHARACTERS", "1"),
+        ("PASSWORD_POLICY_MIN_DIGITS", "1"),
+        ("PASSWORD_POLICY_MIN_SPECIAL_CHARACTERS", "1"),
+    ];
+    vec![part(
+        Place::Env,
+        lines
+            .iter()
+            .map(|(name, value)| line(format!("{}={value}", ctx.setting(name))))
+            .collect(),
+    )]
+}
+
+fn csp_without_inline(ctx: &Ctx, _: &str) -> Vec<Part> {
+    vec![part(
+        Place::Env,
+        vec![
+            line(
+                "# a policy file (YAML, as the built-in one) whose script-src has no \
+                 'unsafe-inline' or 'unsafe-eval'; nonces or hashes where inline code is needed",
+            ),
+            line(format!(
+                "{}={}/csp.yaml",
+                ctx.family.csp_replace_setting, ctx.family.config_dir
+            )),
+        ],
+    )]
+}
+
+// ---------------------------------------------------------------------------------------------
+// DNS fixes
+
+/// CAA domains of well-known CAs, by a word of the certificate issuer.
+const CAA_DOMAINS: &[(&str, &str)] = &[
+    ("let's encrypt", "letsencrypt.org"),
+    ("zerossl", "sectigo.com"),
+    ("sectigo", "sectigo.com"),
+    ("digicert", "digicert.com"),
+    ("globalsign", "globalsign.com"),
+    ("google trust services", "pki.goog"),
+    ("amazon", "amazon.com"),
+    ("buypass", "buypass.com"),
+];
+
+fn caa_record(ctx: &Ctx, _: &str) -> Vec<Part> {
+    let Some(host) = ctx.host.as_ref().filter(|h| !h.address) else {
+        return Vec::new();
+    };
+    let issuer = ctx.issuer.as_deref().unwrap_or("").to_ascii_lowercase();
+    let known = CAA_DOMAINS
+        .iter()
+        .find(|(word, _)| issuer.contains(word))
+        .map(|(_, domain)| *domain);
+    let mut entries = vec![line(match known {
+        Some(_) => "; only the CA that issues the instance's certificate may issue for the name"
+            .to_string(),
+        None => "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
+                 the instance's certificate instead"
+            .to_string(),
+    })];
+    entries.push(line(format!(
+        "{}. IN CAA 0 issue \"{}\"",
+        host.name,
+        known.unwrap_or("letsencrypt.org")
+    )));
+    if let Some((_, parent)) = host.name.split_once('.')
+        && parent.contains('.')
+    {
+        entries.push(line(format!(
+            "; or the same record on {parent}. covers every name below it"
+        )));
+    }
+    vec![part(Place::Zone, entries)]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saved result documents (`check-storage-scanner snippets`)
+
+/// One host of a saved result document, with the snippets of its remediation plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedHost {
+    pub host: String,
+    pub family: Option<ProductFamily>,
+    /// The scan produced no assessment (its document has an `error`).
+    pub failed: bool,
+    /// Steps of its remediation plan.
+    pub steps: usize,
+    /// Every step's snippets, one per file.
+    pub snippets: Vec<Snippet>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Saved {
+    host: String,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    product: Option<SavedProduct>,
+    #[serde(default)]
+    tls: Option<SavedTls>,
+    remediation_plan: SavedPlan,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedProduct {
+    family: ProductFamily,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedTls {
+    #[serde(default)]
+    certificate_issuer: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedPlan {
+    steps: Vec<SavedStep>,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedStep {
+    resolves: Vec<String>,
+}
+
+/// Reads what `--format json` or `scan` printed: a result document or an array of them,
+/// and works out each host's snippets again from the finding ids of its remediation plan
+/// (so a document saved before snippets existed gets them too). `Err` is the rest of a
+/// sentence about the file (`is not JSON (...)`).
+pub fn read_saved(bytes: &[u8]) -> Result<Vec<SavedHost>, String> {
+    let array = bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'[');
+    let docs: Vec<Saved> = if array {
+        serde_json::from_slice(bytes)
+    } else {
+        serde_json::from_slice(bytes).map(|one| vec![one])
+    }
+    .map_err(|e| {
+        let text: String = e.to_string().chars().take(160).collect();
+        match e.classify() {
+            serde_json::error::Category::Data => format!("is not a result document ({text})"),
+            _ => format!("is not JSON ({text})"),
+        }
+    })?;
+    Ok(docs
+        .into_iter()
+        .map(|doc| {
+            let family = doc.product.as_ref().map(|p| p.family);
+            let ids: Vec<&String> = doc
+                .remediation_plan
+                .steps
+                .iter()
+                .flat_map(|s| &s.resolves)
+                .collect();
+            let snippets = for_findings(
+                &ids,
+                &Subject {
+                    family: family.unwrap_or(ProductFamily::OpenCloud),
+                    host: &doc.host,
+                    certificate_issuer: doc
+                        .tls
+                        .as_ref()
+                        .and_then(|t| t.certificate_issuer.as_deref()),
+                },
+            );
+            SavedHost {
+                host: doc.host,
+                family,
+                failed: doc.error.is_some(),
+                steps: doc.remediation_plan.steps.len(),
+                snippets,
+            }
+        })
+        .collect())
+}
+
+/// The snippets of every host, ready to paste: each under a comment line naming the host,
+/// the form and the file (`# == cloud.example.com (OpenCloud): nginx, ... ==`); `only` keeps
+/// one form. A host with nothing to paste gets one comment line saying why.
+pub fn saved_text(hosts: &[SavedHost], only: Option<Form>) -> String {
+    let mut blocks: Vec<String> = Vec::new();
+    for h in hosts {
+        let host: String = h
+            .host
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .take(200)
+            .collect();
+        let product = h.family.map_or("unknown product", |f| f.display_name());
+        let shown: Vec<&Snippet> = h
+            .snippets
+            .iter()
+            .filter(|s| only.is_none_or(|form| s.form == form))
+            .collect();
+        if shown.is_empty() {
+            let why = if h.failed {
+                "the scan failed, so its result has nothing to fix; scan again".to_string()
+            } else if h.steps == 0 {
+                "nothing to fix (the remediation plan is empty)".to_string()
+            } else if h.snippets.is_empty() {
+                format!(
+                    "no snippet: the remediation plan's {} step(s) change no configuration file \
+                     (an upgrade, a certificate, ...); see the plan",
+                    h.steps
+                )
+            } else {
+                let mut forms: Vec<&str> = h.snippets.iter().map(|s| s.form.name()).collect();
+                forms.dedup();
+                format!(
+                    "no {} snippet: the remediation plan's fixes are for {}",
+                    only.map_or("", Form::name),
+                    forms.join(", ")
+                )
+            };
+            blocks.push(format!("# {host} ({product}): {why}\n"));
+            continue;
+        }
+        for s in shown {
+            blocks.push(format!(
+                "{c} == {host} ({product}): {}, {} ==\n{}\n",
+                s.form.name(),
+                s.file,
+                s.text,
+                c = s.form.comment()
+            ));
+        }
+    }
+    blocks.join("\n")
+}
+
+#[cfg(test)]
+mod tests;
