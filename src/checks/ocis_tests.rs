@@ -548,7 +548,8 @@ fn ocis_capabilities_sharing_measures() {
             (
                 "userEnumerationRestricted",
                 Status::Passed,
-                "user search is limited to group members",
+                "the instance reports user search limited to group members (a value both \
+                 products report as fixed in their code; not tried by a search)",
             ),
             (
                 "passwordPolicyEnforced",

@@ -143,11 +143,20 @@ fn enumeration(caps: &Value) -> Finding {
     };
     let enabled = e["enabled"].as_bool().unwrap_or(true);
     let group_only = e["group_members_only"].as_bool().unwrap_or(false);
-    if !enabled || group_only {
+    if !enabled {
         finding(
             id,
             Status::Passed,
-            "user search is limited to group members",
+            "user search for sharing is switched off",
+        )
+    } else if group_only {
+        // OpenCloud and Infinite Scale report this value fixed in their code: the pass says
+        // what the instance claims, which no outside scan can try without an account.
+        finding(
+            id,
+            Status::Passed,
+            "the instance reports user search limited to group members (a value both products \
+             report as fixed in their code; not tried by a search)",
         )
     } else {
         finding(
@@ -264,6 +273,32 @@ mod tests {
         ] {
             assert_eq!(status(&findings, id), Status::Failed, "{id}");
         }
+    }
+
+    /// Search switched off passes for what it is; the reported group limit passes saying it is
+    /// only what the instance claims.
+    #[test]
+    fn user_enumeration_says_what_it_rests_on() {
+        let mut caps = real();
+        let detail = |caps: serde_json::Value| {
+            let findings = evaluate(&with(Some(caps)));
+            let f = findings
+                .iter()
+                .find(|f| f.id == "userEnumerationRestricted")
+                .unwrap();
+            (f.status, f.detail.clone())
+        };
+        let (status, said) = detail(caps.clone());
+        assert_eq!(status, Status::Passed);
+        assert!(said.contains("not tried by a search"), "{said}");
+        caps["files_sharing"]["user_enumeration"]["enabled"] = false.into();
+        assert_eq!(
+            detail(caps),
+            (
+                Status::Passed,
+                "user search for sharing is switched off".to_string()
+            )
+        );
     }
 
     #[test]
