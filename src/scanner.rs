@@ -260,6 +260,7 @@ impl<'a> Scanner<'a> {
             deadline: self.budget.deadline_in(self.settings.timeout * 3),
             host: dest.host.clone(),
             debug_ports: self.settings.debug_ports.clone(),
+            debug_ports_of_family: !self.settings.debug_ports_given,
             debug_port_timeout: self.settings.debug_port_timeout,
             request_timeout: options.timeout,
             proxy: self.proxy.clone().filter(|_| self.pins.is_none()),

@@ -725,6 +725,8 @@ fn measure(
                 deadline: access.budget.deadline_in(settings.timeout * 3),
                 host: dest.host.clone(),
                 debug_ports: selection.debug_ports(&settings.debug_ports),
+                // The ports asked for, whatever the family.
+                debug_ports_of_family: false,
                 debug_port_timeout: settings.debug_port_timeout,
                 request_timeout: options.timeout,
                 proxy: access.proxy.cloned(),

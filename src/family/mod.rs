@@ -47,7 +47,8 @@ pub struct Family {
     /// Where a deployment exposes the family's configuration file, probed as
     /// `exposed:<path>`.
     pub deployment_files: &'static [&'static str],
-    /// The debug listeners' ports a default deployment binds (to loopback).
+    /// The debug listeners' ports a default deployment binds (to loopback): what a scan
+    /// probes when the operator names none (`scanner.debug_ports`).
     pub debug_ports: &'static [u16],
     /// Demo accounts its demo-user setting creates; the first one also decides
     /// `basicAuthDisabled`.

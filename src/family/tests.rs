@@ -140,9 +140,9 @@ fn infinite_scale_has_no_lts_track_and_shares_the_debug_ports() {
     assert!(files.contains(&"/ocis.yaml") && files.contains(&"/opencloud.yaml"));
 }
 
-/// The spec fixes one default list of debug ports (`scanner.debug_ports`) for every scan, and
-/// every family's default deployment binds exactly those. A family with other ports would have
-/// to make the probe read `Family::debug_ports` when the operator gave none.
+/// The spec fixes one default list of debug ports (`scanner.debug_ports`, shown in `--help`);
+/// a scan without that setting probes its family's list, and every family binds exactly the
+/// spec's. A family with other ports would have to say so in the help text.
 #[test]
 fn every_family_binds_the_default_debug_ports() {
     let default: Vec<u16> = crate::settings::options::spec("debug_ports")

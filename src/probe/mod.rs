@@ -150,6 +150,9 @@ pub struct Options {
     pub host: String,
     /// Debug ports to probe; empty with `--no-debug-ports`.
     pub debug_ports: Vec<u16>,
+    /// The operator named no ports: probe those the instance's family binds by default
+    /// (`Family::debug_ports`) instead of `debug_ports`.
+    pub debug_ports_of_family: bool,
     pub debug_port_timeout: Duration,
     pub request_timeout: Duration,
     pub proxy: Option<Proxy>,
@@ -193,8 +196,8 @@ pub fn measure_selected(
     let extra = options.extra_checks;
     let over_https = client.endpoint.scheme == Scheme::Https;
     let endpoint = &client.endpoint;
-    let debug_port_list: Vec<u16> = options
-        .debug_ports
+    let family = status.family();
+    let debug_port_list: Vec<u16> = debug_ports_for(options, family)
         .iter()
         .copied()
         .filter(|p| wanted(&format!("debugPort:{p}")))
@@ -202,7 +205,6 @@ pub fn measure_selected(
     let want_legacy = extra && over_https && wanted("tlsDeprecatedProtocol");
     let want_dns = extra && is_dns_name(&options.host) && wanted("dns");
     let want_plain = extra && over_https && wanted("httpsEnforced");
-    let family = status.family();
     let mut dependent_wanted = false;
     let mut throttling_wanted = Vec::new();
     if extra {
@@ -343,6 +345,18 @@ pub fn measure_selected(
 }
 
 /// A DNS name, not an address literal.
+/// The debug ports a scan probes: none with `--no-debug-ports`, the operator's when they named
+/// some, otherwise the ones the instance's family binds by default.
+fn debug_ports_for(options: &Options, family: ProductFamily) -> &[u16] {
+    if options.debug_ports.is_empty() {
+        &[]
+    } else if options.debug_ports_of_family {
+        family.describe().debug_ports
+    } else {
+        &options.debug_ports
+    }
+}
+
 fn is_dns_name(host: &str) -> bool {
     host.parse::<std::net::IpAddr>().is_err()
 }
@@ -403,5 +417,42 @@ pub fn fixture(relative: &str) -> Response {
         body: bytes[split.1..].to_vec(),
         truncated: false,
         digest: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(ports: &[u16], of_family: bool) -> Options {
+        Options {
+            extra_checks: true,
+            deadline: Instant::now(),
+            host: "cloud.example".into(),
+            debug_ports: ports.to_vec(),
+            debug_ports_of_family: of_family,
+            debug_port_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(10),
+            proxy: None,
+            plain_client: None,
+            login_throttling: false,
+            dns_server: None,
+        }
+    }
+
+    /// No ports named: the family's defaults; ports named: those; `--no-debug-ports` (an
+    /// empty list): none, whatever the family.
+    #[test]
+    fn debug_ports_come_from_the_family_unless_the_operator_named_them() {
+        for family in ProductFamily::ALL {
+            let defaults = options(&[9205], true);
+            assert_eq!(
+                debug_ports_for(&defaults, family),
+                family.describe().debug_ports
+            );
+            let named = options(&[9999, 9205], false);
+            assert_eq!(debug_ports_for(&named, family), [9999, 9205]);
+            assert!(debug_ports_for(&options(&[], true), family).is_empty());
+        }
     }
 }

@@ -202,6 +202,9 @@ pub struct Settings {
     pub exporter: Option<ExporterSettings>,
     /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
     pub debug_ports: Vec<u16>,
+    /// The operator named the ports (`scanner.debug_ports`); otherwise each scan probes those
+    /// its instance's family binds by default (the same list for both families today).
+    pub debug_ports_given: bool,
     pub debug_port_timeout: Duration,
     pub now: Option<jiff::Timestamp>,
     pub config_file: Option<PathBuf>,
@@ -1009,6 +1012,7 @@ impl Settings {
         }
         let check_debug_ports =
             !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;
+        let debug_ports_given = l.given("debug_ports")?.is_some();
         let debug_ports = if check_debug_ports {
             l.parsed("debug_ports", "a list of ports (1-65535)", parse_ports)?
                 .unwrap_or_else(|| DEFAULT_DEBUG_PORTS.to_vec())
@@ -1108,6 +1112,7 @@ impl Settings {
             extra_checks_rating: l.switch("extra_checks_rating", true)?,
             extra_checks: !l.switch("no_extra_checks", false)?,
             debug_ports,
+            debug_ports_given,
             debug_port_timeout,
             all_addresses: l.switch("all_addresses", false)?
                 || l.switch("check_all_addresses", false)?,
