@@ -252,6 +252,18 @@ fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcom
     )
 }
 
+/// The settings of a subcommand that reads files and never the network (review-waivers,
+/// snippets, fleet), with the process set up and the run's clock; a refusal is the UNKNOWN
+/// outcome to return.
+fn offline_settings(
+    line: &cli::CommandLine,
+    env: &dyn Environment,
+) -> Result<(Settings, crate::clock::Now), Outcome> {
+    let settings = Settings::resolve_for(line, env, Purpose::Offline).map_err(|e| unknown(&e.0))?;
+    let now = setup_process(&settings).map_err(|e| unknown(&e))?;
+    Ok((settings, now))
+}
+
 /// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
 /// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
 /// otherwise, 3 when a file is not a result document (one line naming it).
@@ -262,13 +274,9 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
             "review-waivers takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    let now = match setup_process(&settings) {
-        Ok(now) => now,
-        Err(e) => return unknown(&e),
+    let (settings, now) = match offline_settings(&line, env) {
+        Ok(ready) => ready,
+        Err(refused) => return refused,
     };
     if settings.scanner.results.is_empty() {
         return unknown(
@@ -306,13 +314,10 @@ fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             "snippets takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
+    let (settings, _) = match offline_settings(&line, env) {
+        Ok(ready) => ready,
+        Err(refused) => return refused,
     };
-    if let Err(e) = setup_process(&settings) {
-        return unknown(&e);
-    }
     if settings.scanner.results.is_empty() {
         return unknown(
             "snippets needs --result FILE: what check-storage-security --format json or \
@@ -480,13 +485,9 @@ fn fleet(
             ));
         }
     };
-    let settings = match Settings::resolve_for(&line, env, Purpose::Offline) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    let now = match setup_process(&settings) {
-        Ok(now) => now,
-        Err(e) => return unknown(&e),
+    let (settings, now) = match offline_settings(&line, env) {
+        Ok(ready) => ready,
+        Err(refused) => return refused,
     };
     let mut paths: Vec<Named> = rest
         .iter()

@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use support::plugin::{NOW, hermetic, run, scan};
+use support::plugin::{NOW, hermetic, run, scan, scan_with_env};
 use support::{FakeInstance, FeedServer, InstanceConfig, RawResponse};
 
 /// A default oCIS minus the weaknesses a default install has (demo accounts, CORS for any
@@ -320,18 +320,12 @@ fn an_opencloud_schedule_file_leaves_infinite_scale_on_its_bundled_schedule() {
         "/assets/opencloud/release-schedule.json"
     );
     let fake = FakeInstance::start(healthy_ocis("8.1.0"));
-    let mut args: Vec<String> = vec![
-        "-H".into(),
-        fake.host_port(),
-        "--format".into(),
-        "json".into(),
-    ];
-    args.extend(hermetic(&fake.ca_file()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run(
+    let run = scan_with_env(
         "ocis-foreign-schedule",
-        &args,
-        &[("COS_NOW", NOW), ("COS_SCANNER_RELEASE_SCHEDULE", schedule)],
+        &fake.host_port(),
+        &fake,
+        &["--format", "json"],
+        &[("COS_SCANNER_RELEASE_SCHEDULE", schedule)],
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
     let json = json_of(&run.stdout);
@@ -417,21 +411,12 @@ fn osv_advisories_of_the_ocis_module_apply_and_opencloud_ones_do_not() {
     let file = file.display().to_string();
 
     let fake = FakeInstance::start(healthy_ocis("8.1.0"));
-    let mut args: Vec<String> = vec![
-        "-H".into(),
-        fake.host_port(),
-        "--format".into(),
-        "json".into(),
-    ];
-    args.extend(hermetic(&fake.ca_file()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run(
+    let run = scan_with_env(
         "ocis-osv-run",
-        &args,
-        &[
-            ("COS_NOW", NOW),
-            ("COS_SCANNER_VULNERABILITY_DB", file.as_str()),
-        ],
+        &fake.host_port(),
+        &fake,
+        &["--format", "json"],
+        &[("COS_SCANNER_VULNERABILITY_DB", file.as_str())],
     );
     let json = json_of(&run.stdout);
     let ids: Vec<&str> = json["vulnerabilities"]

@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::Value;
 use support::FakeInstance;
-use support::plugin::{NOW, hermetic, run, scratch};
+use support::plugin::{NOW, hermetic, run, scan_with_env, scratch};
 
 /// The plugin against `fake` with `--baseline <dir>/baseline.json` and `extra`, and env.
 fn scan(
@@ -17,13 +17,9 @@ fn scan(
     env: &[(&str, &str)],
 ) -> support::plugin::Run {
     let baseline = dir.join("baseline.json").display().to_string();
-    let mut args: Vec<String> = vec!["-H".into(), fake.host_port(), "--baseline".into(), baseline];
-    args.extend(hermetic(&fake.ca_file()));
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut all = vec![("COS_NOW", NOW)];
-    all.extend_from_slice(env);
-    run(name, &args, &all)
+    let mut args = vec!["--baseline", baseline.as_str()];
+    args.extend_from_slice(extra);
+    scan_with_env(name, &fake.host_port(), fake, &args, env)
 }
 
 #[test]

@@ -150,6 +150,8 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
         .map(|a| a.id.as_str())
         .collect();
     let installed_horizon = r.life.and_then(|l| Horizon::of(l, r.today));
+    // What today's failed checks allow, whatever the release: an upgrade keeps them.
+    let (checks_cap, _) = rating::apply_caps(5, &mut r.findings.to_vec());
     let mut options: Vec<(report::UpgradeOption, Preference)> = Vec::new();
     for (version, kinds) in candidates(r) {
         let open: Vec<&Advisory> = advisories::matching(r.advisories, &version);
@@ -174,8 +176,7 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
                 .or_else(|| r.life.and_then(|l| l.upgrade_target.as_ref().map(strip))),
         };
         let (start, _) = rating::starting_rating(&standing);
-        let mut checks = r.findings.to_vec();
-        let (rating, _) = rating::apply_caps(start, &mut checks);
+        let rating = start.min(checks_cap);
         let candidate_horizon = life.as_ref().and_then(|l| Horizon::of(l, r.today));
         let outlasts = match (candidate_horizon, installed_horizon) {
             (Some(candidate), Some(installed)) => candidate.outlasts(installed),

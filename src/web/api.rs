@@ -483,42 +483,10 @@ impl Api {
         let Some(completed) = Completed::parse(record.result.as_deref()) else {
             return unavailable("a completed record without its result");
         };
-        let host = completed.document["host"].as_str().unwrap_or("instance");
-        let safe_host: String = host
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(100)
-            .collect();
-        let (media, body) = match format {
-            "json" => {
-                let mut text = serde_json::to_vec_pretty(&completed.document).unwrap_or_default();
-                text.push(b'\n');
-                ("application/json", text)
-            }
-            "sarif" => {
-                let mut text = serde_json::to_vec_pretty(&completed.sarif).unwrap_or_default();
-                text.push(b'\n');
-                ("application/sarif+json", text)
-            }
-            "csv" => (
-                "text/csv; charset=utf-8",
-                super::export::csv(&completed.document),
-            ),
-            _ => ("application/pdf", super::pdf::render(&completed.document)),
-        };
-        let name = format!(
-            "storage-security-{safe_host}-{}.{format}",
-            &record.uuid[..8]
-        );
-        Response::new(200, media, body).with_header(
+        let exported = super::export::file(&completed, &record.uuid, format);
+        Response::new(200, exported.media, exported.body).with_header(
             "Content-Disposition",
-            &format!("attachment; filename=\"{name}\""),
+            &format!("attachment; filename=\"{}\"", exported.filename),
         )
     }
 

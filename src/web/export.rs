@@ -3,7 +3,53 @@
 //! `-`, `@`, a tab or a carriage return) is neutralised with a leading `'`: the text comes from
 //! the scanned server, which is hostile.
 
+use super::api::Completed;
 use serde_json::Value;
+
+/// One export of a completed scan as a file: what the HTTP API serves as an attachment and
+/// the MCP `export_scan` tool returns.
+pub struct Exported {
+    pub media: &'static str,
+    pub filename: String,
+    pub body: Vec<u8>,
+}
+
+/// The export of `completed` (scan `uuid`) in `format` (`json`, `sarif`, `csv`; anything else
+/// is the PDF report), named `storage-security-<host>-<uuid prefix>.<format>` with the host
+/// reduced to letters, digits, dots and dashes (it came from the scanned server).
+pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
+    let host = completed.document["host"].as_str().unwrap_or("instance");
+    let safe_host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let pretty = |value: &Value| {
+        let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
+        text.push(b'\n');
+        text
+    };
+    let (media, body) = match format {
+        "json" => ("application/json", pretty(&completed.document)),
+        "sarif" => ("application/sarif+json", pretty(&completed.sarif)),
+        "csv" => ("text/csv; charset=utf-8", csv(&completed.document)),
+        _ => ("application/pdf", super::pdf::render(&completed.document)),
+    };
+    Exported {
+        media,
+        filename: format!(
+            "storage-security-{safe_host}-{}.{format}",
+            uuid.get(..8).unwrap_or(uuid)
+        ),
+        body,
+    }
+}
 
 /// The columns, in order.
 pub const CSV_COLUMNS: [&str; 10] = [

@@ -1250,34 +1250,11 @@ fn plan(uuid: &str, document: &Value) -> Value {
 }
 
 fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
-    let host = done.document["host"].as_str().unwrap_or("instance");
-    let safe_host: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect();
-    let filename = format!(
-        "storage-security-{safe_host}-{}.{format}",
-        uuid.get(..8).unwrap_or(uuid)
-    );
-    let (mime, body) = match format {
-        "json" => (
-            "application/json",
-            serde_json::to_vec_pretty(&done.document).unwrap_or_default(),
-        ),
-        "sarif" => (
-            "application/sarif+json",
-            serde_json::to_vec_pretty(&done.sarif).unwrap_or_default(),
-        ),
-        "csv" => ("text/csv", super::export::csv(&done.document)),
-        _ => ("application/pdf", super::pdf::render(&done.document)),
-    };
+    let super::export::Exported {
+        media: mime,
+        filename,
+        body,
+    } = super::export::file(done, uuid, format);
     let structured = json!({
         "uuid": uuid,
         "format": format,

@@ -162,9 +162,20 @@ pub fn healthy(version: &str) -> InstanceConfig {
 
 /// Scans `hosts` (comma-separated) hermetically with `extra` flags.
 pub fn scan(name: &str, hosts: &str, fake_for_ca: &FakeInstance, extra: &[&str]) -> Run {
+    scan_with_env(name, hosts, fake_for_ca, extra, &[])
+}
+
+/// [`scan`] with variables added to the environment (`env` of [`run`]).
+pub fn scan_with_env(
+    name: &str,
+    hosts: &str,
+    fake_for_ca: &FakeInstance,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
     let base = hermetic(&fake_for_ca.ca_file());
     let mut args: Vec<&str> = vec!["-H", hosts];
     args.extend(base.iter().map(String::as_str));
     args.extend(extra);
-    run(name, &args, &[])
+    run(name, &args, env)
 }
