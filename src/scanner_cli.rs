@@ -12,7 +12,7 @@ use crate::scanner::Scanner;
 use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
 use crate::settings::secrets::Environment;
-use crate::settings::{Purpose, Settings, cli};
+use crate::settings::{Component, Settings, cli};
 use std::ffi::OsString;
 use std::time::Instant;
 
@@ -114,6 +114,16 @@ where
             "--for is an option of snippets, not of {subcommand}; see check-storage-scanner -h"
         ));
     }
+    let mut line = line;
+    if let Some(component) = component_of(subcommand)
+        && let Err(message) = line.bind_to(component, Program::Scanner)
+    {
+        return match component {
+            // A server's refusal goes to stderr, where its service manager logs it.
+            Component::Serve | Component::Web => refuse_to_serve(&message),
+            _ => unknown(&message),
+        };
+    }
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
@@ -130,6 +140,18 @@ where
                 names().join(", ")
             ))
         }
+    }
+}
+
+/// The component a subcommand is, for the settings it reads; `None` for a word that is none.
+fn component_of(subcommand: &str) -> Option<Component> {
+    match subcommand {
+        "scan" => Some(Component::Scan),
+        "serve" => Some(Component::Serve),
+        "web" => Some(Component::Web),
+        "review-waivers" | "fleet" | "snippets" => Some(Component::Offline),
+        // The wizard writes every component's settings.
+        _ => None,
     }
 }
 
@@ -161,7 +183,7 @@ fn scan(
         return unknown("give the host once: after scan, not also with -H");
     }
     line.values.push((options::spec("host"), host));
-    let settings = match Settings::resolve_for(&line, env, Purpose::Scan) {
+    let settings = match Settings::resolve_for(&line, env, Component::Scan) {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };
@@ -193,28 +215,31 @@ type ServeFn = fn(Settings, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Re
 /// A server subcommand until SIGTERM or SIGINT (exit 0). A reason not to start is one line on
 /// stderr and exit 3, stdout empty: a service manager logs stderr. `no_arguments` is the line
 /// for words after the subcommand.
+/// A server's reason not to start: one line on stderr, exit 3, stdout empty.
+fn refuse_to_serve(message: &str) -> Outcome {
+    eprintln!(
+        "{}: {}",
+        Program::Scanner.name(),
+        crate::settings::redact::apply(message)
+    );
+    Outcome {
+        stdout: String::new(),
+        exit_code: 3,
+    }
+}
+
 fn run_server(
     line: cli::CommandLine,
     rest: &[String],
     env: &dyn Environment,
-    no_arguments: &str,
+    (component, no_arguments): (Component, &str),
     serve: ServeFn,
 ) -> Outcome {
-    let refuse = |message: &str| {
-        eprintln!(
-            "{}: {}",
-            Program::Scanner.name(),
-            crate::settings::redact::apply(message)
-        );
-        Outcome {
-            stdout: String::new(),
-            exit_code: 3,
-        }
-    };
+    let refuse = refuse_to_serve;
     if !rest.is_empty() {
         return refuse(no_arguments);
     }
-    let settings = match Settings::resolve_for(&line, env, Purpose::Serve) {
+    let settings = match Settings::resolve_for(&line, env, component) {
         Ok(s) => s,
         Err(e) => return refuse(&e.0),
     };
@@ -236,7 +261,10 @@ fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
         line,
         rest,
         env,
-        "serve takes no arguments; the hosts to scan come with the requests",
+        (
+            Component::Serve,
+            "serve takes no arguments; the hosts to scan come with the requests",
+        ),
         crate::serve::service::serve,
     )
 }
@@ -247,7 +275,10 @@ fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcom
         line,
         rest,
         env,
-        "web takes no arguments; the instances to scan come with the submissions",
+        (
+            Component::Web,
+            "web takes no arguments; the instances to scan come with the submissions",
+        ),
         crate::web::server::serve,
     )
 }
@@ -259,7 +290,8 @@ fn offline_settings(
     line: &cli::CommandLine,
     env: &dyn Environment,
 ) -> Result<(Settings, crate::clock::Now), Outcome> {
-    let settings = Settings::resolve_for(line, env, Purpose::Offline).map_err(|e| unknown(&e.0))?;
+    let settings =
+        Settings::resolve_for(line, env, Component::Offline).map_err(|e| unknown(&e.0))?;
     let now = setup_process(&settings).map_err(|e| unknown(&e))?;
     Ok((settings, now))
 }

@@ -30,7 +30,7 @@ use crate::run::{Outcome, unknown};
 use crate::settings::config_file::{self, ConfigValue};
 use crate::settings::options::{self, Kind, Program};
 use crate::settings::secrets::{self, Environment};
-use crate::settings::{self, Profile, Purpose, Settings, cli};
+use crate::settings::{self, Component, Profile, Settings, cli};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -807,13 +807,17 @@ impl Wizard<'_, '_> {
             })
             .collect();
         let flags: Vec<(&str, String)> = self.flags.iter().map(|(i, v)| (*i, v.clone())).collect();
-        // The scanner's file may go without a host (serve takes its hosts from requests); a
-        // host it holds is checked as the plugin's runs will read it.
-        let purpose = match self.program {
-            Program::Scanner if !self.file.contains_key("host") => Purpose::Serve,
-            _ => Purpose::Scan,
-        };
-        settings::validate(&file, &flags, self.env, purpose)
+        // The scanner's file holds serve's settings and may go without a host (serve takes
+        // its hosts from requests); a host it holds is checked as the plugin's runs read it.
+        match self.program {
+            Program::Plugin => settings::validate(&file, &flags, self.env, Component::Plugin),
+            Program::Scanner => {
+                if self.file.contains_key("host") {
+                    settings::validate(&file, &flags, self.env, Component::Plugin)?;
+                }
+                settings::validate(&file, &flags, self.env, Component::Serve)
+            }
+        }
     }
 
     /// Writes the file (atomically, mode 0600) and shows how to use it.

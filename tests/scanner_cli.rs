@@ -10,6 +10,7 @@ use support::{FakeInstance, InstanceConfig};
 
 struct Out {
     stdout: String,
+    stderr: String,
     code: i32,
 }
 
@@ -26,6 +27,7 @@ fn scanner(name: &str, args: &[&str]) -> Out {
         .expect("run the scanner");
     Out {
         stdout: String::from_utf8(output.stdout).expect("UTF-8"),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         code: output.status.code().expect("exit code"),
     }
 }
@@ -91,4 +93,161 @@ fn each_program_takes_its_own_flags() {
         "{}",
         out.stdout
     );
+}
+
+/// An option of another subcommand is refused by name with the one that takes it, never
+/// ignored: `web --token` would leave the API open while the operator believes it guarded.
+#[test]
+fn each_subcommand_refuses_the_options_of_the_others_by_name() {
+    for (args, line) in [
+        (
+            &["web", "--token", "file:///run/t"][..],
+            "check-storage-scanner: --token is an option of serve, not of web; see check-storage-scanner -h",
+        ),
+        (
+            &["serve", "--store", "sqlite:/tmp/x.sqlite"][..],
+            "check-storage-scanner: --store is an option of web, not of serve; see check-storage-scanner -h",
+        ),
+        (
+            &["serve", "--workers", "2"][..],
+            "check-storage-scanner: --workers is an option of web, not of serve; see check-storage-scanner -h",
+        ),
+        (
+            &["serve", "--no-mcp"][..],
+            "check-storage-scanner: --no-mcp is an option of web, not of serve; see check-storage-scanner -h",
+        ),
+    ] {
+        let out = scanner("scanner-scope-server", args);
+        assert_eq!(out.code, 3, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.stdout, "",
+            "{args:?}: a server's refusal goes to stderr"
+        );
+        assert_eq!(out.stderr.trim_end(), line, "{args:?}");
+    }
+    for (args, line) in [
+        (
+            &["scan", "x.example", "--store", "sqlite:/tmp/x.sqlite"][..],
+            "UNKNOWN: --store is an option of web, not of scan; see check-storage-scanner -h",
+        ),
+        (
+            &["review-waivers", "--listen", "::1"][..],
+            "UNKNOWN: --listen is an option of serve and web, not of review-waivers, fleet and snippets; see check-storage-scanner -h",
+        ),
+        (
+            &["scan", "x.example", "--result", "r.json"][..],
+            "UNKNOWN: --result is an option of review-waivers, fleet and snippets, not of scan; see check-storage-scanner -h",
+        ),
+    ] {
+        let out = scanner("scanner-scope", args);
+        assert_eq!(out.code, 3, "{args:?}: {}", out.stdout);
+        assert_eq!(out.stdout.lines().next(), Some(line), "{args:?}");
+    }
+}
+
+/// `web` listens where its own settings say (`web.listen`, `COS_WEB_LISTEN`, `--listen`),
+/// never at the scan service's `service.listen` / `service.port` of a shared file.
+#[test]
+fn web_listens_on_its_own_address_not_the_scan_services() {
+    let dir = support::web::fresh_dir("web-own-listen");
+    // The scan service's port, held here: a web that took it could not start.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let service_port = held.local_addr().unwrap().port();
+    let config = dir.join("config.yml");
+    std::fs::write(
+        &config,
+        format!("service:\n  listen: 127.0.0.1\n  port: {service_port}\nweb:\n  port: 0\n"),
+    )
+    .unwrap();
+    let state = dir.display().to_string();
+    let config_env = config.display().to_string();
+    let web = support::service::ScannerService::start_with(
+        std::path::Path::new(support::web::SCANNER),
+        &dir,
+        &["web", "--update-source", "bundled"],
+        &[("COS_CONFIG_FILE", &config_env), ("COS_STATE_DIR", &state)],
+    )
+    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"));
+    assert_ne!(web.addr.port(), service_port);
+    assert!(web.addr.ip().is_loopback(), "{}", web.addr);
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    drop(web);
+    // The variable of its own, for a unit's Environment=.
+    let web = support::service::ScannerService::start_with(
+        std::path::Path::new(support::web::SCANNER),
+        &dir,
+        &["web", "--update-source", "bundled"],
+        &[
+            ("COS_CONFIG_FILE", &config_env),
+            ("COS_STATE_DIR", &state),
+            ("COS_WEB_LISTEN", "127.0.0.1:0"),
+            ("COS_SERVICE_LISTEN", "192.0.2.1"),
+        ],
+    )
+    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"));
+    assert!(web.addr.ip().is_loopback(), "{}", web.addr);
+}
+
+/// A secret written in clear on a server's command line is visible in `ps`: the server starts
+/// (the operator may have no other way at hand) but says so once on stderr, naming the
+/// reference forms, and never the value.
+#[test]
+fn secrets_in_clear_on_the_command_line_are_warned_about_once() {
+    let dir = support::web::fresh_dir("secrets-in-clear");
+    let state = dir.display().to_string();
+    let token = "a-scanner-token-of-at-least-32-characters-in-clear";
+    let warned = |service: &support::service::ScannerService, flag: &str, value: &str| {
+        let lines = service.stderr_lines();
+        let warnings: Vec<&String> = lines.iter().filter(|l| l.contains("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{lines:?}");
+        assert!(
+            warnings[0].starts_with(&format!(
+                "check-storage-scanner: warning: {flag} on the command line"
+            )) && warnings[0].contains("secret://NAME")
+                && warnings[0].contains("file:///PATH")
+                && warnings[0].contains("env://NAME"),
+            "{lines:?}"
+        );
+        assert!(lines.iter().all(|l| !l.contains(value)), "{lines:?}");
+    };
+    let serve = support::service::ScannerService::start(
+        std::path::Path::new(support::web::SCANNER),
+        &dir,
+        &["--token", token, "--update-source", "bundled"],
+        &[("COS_STATE_DIR", &state)],
+    )
+    .unwrap_or_else(|refused| panic!("serve did not start: {refused:?}"));
+    warned(&serve, "--token", token);
+    drop(serve);
+
+    let web = support::web::start(&dir, &["--mcp-token", token]);
+    warned(&web, "--mcp-token", token);
+    drop(web);
+
+    // A password in the store's address (a real Redis that requires it).
+    let password = "hunter2-in-clear";
+    let redis =
+        support::redis::RedisServer::start_in(&dir.join("redis")).unwrap_or_else(|e| panic!("{e}"));
+    {
+        use std::io::{Read, Write};
+        let mut connection = std::net::TcpStream::connect(redis.addr).unwrap();
+        connection
+            .write_all(format!("CONFIG SET requirepass {password}\r\n").as_bytes())
+            .unwrap();
+        let mut answer = [0u8; 5];
+        connection.read_exact(&mut answer).unwrap();
+        assert_eq!(&answer, b"+OK\r\n");
+    }
+    let store = format!("redis://:{password}@{}/0", redis.addr);
+    let web = support::web::start(&dir, &["--store", &store]);
+    warned(&web, "--store", password);
+    drop(web);
+
+    // A reference is what the warning asks for: no warning then.
+    let secret = dir.join("token");
+    std::fs::write(&secret, token).unwrap();
+    let reference = format!("file://{}", secret.display());
+    let web = support::web::start(&dir, &["--mcp-token", &reference]);
+    let lines = web.stderr_lines();
+    assert!(lines.iter().all(|l| !l.contains("warning:")), "{lines:?}");
 }

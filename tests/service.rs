@@ -248,7 +248,8 @@ fn queue_reports_queued_and_running_then_the_document() {
 #[test]
 fn results_come_from_the_cache_until_requeued() {
     let fake = FakeInstance::start(healthy("8.1.0"));
-    let service = started("service-cache", &["--token", TOKEN], &[]);
+    // The token from the environment: on the command line it would add a warning to the log.
+    let service = started("service-cache", &[], &[("COS_SERVICE_TOKEN", TOKEN)]);
     let auth = [("Authorization", bearer())];
     let auth: Vec<(&str, &str)> = auth.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let host = fake.host_port();

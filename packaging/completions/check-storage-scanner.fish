@@ -37,7 +37,7 @@ complete -c check-storage-scanner -l policy -r -F -d 'Policy file (YAML, or JSON
 complete -c check-storage-scanner -l ignore-hardening -x -d 'Comma-separated waiver patterns accepted permanently'
 complete -c check-storage-scanner -l waive-until -x -d 'Time-limited waiver'
 complete -c check-storage-scanner -l waiver-warning -x -d 'Turn OK into WARNING when a waiver hiding a failing check ends within...'
-complete -c check-storage-scanner -l listen -x -d 'serve and web'
+complete -c check-storage-scanner -l listen -x -d 'serve'
 complete -c check-storage-scanner -l port -x -d 'serve'
 complete -c check-storage-scanner -l token -x -d 'serve'
 complete -c check-storage-scanner -l base-url -x -d 'web'

@@ -8,11 +8,16 @@ pub mod icinga2;
 
 use crate::settings::options::{OPTIONS, OptionSpec, Program};
 
-/// The flags `program` takes on its command line, in manual order.
+/// The flags `program` takes on its command line, in manual order, each once: a flag that
+/// names a row of each of several components (`--listen` of serve and of web) is offered as
+/// its first row.
 fn flags(program: Program) -> impl Iterator<Item = &'static OptionSpec> {
-    OPTIONS
-        .iter()
-        .filter(move |o| o.long.is_some() && o.programs.contains(&program))
+    OPTIONS.iter().enumerate().filter_map(move |(i, o)| {
+        let first = !OPTIONS[..i]
+            .iter()
+            .any(|earlier| earlier.long == o.long && earlier.programs.contains(&program));
+        (o.long.is_some() && o.programs.contains(&program) && first).then_some(o)
+    })
 }
 
 /// The first sentence of a help text, for the one-line descriptions shells show.

@@ -37,7 +37,7 @@ use crate::settings::cli::CommandLine;
 use crate::settings::manual::PROGRAM;
 use crate::settings::options::Program;
 use crate::settings::secrets::Environment;
-use crate::settings::{Purpose, Settings};
+use crate::settings::{Component, Settings};
 use semver::Version;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -64,7 +64,7 @@ pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
         return unknown("--upgrade-self upgrades this program and scans nothing; remove -H");
     }
     let check_only = line.last("check_only").is_some();
-    let settings = match Settings::resolve_for(line, env, Purpose::Offline) {
+    let settings = match Settings::resolve_for(line, env, Component::Offline) {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };

@@ -7,3 +7,14 @@ pub mod exporter;
 pub mod http;
 pub mod service;
 pub mod signals;
+
+/// What a scanner server says on stderr once it accepts requests: the warnings of its settings
+/// (a secret given in clear on the command line), each once, then where it listens, the line
+/// service managers and tests wait for.
+pub fn announce_listening(warnings: &[String], address: std::net::SocketAddr) {
+    let program = crate::settings::options::Program::Scanner.name();
+    for warning in warnings {
+        eprintln!("{program}: {warning}");
+    }
+    eprintln!("{program}: listening on http://{address}");
+}

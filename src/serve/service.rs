@@ -159,13 +159,10 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let addr = SocketAddr::new(listen, settings.scanner.port);
     let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let config = Config::from_settings(&settings);
+    let warnings = settings.warnings.clone();
     let settings = Arc::new(settings);
     let service = Service::start(config, pipeline(settings));
-    eprintln!(
-        "{}: listening on http://{}",
-        Program::Scanner.name(),
-        server.local_addr()
-    );
+    super::announce_listening(&warnings, server.local_addr());
     server.run(
         HTTP_WORKERS,
         Limits::default(),

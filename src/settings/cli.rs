@@ -30,6 +30,41 @@ impl CommandLine {
     pub fn last(&self, id: &str) -> Option<&str> {
         self.all(id).last().copied()
     }
+
+    /// Binds every flag to the row `component` reads it as (`--listen` is the scan service's
+    /// address under `serve` and the public API's under `web`). A flag of another component is
+    /// refused by name with the components that take it, never silently ignored: `web --token`
+    /// would otherwise leave the API open while the operator believes it guarded.
+    pub fn bind_to(
+        &mut self,
+        component: options::Component,
+        program: Program,
+    ) -> Result<(), String> {
+        for (spec, _) in &mut self.values {
+            if spec.read_by(component) {
+                continue;
+            }
+            let Some(long) = spec.long else {
+                continue;
+            };
+            if let Some(own) = options::by_long_for(long, component) {
+                *spec = own;
+                continue;
+            }
+            let owners: Vec<&str> = options::OPTIONS
+                .iter()
+                .filter(|o| o.long == Some(long))
+                .flat_map(|o| o.components.iter().map(|c| c.name()))
+                .collect();
+            return Err(format!(
+                "--{long} is an option of {}, not of {}; see {} -h",
+                owners.join(" and "),
+                component.name(),
+                program.name()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The plugin's command line: flags only (targets are given with `-H`).

@@ -212,19 +212,12 @@ pub struct Settings {
     pub scanner: ScannerSettings,
     /// Values never to print (`redact`): what came from references, and tokens.
     pub secrets: Vec<redact::Secret>,
+    /// What the operator should change though the run goes on (a secret written in clear on
+    /// the command line); a server prints each once on stderr when it starts.
+    pub warnings: Vec<String>,
 }
 
-/// What the settings are read for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Purpose {
-    /// A scan of the configured targets (the plugin, the exporter, `scan <host>`): a target is
-    /// required.
-    Scan,
-    /// A server scanning the targets its requests name (`serve`).
-    Serve,
-    /// Work without any scan (`review-waivers`).
-    Offline,
-}
+pub use options::Component;
 
 /// The scanner's own settings (`check-storage-scanner serve` and `review-waivers`).
 #[derive(Clone, Debug)]
@@ -429,6 +422,8 @@ pub fn truthy(text: &str) -> bool {
 
 /// Looks up one setting through the layers.
 pub struct Layers<'a> {
+    /// Who reads: a row another component owns is never read, so its secret never resolved.
+    pub component: Component,
     pub cli: &'a cli::CommandLine,
     pub env: &'a dyn Environment,
     pub config: Option<&'a ConfigFile>,
@@ -440,11 +435,13 @@ pub struct Layers<'a> {
 
 impl<'a> Layers<'a> {
     pub fn new(
+        component: Component,
         cli: &'a cli::CommandLine,
         env: &'a dyn Environment,
         config: Option<&'a ConfigFile>,
     ) -> Layers<'a> {
         Layers {
+            component,
             cli,
             env,
             config,
@@ -525,6 +522,9 @@ impl Layers<'_> {
         &self,
         spec: &OptionSpec,
     ) -> Result<Option<(Vec<Given>, Source)>, SettingsError> {
+        if !spec.read_by(self.component) {
+            return Ok(None);
+        }
         let resolve = |v: &str, name: &str| {
             let text =
                 secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
@@ -770,14 +770,14 @@ impl Settings {
         line: &cli::CommandLine,
         env: &dyn Environment,
     ) -> Result<Settings, SettingsError> {
-        Settings::resolve_for(line, env, Purpose::Scan)
+        Settings::resolve_for(line, env, Component::Plugin)
     }
 
-    /// Like `resolve`, for a purpose that may need no targets.
+    /// Like `resolve`, for the component that reads them (which may need no targets).
     pub fn resolve_for(
         line: &cli::CommandLine,
         env: &dyn Environment,
-        purpose: Purpose,
+        component: Component,
     ) -> Result<Settings, SettingsError> {
         // Features that have not landed yet end the run plainly instead of being ignored.
         for spec in options::OPTIONS {
@@ -788,7 +788,7 @@ impl Settings {
                 )));
             }
         }
-        let no_profile = Layers::new(line, env, None);
+        let no_profile = Layers::new(component, line, env, None);
         let explicit_config = no_profile.given("config")?;
         let scrub_config = |e: String| match &explicit_config {
             Some(given) => SettingsError(given.scrub(&e)),
@@ -802,7 +802,13 @@ impl Settings {
                 None => None,
             };
         // The configuration file's own reference is a secret of this run as well.
-        Settings::with_config(line, env, config.as_ref(), no_profile.read.take(), purpose)
+        Settings::with_config(
+            line,
+            env,
+            config.as_ref(),
+            no_profile.read.take(),
+            component,
+        )
     }
 
     /// The settings from a command line, an environment and a configuration file already
@@ -812,9 +818,9 @@ impl Settings {
         env: &dyn Environment,
         config: Option<&ConfigFile>,
         earlier: Vec<(&'static str, Given)>,
-        purpose: Purpose,
+        component: Component,
     ) -> Result<Settings, SettingsError> {
-        let mut layers = Layers::new(line, env, config);
+        let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
         layers.profile = layers.parsed("profile", "a profile", Profile::parse)?;
         for spec in options::OPTIONS {
@@ -833,18 +839,15 @@ impl Settings {
                 )));
             }
         }
-        Settings::from_layers(&layers, config.map(|c| c.path.clone()), purpose)
+        Settings::from_layers(&layers, config.map(|c| c.path.clone()))
     }
 
-    fn from_layers(
-        l: &Layers,
-        config_file: Option<PathBuf>,
-        purpose: Purpose,
-    ) -> Result<Settings, SettingsError> {
-        let targets = match purpose {
-            Purpose::Scan => targets(l)?,
+    fn from_layers(l: &Layers, config_file: Option<PathBuf>) -> Result<Settings, SettingsError> {
+        let targets = if l.component.scans_configured_targets() {
+            targets(l)?
+        } else {
             // A server's targets come with its requests; -H still names some if given.
-            Purpose::Serve | Purpose::Offline => targets(l).unwrap_or_default(),
+            targets(l).unwrap_or_default()
         };
 
         let warning = l.parsed_given("warning", "a rating from 0 to 5", rating)?;
@@ -1034,25 +1037,8 @@ impl Settings {
 
         let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
         let exporter = exporter_settings(l, format)?;
-        // `--listen ADDRESS[:PORT]`: a port written there wins over `--port`.
-        let listen = l
-            .parsed(
-                "listen",
-                "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080",
-                |t| {
-                    if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
-                        return Some((socket.ip(), Some(socket.port())));
-                    }
-                    t.trim_start_matches('[')
-                        .trim_end_matches(']')
-                        .parse::<std::net::IpAddr>()
-                        .ok()
-                        .map(|ip| (ip, None))
-                },
-            )?
-            .unwrap_or((std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), None));
-        // 0: a free port, named on stderr at start.
-        let port = l.parsed("port", "a port from 0 to 65535", |t| t.parse::<u16>().ok())?;
+        let service_listen = listen_address(l, "listen", "port", 8811)?;
+        let web_listen = listen_address(l, "web_listen", "web_port", 8080)?;
         let diff_format = l.parsed("diff_format", "a change report format", |t| match t {
             "text" => Some(DiffFormat::Text),
             "markdown" => Some(DiffFormat::Markdown),
@@ -1066,6 +1052,11 @@ impl Settings {
                     .into(),
             ));
         }
+        // Read only where the feed is asked: a run that never asks it needs no credential.
+        let release_token = match update_source {
+            UpdateSource::Auto | UpdateSource::Feed => l.string("release_token")?,
+            _ => None,
+        };
         Ok(Settings {
             targets,
             debug: l.switch("debug", false)?,
@@ -1083,7 +1074,7 @@ impl Settings {
             retries,
             backoff_factor,
             update_source,
-            release_token: l.string("release_token")?,
+            release_token,
             releases_url: l.string("releases_url")?,
             feed_cache_ttl: l
                 .parsed(
@@ -1162,10 +1153,10 @@ impl Settings {
             now,
             config_file,
             scanner: ScannerSettings {
-                listen: listen.0,
-                port: listen.1.or(port).unwrap_or(8811),
+                listen: service_listen.ip(),
+                port: service_listen.port(),
                 web: WebSettings {
-                    listen: std::net::SocketAddr::new(listen.0, listen.1.or(port).unwrap_or(8080)),
+                    listen: web_listen,
                     base_url: l.parsed(
                         "base_url",
                         "an absolute http:// or https:// URL such as https://scan.example.com",
@@ -1237,9 +1228,94 @@ impl Settings {
                     crate::assess::snippets::Form::from_name,
                 )?,
             },
+            warnings: secrets_in_clear_on_the_command_line(l)?,
             secrets: l.secrets(),
         })
     }
+}
+
+/// A warning for each secret written in clear on the command line (`--token VALUE`,
+/// `--mcp-token VALUE`, a password in `--store redis://:pw@host`), which every user of the host
+/// reads in `ps` and which shell histories keep. It is no refusal, since the operator may have
+/// no other way at hand, but it names the form that keeps the value out of sight.
+fn secrets_in_clear_on_the_command_line(l: &Layers) -> Result<Vec<String>, SettingsError> {
+    let mut warnings = Vec::new();
+    for id in ["token", "mcp_token", "store"] {
+        let spec = options::spec(id);
+        let Some((values, Source::Flag)) = l.raw(spec)? else {
+            continue;
+        };
+        let in_clear = values.iter().any(|given| {
+            given.reference.is_none() && (id != "store" || url_has_password(&given.text))
+        });
+        if in_clear {
+            let what = if id == "store" {
+                "the store's password"
+            } else {
+                "the token"
+            };
+            warnings.push(format!(
+                "warning: {} on the command line shows {what} to every user of this host (ps, \
+                 /proc) and to shell histories; give it as a reference instead: \
+                 secret://NAME (a systemd credential), file:///PATH or env://NAME",
+                spec.display_name()
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// Whether a store address carries a password: `redis://user:pw@host` or
+/// `redis+unix:///socket?pass=pw`.
+fn url_has_password(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let in_userinfo = authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.split_once(':').is_some_and(|(_, p)| !p.is_empty()));
+    let in_query = rest.split_once('?').is_some_and(|(_, query)| {
+        query.split(['&', '#']).any(|pair| {
+            pair.split_once('=').is_some_and(|(name, value)| {
+                !value.is_empty()
+                    && (name.eq_ignore_ascii_case("pass") || name.eq_ignore_ascii_case("password"))
+            })
+        })
+    });
+    in_userinfo || in_query
+}
+
+/// A server's address: `listen_id` (`ADDRESS[:PORT]`, a port written there wins) and
+/// `port_id` (0: a free port, named on stderr at start), loopback and `default_port` unless
+/// given.
+fn listen_address(
+    l: &Layers,
+    listen_id: &str,
+    port_id: &str,
+    default_port: u16,
+) -> Result<std::net::SocketAddr, SettingsError> {
+    let listen = l
+        .parsed(
+            listen_id,
+            "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080",
+            |t| {
+                if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
+                    return Some((socket.ip(), Some(socket.port())));
+                }
+                t.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .ok()
+                    .map(|ip| (ip, None))
+            },
+        )?
+        .unwrap_or((std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), None));
+    let port = l.parsed(port_id, "a port from 0 to 65535", |t| t.parse::<u16>().ok())?;
+    Ok(std::net::SocketAddr::new(
+        listen.0,
+        listen.1.or(port).unwrap_or(default_port),
+    ))
 }
 
 /// Checks settings the way a run reads them: `file` as a configuration file holding exactly
@@ -1254,7 +1330,7 @@ pub fn validate(
     file: &std::collections::BTreeMap<String, ConfigValue>,
     flags: &[(&str, String)],
     env: &dyn Environment,
-    purpose: Purpose,
+    component: Component,
 ) -> Result<Settings, String> {
     /// How the checked values are named in messages, taken out again below.
     const ORIGIN: &str = "<answers>";
@@ -1278,7 +1354,7 @@ pub fn validate(
             .map(|(id, value)| (options::spec(id), value.clone()))
             .collect(),
     };
-    Settings::with_config(&line, &Hidden(env), Some(&config), Vec::new(), purpose)
+    Settings::with_config(&line, &Hidden(env), Some(&config), Vec::new(), component)
         .map_err(|e| e.0.replace(&format!(" (in {ORIGIN})"), ""))
 }
 

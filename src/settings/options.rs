@@ -44,6 +44,9 @@ impl Program {
 const BOTH: &[Program] = &[Program::Plugin, Program::Scanner];
 const PLUGIN: &[Program] = &[Program::Plugin];
 const SCANNER: &[Program] = &[Program::Scanner];
+const SERVE: &[Component] = &[Component::Serve];
+const WEB: &[Component] = &[Component::Web];
+const PLUGIN_ONLY: &[Component] = &[Component::Plugin];
 
 /// One row of the option table.
 #[derive(Debug)]
@@ -68,6 +71,46 @@ pub struct OptionSpec {
     pub availability: Availability,
     /// The programs whose command line takes the flag.
     pub programs: &'static [Program],
+    /// The components that read the setting; empty: every component of its programs. Any
+    /// other refuses the flag by name and never reads the setting from the environment or the
+    /// file, so it never resolves a secret it does not use.
+    pub components: &'static [Component],
+}
+
+/// The parts of the package that read settings: the plugin (with its exporter and the
+/// timer's runs) and the subcommands of `check-storage-scanner`. One configuration file serves
+/// them all; each reads only the rows that are its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    /// `check-storage-security`: a scan of the configured targets, or the exporter.
+    Plugin,
+    /// `check-storage-scanner scan <host>`.
+    Scan,
+    /// `check-storage-scanner serve`: the scan service.
+    Serve,
+    /// `check-storage-scanner web`: the public scan API.
+    Web,
+    /// Work on saved documents, no scan: `review-waivers`, `fleet`, `snippets`, and the
+    /// plugin's `--upgrade-self`.
+    Offline,
+}
+
+impl Component {
+    /// How messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Plugin => "check-storage-security",
+            Component::Scan => "scan",
+            Component::Serve => "serve",
+            Component::Web => "web",
+            Component::Offline => "review-waivers, fleet and snippets",
+        }
+    }
+
+    /// Whether it scans the targets its settings name, so that one is required.
+    pub fn scans_configured_targets(self) -> bool {
+        matches!(self, Component::Plugin | Component::Scan)
+    }
 }
 
 /// Sections of the manual.
@@ -140,6 +183,7 @@ const fn row(id: &'static str, help: &'static str) -> OptionSpec {
         group: Group::Program,
         availability: Available,
         programs: BOTH,
+        components: &[],
     }
 }
 
@@ -591,6 +635,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("webhook_url"),
         kind: Value("URL"),
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row(
             "webhook_url",
             "Send a notification to this address (enables the webhook).",
@@ -605,6 +650,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("critical"),
         choices: &["critical", "warning", "unknown", "always"],
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row("webhook_on", "State from which a host is notified.")
     },
     OptionSpec {
@@ -622,6 +668,7 @@ pub static OPTIONS: &[OptionSpec] = &[
             "pushserver",
         ],
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row("webhook_format", "Body format of the notification.")
     },
     OptionSpec {
@@ -631,6 +678,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("webhook_headers"),
         kind: Repeatable("NAME: VALUE"),
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row(
             "webhook_header",
             "Extra request header for the receiver; repeat the flag, or separate entries with ';' \
@@ -645,6 +693,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("SECONDS"),
         default: Some("10"),
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row(
             "webhook_timeout",
             "Time limit of a delivery, independent of --timeout.",
@@ -656,6 +705,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         env: &["COS_ALLOW_PRIVATE_WEBHOOKS"],
         config_key: Some("allow_private_webhooks"),
         group: Group::Webhook,
+        components: PLUGIN_ONLY,
         ..row(
             "allow_private_webhooks",
             "Permit private, loopback and link-local destinations, and proxied delivery.",
@@ -670,6 +720,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("PORT"),
         default: Some("9102"),
         group: Group::Exporter,
+        components: PLUGIN_ONLY,
         ..row(
             "prometheus_listen_port",
             "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
@@ -687,6 +738,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("ADDRESS"),
         default: Some("127.0.0.1"),
         group: Group::Exporter,
+        components: PLUGIN_ONLY,
         ..row(
             "prometheus_listen_addr",
             "IP address the exporter listens on (0.0.0.0 or :: for every interface). The \
@@ -703,6 +755,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("SECONDS"),
         default: Some("60"),
         group: Group::Exporter,
+        components: PLUGIN_ONLY,
         ..row(
             "scrape_interval",
             "Seconds from the start of one exporter round (a scan of every target, bounded by \
@@ -722,11 +775,11 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("127.0.0.1"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: SERVE,
         ..row(
             "listen",
-            "serve and web: address to listen on, with an optional port ([::1]:8080, \
-             127.0.0.1:8811) that wins over --port. serve: any address but loopback needs \
-             --token. web: default 127.0.0.1:8080.",
+            "serve: address to listen on, with an optional port ([::1]:8811, 127.0.0.1:8811) \
+             that wins over --port; any address but loopback needs --token.",
         )
     },
     OptionSpec {
@@ -737,9 +790,41 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("8811"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: SERVE,
         ..row(
             "port",
             "serve: port to listen on; 0 picks a free one (the address is named on stderr).",
+        )
+    },
+    // web has listen settings of its own, so a file configuring both servers never makes
+    // them compete for one address.
+    OptionSpec {
+        long: Some("listen"),
+        env: &["COS_WEB_LISTEN"],
+        config_key: Some("web.listen"),
+        kind: Value("ADDRESS[:PORT]"),
+        default: Some("127.0.0.1"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        components: WEB,
+        ..row(
+            "web_listen",
+            "web: address to listen on, with an optional port ([::1]:8080, 127.0.0.1:8080) \
+             that wins over --port.",
+        )
+    },
+    OptionSpec {
+        long: Some("port"),
+        env: &["COS_WEB_PORT"],
+        config_key: Some("web.port"),
+        kind: Value("PORT"),
+        default: Some("8080"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        components: WEB,
+        ..row(
+            "web_port",
+            "web: port to listen on; 0 picks a free one (the address is named on stderr).",
         )
     },
     OptionSpec {
@@ -749,6 +834,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("TOKEN"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: SERVE,
         ..row(
             "token",
             "serve: bearer token every /api/ call must present (Authorization: Bearer TOKEN), \
@@ -764,6 +850,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("http://<listen address>"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "base_url",
             "web: the absolute URL the public API is reached at (https://scan.example.com), as \
@@ -778,6 +865,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("sqlite:<state directory>/web.sqlite"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "store",
             "web: where scan records, the queue and the limit counters live: sqlite:PATH (one \
@@ -793,6 +881,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("4"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "workers",
             "web: scans this node runs at once (1-64); submitters set no concurrency or timeout.",
@@ -806,6 +895,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("604800 (7 days)"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "record_ttl",
             "web: how long a scan record lives after its submission; then it is gone (404).",
@@ -818,6 +908,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Repeatable("CIDRS"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "trusted_proxy",
             "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For \
@@ -830,6 +921,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("web.allow_private_targets"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "allow_private_targets",
             "web: scan targets on private, loopback and link-local addresses too (internal \
@@ -843,6 +935,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("TOKEN"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "mcp_token",
             "web: bearer token /mcp requires (Authorization: Bearer TOKEN; 401 otherwise), at \
@@ -856,6 +949,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("web.no_mcp"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: WEB,
         ..row(
             "no_mcp",
             "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in /.well-known/ai.json.",
@@ -866,6 +960,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Repeatable("FILE"),
         group: Group::Scanner,
         programs: SCANNER,
+        components: &[Component::Offline],
         ..row(
             "result",
             "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
@@ -879,6 +974,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         choices: &["nginx", "caddy", "apache", "traefik", "env", "zone"],
         group: Group::Scanner,
         programs: SCANNER,
+        components: &[Component::Offline],
         ..row(
             "snippets_for",
             "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
@@ -1183,6 +1279,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Value("SECONDS"),
         default: Some("900"),
         group: Group::ConfigOnly,
+        components: SERVE,
         ..row(
             "cache_ttl",
             "Result cache lifetime of check-storage-scanner serve.",
@@ -1221,7 +1318,21 @@ pub fn by_config_key(key: &str) -> Option<&'static OptionSpec> {
     OPTIONS.iter().find(|o| o.config_key == Some(key))
 }
 
+/// The row the flag `--name` stands for in `component`: `--listen` is the scan service's
+/// address under `serve` and the public API's under `web`. `None` when no row of that flag is
+/// the component's.
+pub fn by_long_for(name: &str, component: Component) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|o| o.long == Some(name) && o.read_by(component))
+}
+
 impl OptionSpec {
+    /// Whether `component` reads this setting at all.
+    pub fn read_by(&self, component: Component) -> bool {
+        self.components.is_empty() || self.components.contains(&component)
+    }
+
     /// How the operator writes this setting on the command line (`--timeout`), or its config key.
     pub fn display_name(&self) -> String {
         match (self.long, self.config_key, self.env.first()) {
@@ -1241,14 +1352,23 @@ mod tests {
     #[test]
     fn identifiers_flags_variables_and_keys_are_unique() {
         let mut ids = HashSet::new();
-        let mut longs = HashSet::new();
         let mut shorts = HashSet::new();
         let mut envs = HashSet::new();
         let mut keys = HashSet::new();
         for o in OPTIONS {
             assert!(ids.insert(o.id), "duplicate id {}", o.id);
+            // A flag may name several rows when no component reads two of them.
             if let Some(l) = o.long {
-                assert!(longs.insert(l), "duplicate flag {l}");
+                for other in OPTIONS.iter().filter(|p| p.long == Some(l) && p.id != o.id) {
+                    assert!(
+                        !o.components.is_empty()
+                            && !other.components.is_empty()
+                            && o.components.iter().all(|c| !other.read_by(*c)),
+                        "flag --{l} of {} and {} is read by one component twice",
+                        o.id,
+                        other.id
+                    );
+                }
             }
             if let Some(s) = o.short {
                 assert!(shorts.insert(s), "duplicate short flag {s}");

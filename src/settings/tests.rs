@@ -33,16 +33,30 @@ fn line(args: &[&str]) -> cli::CommandLine {
 }
 
 fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings, SettingsError> {
-    // The scanner's own flags belong to `serve`, which scans the hosts its requests name.
-    let serves = args.iter().any(|a| {
+    // The scanner's own flags belong to the component of their row (`--listen`: serve).
+    let component = args.iter().find_map(|a| {
         a.strip_prefix("--")
             .and_then(options::by_long)
-            .is_some_and(|o| !o.programs.contains(&options::Program::Plugin))
+            .filter(|o| !o.programs.contains(&options::Program::Plugin))
+            .map(|o| o.components.first().copied().unwrap_or(Component::Serve))
     });
-    if serves {
-        return Settings::resolve_for(&line(args), env, Purpose::Serve);
+    match component {
+        Some(component) => resolve_in(component, args, env),
+        None => Settings::resolve(&line(args), env),
     }
-    Settings::resolve(&line(args), env)
+}
+
+/// The settings `component` reads from this command line, its flags bound as that
+/// component's (`web --listen` is the public API's address).
+fn resolve_in(
+    component: Component,
+    args: &[&str],
+    env: &MapEnv,
+) -> Result<Settings, SettingsError> {
+    let mut line = line(args);
+    line.bind_to(component, options::Program::Scanner)
+        .map_err(SettingsError)?;
+    Settings::resolve_for(&line, env, component)
 }
 
 /// An environment whose HOME is an empty temporary directory, so no user file is found.
@@ -636,10 +650,12 @@ fn no_message_prints_a_value_read_from_a_reference() {
         }
         for (form, env, args, reference) in reference_forms(spec, &dir) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let resolved = if spec.programs.contains(&options::Program::Plugin) {
-                resolve(&args, &env)
-            } else {
-                Settings::resolve_for(&line(&args), &env, Purpose::Serve)
+            let resolved = match spec.components.first() {
+                Some(component) if *component != Component::Plugin => {
+                    resolve_in(*component, &args, &env)
+                }
+                _ if spec.programs.contains(&options::Program::Plugin) => resolve(&args, &env),
+                _ => resolve_in(Component::Serve, &args, &env),
             };
             match resolved {
                 Err(e) => {

@@ -100,6 +100,18 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         check_mcp_token(token)?;
     }
     let spec = store_spec(&settings);
+    // The default store lives in the state directory, which a run outside systemd (no
+    // StateDirectory=) may not have made yet; it is the operator's alone.
+    if settings.scanner.web.store.is_none()
+        && let Some(dir) = &settings.state_dir
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
+    }
     let store: Arc<dyn Store> = Arc::from(store::open(&spec).map_err(|e| e.to_string())?);
     let server =
         Server::bind(web.listen).map_err(|e| format!("cannot listen on {}: {e}", web.listen))?;
@@ -149,11 +161,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         web.workers,
         redact::apply(&spec),
     );
-    eprintln!(
-        "{}: listening on http://{}",
-        Program::Scanner.name(),
-        server.local_addr()
-    );
+    crate::serve::announce_listening(&settings.warnings, server.local_addr());
     server.run(
         HTTP_WORKERS,
         Limits::default(),
