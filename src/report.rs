@@ -295,6 +295,24 @@ pub struct ScanError {
     pub attempts: u32,
 }
 
+/// One reason for a host's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// In full, as `message` says it.
+    pub text: String,
+    /// In a few words (`demoUsersDisabled failed (critical)`, `2 known vulnerabilities`).
+    pub short: String,
+}
+
+impl Cause {
+    pub fn new(text: impl Into<String>, short: impl Into<String>) -> Cause {
+        Cause {
+            text: text.into(),
+            short: short.into(),
+        }
+    }
+}
+
 /// The result document of one host.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -304,7 +322,12 @@ pub struct ScanResult {
     pub scanned_at: String,
     pub duration_seconds: f64,
     pub state: State,
+    /// What made the state, most urgent first: the texts of `causes` joined by "; ".
     pub message: String,
+    /// The same reasons one by one, each also in a few words: line 1 of the monitoring output
+    /// is built from them within its limit. Not a member of the document: `message` is.
+    #[serde(skip)]
+    pub causes: Vec<Cause>,
     pub rating: Option<u8>,
     pub grade: &'static str,
     pub error: Option<ScanError>,
@@ -435,8 +458,13 @@ impl ScanResult {
         warning: u8,
         critical: u8,
     ) -> ScanResult {
+        let cause = Cause::new(
+            format!("cannot scan {host}: {message}"),
+            format!("cannot scan {host}"),
+        );
         ScanResult {
-            message: format!("cannot scan {host}: {message}"),
+            message: cause.text.clone(),
+            causes: vec![cause],
             host,
             url: None,
             scanned_at,
@@ -479,6 +507,47 @@ impl ScanResult {
             },
             conditions: None,
         }
+    }
+
+    /// The reasons for the state, taken out to be changed and set again: where `message` was
+    /// written without them, it is the one cause.
+    pub fn take_causes(&mut self) -> Vec<Cause> {
+        let causes = std::mem::take(&mut self.causes);
+        if self.causes_say_the_message(&causes) {
+            causes
+        } else {
+            vec![Cause::new(self.message.clone(), self.message.clone())]
+        }
+    }
+
+    /// The causes line 1 is made from: `causes` while they still say `message`, else the
+    /// message as one cause.
+    pub fn line_causes(&self) -> Vec<Cause> {
+        if self.causes_say_the_message(&self.causes) {
+            self.causes.clone()
+        } else {
+            vec![Cause::new(self.message.clone(), self.message.clone())]
+        }
+    }
+
+    fn causes_say_the_message(&self, causes: &[Cause]) -> bool {
+        !causes.is_empty()
+            && causes
+                .iter()
+                .map(|c| c.text.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+                == self.message
+    }
+
+    /// Sets the reasons for the state, and `message` from them.
+    pub fn set_causes(&mut self, causes: Vec<Cause>) {
+        self.message = causes
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.causes = causes;
     }
 
     pub fn failed_checks(&self) -> impl Iterator<Item = &Finding> {

@@ -163,7 +163,14 @@ where
         }
     }
     if let Some(webhook) = &settings.webhook {
-        notify_all(webhook, &mut results, scanner.budget());
+        // The metrics formats report a failed scan as a metric value (`scrape_success 0`),
+        // not as an event (spec, Events 8): its host sends no notification.
+        let metrics = matches!(settings.format, Format::Metrics | Format::Otlp);
+        let mut notified: Vec<&mut ScanResult> = results
+            .iter_mut()
+            .filter(|r| !(metrics && r.error.is_some()))
+            .collect();
+        notify_all(webhook, &mut notified, scanner.budget());
     }
     let context = output::Context {
         settings: &settings,
@@ -208,7 +215,7 @@ pub fn setup_process(settings: &Settings) -> Result<Now, String> {
 /// reported on the host's output and never changes its state.
 fn notify_all(
     webhook: &crate::notify::WebhookSettings,
-    results: &mut [ScanResult],
+    results: &mut [&mut ScanResult],
     budget: &Budget,
 ) {
     for result in results.iter_mut() {

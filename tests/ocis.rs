@@ -52,11 +52,18 @@ fn the_captured_default_7_0_0_gets_its_own_verdict() {
         "{}",
         run.stdout
     );
+    // Line 1 names the failure; the long output says it in full.
     assert!(
-        run.line(0).contains(
-            "demo accounts sign in with their published password: einstein, marie, moss (space \
-             administrator), richard, katherine (space administrator)"
-        ),
+        run.line(0).contains("demoUsersDisabled failed (critical)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("Causes: ")
+            && l.contains(
+                "demo accounts sign in with their published password: einstein, marie, moss \
+                 (space administrator), richard, katherine (space administrator)"
+            )),
         "{}",
         run.stdout
     );

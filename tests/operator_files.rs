@@ -235,10 +235,20 @@ fn settings() -> Vec<(&'static str, Setting)> {
             "file:// reference",
             Setting {
                 kind: Kind::Value,
+                // The token is read only where the feed is asked: the feed mode, its address a
+                // closed loopback port (never reached: the reference is refused first).
                 give: |p| {
                     (
-                        strings(&["--release-token", &format!("file://{p}")]),
-                        Vec::new(),
+                        strings(&[
+                            "--release-token",
+                            &format!("file://{p}"),
+                            "--update-source",
+                            "feed",
+                        ]),
+                        vec![(
+                            "COS_RELEASES_URL".into(),
+                            "http://127.0.0.1:9/releases".into(),
+                        )],
                     )
                 },
                 named: |p| format!("--release-token: secret reference \"file://{p}\": the file "),
@@ -250,8 +260,14 @@ fn settings() -> Vec<(&'static str, Setting)> {
                 kind: Kind::Value,
                 give: |p| {
                     (
-                        Vec::new(),
-                        vec![("COS_RELEASES_TOKEN_FILE".into(), p.into())],
+                        strings(&["--update-source", "feed"]),
+                        vec![
+                            ("COS_RELEASES_TOKEN_FILE".into(), p.into()),
+                            (
+                                "COS_RELEASES_URL".into(),
+                                "http://127.0.0.1:9/releases".into(),
+                            ),
+                        ],
                     )
                 },
                 named: |p| format!("COS_RELEASES_TOKEN_FILE: value file \"{p}\": the file "),

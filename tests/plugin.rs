@@ -329,6 +329,41 @@ fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
     );
 }
 
+/// Across the clock edge of a support end: the last second of support warns (1 day left), the
+/// first second of the end day is end of life, CRITICAL, and its `support_days_left=0` lies
+/// inside the critical range a monitoring core evaluates (`@~:0`: 0 and below).
+#[test]
+fn the_end_of_life_day_is_inside_the_critical_range() {
+    let fake = FakeInstance::start(healthy().version("7.3.0"));
+    let before = scan_env(
+        &fake,
+        "eol-edge-before",
+        &["--eol-warning", "30"],
+        &[("COS_NOW", "2026-08-02T23:59:59Z")],
+    );
+    assert_eq!(before.code, 1, "{}", before.stdout);
+    assert!(
+        before
+            .perfdata()
+            .contains(" support_days_left=1;@~:30;@~:0 "),
+        "{}",
+        before.stdout
+    );
+    let on = scan_env(
+        &fake,
+        "eol-edge-on",
+        &["--eol-warning", "30"],
+        &[("COS_NOW", "2026-08-03T00:00:00Z")],
+    );
+    assert_eq!(on.code, 2, "{}", on.stdout);
+    assert!(on.line(0).contains("is end of life"), "{}", on.stdout);
+    assert!(
+        on.perfdata().contains(" support_days_left=0;@~:30;@~:0 "),
+        "{}",
+        on.stdout
+    );
+}
+
 #[test]
 fn eol_warning_window() {
     let fake = FakeInstance::start(healthy().version("4.0.8"));
@@ -346,7 +381,7 @@ fn eol_warning_window() {
     );
     assert!(
         run.perfdata()
-            .contains(" support_days_left=374;@~:374;@~:-1"),
+            .contains(" support_days_left=374;@~:374;@~:0"),
         "{}",
         run.stdout
     );
@@ -1168,4 +1203,55 @@ fn an_ipv6_target_with_a_zone_connects_through_its_interface_without_dns() {
             "UNKNOWN: -H [fe80::1%nosuchif0]:{port}: this host has no network interface \"nosuchif0\" (the IPv6 zone); write the interface that reaches the address, e.g. [fe80::1%25eth0]"
         )
     );
+}
+
+/// Line 1 is what monitoring lists and notifications show: at most 200 characters on the real
+/// OpenCloud 4.0.0 answers with every weakness the captures hold (demo accounts, basic auth,
+/// exposed files, version headers, CORS) and the optional checks on, the cause that decided
+/// the state first; every cause stays in full in the long output.
+#[test]
+fn line_one_fits_a_monitoring_screen_on_a_default_4_0_0() {
+    let fake = FakeInstance::start(
+        InstanceConfig::default()
+            .version("4.0.0")
+            .basic_auth(true)
+            .route(
+                "GET",
+                "/.env",
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nOC_JWT_SECRET=x\n",
+            ),
+    );
+    let extra = ["--check-hardening", "--login-throttling"];
+    let run = scan(&fake, "line-one-4.0.0", &extra);
+    let line = run.line(0);
+    assert!(
+        line.chars().count() <= 200,
+        "{} characters: {line}",
+        line.chars().count()
+    );
+    assert!(line.starts_with("CRITICAL: "), "{line}");
+    assert_eq!(run.code, 2);
+    let mut json_args = extra.to_vec();
+    json_args.extend(["--format", "json"]);
+    let json = scan(&fake, "line-one-4.0.0-json", &json_args);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let message = doc[0]["message"].as_str().unwrap();
+    assert!(
+        message.chars().count() > 200,
+        "the captures make a long message: {message}"
+    );
+    let causes = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Causes: "))
+        .unwrap_or_else(|| panic!("no Causes line:\n{}", run.stdout));
+    assert_eq!(
+        causes,
+        format!(
+            "Causes: {}",
+            message.split_whitespace().collect::<Vec<_>>().join(" ")
+        )
+    );
+    // The performance data still closes the output.
+    assert!(run.stdout.lines().last().unwrap().starts_with('|'));
 }

@@ -603,6 +603,48 @@ fn plugin_a_failed_scan_is_notified_from_the_unknown_level() {
     assert_eq!(body["host"], down.as_str());
 }
 
+/// The metrics formats report a failed scan as a metric value, not as an event (spec,
+/// Events 8): `scrape_success 0` and no notification, even with `--webhook-on always`; a host
+/// scanned in the same run still notifies.
+#[test]
+fn plugin_the_metrics_formats_send_no_event_for_a_failed_scan() {
+    let down = format!("127.0.0.1:{}", support::closed_port());
+    let up = ok_instance();
+    let hosts = format!("{down},{}", up.host_port());
+    for format in ["metrics", "otlp"] {
+        let receiver = Receiver::ok();
+        let url = receiver.url("/hook");
+        let run = plugin(
+            &format!("metrics-no-event-{format}"),
+            &hosts,
+            &[
+                "--webhook-url",
+                &url,
+                "--allow-private-webhooks",
+                "--retries",
+                "0",
+                "--webhook-on",
+                "always",
+                "--format",
+                format,
+            ],
+            &[],
+        );
+        if format == "metrics" {
+            assert!(
+                run.stdout.contains(&format!(
+                    "storage_security_scrape_success{{host=\"{down}\"}} 0"
+                )),
+                "{}",
+                run.show()
+            );
+        }
+        let bodies: Vec<serde_json::Value> = receiver.requests().iter().map(|r| r.json()).collect();
+        assert_eq!(bodies.len(), 1, "{format}: {bodies:#?}");
+        assert_eq!(bodies[0]["host"], up.host_port().as_str(), "{format}");
+    }
+}
+
 #[test]
 fn plugin_each_host_of_a_multi_host_run_is_notified() {
     let first = critical_instance();

@@ -327,21 +327,29 @@ impl Baseline {
                     && !end_of_life(result)
                     && !policy_unmet(result)
                 {
-                    result.message = format!(
-                        "nothing new or worse since the baseline of {} (normally {}: {})",
-                        date_of(&entry.recorded_at),
+                    let since = format!(
+                        "nothing new or worse since the baseline of {}",
+                        date_of(&entry.recorded_at)
+                    );
+                    let text = format!(
+                        "{since} (normally {}: {})",
                         result.state.label(),
                         result.message
                     );
+                    result.set_causes(vec![crate::report::Cause::new(text, since)]);
                     result.state = State::Ok;
                 }
                 if !comparison.inconclusive_now.is_empty() {
-                    result.message = format!(
-                        "{}; {} check(s) concluded before are inconclusive now: {}",
-                        result.message,
-                        comparison.inconclusive_now.len(),
-                        comparison.inconclusive_now.join(", ")
-                    );
+                    let count = comparison.inconclusive_now.len();
+                    let mut causes = result.take_causes();
+                    causes.push(crate::report::Cause::new(
+                        format!(
+                            "{count} check(s) concluded before are inconclusive now: {}",
+                            comparison.inconclusive_now.join(", ")
+                        ),
+                        format!("{count} check(s) inconclusive now"),
+                    ));
+                    result.set_causes(causes);
                     if result.state == State::Ok {
                         result.state = State::Warning;
                     }

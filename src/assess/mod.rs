@@ -247,7 +247,7 @@ pub fn assess(input: Input) -> ScanResult {
         waiver_days_left: waived.waiver_days_left,
     };
     let state = verdict::decide(&inputs);
-    let message = message(
+    let causes = causes(
         &product,
         life.as_ref(),
         &vulnerabilities,
@@ -326,7 +326,8 @@ pub fn assess(input: Input) -> ScanResult {
         scanned_at: now.stamp(),
         duration_seconds,
         state,
-        message,
+        message: join_causes(&causes),
+        causes,
         rating: Some(final_rating),
         grade: report::grade(Some(final_rating)),
         error: None,
@@ -381,11 +382,12 @@ fn track_name(track: Option<Track>) -> &'static str {
 pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
     let verdict = policy.evaluate(result);
     if !verdict.met && result.error.is_none() {
-        result.message = format!(
-            "policy requirement(s) unmet: {}; {}",
-            verdict.unmet.join("; "),
-            result.message
-        );
+        let mut causes = vec![report::Cause::new(
+            format!("policy requirement(s) unmet: {}", verdict.unmet.join("; ")),
+            format!("{} policy requirement(s) unmet", verdict.unmet.len()),
+        )];
+        causes.extend(result.take_causes());
+        result.set_causes(causes);
         result.state = report::State::Critical;
     }
     result.policy = serde_json::to_value(&verdict).ok();
@@ -597,35 +599,51 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
     }
 }
 
-/// Line 1 of the output: what made the state, most urgent first.
-fn message(
+/// `message`: the causes' texts joined.
+fn join_causes(causes: &[report::Cause]) -> String {
+    causes
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What made the state, most urgent first (line 1 of the output is made from them).
+fn causes(
     product: &Identified,
     life: Option<&lifecycle::Lifecycle>,
     vulnerabilities: &[report::Vulnerability],
     findings: &[Finding],
     update: &report::UpdateCheck,
     inputs: &verdict::Inputs,
-) -> String {
-    let mut reasons = Vec::new();
+) -> Vec<report::Cause> {
+    let mut reasons: Vec<report::Cause> = Vec::new();
     // Where to go, and on which track, so nobody is told to plan an upgrade to what they run.
     let target = life
         .and_then(|l| l.move_to.as_ref())
         .map(|(v, t)| format!("{v} ({} track)", t.as_str()))
         .or_else(|| update.recommended.clone());
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
-        reasons.push(format!(
-            "{} {} is end of life: release line {}.{} ({}) lost support on {}; upgrade to {}",
-            product.name,
-            product.version_text,
-            l.line.0,
-            l.line.1,
-            track_name(l.track),
-            l.support_end
-                .map(|d| d.to_string())
-                .unwrap_or_else(|| "an unknown date".into()),
-            target
-                .clone()
-                .unwrap_or_else(|| "a supported release".into())
+        let upgrade_to = target
+            .clone()
+            .unwrap_or_else(|| "a supported release".into());
+        reasons.push(report::Cause::new(
+            format!(
+                "{} {} is end of life: release line {}.{} ({}) lost support on {}; upgrade to {}",
+                product.name,
+                product.version_text,
+                l.line.0,
+                l.line.1,
+                track_name(l.track),
+                l.support_end
+                    .map(|d| d.to_string())
+                    .unwrap_or_else(|| "an unknown date".into()),
+                upgrade_to
+            ),
+            format!(
+                "{} {} end of life (upgrade to {upgrade_to})",
+                product.name, product.version_text
+            ),
         ));
     }
     if !vulnerabilities.is_empty() {
@@ -654,61 +672,78 @@ fn message(
                 format!("; upgrade to {upgrade}")
             })
             .unwrap_or_default();
-        reasons.push(format!(
-            "{} {} has {} known vulnerabilit{} ({}){fix}",
-            product.name,
-            product.version_text,
+        let known = format!(
+            "{} known vulnerabilit{}",
             vulnerabilities.len(),
             if vulnerabilities.len() == 1 {
                 "y"
             } else {
                 "ies"
-            },
-            list.join(", ")
+            }
+        );
+        reasons.push(report::Cause::new(
+            format!(
+                "{} {} has {known} ({}){fix}",
+                product.name,
+                product.version_text,
+                list.join(", ")
+            ),
+            format!("{known}{fix}"),
         ));
     }
     // Low-severity failures never move the rating and waived ones never count; they stay on
-    // the detail lines.
-    for f in findings.iter().filter(|f| {
-        f.role == Role::Check
-            && f.status == Status::Failed
-            && f.counts
-            && !f.ignored
-            && f.severity > Severity::Low
-    }) {
-        reasons.push(format!("{} failed ({}): {}", f.id, f.severity, f.detail));
+    // the detail lines. The most severe first: line 1 is read from the left.
+    let mut failed: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| {
+            f.role == Role::Check
+                && f.status == Status::Failed
+                && f.counts
+                && !f.ignored
+                && f.severity > Severity::Low
+        })
+        .collect();
+    failed.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    for f in failed {
+        reasons.push(report::Cause::new(
+            format!("{} failed ({}): {}", f.id, f.severity, f.detail),
+            format!("{} failed ({})", f.id, f.severity),
+        ));
     }
     if inputs.update_warning
         && inputs.update_available
         && let Some(r) = &update.recommended
     {
-        reasons.push(format!("update available: {r}"));
+        let text = format!("update available: {r}");
+        reasons.push(report::Cause::new(text.clone(), text));
     }
     if inputs.ending_soon()
         && let Some(l) = life
     {
-        reasons.push(format!(
-            "release line {}.{} support ends {} ({} days left); plan the upgrade to {}",
-            l.line.0,
-            l.line.1,
-            l.support_end.map(|d| d.to_string()).unwrap_or_default(),
-            l.support_days_left.unwrap_or_default(),
-            target
-                .clone()
-                .unwrap_or_else(|| "a supported release".into())
+        let days = l.support_days_left.unwrap_or_default();
+        reasons.push(report::Cause::new(
+            format!(
+                "release line {}.{} support ends {} ({days} days left); plan the upgrade to {}",
+                l.line.0,
+                l.line.1,
+                l.support_end.map(|d| d.to_string()).unwrap_or_default(),
+                target
+                    .clone()
+                    .unwrap_or_else(|| "a supported release".into())
+            ),
+            format!("support ends in {days} days"),
         ));
     }
     if inputs.waiver_ending() {
-        reasons.push(format!(
+        let text = format!(
             "a waiver hiding a failing check ends in {} day(s)",
             inputs.waiver_days_left.unwrap_or_default()
-        ));
+        );
+        reasons.push(report::Cause::new(text.clone(), text));
     }
     if inputs.check_hardening && inputs.missing_hardening > 0 {
-        reasons.push(format!(
-            "{} hardening measure(s) missing",
-            inputs.missing_hardening
-        ));
+        let text = format!("{} hardening measure(s) missing", inputs.missing_hardening);
+        reasons.push(report::Cause::new(text.clone(), text));
     }
     if reasons.is_empty() {
         let failures = quiet_failures(findings);
@@ -733,10 +768,14 @@ fn message(
         } else {
             format!("{} {} is up to date", product.name, product.version_text)
         };
-        reasons.push(standing);
-        reasons.extend(failures);
+        reasons.push(report::Cause::new(standing.clone(), standing));
+        reasons.extend(
+            failures
+                .into_iter()
+                .map(|f| report::Cause::new(f.clone(), f)),
+        );
     }
-    reasons.join("; ")
+    reasons
 }
 
 /// Failed checks that did not move the state, said plainly so line 1 never claims that no

@@ -17,11 +17,73 @@ use crate::report::{Role, ScanResult, Status};
 /// output layout": lifecycle, missing hardening, additional checks, update check, coverage,
 /// configuration fingerprint, baseline, policy, webhook.
 pub fn host_block(result: &ScanResult) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{}: {}",
-        result.state.label(),
-        one_line(&result.message)
-    )];
+    let (first, shortened) = line_one(result);
+    let mut lines = vec![first];
+    let mut block = host_details(result);
+    // What line 1 had to leave out stays in the long output, in full.
+    if shortened {
+        block.push(format!("Causes: {}", one_line(&result.message)));
+    }
+    lines.append(&mut block);
+    lines
+}
+
+/// Line 1 is what monitoring lists and every notification built from `$SERVICEOUTPUT$` show:
+/// at most this many characters, the state included.
+pub const LINE_ONE_LIMIT: usize = 200;
+
+/// Line 1, `<STATE>: <message>` within [`LINE_ONE_LIMIT`] characters, and whether the message
+/// had to be shortened: then the cause that decided the state comes first (cut if it alone is
+/// too long), the next causes in a few words each, then "and N more".
+pub fn line_one(result: &ScanResult) -> (String, bool) {
+    let label = result.state.label();
+    let budget = LINE_ONE_LIMIT - label.chars().count() - ": ".len();
+    let whole = one_line(&result.message);
+    if whole.chars().count() <= budget {
+        return (format!("{label}: {whole}"), false);
+    }
+    let causes = result.line_causes();
+    let more = |left: usize| {
+        if left == 0 {
+            String::new()
+        } else {
+            format!("; and {left} more")
+        }
+    };
+    let mut text = cut(
+        &one_line(&causes[0].text),
+        budget - more(causes.len() - 1).chars().count(),
+    );
+    let mut shown = 1;
+    for cause in &causes[1..] {
+        let next = format!("; {}", one_line(&cause.short));
+        let left = causes.len() - shown - 1;
+        if text.chars().count() + next.chars().count() + more(left).chars().count() > budget {
+            break;
+        }
+        text.push_str(&next);
+        shown += 1;
+    }
+    text.push_str(&more(causes.len() - shown));
+    (format!("{label}: {text}"), true)
+}
+
+/// `text` within `limit` characters: cut at a word where one is near, marked with "…".
+fn cut(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(limit.saturating_sub(1)).collect();
+    let at_word = match kept.rfind(' ') {
+        Some(space) if kept[..space].chars().count() * 4 >= limit * 3 => &kept[..space],
+        _ => &kept[..],
+    };
+    format!("{}…", at_word.trim_end_matches([' ', ';', ',', ':']))
+}
+
+/// The lines after line 1.
+fn host_details(result: &ScanResult) -> Vec<String> {
+    let mut lines = Vec::new();
     let Some(product) = &result.product else {
         lines.push(format!(
             "scan of {} failed, last attempted: {}",
@@ -403,4 +465,115 @@ pub fn debug_text(result: &ScanResult) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks;
+    use crate::report::{Cause, State};
+    use crate::severity::Severity;
+
+    /// A host with `n` failed checks whose details a hostile instance wrote: long, with
+    /// separators, control characters, `|` and multi-byte characters.
+    fn hostile(n: usize) -> ScanResult {
+        let mut findings = Vec::new();
+        let mut causes = Vec::new();
+        for i in 0..n {
+            let id = format!("exposed:/{i}-{}", "ä".repeat(30));
+            let detail = format!("served {}\n|x; y", "€".repeat(300));
+            let mut f = checks::finding("exposed:/.env", Status::Failed, &detail);
+            f.id = id.clone();
+            f.severity = Severity::High;
+            causes.push(Cause::new(
+                format!("{id} failed (high): {detail}"),
+                format!("{id} failed (high)"),
+            ));
+            findings.push(f);
+        }
+        let mut r = crate::output::sarif::tests::result("cloud.example", findings);
+        r.state = State::Critical;
+        r.set_causes(causes);
+        r
+    }
+
+    #[test]
+    fn line_one_stays_within_its_limit_however_many_findings_fail() {
+        for n in [1, 2, 3, 10, 200] {
+            let r = hostile(n);
+            let (line, shortened) = line_one(&r);
+            assert!(
+                line.chars().count() <= LINE_ONE_LIMIT,
+                "{n}: {} characters: {line}",
+                line.chars().count()
+            );
+            assert!(shortened);
+            assert!(line.starts_with("CRITICAL: exposed:/0-"), "{line}");
+            assert!(!line.contains('|') && !line.contains('\n'), "{line}");
+            if n > 1 {
+                assert!(line.ends_with(" more"), "{n}: {line}");
+            }
+            // The long output keeps every cause in full.
+            let block = host_block(&r);
+            assert_eq!(block[0], line);
+            let causes = block.iter().find(|l| l.starts_with("Causes: ")).unwrap();
+            assert!(causes.contains(&format!("exposed:/{}-", n - 1)), "{n}");
+        }
+        let (line, _) = line_one(&hostile(200));
+        assert!(line.ends_with("; and 199 more"), "{line}");
+    }
+
+    #[test]
+    fn the_cause_that_decided_comes_first_then_the_next_in_a_few_words() {
+        let mut r = crate::output::sarif::tests::result("cloud.example", Vec::new());
+        r.state = State::Critical;
+        r.set_causes(vec![
+            Cause::new(
+                "OpenCloud 4.0.0 has 2 known vulnerabilities (GHSA-vf5j-r2hw-2hrw high, \
+                 GHSA-gf4p-7p27-26w7 medium); upgrade to 4.0.8",
+                "2 known vulnerabilities; upgrade to 4.0.8",
+            ),
+            Cause::new(
+                format!(
+                    "demoUsersDisabled failed (critical): demo accounts sign in: {}",
+                    "dennis, ".repeat(30)
+                ),
+                "demoUsersDisabled failed (critical)",
+            ),
+            Cause::new(
+                format!("corsOriginRestricted failed (medium): {}", "x".repeat(200)),
+                "corsOriginRestricted failed (medium)",
+            ),
+            Cause::new(
+                "3 hardening measure(s) missing",
+                "3 hardening measure(s) missing",
+            ),
+        ]);
+        let (line, shortened) = line_one(&r);
+        assert!(shortened);
+        // The next cause would not fit with the count of the rest.
+        assert_eq!(
+            line,
+            "CRITICAL: OpenCloud 4.0.0 has 2 known vulnerabilities (GHSA-vf5j-r2hw-2hrw high, \
+             GHSA-gf4p-7p27-26w7 medium); upgrade to 4.0.8; demoUsersDisabled failed \
+             (critical); and 2 more"
+        );
+        assert!(line.chars().count() <= LINE_ONE_LIMIT);
+    }
+
+    #[test]
+    fn a_short_message_is_line_one_as_it_is_and_adds_no_causes_line() {
+        let mut r = crate::output::sarif::tests::result("cloud.example", Vec::new());
+        r.state = State::Ok;
+        r.set_causes(vec![Cause::new(
+            "OpenCloud 8.1.0 is up to date and no check failed",
+            "up to date",
+        )]);
+        let block = host_block(&r);
+        assert_eq!(
+            block[0],
+            "OK: OpenCloud 8.1.0 is up to date and no check failed"
+        );
+        assert!(block.iter().all(|l| !l.starts_with("Causes: ")));
+    }
 }

@@ -121,8 +121,10 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
     }
     if let Some(days) = result.lifecycle.as_ref().and_then(|l| l.support_days_left) {
         let mut m = Metric::new("support_days_left", days);
+        // A line is end of life from the first day of its support end on, when 0 days are
+        // left: the critical range holds 0, so a line reported end of life is always in it.
         if let Some(window) = settings.eol_warning {
-            m = m.warn(format!("@~:{window}")).crit("@~:-1");
+            m = m.warn(format!("@~:{window}")).crit("@~:0");
         }
         out.push(m);
     }

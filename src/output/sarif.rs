@@ -391,6 +391,7 @@ pub(crate) mod tests {
             duration_seconds: 0.5,
             state: State::Warning,
             message: "something failed".into(),
+            causes: Vec::new(),
             rating: Some(3),
             grade: "C",
             error: None,

@@ -143,6 +143,11 @@ where
                 }
                 "true".to_string()
             }
+            // `--prometheus-listen-port` alone is its row's default port; a value is taken
+            // only when it is attached or the next word is a number.
+            Kind::Value(_) if spec.bare.is_some() && !next_is_value(&mut parser) => {
+                spec.bare.unwrap_or_default().to_string()
+            }
             Kind::Value(meta) | Kind::Repeatable(meta) => {
                 let missing = || usage(format!("{written} needs a value ({meta})"));
                 // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
@@ -198,6 +203,18 @@ fn check_word(parser: &mut lexopt::Parser, written: &str) -> Result<bool, String
         .try_raw_args()
         .and_then(|mut raw| raw.next_if(|word| word == "check"))
         .is_some())
+}
+
+/// Whether a value follows a flag that may stand alone: attached (`--flag=9102`; lexopt gives it
+/// to the next `value()`), or the next word a number.
+fn next_is_value(parser: &mut lexopt::Parser) -> bool {
+    let Some(raw) = parser.try_raw_args() else {
+        // An attached value is pending: raw arguments are refused until it is taken.
+        return true;
+    };
+    raw.peek()
+        .and_then(|word| word.to_str())
+        .is_some_and(|word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A word that names one of our options (`-H`, `--warning`, `--warning=3`): never a value.

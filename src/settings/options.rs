@@ -64,6 +64,9 @@ pub struct OptionSpec {
     pub kind: Kind,
     /// Default as shown to the operator (`None`: unset).
     pub default: Option<&'static str>,
+    /// The value of the flag written alone, without one (`--prometheus-listen-port`: 9102);
+    /// `None`: the flag needs its value.
+    pub bare: Option<&'static str>,
     /// Allowed values, when the value is one of a fixed set.
     pub choices: &'static [&'static str],
     pub help: &'static str,
@@ -178,6 +181,7 @@ const fn row(id: &'static str, help: &'static str) -> OptionSpec {
         config_key: None,
         kind: Switch,
         default: None,
+        bare: None,
         choices: &[],
         help,
         group: Group::Program,
@@ -719,6 +723,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         config_key: Some("prometheus_listen_port"),
         kind: Value("PORT"),
         default: Some("9102"),
+        bare: Some("9102"),
         group: Group::Exporter,
         components: PLUGIN_ONLY,
         ..row(
@@ -726,8 +731,9 @@ pub static OPTIONS: &[OptionSpec] = &[
             "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
              target on http://ADDRESS:PORT/metrics until SIGTERM or SIGINT (exit 0). Only this \
              setting (flag, variable or key) starts the exporter, so keep it out of a \
-             configuration file that single runs read. 0 takes a free port; the exporter \
-             prints \"listening on ADDRESS:PORT\" on stderr at start.",
+             configuration file that single runs read. The flag alone listens on 9102; 0 takes \
+             a free port; the exporter prints \"listening on ADDRESS:PORT\" on stderr at \
+             start.",
         )
     },
     OptionSpec {

@@ -300,6 +300,29 @@ fn the_exporter_runs_when_its_port_is_set() {
     let e = s.exporter.unwrap();
     assert_eq!(e.listen, "127.0.0.1:9102".parse().unwrap());
     assert_eq!(e.scrape_interval, Duration::from_secs(60));
+    // The flag alone is the spec's default port, wherever it stands; a number after it or an
+    // attached value is its port.
+    for (args, port) in [
+        (&["-H", "x", "--prometheus-listen-port"][..], 9102),
+        (&["--prometheus-listen-port", "-H", "x"][..], 9102),
+        (
+            &[
+                "--prometheus-listen-port",
+                "--scrape-interval",
+                "5",
+                "-H",
+                "x",
+            ][..],
+            9102,
+        ),
+        (&["-H", "x", "--prometheus-listen-port", "9300"][..], 9300),
+        (&["-H", "x", "--prometheus-listen-port=0"][..], 0),
+    ] {
+        let e = resolve(args, &env).unwrap().exporter.unwrap();
+        assert_eq!(e.listen.port(), port, "{args:?}");
+    }
+    // A word that is no port is no value of it: the plugin takes no words.
+    assert!(cli::parse(["--prometheus-listen-port", "x"]).is_err());
     let s = resolve(
         &[
             "-H",
