@@ -641,6 +641,50 @@ fn update_source_modes() {
     }
 }
 
+/// "Up to date" only when the scan established it: with the update check off, or a feed that
+/// failed in feed mode, a 7.2.3 instance whose line the release schedule lists up to 7.2.4 is
+/// told what is known (the schedule lists 7.2.4) and rated as the spec's table says for it (a
+/// patch update pending: 4, A), never "up to date" with 5.
+#[test]
+fn up_to_date_only_when_the_scan_established_it() {
+    let fake = FakeInstance::start(healthy().version("7.2.3"));
+    let failing = FeedServer::start(vec![(500, "{}".into())]);
+    let failing_url = failing.url("/releases");
+    for (name, args, env, why) in [
+        (
+            "unknown-off",
+            &["--update-source", "off"][..],
+            &[][..],
+            "the update check is off",
+        ),
+        (
+            "unknown-feed-failed",
+            &["--update-source", "feed", "--retries", "0"][..],
+            &[("COS_RELEASES_URL", failing_url.as_str())][..],
+            "the update check failed",
+        ),
+    ] {
+        let run = scan_env(&fake, name, args, env);
+        assert_eq!(run.code, 0, "{name}: {}", run.stdout);
+        assert_eq!(
+            run.line(0),
+            format!("OK: OpenCloud 7.2.3 is supported; the release schedule lists 7.2.4 ({why})"),
+            "{name}"
+        );
+        assert!(!run.stdout.contains("up to date"), "{name}: {}", run.stdout);
+        assert_eq!(run.line(1), host_line(&fake, "7.2.3", "A"), "{name}");
+    }
+    // The newest release the schedule lists, and the check off: nothing newer is known.
+    let newest = FakeInstance::start(healthy().version("8.1.0"));
+    let run = scan(&newest, "unknown-off-newest", &["--no-update-check"]);
+    assert_eq!(
+        run.line(0),
+        "OK: OpenCloud 8.1.0 is supported and the newest release the release schedule lists \
+         (the update check is off)"
+    );
+    assert_eq!(run.line(1), host_line(&newest, "8.1.0", "A+"));
+}
+
 #[test]
 fn profiles_set_thresholds_and_rules() {
     let fake = FakeInstance::start(healthy().version("8.1.0"));

@@ -113,6 +113,18 @@ pub fn assess(input: Input) -> ScanResult {
         .recommended
         .as_deref()
         .and_then(crate::knowledge::parse_version);
+    // Where the update check established nothing (off, or a feed that failed in feed mode),
+    // what the release schedule knows still holds: a newer release it lists is known, and the
+    // rating and the message follow what is known, never a claim of "up to date".
+    let known_without_check = match update_report.update_available {
+        Some(_) => None,
+        None => update::recommend(
+            installed,
+            schedule_target.as_ref(),
+            track == Some(Track::Rolling),
+            &[],
+        ),
+    };
 
     // Advisories.
     let matched = advisories::matching(&knowledge.advisories, installed);
@@ -201,7 +213,7 @@ pub fn assess(input: Input) -> ScanResult {
         end_of_life,
         advisories: matched.iter().map(|a| a.severity).collect(),
         installed: Some(installed.clone()),
-        recommended: recommended.clone(),
+        recommended: recommended.clone().or_else(|| known_without_check.clone()),
     };
     let (start, start_reason) = rating::starting_rating(&standing);
     let (final_rating, limits) = rating::apply_caps(start, &mut findings);
@@ -252,7 +264,10 @@ pub fn assess(input: Input) -> ScanResult {
         life.as_ref(),
         &vulnerabilities,
         &findings,
-        &update_report,
+        &Standing {
+            update: &update_report,
+            known_without_check: known_without_check.as_ref(),
+        },
         &inputs,
     );
 
@@ -608,15 +623,23 @@ fn join_causes(causes: &[report::Cause]) -> String {
         .join("; ")
 }
 
+/// What is known of newer releases: the update check's answer, and, where it established
+/// nothing, the newest release the release schedule lists for the instance.
+struct Standing<'a> {
+    update: &'a report::UpdateCheck,
+    known_without_check: Option<&'a Version>,
+}
+
 /// What made the state, most urgent first (line 1 of the output is made from them).
 fn causes(
     product: &Identified,
     life: Option<&lifecycle::Lifecycle>,
     vulnerabilities: &[report::Vulnerability],
     findings: &[Finding],
-    update: &report::UpdateCheck,
+    standing: &Standing,
     inputs: &verdict::Inputs,
 ) -> Vec<report::Cause> {
+    let update = standing.update;
     let mut reasons: Vec<report::Cause> = Vec::new();
     // Where to go, and on which track, so nobody is told to plan an upgrade to what they run.
     let target = life
@@ -748,18 +771,39 @@ fn causes(
     if reasons.is_empty() {
         let failures = quiet_failures(findings);
         let support_unknown = life.is_some_and(|l| l.state == LineState::Unknown);
+        let supported = if support_unknown {
+            "has an unknown support end"
+        } else {
+            "is supported"
+        };
+        // Why nothing was established: the mode, or the feed's failure.
+        let unchecked = match &update.error {
+            Some(_) => "the update check failed",
+            None => "the update check is off",
+        };
         let standing = if update.update_available == Some(true) {
             format!(
-                "{} {} {}; {} is available",
+                "{} {} {supported}; {} is available",
                 product.name,
                 product.version_text,
-                if support_unknown {
-                    "has an unknown support end"
-                } else {
-                    "is supported"
-                },
                 update.recommended.clone().unwrap_or_default()
             )
+        } else if update.update_available.is_none() {
+            match standing.known_without_check {
+                Some(newer) if *newer > product.version => format!(
+                    "{} {} {supported}; the release schedule lists {newer} ({unchecked})",
+                    product.name, product.version_text
+                ),
+                Some(_) => format!(
+                    "{} {} {supported} and the newest release the release schedule lists \
+                     ({unchecked})",
+                    product.name, product.version_text
+                ),
+                None => format!(
+                    "{} {} {supported}; whether a newer release exists is unknown ({unchecked})",
+                    product.name, product.version_text
+                ),
+            }
         } else if failures.is_empty() {
             format!(
                 "{} {} is up to date and no check failed",
