@@ -26,7 +26,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Set the Secure attribute on every cookie (in the reverse proxy, e.g. nginx \
                       proxy_cookie_flags ~ secure, or in the application that sets it) so the \
                       browser never sends it over plain HTTP.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -39,7 +39,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Cookies are hidden from scripts",
         remediation: "Set the HttpOnly attribute on every cookie scripts do not need to read, so \
                       an injected script cannot steal it.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -52,7 +52,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Cookies declare SameSite",
         remediation: "Set SameSite=Lax or SameSite=Strict on every cookie (SameSite=None only \
                       together with Secure), so other sites cannot ride on it.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -66,7 +66,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "A __Secure- cookie needs Secure; a __Host- cookie needs Secure, Path=/ \
                       and no Domain. Fix the attributes or drop the prefix; browsers refuse a \
                       cookie that breaks its prefix.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },

@@ -31,7 +31,7 @@ pub static ROWS: &[CheckSpec] = &[
                       e.g. `PROXY_DEBUG_ADDR=127.0.0.1:9205`, the default) and never publish or \
                       forward the debug ports (9205, 9141, 9124, 9134, 9239, ...); block them \
                       at the firewall.",
-        documentation: Some(PROXY_DOCS),
+        documentation: PROXY_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -50,7 +50,7 @@ pub static ROWS: &[CheckSpec] = &[
                       `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After `/config` was \
                       reachable, set `OC_SERVICE_ACCOUNT_SECRET` (and every other secret it \
                       showed) anew.",
-        documentation: Some(PROXY_DOCS),
+        documentation: PROXY_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -919,7 +919,7 @@ mod tests {
         for row in ROWS {
             assert_eq!(row.fixed_in, INSTANCE);
             assert!(row.verifiable);
-            assert!(row.documentation.is_some());
+            assert_eq!(row.documentation, PROXY_DOCS);
             assert_eq!(row.role, Role::Check);
         }
     }

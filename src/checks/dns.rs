@@ -25,7 +25,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
                       the instance's certificate (e.g. `example.com. CAA 0 issue \
                       \"letsencrypt.org\"`), so no other CA may issue one for it.",
-        documentation: Some(CAA_DOCS),
+        documentation: CAA_DOCS,
         fixed_in: DNS_ZONE,
         verifiable: true,
     },
@@ -40,7 +40,7 @@ pub static ROWS: &[CheckSpec] = &[
                       zone, or the DNS host's DNSSEC switch), then publish the key-signing \
                       key's DS record at the registrar (or in the parent zone) so validating \
                       resolvers can verify the answers for the name.",
-        documentation: Some(DNSSEC_DOCS),
+        documentation: DNSSEC_DOCS,
         fixed_in: DNS_ZONE,
         verifiable: true,
     },
@@ -53,7 +53,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "The addresses the name resolves to (for information)",
         remediation: "Nothing to fix: the addresses are listed so the result records them; \
                       check they are the ones the instance should be reached at.",
-        documentation: None,
+        documentation: super::DOCS,
         fixed_in: DNS_ZONE,
         verifiable: false,
     },

@@ -13,6 +13,8 @@ use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
 const EXPOSURE_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/";
+/// Why version headers matter, and how they are read: OWASP's testing guide.
+const VERSION_DISCLOSURE_DOCS: &str = "https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/01-Information_Gathering/02-Fingerprint_Web_Server";
 
 pub static ROWS: &[CheckSpec] = &[
     CheckSpec {
@@ -24,7 +26,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "No deployment file is served",
         remediation: "Serve only the instance through the web server: remove the file from any \
                       folder the reverse proxy publishes and rotate every secret it contained.",
-        documentation: Some(EXPOSURE_DOCS),
+        documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -37,7 +39,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "No folder is listed",
         remediation: "Turn off directory indexes (nginx autoindex off; Apache Options -Indexes) and \
                       do not publish data folders.",
-        documentation: Some(EXPOSURE_DOCS),
+        documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -50,7 +52,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "File and user APIs refuse anonymous callers",
         remediation: "Route the API paths to the instance unchanged and do not add rules that \
                       answer them without authentication.",
-        documentation: Some(EXPOSURE_DOCS),
+        documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -63,7 +65,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "TRACE requests are not echoed",
         remediation: "Refuse the TRACE method at the reverse proxy (e.g. nginx: if ($request_method \
                       = TRACE) { return 405; }).",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE"),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -80,9 +82,7 @@ pub static ROWS: &[CheckSpec] = &[
                       that echoes it, usually in the reverse proxy, and list trusted clients in \
                       OC_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send \
                       credentials to it.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -93,9 +93,10 @@ pub static ROWS: &[CheckSpec] = &[
         severity: Severity::Low,
         category: "exposure",
         title: "Response headers do not disclose versions",
-        remediation: "Strip version headers (X-*-Version, Server, X-Powered-By) at the reverse \
-                      proxy, e.g. nginx proxy_hide_header X-Web-Version;.",
-        documentation: None,
+        remediation: "Strip the headers that name a version (X-*-Version, Server, X-Powered-By) \
+                      at the reverse proxy; each failed header's finding names the line that \
+                      removes it.",
+        documentation: VERSION_DISCLOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -497,13 +498,28 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     }
     seen.into_iter()
         .map(|(name, value)| {
-            finding(
+            let mut f = finding(
                 &format!("versionDisclosure:{name}"),
                 Status::Failed,
                 format!("{name}: {value}"),
-            )
+            );
+            f.remediation = strip_header_advice(&name);
+            f
         })
         .collect()
+}
+
+/// How to strip the header `name` that was seen, at the usual reverse proxies.
+fn strip_header_advice(name: &str) -> String {
+    if name == "Server" {
+        return "Take the version out of the Server header at the reverse proxy (nginx: \
+                server_tokens off; Apache: ServerTokens Prod; Caddy: header -Server)."
+            .to_string();
+    }
+    format!(
+        "Strip the {name} header at the reverse proxy (nginx: proxy_hide_header {name}; \
+         Caddy: header -{name}; Apache: Header unset {name})."
+    )
 }
 
 /// `x-web-version` -> `X-Web-Version`, so ids read the same whatever the server's case.

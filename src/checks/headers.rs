@@ -21,9 +21,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "HSTS is sent",
         remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
                       reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -36,7 +34,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "HSTS is ready for preloading",
         remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
                       of at least one year, then submit the domain to the preload list.",
-        documentation: Some("https://hstspreload.org/"),
+        documentation: "https://hstspreload.org/",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -49,9 +47,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "A Content-Security-Policy is sent",
         remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
                       proxy does not strip it.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -65,9 +61,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
                       script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
                       where inline code is needed.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -79,9 +73,7 @@ pub static ROWS: &[CheckSpec] = &[
         category: "headers",
         title: "MIME sniffing is disabled",
         remediation: "Send X-Content-Type-Options: nosniff.",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -94,7 +86,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Framing by other sites is refused",
         remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
                       directive without wildcards.",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options"),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -106,7 +98,7 @@ pub static ROWS: &[CheckSpec] = &[
         category: "headers",
         title: "A restrictive Referrer-Policy is sent",
         remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
-        documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy"),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -119,9 +111,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Browser features the app does not use are switched off",
         remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
                       geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
-        documentation: Some(
-            "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
-        ),
+        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },

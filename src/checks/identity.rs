@@ -20,7 +20,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
         remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
                       /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
-        documentation: None,
+        documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
         fixed_in: super::REVERSE_PROXY,
         verifiable: true,
     },
@@ -34,7 +34,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
                       IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
                       remove accounts already created.",
-        documentation: Some("https://docs.opencloud.eu/docs/admin/resources/demo-user"),
+        documentation: "https://docs.opencloud.eu/docs/admin/resources/demo-user",
         fixed_in: IDENTITY_PROVIDER,
         verifiable: true,
     },
@@ -48,7 +48,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
                       on every request and bypasses the identity provider's protections. App \
                       tokens keep working.",
-        documentation: Some("https://docs.opencloud.eu/docs/admin/configuration/"),
+        documentation: "https://docs.opencloud.eu/docs/admin/configuration/",
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -61,7 +61,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
         remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
                       address of the instance so every endpoint in the discovery document uses it.",
-        documentation: Some("https://openid.net/specs/openid-connect-discovery-1_0.html"),
+        documentation: "https://openid.net/specs/openid-connect-discovery-1_0.html",
         fixed_in: IDENTITY_PROVIDER,
         verifiable: true,
     },

@@ -34,13 +34,16 @@ pub struct CheckSpec {
     pub category: &'static str,
     pub title: &'static str,
     pub remediation: &'static str,
-    pub documentation: Option<&'static str>,
+    /// Where the operator reads more (every rule links one: SARIF's helpUri, JUnit, pages).
+    pub documentation: &'static str,
     pub fixed_in: &'static str,
     /// `--verify-remediation` can settle it with the probes that measure it.
     pub verifiable: bool,
 }
 
 pub(crate) const DOCS: &str = "https://docs.opencloud.eu/docs/admin/";
+/// The product's published security advisories.
+const ADVISORIES_DOCS: &str = "https://github.com/opencloud-eu/opencloud/security/advisories";
 
 /// Rows of the version standing; the other rows live beside the checks that produce them.
 pub static VERSION_ROWS: &[CheckSpec] = &[
@@ -53,7 +56,7 @@ pub static VERSION_ROWS: &[CheckSpec] = &[
         title: "The release line is supported",
         remediation: "Upgrade to a supported release line; an end-of-life line receives no \
                       security fixes.",
-        documentation: Some("https://docs.opencloud.eu/docs/admin/resources/lifecycle/"),
+        documentation: "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
         fixed_in: INSTANCE,
         verifiable: false,
     },
@@ -65,7 +68,7 @@ pub static VERSION_ROWS: &[CheckSpec] = &[
         category: "vulnerability",
         title: "No published advisory affects the running release",
         remediation: "Upgrade to a release that fixes the advisory.",
-        documentation: None,
+        documentation: ADVISORIES_DOCS,
         fixed_in: INSTANCE,
         verifiable: false,
     },
@@ -160,7 +163,7 @@ pub fn finding(id: &str, status: Status, detail: impl Into<String>) -> Finding {
         category: spec.category,
         detail: detail.into(),
         remediation: spec.remediation.to_string(),
-        documentation: spec.documentation.map(String::from),
+        documentation: Some(spec.documentation.to_string()),
         fixed_in: spec.fixed_in,
         counts: spec.role == Role::Check,
         decisive: false,

@@ -20,7 +20,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Every address of the name serves the same instance",
         remediation: "Bring every node behind the name to the same release and configuration \
                       (or take the odd one out of DNS / the load balancer).",
-        documentation: None,
+        documentation: super::DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: false,
     },
@@ -33,7 +33,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Every address of the name offers the same TLS",
         remediation: "Deploy the same certificate and TLS settings on every address, IPv4 and \
                       IPv6 alike.",
-        documentation: None,
+        documentation: "https://wiki.mozilla.org/Security/Server_Side_TLS",
         fixed_in: REVERSE_PROXY,
         verifiable: false,
     },

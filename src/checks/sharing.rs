@@ -20,7 +20,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Every public link needs a password",
         remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
                       OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
-        documentation: Some(SHARING_DOCS),
+        documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -33,7 +33,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Public links expire",
         remediation: "Enforce an expiry date on public links where the product offers a setting \
                       for it; until then review old links regularly.",
-        documentation: Some(SHARING_DOCS),
+        documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -45,7 +45,7 @@ pub static ROWS: &[CheckSpec] = &[
         category: "sharing",
         title: "Users can only find members of their own groups",
         remediation: "Restrict user search for sharing to group members.",
-        documentation: Some(SHARING_DOCS),
+        documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },
@@ -59,7 +59,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
                       OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
                       upper-case, digit and special character.",
-        documentation: Some(SHARING_DOCS),
+        documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
         verifiable: true,
     },

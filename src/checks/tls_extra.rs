@@ -27,7 +27,7 @@ pub static ROWS: &[CheckSpec] = &[
                       ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
                       Caddy and Traefik default to TLS 1.2) so no client can be held to the old \
                       protocols.",
-        documentation: Some("https://datatracker.ietf.org/doc/html/rfc8996"),
+        documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -40,7 +40,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "The negotiated protocol is TLS 1.2 or newer",
         remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
                       protocol.",
-        documentation: Some("https://datatracker.ietf.org/doc/html/rfc8996"),
+        documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -53,7 +53,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "Plain HTTP redirects to HTTPS",
         remediation: "Answer every plain-HTTP request with a permanent redirect (301 or 308) to \
                       the same path over https://, or close port 80.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },

@@ -17,7 +17,7 @@ pub static ROWS: &[CheckSpec] = &[
         title: "HTTPS is available",
         remediation: "Serve the instance over HTTPS (terminate TLS at the reverse proxy or enable \
                       PROXY_TLS) so credentials and files never cross the network in clear text.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: false,
     },
@@ -31,7 +31,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Install a certificate from a public CA (or distribute your private CA to \
                       every client) instead of the self-signed certificate; clients that click \
                       through warnings can be intercepted.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },
@@ -43,7 +43,7 @@ pub static ROWS: &[CheckSpec] = &[
         category: "transport",
         title: "The certificate is valid for long enough",
         remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
-        documentation: Some(DOCS),
+        documentation: DOCS,
         fixed_in: REVERSE_PROXY,
         verifiable: true,
     },

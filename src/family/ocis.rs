@@ -127,6 +127,10 @@ pub static FAMILY: Family = Family {
             "https://docs.opencloud.eu/docs/dev/server/services/proxy",
             "https://owncloud.dev/services/proxy/",
         ),
+        (
+            "https://github.com/opencloud-eu/opencloud/security/advisories",
+            "https://github.com/owncloud/ocis/security/advisories",
+        ),
     ],
     settings_prefix: "OCIS_",
     config_dir: "/etc/ocis",

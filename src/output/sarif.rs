@@ -217,12 +217,13 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
         spec.severity,
         spec.fixed_in
     );
-    let mut rule = json!({
+    json!({
         "id": spec.id,
         "name": pascal_case(spec.id),
         "shortDescription": { "text": spec.title },
         "fullDescription": { "text": full },
         "help": { "text": spec.remediation },
+        "helpUri": spec.documentation,
         "defaultConfiguration": { "level": level(spec.severity) },
         "properties": {
             "tags": [spec.category, "security"],
@@ -231,11 +232,7 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
             "role": role_name(spec.role),
             "fixedIn": spec.fixed_in,
         },
-    });
-    if let Some(doc) = spec.documentation {
-        rule["helpUri"] = json!(doc);
-    }
-    rule
+    })
 }
 
 fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
@@ -546,10 +543,9 @@ pub(crate) mod tests {
                 rule["properties"]["security-severity"],
                 security_severity(spec.severity)
             );
-            match spec.documentation {
-                Some(doc) => assert_eq!(rule["helpUri"], doc),
-                None => assert!(rule.get("helpUri").is_none()),
-            }
+            // Every rule links its documentation.
+            assert_eq!(rule["helpUri"], spec.documentation);
+            assert!(spec.documentation.starts_with("https://"), "{}", spec.id);
             let name = rule["name"].as_str().unwrap();
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric()), "{name}");
         }

@@ -212,7 +212,20 @@ fn the_real_default_discloses_its_version_in_headers() {
     let web = get(&findings, "versionDisclosure:X-Web-Version");
     assert_eq!((web.status, web.severity), (Status::Failed, Severity::Low));
     assert_eq!(web.detail, "X-Web-Version: 4.0.0");
-    get(&findings, "versionDisclosure:X-Idp-Version");
+    // Each fix names the header that was seen, and only it.
+    let idp = get(&findings, "versionDisclosure:X-Idp-Version");
+    assert_eq!(
+        idp.remediation,
+        "Strip the X-Idp-Version header at the reverse proxy (nginx: proxy_hide_header \
+         X-Idp-Version; Caddy: header -X-Idp-Version; Apache: Header unset X-Idp-Version)."
+    );
+    assert!(!web.remediation.contains("Idp") && web.remediation.contains("X-Web-Version"));
+    for f in findings
+        .iter()
+        .filter(|f| f.id.starts_with("versionDisclosure:"))
+    {
+        assert!(!f.remediation.contains(";."), "{}", f.remediation);
+    }
 }
 
 #[test]
