@@ -84,6 +84,14 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
+    /// `; charset=utf-8` aside.
+    pub fn content_type_is(&self, media: &str) -> bool {
+        self.header("content-type")
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+    }
+
     /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.
     pub fn bearer_matches(&self, token: &str) -> bool {
         let presented = self

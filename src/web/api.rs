@@ -72,6 +72,23 @@ pub struct ApiConfig {
     pub mcp_token: Option<String>,
 }
 
+impl ApiConfig {
+    /// The path `--base-url` puts before every route: `/scanner` for
+    /// `https://example.com/scanner`, empty at the root. A reverse proxy strips it before it
+    /// forwards (nginx `location /scanner/ { proxy_pass http://127.0.0.1:8080/; }`), so requests
+    /// arrive without it, and every URL we write for a browser carries it.
+    pub fn path_prefix(&self) -> &str {
+        let after_scheme = self
+            .base_url
+            .split_once("://")
+            .map_or(self.base_url.as_str(), |(_, rest)| rest);
+        after_scheme
+            .find('/')
+            .map_or("", |slash| &after_scheme[slash..])
+            .trim_end_matches('/')
+    }
+}
+
 /// Cheap to clone: a streamed answer (MCP progress over SSE) takes its own handle.
 #[derive(Clone)]
 pub struct Api {
@@ -100,6 +117,20 @@ impl ApiError {
             message: message.into(),
             field: Some(field),
         }
+    }
+
+    /// A JSON route's body must be declared `application/json`: any page can make its
+    /// visitors' browsers send a form or `text/plain` here unasked, but not that.
+    pub fn unless_json(request: &Request, route: &str) -> Result<(), ApiError> {
+        if request.content_type_is("application/json") {
+            return Ok(());
+        }
+        Err(ApiError {
+            status: 415,
+            code: "unsupported_media_type",
+            message: format!("{route} takes a JSON body sent as Content-Type: application/json"),
+            field: None,
+        })
     }
 
     fn request(message: impl Into<String>) -> ApiError {
@@ -309,9 +340,11 @@ impl Api {
         if let Some(answer) = super::mcp::handle(self, request) {
             return answer;
         }
-        if let Some(answer) =
-            super::discovery::handle(request, &self.config.base_url, self.config.mcp)
-        {
+        if let Some(answer) = super::discovery::handle(
+            request,
+            &self.config.base_url,
+            super::discovery::Mcp::of(self.config.mcp, self.config.mcp_token.as_deref()),
+        ) {
             return answer;
         }
         if let Some(answer) = self.page(request) {
@@ -360,6 +393,9 @@ impl Api {
     }
 
     fn submit(&self, request: &Request) -> Response {
+        if let Err(e) = ApiError::unless_json(request, "POST /api/scans") {
+            return e.response();
+        }
         let (scan, target) = match parse_submission(&request.body) {
             Ok(parsed) => parsed,
             Err(e) => return e.response(),

@@ -6,7 +6,8 @@
 //! negotiates the protocol version and issues `Mcp-Session-Id`; every later request must carry
 //! it (missing → 400, unknown → 404); `DELETE /mcp` ends it. Sessions live in this process's
 //! memory, at most [`MAX_SESSIONS`], the oldest dropped first. `GET /mcp` is 405: there is no
-//! standalone SSE stream. An `Origin` from another site is refused with 403 (DNS rebinding).
+//! standalone SSE stream. A request from another site's page is refused with 403 (DNS
+//! rebinding; see `origin`), and a body not sent as `application/json` with 415.
 //!
 //! A `tools/call` whose params carry `_meta.progressToken`, from a client that accepts
 //! `text/event-stream`, is answered as SSE: `notifications/progress` (queued → running →
@@ -19,7 +20,9 @@
 //! cooldown count against the caller's address. A refusal of the API is a tool result with
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
-use super::api::{Api, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, parse_submission};
+use super::api::{
+    Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, parse_submission,
+};
 use super::store::{ScanRecord, Status};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
@@ -253,9 +256,7 @@ pub fn handle(api: &Api, request: &Request) -> Option<Response> {
             .with_header("WWW-Authenticate", "Bearer realm=\"mcp\""),
         );
     }
-    if let Some(origin) = request.header("origin")
-        && !origin_allowed(origin, &api.config.base_url, request.header("host"))
-    {
+    if super::origin::from_another_site(request, &api.config.base_url) {
         return Some(plain_error(
             403,
             "forbidden_origin",
@@ -263,7 +264,10 @@ pub fn handle(api: &Api, request: &Request) -> Option<Response> {
         ));
     }
     Some(match request.method.as_str() {
-        "POST" => post(api, request),
+        "POST" => match ApiError::unless_json(request, "POST /mcp") {
+            Ok(()) => post(api, request),
+            Err(e) => e.response(),
+        },
         "DELETE" => match request.header(SESSION_HEADER) {
             None => plain_error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
             Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
@@ -282,71 +286,6 @@ pub fn handle(api: &Api, request: &Request) -> Option<Response> {
 
 fn plain_error(status: u16, code: &str, message: &str) -> Response {
     Response::error(status, code, message)
-}
-
-/// `scheme://host[:port]` → (scheme, host in lower case, port), the port defaulted by scheme.
-fn authority_of(url: &str) -> Option<(String, String, u16)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    let default = match scheme.as_str() {
-        "http" => 80,
-        "https" => 443,
-        _ => return None,
-    };
-    let (host, port) = split_host_port(authority, default)?;
-    Some((scheme, host, port))
-}
-
-/// `host[:port]` (IPv6 in brackets) → (host in lower case, port).
-fn split_host_port(authority: &str, default: u16) -> Option<(String, u16)> {
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) = rest.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None if after.is_empty() => default,
-            None => return None,
-        };
-        (format!("[{host}]"), port)
-    } else {
-        match authority.split_once(':') {
-            Some((host, port)) => (host.to_string(), port.parse().ok()?),
-            None => (authority.to_string(), default),
-        }
-    };
-    if host.is_empty() {
-        return None;
-    }
-    Some((host.to_ascii_lowercase(), port))
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    if host == "localhost" || host.ends_with(".localhost") {
-        return true;
-    }
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare.parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Whether a page at `origin` may call us: the origin of `--base-url`, or a loopback origin
-/// naming the loopback address and port the request came to (its `Host`).
-fn origin_allowed(origin: &str, base_url: &str, host_header: Option<&str>) -> bool {
-    let Some((scheme, host, port)) = authority_of(origin.trim()) else {
-        return false;
-    };
-    if let Some((_, base_host, base_port)) = authority_of(base_url)
-        && base_host == host
-        && base_port == port
-    {
-        return true;
-    }
-    let default = if scheme == "https" { 443 } else { 80 };
-    is_loopback_host(&host)
-        && host_header
-            .and_then(|h| split_host_port(h.trim(), default))
-            .is_some_and(|(h, p)| is_loopback_host(&h) && p == port)
 }
 
 fn post(api: &Api, request: &Request) -> Response {
@@ -1407,31 +1346,6 @@ mod tests {
         assert_eq!(negotiate("2025-06-18"), "2025-06-18");
         assert_eq!(negotiate("2024-11-05"), "2025-11-25");
         assert_eq!(negotiate("nonsense"), "2025-11-25");
-    }
-
-    #[test]
-    fn origins_of_the_base_url_or_our_own_loopback_address_pass() {
-        let base = "https://scan.example.com/";
-        let host = Some("127.0.0.1:8080");
-        assert!(origin_allowed("https://scan.example.com", base, host));
-        assert!(origin_allowed("https://SCAN.example.com:443", base, host));
-        assert!(!origin_allowed("http://scan.example.com", base, host));
-        assert!(!origin_allowed("https://evil.example", base, host));
-        assert!(!origin_allowed("null", base, host));
-        assert!(origin_allowed("http://127.0.0.1:8080", base, host));
-        assert!(origin_allowed("http://localhost:8080", base, host));
-        assert!(!origin_allowed("http://127.0.0.1:9999", base, host));
-        // A rebound name reaches us with its own Host: refused.
-        assert!(!origin_allowed(
-            "http://127.0.0.1:8080",
-            base,
-            Some("evil.example:8080")
-        ));
-        assert!(origin_allowed(
-            "http://[::1]:8080",
-            "http://[::1]:8080",
-            Some("[::1]:8080")
-        ));
     }
 
     #[test]

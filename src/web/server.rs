@@ -12,7 +12,7 @@ use crate::output::sarif;
 use crate::scanner::{RenewedMemory, Scanner};
 use crate::serve::http::{Limits, Request, Server};
 use crate::settings::options::Program;
-use crate::settings::{Settings, redact};
+use crate::settings::{Settings, WebSettings, redact};
 use crate::target::Target;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -107,6 +107,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", server.local_addr()));
+    if let Some(warning) = shared_limits_warning(&web) {
+        eprintln!("{}: warning: {warning}", Program::Scanner.name());
+    }
     let clock: Arc<dyn Clock> = match settings.now {
         Some(start) => Arc::new(StartedClock {
             start: start.as_second(),
@@ -165,6 +168,27 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     }
     eprintln!("{}: stopped", Program::Scanner.name());
     Ok(())
+}
+
+/// An https base URL served from a loopback address is a reverse proxy's backend: unless the
+/// proxy is a `--trusted-proxy`, every client arrives from the proxy's address and all of them
+/// share that one address's limits.
+fn shared_limits_warning(web: &WebSettings) -> Option<String> {
+    let proxied = web
+        .base_url
+        .as_deref()
+        .is_some_and(|url| url.starts_with("https://"))
+        && web.listen.ip().is_loopback();
+    (proxied && web.trusted_proxies.is_empty()).then(|| {
+        let ip = web.listen.ip();
+        let host_bits = if ip.is_ipv4() { 32 } else { 128 };
+        format!(
+            "--base-url is https:// but this server listens on {ip}, behind a reverse proxy: \
+             every client arrives from the proxy's address and all share one address's limits; \
+             name the proxy with --trusted-proxy (such as --trusted-proxy {ip}/{host_bits}) so \
+             that the limits count each client from X-Forwarded-For"
+        )
+    })
 }
 
 /// Why `web` must not start with this `--mcp-token` (never naming the token).

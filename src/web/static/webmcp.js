@@ -19,6 +19,8 @@
     sarif: "application/sarif+json",
     pdf: "application/pdf"
   };
+  // The base URL's path (behind a reverse proxy that strips it), or empty: before every path.
+  var ROOT = document.documentElement.getAttribute("data-root") || "";
   var POLL_MS = 1000;
   var LIMIT_MS = 10 * 60 * 1000;
 
@@ -58,7 +60,7 @@
       options.headers["Content-Type"] = "application/json";
       options.body = JSON.stringify(body);
     }
-    return fetch(path, options);
+    return fetch(ROOT + path, options);
   }
 
   function sleep(ms) {
@@ -66,7 +68,7 @@
   }
 
   function pageOf(uuid) {
-    return new URL("/scans/" + encodeURIComponent(uuid), window.location.href).href;
+    return new URL(ROOT + "/scans/" + encodeURIComponent(uuid), window.location.href).href;
   }
 
   // One line a person or a model reads first, then the whole answer as JSON.
@@ -153,7 +155,7 @@
     if (FORMATS.indexOf(format) < 0) {
       return Promise.resolve(failure("format is one of " + FORMATS.join(", ")));
     }
-    var path = "/api/scans/" + encodeURIComponent(uuid) + "/export/" + format;
+    var path = ROOT + "/api/scans/" + encodeURIComponent(uuid) + "/export/" + format;
     var url = new URL(path, window.location.href).href;
     return fetch(path, {
       headers: { Accept: MEDIA[format] + ", application/json" },
