@@ -239,28 +239,6 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
             field: None,
         });
     }
-    let target_url = match object.get("target_url") {
-        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
-        Some(Value::String(_)) | None => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url is required: the instance's hostname, address or URL",
-            ));
-        }
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url must be a string",
-            ));
-        }
-    };
-    if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
-        return Err(ApiError::invalid(
-            "target_url",
-            "target_url must name one instance (no commas, at most 2048 characters)",
-        ));
-    }
-    let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
     let waive = match object.get("waive") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
@@ -313,6 +291,30 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     };
     let release_track = choice("release_track", &RELEASE_TRACKS)?;
     let format = choice("format", &EXPORT_FORMATS)?;
+    // The target last: a refusal that names another field is about every target of a
+    // call with several (MCP scan_instances), one that names target_url about that one only.
+    let target_url = match object.get("target_url") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
+        Some(Value::String(_)) | None => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url is required: the instance's hostname, address or URL",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url must be a string",
+            ));
+        }
+    };
+    if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
+        return Err(ApiError::invalid(
+            "target_url",
+            "target_url must name one instance (no commas, at most 2048 characters)",
+        ));
+    }
+    let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
     Ok((
         ScanRequest {
             target_url,
