@@ -75,15 +75,34 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     let result = &done["result"];
     assert_eq!(result["state"], "OK", "{result}");
     assert_eq!(result["product"]["version"], "7.2.4", "{result}");
-    // The submitter's waiver reached the scan.
-    assert!(
-        result["waivers"]
+    // The submitter's waiver reached the scan, beside the headline (which is without it).
+    let submitter = &result["submitterWaivers"];
+    assert_eq!(
+        submitter["patterns"],
+        serde_json::json!(["versionDisclosure"])
+    );
+    // What it hides stays failed and unwaived in the headline.
+    let waived = submitter["waived"].as_array().unwrap();
+    assert!(!waived.is_empty(), "{result}");
+    for id in waived {
+        assert!(
+            id.as_str().unwrap().starts_with("versionDisclosure"),
+            "{id}"
+        );
+        let finding = result["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.to_string().contains("versionDisclosure")),
-        "{}",
-        result["waivers"]
+            .find(|f| &f["id"] == id)
+            .unwrap();
+        assert_eq!(
+            (&finding["status"], &finding["ignored"]),
+            (&serde_json::json!("failed"), &serde_json::json!(false))
+        );
+    }
+    assert!(
+        !result["waivers"].to_string().contains("versionDisclosure"),
+        "{result}"
     );
     // The worker scanned the instance (the fake saw the status request).
     assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));

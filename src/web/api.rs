@@ -551,6 +551,56 @@ fn method_not_allowed(allow: &str) -> Response {
     .with_header("Allow", allow)
 }
 
+/// Where a scan's document keeps what the submitter's waivers make of it, beside the headline
+/// (grade, state, findings), which is always the scan without them (`server::record_scan`).
+pub const SUBMITTER_WAIVERS: &str = "submitterWaivers";
+
+/// The submitter's waivers as a document carries them: every face (page, PDF, exports, MCP)
+/// shows the headline without them and this beside it, marked as the submitter's.
+pub struct SubmitterWaivers<'a> {
+    pub patterns: Vec<&'a str>,
+    /// The grade and state with the waivers.
+    pub grade: &'a str,
+    pub state: &'a str,
+    /// The failed findings the waivers hide.
+    pub waived: Vec<&'a str>,
+}
+
+impl<'a> SubmitterWaivers<'a> {
+    /// `None` when the submission named no waiver.
+    pub fn of(document: &'a Value) -> Option<SubmitterWaivers<'a>> {
+        let view = document.get(SUBMITTER_WAIVERS)?;
+        let strings = |key: &str| -> Vec<&'a str> {
+            view[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        Some(SubmitterWaivers {
+            patterns: strings("patterns"),
+            grade: view["grade"].as_str().unwrap_or("U"),
+            state: view["state"].as_str().unwrap_or("UNKNOWN"),
+            waived: strings("waived"),
+        })
+    }
+
+    pub fn hides(&self, finding_id: &str) -> bool {
+        self.waived.contains(&finding_id)
+    }
+
+    /// One line, for text faces: "with the submitter's waivers (p1, p2): grade A+, state OK".
+    pub fn summary(&self) -> String {
+        format!(
+            "with the submitter's waivers ({}): grade {}, state {}",
+            self.patterns.join(", "),
+            self.grade,
+            self.state
+        )
+    }
+}
+
 /// What a worker stores for a completed scan: the result document and the SARIF rendered from
 /// the same result (the result type is not read back from JSON).
 pub struct Completed {

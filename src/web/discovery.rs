@@ -142,7 +142,9 @@ fn field_schema(field: &str) -> Value {
             "maxItems": 50,
             "items": {"type": "string", "minLength": 1, "maxLength": 200},
             "description": "Check id patterns to waive, in the plugin's waiver syntax \
-                            (hstsPreload, versionDisclosure:X-*).",
+                            (hstsPreload, versionDisclosure:X-*). The result's grade, state and \
+                            findings stay those without them; result.submitterWaivers holds the \
+                            grade and state with them and the findings they hide.",
             "examples": [["hstsPreload"]],
         }),
         "release_track" => json!({

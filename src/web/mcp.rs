@@ -21,7 +21,8 @@
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
 use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, parse_submission,
+    Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, SubmitterWaivers,
+    parse_submission,
 };
 use super::store::{ScanRecord, Status};
 use crate::serve::http::{Request, Response};
@@ -530,7 +531,9 @@ pub fn tools() -> Vec<Value> {
                     "waive": {
                         "type": "array",
                         "items": {"type": "string"},
-                        "description": "check id patterns to waive, e.g. hstsPreload",
+                        "description": "check id patterns to waive, e.g. hstsPreload; the \
+                            grade answered stays the one without them, the one with them is \
+                            reported beside it",
                     },
                     "release_track": {"type": "string", "enum": RELEASE_TRACKS},
                 },
@@ -566,7 +569,8 @@ pub fn tools() -> Vec<Value> {
                     "waive": {
                         "type": "array",
                         "items": {"type": "string"},
-                        "description": "check id patterns to waive on every target",
+                        "description": "check id patterns to waive on every target; each \
+                            grade stays the one without them (submitter_grade is with them)",
                     },
                     "release_track": {"type": "string", "enum": RELEASE_TRACKS},
                 },
@@ -587,8 +591,16 @@ pub fn tools() -> Vec<Value> {
                                     "type": "string",
                                     "enum": ["queued", "running", "completed", "refused", "error"],
                                 },
-                                "grade": {"type": "string"},
+                                "grade": {
+                                    "type": "string",
+                                    "description": "the grade without the submitter's waivers",
+                                },
                                 "state": {"type": "string"},
+                                "submitter_grade": {
+                                    "type": "string",
+                                    "description": "the grade with the call's waive patterns \
+                                        (only when it named any)",
+                                },
                                 "error": {"type": "string"},
                                 "retry_after": {"type": "integer"},
                                 "same_as": {
@@ -1098,10 +1110,14 @@ fn scanned_entry(
                             entry[key] = json!(value);
                         }
                     }
+                    if let Some(submitter) = SubmitterWaivers::of(document) {
+                        entry["submitter_grade"] = json!(submitter.grade);
+                    }
                     format!(
-                        "{target_url}: scan {uuid}, grade {}, state {}",
+                        "{target_url}: scan {uuid}, grade {}, state {}{}",
                         document["grade"].as_str().unwrap_or("?"),
                         document["state"].as_str().unwrap_or("?"),
+                        submitter_note(document),
                     )
                 }
                 None if record.status == Status::Completed => {
@@ -1183,12 +1199,21 @@ fn summary(uuid: &str, document: &Value) -> String {
         .map_or(0, Vec::len);
     format!(
         "scan {uuid} of {}: grade {}, state {}, {failed} failed check(s), {steps} remediation \
-         step(s). {}",
+         step(s){}. {}",
         text(&document["host"]),
         text(&document["grade"]),
         text(&document["state"]),
+        submitter_note(document),
         text(&document["message"]),
     )
+}
+
+/// "; with the submitter's waivers (...): grade A+, state OK" after a headline, or nothing:
+/// the headline is always without them.
+fn submitter_note(document: &Value) -> String {
+    SubmitterWaivers::of(document)
+        .map(|s| format!("; {}", s.summary()))
+        .unwrap_or_default()
 }
 
 /// The completed scan of `uuid`, or the tool error to answer instead.

@@ -11,7 +11,7 @@
 //! and reloads once the scan completed. Every value from a submission or a scanned server is
 //! escaped.
 
-use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
+use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, SubmitterWaivers};
 use super::store::{ScanRequest, Status};
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;
@@ -307,12 +307,15 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
         .collect();
     failed.sort_by_key(|f| rank(f["severity"].as_str().unwrap_or_default()));
     let passed = findings.iter().filter(|f| f["status"] == "passed").count();
+    let submitter = SubmitterWaivers::of(document);
     let rows: String = failed
         .iter()
         .map(|f| {
             let severity = text(&f["severity"]);
             let waived = if f["ignored"] == true {
                 " <span class=\"waived\">accepted</span>"
+            } else if submitter.as_ref().is_some_and(|s| s.hides(&text(&f["id"]))) {
+                " <span class=\"waived\">waived by the submitter</span>"
             } else {
                 ""
             };
@@ -377,11 +380,27 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
         "<section class=\"summary\" data-scan=\"{uuid}\">\n\
          <div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
          <h1>{host}</h1>\n<p class=\"state {state_class}\">{state}</p>\n<p>{message}</p>\n\
-         <p>{product} · scanned {scanned}</p>\n</div>\n</section>\n\
+         <p>{product} · scanned {scanned}</p>\n{submitter_line}</div>\n</section>\n\
          <h2>Findings</h2>\n{findings_html}\n{plan_html}\n\
          <h2>Download</h2>\n<p class=\"exports\">{exports}</p>\n\
          <p><a href=\"{root}/\">Check another instance</a></p>",
         grade = escape(if grade.is_empty() { "U" } else { &grade }),
+        submitter_line = submitter
+            .as_ref()
+            .map(|s| {
+                format!(
+                    "<p class=\"submitter-grade\">The grade and state above are without the \
+                     submitter's waivers. With them ({}): grade <strong>{}</strong>, state {}.</p>\n",
+                    s.patterns
+                        .iter()
+                        .map(|p| format!("<code>{}</code>", escape(p)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    escape(s.grade),
+                    escape(s.state),
+                )
+            })
+            .unwrap_or_default(),
         host = escape(&text(&document["host"])),
         state = escape(&state),
         message = escape(&text(&document["message"])),

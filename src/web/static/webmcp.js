@@ -85,9 +85,15 @@
     var product = result.product && result.product.name
       ? result.product.name + " " + (result.product.version || "")
       : "no supported product identified";
+    // The grade is always without the submitter's waivers; the one with them stands beside it.
+    var waived = result.submitterWaivers;
+    var withWaivers = waived
+      ? " With the submitter's waivers (" + (waived.patterns || []).join(", ") + "): grade " +
+        waived.grade + " (" + waived.state + ")."
+      : "";
     var line = (result.host || "The instance") + ": grade " + (result.grade || "U") + " (" +
       (result.state || "UNKNOWN") + "), " + product + ", " + failed.length +
-      " failed checks. " + (result.message || "") + " Result page: " + page;
+      " failed checks." + withWaivers + " " + (result.message || "") + " Result page: " + page;
     return text(line + "\n\n" + JSON.stringify(scan, null, 2), {
       uuid: scan.uuid,
       status: scan.status,
@@ -214,7 +220,8 @@
           waive: {
             type: "array",
             items: { type: "string" },
-            description: "Check ids whose failure is accepted, e.g. hstsPreload"
+            description: "Check ids whose failure is accepted, e.g. hstsPreload (the grade " +
+              "stays the one without them; the one with them is reported beside it)"
           },
           format: {
             type: "string",
