@@ -34,8 +34,10 @@
 #   nginx nginx-common caddy apache2  the real web servers' configuration tests (`nginx -t`,
 #                `caddy validate`, `apache2 -t`): tests/snippets.rs checks every fix snippet of
 #                the remediation plan with them, and the zone snippets with named-checkzone
-#                (bind9-utils); never started (nginx-common holds nginx's init script and unit,
-#                so it is named to have them disabled like the others)
+#                (bind9-utils); tests/web_pages.rs runs nginx in the foreground on a loopback
+#                port as the reverse proxy of the public API under a path; their own services
+#                are never started (nginx-common holds nginx's init script and unit, so it is
+#                named to have them disabled like the others)
 #   ShellCheck   (package shellcheck) tests/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #

@@ -177,6 +177,20 @@ impl<'a> Scanner<'a> {
     /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
     /// file); everything the server does ends in a result, UNKNOWN at worst.
     pub fn scan(&self, target: &Target) -> Result<ScanResult, String> {
+        let mut results = self.scan_under(target, &[self.settings])?;
+        Ok(results.remove(0))
+    }
+
+    /// Scans one target once and assesses what it measured under each of `views`, in order:
+    /// settings that differ from the scanner's only in what the assessment reads (waivers,
+    /// thresholds, policy, release track). The public API judges a submission with and without
+    /// its submitter's waivers this way: both grades rest on the same measurements, and the
+    /// instance is scanned once.
+    pub fn scan_under(
+        &self,
+        target: &Target,
+        views: &[&Settings],
+    ) -> Result<Vec<ScanResult>, String> {
         if let Some(pins) = &self.pins
             && !pins.covers(&target.host_str())
         {
@@ -186,15 +200,21 @@ impl<'a> Scanner<'a> {
                 pins.name()
             ));
         }
-        let mut result = self.scan_unjudged(target)?;
-        if let Some(policy) = &self.settings.policy {
-            assess::apply_policy(&mut result, policy);
+        let mut results = self.scan_unjudged(target, views)?;
+        for (result, view) in results.iter_mut().zip(views) {
+            if let Some(policy) = &view.policy {
+                assess::apply_policy(result, policy);
+            }
         }
-        Ok(result)
+        Ok(results)
     }
 
-    /// The scan without the operator's policy.
-    fn scan_unjudged(&self, target: &Target) -> Result<ScanResult, String> {
+    /// The scan, assessed under each view, without the operator's policy.
+    fn scan_unjudged(
+        &self,
+        target: &Target,
+        views: &[&Settings],
+    ) -> Result<Vec<ScanResult>, String> {
         let started = Instant::now();
         let dest = destination(target, self.settings.target_port);
         let attempts = self.settings.retries + 1;
@@ -218,15 +238,20 @@ impl<'a> Scanner<'a> {
                 }
             },
         );
+        let failed = |message: String, attempts: u32| {
+            views
+                .iter()
+                .map(|view| self.failed(view, target, message.clone(), attempts, started))
+                .collect()
+        };
         match measured {
-            Ok((m, _)) => self.assess(target, m, started),
-            Err(GaveUp::Failed(Ok((message, attempt)))) => {
-                Ok(self.failed(target, message, attempt, started))
-            }
+            Ok((m, _)) => views
+                .iter()
+                .map(|view| self.assess(view, target, &m, started))
+                .collect(),
+            Err(GaveUp::Failed(Ok((message, attempt)))) => Ok(failed(message, attempt)),
             Err(GaveUp::Failed(Err(operator))) => Err(operator),
-            Err(GaveUp::Exhausted { message, attempts }) => {
-                Ok(self.failed(target, message, attempts, started))
-            }
+            Err(GaveUp::Exhausted { message, attempts }) => Ok(failed(message, attempts)),
         }
     }
 
@@ -322,16 +347,18 @@ impl<'a> Scanner<'a> {
         Some(probe::addresses::observe(&node_probe, &addresses))
     }
 
+    /// The measurements judged under `view` (the scanner's settings, or a variant of them).
     fn assess(
         &self,
+        view: &Settings,
         target: &Target,
-        m: Measurements,
+        m: &Measurements,
         started: Instant,
     ) -> Result<ScanResult, String> {
         let host = target.display_name();
-        let product = match identify(&m) {
+        let product = match identify(m) {
             Ok(p) => p,
-            Err(message) => return Ok(self.failed(target, message, 1, started)),
+            Err(message) => return Ok(self.failed(view, target, message, 1, started)),
         };
         let family = product.family;
         let slot = ProductFamily::ALL
@@ -344,11 +371,11 @@ impl<'a> Scanner<'a> {
         let knowledge = self.knowledge_for(product.family)?;
         Ok(assess::assess(assess::Input {
             host,
-            measurements: &m,
+            measurements: m,
             product,
             knowledge: &knowledge,
             update,
-            settings: self.settings,
+            settings: view,
             now: self.now,
             duration_seconds: started.elapsed().as_secs_f64(),
         }))
@@ -451,6 +478,7 @@ impl<'a> Scanner<'a> {
     /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
     fn failed(
         &self,
+        view: &Settings,
         target: &Target,
         message: String,
         attempts: u32,
@@ -462,9 +490,9 @@ impl<'a> Scanner<'a> {
             attempts,
             self.now.stamp(),
             started.elapsed().as_secs_f64(),
-            self.settings.check_hardening,
-            self.settings.warning,
-            self.settings.critical,
+            view.check_hardening,
+            view.warning,
+            view.critical,
         )
     }
 }

@@ -696,12 +696,23 @@ pub static PAGE: Page = Page {
                 "The public scan API on --listen (default 127.0.0.1:8080), named --base-url in \
                  what it answers. POST /api/scans with a JSON object {\"target_url\": \"HOST\"} \
                  (and optionally waive, a list of waiver patterns; release_track; format, the \
-                 preferred export) queues a scan and answers 202 with its uuid and links; GET \
+                 preferred export), sent as Content-Type: application/json (anything else is \
+                 415), queues a scan and answers 202 with its uuid and links; GET \
                  /api/scans/<uuid> answers queued, running, or completed with the result \
                  document; GET /api/scans/<uuid>/export/json|csv|sarif gives the result as a \
                  download; DELETE /api/scans/<uuid> erases every record of that scan's target. \
                  Any other field, a wrong type or value is 400 with {\"error\": {\"code\", \
                  \"message\", \"field\"}}; an unknown or expired uuid is 404.",
+                "The grade, state and findings of a scan are always those without the \
+                 submitter's waive patterns; the result's submitterWaivers holds the grade and \
+                 state with them, which the page, the PDF and the MCP summaries show beside the \
+                 headline as the submitter's. The form of the pages (POST /scans, answered 303 \
+                 See Other to the result page) refuses with 403 a post its browser says comes \
+                 from another site (Origin, Sec-Fetch-Site). A --base-url with a path \
+                 (https://example.com/scanner, for a reverse proxy that strips it before \
+                 forwarding) is carried by every link, asset, form, redirect and discovery URL. \
+                 With an https:// --base-url on a loopback --listen and no --trusted-proxy, web \
+                 warns once that every client shares the proxy's limits.",
                 "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
                  address, one scan of a target per 5 minutes, 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \

@@ -75,15 +75,34 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     let result = &done["result"];
     assert_eq!(result["state"], "OK", "{result}");
     assert_eq!(result["product"]["version"], "7.2.4", "{result}");
-    // The submitter's waiver reached the scan.
-    assert!(
-        result["waivers"]
+    // The submitter's waiver reached the scan, beside the headline (which is without it).
+    let submitter = &result["submitterWaivers"];
+    assert_eq!(
+        submitter["patterns"],
+        serde_json::json!(["versionDisclosure"])
+    );
+    // What it hides stays failed and unwaived in the headline.
+    let waived = submitter["waived"].as_array().unwrap();
+    assert!(!waived.is_empty(), "{result}");
+    for id in waived {
+        assert!(
+            id.as_str().unwrap().starts_with("versionDisclosure"),
+            "{id}"
+        );
+        let finding = result["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.to_string().contains("versionDisclosure")),
-        "{}",
-        result["waivers"]
+            .find(|f| &f["id"] == id)
+            .unwrap();
+        assert_eq!(
+            (&finding["status"], &finding["ignored"]),
+            (&serde_json::json!("failed"), &serde_json::json!(false))
+        );
+    }
+    assert!(
+        !result["waivers"].to_string().contains("versionDisclosure"),
+        "{result}"
     );
     // The worker scanned the instance (the fake saw the status request).
     assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
@@ -237,4 +256,164 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
         d.join().unwrap();
     }
     assert_eq!(web.get("/healthz", &[]).status, 200);
+}
+
+/// A page of another site can make its visitors' browsers send a form or a `text/plain` body
+/// anywhere without asking first (a CORS-simple request), so a browser could be made to submit
+/// scans: the JSON routes take only `application/json` (415 otherwise), the HTML form refuses
+/// what the browser says comes from another site (403), and the form's 303 says `See Other`.
+#[test]
+fn requests_a_browser_can_forge_are_refused() {
+    use std::io::{Read, Write};
+    let dir = fresh_dir("web-api-forgery");
+    let web = start(&dir, &["--base-url", "https://scan.example.com/"]);
+    // A loopback target: refused by the guard (400), which is what a request gets past the
+    // media type and origin checks.
+    let body = r#"{"target_url": "127.0.0.1:9200"}"#;
+    for content_type in [
+        None,
+        Some("text/plain"),
+        Some("text/plain; charset=utf-8"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        Some("application/jsonx"),
+        Some("application/json-patch+json"),
+    ] {
+        let headers: Vec<(&str, &str)> = content_type
+            .map(|c| ("Content-Type", c))
+            .into_iter()
+            .collect();
+        for route in ["/api/scans", "/mcp"] {
+            let answer = web.request("POST", route, &headers, body.as_bytes());
+            assert_eq!(
+                answer.status,
+                415,
+                "{route} {content_type:?}: {}",
+                answer.text()
+            );
+            assert_eq!(
+                answer.json()["error"]["code"],
+                "unsupported_media_type",
+                "{route} {content_type:?}"
+            );
+        }
+    }
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+    ] {
+        let answer = web.request(
+            "POST",
+            "/api/scans",
+            &[("Content-Type", content_type)],
+            body.as_bytes(),
+        );
+        assert_eq!(answer.status, 400, "{content_type}: {}", answer.text());
+        assert_eq!(answer.json()["error"]["code"], "target_refused");
+    }
+
+    // The form: another site's page is refused, this site's own page and curl are not.
+    let form = b"target_url=127.0.0.1%3A9200";
+    let post_form = |extra: &[(&str, &str)]| {
+        let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+        headers.extend_from_slice(extra);
+        web.request("POST", "/scans", &headers, form)
+    };
+    for forged in [
+        vec![("Origin", "https://evil.example")],
+        vec![("Origin", "null")],
+        vec![("Origin", "http://scan.example.com")],
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![
+            ("Origin", "https://scan.example.com"),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
+    ] {
+        let answer = post_form(&forged);
+        assert_eq!(answer.status, 403, "{forged:?}: {}", answer.text());
+        assert!(answer.text().contains("class=\"error\""), "{forged:?}");
+    }
+    let own_port = web.addr.to_string();
+    let own = format!("http://{own_port}");
+    for allowed in [
+        vec![],
+        vec![
+            ("Origin", "https://scan.example.com"),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+        vec![("Origin", own.as_str())],
+        vec![("Sec-Fetch-Site", "none")],
+    ] {
+        let answer = post_form(&allowed);
+        assert_eq!(answer.status, 400, "{allowed:?}: {}", answer.text());
+        // The guard's reason on the form: the request got past the origin check.
+        assert!(
+            answer.text().contains("loopback"),
+            "{allowed:?}: {}",
+            answer.text()
+        );
+    }
+
+    // Raw, to read the status line: a form this server takes is answered 303 See Other.
+    let open = start(
+        &fresh_dir("web-api-see-other"),
+        &["--allow-private-targets"],
+    );
+    let form = b"target_url=127.0.0.1%3A9";
+    let mut stream = std::net::TcpStream::connect(open.addr).unwrap();
+    write!(
+        stream,
+        "POST /scans HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\n\r\n",
+        open.addr,
+        form.len()
+    )
+    .unwrap();
+    stream.write_all(form).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 303 See Other\r\n"), "{answer}");
+    open.terminate();
+    web.terminate();
+}
+
+/// An https base URL on a loopback listen address is a reverse proxy's backend: without
+/// --trusted-proxy every client counts as the proxy, so `web` says so once, naming the fix.
+#[test]
+fn a_proxied_server_without_a_trusted_proxy_warns_once() {
+    let dir = fresh_dir("web-api-proxy-warning");
+    let web = start(&dir, &["--base-url", "https://scan.example.com"]);
+    web.terminate();
+    let printed = web.stderr_lines();
+    let warnings: Vec<&String> = printed
+        .iter()
+        .filter(|l| l.contains("share one address's limits"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{printed:?}");
+    assert!(
+        warnings[0].contains("--trusted-proxy 127.0.0.1/32"),
+        "{}",
+        warnings[0]
+    );
+
+    for extra in [
+        vec![
+            "--base-url",
+            "https://scan.example.com",
+            "--trusted-proxy",
+            "127.0.0.1/32",
+        ],
+        vec!["--base-url", "http://scan.example.com"],
+        vec![],
+    ] {
+        let dir = fresh_dir("web-api-proxy-no-warning");
+        let web = start(&dir, &extra);
+        web.terminate();
+        let printed = web.stderr_lines();
+        assert!(
+            !printed.iter().any(|l| l.contains("--trusted-proxy")),
+            "{extra:?}: {printed:?}"
+        );
+    }
 }

@@ -170,6 +170,104 @@ fn redocly_lint(file: &Path) {
     assert!(ok, "redocly lint {file}:\n{text}");
 }
 
+/// What the HTTP layer answers before any route, so every operation can get it.
+const TRANSPORT: [&str; 7] = ["400", "408", "411", "413", "431", "500", "503"];
+
+/// The statuses an operation documents, each refusal checked to have a JSON body schema.
+fn statuses(openapi: &Value, operation_id: &str) -> std::collections::BTreeSet<String> {
+    let operation = openapi["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .find(|op| op["operationId"] == operation_id)
+        .unwrap_or_else(|| panic!("no operation {operation_id}"));
+    let mut found = std::collections::BTreeSet::new();
+    for (status, response) in operation["responses"].as_object().unwrap() {
+        let response = match response["$ref"].as_str() {
+            Some(reference) => {
+                let name = reference.strip_prefix("#/components/responses/").unwrap();
+                &openapi["components"]["responses"][name]
+            }
+            None => response,
+        };
+        assert!(
+            response["description"].is_string(),
+            "{operation_id} {status}"
+        );
+        if status.starts_with('4') || status.starts_with('5') {
+            assert!(
+                response["content"]["application/json"]["schema"].is_object(),
+                "{operation_id} {status} has no error schema: {response}"
+            );
+        }
+        found.insert(status.clone());
+    }
+    found
+}
+
+/// `openapi-spec-validator` and `redocly lint` on an OpenAPI document.
+fn validate_openapi(dir: &Path, name: &str, openapi: &Value) {
+    let file = write(dir, name, openapi);
+    let (ok, text) = run(
+        "python3",
+        &["-m", "openapi_spec_validator", &file.display().to_string()],
+        "packaging/ci-deps.sh, PyPI openapi-spec-validator",
+    );
+    assert!(
+        ok && text.contains("OK"),
+        "openapi-spec-validator {name}:\n{text}"
+    );
+    redocly_lint(&file);
+}
+
+/// `/mcp` in openapi.json as it is served: with `--mcp-token` its operations name the bearer
+/// scheme and their 401; with `--no-mcp` it is gone. Both documents pass the validators; over
+/// the three, every status the server answers is listed.
+#[test]
+fn the_openapi_document_describes_mcp_as_it_is_served() {
+    let dir = fresh_dir("web-discovery-mcp-token");
+    let file = dir.join("mcp-token");
+    std::fs::write(&file, "a-random-mcp-token-of-at-least-32-characters\n").unwrap();
+    let reference = format!("file://{}", file.display());
+    let web = start(&dir, &["--mcp-token", &reference]);
+    let openapi = fetch(&web, "/openapi.json");
+    web.terminate();
+    let mut all = std::collections::BTreeSet::new();
+    for id in ["callMcp", "endMcpSession"] {
+        let answered = statuses(&openapi, id);
+        assert!(answered.contains("401"), "{id}: {answered:?}");
+        all.extend(answered);
+    }
+    for id in operations(&openapi).keys() {
+        all.extend(statuses(&openapi, id));
+    }
+    let operation = &openapi["paths"]["/mcp"]["post"];
+    assert_eq!(operation["security"], json!([{"mcpToken": []}]));
+    assert_eq!(
+        openapi["components"]["securitySchemes"]["mcpToken"]["scheme"],
+        "bearer"
+    );
+    let expected = [
+        "200", "202", "204", "400", "401", "403", "404", "408", "409", "411", "413", "415", "429",
+        "431", "500", "503",
+    ];
+    assert_eq!(all.iter().map(String::as_str).collect::<Vec<_>>(), expected);
+    validate_openapi(&dir, "openapi-token.json", &openapi);
+
+    let dir = fresh_dir("web-discovery-no-mcp");
+    let web = start(&dir, &["--no-mcp"]);
+    let openapi = fetch(&web, "/openapi.json");
+    web.terminate();
+    assert!(openapi["paths"].get("/mcp").is_none(), "{openapi}");
+    assert!(
+        openapi["components"]["schemas"]
+            .get("JsonRpcMessage")
+            .is_none()
+    );
+    validate_openapi(&dir, "openapi-no-mcp.json", &openapi);
+}
+
 #[test]
 fn the_documents_name_absolute_urls_and_pass_real_validators() {
     let dir = fresh_dir("web-discovery-documents");
@@ -280,19 +378,29 @@ fn the_documents_name_absolute_urls_and_pass_real_validators() {
     assert!(schemas["Erased"]["properties"]["erased"].is_object());
     assert!(schemas["Error"]["properties"]["error"]["properties"]["field"].is_object());
 
-    let openapi_file = write(&dir, "openapi.json", &openapi);
+    // Every status the server can answer, for each operation where it applies.
+    for (id, own) in [
+        ("submitScan", &["202", "400", "415", "429"][..]),
+        ("getScan", &["200", "404"]),
+        ("eraseScan", &["200", "404"]),
+        ("exportScan", &["200", "404", "409"]),
+        ("getHealth", &["200"]),
+        ("callMcp", &["200", "202", "400", "403", "404", "415"]),
+        ("endMcpSession", &["204", "403", "404"]),
+    ] {
+        let answered = statuses(&openapi, id);
+        for status in own.iter().chain(&TRANSPORT) {
+            assert!(
+                answered.contains(*status),
+                "{id} lacks {status}: {answered:?}"
+            );
+        }
+        // Without --mcp-token nothing asks for a token.
+        assert!(!answered.contains("401"), "{id}: {answered:?}");
+    }
+
     let arazzo_file = write(&dir, "arazzo.json", &arazzo);
-    let (ok, text) = run(
-        "python3",
-        &[
-            "-m",
-            "openapi_spec_validator",
-            &openapi_file.display().to_string(),
-        ],
-        "packaging/ci-deps.sh, PyPI openapi-spec-validator",
-    );
-    assert!(ok && text.contains("OK"), "openapi-spec-validator:\n{text}");
-    redocly_lint(&openapi_file);
+    validate_openapi(&dir, "openapi.json", &openapi);
 
     // Arazzo: its version, its source, every operation it names exists, every step it jumps
     // to exists; and redocly lints it too.

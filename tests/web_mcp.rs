@@ -193,8 +193,19 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
     let grade = document["grade"].as_str().unwrap();
     assert!(!grade.is_empty());
     assert!(text_of(&scan).contains(&format!("grade {grade}")), "{scan}");
-    // Every failed check of this instance is a waived version header: the summary says 0.
-    assert_eq!(failed_checks(&scan), 0);
+    // The failed checks of this instance are the version headers the call waives: the
+    // headline counts them (a submitter's waivers never dress it up) and names the grade with
+    // the waiver beside it.
+    let waived = document["submitterWaivers"]["waived"].as_array().unwrap();
+    assert!(!waived.is_empty(), "{document}");
+    assert_eq!(failed_checks(&scan), waived.len());
+    let with = document["submitterWaivers"]["grade"].as_str().unwrap();
+    assert!(
+        text_of(&scan).contains(&format!(
+            "; with the submitter's waivers (versionDisclosure): grade {with}, state OK"
+        )),
+        "{scan}"
+    );
     assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
 
     let again = call(&web, &session, "get_scan_result", json!({"uuid": uuid}));
@@ -505,10 +516,12 @@ fn the_mcp_token_guards_the_endpoint_and_no_mcp_removes_it() {
     assert_eq!(off.get("/static/webmcp.js", &[]).status, 404);
 }
 
-/// `scan_instances`: two fakes and the first one again in one call: both fakes are scanned and
-/// answered with grade and state, the repeated target is an entry refused by the cooldown (not
-/// a tool error); a second call where every target is refused is a tool error. Malformed
-/// `target_urls` are JSON-RPC errors.
+/// `scan_instances`: two fakes, the first one again (named another way) and two malformed
+/// targets in one call: both fakes are scanned once each and answered with grade and state, the
+/// repeated one answers with the first one's scan, each malformed target is an entry refused in
+/// its place (not a protocol error); a second call where every target is refused (cooldown) is
+/// a tool error. Arguments that are no call (no list of 1 to 10, a bad waive) are JSON-RPC
+/// errors.
 #[test]
 fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
     let first = FakeInstance::start(healthy("7.2.4"));
@@ -533,7 +546,14 @@ fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
     );
     assert_eq!(tool["outputSchema"]["required"], json!(["results"]));
 
-    let targets = [first.host_port(), second.host_port(), first.host_port()];
+    // The first fake again as a URL: the same instance (the cooldown's key), scanned once.
+    let targets = json!([
+        first.host_port(),
+        second.host_port(),
+        first.base_url(),
+        "ftp://a.example",
+        7
+    ]);
     let scanned = call(
         &web,
         &session,
@@ -542,10 +562,10 @@ fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
     );
     assert_eq!(scanned["isError"], false, "{scanned}");
     let results = scanned["structuredContent"]["results"].as_array().unwrap();
-    assert_eq!(results.len(), 3, "{scanned}");
+    assert_eq!(results.len(), 5, "{scanned}");
     let mut uuids = Vec::new();
-    for (entry, target) in results[..2].iter().zip(&targets) {
-        assert_eq!(entry["target_url"], target.as_str(), "{entry}");
+    for (i, entry) in results[..3].iter().enumerate() {
+        assert_eq!(entry["target_url"], targets[i], "{entry}");
         assert_eq!(entry["status"], "completed", "{entry}");
         assert_eq!(entry["state"], "OK", "{entry}");
         assert!(!entry["grade"].as_str().unwrap().is_empty(), "{entry}");
@@ -553,21 +573,32 @@ fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
         uuids.push(entry["uuid"].as_str().unwrap().to_string());
     }
     assert_ne!(uuids[0], uuids[1]);
-    let refused = &results[2];
-    assert_eq!(refused["target_url"], targets[2].as_str(), "{refused}");
-    assert_eq!(refused["status"], "refused", "{refused}");
-    assert!(refused.get("uuid").is_none(), "{refused}");
-    let error = refused["error"].as_str().unwrap();
-    assert!(
-        error.contains("429") && error.contains("retry after"),
-        "{error}"
+    assert_eq!(
+        uuids[2], uuids[0],
+        "the repeated target answers with the first scan"
     );
-    assert!(refused["retry_after"].as_i64().unwrap() > 0, "{refused}");
-    for fake in [&first, &second] {
-        assert!(fake.requests().iter().any(|r| r.path() == "/status.php"));
+    assert_eq!(results[2]["same_as"], 0, "{}", results[2]);
+    assert!(results[0].get("same_as").is_none(), "{}", results[0]);
+    // Scanned once: the first fake saw what the second saw, request for request.
+    let seen = |fake: &FakeInstance| fake.requests().len();
+    assert!(seen(&second) > 0);
+    assert_eq!(seen(&first), seen(&second));
+    for (entry, shown) in results[3..].iter().zip(["ftp://a.example", "7"]) {
+        assert_eq!(entry["target_url"], shown, "{entry}");
+        assert_eq!(entry["status"], "refused", "{entry}");
+        assert!(entry.get("uuid").is_none(), "{entry}");
+        let error = entry["error"].as_str().unwrap();
+        assert!(
+            error.contains("400 invalid_field") && error.contains("do not retry unchanged"),
+            "{error}"
+        );
     }
     let text = text_of(&scanned);
-    assert!(text.starts_with("2 of 3 target(s) scanned"), "{text}");
+    assert!(
+        text.starts_with("3 of 5 target(s) scanned (2 scan(s))"),
+        "{text}"
+    );
+    assert!(text.contains("(the same instance as 127.0.0.1:"), "{text}");
     // Each uuid is a scan like scan_instance's.
     let one = call(&web, &session, "get_scan_result", json!({"uuid": uuids[1]}));
     assert_eq!(
@@ -599,10 +630,10 @@ fn scan_instances_scans_several_targets_and_answers_each_refusal_in_place() {
         json!({"target_urls": []}),
         json!({"target_urls": eleven}),
         json!({"target_urls": "a.example"}),
-        json!({"target_urls": ["a.example", 7]}),
-        json!({"target_urls": ["a.example", "ftp://b.example"]}),
         json!({"target_urls": ["a.example"], "target_url": "b.example"}),
         json!({"target_urls": ["a.example"], "release_track": "nightly-of-doom"}),
+        // A malformed argument of the call is the call's, however malformed its targets.
+        json!({"target_urls": ["ftp://b.example", 7], "waive": [1]}),
     ] {
         let answer = rpc(
             &web,

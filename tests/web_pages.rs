@@ -145,3 +145,212 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
     screenshot(&format!("{base}/"), &dir.join("landing.png"));
     screenshot(&format!("{base}{location}"), &dir.join("result.png"));
 }
+
+/// A real nginx on a loopback port, in the foreground, forwarding `/scanner/` to `backend`
+/// with the prefix stripped (`location /scanner/ { proxy_pass http://backend/; }`), as an
+/// operator puts the public API under a path; killed and reaped on drop.
+struct Nginx {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Nginx {
+    /// On `port` (picked free beforehand: the web server's base URL names it).
+    fn start(dir: &Path, backend: std::net::SocketAddr, port: u16) -> Nginx {
+        let conf = dir.join("nginx.conf");
+        let d = dir.display();
+        std::fs::write(
+            &conf,
+            format!(
+                "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
+                 error_log {d}/nginx-error.log;\nevents {{ worker_connections 64; }}\n\
+                 http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n\
+                 proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
+                 uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+                 server {{\n    listen 127.0.0.1:{port};\n\
+                 location /scanner/ {{\n      proxy_pass http://{backend}/;\n\
+                 proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n    }}\n  }}\n}}\n"
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/nginx")
+            .arg("-p")
+            .arg(dir)
+            .arg("-e")
+            .arg(dir.join("nginx-error.log"))
+            .arg("-c")
+            .arg(&conf)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("nginx runs: install Debian's nginx package with `make deps`");
+        let mut nginx = Nginx {
+            child,
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(nginx.addr).is_err() {
+            let log = || std::fs::read_to_string(dir.join("nginx-error.log")).unwrap_or_default();
+            if let Ok(Some(status)) = nginx.child.try_wait() {
+                panic!("nginx ended ({status}): {}", log());
+            }
+            assert!(Instant::now() < until, "nginx does not listen: {}", log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        nginx
+    }
+
+    fn request(&self, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+        // nginx keeps a connection open after its answer unless told: the reader reads to EOF.
+        let mut all = vec![("Connection", "close")];
+        all.extend_from_slice(headers);
+        support::service::request(self.addr, method, target, &all, body)
+    }
+}
+
+/// Every `href`, `src` and `action` of a page.
+fn links(html: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for attribute in ["href=\"", "src=\"", "action=\""] {
+        for (at, _) in html.match_indices(attribute) {
+            let rest = &html[at + attribute.len()..];
+            found.push(rest[..rest.find('"').unwrap()].replace("&amp;", "&"));
+        }
+    }
+    found
+}
+
+/// Behind nginx under `/scanner/` (`--base-url http://127.0.0.1:PORT/scanner/`, the prefix
+/// stripped before forwarding): every link, asset, form action, redirect and discovery URL
+/// carries the prefix, and each answers through the proxy.
+#[test]
+fn behind_a_reverse_proxy_under_a_path_every_link_carries_it() {
+    let fake = FakeInstance::start(InstanceConfig::default());
+    let other = FakeInstance::start(InstanceConfig::default());
+    let dir = fresh_dir("web-pages-proxied");
+    let ca = fake.ca_file().display().to_string();
+    // The proxy's port first: the base URL names it.
+    let port = support::closed_port();
+    let base = format!("http://127.0.0.1:{port}/scanner");
+    let web = support::web::start(
+        &dir,
+        &[
+            "--allow-private-targets",
+            "--ca-file",
+            &ca,
+            "--trusted-proxy",
+            "127.0.0.1/32",
+            // A trailing slash is taken and dropped.
+            "--base-url",
+            &format!("{base}/"),
+        ],
+    );
+    let nginx = Nginx::start(&dir, web.addr, port);
+    let get = |path: &str| nginx.request("GET", path, &[], b"");
+
+    // The landing page: every link and asset under the prefix, each answering.
+    let landing = get("/scanner/");
+    assert_eq!(landing.status, 200, "{}", landing.text());
+    let html = landing.text();
+    assert!(
+        html.contains("<html lang=\"en\" data-root=\"/scanner\">"),
+        "{html}"
+    );
+    let found = links(&html);
+    assert!(found.contains(&"/scanner/scans".to_string()), "{found:?}");
+    assert!(
+        found.contains(&"/scanner/static/style.css".to_string()),
+        "{found:?}"
+    );
+    for link in &found {
+        assert!(link.starts_with("/scanner/"), "{link} lacks the prefix");
+        if link != "/scanner/scans" {
+            assert_eq!(get(link).status, 200, "{link}");
+        }
+    }
+
+    // The form, as a browser on the proxied page posts it: 303 to the result page, under the
+    // prefix, which answers through the proxy.
+    let form = format!(
+        "target_url={}&release_track=auto&waive=",
+        support::service::form_encode(&fake.host_port())
+    );
+    let origin = format!("http://127.0.0.1:{port}");
+    let posted = nginx.request(
+        "POST",
+        "/scanner/scans",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Origin", &origin),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+        form.as_bytes(),
+    );
+    assert_eq!(posted.status, 303, "{}", posted.text());
+    let location = posted.header("location").unwrap().to_string();
+    assert!(location.starts_with("/scanner/scans/"), "{location}");
+    let until = Instant::now() + Duration::from_secs(60);
+    let result = loop {
+        let page = get(&location);
+        assert_eq!(page.status, 200, "{location}");
+        let html = page.text();
+        for link in links(&html) {
+            assert!(link.starts_with("/scanner/"), "{link} lacks the prefix");
+        }
+        if !html.contains("http-equiv=\"refresh\"") {
+            break html;
+        }
+        assert!(Instant::now() < until, "the scan did not complete");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let found = links(&result);
+    assert!(
+        found.iter().any(|l| l.ends_with("/export/pdf")),
+        "{found:?}"
+    );
+    for link in &found {
+        assert!(link.starts_with("/scanner/"), "{link} lacks the prefix");
+        assert_eq!(get(link).status, 200, "{link}");
+    }
+
+    // The JSON API's Location and links: absolute under the base URL, answering.
+    let body = format!(r#"{{"target_url": "{}"}}"#, other.host_port());
+    let submitted = nginx.request(
+        "POST",
+        "/scanner/api/scans",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let value = submitted.json();
+    let own = value["links"]["self"].as_str().unwrap();
+    assert_eq!(submitted.header("location"), Some(own));
+    for url in [own, value["links"]["page"].as_str().unwrap()] {
+        let path = url
+            .strip_prefix(&format!("http://127.0.0.1:{port}"))
+            .unwrap();
+        assert!(path.starts_with("/scanner/"), "{url}");
+        assert_eq!(get(path).status, 200, "{url}");
+    }
+
+    // The discovery documents name URLs under the base URL; each document answers.
+    let ai = get("/scanner/.well-known/ai.json").json();
+    assert_eq!(ai["mcp"]["url"], format!("{base}/mcp"));
+    for key in ["ai", "openapi", "arazzo"] {
+        let url = ai["documents"][key].as_str().unwrap();
+        let path = url
+            .strip_prefix(&format!("http://127.0.0.1:{port}"))
+            .unwrap();
+        assert!(path.starts_with("/scanner/"), "{url}");
+        assert_eq!(get(path).status, 200, "{url}");
+    }
+    let openapi = get("/scanner/openapi.json").json();
+    assert_eq!(openapi["servers"][0]["url"], base.as_str());
+    web.terminate();
+}

@@ -51,7 +51,12 @@ fn node(name: &str, store: &str, ca: &str) -> ScannerService {
 
 fn submit(web: &ScannerService, target: &str) -> Answer {
     let body = serde_json::json!({ "target_url": target }).to_string();
-    web.request("POST", "/api/scans", &[], body.as_bytes())
+    web.request(
+        "POST",
+        "/api/scans",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
 }
 
 #[test]

@@ -84,6 +84,14 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
+    /// `; charset=utf-8` aside.
+    pub fn content_type_is(&self, media: &str) -> bool {
+        self.header("content-type")
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+    }
+
     /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.
     pub fn bearer_matches(&self, token: &str) -> bool {
         let presented = self
@@ -609,17 +617,21 @@ fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -
     }
 }
 
+/// The reason phrase of every status the servers answer; another (none today) gets an empty
+/// one, which RFC 9112 allows, rather than a made-up word.
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         202 => "Accepted",
         204 => "No Content",
+        303 => "See Other",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
+        409 => "Conflict",
         411 => "Length Required",
         413 => "Payload Too Large",
         415 => "Unsupported Media Type",
@@ -627,8 +639,9 @@ fn reason(status: u16) -> &'static str {
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
+        504 => "Gateway Timeout",
         505 => "HTTP Version Not Supported",
-        _ => "Status",
+        _ => "",
     }
 }
 
@@ -912,6 +925,54 @@ mod tests {
         assert_eq!(status(&again), 200, "{again}");
         stop.store(true, Ordering::SeqCst);
         thread.join().unwrap();
+    }
+
+    /// The statuses the servers' sources construct (`Response::json(404, ...)`, `status: 409`,
+    /// `rpc_error(400, ...)`, ...), read from the files under `dir`.
+    fn statuses_in(dir: &std::path::Path, found: &mut std::collections::BTreeSet<u16>) {
+        const BEFORE: [&str; 8] = [
+            "Response::new(",
+            "Response::json(",
+            "Response::error(",
+            "Response::streaming(",
+            "status: ",
+            "rpc_error(",
+            "plain_error(",
+            "bad(",
+        ];
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                statuses_in(&path, found);
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap_or_default();
+            for before in BEFORE {
+                for (at, _) in source.match_indices(before) {
+                    let rest = source[at + before.len()..].trim_start();
+                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    if let Ok(status @ 100..=599) = digits.parse::<u16>() {
+                        found.insert(status);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_status_the_servers_answer_has_its_reason_phrase() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut statuses = std::collections::BTreeSet::new();
+        statuses_in(&src.join("serve"), &mut statuses);
+        statuses_in(&src.join("web"), &mut statuses);
+        // The scan found what it must (the form's redirect, an export not ready, a busy queue).
+        for known in [202, 303, 409, 503] {
+            assert!(statuses.contains(&known), "{known} not found: {statuses:?}");
+        }
+        for status in statuses {
+            assert!(!reason(status).is_empty(), "{status} has no reason phrase");
+        }
+        assert_eq!(reason(303), "See Other");
     }
 
     #[test]

@@ -1159,13 +1159,17 @@ impl Settings {
                     listen: web_listen,
                     base_url: l.parsed(
                         "base_url",
-                        "an absolute http:// or https:// URL such as https://scan.example.com",
+                        "an absolute http:// or https:// URL such as https://scan.example.com, \
+                         with a path when a reverse proxy serves it there \
+                         (https://example.com/scanner)",
                         |t| {
+                            // Kept without a trailing slash: routes are appended to it.
                             let t = t.trim_end_matches('/');
                             let rest = t
                                 .strip_prefix("https://")
                                 .or_else(|| t.strip_prefix("http://"))?;
-                            (!rest.is_empty()
+                            let host = rest.split('/').next().unwrap_or_default();
+                            (!host.is_empty()
                                 && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
                             .then(|| t.to_string())
                         },

@@ -860,7 +860,9 @@ pub static OPTIONS: &[OptionSpec] = &[
         ..row(
             "base_url",
             "web: the absolute URL the public API is reached at (https://scan.example.com), as \
-             its pages, Location headers and discovery documents name it.",
+             its pages, Location headers and discovery documents name it. With a path \
+             (https://example.com/scanner) every link, asset, form, redirect and discovery URL \
+             carries it, for a reverse proxy that strips the path before forwarding.",
         )
     },
     OptionSpec {

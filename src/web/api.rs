@@ -72,6 +72,23 @@ pub struct ApiConfig {
     pub mcp_token: Option<String>,
 }
 
+impl ApiConfig {
+    /// The path `--base-url` puts before every route: `/scanner` for
+    /// `https://example.com/scanner`, empty at the root. A reverse proxy strips it before it
+    /// forwards (nginx `location /scanner/ { proxy_pass http://127.0.0.1:8080/; }`), so requests
+    /// arrive without it, and every URL we write for a browser carries it.
+    pub fn path_prefix(&self) -> &str {
+        let after_scheme = self
+            .base_url
+            .split_once("://")
+            .map_or(self.base_url.as_str(), |(_, rest)| rest);
+        after_scheme
+            .find('/')
+            .map_or("", |slash| &after_scheme[slash..])
+            .trim_end_matches('/')
+    }
+}
+
 /// Cheap to clone: a streamed answer (MCP progress over SSE) takes its own handle.
 #[derive(Clone)]
 pub struct Api {
@@ -100,6 +117,20 @@ impl ApiError {
             message: message.into(),
             field: Some(field),
         }
+    }
+
+    /// A JSON route's body must be declared `application/json`: any page can make its
+    /// visitors' browsers send a form or `text/plain` here unasked, but not that.
+    pub fn unless_json(request: &Request, route: &str) -> Result<(), ApiError> {
+        if request.content_type_is("application/json") {
+            return Ok(());
+        }
+        Err(ApiError {
+            status: 415,
+            code: "unsupported_media_type",
+            message: format!("{route} takes a JSON body sent as Content-Type: application/json"),
+            field: None,
+        })
     }
 
     fn request(message: impl Into<String>) -> ApiError {
@@ -208,28 +239,6 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
             field: None,
         });
     }
-    let target_url = match object.get("target_url") {
-        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
-        Some(Value::String(_)) | None => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url is required: the instance's hostname, address or URL",
-            ));
-        }
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url must be a string",
-            ));
-        }
-    };
-    if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
-        return Err(ApiError::invalid(
-            "target_url",
-            "target_url must name one instance (no commas, at most 2048 characters)",
-        ));
-    }
-    let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
     let waive = match object.get("waive") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
@@ -282,6 +291,30 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     };
     let release_track = choice("release_track", &RELEASE_TRACKS)?;
     let format = choice("format", &EXPORT_FORMATS)?;
+    // The target last: a refusal that names another field is about every target of a
+    // call with several (MCP scan_instances), one that names target_url about that one only.
+    let target_url = match object.get("target_url") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
+        Some(Value::String(_)) | None => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url is required: the instance's hostname, address or URL",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "target_url",
+                "target_url must be a string",
+            ));
+        }
+    };
+    if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
+        return Err(ApiError::invalid(
+            "target_url",
+            "target_url must name one instance (no commas, at most 2048 characters)",
+        ));
+    }
+    let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
     Ok((
         ScanRequest {
             target_url,
@@ -309,9 +342,11 @@ impl Api {
         if let Some(answer) = super::mcp::handle(self, request) {
             return answer;
         }
-        if let Some(answer) =
-            super::discovery::handle(request, &self.config.base_url, self.config.mcp)
-        {
+        if let Some(answer) = super::discovery::handle(
+            request,
+            &self.config.base_url,
+            super::discovery::Mcp::of(self.config.mcp, self.config.mcp_token.as_deref()),
+        ) {
             return answer;
         }
         if let Some(answer) = self.page(request) {
@@ -360,6 +395,9 @@ impl Api {
     }
 
     fn submit(&self, request: &Request) -> Response {
+        if let Err(e) = ApiError::unless_json(request, "POST /api/scans") {
+            return e.response();
+        }
         let (scan, target) = match parse_submission(&request.body) {
             Ok(parsed) => parsed,
             Err(e) => return e.response(),
@@ -511,6 +549,56 @@ fn method_not_allowed(allow: &str) -> Response {
     }
     .response()
     .with_header("Allow", allow)
+}
+
+/// Where a scan's document keeps what the submitter's waivers make of it, beside the headline
+/// (grade, state, findings), which is always the scan without them (`server::record_scan`).
+pub const SUBMITTER_WAIVERS: &str = "submitterWaivers";
+
+/// The submitter's waivers as a document carries them: every face (page, PDF, exports, MCP)
+/// shows the headline without them and this beside it, marked as the submitter's.
+pub struct SubmitterWaivers<'a> {
+    pub patterns: Vec<&'a str>,
+    /// The grade and state with the waivers.
+    pub grade: &'a str,
+    pub state: &'a str,
+    /// The failed findings the waivers hide.
+    pub waived: Vec<&'a str>,
+}
+
+impl<'a> SubmitterWaivers<'a> {
+    /// `None` when the submission named no waiver.
+    pub fn of(document: &'a Value) -> Option<SubmitterWaivers<'a>> {
+        let view = document.get(SUBMITTER_WAIVERS)?;
+        let strings = |key: &str| -> Vec<&'a str> {
+            view[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        Some(SubmitterWaivers {
+            patterns: strings("patterns"),
+            grade: view["grade"].as_str().unwrap_or("U"),
+            state: view["state"].as_str().unwrap_or("UNKNOWN"),
+            waived: strings("waived"),
+        })
+    }
+
+    pub fn hides(&self, finding_id: &str) -> bool {
+        self.waived.contains(&finding_id)
+    }
+
+    /// One line, for text faces: "with the submitter's waivers (p1, p2): grade A+, state OK".
+    pub fn summary(&self) -> String {
+        format!(
+            "with the submitter's waivers ({}): grade {}, state {}",
+            self.patterns.join(", "),
+            self.grade,
+            self.state
+        )
+    }
 }
 
 /// What a worker stores for a completed scan: the result document and the SARIF rendered from

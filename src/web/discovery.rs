@@ -29,9 +29,29 @@ const LICENSE: &str = env!("CARGO_PKG_LICENSE");
 /// workflow waits between polls.
 const POLL_INTERVAL_SECS: u64 = 2;
 
+/// How `/mcp` is served, as the documents describe it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mcp {
+    /// `--no-mcp`: not at all.
+    Off,
+    Open,
+    /// Behind `--mcp-token`: a bearer token, 401 without it.
+    Token,
+}
+
+impl Mcp {
+    pub fn of(served: bool, token: Option<&str>) -> Mcp {
+        match (served, token) {
+            (false, _) => Mcp::Off,
+            (true, None) => Mcp::Open,
+            (true, Some(_)) => Mcp::Token,
+        }
+    }
+}
+
 /// The answer to a request for one of the documents; `None` for every other path.
-/// `mcp`: whether `/mcp` is served (`--no-mcp` removes its entries from ai.json).
-pub fn handle(request: &Request, base_url: &str, mcp: bool) -> Option<Response> {
+/// `mcp`: how `/mcp` is served (`--no-mcp` removes its entries from ai.json and openapi.json).
+pub fn handle(request: &Request, base_url: &str, mcp: Mcp) -> Option<Response> {
     let base = base_url.trim_end_matches('/');
     let path = request.path.as_str();
     let path = if path.len() > 1 {
@@ -42,12 +62,14 @@ pub fn handle(request: &Request, base_url: &str, mcp: bool) -> Option<Response> 
     let document = match path {
         AI_PATH => {
             let mut document = ai(base);
-            if !mcp && let Some(object) = document.as_object_mut() {
+            if mcp == Mcp::Off
+                && let Some(object) = document.as_object_mut()
+            {
                 object.remove("mcp");
             }
             document
         }
-        OPENAPI_PATH => openapi(base),
+        OPENAPI_PATH => openapi(base, mcp),
         ARAZZO_PATH => arazzo(base),
         _ => return None,
     };
@@ -120,7 +142,9 @@ fn field_schema(field: &str) -> Value {
             "maxItems": 50,
             "items": {"type": "string", "minLength": 1, "maxLength": 200},
             "description": "Check id patterns to waive, in the plugin's waiver syntax \
-                            (hstsPreload, versionDisclosure:X-*).",
+                            (hstsPreload, versionDisclosure:X-*). The result's grade, state and \
+                            findings stay those without them; result.submitterWaivers holds the \
+                            grade and state with them and the findings they hide.",
             "examples": [["hstsPreload"]],
         }),
         "release_track" => json!({
@@ -187,18 +211,43 @@ fn uuid_schema() -> Value {
     json!({"type": "string", "format": "uuid", "description": "The scan's random (v4) uuid."})
 }
 
-fn components() -> Value {
-    let error_response = |description: &str, retry_after: bool| {
-        let mut response = json!({
-            "description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-        });
-        if retry_after {
-            response["headers"] =
-                json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
+/// A refusal answered with the Error schema, with `Retry-After` when it says when to retry.
+fn error_response(description: &str, retry_after: bool) -> Value {
+    let mut response = json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    });
+    if retry_after {
+        response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
+    }
+    response
+}
+
+/// What the HTTP layer (`serve::http`) answers before any route sees the request, so every
+/// operation can get it: (status, the component that describes it).
+const TRANSPORT_ANSWERS: [(&str, &str); 7] = [
+    ("400", "BadRequest"),
+    ("408", "RequestTimeout"),
+    ("411", "LengthRequired"),
+    ("413", "PayloadTooLarge"),
+    ("431", "HeadTooLarge"),
+    ("500", "Internal"),
+    ("503", "Unavailable"),
+];
+
+/// An operation's responses: its own, and every answer of the HTTP layer it does not describe
+/// itself.
+fn responses(own: Value) -> Value {
+    let mut all = own;
+    for (status, component) in TRANSPORT_ANSWERS {
+        if all.get(status).is_none() {
+            all[status] = json!({"$ref": format!("#/components/responses/{component}")});
         }
-        response
-    };
+    }
+    all
+}
+
+fn components() -> Value {
     json!({
         "schemas": {
             "ScanSubmission": submission_schema(),
@@ -290,12 +339,19 @@ fn components() -> Value {
         },
         "responses": {
             "BadRequest": error_response(
-                "The body is not a JSON object, carries an unknown field, a wrong type or an \
+                "The request could not be read (a malformed request line, header or length), \
+                 or the body is not a JSON object, carries an unknown field, a wrong type or an \
                  invalid value, or the target is refused (error.field names the field).",
                 false,
             ),
             "NotFound": error_response(
                 "No such scan: unknown, expired or erased (a uuid tells nothing about another scan).",
+                false,
+            ),
+            "UnsupportedMediaType": error_response(
+                "The body is not sent as Content-Type: application/json (parameters such as \
+                 charset aside). A page of another site can make a browser send a form or \
+                 text/plain anywhere, never application/json without asking first.",
                 false,
             ),
             "TooManyRequests": error_response(
@@ -304,17 +360,30 @@ fn components() -> Value {
                  scans that found no supported product. Retry-After says when to try again.",
                 true,
             ),
-            "PayloadTooLarge": error_response(
-                "The body is larger than the service reads (a submission is a few hundred bytes).",
+            "RequestTimeout": error_response(
+                "The request head or its body did not arrive within 10 seconds.",
                 false,
             ),
-            "Unreadable": error_response(
-                "The request could not be read: malformed (400), too slow (408), or a head or \
-                 body too large (413, 431).",
+            "LengthRequired": error_response(
+                "The body was sent chunked: send it with Content-Length.",
+                false,
+            ),
+            "PayloadTooLarge": error_response(
+                "The body is larger than the service reads (8 KiB; a submission is a few \
+                 hundred bytes).",
+                false,
+            ),
+            "HeadTooLarge": error_response(
+                "The request head is larger than 16 KiB or has more than 100 headers.",
+                false,
+            ),
+            "Internal": error_response(
+                "The request could not be handled (a fault of the service, logged).",
                 false,
             ),
             "Unavailable": error_response(
-                "The service cannot reach its store; try again after Retry-After seconds.",
+                "The service cannot answer now: every worker is busy, or its store cannot be \
+                 reached. Try again after Retry-After seconds.",
                 true,
             ),
         },
@@ -349,17 +418,16 @@ fn openapi_paths() -> Value {
                     "required": true,
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanSubmission"}}},
                 },
-                "responses": {
+                "responses": responses(json!({
                     "202": {
                         "description": "Queued.",
                         "headers": {"Location": {"$ref": "#/components/headers/Location"}},
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanAccepted"}}},
                     },
                     "400": {"$ref": "#/components/responses/BadRequest"},
-                    "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+                    "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
                     "429": {"$ref": "#/components/responses/TooManyRequests"},
-                    "503": {"$ref": "#/components/responses/Unavailable"},
-                },
+                })),
             },
         },
         "/api/scans/{uuid}": {
@@ -370,7 +438,7 @@ fn openapi_paths() -> Value {
                 "description": format!("While the scan is {pending_list} the answer carries its \
                                         links and a Retry-After header; once completed, its result."),
                 "tags": ["scans"],
-                "responses": {
+                "responses": responses(json!({
                     "200": {
                         "description": "The scan's state, and its result once completed.",
                         "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
@@ -380,22 +448,20 @@ fn openapi_paths() -> Value {
                         ]}}},
                     },
                     "404": {"$ref": "#/components/responses/NotFound"},
-                    "503": {"$ref": "#/components/responses/Unavailable"},
-                },
+                })),
             },
             "delete": {
                 "operationId": "eraseScan",
                 "summary": "Erase the scan's target data",
                 "description": "Erases every stored record and cached result of the scan's target.",
                 "tags": ["scans"],
-                "responses": {
+                "responses": responses(json!({
                     "200": {
                         "description": "Erased.",
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Erased"}}},
                     },
                     "404": {"$ref": "#/components/responses/NotFound"},
-                    "503": {"$ref": "#/components/responses/Unavailable"},
-                },
+                })),
             },
         },
         "/api/scans/{uuid}/export/{format}": {
@@ -413,7 +479,7 @@ fn openapi_paths() -> Value {
                 "operationId": "exportScan",
                 "summary": "Download an export of a completed scan",
                 "tags": ["scans"],
-                "responses": {
+                "responses": responses(json!({
                     "200": {
                         "description": "The export, as an attachment.",
                         "headers": {"Content-Disposition": {
@@ -423,13 +489,11 @@ fn openapi_paths() -> Value {
                         "content": export_content,
                     },
                     "404": {"$ref": "#/components/responses/NotFound"},
-                    "409": {
-                        "description": "The scan has not completed yet; poll it, then export.",
-                        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-                    },
-                    "503": {"$ref": "#/components/responses/Unavailable"},
-                },
+                    "409": error_response(
+                        "The scan has not completed yet; poll it, then export.",
+                        true,
+                    ),
+                })),
             },
         },
         "/healthz": {
@@ -437,7 +501,7 @@ fn openapi_paths() -> Value {
                 "operationId": "getHealth",
                 "summary": "Health of the service",
                 "tags": ["service"],
-                "responses": {
+                "responses": responses(json!({
                     "200": {
                         "description": "The service answers.",
                         "content": {"application/json": {"schema": {
@@ -446,16 +510,102 @@ fn openapi_paths() -> Value {
                             "required": ["status"],
                         }}},
                     },
-                    "4XX": {"$ref": "#/components/responses/Unreadable"},
-                },
+                })),
             },
         },
     })
 }
 
-/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API.
-pub fn openapi(base: &str) -> Value {
-    json!({
+/// `/mcp` as OpenAPI describes it: JSON-RPC messages in, JSON-RPC answers (or server-sent
+/// events) out, each refusal the endpoint can answer (`web::mcp::handle`).
+fn mcp_path(mcp: Mcp) -> Value {
+    let session = |required: bool| {
+        json!({
+            "name": "Mcp-Session-Id",
+            "in": "header",
+            "required": required,
+            "description": "The session initialize answered; every request after initialize \
+                            carries it.",
+            "schema": {"type": "string"},
+        })
+    };
+    let rpc = json!({"$ref": "#/components/schemas/JsonRpcMessage"});
+    let mut post = json!({
+        "operationId": "callMcp",
+        "summary": "Send one MCP message (JSON-RPC 2.0)",
+        "description": "The Model Context Protocol over streamable HTTP: initialize, tools/list, \
+                        tools/call, prompts/list, prompts/get, ping; one message per request (no \
+                        batches). A tools/call with _meta.progressToken from a client that \
+                        accepts text/event-stream is answered as server-sent events.",
+        "tags": ["mcp"],
+        "parameters": [session(false)],
+        "requestBody": {
+            "required": true,
+            "content": {"application/json": {"schema": rpc}},
+        },
+        "responses": responses(json!({
+            "200": {
+                "description": "The JSON-RPC response (a protocol error included), or for a \
+                                tools/call with a progress token the progress notifications and \
+                                then the response as server-sent events.",
+                "headers": {"Mcp-Session-Id": {
+                    "description": "On the answer to initialize: the new session.",
+                    "schema": {"type": "string"},
+                }},
+                "content": {
+                    "application/json": {"schema": rpc},
+                    "text/event-stream": {"schema": {"type": "string"}},
+                },
+            },
+            "202": {"description": "A notification or a response of the client: taken, no body."},
+            "400": {
+                "description": "Not one JSON-RPC 2.0 message, an unsupported protocol version, \
+                                or no Mcp-Session-Id after initialize (a JSON-RPC error); or a \
+                                request the server could not read (the Error schema).",
+                "content": {"application/json": {"schema": {"anyOf": [
+                    rpc,
+                    {"$ref": "#/components/schemas/Error"},
+                ]}}},
+            },
+            "403": error_response(
+                "Sent from another site's page (its Origin is not the base URL's): refused, \
+                 DNS-rebinding protection.",
+                false,
+            ),
+            "404": {
+                "description": "The session is unknown (ended or forgotten): initialize again.",
+                "content": {"application/json": {"schema": rpc}},
+            },
+            "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+        })),
+    });
+    let mut delete = json!({
+        "operationId": "endMcpSession",
+        "summary": "End an MCP session",
+        "tags": ["mcp"],
+        "parameters": [session(true)],
+        "responses": responses(json!({
+            "204": {"description": "The session ended."},
+            "403": error_response("Sent from another site's page: refused.", false),
+            "404": error_response("No such session.", false),
+        })),
+    });
+    if mcp == Mcp::Token {
+        for operation in [&mut post, &mut delete] {
+            operation["security"] = json!([{"mcpToken": []}]);
+            operation["responses"]["401"] = error_response(
+                "No Authorization: Bearer with the operator's MCP token (WWW-Authenticate \
+                 says so).",
+                false,
+            );
+        }
+    }
+    json!({"post": post, "delete": delete})
+}
+
+/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API (`/mcp` as it is served).
+pub fn openapi(base: &str, mcp: Mcp) -> Value {
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Storage security scan API",
@@ -474,7 +624,43 @@ pub fn openapi(base: &str) -> Value {
         ],
         "paths": openapi_paths(),
         "components": components(),
-    })
+    });
+    if mcp != Mcp::Off {
+        document["paths"][MCP_PATH] = mcp_path(mcp);
+        document["tags"]
+            .as_array_mut()
+            .expect("tags")
+            .push(json!({"name": "mcp", "description": "The scan API as MCP tools for agents."}));
+        document["components"]["schemas"]["JsonRpcMessage"] = json!({
+            "type": "object",
+            "description": "One JSON-RPC 2.0 message: a request (id and method), a \
+                            notification (method only) or a response (id with result or error).",
+            "properties": {
+                "jsonrpc": {"type": "string", "const": "2.0"},
+                "id": {"type": ["string", "integer"]},
+                "method": {"type": "string"},
+                "params": {"type": "object"},
+                "result": {"type": "object"},
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "integer"},
+                        "message": {"type": "string"},
+                    },
+                    "required": ["code", "message"],
+                },
+            },
+            "required": ["jsonrpc"],
+        });
+    }
+    if mcp == Mcp::Token {
+        document["components"]["securitySchemes"] = json!({"mcpToken": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "The operator's MCP token (--mcp-token); only /mcp asks for it.",
+        }});
+    }
+    document
 }
 
 /// `/arazzo.json`: Arazzo 1.0.1, the workflow submit → poll until completed → export.
@@ -724,7 +910,7 @@ mod tests {
             );
         }
         // Every export has its path value, its media type and its link.
-        let doc = openapi(BASE);
+        let doc = openapi(BASE, Mcp::Open);
         let export = &doc["paths"]["/api/scans/{uuid}/export/{format}"];
         assert_eq!(
             strings(&export["parameters"][1]["schema"]["enum"]),
@@ -753,7 +939,7 @@ mod tests {
                 json!(status.as_str())
             );
         }
-        let schemas = &openapi(BASE)["components"]["schemas"];
+        let schemas = &openapi(BASE, Mcp::Open)["components"]["schemas"];
         let mut named = strings(&schemas["ScanPending"]["properties"]["status"]["enum"]);
         named.push(
             schemas["ScanCompleted"]["properties"]["status"]["const"]
@@ -777,13 +963,13 @@ mod tests {
     fn the_documents_are_served_cacheable_for_get_and_head_only() {
         for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
             for method in ["GET", "HEAD"] {
-                let response = handle(&request(method, path), BASE, true).expect(path);
+                let response = handle(&request(method, path), BASE, Mcp::Open).expect(path);
                 assert_eq!(response.status, 200);
                 assert_eq!(header(&response, "content-type"), Some("application/json"));
                 assert_eq!(header(&response, "cache-control"), Some(CACHE_CONTROL));
                 let _: Value = serde_json::from_slice(&response.body).unwrap();
             }
-            let refused = handle(&request("POST", path), BASE, true).unwrap();
+            let refused = handle(&request("POST", path), BASE, Mcp::Open).unwrap();
             assert_eq!(refused.status, 405);
             assert_eq!(header(&refused, "allow"), Some("GET, HEAD"));
         }
@@ -795,12 +981,17 @@ mod tests {
             "/openapi.yaml",
         ] {
             assert!(
-                handle(&request("GET", path), BASE, true).is_none(),
+                handle(&request("GET", path), BASE, Mcp::Open).is_none(),
                 "{path}"
             );
         }
         // A trailing slash on the base URL makes no double slash.
-        let response = handle(&request("GET", AI_PATH), "https://scan.example.com/", true).unwrap();
+        let response = handle(
+            &request("GET", AI_PATH),
+            "https://scan.example.com/",
+            Mcp::Open,
+        )
+        .unwrap();
         let value: Value = serde_json::from_slice(&response.body).unwrap();
         assert_eq!(
             value["mcp"]["client_configuration"],
@@ -829,7 +1020,7 @@ mod tests {
 
     #[test]
     fn the_workflow_uses_operations_the_openapi_document_has() {
-        let api = openapi(BASE);
+        let api = openapi(BASE, Mcp::Open);
         let mut operations = Vec::new();
         for item in api["paths"].as_object().unwrap().values() {
             for operation in item.as_object().unwrap().values() {

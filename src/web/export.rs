@@ -3,7 +3,7 @@
 //! `-`, `@`, a tab or a carriage return) is neutralised with a leading `'`: the text comes from
 //! the scanned server, which is hostile.
 
-use super::api::Completed;
+use super::api::{Completed, SubmitterWaivers};
 use serde_json::Value;
 
 /// One export of a completed scan as a file: what the HTTP API serves as an attachment and
@@ -51,8 +51,9 @@ pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
     }
 }
 
-/// The columns, in order.
-pub const CSV_COLUMNS: [&str; 10] = [
+/// The columns, in order. `status` and `waived` are the headline's (the operator's waivers
+/// only); `submitter_waived` says whether the submitter's waivers hide the finding.
+pub const CSV_COLUMNS: [&str; 11] = [
     "host",
     "check",
     "status",
@@ -63,6 +64,7 @@ pub const CSV_COLUMNS: [&str; 10] = [
     "fixed_in",
     "waived",
     "scanned_at",
+    "submitter_waived",
 ];
 
 /// A cell as a spreadsheet will show it, never run it.
@@ -87,11 +89,14 @@ pub fn csv(document: &Value) -> Vec<u8> {
     let _ = writer.write_record(CSV_COLUMNS);
     let host = text(&document["host"]);
     let scanned_at = text(&document["scannedAt"]);
+    let submitter = SubmitterWaivers::of(document);
     let empty = Vec::new();
     for finding in document["findings"].as_array().unwrap_or(&empty) {
+        let id = text(&finding["id"]);
+        let by_submitter = submitter.as_ref().is_some_and(|s| s.hides(&id));
         let row = [
             host.clone(),
-            text(&finding["id"]),
+            id,
             text(&finding["status"]),
             text(&finding["severity"]),
             text(&finding["category"]),
@@ -100,6 +105,7 @@ pub fn csv(document: &Value) -> Vec<u8> {
             text(&finding["fixedIn"]),
             text(&finding["ignored"]),
             scanned_at.clone(),
+            by_submitter.to_string(),
         ];
         let _ = writer.write_record(row.iter().map(|c| neutralise(c)));
     }

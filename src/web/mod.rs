@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod export;
 pub mod limits;
 pub mod mcp;
+pub mod origin;
 pub mod pages;
 pub mod pdf;
 pub mod server;

@@ -11,7 +11,7 @@
 //! and reloads once the scan completed. Every value from a submission or a scanned server is
 //! escaped.
 
-use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
+use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, SubmitterWaivers};
 use super::store::{ScanRequest, Status};
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;
@@ -47,22 +47,25 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A whole page; `webmcp` loads the browser tools (off with `--no-mcp`).
-fn page(status: u16, title: &str, body: &str, head: &str, webmcp: bool) -> Response {
+/// A whole page. `root` is the base URL's path (`/scanner` behind a proxy that strips it, or
+/// empty), before every link; `webmcp` loads the browser tools (off with `--no-mcp`). The
+/// scripts read the root from `<html data-root>`.
+fn page(status: u16, title: &str, body: &str, head: &str, root: &str, webmcp: bool) -> Response {
+    let root = escape(root);
     let webmcp = if webmcp {
-        "<script src=\"/static/webmcp.js\" defer></script>\n"
+        format!("<script src=\"{root}/static/webmcp.js\" defer></script>\n")
     } else {
-        ""
+        String::new()
     };
     let html = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!DOCTYPE html>\n<html lang=\"en\" data-root=\"{root}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<link rel=\"stylesheet\" href=\"/static/style.css\">\n{head}\
-         <script src=\"/static/app.js\" defer></script>\n{webmcp}</head>\n<body>\n\
-         <header><a class=\"brand\" href=\"/\">Storage security check</a></header>\n\
+         <title>{}</title>\n<link rel=\"stylesheet\" href=\"{root}/static/style.css\">\n{head}\
+         <script src=\"{root}/static/app.js\" defer></script>\n{webmcp}</head>\n<body>\n\
+         <header><a class=\"brand\" href=\"{root}/\">Storage security check</a></header>\n\
          <main>\n{body}\n</main>\n\
          <footer>An outside-in check of OpenCloud and ownCloud Infinite Scale instances. \
-         <a href=\"/openapi.json\">API</a></footer>\n</body>\n</html>\n",
+         <a href=\"{root}/openapi.json\">API</a></footer>\n</body>\n</html>\n",
         escape(title)
     );
     Response::new(status, "text/html; charset=utf-8", html)
@@ -71,7 +74,7 @@ fn page(status: u16, title: &str, body: &str, head: &str, webmcp: bool) -> Respo
         .with_header("Referrer-Policy", "no-referrer")
 }
 
-fn form(message: Option<&str>, target: &str) -> String {
+fn form(root: &str, message: Option<&str>, target: &str) -> String {
     let error = message
         .map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>\n", escape(m)))
         .unwrap_or_default();
@@ -85,7 +88,7 @@ fn form(message: Option<&str>, target: &str) -> String {
          looks at it from the outside, as any visitor could: version and known advisories, end \
          of life, TLS, security headers, exposed files, demo accounts. It grades the instance \
          from A+ to F.</p>\n{error}\
-         <form method=\"post\" action=\"/scans\" class=\"submit\">\n\
+         <form method=\"post\" action=\"{root}/scans\" class=\"submit\">\n\
          <label for=\"target_url\">Instance</label>\n\
          <input id=\"target_url\" name=\"target_url\" type=\"text\" required \
          placeholder=\"cloud.example.com\" value=\"{}\" autocomplete=\"url\">\n\
@@ -95,22 +98,34 @@ fn form(message: Option<&str>, target: &str) -> String {
          <label for=\"waive\">Accepted findings (comma-separated check ids)</label>\n\
          <input id=\"waive\" name=\"waive\" type=\"text\" placeholder=\"hstsPreload\">\n\
          </details>\n<button type=\"submit\">Check</button>\n</form>\n",
-        escape(target)
+        escape(target),
+        root = escape(root),
     )
 }
 
 impl Api {
+    /// A page of this server, its links under the base URL's path.
+    fn html(&self, status: u16, title: &str, body: &str, head: &str) -> Response {
+        let root = self.config.path_prefix();
+        page(status, title, body, head, root, self.config.mcp)
+    }
+
+    /// The landing page's form again, with why the submission was not taken.
+    fn form_page(&self, status: u16, message: &str, target: &str) -> Response {
+        let form = form(self.config.path_prefix(), Some(message), target);
+        self.html(status, "Storage security check", &form, "")
+    }
+
     /// The answer when `request` is for a page or a static file; `None` otherwise.
     pub fn page(&self, request: &Request) -> Option<Response> {
         let path = request.path.as_str();
         let get = matches!(request.method.as_str(), "GET" | "HEAD");
         Some(match path {
-            "/" if get => page(
+            "/" if get => self.html(
                 200,
                 "Storage security check",
-                &form(None, ""),
+                &form(self.config.path_prefix(), None, ""),
                 "",
-                self.config.mcp,
             ),
             "/scans" if request.method == "POST" => self.form_submission(request),
             "/static/style.css" if get => Response::new(200, "text/css; charset=utf-8", STYLE)
@@ -129,6 +144,14 @@ impl Api {
     }
 
     fn form_submission(&self, request: &Request) -> Response {
+        // Another site's page could make its visitors submit scans through their browsers.
+        if super::origin::from_another_site(request, &self.config.base_url) {
+            return self.form_page(
+                403,
+                "This form only takes submissions from this site's own page.",
+                "",
+            );
+        }
         let fields = parse_form(&request.body);
         let field = |name: &str| {
             fields
@@ -138,15 +161,7 @@ impl Api {
                 .unwrap_or_default()
         };
         let target_url = field("target_url");
-        let refuse = |status: u16, message: &str| {
-            page(
-                status,
-                "Storage security check",
-                &form(Some(message), &target_url),
-                "",
-                self.config.mcp,
-            )
-        };
+        let refuse = |status: u16, message: &str| self.form_page(status, message, &target_url);
         if target_url.is_empty() {
             return refuse(400, "Enter the address of the instance to check.");
         }
@@ -172,7 +187,10 @@ impl Api {
             };
         match self.enqueue(scan, &target, request) {
             Ok(uuid) => Response::new(303, "text/plain; charset=utf-8", "See the result page\n")
-                .with_header("Location", &format!("/scans/{uuid}")),
+                .with_header(
+                    "Location",
+                    &format!("{}/scans/{uuid}", self.config.path_prefix()),
+                ),
             Err(refused) => {
                 let answer = refuse(refused.error.status, &refused.error.message);
                 match refused.retry_after {
@@ -184,6 +202,7 @@ impl Api {
     }
 
     fn result_page(&self, uuid: &str) -> Response {
+        let root = escape(self.config.path_prefix());
         let record = match self.record(uuid) {
             Ok(record) => record,
             Err(answer) => {
@@ -195,15 +214,14 @@ impl Api {
                         "The service cannot answer right now; try again shortly.",
                     )
                 };
-                return page(
+                return self.html(
                     status,
                     "Scan not found",
                     &format!(
-                        "<h1>Scan not found</h1>\n<p>{}</p>\n<p><a href=\"/\">Check an instance</a></p>",
+                        "<h1>Scan not found</h1>\n<p>{}</p>\n<p><a href=\"{root}/\">Check an instance</a></p>",
                         escape(text)
                     ),
                     "",
-                    self.config.mcp,
                 );
             }
         };
@@ -214,26 +232,29 @@ impl Api {
                 "<h1>Checking {target}</h1>\n\
                  <p class=\"pending\" data-scan=\"{uuid}\" data-status=\"{state}\">The scan is \
                  <strong>{state}</strong>. This page refreshes itself every {REFRESH_SECS} seconds.</p>\n\
-                 <p><a href=\"/scans/{uuid}\">Refresh now</a></p>",
+                 <p><a href=\"{root}/scans/{uuid}\">Refresh now</a></p>",
                 uuid = escape(&record.uuid)
             );
-            return page(
+            return self.html(
                 200,
                 &format!("Checking {}", record.request.target_url),
                 &body,
                 &format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n"),
-                self.config.mcp,
             );
         }
         let document = Completed::parse(record.result.as_deref())
             .map(|c| c.document)
             .unwrap_or(Value::Null);
-        page(
+        self.html(
             200,
             &format!("{} — storage security", record.request.target_url),
-            &render_result(&record.uuid, &document, record.request.format.as_deref()),
+            &render_result(
+                self.config.path_prefix(),
+                &record.uuid,
+                &document,
+                record.request.format.as_deref(),
+            ),
             "",
-            self.config.mcp,
         )
     }
 }
@@ -248,7 +269,8 @@ fn text(value: &Value) -> String {
 
 /// The completed result: grade, state, product, findings that failed (worst first) with
 /// their remediation, the remediation plan, the exports.
-pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> String {
+pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option<&str>) -> String {
+    let root = escape(root);
     let grade = text(&document["grade"]);
     let state = text(&document["state"]);
     let state_class = match state.as_str() {
@@ -285,12 +307,15 @@ pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> S
         .collect();
     failed.sort_by_key(|f| rank(f["severity"].as_str().unwrap_or_default()));
     let passed = findings.iter().filter(|f| f["status"] == "passed").count();
+    let submitter = SubmitterWaivers::of(document);
     let rows: String = failed
         .iter()
         .map(|f| {
             let severity = text(&f["severity"]);
             let waived = if f["ignored"] == true {
                 " <span class=\"waived\">accepted</span>"
+            } else if submitter.as_ref().is_some_and(|s| s.hides(&text(&f["id"]))) {
+                " <span class=\"waived\">waived by the submitter</span>"
             } else {
                 ""
             };
@@ -344,7 +369,7 @@ pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> S
                 "export"
             };
             format!(
-                "<a class=\"{class}\" href=\"/api/scans/{}/export/{f}\">{}</a>",
+                "<a class=\"{class}\" href=\"{root}/api/scans/{}/export/{f}\">{}</a>",
                 escape(uuid),
                 f.to_uppercase()
             )
@@ -355,11 +380,27 @@ pub fn render_result(uuid: &str, document: &Value, preferred: Option<&str>) -> S
         "<section class=\"summary\" data-scan=\"{uuid}\">\n\
          <div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
          <h1>{host}</h1>\n<p class=\"state {state_class}\">{state}</p>\n<p>{message}</p>\n\
-         <p>{product} · scanned {scanned}</p>\n</div>\n</section>\n\
+         <p>{product} · scanned {scanned}</p>\n{submitter_line}</div>\n</section>\n\
          <h2>Findings</h2>\n{findings_html}\n{plan_html}\n\
          <h2>Download</h2>\n<p class=\"exports\">{exports}</p>\n\
-         <p><a href=\"/\">Check another instance</a></p>",
+         <p><a href=\"{root}/\">Check another instance</a></p>",
         grade = escape(if grade.is_empty() { "U" } else { &grade }),
+        submitter_line = submitter
+            .as_ref()
+            .map(|s| {
+                format!(
+                    "<p class=\"submitter-grade\">The grade and state above are without the \
+                     submitter's waivers. With them ({}): grade <strong>{}</strong>, state {}.</p>\n",
+                    s.patterns
+                        .iter()
+                        .map(|p| format!("<code>{}</code>", escape(p)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    escape(s.grade),
+                    escape(s.state),
+                )
+            })
+            .unwrap_or_default(),
         host = escape(&text(&document["host"])),
         state = escape(&state),
         message = escape(&text(&document["message"])),
@@ -376,6 +417,7 @@ mod tests {
     #[test]
     fn everything_from_a_server_is_escaped() {
         let html = render_result(
+            "",
             "0f8fad5b-d9cb-469f-a165-70867728950e",
             &json!({
                 "host": "<script>alert(1)</script>",
@@ -397,6 +439,7 @@ mod tests {
     #[test]
     fn failed_findings_come_worst_first_with_their_remediation() {
         let html = render_result(
+            "",
             "0f8fad5b-d9cb-469f-a165-70867728950e",
             &json!({
                 "host": "cloud.example.com", "state": "WARNING", "grade": "C",
@@ -424,7 +467,7 @@ mod tests {
     fn the_policy_allows_no_inline_code() {
         assert!(!CSP.contains("unsafe-inline") && !CSP.contains("unsafe-eval"));
         assert!(!STYLE.is_empty() && !SCRIPT.is_empty() && !WEBMCP.is_empty());
-        let landing = page(200, "t", &form(None, "\"x"), "", true);
+        let landing = page(200, "t", &form("", None, "\"x"), "", "", true);
         let html = String::from_utf8(landing.body).unwrap();
         assert!(!html.contains(" style=") && !html.contains(" onclick="));
         assert!(html.contains("value=\"&quot;x\""));

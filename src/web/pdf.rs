@@ -8,6 +8,7 @@
 //! pages: failed findings that do not fit are left out with a line saying how many, and that the
 //! JSON export holds them all.
 
+use super::api::SubmitterWaivers;
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use serde_json::Value;
 
@@ -385,10 +386,28 @@ fn summary(document: &Value, failed: usize, waived: usize) -> Block {
         10.0,
         BLACK,
     );
+    if let Some(submitter) = SubmitterWaivers::of(document) {
+        let line = format!(
+            "the grade and state above are without them. With them ({}): grade {}, state {}.",
+            submitter.patterns.join(", "),
+            submitter.grade,
+            submitter.state
+        );
+        block.labelled(
+            MARGIN,
+            (b"Submitter's waivers:", Font::Bold, DARK),
+            &encode(&line, 400),
+            Font::Regular,
+            10.0,
+            DARK,
+        );
+    }
     block
 }
 
-fn finding_block(finding: &Value) -> Block {
+/// One failed finding; `by_submitter`: the submitter's waivers hide it (it stays failed in
+/// the headline, and is marked).
+fn finding_block(finding: &Value, by_submitter: bool) -> Block {
     let mut block = Block::new(7.0);
     let severity = field(&finding["severity"], 16);
     let severity_text = String::from_utf8_lossy(&severity).to_ascii_lowercase();
@@ -396,6 +415,8 @@ fn finding_block(finding: &Value) -> Block {
     let mut id = field(&finding["id"], 120);
     if waived {
         id.extend_from_slice(b"  [waived]");
+    } else if by_submitter {
+        id.extend_from_slice(b"  [waived by the submitter]");
     }
     let color = if waived { GRAY } else { BLACK };
     let label = if severity.is_empty() {
@@ -604,6 +625,7 @@ fn footer(content: &mut Content, page: usize, pages: usize) {
 
 /// The PDF report of a result document: one or two A4 pages.
 pub fn render(document: &Value) -> Vec<u8> {
+    let submitter = SubmitterWaivers::of(document);
     let all = document["findings"].as_array().map_or(&[][..], |f| f);
     let mut failed: Vec<&Value> = all
         .iter()
@@ -624,7 +646,10 @@ pub fn render(document: &Value) -> Vec<u8> {
     let mut findings: Vec<Block> = failed
         .iter()
         .take(MAX_FINDINGS)
-        .map(|f| finding_block(f))
+        .map(|f| {
+            let id = f["id"].as_str().unwrap_or_default();
+            finding_block(f, submitter.as_ref().is_some_and(|s| s.hides(id)))
+        })
         .collect();
     let mut findings_heading = Block::new(16.0);
     findings_heading.heading(&format!("Failed findings ({})", failed.len()));

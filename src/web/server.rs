@@ -1,19 +1,24 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{Api, ApiConfig, Clock, Completed, StartedClock, SystemClock, TargetCheck};
+use super::api::{
+    Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock, TargetCheck,
+};
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup};
+use crate::assess::waivers::Waiver;
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
 use crate::net::guard;
 use crate::output::sarif;
+use crate::report::{ScanResult, Status as FindingStatus};
 use crate::scanner::{RenewedMemory, Scanner};
 use crate::serve::http::{Limits, Request, Server};
 use crate::settings::options::Program;
-use crate::settings::{Settings, redact};
+use crate::settings::{Settings, WebSettings, redact};
 use crate::target::Target;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -49,8 +54,11 @@ pub fn guard_target(target: &Target, allow_private: bool) -> Result<guard::Pins,
         .map_err(|refusal| refusal.to_string())
 }
 
-/// The scan of one record with the plugin's pipeline: the operator's settings, the
-/// submitter's waivers and release track, the target pinned to its guarded addresses.
+/// The scan of one record with the plugin's pipeline: the operator's settings and the
+/// submitter's release track, the target pinned to its guarded addresses. The submitter's
+/// waivers never make the headline: the instance is scanned once and judged twice, without
+/// them (the document every face shows) and with them (stored beside it as
+/// `submitterWaivers`), so a waived finding cannot dress up a dangerous instance.
 pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<RecordScan> {
     let memory = RenewedMemory::new(settings.feed_cache_ttl);
     let allow_private = settings.scanner.web.allow_private_targets;
@@ -58,33 +66,76 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
         let pins = guard_target(&target, allow_private)?;
         let mut scan_settings = (*settings).clone();
-        for pattern in &record.request.waive {
-            scan_settings
-                .waivers
-                .push(crate::assess::waivers::Waiver::permanent(pattern, "waive"));
-        }
         if let Some(track) = &record.request.release_track {
             scan_settings.release_track = Track::parse(track)
                 .map(TrackChoice::Fixed)
                 .unwrap_or(TrackChoice::Auto);
         }
+        let with_waivers = (!record.request.waive.is_empty()).then(|| {
+            let mut waived = scan_settings.clone();
+            waived.waivers.extend(
+                record
+                    .request
+                    .waive
+                    .iter()
+                    .map(|pattern| Waiver::permanent(pattern, SUBMITTER_WAIVER)),
+            );
+            waived
+        });
+        let views: Vec<&Settings> = std::iter::once(&scan_settings)
+            .chain(with_waivers.as_ref())
+            .collect();
         let now = settings
             .now
             .map(Now)
             .unwrap_or_else(|| Now(jiff::Timestamp::from_second(clock.now()).unwrap_or_default()));
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let result = Scanner::new(&scan_settings, now, budget)?
+        let mut results = Scanner::new(&scan_settings, now, budget)?
             .with_memory(memory.current())
             .with_pins(pins)
-            .scan(&target)?;
+            .scan_under(&target, &views)?;
+        let waived = (results.len() > 1).then(|| results.remove(1));
+        let result = results.remove(0);
         let found_product = result.product.is_some();
-        let document = serde_json::to_string(&result)
-            .map_err(|e| format!("cannot serialise the result: {e}"))?;
-        let document = serde_json::from_str(&redact::apply(&document))
-            .map_err(|e| format!("cannot serialise the result: {e}"))?;
+        let cannot = |e: serde_json::Error| format!("cannot serialise the result: {e}");
+        let mut document = serde_json::to_value(&result).map_err(cannot)?;
+        if let Some(waived) = &waived {
+            document[SUBMITTER_WAIVERS] = submitter_view(&result, waived).map_err(cannot)?;
+        }
+        let document =
+            serde_json::from_str(&redact::apply(&document.to_string())).map_err(cannot)?;
         let sarif = sarif::document(std::slice::from_ref(&result), now);
         Ok((Completed { document, sarif }, found_product))
     })
+}
+
+/// The source a submitter's waiver reports name.
+const SUBMITTER_WAIVER: &str = "waive";
+
+/// What the submitter's waivers make of the scan: the grade, rating, state and message with
+/// them, the failed findings they hide (which the headline shows failed), and their reports.
+fn submitter_view(headline: &ScanResult, waived: &ScanResult) -> serde_json::Result<Value> {
+    let hidden_before = |id: &str| headline.findings.iter().any(|f| f.id == id && f.ignored);
+    let hidden: Vec<&str> = waived
+        .findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed && f.ignored && !hidden_before(&f.id))
+        .map(|f| f.id.as_str())
+        .collect();
+    let reports: Vec<&Value> = waived
+        .waivers
+        .iter()
+        .filter(|w| w["source"] == SUBMITTER_WAIVER)
+        .collect();
+    Ok(json!({
+        "patterns": reports.iter().map(|w| &w["pattern"]).collect::<Vec<_>>(),
+        "grade": waived.grade,
+        "rating": waived.rating,
+        "state": serde_json::to_value(waived.state)?,
+        "message": waived.message,
+        "waived": hidden,
+        "waivers": reports,
+    }))
 }
 
 /// Serves until `stop` is set.
@@ -119,6 +170,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", server.local_addr()));
+    if let Some(warning) = shared_limits_warning(&web) {
+        eprintln!("{}: warning: {warning}", Program::Scanner.name());
+    }
     let clock: Arc<dyn Clock> = match settings.now {
         Some(start) => Arc::new(StartedClock {
             start: start.as_second(),
@@ -173,6 +227,27 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     }
     eprintln!("{}: stopped", Program::Scanner.name());
     Ok(())
+}
+
+/// An https base URL served from a loopback address is a reverse proxy's backend: unless the
+/// proxy is a `--trusted-proxy`, every client arrives from the proxy's address and all of them
+/// share that one address's limits.
+fn shared_limits_warning(web: &WebSettings) -> Option<String> {
+    let proxied = web
+        .base_url
+        .as_deref()
+        .is_some_and(|url| url.starts_with("https://"))
+        && web.listen.ip().is_loopback();
+    (proxied && web.trusted_proxies.is_empty()).then(|| {
+        let ip = web.listen.ip();
+        let host_bits = if ip.is_ipv4() { 32 } else { 128 };
+        format!(
+            "--base-url is https:// but this server listens on {ip}, behind a reverse proxy: \
+             every client arrives from the proxy's address and all share one address's limits; \
+             name the proxy with --trusted-proxy (such as --trusted-proxy {ip}/{host_bits}) so \
+             that the limits count each client from X-Forwarded-For"
+        )
+    })
 }
 
 /// Why `web` must not start with this `--mcp-token` (never naming the token).

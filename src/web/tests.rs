@@ -91,9 +91,9 @@ impl Rig {
             method: method.into(),
             path: path.into(),
             query: Vec::new(),
-            headers: xff
-                .map(|v| vec![("x-forwarded-for".to_string(), v.to_string())])
-                .unwrap_or_default(),
+            headers: std::iter::once(("content-type".to_string(), "application/json".to_string()))
+                .chain(xff.map(|v| ("x-forwarded-for".to_string(), v.to_string())))
+                .collect(),
             body: body.as_bytes().to_vec(),
             peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
         };

@@ -12,8 +12,10 @@
     meta.parentNode.removeChild(meta);
   }
   var uuid = pending.getAttribute("data-scan");
+  // The base URL's path (behind a reverse proxy that strips it), or empty.
+  var root = document.documentElement.getAttribute("data-root") || "";
   function poll() {
-    fetch("/api/scans/" + encodeURIComponent(uuid), { headers: { Accept: "application/json" } })
+    fetch(root + "/api/scans/" + encodeURIComponent(uuid), { headers: { Accept: "application/json" } })
       .then(function (answer) { return answer.json(); })
       .then(function (scan) {
         if (scan.status === "completed") {

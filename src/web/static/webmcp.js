@@ -19,6 +19,8 @@
     sarif: "application/sarif+json",
     pdf: "application/pdf"
   };
+  // The base URL's path (behind a reverse proxy that strips it), or empty: before every path.
+  var ROOT = document.documentElement.getAttribute("data-root") || "";
   var POLL_MS = 1000;
   var LIMIT_MS = 10 * 60 * 1000;
 
@@ -58,7 +60,7 @@
       options.headers["Content-Type"] = "application/json";
       options.body = JSON.stringify(body);
     }
-    return fetch(path, options);
+    return fetch(ROOT + path, options);
   }
 
   function sleep(ms) {
@@ -66,7 +68,7 @@
   }
 
   function pageOf(uuid) {
-    return new URL("/scans/" + encodeURIComponent(uuid), window.location.href).href;
+    return new URL(ROOT + "/scans/" + encodeURIComponent(uuid), window.location.href).href;
   }
 
   // One line a person or a model reads first, then the whole answer as JSON.
@@ -83,9 +85,15 @@
     var product = result.product && result.product.name
       ? result.product.name + " " + (result.product.version || "")
       : "no supported product identified";
+    // The grade is always without the submitter's waivers; the one with them stands beside it.
+    var waived = result.submitterWaivers;
+    var withWaivers = waived
+      ? " With the submitter's waivers (" + (waived.patterns || []).join(", ") + "): grade " +
+        waived.grade + " (" + waived.state + ")."
+      : "";
     var line = (result.host || "The instance") + ": grade " + (result.grade || "U") + " (" +
       (result.state || "UNKNOWN") + "), " + product + ", " + failed.length +
-      " failed checks. " + (result.message || "") + " Result page: " + page;
+      " failed checks." + withWaivers + " " + (result.message || "") + " Result page: " + page;
     return text(line + "\n\n" + JSON.stringify(scan, null, 2), {
       uuid: scan.uuid,
       status: scan.status,
@@ -153,7 +161,7 @@
     if (FORMATS.indexOf(format) < 0) {
       return Promise.resolve(failure("format is one of " + FORMATS.join(", ")));
     }
-    var path = "/api/scans/" + encodeURIComponent(uuid) + "/export/" + format;
+    var path = ROOT + "/api/scans/" + encodeURIComponent(uuid) + "/export/" + format;
     var url = new URL(path, window.location.href).href;
     return fetch(path, {
       headers: { Accept: MEDIA[format] + ", application/json" },
@@ -212,7 +220,8 @@
           waive: {
             type: "array",
             items: { type: "string" },
-            description: "Check ids whose failure is accepted, e.g. hstsPreload"
+            description: "Check ids whose failure is accepted, e.g. hstsPreload (the grade " +
+              "stays the one without them; the one with them is reported beside it)"
           },
           format: {
             type: "string",
