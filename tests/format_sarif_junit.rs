@@ -726,7 +726,9 @@ fn hostile_server_strings_come_through_as_data() {
     assert_eq!(failure.attr("message"), disclosure);
     assert_eq!(failure.attr("type"), "low");
     assert!(
-        failure.text.starts_with("Strip the X-Web-Version header at the reverse proxy"),
+        failure
+            .text
+            .starts_with("Strip the X-Web-Version header at the reverse proxy"),
         "{failure:?}"
     );
     assert!(!junit.stdout.contains("<script>"), "escaped by quick-xml");

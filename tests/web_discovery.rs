@@ -232,7 +232,17 @@ fn the_openapi_document_describes_mcp_as_it_is_served() {
     let reference = format!("file://{}", file.display());
     let web = start(&dir, &["--mcp-token", &reference]);
     let openapi = fetch(&web, "/openapi.json");
+    // ai.json says what it asks: the bearer scheme for /mcp, nothing for the API.
+    let ai = fetch(&web, "/.well-known/ai.json");
     web.terminate();
+    assert_eq!(ai["authentication"]["api"], "none", "{ai}");
+    assert_eq!(ai["authentication"]["mcp"]["scheme"], "bearer", "{ai}");
+    assert_eq!(ai["mcp"]["authentication"]["scheme"], "bearer", "{ai}");
+    assert_eq!(
+        ai["mcp"]["client_configuration"]["headers"]["Authorization"],
+        "Bearer ${input:storage-security-token}"
+    );
+    assert!(!ai.to_string().contains("a-random-mcp-token"), "{ai}");
     let mut all = std::collections::BTreeSet::new();
     for id in ["callMcp", "endMcpSession"] {
         let answered = statuses(&openapi, id);

@@ -60,15 +60,7 @@ pub fn handle(request: &Request, base_url: &str, mcp: Mcp) -> Option<Response> {
         path
     };
     let document = match path {
-        AI_PATH => {
-            let mut document = ai(base);
-            if mcp == Mcp::Off
-                && let Some(object) = document.as_object_mut()
-            {
-                object.remove("mcp");
-            }
-            document
-        }
+        AI_PATH => ai(base, mcp),
         OPENAPI_PATH => openapi(base, mcp),
         ARAZZO_PATH => arazzo(base),
         _ => return None,
@@ -768,10 +760,12 @@ pub fn arazzo(base: &str) -> Value {
     })
 }
 
-/// `/.well-known/ai.json`: what the service is and where everything else is described.
-pub fn ai(base: &str) -> Value {
+/// `/.well-known/ai.json`: what the service is and where everything else is described, and
+/// what each part asks of a client: the API nothing, `/mcp` behind `--mcp-token` a bearer token
+/// (the same scheme OpenAPI's `securitySchemes` names).
+pub fn ai(base: &str, served: Mcp) -> Value {
     let mcp = format!("{base}{MCP_PATH}");
-    json!({
+    let mut document = json!({
         "name": SERVICE,
         "description": "Grades the storage security of OpenCloud and oCIS instances: submit an \
                         instance, poll the scan, read its grade and findings, export it as JSON, \
@@ -797,8 +791,31 @@ pub fn ai(base: &str) -> Value {
             "url": mcp,
             "transport": "streamable-http",
             "client_configuration": {"type": "http", "url": mcp},
+            "authentication": "none",
         },
-    })
+    });
+    match served {
+        Mcp::Off => {
+            if let Some(object) = document.as_object_mut() {
+                object.remove("mcp");
+            }
+        }
+        Mcp::Open => {}
+        Mcp::Token => {
+            let bearer = json!({
+                "type": "bearer",
+                "scheme": "bearer",
+                "header": "Authorization",
+                "description": "Authorization: Bearer <token>, the token the operator gave with \
+                                --mcp-token; 401 with WWW-Authenticate without it",
+            });
+            document["authentication"] = json!({"api": "none", "mcp": bearer.clone()});
+            document["mcp"]["authentication"] = bearer.clone();
+            document["mcp"]["client_configuration"]["headers"] =
+                json!({"Authorization": "Bearer ${input:storage-security-token}"});
+        }
+    }
+    document
 }
 
 #[cfg(test)]
@@ -1001,7 +1018,10 @@ mod tests {
 
     #[test]
     fn ai_json_names_every_document_and_the_mcp_client_configuration() {
-        let doc = ai(BASE);
+        let doc = ai(BASE, Mcp::Open);
+        assert_eq!(doc["authentication"], "none");
+        assert_eq!(doc["mcp"]["authentication"], "none");
+        assert!(ai(BASE, Mcp::Off).get("mcp").is_none());
         assert_eq!(doc["documents"]["openapi"], format!("{BASE}/openapi.json"));
         assert_eq!(doc["documents"]["arazzo"], format!("{BASE}/arazzo.json"));
         assert_eq!(
