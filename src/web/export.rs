@@ -1,7 +1,8 @@
 //! Exports of a completed scan besides its JSON document and SARIF: CSV, one row per finding,
-//! for spreadsheets. Every cell a spreadsheet would run as a formula (starting with `=`, `+`,
-//! `-`, `@`, a tab or a carriage return) is neutralised with a leading `'`: the text comes from
-//! the scanned server, which is hostile.
+//! for spreadsheets. Every place of a cell where a spreadsheet would start a field and run it
+//! as a formula (`=`, `+`, `-`, `@`, a tab or a carriage return at the cell's start, or after a
+//! `,`, `;`, tab or line break, whichever separator the reader's locale uses) is neutralised
+//! with a `'`: the text comes from the scanned server, which is hostile.
 
 use super::api::{Completed, SubmitterWaivers};
 use serde_json::Value;
@@ -69,10 +70,24 @@ pub const CSV_COLUMNS: [&str; 11] = [
 
 /// A cell as a spreadsheet will show it, never run it.
 pub fn neutralise(cell: &str) -> String {
-    match cell.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
-        _ => cell.to_string(),
+    let mut out = String::with_capacity(cell.len() + 1);
+    // A spreadsheet whose locale separates fields by `;` or a tab splits a cell we quoted
+    // for `,` wherever such a character stands, and reads each piece as a field of its own:
+    // every place a piece can start is neutralised, not only the cell's first character.
+    let mut piece_starts = true;
+    for c in cell.chars() {
+        if piece_starts && matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r') {
+            out.push('\'');
+        }
+        out.push(c);
+        piece_starts = match c {
+            ',' | ';' | '\t' | '\n' | '\r' => true,
+            // Blanks and quotes before the formula do not stop it.
+            ' ' | '"' => piece_starts,
+            _ => false,
+        };
     }
+    out
 }
 
 fn text(value: &Value) -> String {
@@ -159,5 +174,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A server header holding `;=cmd|' /C calc'!A0` must not become a formula in a spreadsheet
+    /// that splits the file by `;` (or a tab) instead of `,`: every field any of the three
+    /// separators yields starts harmlessly, whatever blanks and quotes stand before it.
+    #[test]
+    fn no_separator_a_spreadsheet_may_use_starts_a_formula() {
+        let hostile = [
+            ";=cmd|' /C calc'!A0",
+            "X-Web-Version: 4.0;=1+1",
+            "a,=HYPERLINK(\"http://evil\")",
+            "a\t@SUM(A1)",
+            "a; \"+1",
+            "a,\t-2",
+            "ok\n=line",
+        ];
+        let findings: Vec<Value> = hostile
+            .iter()
+            .map(|h| json!({"id": "versionDisclosure:X", "status": "failed", "severity": "low",
+                            "category": h, "detail": h, "remediation": h, "fixedIn": h,
+                            "ignored": false}))
+            .collect();
+        let document = json!({"host": "cloud.example.com", "scannedAt": "x", "findings": findings});
+        let text = String::from_utf8(csv(&document)).unwrap();
+        for separator in [',', ';', '\t'] {
+            for line in text.lines() {
+                for field in line.split(separator) {
+                    let start = field.trim_start_matches([' ', '"']);
+                    assert!(
+                        !start.starts_with(['=', '+', '-', '@']),
+                        "{separator:?} splits {line:?} into {field:?}"
+                    );
+                }
+            }
+        }
+        // The text itself is kept, a quote added where a field could start.
+        assert_eq!(neutralise(";=cmd|' /C calc'!A0"), ";'=cmd|' /C calc'!A0");
+        assert_eq!(neutralise("4.0.0"), "4.0.0");
     }
 }
