@@ -192,9 +192,11 @@ mod tests {
         ];
         let findings: Vec<Value> = hostile
             .iter()
-            .map(|h| json!({"id": "versionDisclosure:X", "status": "failed", "severity": "low",
+            .map(|h| {
+                json!({"id": "versionDisclosure:X", "status": "failed", "severity": "low",
                             "category": h, "detail": h, "remediation": h, "fixedIn": h,
-                            "ignored": false}))
+                            "ignored": false})
+            })
             .collect();
         let document = json!({"host": "cloud.example.com", "scannedAt": "x", "findings": findings});
         let text = String::from_utf8(csv(&document)).unwrap();

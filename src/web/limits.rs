@@ -82,6 +82,18 @@ pub fn client_address(
     client
 }
 
+/// One client for the per-address limits: an IPv4 address, or an IPv6 /64 (one host's
+/// interface usually holds a whole /64, and picks any address of it at will).
+pub fn address_key(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let n = u128::from(v6) & (u128::MAX << 64);
+            format!("{}/64", Ipv6Addr::from(n))
+        }
+    }
+}
+
 /// The network a client belongs to for the daily limit and the pause: IPv4 /24, IPv6 /56.
 pub fn network_key(ip: IpAddr) -> String {
     match canonical(ip) {

@@ -40,6 +40,9 @@ pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-2
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";
 /// Sessions kept in memory; beyond, the oldest is dropped.
 pub const MAX_SESSIONS: usize = 10_000;
+/// Sessions of one client (an address, an IPv6 /64); a new one beyond ends that client's own
+/// oldest, so a flood of `initialize` from one client never evicts another client's session.
+pub const MAX_SESSIONS_PER_CLIENT: usize = 16;
 const SCAN_POLL: Duration = Duration::from_millis(100);
 /// Targets of one `scan_instances` call at most.
 pub const MAX_TARGETS: usize = 10;
@@ -196,25 +199,45 @@ fn invalid_params(message: impl Into<String>) -> Failure {
     Failure(INVALID_PARAMS, message.into())
 }
 
-/// The sessions of this process: id → (sequence, negotiated version); sequence → id.
+/// The sessions of this process: id → (sequence, negotiated version, client); sequence → id,
+/// for all and for each client.
 #[derive(Default)]
 struct Sessions {
-    by_id: HashMap<String, (u64, &'static str)>,
+    by_id: HashMap<String, (u64, &'static str, String)>,
     by_age: BTreeMap<u64, String>,
+    by_client: HashMap<String, BTreeMap<u64, String>>,
     next: u64,
 }
 
 impl Sessions {
-    fn insert(&mut self, id: String, version: &'static str) {
+    /// A new session of `client`: the client's own oldest goes first when it holds
+    /// [`MAX_SESSIONS_PER_CLIENT`], the oldest of all when [`MAX_SESSIONS`] are held.
+    fn insert(&mut self, id: String, version: &'static str, client: &str) {
+        while self
+            .by_client
+            .get(client)
+            .is_some_and(|own| own.len() >= MAX_SESSIONS_PER_CLIENT)
+        {
+            let oldest = self.by_client[client].values().next().cloned();
+            match oldest {
+                Some(oldest) => self.remove(&oldest),
+                None => break,
+            };
+        }
         while self.by_id.len() >= MAX_SESSIONS {
-            let Some((_, oldest)) = self.by_age.pop_first() else {
+            let Some(oldest) = self.by_age.values().next().cloned() else {
                 break;
             };
-            self.by_id.remove(&oldest);
+            self.remove(&oldest);
         }
         self.next += 1;
         self.by_age.insert(self.next, id.clone());
-        self.by_id.insert(id, (self.next, version));
+        self.by_client
+            .entry(client.to_string())
+            .or_default()
+            .insert(self.next, id.clone());
+        self.by_id
+            .insert(id, (self.next, version, client.to_string()));
     }
 
     fn contains(&self, id: &str) -> bool {
@@ -222,13 +245,17 @@ impl Sessions {
     }
 
     fn remove(&mut self, id: &str) -> bool {
-        match self.by_id.remove(id) {
-            Some((seq, _)) => {
-                self.by_age.remove(&seq);
-                true
+        let Some((seq, _, client)) = self.by_id.remove(id) else {
+            return false;
+        };
+        self.by_age.remove(&seq);
+        if let Some(own) = self.by_client.get_mut(&client) {
+            own.remove(&seq);
+            if own.is_empty() {
+                self.by_client.remove(&client);
             }
-            None => false,
         }
+        true
     }
 }
 
@@ -363,7 +390,7 @@ fn post(api: &Api, request: &Request) -> Response {
         let Some(id) = id else {
             return rpc_error(400, Value::Null, INVALID_REQUEST, "initialize needs an id");
         };
-        return initialize(id, message.params.as_ref());
+        return initialize(api, request, id, message.params.as_ref());
     }
     if let Err(answer) = check_session(request, id.clone().unwrap_or(Value::Null)) {
         return answer;
@@ -448,7 +475,7 @@ pub fn negotiate(requested: &str) -> &'static str {
         .unwrap_or(PROTOCOL_VERSIONS[0])
 }
 
-fn initialize(id: Value, params: Option<&Value>) -> Response {
+fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -> Response {
     let Some(requested) = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
@@ -468,7 +495,16 @@ fn initialize(id: Value, params: Option<&Value>) -> Response {
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    sessions().insert(session.clone(), version);
+    let client = super::limits::client_address(
+        request.peer.ip(),
+        request.header("x-forwarded-for"),
+        &api.config.trusted_proxies,
+    );
+    sessions().insert(
+        session.clone(),
+        version,
+        &super::limits::address_key(client),
+    );
     rpc_result(
         id,
         json!({
@@ -1435,7 +1471,11 @@ mod tests {
     fn sessions_are_bounded_oldest_first() {
         let mut s = Sessions::default();
         for i in 0..MAX_SESSIONS + 5 {
-            s.insert(format!("s{i}"), PROTOCOL_VERSIONS[0]);
+            s.insert(
+                format!("s{i}"),
+                PROTOCOL_VERSIONS[0],
+                &format!("client {i}"),
+            );
         }
         assert_eq!(s.by_id.len(), MAX_SESSIONS);
         assert!(!s.contains("s0") && !s.contains("s4"));
@@ -1443,6 +1483,40 @@ mod tests {
         assert!(s.remove("s5"));
         assert!(!s.remove("s5"));
         assert_eq!(s.by_age.len(), s.by_id.len());
+    }
+
+    /// A flood of sessions from one client ends that client's own oldest, never another's.
+    #[test]
+    fn one_client_cannot_evict_another_clients_session() {
+        let mut s = Sessions::default();
+        s.insert("theirs".into(), PROTOCOL_VERSIONS[0], "192.0.2.7");
+        for i in 0..10_050 {
+            s.insert(format!("flood{i}"), PROTOCOL_VERSIONS[0], "198.51.100.9");
+        }
+        assert!(s.contains("theirs"));
+        assert_eq!(s.by_id.len(), MAX_SESSIONS_PER_CLIENT + 1);
+        assert!(
+            s.contains("flood10049")
+                && !s.contains(&format!("flood{}", 10_049 - MAX_SESSIONS_PER_CLIENT))
+        );
+        assert_eq!(s.by_client["198.51.100.9"].len(), MAX_SESSIONS_PER_CLIENT);
+        // Ending sessions leaves no trace of the client.
+        for i in 10_050 - MAX_SESSIONS_PER_CLIENT..10_050 {
+            assert!(s.remove(&format!("flood{i}")));
+        }
+        assert!(!s.by_client.contains_key("198.51.100.9"));
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_slash_64() {
+        use std::net::IpAddr;
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        let key = super::super::limits::address_key;
+        assert_eq!(key(a), key(b));
+        assert_ne!(key(a), key(c));
+        assert_eq!(key("::ffff:192.0.2.1".parse().unwrap()), "192.0.2.1");
     }
 
     #[test]
