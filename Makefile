@@ -34,6 +34,8 @@ test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest
+	# The example fake instance (make demo's) is run by tests/fake_instance_selftest.rs.
+	$(CARGO) build --examples
 	$(CARGO) nextest run --no-fail-fast
 
 lint:

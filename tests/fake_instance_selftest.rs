@@ -1820,3 +1820,72 @@ fn fixture_lengths_are_consistent() {
         }
     }
 }
+
+/// `make demo`'s fake instance leaves nothing behind: with `--ca-out` the CA goes only there;
+/// without, to a file of its own in the temporary directory, removed when SIGTERM or SIGINT
+/// stops it.
+#[test]
+fn the_example_writes_its_ca_only_where_asked_and_cleans_up_on_stop() {
+    let example = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples/fake-instance");
+    // nextest builds no examples: `make test` builds them first. A stale one is said so.
+    let built = std::fs::metadata(&example)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| {
+            panic!(
+                "{} is missing: run `cargo build --examples` (make test does)",
+                example.display()
+            )
+        });
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake_instance_main.rs");
+    assert!(
+        std::fs::metadata(&source).unwrap().modified().unwrap() <= built,
+        "{} is older than its source: run `cargo build --examples` (make test does)",
+        example.display()
+    );
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake-instance-example");
+    let _ = std::fs::remove_dir_all(&base);
+    for (name, signal, ca_out) in [("ca-out", "TERM", true), ("own-ca", "INT", false)] {
+        let tmp = base.join(format!("{name}-tmp"));
+        let out = base.join(format!("{name}-out"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ready = out.join("ready");
+        let ca = out.join("ca.pem");
+        let mut command = std::process::Command::new(&example);
+        command.env("TMPDIR", &tmp).arg("--ready-file").arg(&ready);
+        if ca_out {
+            command.arg("--ca-out").arg(&ca);
+        }
+        let mut child = command
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run the example");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !ready.is_file() {
+            assert!(std::time::Instant::now() < deadline, "{name}: never ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let in_tmp = || std::fs::read_dir(&tmp).unwrap().count();
+        assert_eq!(in_tmp(), usize::from(!ca_out), "{name}: while it runs");
+        assert_eq!(ca.is_file(), ca_out, "{name}");
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{name}: {status}");
+        assert_eq!(in_tmp(), 0, "{name}: the temporary directory is left clean");
+        assert_eq!(
+            ca.is_file(),
+            ca_out,
+            "{name}: --ca-out's file is the caller's"
+        );
+    }
+}

@@ -98,24 +98,33 @@ pub fn ca_der() -> CertificateDer<'static> {
     ca().cert_der.clone()
 }
 
+static CA_FILE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes `path` the file holding the private CA PEM for this process (the `fake-instance`
+/// example's `--ca-out`), writing it there; `false` when another path was chosen first.
+pub fn use_ca_file(path: &Path) -> std::io::Result<bool> {
+    write_ca_pem(path)?;
+    Ok(CA_FILE.set(path.to_path_buf()).is_ok())
+}
+
 /// Path of a file holding the private CA PEM (written once per process, in cargo's
 /// `target/tmp` for integration tests, else the system temp dir).
 pub fn ca_file() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir = option_env!("CARGO_TARGET_TMPDIR")
-            .map(PathBuf::from)
-            .filter(|d| d.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let path = dir.join(format!(
-            "fake-opencloud-ca-{}-{}.pem",
-            std::process::id(),
-            jiff::Timestamp::now().as_nanosecond()
-        ));
-        std::fs::write(&path, ca_pem()).expect("write CA PEM");
-        path
-    })
-    .clone()
+    CA_FILE
+        .get_or_init(|| {
+            let dir = option_env!("CARGO_TARGET_TMPDIR")
+                .map(PathBuf::from)
+                .filter(|d| d.is_dir())
+                .unwrap_or_else(std::env::temp_dir);
+            let path = dir.join(format!(
+                "fake-opencloud-ca-{}-{}.pem",
+                std::process::id(),
+                jiff::Timestamp::now().as_nanosecond()
+            ));
+            std::fs::write(&path, ca_pem()).expect("write CA PEM");
+            path
+        })
+        .clone()
 }
 
 /// Certificate chain and key served in one TLS mode.

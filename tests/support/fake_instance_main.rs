@@ -1,13 +1,18 @@
 //! `cargo run --example fake-instance -- [--port N] [--version V] [--ocis] [--plain]
 //! [--self-signed] [--basic-auth] [--ca-out PATH] [--ready-file PATH] [--debug-port-file PATH]`
 //!
-//! Serves a fake OpenCloud 4.0.0 instance (real captured answers) on 127.0.0.1 until killed.
+//! Serves a fake OpenCloud 4.0.0 instance (real captured answers) on 127.0.0.1 until SIGTERM or
+//! SIGINT. The private CA's PEM goes to `--ca-out` only; without it, to a file in the system's
+//! temporary directory that is removed when the instance stops, so nothing is left behind.
 
 #[path = "mod.rs"]
 mod support;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use support::{FakeInstance, InstanceConfig, Product, TlsMode};
 
@@ -55,18 +60,27 @@ fn main() {
         }
     }
 
+    // Before anything asks for the CA file: the one place it is written.
+    let ca_path = ca_out.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("fake-opencloud-ca-{}.pem", std::process::id()))
+    });
+    if let Err(e) = support::certs::use_ca_file(&ca_path) {
+        eprintln!("fake-instance: cannot write {}: {e}", ca_path.display());
+        std::process::exit(1);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
+            eprintln!("fake-instance: cannot handle signals: {e}");
+            std::process::exit(1);
+        }
+    }
     let instance = FakeInstance::start_at(config.clone(), SocketAddr::from(([127, 0, 0, 1], port)))
         .unwrap_or_else(|e| {
             eprintln!("fake-instance: cannot listen on 127.0.0.1:{port}: {e}");
             std::process::exit(1);
         });
     let debug = support::start_debug_listener(&config);
-    if let Some(path) = &ca_out {
-        if let Err(e) = support::certs::write_ca_pem(path) {
-            eprintln!("fake-instance: cannot write {}: {e}", path.display());
-            std::process::exit(1);
-        }
-    }
     if let Some(path) = &debug_port_file {
         if let Err(e) = std::fs::write(path, debug.host_port()) {
             eprintln!("fake-instance: cannot write {}: {e}", path.display());
@@ -93,9 +107,14 @@ fn main() {
         instance.base_url(),
         config.tls,
         debug.base_url(),
-        ca_out.unwrap_or_else(|| instance.ca_file()).display()
+        instance.ca_file().display()
     );
-    loop {
-        std::thread::park();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
     }
+    // The CA file it made on its own is its to remove; the one --ca-out names is the caller's.
+    if ca_out.is_none() {
+        let _ = std::fs::remove_file(&ca_path);
+    }
+    drop(instance);
 }
