@@ -101,7 +101,11 @@ fn a_dead_redis_is_a_store_error_in_bounded_time() {
     let started = Instant::now();
     for _ in 0..3 {
         assert!(store.claim("w", T0, 60).is_err());
-        assert!(store.hit("k", 1, 60, T0).is_err());
+        assert!(
+            store
+                .admit(&[conformance::limit("k", 1, 60)], "net", T0 * 1000)
+                .is_err()
+        );
     }
     assert!(
         started.elapsed() < Duration::from_secs(5),

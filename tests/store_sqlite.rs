@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use storage_security::web::store::conformance::{self, T0};
 use storage_security::web::store::sqlite::SqliteStore;
-use storage_security::web::store::{self, Hit, Status, Store};
+use storage_security::web::store::{self, Status, Store};
 
 /// A fresh, empty directory under the target's scratch space.
 fn scratch(name: &str) -> PathBuf {
@@ -56,16 +56,11 @@ fn a_reopened_store_keeps_records_queue_and_counters() {
                 .unwrap()
         );
         assert_eq!(store.claim("w1", T0 + 30, 60).unwrap().unwrap().uuid, "q2");
-        assert_eq!(
-            store.hit("submit", 3, 3600, T0 + 40).unwrap(),
-            Hit::Allowed { count: 1 }
-        );
-        assert_eq!(
-            store.hit("submit", 3, 3600, T0 + 40).unwrap(),
-            Hit::Allowed { count: 2 }
-        );
-        store.record_outcome("net", false, 5, T0).unwrap();
-        store.pause("net", T0 + day).unwrap();
+        let submit = [conformance::limit("submit", 3, 3600)];
+        assert!(conformance::admit(&*store, &submit, (T0 + 40) * 1000).admitted());
+        assert!(conformance::admit(&*store, &submit, (T0 + 41) * 1000).admitted());
+        store.record_outcome("net", false, 5, T0, day).unwrap();
+        store.pause("paused-net", T0 + day, T0).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
     let done = store.get("q1", T0 + 50).unwrap().unwrap();
@@ -79,18 +74,18 @@ fn a_reopened_store_keeps_records_queue_and_counters() {
     );
     assert_eq!(store.claim("w2", T0 + 50, 60).unwrap().unwrap().uuid, "q3");
     assert_eq!(store.claim("w2", T0 + 50, 60).unwrap(), None);
+    let submit = [conformance::limit("submit", 3, 3600)];
+    assert!(conformance::admit(&store, &submit, (T0 + 60) * 1000).admitted());
     assert_eq!(
-        store.hit("submit", 3, 3600, T0 + 60).unwrap(),
-        Hit::Allowed { count: 3 }
-    );
-    assert_eq!(
-        store.hit("submit", 3, 3600, T0 + 60).unwrap(),
-        Hit::Exceeded {
-            retry_after: 3600 - 60
-        }
+        conformance::admit(&store, &submit, (T0 + 60) * 1000).full,
+        [(0, (3600 - 20) * 1000)],
+        "the first hit before the restart leaves first"
     );
     assert_eq!(store.outcomes("net").unwrap(), [false]);
-    assert_eq!(store.paused_until("net", T0).unwrap(), Some(T0 + day));
+    assert_eq!(
+        store.paused_until("paused-net", T0).unwrap(),
+        Some(T0 + day)
+    );
 }
 
 #[test]
@@ -103,7 +98,7 @@ fn the_file_is_in_wal_mode_with_a_schema_version() {
     // the user_version (big-endian) at 60.
     assert!(header.starts_with(b"SQLite format 3\0"));
     assert_eq!((header[18], header[19]), (2, 2), "WAL mode");
-    assert_eq!(&header[60..64], &[0, 0, 0, 1], "user_version 1");
+    assert_eq!(&header[60..64], &[0, 0, 0, 2], "user_version 2");
     // Opening it again is fine; a file from a newer version is refused.
     drop(SqliteStore::open(&path).unwrap());
     let mut newer = header.clone();

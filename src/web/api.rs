@@ -30,6 +30,12 @@ const MAX_WAIVER_CHARS: usize = 200;
 /// The time, in Unix seconds: the system clock, or a test's.
 pub trait Clock: Send + Sync {
     fn now(&self) -> i64;
+
+    /// The time in Unix milliseconds, which the limits count by (a limit counted in whole
+    /// seconds would let a burst through between two of them).
+    fn now_millis(&self) -> i64 {
+        self.now() * 1000
+    }
 }
 
 pub struct SystemClock;
@@ -37,6 +43,10 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> i64 {
         jiff::Timestamp::now().as_second()
+    }
+
+    fn now_millis(&self) -> i64 {
+        jiff::Timestamp::now().as_millisecond()
     }
 }
 
@@ -50,6 +60,10 @@ pub struct StartedClock {
 impl Clock for StartedClock {
     fn now(&self) -> i64 {
         self.start + self.at.elapsed().as_secs() as i64
+    }
+
+    fn now_millis(&self) -> i64 {
+        self.start * 1000 + self.at.elapsed().as_millis() as i64
     }
 }
 
@@ -394,14 +408,15 @@ impl Api {
                 field: Some("target_url"),
             }));
         }
-        let now = self.clock.now();
+        let now_ms = self.clock.now_millis();
+        let now = now_ms.div_euclid(1000);
         let client = limits::client_address(
             request.peer.ip(),
             request.header("x-forwarded-for"),
             &self.config.trusted_proxies,
         );
         let key = key_of(target);
-        match limits::admit(&*self.store, client, &key, now) {
+        match limits::admit(&*self.store, client, &key, now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),
