@@ -121,3 +121,51 @@ fn an_unusable_path_is_a_store_error_naming_it() {
     };
     assert!(error.0.contains(&path.display().to_string()), "{error}");
 }
+
+/// The store holds every submitter's targets and results: the file and its WAL and shared
+/// memory companions are the operator's alone, new or left by an older version.
+#[test]
+fn the_file_and_its_companions_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("modes");
+    let mode = |name: &str| {
+        std::fs::metadata(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let written = |path: &Path| {
+        let store = SqliteStore::open(path).unwrap();
+        store
+            .insert(&conformance::queued("m1", "x.example", "net", T0, 86_400))
+            .unwrap();
+        store
+    };
+    let store = written(&dir.join("new.db"));
+    for name in ["new.db", "new.db-wal", "new.db-shm"] {
+        assert_eq!(mode(name), 0o600, "{name}");
+    }
+    drop(store);
+
+    // An older file, readable by everyone, with its companions.
+    let old = dir.join("old.db");
+    drop(written(&old));
+    for name in ["old.db", "old.db-wal", "old.db-shm"] {
+        let path = dir.join(name);
+        if path.exists() {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    std::fs::write(dir.join("old.db-wal"), b"").unwrap();
+    std::fs::set_permissions(
+        dir.join("old.db-wal"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let store = SqliteStore::open(&old).unwrap();
+    assert!(store.get("m1", T0).unwrap().is_some());
+    for name in ["old.db", "old.db-wal", "old.db-shm"] {
+        assert_eq!(mode(name), 0o600, "{name}");
+    }
+}

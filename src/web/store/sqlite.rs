@@ -90,6 +90,7 @@ impl SqliteStore {
     /// schema created or checked.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
+        private_files(&path).map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
         let fail = |e: rusqlite::Error| StoreError(format!("store {}: {e}", path.display()));
         let mut connection = Connection::open(&path).map_err(fail)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
@@ -145,6 +146,38 @@ impl SqliteStore {
     fn error(&self, e: rusqlite::Error) -> StoreError {
         StoreError(format!("store {}: {e}", self.path.display()))
     }
+}
+
+/// Makes the store file the operator's alone (0600) before any data is in it: it holds every
+/// submitter's targets and results. A new file is created so; SQLite creates its `-wal` and
+/// `-shm` companions with the file's mode. A file of an older version, or companions left
+/// over, are narrowed to 0600.
+fn private_files(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let companion = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    for file in [path.to_path_buf(), companion("-wal"), companion("-shm")] {
+        let Ok(metadata) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if metadata.is_file() && metadata.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
