@@ -12,7 +12,7 @@ use support::FakeInstance;
 use support::plugin::healthy;
 use support::service::{Answer, ScannerService};
 
-use support::web::{fresh_dir, start};
+use support::web::{fresh_dir, start, start_at};
 
 fn submit(web: &ScannerService, body: &str) -> Answer {
     web.request(
@@ -237,4 +237,60 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
         d.join().unwrap();
     }
     assert_eq!(web.get("/healthz", &[]).status, 200);
+}
+
+/// The record TTL promises "then it is gone": past it, the web server's purger erases the
+/// record, its limit logs and its network's outcomes from the SQLite file, their bytes too
+/// (the web server is started again a week and a day later on its clock).
+#[test]
+fn expired_records_leave_the_sqlite_file() {
+    let dir = fresh_dir("web-api-purge");
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let args = [
+        "--allow-private-targets",
+        "--record-ttl",
+        "60",
+        "--workers",
+        "1",
+    ];
+    let mut web = start(&dir, &args);
+    let answer = submit(
+        &web,
+        &serde_json::json!({ "target_url": target }).to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let uuid = answer.json()["uuid"].as_str().unwrap().to_string();
+    completed(&web, &uuid);
+    web.terminate();
+    assert_eq!(web.wait_exit(Duration::from_secs(30)), Some(0));
+    let files = || -> Vec<u8> {
+        ["web.sqlite", "web.sqlite-wal"]
+            .iter()
+            .flat_map(|name| std::fs::read(dir.join(name)).unwrap_or_default())
+            .collect()
+    };
+    let holds = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
+    assert!(holds(&files(), &uuid), "the record is in the file before");
+
+    let later = start_at(&dir, "2026-11-30T03:00:01Z", &args);
+    let purged = later.wait_for_line(Duration::from_secs(30), |l| l.contains("purged"));
+    assert_eq!(
+        purged.as_deref(),
+        Some("check-storage-scanner web: purged 1 expired record"),
+        "{:?}",
+        later.stderr_lines()
+    );
+    let store = rusqlite::Connection::open(dir.join("web.sqlite")).unwrap();
+    for table in ["scans", "hits", "outcomes", "pauses"] {
+        let rows: i64 = store
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(rows, 0, "{table}");
+    }
+    let bytes = files();
+    assert!(!holds(&bytes, &uuid), "the uuid is still in the file");
+    assert!(!holds(&bytes, &target), "the target is still in the file");
+    assert_eq!(later.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
 }

@@ -184,3 +184,68 @@ fn a_scan_whose_node_was_killed_mid_scan_is_completed_by_another_node() {
     assert_eq!(result["state"], "UNKNOWN", "{result}");
     drop(silent);
 }
+
+/// Past the record TTL, the purger of a node erases the record and every key it left (the
+/// limit logs, the network's outcomes, the indexes), by the node's clock: the node is started
+/// again a week and a day later on its clock, and the Redis is empty.
+#[test]
+fn expired_records_leave_redis() {
+    let redis = RedisServer::start("web-purge");
+    let store = redis.url(0);
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let start = |name: &str, now: &str| {
+        let dir = fresh_dir(name);
+        let state = dir.display().to_string();
+        ScannerService::start_with(
+            Path::new(SCANNER),
+            &dir,
+            &[
+                "web",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                &store,
+                "--workers",
+                "1",
+                "--record-ttl",
+                "60",
+                "--allow-private-targets",
+                "--update-source",
+                "bundled",
+                "--no-debug-ports",
+                "--retries",
+                "0",
+            ],
+            &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
+        )
+        .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+    };
+    // A clock ahead of Redis' own, so Redis expires nothing by itself meanwhile.
+    let mut node = start("web-purge-a", "2100-01-01T00:00:00Z");
+    let submitted = submit(&node, &target);
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(60);
+    while node.get(&format!("/api/scans/{uuid}"), &[]).json()["status"] != "completed" {
+        assert!(Instant::now() < until, "the scan did not complete");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    node.terminate();
+    assert_eq!(node.wait_exit(Duration::from_secs(30)), Some(0));
+    let client = redis::Client::open(store.as_str()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let keys = |con: &mut redis::Connection| -> Vec<String> {
+        redis::cmd("KEYS").arg("*").query(con).unwrap()
+    };
+    assert!(keys(&mut con).contains(&format!("css:rec:{uuid}")));
+
+    let later = start("web-purge-b", "2100-01-09T00:00:01Z");
+    let purged = later.wait_for_line(Duration::from_secs(30), |l| l.contains("purged"));
+    assert_eq!(
+        purged.as_deref(),
+        Some("check-storage-scanner web: purged 1 expired record"),
+        "{:?}",
+        later.stderr_lines()
+    );
+    assert_eq!(keys(&mut con), Vec::<String>::new());
+}

@@ -2,7 +2,7 @@
 
 use super::api::{Api, ApiConfig, Clock, Completed, StartedClock, SystemClock, TargetCheck};
 use super::store::{self, ScanRecord, Store};
-use super::worker::{Pool, RecordScan, Wakeup};
+use super::worker::{Pool, RecordScan, Wakeup, start_purger};
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::knowledge::Track;
@@ -126,6 +126,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         node: node_name(),
     }
     .start(web.workers, stop.clone());
+    let purger = start_purger(store.clone(), clock.clone(), stop.clone());
     let allow_private = web.allow_private_targets;
     let check_target: Arc<TargetCheck> =
         Arc::new(move |target: &Target| guard_target(target, allow_private).map(|_| ()));
@@ -160,7 +161,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         move |request: &Request| api.handle(request),
         stop,
     );
-    for worker in workers {
+    for worker in workers.into_iter().chain([purger]) {
         let _ = worker.join();
     }
     eprintln!("{}: stopped", Program::Scanner.name());

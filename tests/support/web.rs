@@ -17,6 +17,11 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 
 /// Starts `web` with the flags above and `extra`; panics with what it printed when it refuses.
 pub fn start(dir: &Path, extra: &[&str]) -> ScannerService {
+    start_at(dir, NOW, extra)
+}
+
+/// Like [`start`] with the clock at `now`.
+pub fn start_at(dir: &Path, now: &str, extra: &[&str]) -> ScannerService {
     let state = dir.display().to_string();
     let mut args = vec![
         "web",
@@ -33,7 +38,7 @@ pub fn start(dir: &Path, extra: &[&str]) -> ScannerService {
         Path::new(SCANNER),
         dir,
         &args,
-        &[("COS_STATE_DIR", &state), ("COS_NOW", NOW)],
+        &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
     )
     .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
 }
