@@ -29,7 +29,7 @@ fn the_redis_store_passes_the_conformance_suite() {
         )
     });
     // The same through `--store`'s parser, on another database with the default prefix.
-    let store = store::open(&server.url(3)).unwrap();
+    let store = store::open(&server.url(3), store::DEFAULT_TIMEOUT).unwrap();
     let (_, check) = conformance::CHECKS
         .iter()
         .find(|(name, _)| *name == "an_expired_lease_is_claimed_again")
@@ -189,7 +189,7 @@ fn a_dead_redis_is_a_store_error_in_bounded_time() {
     );
     // A new node cannot start on it, and its error hides the password.
     let url = format!("redis://:s3cret@{}/0", server.addr);
-    let Err(error) = store::open(&url) else {
+    let Err(error) = store::open(&url, store::DEFAULT_TIMEOUT) else {
         panic!("nothing answers");
     };
     assert!(!error.0.contains("s3cret"), "{error}");

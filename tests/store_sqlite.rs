@@ -42,7 +42,7 @@ fn a_reopened_store_keeps_records_queue_and_counters() {
     let spec = format!("sqlite:{}", path.display());
     let day = 86_400;
     {
-        let store = store::open(&spec).unwrap();
+        let store = store::open(&spec, store::DEFAULT_TIMEOUT).unwrap();
         for (i, uuid) in ["q1", "q2", "q3"].into_iter().enumerate() {
             let at = T0 + i as i64;
             store
@@ -116,7 +116,10 @@ fn the_file_is_in_wal_mode_with_a_schema_version() {
 fn an_unusable_path_is_a_store_error_naming_it() {
     let dir = scratch("unusable");
     let path = dir.join("missing-dir").join("store.db");
-    let Err(error) = store::open(&format!("sqlite:{}", path.display())) else {
+    let Err(error) = store::open(
+        &format!("sqlite:{}", path.display()),
+        store::DEFAULT_TIMEOUT,
+    ) else {
         panic!("a missing directory");
     };
     assert!(error.0.contains(&path.display().to_string()), "{error}");

@@ -249,3 +249,77 @@ fn expired_records_leave_redis() {
     );
     assert_eq!(keys(&mut con), Vec::<String>::new());
 }
+
+/// With its Redis frozen (SIGSTOP: connections are accepted, nothing answers), a node says so
+/// at once instead of hanging: `/healthz` (GET and HEAD) answers 503 with `Retry-After` within
+/// 2 s and a submission 503 with `Retry-After` within 3 s, bounded by `--store-timeout` (0.5 s
+/// here); thawed, the next calls connect again and both work.
+#[test]
+fn a_frozen_redis_makes_the_node_unhealthy_not_hung() {
+    let redis = RedisServer::start("web-frozen");
+    let store = redis.url(0);
+    let dir = fresh_dir("web-frozen");
+    let state = dir.display().to_string();
+    let node = ScannerService::start_with(
+        Path::new(SCANNER),
+        &dir,
+        &[
+            "web",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            &store,
+            "--store-timeout",
+            "0.5",
+            "--workers",
+            "1",
+            "--allow-private-targets",
+            "--update-source",
+            "bundled",
+            "--no-debug-ports",
+        ],
+        &[
+            ("COS_STATE_DIR", &state),
+            ("COS_NOW", "2100-01-01T00:00:00Z"),
+        ],
+    )
+    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"));
+    let health = |method: &str| node.request(method, "/healthz", &[], b"");
+    assert_eq!(health("GET").status, 200);
+    assert_eq!(health("HEAD").status, 200);
+
+    redis.signal("STOP");
+    for method in ["GET", "HEAD", "GET"] {
+        let asked = Instant::now();
+        let answer = health(method);
+        let took = asked.elapsed();
+        assert_eq!(answer.status, 503, "{method}: {}", answer.text());
+        assert!(
+            took < Duration::from_secs(2),
+            "{method} /healthz took {took:?}"
+        );
+        assert!(answer.header("retry-after").is_some(), "{answer:?}");
+        if method == "HEAD" {
+            assert!(answer.body.is_empty(), "{answer:?}");
+        } else {
+            assert_eq!(answer.json()["error"]["code"], "unavailable");
+        }
+    }
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let asked = Instant::now();
+    let refused = submit(&node, &target);
+    let took = asked.elapsed();
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert!(
+        took < Duration::from_secs(3),
+        "the submission took {took:?}"
+    );
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    // The store's address goes to the log, not to the client.
+    assert!(!refused.text().contains(&redis.addr.to_string()));
+
+    redis.signal("CONT");
+    assert_eq!(health("GET").status, 200);
+    let accepted = submit(&node, &target);
+    assert_eq!(accepted.status, 202, "{}", accepted.text());
+}

@@ -786,6 +786,22 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        long: Some("store-timeout"),
+        env: &["COS_WEB_STORE_TIMEOUT"],
+        config_key: Some("web.store_timeout"),
+        kind: Value("SECONDS"),
+        default: Some("2"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "store_timeout",
+            "web and limits: how long one call to the store may take (Redis: connect, read, \
+             write; SQLite: waiting for another process's lock), at most 60. A store that does \
+             not answer in time makes /healthz and submissions answer 503 with Retry-After; \
+             Redis is connected again on the next call.",
+        )
+    },
+    OptionSpec {
         long: Some("workers"),
         env: &["COS_WEB_WORKERS"],
         config_key: Some("web.workers"),

@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub const FIELDS: [&str; 4] = ["target_url", "waive", "release_track", "format"];
 pub const RELEASE_TRACKS: [&str; 4] = ["auto", "rolling", "production", "lts"];
 pub const EXPORT_FORMATS: [&str; 4] = ["json", "csv", "sarif", "pdf"];
+/// How long `/healthz` waits for the store (or `--store-timeout`, if shorter).
+pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 /// A target longer than this is no instance address.
 const MAX_TARGET_CHARS: usize = 2048;
 /// Waiver patterns per submission, and the length of one.
@@ -336,7 +338,7 @@ impl Api {
             ("GET", ["api", "scans", uuid]) => self.poll(uuid),
             ("GET", ["api", "scans", uuid, "export", format]) => self.export(uuid, format),
             ("DELETE", ["api", "scans", uuid]) => self.erase(uuid),
-            ("GET" | "HEAD", ["healthz"]) => Response::json(200, &json!({"status": "ok"})),
+            ("GET" | "HEAD", ["healthz"]) => self.health(),
             (_, ["api", "scans"]) => method_not_allowed("POST"),
             (_, ["api", "scans", _]) => method_not_allowed("GET, DELETE"),
             (_, ["api", "scans", _, "export", _]) => method_not_allowed("GET"),
@@ -347,6 +349,15 @@ impl Api {
                 field: None,
             }
             .response(),
+        }
+    }
+
+    /// `/healthz`: 200 when the store answers within [`HEALTH_DEADLINE`], else 503 with
+    /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
+    fn health(&self) -> Response {
+        match self.store.ping(HEALTH_DEADLINE) {
+            Ok(()) => Response::json(200, &json!({"status": "ok"})),
+            Err(e) => unavailable(e),
         }
     }
 

@@ -439,7 +439,7 @@ fn openapi_paths() -> Value {
                 "tags": ["service"],
                 "responses": {
                     "200": {
-                        "description": "The service answers.",
+                        "description": "The service answers and its store too.",
                         "content": {"application/json": {"schema": {
                             "type": "object",
                             "properties": {"status": {"type": "string", "const": "ok"}},
@@ -447,6 +447,7 @@ fn openapi_paths() -> Value {
                         }}},
                     },
                     "4XX": {"$ref": "#/components/responses/Unreadable"},
+                    "503": {"$ref": "#/components/responses/Unavailable"},
                 },
             },
         },

@@ -100,7 +100,8 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         check_mcp_token(token)?;
     }
     let spec = store_spec(&settings);
-    let store: Arc<dyn Store> = Arc::from(store::open(&spec).map_err(|e| e.to_string())?);
+    let store: Arc<dyn Store> =
+        Arc::from(store::open(&spec, web.store_timeout).map_err(|e| e.to_string())?);
     let server =
         Server::bind(web.listen).map_err(|e| format!("cannot listen on {}: {e}", web.listen))?;
     let base_url = web

@@ -13,25 +13,33 @@
 //! died) is claimable again, so no scan is lost.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 pub mod conformance;
 pub mod redis;
 pub mod sqlite;
 
+/// How long one store call may take unless `--store-timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Opens the store `--store` names: `sqlite:PATH` (the embedded default) or
-/// `redis://host:port/db` (shared by several nodes). A password in a Redis URL never shows in
-/// an error.
-pub fn open(spec: &str) -> StoreResult<Box<dyn Store>> {
+/// `redis://host:port/db` (shared by several nodes), each call bounded by `timeout`. A
+/// password in a Redis URL never shows in an error.
+pub fn open(spec: &str, timeout: Duration) -> StoreResult<Box<dyn Store>> {
     if let Some(path) = spec.strip_prefix("sqlite:") {
         if path.is_empty() {
             return Err(StoreError(
                 "--store sqlite: needs a path (sqlite:PATH)".to_string(),
             ));
         }
-        return Ok(Box::new(sqlite::SqliteStore::open(path)?));
+        return Ok(Box::new(sqlite::SqliteStore::open_with(path, timeout)?));
     }
     if spec.starts_with("redis://") || spec.starts_with("redis+unix://") {
-        return Ok(Box::new(redis::RedisStore::open(spec)?));
+        return Ok(Box::new(redis::RedisStore::open_with(
+            spec,
+            redis::DEFAULT_PREFIX,
+            timeout,
+        )?));
     }
     Err(StoreError(format!(
         "--store {}: expected sqlite:PATH or redis://host:port/db",
@@ -290,6 +298,10 @@ pub trait Store: Send + Sync {
     /// Removes expired records, and the limit logs, outcomes and pauses that ended; how many
     /// records went.
     fn purge_expired(&self, now: i64) -> StoreResult<usize>;
+
+    /// Whether the store answers a trivial request within `within` (or its own timeout, if
+    /// shorter): what `/healthz` asks.
+    fn ping(&self, within: Duration) -> StoreResult<()>;
 }
 
 #[cfg(test)]
@@ -317,14 +329,14 @@ mod tests {
 
     #[test]
     fn an_unknown_store_names_the_two_forms_and_no_password() {
-        let Err(error) = open("rediss://:secret@host:6379/0") else {
+        let Err(error) = open("rediss://:secret@host:6379/0", DEFAULT_TIMEOUT) else {
             panic!("rediss is not supported");
         };
         assert_eq!(
             error.0,
             "--store rediss://:***@host:6379/0: expected sqlite:PATH or redis://host:port/db"
         );
-        let Err(error) = open("sqlite:") else {
+        let Err(error) = open("sqlite:", DEFAULT_TIMEOUT) else {
             panic!("an empty path");
         };
         assert!(error.0.contains("sqlite:PATH"), "{error}");
@@ -336,7 +348,10 @@ mod tests {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             probe.local_addr().unwrap().port()
         };
-        let Err(error) = open(&format!("redis://:hunter2@127.0.0.1:{port}/0")) else {
+        let Err(error) = open(
+            &format!("redis://:hunter2@127.0.0.1:{port}/0"),
+            DEFAULT_TIMEOUT,
+        ) else {
             panic!("nothing listens there");
         };
         assert!(!error.0.contains("hunter2"), "{error}");

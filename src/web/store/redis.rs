@@ -28,12 +28,13 @@
 //! prefix, which a standalone Redis (or a replicated one) allows; Redis Cluster is not
 //! supported.
 //!
-//! One connection behind a mutex serves every thread of the process. It connects, reads and
-//! writes with a timeout, so a dead or hung Redis is a [`StoreError`] within seconds, never a
+//! Each call takes an idle connection of the process (or connects) and gives it back when the
+//! call went well, so a call that hangs holds up no other. Connections connect, read and write
+//! with the store's timeout, so a dead or hung Redis is a [`StoreError`] within it, never a
 //! hang; a connection that failed is dropped and the next call connects again.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use redis::{Client, Connection, ConnectionLike, RedisResult, Script};
@@ -45,8 +46,8 @@ use super::{
 /// The key prefix of [`RedisStore::open`].
 pub const DEFAULT_PREFIX: &str = "css:";
 
-/// Connect, read and write timeout of [`RedisStore::open`].
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Idle connections kept for the next calls; more at once are closed after their call.
+const MAX_IDLE: usize = 16;
 
 /// Records `purge_expired` removes per script run (Redis serves nobody else meanwhile).
 const PURGE_BATCH: usize = 500;
@@ -261,7 +262,8 @@ return {#gone, #ended}
 /// The Redis store. Several of them (on several nodes) share one Redis safely.
 pub struct RedisStore {
     client: Client,
-    connection: Mutex<Option<Connection>>,
+    /// Connections no call is using.
+    idle: Mutex<Vec<Connection>>,
     /// The URL as errors name it: password replaced by `***`.
     shown: String,
     prefix: String,
@@ -285,7 +287,7 @@ impl RedisStore {
     /// Connects to `url` (`redis://[:password@]host:port/db`) with the default prefix and
     /// timeout; fails at once when Redis does not answer.
     pub fn open(url: &str) -> StoreResult<RedisStore> {
-        RedisStore::open_with(url, DEFAULT_PREFIX, DEFAULT_TIMEOUT)
+        RedisStore::open_with(url, DEFAULT_PREFIX, super::DEFAULT_TIMEOUT)
     }
 
     /// Like [`RedisStore::open`] with every key under `prefix` and `timeout` for connecting,
@@ -295,7 +297,7 @@ impl RedisStore {
         let client = Client::open(url).map_err(|e| StoreError(format!("store {shown}: {e}")))?;
         let store = RedisStore {
             client,
-            connection: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
             shown,
             prefix: prefix.to_string(),
             timeout,
@@ -311,7 +313,7 @@ impl RedisStore {
                 purge: script(PURGE),
             },
         };
-        store.with(|con| redis::cmd("PING").query::<String>(con).map(drop))?;
+        store.ping(timeout)?;
         Ok(store)
     }
 
@@ -333,37 +335,43 @@ impl RedisStore {
         self.key(&["target", target])
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
-        // A panic while holding the lock may have left a half-read reply: start afresh.
-        self.connection.lock().unwrap_or_else(|poisoned| {
-            let mut guard = poisoned.into_inner();
-            *guard = None;
-            guard
-        })
-    }
-
-    fn connect(&self) -> RedisResult<Connection> {
-        let connection = self.client.get_connection_with_timeout(self.timeout)?;
-        connection.set_read_timeout(Some(self.timeout))?;
-        connection.set_write_timeout(Some(self.timeout))?;
+    fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
+        let connection = self.client.get_connection_with_timeout(timeout)?;
+        connection.set_read_timeout(Some(timeout))?;
+        connection.set_write_timeout(Some(timeout))?;
         Ok(connection)
     }
 
-    /// Runs `f` on the connection, connecting first when there is none. Any error drops the
-    /// connection (a timed-out reply may still arrive and must not answer the next command).
-    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> StoreResult<T> {
-        let mut guard = self.lock();
-        if guard.as_ref().is_some_and(|con| !con.is_open()) {
-            *guard = None;
+    /// An idle connection, or a new one (connecting within `timeout`).
+    fn take(&self, timeout: Duration) -> StoreResult<Connection> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
+        match idle {
+            Some(connection) if connection.is_open() => Ok(connection),
+            _ => self.connect(timeout).map_err(|e| self.error(e)),
         }
-        let connection = match &mut *guard {
-            Some(connection) => connection,
-            empty => empty.insert(self.connect().map_err(|e| self.error(e))?),
-        };
-        f(connection).map_err(|e| {
-            *guard = None;
-            self.error(e)
-        })
+    }
+
+    fn give_back(&self, connection: Connection) {
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(connection);
+        }
+    }
+
+    /// Runs `f` on a connection of its own. Any error drops the connection (a timed-out
+    /// reply may still arrive and must not answer the next command).
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> StoreResult<T> {
+        let mut connection = self.take(self.timeout)?;
+        let answer = f(&mut connection).map_err(|e| self.error(e))?;
+        self.give_back(connection);
+        Ok(answer)
     }
 
     fn error(&self, e: redis::RedisError) -> StoreError {
@@ -651,6 +659,21 @@ impl Store for RedisStore {
         let until: Option<i64> =
             self.with(|con| redis::cmd("ZSCORE").arg(&key).arg(network).query(con))?;
         Ok(until.filter(|until| *until > now))
+    }
+
+    fn ping(&self, within: Duration) -> StoreResult<()> {
+        let within = within.min(self.timeout);
+        let mut connection = self.take(within)?;
+        // The short deadline for this call only; the connection keeps the store's after it.
+        let pinged = connection
+            .set_read_timeout(Some(within))
+            .and_then(|()| connection.set_write_timeout(Some(within)))
+            .and_then(|()| redis::cmd("PING").query::<String>(&mut connection))
+            .and_then(|_| connection.set_read_timeout(Some(self.timeout)))
+            .and_then(|()| connection.set_write_timeout(Some(self.timeout)));
+        pinged.map_err(|e| self.error(e))?;
+        self.give_back(connection);
+        Ok(())
     }
 
     fn purge_expired(&self, now: i64) -> StoreResult<usize> {

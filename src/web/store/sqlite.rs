@@ -17,9 +17,6 @@ use super::{
 /// refused rather than misread. A future migration goes from each older version up to this.
 const SCHEMA_VERSION: i64 = 2;
 
-/// How long a statement waits for another process's write lock before it fails.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Rows a purge deletes per statement.
 const PURGE_BATCH: i64 = 500;
 
@@ -86,14 +83,20 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating if need be) the store file at `path`: WAL mode, a busy timeout, the
-    /// schema created or checked.
+    /// Opens (creating if need be) the store file at `path`: WAL mode, the default timeout,
+    /// the schema created or checked.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
+        SqliteStore::open_with(path, super::DEFAULT_TIMEOUT)
+    }
+
+    /// Like [`SqliteStore::open`], a statement waiting at most `timeout` for another
+    /// process's write lock before it fails.
+    pub fn open_with(path: impl AsRef<Path>, timeout: Duration) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
         private_files(&path).map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
         let fail = |e: rusqlite::Error| StoreError(format!("store {}: {e}", path.display()));
         let mut connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        connection.busy_timeout(timeout).map_err(fail)?;
         let mode: String = connection
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
             .map_err(fail)?;
@@ -460,6 +463,13 @@ impl Store for SqliteStore {
                 .map_err(|e| self.error(e))?;
         }
         Ok(records)
+    }
+
+    fn ping(&self, _within: Duration) -> StoreResult<()> {
+        // A cheap read through the connection every call uses.
+        self.lock()
+            .query_row("PRAGMA user_version", [], |_| Ok(()))
+            .map_err(|e| self.error(e))
     }
 }
 
