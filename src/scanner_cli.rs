@@ -17,7 +17,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 /// The subcommands, in the order `-h` lists them.
-pub const SUBCOMMANDS: [(&str, &str); 7] = [
+pub const SUBCOMMANDS: [(&str, &str); 8] = [
     (
         "scan <host>",
         "scan one instance and print its result document (JSON); exit with its state",
@@ -30,6 +30,7 @@ pub const SUBCOMMANDS: [(&str, &str); 7] = [
         "web",
         "the public scan API: anyone submits an instance and reads its grade (--listen, --store)",
     ),
+    crate::web::admin::USAGE,
     (
         "review-waivers --result <file>",
         "list expired, expiring, unused, overlapping and permanent waivers; change nothing",
@@ -118,6 +119,7 @@ where
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
         "web" => web(line, rest, env),
+        "limits" => crate::web::admin::main(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
         "fleet" => fleet(line, rest, fleet_format, env),
         "snippets" => snippets(line, rest, env),
@@ -686,6 +688,7 @@ pub static PAGE: Page = Page {
                  after the requests and scans in flight (exit 0).",
             ],
         ),
+        crate::web::admin::TOPIC,
         (
             "review-waivers --result <file>",
             &[

@@ -294,3 +294,114 @@ fn expired_records_leave_the_sqlite_file() {
     assert!(!holds(&bytes, &target), "the target is still in the file");
     assert_eq!(later.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
 }
+
+/// `check-storage-scanner limits` run on the state directory of a web server.
+fn limits_command(dir: &std::path::Path, args: &[&str]) -> (String, i32) {
+    let output = std::process::Command::new(support::web::SCANNER)
+        .arg("limits")
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("COS_STATE_DIR", dir)
+        .env("COS_NOW", support::web::NOW)
+        .current_dir(dir)
+        .output()
+        .expect("run check-storage-scanner limits");
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        output.status.code().unwrap(),
+    )
+}
+
+/// A network whose last five scans found nothing is paused: the 429 says when the pause ends,
+/// and the operator lists the pause and the cooldowns from the command line, against the same
+/// store, and lifts them.
+#[test]
+fn an_operator_lists_and_lifts_pauses_and_cooldowns() {
+    let dir = fresh_dir("web-api-limits");
+    let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
+    let targets: Vec<String> = (0..6)
+        .map(|_| format!("127.0.0.1:{}", support::closed_port()))
+        .collect();
+    let body = |target: &str| serde_json::json!({ "target_url": target }).to_string();
+    // Five scans that find nothing (nothing listens there).
+    for target in &targets[..5] {
+        let answer = submit(&web, &body(target));
+        assert_eq!(answer.status, 202, "{}", answer.text());
+        completed(&web, answer.json()["uuid"].as_str().unwrap());
+    }
+    let until = Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let (listed, code) = limits_command(&dir, &["list"]);
+        assert_eq!(code, 0, "{listed}");
+        if listed.contains("network_paused") {
+            break listed;
+        }
+        assert!(Instant::now() < until, "never paused: {listed}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 6, "{listed}");
+    let pause: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        pause[..3],
+        ["network_paused", "127.0.0.0/24", "until"],
+        "{listed}"
+    );
+    let ends = pause[3];
+    assert!(ends.starts_with("2026-11-23T03:00:"), "{listed}");
+    assert!(lines[0].ends_with("(in 24 h 0 min)"), "{listed}");
+    for target in &targets[..5] {
+        assert!(
+            lines[1..]
+                .iter()
+                .any(|l| l.starts_with("target_cooldown") && l.contains(target.as_str())),
+            "{target}: {listed}"
+        );
+    }
+
+    // The sixth submission is refused, and the refusal names the end of the pause.
+    let refused = submit(&web, &body(&targets[5]));
+    assert_eq!(refused.status, 429, "{}", refused.text());
+    let error = &refused.json()["error"];
+    assert_eq!(error["code"], "network_paused");
+    assert!(
+        error["message"].as_str().unwrap().contains(ends),
+        "{error} should name {ends}"
+    );
+
+    let (lifted, code) = limits_command(&dir, &["lift", "127.0.0.0/24"]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(
+        lifted,
+        "lifted the pause of 127.0.0.0/24 (its recent outcomes forgotten)\n\
+         lifted the daily count of 127.0.0.0/24\n"
+    );
+    assert_eq!(submit(&web, &body(&targets[5])).status, 202);
+
+    // A target's cooldown, lifted by the target as submitted.
+    assert_eq!(submit(&web, &body(&targets[0])).status, 429);
+    let (lifted, code) = limits_command(&dir, &["lift", &format!("https://{}/", targets[0])]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(lifted, format!("lifted the cooldown of {}\n", targets[0]));
+    assert_eq!(submit(&web, &body(&targets[0])).status, 202);
+    let (nothing, code) = limits_command(&dir, &["lift", "never.example"]);
+    assert_eq!(
+        (nothing.as_str(), code),
+        ("nothing held never.example\n", 0)
+    );
+
+    // Operator mistakes: one line naming the fix, exit 3.
+    let (wrong, code) = limits_command(&dir, &["lift", "127.0.0.0/8"]);
+    assert_eq!(code, 3, "{wrong}");
+    assert!(wrong.contains("/24"), "{wrong}");
+    let (wrong, code) = limits_command(&dir, &["drop"]);
+    assert_eq!(code, 3, "{wrong}");
+    assert!(wrong.contains("list, or lift"), "{wrong}");
+    let elsewhere = fresh_dir("web-api-limits-none");
+    let (missing, code) = limits_command(&elsewhere, &[]);
+    assert_eq!(code, 3, "{missing}");
+    assert!(missing.contains("does not exist"), "{missing}");
+    assert!(!elsewhere.join("web.sqlite").exists());
+}

@@ -95,6 +95,33 @@ fn two_nodes_on_one_redis_are_one_service() {
     let again = submit(&b, &fake.host_port());
     assert_eq!(again.status, 429, "{}", again.text());
     assert_eq!(again.json()["error"]["code"], "target_cooldown");
+    // The operator sees it from the command line against the same Redis, and lifts it.
+    let limits = |args: &[&str]| {
+        let dir = fresh_dir("web-redis-limits");
+        let output = std::process::Command::new(SCANNER)
+            .arg("limits")
+            .args(args)
+            .args(["--store", &store])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &dir)
+            .env("COS_NOW", "2026-11-22T03:00:00Z")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let listed = limits(&["list"]);
+    assert!(
+        listed.starts_with(&format!("target_cooldown  {}  until ", fake.host_port())),
+        "{listed}"
+    );
+    assert_eq!(
+        limits(&["lift", &fake.host_port()]),
+        format!("lifted the cooldown of {}\n", fake.host_port())
+    );
+    assert_eq!(submit(&b, &fake.host_port()).status, 202);
 
     // An erasure on one node is seen on the other.
     let erased = b.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");

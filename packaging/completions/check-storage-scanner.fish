@@ -3,6 +3,7 @@ complete -c check-storage-scanner -f
 complete -c check-storage-scanner -n __fish_use_subcommand -a scan -d 'scan one instance and print its result document (JSON)'
 complete -c check-storage-scanner -n __fish_use_subcommand -a serve -d 'answer scans over HTTP, caching each host\'s result (--listen, --port...'
 complete -c check-storage-scanner -n __fish_use_subcommand -a web -d 'the public scan API'
+complete -c check-storage-scanner -n __fish_use_subcommand -a limits -d 'list the public API\'s paused networks and cooldowns with their ends, or...'
 complete -c check-storage-scanner -n __fish_use_subcommand -a review-waivers -d 'list expired, expiring, unused, overlapping and permanent waivers'
 complete -c check-storage-scanner -n __fish_use_subcommand -a fleet -d 'judge saved result documents again with today\'s knowledge'
 complete -c check-storage-scanner -n __fish_use_subcommand -a snippets -d 'print the fixes of saved results as lines to paste'

@@ -107,45 +107,62 @@ pub struct Limited {
     pub retry_after: i64,
 }
 
-/// The limits a submission of `target` from `client` is counted against, in the order a
-/// refusal names them when two end at the same time: the address's rate, the target's
-/// cooldown, the network's day.
-fn limits_of(client: IpAddr, target: &str) -> [(Limit, &'static str, String); 3] {
-    let network = network_key(client);
-    let client = canonical(client);
-    [
-        (
-            Limit {
-                key: format!("address:{client}"),
-                limit: SUBMISSIONS_PER_MINUTE,
-                window_ms: MINUTE * 1000,
-            },
-            "rate_limited",
-            format!("at most {SUBMISSIONS_PER_MINUTE} submissions a minute from one address"),
-        ),
-        (
-            Limit {
-                key: format!("target:{target}"),
-                limit: 1,
-                window_ms: TARGET_WINDOW_SECS * 1000,
-            },
-            "target_cooldown",
-            format!(
-                "{target} was scanned less than {} minutes ago",
-                TARGET_WINDOW_SECS / 60
-            ),
-        ),
-        (
-            Limit {
-                key: format!("network:{network}"),
-                limit: NETWORK_SCANS_PER_DAY,
-                window_ms: DAY * 1000,
-            },
-            "network_daily_limit",
-            format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
-        ),
-    ]
+/// One of the spec's rolling limits: at most `limit` submissions per `window_secs` for each
+/// key `<prefix><who>` (an address, a target, a network), refused with `code`.
+pub struct Rule {
+    pub code: &'static str,
+    pub prefix: &'static str,
+    pub limit: u32,
+    pub window_secs: i64,
+    /// What a refusal says, given who it is about.
+    describe: fn(&str) -> String,
 }
+
+impl Rule {
+    pub fn limit_for(&self, who: &str) -> Limit {
+        Limit {
+            key: format!("{}{who}", self.prefix),
+            limit: self.limit,
+            window_ms: self.window_secs * 1000,
+        }
+    }
+}
+
+pub const ADDRESS_RATE: Rule = Rule {
+    code: "rate_limited",
+    prefix: "address:",
+    limit: SUBMISSIONS_PER_MINUTE,
+    window_secs: MINUTE,
+    describe: |_| format!("at most {SUBMISSIONS_PER_MINUTE} submissions a minute from one address"),
+};
+
+pub const TARGET_COOLDOWN: Rule = Rule {
+    code: "target_cooldown",
+    prefix: "target:",
+    limit: 1,
+    window_secs: TARGET_WINDOW_SECS,
+    describe: |target| {
+        format!(
+            "{target} was scanned less than {} minutes ago",
+            TARGET_WINDOW_SECS / 60
+        )
+    },
+};
+
+pub const NETWORK_DAY: Rule = Rule {
+    code: "network_daily_limit",
+    prefix: "network:",
+    limit: NETWORK_SCANS_PER_DAY,
+    window_secs: DAY,
+    describe: |_| format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
+};
+
+/// Every rule, in the order a refusal names them when two end at the same time (after a
+/// pause): the address's rate, the target's cooldown, the network's day.
+pub const RULES: [&Rule; 3] = [&ADDRESS_RATE, &TARGET_COOLDOWN, &NETWORK_DAY];
+
+/// The code of a network's pause.
+pub const PAUSED: &str = "network_paused";
 
 /// Seconds for a `Retry-After` from milliseconds: rounded up, so a client that waits them
 /// finds room (at least 1).
@@ -165,9 +182,14 @@ pub fn admit(
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
     let network = network_key(client);
-    let limits = limits_of(client, target);
-    let keys: Vec<Limit> = limits.iter().map(|(limit, _, _)| limit.clone()).collect();
-    let admission = store.admit(&keys, &network, now_ms)?;
+    let address = canonical(client).to_string();
+    let whom = [address.as_str(), target, network.as_str()];
+    let limits: Vec<Limit> = RULES
+        .iter()
+        .zip(whom)
+        .map(|(rule, who)| rule.limit_for(who))
+        .collect();
+    let admission = store.admit(&limits, &network, now_ms)?;
     let mut refusals: Vec<(i64, Limited)> = Vec::new();
     if let Some(until) = admission.paused_until {
         let wait = until * 1000 - now_ms;
@@ -177,7 +199,7 @@ pub fn admit(
         refusals.push((
             wait,
             Limited {
-                code: "network_paused",
+                code: PAUSED,
                 message: format!(
                     "the last {FRUITLESS_SCANS} scans from your network found no supported \
                      instance; it may submit again from {at}"
@@ -187,12 +209,12 @@ pub fn admit(
         ));
     }
     for (index, wait) in admission.full {
-        if let Some((_, code, message)) = limits.get(index) {
+        if let (Some(rule), Some(who)) = (RULES.get(index), whom.get(index)) {
             refusals.push((
                 wait,
                 Limited {
-                    code,
-                    message: message.clone(),
+                    code: rule.code,
+                    message: (rule.describe)(who),
                     retry_after: whole_seconds(wait),
                 },
             ));

@@ -65,6 +65,11 @@ pub const CHECKS: &[(&str, Check)] = &[
         "a_paused_network_is_refused_and_spends_nothing",
         a_paused_network_is_refused_and_spends_nothing,
     ),
+    ("pauses_are_listed_and_lifted", pauses_are_listed_and_lifted),
+    (
+        "full_limits_are_listed_and_forgotten",
+        full_limits_are_listed_and_forgotten,
+    ),
     ("outcomes_newest_first_capped", outcomes_newest_first_capped),
     ("pause_until", pause_until),
     (
@@ -612,6 +617,96 @@ fn a_paused_network_is_refused_and_spends_nothing(store: &dyn Store) {
     // The pause ends by itself, at its second; the target's room was never spent.
     assert!(!admit(store, &one, T0_MS + HOUR * 1000 - 1).admitted());
     assert!(admit(store, &one, T0_MS + HOUR * 1000).admitted());
+}
+
+fn pauses_are_listed_and_lifted(store: &dyn Store) {
+    assert_eq!(store.pauses(T0).unwrap(), []);
+    store.pause("203.0.113.0/24", T0 + DAY, T0).unwrap();
+    store.pause("198.51.100.0/24", T0 + HOUR, T0).unwrap();
+    store.pause("192.0.2.0/24", T0 + 10, T0).unwrap();
+    let listed = |now| store.pauses(now).unwrap();
+    let pause = |network: &str, until| (network.to_string(), until);
+    assert_eq!(
+        listed(T0),
+        [
+            pause("192.0.2.0/24", T0 + 10),
+            pause("198.51.100.0/24", T0 + HOUR),
+            pause("203.0.113.0/24", T0 + DAY),
+        ]
+    );
+    // A pause that ended is no longer listed.
+    assert_eq!(
+        listed(T0 + 10),
+        [
+            pause("198.51.100.0/24", T0 + HOUR),
+            pause("203.0.113.0/24", T0 + DAY),
+        ]
+    );
+    // Lifted: not paused, its outcomes forgotten (else the next fruitless scan pauses it
+    // again), admitted at once.
+    store
+        .record_outcome("203.0.113.0/24", false, 5, T0, DAY)
+        .unwrap();
+    assert!(store.lift_pause("203.0.113.0/24", T0 + 1).unwrap());
+    assert_eq!(
+        store.outcomes("203.0.113.0/24").unwrap(),
+        Vec::<bool>::new()
+    );
+    assert_eq!(store.paused_until("203.0.113.0/24", T0 + 1).unwrap(), None);
+    assert!(
+        store
+            .admit(&[], "203.0.113.0/24", T0_MS + 2000)
+            .unwrap()
+            .admitted()
+    );
+    assert!(!store.lift_pause("203.0.113.0/24", T0 + 1).unwrap());
+    // A pause that ended is nothing to lift.
+    assert!(!store.lift_pause("192.0.2.0/24", T0 + 20).unwrap());
+    assert_eq!(listed(T0 + 1), [pause("198.51.100.0/24", T0 + HOUR)]);
+}
+
+fn full_limits_are_listed_and_forgotten(store: &dyn Store) {
+    let target = |t: &str| [limit(&format!("target:{t}"), 1, 300)];
+    // A hit that left its window, then three targets in their cooldown (one with a glob's
+    // characters in its name).
+    assert!(admit(store, &target("c.example"), T0_MS - 400_000).admitted());
+    assert!(admit(store, &target("a.example"), T0_MS).admitted());
+    assert!(admit(store, &target("b.example"), T0_MS + 1000).admitted());
+    assert!(admit(store, &target("[::1]:443"), T0_MS).admitted());
+    // An address below its limit.
+    for n in 0..3 {
+        assert!(admit(store, &[limit("address:192.0.2.1", 10, 60)], T0_MS + n).admitted());
+    }
+    let now = T0_MS + 2000;
+    let full = |prefix: &str, count, window_secs: i64| {
+        store
+            .full_limits(prefix, count, window_secs * 1000, now)
+            .unwrap()
+    };
+    let held = |key: &str, wait| (key.to_string(), wait);
+    assert_eq!(
+        full("target:", 1, 300),
+        [
+            held("target:[::1]:443", 298_000),
+            held("target:a.example", 298_000),
+            held("target:b.example", 299_000),
+        ]
+    );
+    assert_eq!(
+        full("target:a", 1, 300),
+        [held("target:a.example", 298_000)]
+    );
+    assert_eq!(
+        full("target:[", 1, 300),
+        [held("target:[::1]:443", 298_000)]
+    );
+    assert_eq!(full("address:", 10, 60), []);
+    assert_eq!(full("address:", 3, 60), [held("address:192.0.2.1", 58_000)]);
+    // Forgotten: room at once.
+    assert!(store.forget_hits("target:a.example").unwrap());
+    assert!(!store.forget_hits("target:a.example").unwrap());
+    assert!(admit(store, &target("a.example"), now).admitted());
+    assert!(!store.forget_hits("target:nobody.example").unwrap());
 }
 
 fn outcomes_newest_first_capped(store: &dyn Store) {

@@ -295,6 +295,27 @@ pub trait Store: Send + Sync {
     /// When the pause of `network` ends, if it is paused at `now`.
     fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>>;
 
+    /// Every network paused at `now`, with the end of its pause, in network order.
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>>;
+
+    /// Ends the pause of `network` and forgets its outcomes (else its next fruitless scan
+    /// would pause it again); whether it was paused at `now`.
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool>;
+
+    /// Every limit key starting with `prefix` that has no room at `now_ms` for a `limit` of
+    /// hits within `window_ms`, with the milliseconds until it has (what `admit` would
+    /// answer), in key order.
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>>;
+
+    /// Forgets every hit of the limit key `key`; whether it had any.
+    fn forget_hits(&self, key: &str) -> StoreResult<bool>;
+
     /// Removes expired records, and the limit logs, outcomes and pauses that ended; how many
     /// records went.
     fn purge_expired(&self, now: i64) -> StoreResult<usize>;

@@ -41,6 +41,7 @@ use redis::{Client, Connection, ConnectionLike, RedisResult, Script};
 
 use super::{
     Admission, Limit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult, redact_url,
+    room_in,
 };
 
 /// The key prefix of [`RedisStore::open`].
@@ -415,6 +416,18 @@ impl RedisStore {
     }
 }
 
+/// `text` as a Redis glob that matches it literally.
+fn glob_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
 /// A record's hash as Redis returns it, read field by field.
 struct Fields<'a> {
     map: HashMap<String, String>,
@@ -659,6 +672,120 @@ impl Store for RedisStore {
         let until: Option<i64> =
             self.with(|con| redis::cmd("ZSCORE").arg(&key).arg(network).query(con))?;
         Ok(until.filter(|until| *until > now))
+    }
+
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>> {
+        let key = self.key(&["pauses"]);
+        let pauses: Vec<(String, f64)> = self.with(|con| {
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&key)
+                .arg(format!("({now}"))
+                .arg("+inf")
+                .arg("WITHSCORES")
+                .query(con)
+        })?;
+        let mut pauses: Vec<(String, i64)> = pauses
+            .into_iter()
+            .map(|(network, until)| (network, until as i64))
+            .collect();
+        pauses.sort();
+        Ok(pauses)
+    }
+
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool> {
+        let pauses = self.key(&["pauses"]);
+        let outcomes = self.key(&["outcomes", network]);
+        let (until, ..): (Option<f64>, i64, i64, i64) = self.with(|con| {
+            redis::pipe()
+                .atomic()
+                .cmd("ZSCORE")
+                .arg(&pauses)
+                .arg(network)
+                .cmd("ZREM")
+                .arg(&pauses)
+                .arg(network)
+                .cmd("DEL")
+                .arg(&outcomes)
+                .cmd("ZREM")
+                .arg(self.key(&["ends"]))
+                .arg(&outcomes)
+                .query(con)
+        })?;
+        Ok(until.is_some_and(|until| until as i64 > now))
+    }
+
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        // The logs are found through the `ends` index (never KEYS, which blocks Redis), a page
+        // at a time.
+        let logs = self.key(&["hits", ""]);
+        let pattern = format!("{}*", glob_escape(&format!("{logs}{prefix}")));
+        let ends = self.key(&["ends"]);
+        let mut full = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, page): (u64, Vec<(String, f64)>) = self.with(|con| {
+                redis::cmd("ZSCAN")
+                    .arg(&ends)
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(PURGE_BATCH)
+                    .query(con)
+            })?;
+            if !page.is_empty() {
+                let newest: Vec<Vec<(String, f64)>> = self.with(|con| {
+                    let mut pipe = redis::pipe();
+                    for (key, _) in &page {
+                        pipe.cmd("ZREVRANGEBYSCORE")
+                            .arg(key)
+                            .arg("+inf")
+                            .arg(format!("({}", now_ms - window_ms))
+                            .arg("WITHSCORES")
+                            .arg("LIMIT")
+                            .arg(0)
+                            .arg(limit);
+                    }
+                    pipe.query(con)
+                })?;
+                for ((key, _), hits) in page.iter().zip(newest) {
+                    let newest_first: Vec<i64> = hits.iter().map(|(_, at)| *at as i64).collect();
+                    if let Some(wait) = room_in(&newest_first, limit, window_ms, now_ms) {
+                        let key = key.strip_prefix(&logs).unwrap_or(key);
+                        full.push((key.to_string(), wait));
+                    }
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        // ZSCAN may return a key twice.
+        full.sort();
+        full.dedup_by(|a, b| a.0 == b.0);
+        Ok(full)
+    }
+
+    fn forget_hits(&self, key: &str) -> StoreResult<bool> {
+        let log = self.key(&["hits", key]);
+        let (deleted, _): (i64, i64) = self.with(|con| {
+            redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(&log)
+                .cmd("ZREM")
+                .arg(self.key(&["ends"]))
+                .arg(&log)
+                .query(con)
+        })?;
+        Ok(deleted > 0)
     }
 
     fn ping(&self, within: Duration) -> StoreResult<()> {

@@ -436,6 +436,78 @@ impl Store for SqliteStore {
             .map_err(|e| self.error(e))
     }
 
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached("SELECT network, until FROM pauses WHERE until > ?1 ORDER BY network")
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map(params![now], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(|e| self.error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.error(e))
+    }
+
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool> {
+        let mut connection = self.lock();
+        let tx = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.error(e))?;
+        let paused: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM pauses WHERE network = ?1 AND until > ?2)",
+                params![network, now],
+                |row| row.get(0),
+            )
+            .map_err(|e| self.error(e))?;
+        tx.execute("DELETE FROM pauses WHERE network = ?1", params![network])
+            .map_err(|e| self.error(e))?;
+        tx.execute("DELETE FROM outcomes WHERE network = ?1", params![network])
+            .map_err(|e| self.error(e))?;
+        tx.commit().map_err(|e| self.error(e))?;
+        Ok(paused)
+    }
+
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT key, at_ms FROM hits \
+                 WHERE substr(key, 1, length(?1)) = ?1 AND at_ms > ?2 \
+                 ORDER BY key, at_ms DESC",
+            )
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map(params![prefix, now_ms - window_ms], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })
+            .map_err(|e| self.error(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.error(e))?;
+        let mut full = Vec::new();
+        for chunk in rows.chunk_by(|a, b| a.0 == b.0) {
+            let newest_first: Vec<i64> = chunk.iter().map(|(_, at)| *at).collect();
+            if let Some(wait) = room_in(&newest_first, limit, window_ms, now_ms) {
+                full.push((chunk[0].0.clone(), wait));
+            }
+        }
+        Ok(full)
+    }
+
+    fn forget_hits(&self, key: &str) -> StoreResult<bool> {
+        let forgotten = self
+            .lock()
+            .execute("DELETE FROM hits WHERE key = ?1", params![key])
+            .map_err(|e| self.error(e))?;
+        Ok(forgotten > 0)
+    }
+
     fn purge_expired(&self, now: i64) -> StoreResult<usize> {
         let records = self.delete_batched(
             "DELETE FROM scans WHERE seq IN \
