@@ -38,7 +38,8 @@
 //!
 //! Last the public scan API (`check-storage-scanner web`), with the SQLite store and with a
 //! `redis-server` of its own: submissions and polls per second at 50 clients, poll latency,
-//! peak memory after 100,000 polls (`bench_web.rs`).
+//! peak memory after 100,000 polls, the store's keys and memory, and 100,000 submissions of
+//! churn over which they must stay flat (`bench_web.rs`).
 //!
 //! `COS_BENCH_ONLY` picks parts, a comma-separated list of `plugin` (the scenario table and
 //! the load table), `exporter`, `service` and `web`; unset, everything runs.
