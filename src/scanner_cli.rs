@@ -675,7 +675,9 @@ pub static PAGE: Page = Page {
                 "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
                  address, one scan of a target per 5 minutes, 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
-                 instance pauses for a day. The client is the socket's address, or the one \
+                 instance pauses for a day (the message says until when). They roll (no 11th \
+                 within any 60 s, not per clock minute), and a refused submission counts \
+                 against none of them. check-storage-scanner limits lists and lifts them. The client is the socket's address, or the one \
                  X-Forwarded-For names when the socket is a --trusted-proxy. A target must \
                  resolve to public addresses only (no loopback, private, link-local, shared, \
                  unique-local, multicast, reserved or documentation address, in no IPv6 \
@@ -683,8 +685,10 @@ pub static PAGE: Page = Page {
                  --allow-private-targets lifts that for internal deployments.",
                 "--workers scans run at once on this node; records, queue and counters live in \
                  --store (sqlite:PATH, the default in the state directory; or redis://HOST:PORT/DB \
-                 shared by several nodes) and expire --record-ttl seconds after submission. A \
-                 scan whose worker died is taken up again. SIGTERM or SIGINT stops the service \
+                 shared by several nodes) and expire --record-ttl seconds after submission, \
+                 then a purge every minute erases them. Every store call is bounded by \
+                 --store-timeout; GET or HEAD /healthz answers 503 with Retry-After when the store \
+                 does not answer within a second. A scan whose worker died is taken up again. SIGTERM or SIGINT stops the service \
                  after the requests and scans in flight (exit 0).",
             ],
         ),
