@@ -88,33 +88,15 @@ fn every_key_the_store_writes_expires() {
         conformance::limit("network:192.0.2.0/24", 50, day),
     ];
     assert!(conformance::admit(&store, &limits, T0 * 1000).admitted());
-    store
-        .insert(&conformance::queued(
-            "t1",
-            "x.example",
-            "192.0.2.0/24",
-            T0,
-            day,
-        ))
-        .unwrap();
-    store
-        .insert(&conformance::queued(
-            "t2",
-            "y.example",
-            "192.0.2.0/24",
-            T0,
-            day,
-        ))
-        .unwrap();
-    store
-        .insert(&conformance::queued(
-            "t3",
-            "z.example",
-            "192.0.2.0/24",
-            T0,
-            day,
-        ))
-        .unwrap();
+    for (uuid, target) in [
+        ("t1", "x.example"),
+        ("t2", "y.example"),
+        ("t3", "z.example"),
+    ] {
+        store
+            .insert(&conformance::queued(uuid, target, "192.0.2.0/24", T0, day))
+            .unwrap();
+    }
     assert_eq!(store.claim("w", T0 + 1, 60).unwrap().unwrap().uuid, "t1");
     assert!(store.renew("t1", "w", T0 + 2, 60).unwrap());
     assert!(store.complete("t1", "w", "{}", T0 + 3).unwrap());

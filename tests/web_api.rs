@@ -295,23 +295,11 @@ fn expired_records_leave_the_sqlite_file() {
     assert_eq!(later.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
 }
 
-/// `check-storage-scanner limits` run on the state directory of a web server.
+/// `check-storage-scanner limits <args>` on the state directory of a web server.
 fn limits_command(dir: &std::path::Path, args: &[&str]) -> (String, i32) {
-    let output = std::process::Command::new(support::web::SCANNER)
-        .arg("limits")
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("COS_STATE_DIR", dir)
-        .env("COS_NOW", support::web::NOW)
-        .current_dir(dir)
-        .output()
-        .expect("run check-storage-scanner limits");
-    (
-        String::from_utf8(output.stdout).unwrap(),
-        output.status.code().unwrap(),
-    )
+    let mut all = vec!["limits"];
+    all.extend_from_slice(args);
+    support::web::run_scanner(dir, &all)
 }
 
 /// A network whose last five scans found nothing is paused: the 429 says when the pause ends,

@@ -4,49 +4,30 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::FakeInstance;
 use support::plugin::healthy;
 use support::redis::RedisServer;
 use support::service::{Answer, ScannerService};
+use support::web::{fresh_dir, run_scanner, start_at};
 
-const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
+/// The clock of the nodes (`COS_NOW`) unless a test moves it.
+const NOW: &str = support::web::NOW;
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A web node on `store` started at `now` on its clock, with `extra` flags.
+fn node_at(name: &str, store: &str, now: &str, extra: &[&str]) -> ScannerService {
+    let mut args = vec!["--store", store];
+    args.extend_from_slice(extra);
+    start_at(&fresh_dir(name), now, &args)
 }
 
 fn node(name: &str, store: &str, ca: &str) -> ScannerService {
-    let dir = fresh_dir(name);
-    let state = dir.display().to_string();
-    ScannerService::start_with(
-        Path::new(SCANNER),
-        &dir,
-        &[
-            "web",
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            store,
-            "--allow-private-targets",
-            "--ca-file",
-            ca,
-            "--update-source",
-            "bundled",
-            "--no-debug-ports",
-            "--retries",
-            "0",
-        ],
-        &[
-            ("COS_STATE_DIR", &state),
-            ("COS_NOW", "2026-11-22T03:00:00Z"),
-        ],
+    node_at(
+        name,
+        store,
+        NOW,
+        &["--allow-private-targets", "--ca-file", ca],
     )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
 }
 
 fn submit(web: &ScannerService, target: &str) -> Answer {
@@ -97,20 +78,12 @@ fn two_nodes_on_one_redis_are_one_service() {
     assert_eq!(again.json()["error"]["code"], "target_cooldown");
     // The operator sees it from the command line against the same Redis, and lifts it.
     let limits = |args: &[&str]| {
-        let dir = fresh_dir("web-redis-limits");
-        let output = std::process::Command::new(SCANNER)
-            .arg("limits")
-            .args(args)
-            .args(["--store", &store])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &dir)
-            .env("COS_NOW", "2026-11-22T03:00:00Z")
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{output:?}");
-        String::from_utf8(output.stdout).unwrap()
+        let mut all = vec!["limits"];
+        all.extend_from_slice(args);
+        all.extend(["--store", &store]);
+        let (printed, code) = run_scanner(&fresh_dir("web-redis-limits"), &all);
+        assert_eq!(code, 0, "{printed}");
+        printed
     };
     let listed = limits(&["list"]);
     assert!(
@@ -150,33 +123,20 @@ fn a_scan_whose_node_was_killed_mid_scan_is_completed_by_another_node() {
     let target = silent.local_addr().unwrap().to_string();
     // The first node's scan waits 20 s for the silent target; the second's gives up after 1 s.
     let start = |name: &str, now: &str, timeout: &str| {
-        let dir = fresh_dir(name);
-        let state = dir.display().to_string();
-        ScannerService::start_with(
-            Path::new(SCANNER),
-            &dir,
+        node_at(
+            name,
+            &store,
+            now,
             &[
-                "web",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                &store,
                 "--workers",
                 "1",
                 "--allow-private-targets",
-                "--update-source",
-                "bundled",
-                "--no-debug-ports",
-                "--retries",
-                "0",
                 "--timeout",
                 timeout,
                 "--time-budget",
                 "50",
             ],
-            &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
         )
-        .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
     };
     let mut first = start("web-killed-a", "2026-11-22T03:00:00Z", "20");
     let submitted = submit(&first, &target);
@@ -221,31 +181,18 @@ fn expired_records_leave_redis() {
     let store = redis.url(0);
     let target = format!("127.0.0.1:{}", support::closed_port());
     let start = |name: &str, now: &str| {
-        let dir = fresh_dir(name);
-        let state = dir.display().to_string();
-        ScannerService::start_with(
-            Path::new(SCANNER),
-            &dir,
+        node_at(
+            name,
+            &store,
+            now,
             &[
-                "web",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                &store,
                 "--workers",
                 "1",
                 "--record-ttl",
                 "60",
                 "--allow-private-targets",
-                "--update-source",
-                "bundled",
-                "--no-debug-ports",
-                "--retries",
-                "0",
             ],
-            &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
         )
-        .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
     };
     // A clock ahead of Redis' own, so Redis expires nothing by itself meanwhile.
     let mut node = start("web-purge-a", "2100-01-01T00:00:00Z");
@@ -285,32 +232,18 @@ fn expired_records_leave_redis() {
 fn a_frozen_redis_makes_the_node_unhealthy_not_hung() {
     let redis = RedisServer::start("web-frozen");
     let store = redis.url(0);
-    let dir = fresh_dir("web-frozen");
-    let state = dir.display().to_string();
-    let node = ScannerService::start_with(
-        Path::new(SCANNER),
-        &dir,
+    let node = node_at(
+        "web-frozen",
+        &store,
+        "2100-01-01T00:00:00Z",
         &[
-            "web",
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &store,
             "--store-timeout",
             "0.5",
             "--workers",
             "1",
             "--allow-private-targets",
-            "--update-source",
-            "bundled",
-            "--no-debug-ports",
         ],
-        &[
-            ("COS_STATE_DIR", &state),
-            ("COS_NOW", "2100-01-01T00:00:00Z"),
-        ],
-    )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"));
+    );
     let health = |method: &str| node.request(method, "/healthz", &[], b"");
     assert_eq!(health("GET").status, 200);
     assert_eq!(health("HEAD").status, 200);

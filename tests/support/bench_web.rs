@@ -156,6 +156,26 @@ fn drive<T: Send>(
     (hammered, good, first_failure.into_inner().unwrap())
 }
 
+/// The flags of every `web` the bench starts: a free port, the proxy trusted, private targets
+/// allowed, scans that give up at once.
+fn web_args() -> Vec<&'static str> {
+    vec![
+        "web",
+        "--listen",
+        "127.0.0.1:0",
+        "--trusted-proxy",
+        "127.0.0.1/32",
+        "--allow-private-targets",
+        "--retries",
+        "0",
+        "--timeout",
+        "1",
+        "--update-source",
+        "bundled",
+        "--no-debug-ports",
+    ]
+}
+
 /// Waits until every scan of `uuids` completed (the last submission first, as the queue is
 /// served about oldest first, then each one); how long that took, or `None` (and a failure)
 /// after [`DRAIN_LIMIT`].
@@ -335,23 +355,8 @@ fn run_store(
     let _ = std::fs::remove_dir_all(home);
     std::fs::create_dir_all(home).map_err(|e| format!("{}: {e}", home.display()))?;
     let state = home.display().to_string();
-    let mut args = vec![
-        "web",
-        "--listen",
-        "127.0.0.1:0",
-        "--trusted-proxy",
-        "127.0.0.1/32",
-        "--workers",
-        "1",
-        "--allow-private-targets",
-        "--retries",
-        "0",
-        "--timeout",
-        "1",
-        "--update-source",
-        "bundled",
-        "--no-debug-ports",
-    ];
+    let mut args = web_args();
+    args.extend(["--workers", "1"]);
     if let Some(spec) = spec {
         args.extend(["--store", spec]);
     }
@@ -502,26 +507,10 @@ fn churn(bin: &Path, work: &Path, ports: &[u16]) {
             bin,
             &home,
             &[
-                "web",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                &spec,
-                "--trusted-proxy",
-                "127.0.0.1/32",
-                "--workers",
-                "2",
-                "--record-ttl",
-                "86400",
-                "--allow-private-targets",
-                "--retries",
-                "0",
-                "--timeout",
-                "1",
-                "--update-source",
-                "bundled",
-                "--no-debug-ports",
-            ],
+                web_args().as_slice(),
+                &["--store", &spec, "--workers", "2", "--record-ttl", "86400"],
+            ]
+            .concat(),
             &[("COS_STATE_DIR", &state), ("COS_NOW", &now)],
         ) {
             Ok(service) => service,
