@@ -299,9 +299,12 @@ fn components() -> Value {
                 false,
             ),
             "TooManyRequests": error_response(
-                "A limit was reached: 10 submissions a minute from one address, one scan of a \
-                 target per 5 minutes, 50 scans a day from one network, or a network paused after \
-                 scans that found no supported product. Retry-After says when to try again.",
+                "A limit was reached: 10 submissions within any minute from one address, one \
+                 scan of a target within any 5 minutes, 50 scans within any 24 hours from one \
+                 network (code rate_limited, target_cooldown, network_daily_limit), or a network \
+                 paused after scans that found no supported product (network_paused; the \
+                 message names the end of the pause, RFC 3339). A refused submission counts \
+                 against no limit. Retry-After says when to try again.",
                 true,
             ),
             "PayloadTooLarge": error_response(
