@@ -17,12 +17,13 @@
 //!    from [`WEB_CLIENTS`] threads; then the server's peak RSS (VmHWM), and the store's size
 //!    (Redis: keys and memory; SQLite: the file).
 //!
-//! Then the churn ([`churn`]): [`CHURN_ROUNDS`] rounds of [`CHURN_PER_ROUND`] submissions on
-//! one `redis-server`, each round on a new `web` whose clock (`COS_NOW`) is a week and a day
-//! after the last round's, so everything the rounds before wrote has ended (records after a
-//! day, `--record-ttl 86400`; outcomes after a week) and the purger erases it at its start.
-//! Each round's submissions come from new networks for new targets. After each round, every
-//! scan completed: Redis' key count, memory and RSS. They stay flat when nothing is left
+//! Then, a part of its own (`COS_BENCH_ONLY=churn`), the churn ([`churn`]): [`CHURN_ROUNDS`]
+//! rounds of [`CHURN_PER_ROUND`] submissions on one `redis-server`, each round on a new `web`
+//! whose clock (`COS_NOW`) is a week and a day after the last round's, so everything the
+//! rounds before wrote has ended (records after a day, `--record-ttl 86400`; outcomes after a
+//! week) and the purger erases it at its start. Each round's submissions come from new
+//! networks for new targets (loopback addresses where nothing listens). After each round,
+//! every scan completed: Redis' key count, memory and RSS. They stay flat when nothing is left
 //! behind.
 
 use std::net::{SocketAddr, TcpStream};
@@ -49,6 +50,8 @@ pub const CHURN_PER_ROUND: usize = 20_000;
 /// The first round's clock: ahead of Redis' own, so Redis expires nothing of a round by
 /// itself while the bench runs; only the purge by web's clock does.
 const CHURN_START: i64 = 4_102_444_800;
+/// Closed loopback ports the churn's targets use (each on many loopback addresses).
+const CHURN_PORTS: usize = 100;
 /// A week and a day: what a round's clock is ahead of the last one's.
 const CHURN_STEP_SECS: i64 = 8 * 86_400;
 /// How long `redis-server` may take to answer PING.
@@ -460,12 +463,23 @@ pub fn web_bench(bin: &Path, work: &Path) {
         Err(e) => println!("  Redis store: {e}"),
     }
     print_runs(&runs);
-    churn(bin, work, &ports);
 }
 
 /// The churn: see the module's documentation.
-fn churn(bin: &Path, work: &Path, ports: &[u16]) {
+pub fn churn(bin: &Path, work: &Path) {
     println!();
+    if !bin.is_file() {
+        println!(
+            "public scan API, churn: {} not found; build it with `cargo build --release --bins`",
+            bin.display()
+        );
+        return;
+    }
+    let ports = closed_ports(CHURN_PORTS);
+    if ports.is_empty() {
+        println!("public scan API, churn: no closed loopback port from {FIRST_TARGET_PORT}");
+        return;
+    }
     let redis = match RedisServer::start_in(&work.join("redis-churn")) {
         Ok(redis) => redis,
         Err(e) => {
