@@ -205,9 +205,17 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
         .collect();
     // A flood from one address: ten are queued, the rest told when to come back.
     let mut statuses = Vec::new();
-    for n in 0..30 {
-        // Targets on loopback where nothing listens: their scans fail at once, on this host.
-        let port = support::closed_port();
+    // Targets on loopback that accept and never answer, each its own: no scan ends during
+    // the flood, so no outcome pauses the network meanwhile (five scans that found nothing
+    // would), and no target is named twice (it would meet its cooldown).
+    let silent: Vec<std::net::TcpListener> = (0..30)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let ports: Vec<u16> = silent
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect();
+    for (n, port) in ports.into_iter().enumerate() {
         let started = Instant::now();
         let answer = submit(&web, &format!("{{\"target_url\": \"127.0.0.1:{port}\"}}"));
         assert!(
@@ -309,8 +317,13 @@ fn limits_command(dir: &std::path::Path, args: &[&str]) -> (String, i32) {
 fn an_operator_lists_and_lifts_pauses_and_cooldowns() {
     let dir = fresh_dir("web-api-limits");
     let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
-    let targets: Vec<String> = (0..6)
-        .map(|_| format!("127.0.0.1:{}", support::closed_port()))
+    let mut ports = std::collections::BTreeSet::new();
+    while ports.len() < 6 {
+        ports.insert(support::closed_port());
+    }
+    let targets: Vec<String> = ports
+        .into_iter()
+        .map(|port| format!("127.0.0.1:{port}"))
         .collect();
     let body = |target: &str| serde_json::json!({ "target_url": target }).to_string();
     // Five scans that find nothing (nothing listens there).
