@@ -17,7 +17,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 /// The subcommands, in the order `-h` lists them.
-pub const SUBCOMMANDS: [(&str, &str); 7] = [
+pub const SUBCOMMANDS: [(&str, &str); 8] = [
     (
         "scan <host>",
         "scan one instance and print its result document (JSON); exit with its state",
@@ -30,6 +30,7 @@ pub const SUBCOMMANDS: [(&str, &str); 7] = [
         "web",
         "the public scan API: anyone submits an instance and reads its grade (--listen, --store)",
     ),
+    crate::web::admin::USAGE,
     (
         "review-waivers --result <file>",
         "list expired, expiring, unused, overlapping and permanent waivers; change nothing",
@@ -128,6 +129,7 @@ where
         "scan" => scan(line, rest, env, started),
         "serve" => serve(line, rest, env),
         "web" => web(line, rest, env),
+        "limits" => crate::web::admin::main(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
         "fleet" => fleet(line, rest, fleet_format, env),
         "snippets" => snippets(line, rest, env),
@@ -150,6 +152,7 @@ fn component_of(subcommand: &str) -> Option<Component> {
         "serve" => Some(Component::Serve),
         "web" => Some(Component::Web),
         "review-waivers" | "fleet" | "snippets" => Some(Component::Offline),
+        "limits" => Some(Component::Limits),
         // The wizard writes every component's settings.
         _ => None,
     }
@@ -716,7 +719,9 @@ pub static PAGE: Page = Page {
                 "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
                  address, one scan of a target per 5 minutes, 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
-                 instance pauses for a day. The client is the socket's address, or the one \
+                 instance pauses for a day (the message says until when). They roll (no 11th \
+                 within any 60 s, not per clock minute), and a refused submission counts \
+                 against none of them. check-storage-scanner limits lists and lifts them. The client is the socket's address, or the one \
                  X-Forwarded-For names when the socket is a --trusted-proxy. A target must \
                  resolve to public addresses only (no loopback, private, link-local, shared, \
                  unique-local, multicast, reserved or documentation address, in no IPv6 \
@@ -724,11 +729,14 @@ pub static PAGE: Page = Page {
                  --allow-private-targets lifts that for internal deployments.",
                 "--workers scans run at once on this node; records, queue and counters live in \
                  --store (sqlite:PATH, the default in the state directory; or redis://HOST:PORT/DB \
-                 shared by several nodes) and expire --record-ttl seconds after submission. A \
-                 scan whose worker died is taken up again. SIGTERM or SIGINT stops the service \
+                 shared by several nodes) and expire --record-ttl seconds after submission, \
+                 then a purge every minute erases them. Every store call is bounded by \
+                 --store-timeout; GET or HEAD /healthz answers 503 with Retry-After when the store \
+                 does not answer within a second. A scan whose worker died is taken up again. SIGTERM or SIGINT stops the service \
                  after the requests and scans in flight (exit 0).",
             ],
         ),
+        crate::web::admin::TOPIC,
         (
             "review-waivers --result <file>",
             &[

@@ -1209,7 +1209,7 @@ fn the_scanner_answers_an_unknown_subcommand_with_its_unknown_line_first() {
     assert_eq!(
         stdout.lines().next(),
         Some(
-            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, web, review-waivers, fleet, snippets, configure (see -h)"
+            "UNKNOWN: unknown subcommand \"foo\"; use one of scan, serve, web, limits, review-waivers, fleet, snippets, configure (see -h)"
         ),
         "{stdout}"
     );

@@ -106,7 +106,7 @@ fn each_subcommand_refuses_the_options_of_the_others_by_name() {
         ),
         (
             &["serve", "--store", "sqlite:/tmp/x.sqlite"][..],
-            "check-storage-scanner: --store is an option of web, not of serve; see check-storage-scanner -h",
+            "check-storage-scanner: --store is an option of web and limits, not of serve; see check-storage-scanner -h",
         ),
         (
             &["serve", "--workers", "2"][..],
@@ -128,7 +128,7 @@ fn each_subcommand_refuses_the_options_of_the_others_by_name() {
     for (args, line) in [
         (
             &["scan", "x.example", "--store", "sqlite:/tmp/x.sqlite"][..],
-            "UNKNOWN: --store is an option of web, not of scan; see check-storage-scanner -h",
+            "UNKNOWN: --store is an option of web and limits, not of scan; see check-storage-scanner -h",
         ),
         (
             &["review-waivers", "--listen", "::1"][..],

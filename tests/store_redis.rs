@@ -29,7 +29,7 @@ fn the_redis_store_passes_the_conformance_suite() {
         )
     });
     // The same through `--store`'s parser, on another database with the default prefix.
-    let store = store::open(&server.url(3)).unwrap();
+    let store = store::open(&server.url(3), store::DEFAULT_TIMEOUT).unwrap();
     let (_, check) = conformance::CHECKS
         .iter()
         .find(|(name, _)| *name == "an_expired_lease_is_claimed_again")
@@ -73,6 +73,63 @@ fn records_expire_in_redis_too() {
     assert_eq!(String::from_utf8(answer).unwrap(), expected);
 }
 
+/// Every key the store writes expires: nothing piles up over months of submissions from new
+/// networks (`outcomes:<network>` once had no TTL).
+#[test]
+fn every_key_the_store_writes_expires() {
+    let server = RedisServer::start("ttl");
+    let store = RedisStore::open(&server.url(0)).unwrap();
+    let day = 86_400;
+    // A submission: the limits, the record; a worker claims, renews and completes it; the
+    // outcome is recorded and the network paused; another is running, another erased.
+    let limits = [
+        conformance::limit("address:192.0.2.1", 10, 60),
+        conformance::limit("target:x.example", 1, 300),
+        conformance::limit("network:192.0.2.0/24", 50, day),
+    ];
+    assert!(conformance::admit(&store, &limits, T0 * 1000).admitted());
+    for (uuid, target) in [
+        ("t1", "x.example"),
+        ("t2", "y.example"),
+        ("t3", "z.example"),
+    ] {
+        store
+            .insert(&conformance::queued(uuid, target, "192.0.2.0/24", T0, day))
+            .unwrap();
+    }
+    assert_eq!(store.claim("w", T0 + 1, 60).unwrap().unwrap().uuid, "t1");
+    assert!(store.renew("t1", "w", T0 + 2, 60).unwrap());
+    assert!(store.complete("t1", "w", "{}", T0 + 3).unwrap());
+    assert_eq!(store.claim("w", T0 + 4, 60).unwrap().unwrap().uuid, "t2");
+    store
+        .record_outcome("192.0.2.0/24", false, 5, T0 + 3, 7 * day)
+        .unwrap();
+    store.pause("192.0.2.0/24", T0 + day, T0 + 3).unwrap();
+    assert_eq!(store.erase_target("z.example").unwrap(), 1);
+
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    for expected in [
+        "css:rec:t1",
+        "css:rec:t2",
+        "css:running",
+        "css:expiry",
+        "css:target:x.example",
+        "css:hits:address:192.0.2.1",
+        "css:hits:target:x.example",
+        "css:outcomes:192.0.2.0/24",
+        "css:pauses",
+        "css:ends",
+    ] {
+        assert!(keys.iter().any(|k| k == expected), "{expected} in {keys:?}");
+    }
+    for key in &keys {
+        let ttl: i64 = redis::cmd("TTL").arg(key).query(&mut con).unwrap();
+        assert!(ttl > 0, "{key} has TTL {ttl}");
+    }
+}
+
 #[test]
 fn a_dead_redis_is_a_store_error_in_bounded_time() {
     let mut server = RedisServer::start("dead");
@@ -101,7 +158,11 @@ fn a_dead_redis_is_a_store_error_in_bounded_time() {
     let started = Instant::now();
     for _ in 0..3 {
         assert!(store.claim("w", T0, 60).is_err());
-        assert!(store.hit("k", 1, 60, T0).is_err());
+        assert!(
+            store
+                .admit(&[conformance::limit("k", 1, 60)], "net", T0 * 1000)
+                .is_err()
+        );
     }
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -110,7 +171,7 @@ fn a_dead_redis_is_a_store_error_in_bounded_time() {
     );
     // A new node cannot start on it, and its error hides the password.
     let url = format!("redis://:s3cret@{}/0", server.addr);
-    let Err(error) = store::open(&url) else {
+    let Err(error) = store::open(&url, store::DEFAULT_TIMEOUT) else {
         panic!("nothing answers");
     };
     assert!(!error.0.contains("s3cret"), "{error}");

@@ -12,7 +12,7 @@ use support::FakeInstance;
 use support::plugin::healthy;
 use support::service::{Answer, ScannerService};
 
-use support::web::{fresh_dir, start};
+use support::web::{fresh_dir, start, start_at};
 
 fn submit(web: &ScannerService, body: &str) -> Answer {
     web.request(
@@ -224,9 +224,17 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
         .collect();
     // A flood from one address: ten are queued, the rest told when to come back.
     let mut statuses = Vec::new();
-    for n in 0..30 {
-        // Targets on loopback where nothing listens: their scans fail at once, on this host.
-        let port = support::closed_port();
+    // Targets on loopback that accept and never answer, each its own: no scan ends during
+    // the flood, so no outcome pauses the network meanwhile (five scans that found nothing
+    // would), and no target is named twice (it would meet its cooldown).
+    let silent: Vec<std::net::TcpListener> = (0..30)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let ports: Vec<u16> = silent
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect();
+    for (n, port) in ports.into_iter().enumerate() {
         let started = Instant::now();
         let answer = submit(&web, &format!("{{\"target_url\": \"127.0.0.1:{port}\"}}"));
         assert!(
@@ -416,4 +424,164 @@ fn a_proxied_server_without_a_trusted_proxy_warns_once() {
             "{extra:?}: {printed:?}"
         );
     }
+}
+
+/// The record TTL promises "then it is gone": past it, the web server's purger erases the
+/// record, its limit logs and its network's outcomes from the SQLite file, their bytes too
+/// (the web server is started again a week and a day later on its clock).
+#[test]
+fn expired_records_leave_the_sqlite_file() {
+    let dir = fresh_dir("web-api-purge");
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let args = [
+        "--allow-private-targets",
+        "--record-ttl",
+        "60",
+        "--workers",
+        "1",
+    ];
+    let mut web = start(&dir, &args);
+    let answer = submit(
+        &web,
+        &serde_json::json!({ "target_url": target }).to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let uuid = answer.json()["uuid"].as_str().unwrap().to_string();
+    completed(&web, &uuid);
+    web.terminate();
+    assert_eq!(web.wait_exit(Duration::from_secs(30)), Some(0));
+    let files = || -> Vec<u8> {
+        ["web.sqlite", "web.sqlite-wal"]
+            .iter()
+            .flat_map(|name| std::fs::read(dir.join(name)).unwrap_or_default())
+            .collect()
+    };
+    let holds = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
+    assert!(holds(&files(), &uuid), "the record is in the file before");
+
+    let later = start_at(&dir, "2026-11-30T03:00:01Z", &args);
+    let purged = later.wait_for_line(Duration::from_secs(30), |l| l.contains("purged"));
+    assert_eq!(
+        purged.as_deref(),
+        Some("check-storage-scanner web: purged 1 expired record"),
+        "{:?}",
+        later.stderr_lines()
+    );
+    let store = rusqlite::Connection::open(dir.join("web.sqlite")).unwrap();
+    for table in ["scans", "hits", "outcomes", "pauses"] {
+        let rows: i64 = store
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(rows, 0, "{table}");
+    }
+    let bytes = files();
+    assert!(!holds(&bytes, &uuid), "the uuid is still in the file");
+    assert!(!holds(&bytes, &target), "the target is still in the file");
+    assert_eq!(later.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
+}
+
+/// `check-storage-scanner limits <args>` on the state directory of a web server.
+fn limits_command(dir: &std::path::Path, args: &[&str]) -> (String, i32) {
+    let mut all = vec!["limits"];
+    all.extend_from_slice(args);
+    support::web::run_scanner(dir, &all)
+}
+
+/// A network whose last five scans found nothing is paused: the 429 says when the pause ends,
+/// and the operator lists the pause and the cooldowns from the command line, against the same
+/// store, and lifts them.
+#[test]
+fn an_operator_lists_and_lifts_pauses_and_cooldowns() {
+    let dir = fresh_dir("web-api-limits");
+    let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
+    let mut ports = std::collections::BTreeSet::new();
+    while ports.len() < 6 {
+        ports.insert(support::closed_port());
+    }
+    let targets: Vec<String> = ports
+        .into_iter()
+        .map(|port| format!("127.0.0.1:{port}"))
+        .collect();
+    let body = |target: &str| serde_json::json!({ "target_url": target }).to_string();
+    // Five scans that find nothing (nothing listens there).
+    for target in &targets[..5] {
+        let answer = submit(&web, &body(target));
+        assert_eq!(answer.status, 202, "{}", answer.text());
+        completed(&web, answer.json()["uuid"].as_str().unwrap());
+    }
+    let until = Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let (listed, code) = limits_command(&dir, &["list"]);
+        assert_eq!(code, 0, "{listed}");
+        if listed.contains("network_paused") {
+            break listed;
+        }
+        assert!(Instant::now() < until, "never paused: {listed}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 6, "{listed}");
+    let pause: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        pause[..3],
+        ["network_paused", "127.0.0.0/24", "until"],
+        "{listed}"
+    );
+    let ends = pause[3];
+    assert!(ends.starts_with("2026-11-23T03:00:"), "{listed}");
+    assert!(lines[0].ends_with("(in 24 h 0 min)"), "{listed}");
+    for target in &targets[..5] {
+        assert!(
+            lines[1..]
+                .iter()
+                .any(|l| l.starts_with("target_cooldown") && l.contains(target.as_str())),
+            "{target}: {listed}"
+        );
+    }
+
+    // The sixth submission is refused, and the refusal names the end of the pause.
+    let refused = submit(&web, &body(&targets[5]));
+    assert_eq!(refused.status, 429, "{}", refused.text());
+    let error = &refused.json()["error"];
+    assert_eq!(error["code"], "network_paused");
+    assert!(
+        error["message"].as_str().unwrap().contains(ends),
+        "{error} should name {ends}"
+    );
+
+    let (lifted, code) = limits_command(&dir, &["lift", "127.0.0.0/24"]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(
+        lifted,
+        "lifted the pause of 127.0.0.0/24 (its recent outcomes forgotten)\n\
+         lifted the daily count of 127.0.0.0/24\n"
+    );
+    assert_eq!(submit(&web, &body(&targets[5])).status, 202);
+
+    // A target's cooldown, lifted by the target as submitted.
+    assert_eq!(submit(&web, &body(&targets[0])).status, 429);
+    let (lifted, code) = limits_command(&dir, &["lift", &format!("https://{}/", targets[0])]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(lifted, format!("lifted the cooldown of {}\n", targets[0]));
+    assert_eq!(submit(&web, &body(&targets[0])).status, 202);
+    let (nothing, code) = limits_command(&dir, &["lift", "never.example"]);
+    assert_eq!(
+        (nothing.as_str(), code),
+        ("nothing held never.example\n", 0)
+    );
+
+    // Operator mistakes: one line naming the fix, exit 3.
+    let (wrong, code) = limits_command(&dir, &["lift", "127.0.0.0/8"]);
+    assert_eq!(code, 3, "{wrong}");
+    assert!(wrong.contains("/24"), "{wrong}");
+    let (wrong, code) = limits_command(&dir, &["drop"]);
+    assert_eq!(code, 3, "{wrong}");
+    assert!(wrong.contains("list, or lift"), "{wrong}");
+    let elsewhere = fresh_dir("web-api-limits-none");
+    let (missing, code) = limits_command(&elsewhere, &[]);
+    assert_eq!(code, 3, "{missing}");
+    assert!(missing.contains("does not exist"), "{missing}");
+    assert!(!elsewhere.join("web.sqlite").exists());
 }

@@ -4,49 +4,30 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::FakeInstance;
 use support::plugin::healthy;
 use support::redis::RedisServer;
 use support::service::{Answer, ScannerService};
+use support::web::{fresh_dir, run_scanner, start_at};
 
-const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
+/// The clock of the nodes (`COS_NOW`) unless a test moves it.
+const NOW: &str = support::web::NOW;
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A web node on `store` started at `now` on its clock, with `extra` flags.
+fn node_at(name: &str, store: &str, now: &str, extra: &[&str]) -> ScannerService {
+    let mut args = vec!["--store", store];
+    args.extend_from_slice(extra);
+    start_at(&fresh_dir(name), now, &args)
 }
 
 fn node(name: &str, store: &str, ca: &str) -> ScannerService {
-    let dir = fresh_dir(name);
-    let state = dir.display().to_string();
-    ScannerService::start_with(
-        Path::new(SCANNER),
-        &dir,
-        &[
-            "web",
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            store,
-            "--allow-private-targets",
-            "--ca-file",
-            ca,
-            "--update-source",
-            "bundled",
-            "--no-debug-ports",
-            "--retries",
-            "0",
-        ],
-        &[
-            ("COS_STATE_DIR", &state),
-            ("COS_NOW", "2026-11-22T03:00:00Z"),
-        ],
+    node_at(
+        name,
+        store,
+        NOW,
+        &["--allow-private-targets", "--ca-file", ca],
     )
-    .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
 }
 
 fn submit(web: &ScannerService, target: &str) -> Answer {
@@ -100,6 +81,25 @@ fn two_nodes_on_one_redis_are_one_service() {
     let again = submit(&b, &fake.host_port());
     assert_eq!(again.status, 429, "{}", again.text());
     assert_eq!(again.json()["error"]["code"], "target_cooldown");
+    // The operator sees it from the command line against the same Redis, and lifts it.
+    let limits = |args: &[&str]| {
+        let mut all = vec!["limits"];
+        all.extend_from_slice(args);
+        all.extend(["--store", &store]);
+        let (printed, code) = run_scanner(&fresh_dir("web-redis-limits"), &all);
+        assert_eq!(code, 0, "{printed}");
+        printed
+    };
+    let listed = limits(&["list"]);
+    assert!(
+        listed.starts_with(&format!("target_cooldown  {}  until ", fake.host_port())),
+        "{listed}"
+    );
+    assert_eq!(
+        limits(&["lift", &fake.host_port()]),
+        format!("lifted the cooldown of {}\n", fake.host_port())
+    );
+    assert_eq!(submit(&b, &fake.host_port()).status, 202);
 
     // An erasure on one node is seen on the other.
     let erased = b.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
@@ -128,33 +128,20 @@ fn a_scan_whose_node_was_killed_mid_scan_is_completed_by_another_node() {
     let target = silent.local_addr().unwrap().to_string();
     // The first node's scan waits 20 s for the silent target; the second's gives up after 1 s.
     let start = |name: &str, now: &str, timeout: &str| {
-        let dir = fresh_dir(name);
-        let state = dir.display().to_string();
-        ScannerService::start_with(
-            Path::new(SCANNER),
-            &dir,
+        node_at(
+            name,
+            &store,
+            now,
             &[
-                "web",
-                "--listen",
-                "127.0.0.1:0",
-                "--store",
-                &store,
                 "--workers",
                 "1",
                 "--allow-private-targets",
-                "--update-source",
-                "bundled",
-                "--no-debug-ports",
-                "--retries",
-                "0",
                 "--timeout",
                 timeout,
                 "--time-budget",
                 "50",
             ],
-            &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
         )
-        .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
     };
     let mut first = start("web-killed-a", "2026-11-22T03:00:00Z", "20");
     let submitted = submit(&first, &target);
@@ -188,4 +175,116 @@ fn a_scan_whose_node_was_killed_mid_scan_is_completed_by_another_node() {
     // The target never answers, so the scan ends UNKNOWN, but it ended: nothing was lost.
     assert_eq!(result["state"], "UNKNOWN", "{result}");
     drop(silent);
+}
+
+/// Past the record TTL, the purger of a node erases the record and every key it left (the
+/// limit logs, the network's outcomes, the indexes), by the node's clock: the node is started
+/// again a week and a day later on its clock, and the Redis is empty.
+#[test]
+fn expired_records_leave_redis() {
+    let redis = RedisServer::start("web-purge");
+    let store = redis.url(0);
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let start = |name: &str, now: &str| {
+        node_at(
+            name,
+            &store,
+            now,
+            &[
+                "--workers",
+                "1",
+                "--record-ttl",
+                "60",
+                "--allow-private-targets",
+            ],
+        )
+    };
+    // A clock ahead of Redis' own, so Redis expires nothing by itself meanwhile.
+    let mut node = start("web-purge-a", "2100-01-01T00:00:00Z");
+    let submitted = submit(&node, &target);
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(60);
+    while node.get(&format!("/api/scans/{uuid}"), &[]).json()["status"] != "completed" {
+        assert!(Instant::now() < until, "the scan did not complete");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    node.terminate();
+    assert_eq!(node.wait_exit(Duration::from_secs(30)), Some(0));
+    let client = redis::Client::open(store.as_str()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let keys = |con: &mut redis::Connection| -> Vec<String> {
+        redis::cmd("KEYS").arg("*").query(con).unwrap()
+    };
+    assert!(keys(&mut con).contains(&format!("css:rec:{uuid}")));
+
+    let later = start("web-purge-b", "2100-01-09T00:00:01Z");
+    let purged = later.wait_for_line(Duration::from_secs(30), |l| l.contains("purged"));
+    assert_eq!(
+        purged.as_deref(),
+        Some("check-storage-scanner web: purged 1 expired record"),
+        "{:?}",
+        later.stderr_lines()
+    );
+    assert_eq!(keys(&mut con), Vec::<String>::new());
+}
+
+/// With its Redis frozen (SIGSTOP: connections are accepted, nothing answers), a node says so
+/// at once instead of hanging: `/healthz` (GET and HEAD) answers 503 with `Retry-After` within
+/// 2 s and a submission 503 with `Retry-After` within 3 s, bounded by `--store-timeout` (0.5 s
+/// here); thawed, the next calls connect again and both work.
+#[test]
+fn a_frozen_redis_makes_the_node_unhealthy_not_hung() {
+    let redis = RedisServer::start("web-frozen");
+    let store = redis.url(0);
+    let node = node_at(
+        "web-frozen",
+        &store,
+        "2100-01-01T00:00:00Z",
+        &[
+            "--store-timeout",
+            "0.5",
+            "--workers",
+            "1",
+            "--allow-private-targets",
+        ],
+    );
+    let health = |method: &str| node.request(method, "/healthz", &[], b"");
+    assert_eq!(health("GET").status, 200);
+    assert_eq!(health("HEAD").status, 200);
+
+    redis.signal("STOP");
+    for method in ["GET", "HEAD", "GET"] {
+        let asked = Instant::now();
+        let answer = health(method);
+        let took = asked.elapsed();
+        assert_eq!(answer.status, 503, "{method}: {}", answer.text());
+        assert!(
+            took < Duration::from_secs(2),
+            "{method} /healthz took {took:?}"
+        );
+        assert!(answer.header("retry-after").is_some(), "{answer:?}");
+        if method == "HEAD" {
+            assert!(answer.body.is_empty(), "{answer:?}");
+        } else {
+            assert_eq!(answer.json()["error"]["code"], "unavailable");
+        }
+    }
+    let target = format!("127.0.0.1:{}", support::closed_port());
+    let asked = Instant::now();
+    let refused = submit(&node, &target);
+    let took = asked.elapsed();
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert!(
+        took < Duration::from_secs(3),
+        "the submission took {took:?}"
+    );
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    // The store's address goes to the log, not to the client.
+    assert!(!refused.text().contains(&redis.addr.to_string()));
+
+    redis.signal("CONT");
+    assert_eq!(health("GET").status, 200);
+    let accepted = submit(&node, &target);
+    assert_eq!(accepted.status, 202, "{}", accepted.text());
 }

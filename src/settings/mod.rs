@@ -247,6 +247,8 @@ pub struct WebSettings {
     pub base_url: Option<String>,
     /// `--store`: `sqlite:PATH` or `redis://...`; `None`: SQLite in the state directory.
     pub store: Option<String>,
+    /// `--store-timeout`: the deadline of one store call.
+    pub store_timeout: Duration,
     /// `--workers`.
     pub workers: usize,
     /// `--record-ttl`.
@@ -1175,6 +1177,13 @@ impl Settings {
                         },
                     )?,
                     store: l.string("store")?,
+                    store_timeout: l
+                        .parsed(
+                            "store_timeout",
+                            "a number of seconds above 0 (at most 60)",
+                            |t| seconds(t).filter(|d| *d <= Duration::from_secs(60)),
+                        )?
+                        .unwrap_or(Duration::from_secs(2)),
                     workers: l
                         .parsed("workers", "a number from 1 to 64", |t| {
                             t.parse::<usize>().ok().filter(|n| (1..=64).contains(n))

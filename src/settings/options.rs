@@ -46,6 +46,8 @@ const PLUGIN: &[Program] = &[Program::Plugin];
 const SCANNER: &[Program] = &[Program::Scanner];
 const SERVE: &[Component] = &[Component::Serve];
 const WEB: &[Component] = &[Component::Web];
+/// The public API's store, which `limits` opens too.
+const WEB_STORE: &[Component] = &[Component::Web, Component::Limits];
 const PLUGIN_ONLY: &[Component] = &[Component::Plugin];
 
 /// One row of the option table.
@@ -96,6 +98,8 @@ pub enum Component {
     /// Work on saved documents, no scan: `review-waivers`, `fleet`, `snippets`, and the
     /// plugin's `--upgrade-self`.
     Offline,
+    /// `check-storage-scanner limits`: the public API's store, from an operator's shell.
+    Limits,
 }
 
 impl Component {
@@ -107,6 +111,7 @@ impl Component {
             Component::Serve => "serve",
             Component::Web => "web",
             Component::Offline => "review-waivers, fleet and snippets",
+            Component::Limits => "limits",
         }
     }
 
@@ -856,7 +861,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("http://<listen address>"),
         group: Group::Scanner,
         programs: SCANNER,
-        components: WEB,
+        components: WEB_STORE,
         ..row(
             "base_url",
             "web: the absolute URL the public API is reached at (https://scan.example.com), as \
@@ -873,12 +878,28 @@ pub static OPTIONS: &[OptionSpec] = &[
         default: Some("sqlite:<state directory>/web.sqlite"),
         group: Group::Scanner,
         programs: SCANNER,
-        components: WEB,
+        components: WEB_STORE,
         ..row(
             "store",
             "web: where scan records, the queue and the limit counters live: sqlite:PATH (one \
              node; survives restarts) or redis://HOST:PORT/DB (several nodes share it). A \
              password in the address is a secret: give it as a reference.",
+        )
+    },
+    OptionSpec {
+        long: Some("store-timeout"),
+        env: &["COS_WEB_STORE_TIMEOUT"],
+        config_key: Some("web.store_timeout"),
+        kind: Value("SECONDS"),
+        default: Some("2"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        ..row(
+            "store_timeout",
+            "web and limits: how long one call to the store may take (Redis: connect, read, \
+             write; SQLite: waiting for another process's lock), at most 60. A store that does \
+             not answer in time makes /healthz and submissions answer 503 with Retry-After; \
+             Redis is connected again on the next call.",
         )
     },
     OptionSpec {

@@ -1097,3 +1097,28 @@ exposed|2026-12-31|x",
         .0;
     assert!(err.starts_with("--waive-until expiry \"\" is not"), "{err}");
 }
+
+#[test]
+fn the_store_timeout_defaults_to_two_seconds_and_is_bounded() {
+    let env = clean_env("store-timeout", &[]);
+    let timeout =
+        |args: &[&str], env: &MapEnv| resolve(args, env).map(|s| s.scanner.web.store_timeout);
+    assert_eq!(
+        timeout(&["--workers", "2"], &env).unwrap(),
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        timeout(&["--store-timeout", "0.5"], &env).unwrap(),
+        Duration::from_millis(500)
+    );
+    let from_env = clean_env("store-timeout-env", &[("COS_WEB_STORE_TIMEOUT", "5")]);
+    assert_eq!(
+        timeout(&["--workers", "2"], &from_env).unwrap(),
+        Duration::from_secs(5)
+    );
+    for wrong in ["0", "61", "soon"] {
+        let error = timeout(&["--store-timeout", wrong], &env).unwrap_err();
+        assert!(error.0.contains("--store-timeout"), "{error:?}");
+        assert!(error.0.contains("at most 60"), "{error:?}");
+    }
+}

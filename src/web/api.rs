@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub const FIELDS: [&str; 4] = ["target_url", "waive", "release_track", "format"];
 pub const RELEASE_TRACKS: [&str; 4] = ["auto", "rolling", "production", "lts"];
 pub const EXPORT_FORMATS: [&str; 4] = ["json", "csv", "sarif", "pdf"];
+/// How long `/healthz` waits for the store (or `--store-timeout`, if shorter).
+pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 /// A target longer than this is no instance address.
 const MAX_TARGET_CHARS: usize = 2048;
 /// Waiver patterns per submission, and the length of one.
@@ -30,6 +32,12 @@ const MAX_WAIVER_CHARS: usize = 200;
 /// The time, in Unix seconds: the system clock, or a test's.
 pub trait Clock: Send + Sync {
     fn now(&self) -> i64;
+
+    /// The time in Unix milliseconds, which the limits count by (a limit counted in whole
+    /// seconds would let a burst through between two of them).
+    fn now_millis(&self) -> i64 {
+        self.now() * 1000
+    }
 }
 
 pub struct SystemClock;
@@ -37,6 +45,10 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> i64 {
         jiff::Timestamp::now().as_second()
+    }
+
+    fn now_millis(&self) -> i64 {
+        jiff::Timestamp::now().as_millisecond()
     }
 }
 
@@ -50,6 +62,10 @@ pub struct StartedClock {
 impl Clock for StartedClock {
     fn now(&self) -> i64 {
         self.start + self.at.elapsed().as_secs() as i64
+    }
+
+    fn now_millis(&self) -> i64 {
+        self.start * 1000 + self.at.elapsed().as_millis() as i64
     }
 }
 
@@ -357,7 +373,7 @@ impl Api {
             ("GET", ["api", "scans", uuid]) => self.poll(uuid),
             ("GET", ["api", "scans", uuid, "export", format]) => self.export(uuid, format),
             ("DELETE", ["api", "scans", uuid]) => self.erase(uuid),
-            ("GET" | "HEAD", ["healthz"]) => Response::json(200, &json!({"status": "ok"})),
+            ("GET" | "HEAD", ["healthz"]) => self.health(),
             (_, ["api", "scans"]) => method_not_allowed("POST"),
             (_, ["api", "scans", _]) => method_not_allowed("GET, DELETE"),
             (_, ["api", "scans", _, "export", _]) => method_not_allowed("GET"),
@@ -368,6 +384,15 @@ impl Api {
                 field: None,
             }
             .response(),
+        }
+    }
+
+    /// `/healthz`: 200 when the store answers within [`HEALTH_DEADLINE`], else 503 with
+    /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
+    fn health(&self) -> Response {
+        match self.store.ping(HEALTH_DEADLINE) {
+            Ok(()) => Response::json(200, &json!({"status": "ok"})),
+            Err(e) => unavailable(e),
         }
     }
 
@@ -432,14 +457,15 @@ impl Api {
                 field: Some("target_url"),
             }));
         }
-        let now = self.clock.now();
+        let now_ms = self.clock.now_millis();
+        let now = now_ms.div_euclid(1000);
         let client = limits::client_address(
             request.peer.ip(),
             request.header("x-forwarded-for"),
             &self.config.trusted_proxies,
         );
         let key = key_of(target);
-        match limits::admit(&*self.store, client, &key, now) {
+        match limits::admit(&*self.store, client, &key, now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),

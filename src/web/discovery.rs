@@ -347,9 +347,12 @@ fn components() -> Value {
                 false,
             ),
             "TooManyRequests": error_response(
-                "A limit was reached: 10 submissions a minute from one address, one scan of a \
-                 target per 5 minutes, 50 scans a day from one network, or a network paused after \
-                 scans that found no supported product. Retry-After says when to try again.",
+                "A limit was reached: 10 submissions within any minute from one address, one \
+                 scan of a target within any 5 minutes, 50 scans within any 24 hours from one \
+                 network (code rate_limited, target_cooldown, network_daily_limit), or a network \
+                 paused after scans that found no supported product (network_paused; the \
+                 message names the end of the pause, RFC 3339). A refused submission counts \
+                 against no limit. Retry-After says when to try again.",
                 true,
             ),
             "RequestTimeout": error_response(
@@ -495,7 +498,7 @@ fn openapi_paths() -> Value {
                 "tags": ["service"],
                 "responses": responses(json!({
                     "200": {
-                        "description": "The service answers.",
+                        "description": "The service answers and its store too.",
                         "content": {"application/json": {"schema": {
                             "type": "object",
                             "properties": {"status": {"type": "string", "const": "ok"}},

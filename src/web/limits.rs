@@ -1,8 +1,9 @@
 //! Who is asking, and how much they may ask: the client address (the socket's, or
 //! `X-Forwarded-For` from a trusted proxy only), its network (IPv4 /24, IPv6 /56), and the
 //! spec's limits, counted in the [`Store`] so that every node of a shared store counts alike.
+//! The limits are rolling: "10 a minute" means no 11th within any 60 s, not per clock minute.
 
-use super::store::{Hit, Store, StoreResult};
+use super::store::{Limit, Store, StoreResult};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Submissions from one address per minute.
@@ -15,6 +16,8 @@ pub const NETWORK_SCANS_PER_DAY: u32 = 50;
 pub const FRUITLESS_SCANS: usize = 5;
 /// ...for this long.
 pub const PAUSE_SECS: i64 = 24 * 3600;
+/// A network's outcomes are forgotten a week after its last scan.
+pub const OUTCOMES_TTL_SECS: i64 = 7 * 24 * 3600;
 
 const MINUTE: i64 = 60;
 const DAY: i64 = 24 * 3600;
@@ -116,65 +119,129 @@ pub struct Limited {
     pub retry_after: i64,
 }
 
-/// Counts a submission of `target` from `client` against every limit, in order: the
-/// address's rate, the network's pause, the target's window, the network's day.
+/// One of the spec's rolling limits: at most `limit` submissions per `window_secs` for each
+/// key `<prefix><who>` (an address, a target, a network), refused with `code`.
+pub struct Rule {
+    pub code: &'static str,
+    pub prefix: &'static str,
+    pub limit: u32,
+    pub window_secs: i64,
+    /// What a refusal says, given who it is about.
+    describe: fn(&str) -> String,
+}
+
+impl Rule {
+    pub fn limit_for(&self, who: &str) -> Limit {
+        Limit {
+            key: format!("{}{who}", self.prefix),
+            limit: self.limit,
+            window_ms: self.window_secs * 1000,
+        }
+    }
+}
+
+pub const ADDRESS_RATE: Rule = Rule {
+    code: "rate_limited",
+    prefix: "address:",
+    limit: SUBMISSIONS_PER_MINUTE,
+    window_secs: MINUTE,
+    describe: |_| format!("at most {SUBMISSIONS_PER_MINUTE} submissions a minute from one address"),
+};
+
+pub const TARGET_COOLDOWN: Rule = Rule {
+    code: "target_cooldown",
+    prefix: "target:",
+    limit: 1,
+    window_secs: TARGET_WINDOW_SECS,
+    describe: |target| {
+        format!(
+            "{target} was scanned less than {} minutes ago",
+            TARGET_WINDOW_SECS / 60
+        )
+    },
+};
+
+pub const NETWORK_DAY: Rule = Rule {
+    code: "network_daily_limit",
+    prefix: "network:",
+    limit: NETWORK_SCANS_PER_DAY,
+    window_secs: DAY,
+    describe: |_| format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
+};
+
+/// Every rule, in the order a refusal names them when two end at the same time (after a
+/// pause): the address's rate, the target's cooldown, the network's day.
+pub const RULES: [&Rule; 3] = [&ADDRESS_RATE, &TARGET_COOLDOWN, &NETWORK_DAY];
+
+/// The code of a network's pause.
+pub const PAUSED: &str = "network_paused";
+
+/// Seconds for a `Retry-After` from milliseconds: rounded up, so a client that waits them
+/// finds room (at least 1).
+fn whole_seconds(ms: i64) -> i64 {
+    (ms.max(1) + 999) / 1000
+}
+
+/// Admits a submission of `target` from `client` at `now_ms` (Unix milliseconds) when its
+/// network is not paused and every limit has room (within any 60 s, 300 s and 24 h, not per
+/// clock minute), counting it on all of them; a refusal counts it on none. A refusal names the
+/// reason that lasts longest, with the seconds until it ends: a client that comes back then is
+/// not refused again for its own past.
 pub fn admit(
     store: &dyn Store,
     client: IpAddr,
     target: &str,
-    now: i64,
+    now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
     let network = network_key(client);
-    let client = canonical(client);
-    if let Hit::Exceeded { retry_after } = store.hit(
-        &format!("address:{client}"),
-        SUBMISSIONS_PER_MINUTE,
-        MINUTE,
-        now,
-    )? {
-        return Ok(Err(Limited {
-            code: "rate_limited",
-            message: format!(
-                "at most {SUBMISSIONS_PER_MINUTE} submissions a minute from one address"
-            ),
-            retry_after,
-        }));
+    let address = canonical(client).to_string();
+    let whom = [address.as_str(), target, network.as_str()];
+    let limits: Vec<Limit> = RULES
+        .iter()
+        .zip(whom)
+        .map(|(rule, who)| rule.limit_for(who))
+        .collect();
+    let admission = store.admit(&limits, &network, now_ms)?;
+    let mut refusals: Vec<(i64, Limited)> = Vec::new();
+    if let Some(until) = admission.paused_until {
+        let wait = until * 1000 - now_ms;
+        let at = jiff::Timestamp::from_second(until)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|_| until.to_string());
+        refusals.push((
+            wait,
+            Limited {
+                code: PAUSED,
+                message: format!(
+                    "the last {FRUITLESS_SCANS} scans from your network found no supported \
+                     instance; it may submit again from {at}"
+                ),
+                retry_after: whole_seconds(wait),
+            },
+        ));
     }
-    if let Some(until) = store.paused_until(&network, now)? {
-        return Ok(Err(Limited {
-            code: "network_paused",
-            message: format!(
-                "the last {FRUITLESS_SCANS} scans from your network found no supported \
-                 instance; it may scan again in a day"
-            ),
-            retry_after: (until - now).max(1),
-        }));
+    for (index, wait) in admission.full {
+        if let (Some(rule), Some(who)) = (RULES.get(index), whom.get(index)) {
+            refusals.push((
+                wait,
+                Limited {
+                    code: rule.code,
+                    message: (rule.describe)(who),
+                    retry_after: whole_seconds(wait),
+                },
+            ));
+        }
     }
-    if let Hit::Exceeded { retry_after } =
-        store.hit(&format!("target:{target}"), 1, TARGET_WINDOW_SECS, now)?
-    {
-        return Ok(Err(Limited {
-            code: "target_cooldown",
-            message: format!(
-                "{target} was scanned less than {} minutes ago",
-                TARGET_WINDOW_SECS / 60
-            ),
-            retry_after,
-        }));
-    }
-    if let Hit::Exceeded { retry_after } = store.hit(
-        &format!("network:{network}"),
-        NETWORK_SCANS_PER_DAY,
-        DAY,
-        now,
-    )? {
-        return Ok(Err(Limited {
-            code: "network_daily_limit",
-            message: format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
-            retry_after,
-        }));
-    }
-    Ok(Ok(()))
+    // The longest wait; the first listed among equals.
+    let longest = refusals
+        .into_iter()
+        .rev()
+        .max_by_key(|(wait, _)| *wait)
+        .map(|(_, limited)| limited);
+    Ok(match longest {
+        Some(limited) => Err(limited),
+        None => Ok(()),
+    })
 }
 
 /// After a scan: remembers whether it found a supported product, and pauses the network
@@ -185,10 +252,16 @@ pub fn record_outcome(
     found_product: bool,
     now: i64,
 ) -> StoreResult<()> {
-    store.record_outcome(network, found_product, FRUITLESS_SCANS, now)?;
+    store.record_outcome(
+        network,
+        found_product,
+        FRUITLESS_SCANS,
+        now,
+        OUTCOMES_TTL_SECS,
+    )?;
     let outcomes = store.outcomes(network)?;
     if outcomes.len() >= FRUITLESS_SCANS && outcomes.iter().take(FRUITLESS_SCANS).all(|f| !f) {
-        store.pause(network, now + PAUSE_SECS)?;
+        store.pause(network, now + PAUSE_SECS, now)?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! (SQLite embedded, Redis shared), workers scan them with the plugin's pipeline, and the
 //! records expire. See `shared/DESIGN.md`, "The servers".
 
+pub mod admin;
 pub mod api;
 pub mod discovery;
 pub mod export;

@@ -4,7 +4,7 @@ use super::api::{
     Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock, TargetCheck,
 };
 use super::store::{self, ScanRecord, Store};
-use super::worker::{Pool, RecordScan, Wakeup};
+use super::worker::{Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::waivers::Waiver;
 use crate::budget::Budget;
 use crate::clock::Now;
@@ -163,7 +163,8 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             .create(dir)
             .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
     }
-    let store: Arc<dyn Store> = Arc::from(store::open(&spec).map_err(|e| e.to_string())?);
+    let store: Arc<dyn Store> =
+        Arc::from(store::open(&spec, web.store_timeout).map_err(|e| e.to_string())?);
     let server =
         Server::bind(web.listen).map_err(|e| format!("cannot listen on {}: {e}", web.listen))?;
     let base_url = web
@@ -192,6 +193,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         node: node_name(),
     }
     .start(web.workers, stop.clone());
+    let purger = start_purger(store.clone(), clock.clone(), stop.clone());
     let allow_private = web.allow_private_targets;
     let check_target: Arc<TargetCheck> =
         Arc::new(move |target: &Target| guard_target(target, allow_private).map(|_| ()));
@@ -222,7 +224,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         move |request: &Request| api.handle(request),
         stop,
     );
-    for worker in workers {
+    for worker in workers.into_iter().chain([purger]) {
         let _ = worker.join();
     }
     eprintln!("{}: stopped", Program::Scanner.name());

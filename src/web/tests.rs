@@ -15,10 +15,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 const T0: i64 = 1_795_600_000;
 
+/// A clock the test moves, in milliseconds.
 struct ManualClock(AtomicI64);
 
 impl Clock for ManualClock {
     fn now(&self) -> i64 {
+        self.now_millis().div_euclid(1000)
+    }
+
+    fn now_millis(&self) -> i64 {
         self.0.load(Ordering::SeqCst)
     }
 }
@@ -47,7 +52,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.join("web.sqlite")).unwrap());
-    let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
+    let clock = Arc::new(ManualClock(AtomicI64::new(T0 * 1000)));
     let api = Api {
         store: store.clone(),
         clock: clock.clone(),
@@ -76,7 +81,11 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
 
 impl Rig {
     fn advance(&self, secs: i64) {
-        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+        self.advance_ms(secs * 1000);
+    }
+
+    fn advance_ms(&self, ms: i64) {
+        self.clock.0.fetch_add(ms, Ordering::SeqCst);
     }
 
     fn request(
@@ -202,14 +211,73 @@ fn ten_submissions_a_minute_from_one_address() {
     }
     rig.advance(15);
     let refused = rig.submit("host10.example.com", "198.51.100.7");
-    // The minute's window started at T0 rounded down to the minute.
-    let window_end = (T0 / 60 + 1) * 60;
-    assert_limited(&refused, "rate_limited", window_end - (T0 + 15));
+    // A minute after the first ten, not at the next clock minute.
+    assert_limited(&refused, "rate_limited", 45);
     // Another address is not limited by it.
     assert_eq!(rig.submit("host11.example.com", "198.51.100.8").status, 202);
-    // Next window: allowed again.
-    rig.advance(60);
+    rig.advance(44);
+    assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 429);
+    rig.advance(1);
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 202);
+}
+
+/// The reproduction: eleven submissions from one address in 4 s across a minute
+/// edge, and one target scanned at 17:34:59.4 and again at 17:35:00.3. Rolling limits refuse
+/// both, and say exactly when to come back (rounded up to the second).
+#[test]
+fn limits_roll_across_clock_edges() {
+    let rig = rig("rolling", &[]);
+    // To 17:34:57.0 (T0 is 09:46:40).
+    rig.advance(7 * 3600 + 48 * 60 + 17);
+    for n in 0..10 {
+        let answer = rig.submit(&format!("burst{n}.example.com"), "198.51.100.7");
+        assert_eq!(answer.status, 202, "submission {n}");
+        rig.advance_ms(300);
+    }
+    // 17:35:00.0 has passed; 17:35:01.0 is 4 s after the first.
+    rig.advance_ms(1000);
+    let eleventh = rig.submit("burst10.example.com", "198.51.100.7");
+    assert_limited(&eleventh, "rate_limited", 56);
+
+    // A target scanned at 17:34:59.4 from one address...
+    let rig = self::rig("rolling-target", &[]);
+    rig.advance(7 * 3600 + 48 * 60 + 19);
+    rig.advance_ms(400);
+    assert_eq!(rig.submit("cloud.example.com", "198.51.100.7").status, 202);
+    // ...and at 17:35:00.3 from another network: 0.9 s later, not in another window.
+    rig.advance_ms(900);
+    let again = rig.submit("cloud.example.com", "203.0.113.9");
+    assert_limited(&again, "target_cooldown", 300);
+    // 299.1 s to wait: at 299 s still refused, at 299.1 s admitted.
+    rig.advance(299);
+    assert_eq!(rig.submit("cloud.example.com", "203.0.113.9").status, 429);
+    rig.advance_ms(100);
+    assert_eq!(rig.submit("cloud.example.com", "203.0.113.9").status, 202);
+}
+
+/// A network at its daily cap is refused without spending the target's cooldown or its
+/// address's rate: it cannot lock someone else's target.
+#[test]
+fn a_refusal_spends_no_limit() {
+    let rig = rig("all-or-nothing", &[]);
+    for n in 0..50 {
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("198.51.100.{}", n % 5 + 1);
+        assert_eq!(rig.submit(&format!("h{n}.example.com"), &peer).status, 202);
+    }
+    rig.advance(60);
+    for _ in 0..3 {
+        let refused = rig.submit("victim.example.com", "198.51.100.77");
+        assert_eq!(body(&refused)["error"]["code"], "network_daily_limit");
+    }
+    // The victim's target was never spent: another network scans it now.
+    assert_eq!(rig.submit("victim.example.com", "203.0.113.9").status, 202);
+    // Refused by the cooldown and the day now, the capped network is told the longer wait:
+    // the day, which has room when its first scan (5 minutes ago) leaves it.
+    let refused = rig.submit("victim.example.com", "198.51.100.77");
+    assert_limited(&refused, "network_daily_limit", 24 * 3600 - 5 * 60);
 }
 
 #[test]
@@ -280,7 +348,17 @@ fn a_network_whose_last_five_scans_found_nothing_is_paused_for_a_day() {
     limits::record_outcome(&*rig.store, &network, false, rig.clock.now()).unwrap();
     let paused = rig.submit("b.example.com", "198.51.100.99");
     assert_limited(&paused, "network_paused", limits::PAUSE_SECS);
-    rig.advance(limits::PAUSE_SECS);
+    // The body says when the pause ends, not only the header.
+    let ends = jiff::Timestamp::from_second(rig.clock.now() + limits::PAUSE_SECS).unwrap();
+    let message = body(&paused)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains(&ends.to_string()), "{message}");
+    // It ends by itself.
+    rig.advance(limits::PAUSE_SECS - 1);
+    assert_eq!(rig.submit("b.example.com", "198.51.100.99").status, 429);
+    rig.advance(1);
     assert_eq!(rig.submit("b.example.com", "198.51.100.99").status, 202);
 }
 

@@ -3,6 +3,9 @@
 //! than any scan can take (the time budget bounds a scan), so a worker that dies mid-scan
 //! (its node killed) leaves a record that another worker claims again once the lease ends:
 //! no scan is lost.
+//!
+//! Beside them, one purger per node erases what expired ([`start_purger`]): a record past its
+//! TTL answers 404 at once, and leaves the store within [`PURGE_EVERY`].
 
 use super::api::{Clock, Completed};
 use super::limits;
@@ -17,6 +20,10 @@ use std::time::Duration;
 pub const IDLE_POLL: Duration = Duration::from_millis(250);
 /// After a store error, before trying again.
 const STORE_BACKOFF: Duration = Duration::from_secs(1);
+/// How often the purger erases expired records, and ended limit logs, outcomes and pauses.
+pub const PURGE_EVERY: Duration = Duration::from_secs(60);
+/// How often a waiting purger looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(200);
 
 /// Scans one record: the completed result and whether it found a supported product. `Err` is
 /// a scan that could not be run at all (it completes with an error document).
@@ -112,6 +119,37 @@ impl Pool {
             Err(e) => eprintln!("check-storage-scanner web: store: {e}"),
         }
     }
+}
+
+/// Starts the purger: it erases what expired at `clock`'s time at once, then every
+/// [`PURGE_EVERY`], until `stop` is set. It runs on its own thread and the stores purge in
+/// small batches, so requests are served meanwhile. Every node runs one; purging twice
+/// erases nothing twice.
+pub fn start_purger(
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("purger".into())
+        .spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                match store.purge_expired(clock.now()) {
+                    Ok(0) => {}
+                    Ok(records) => eprintln!(
+                        "check-storage-scanner web: purged {records} expired record{}",
+                        if records == 1 { "" } else { "s" }
+                    ),
+                    Err(e) => eprintln!("check-storage-scanner web: store: {e}"),
+                }
+                let mut waited = Duration::ZERO;
+                while waited < PURGE_EVERY && !stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(STOP_CHECK);
+                    waited += STOP_CHECK;
+                }
+            }
+        })
+        .expect("start the purger")
 }
 
 /// The result of a scan that could not run: UNKNOWN, with the reason.

@@ -38,10 +38,12 @@
 //!
 //! Last the public scan API (`check-storage-scanner web`), with the SQLite store and with a
 //! `redis-server` of its own: submissions and polls per second at 50 clients, poll latency,
-//! peak memory after 100,000 polls (`bench_web.rs`).
+//! peak memory after 100,000 polls, the store's keys and memory, and 100,000 submissions of
+//! churn over which they must stay flat (`bench_web.rs`).
 //!
 //! `COS_BENCH_ONLY` picks parts, a comma-separated list of `plugin` (the scenario table and
-//! the load table), `exporter`, `service` and `web`; unset, everything runs.
+//! the load table), `exporter`, `service`, `web` and `churn` (the web's 100,000 submissions);
+//! unset, everything runs.
 
 #[path = "mod.rs"]
 mod support;
@@ -752,7 +754,7 @@ fn selected(part: &str) -> bool {
 }
 
 fn main() {
-    const PARTS: [&str; 4] = ["plugin", "exporter", "service", "web"];
+    const PARTS: [&str; 5] = ["plugin", "exporter", "service", "web", "churn"];
     if let Ok(only) = std::env::var("COS_BENCH_ONLY")
         && let Some(unknown) = only
             .split(',')
@@ -810,6 +812,9 @@ fn main() {
     }
     if selected("web") {
         bench_web::web_bench(&scanner, &work);
+    }
+    if selected("churn") {
+        bench_web::churn(&scanner, &work);
     }
     let _ = std::fs::remove_dir_all(&work);
 }

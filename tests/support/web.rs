@@ -17,6 +17,11 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 
 /// Starts `web` with the flags above and `extra`; panics with what it printed when it refuses.
 pub fn start(dir: &Path, extra: &[&str]) -> ScannerService {
+    start_at(dir, NOW, extra)
+}
+
+/// Like [`start`] with the clock at `now`.
+pub fn start_at(dir: &Path, now: &str, extra: &[&str]) -> ScannerService {
     let state = dir.display().to_string();
     let mut args = vec![
         "web",
@@ -33,7 +38,26 @@ pub fn start(dir: &Path, extra: &[&str]) -> ScannerService {
         Path::new(SCANNER),
         dir,
         &args,
-        &[("COS_STATE_DIR", &state), ("COS_NOW", NOW)],
+        &[("COS_STATE_DIR", &state), ("COS_NOW", now)],
     )
     .unwrap_or_else(|refused| panic!("web did not start: {refused:?}"))
+}
+
+/// `check-storage-scanner <args>` run to its end in `dir` (its state directory too), the clock
+/// at `NOW`: what it printed and its exit code.
+pub fn run_scanner(dir: &Path, args: &[&str]) -> (String, i32) {
+    let output = std::process::Command::new(SCANNER)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("COS_STATE_DIR", dir)
+        .env("COS_NOW", NOW)
+        .current_dir(dir)
+        .output()
+        .expect("run check-storage-scanner");
+    (
+        String::from_utf8(output.stdout).expect("UTF-8"),
+        output.status.code().expect("an exit code"),
+    )
 }

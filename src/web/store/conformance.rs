@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use super::{Hit, ScanRecord, ScanRequest, Status, Store};
+use super::{Admission, Limit, ScanRecord, ScanRequest, Status, Store};
 
 /// The checks' clock starts here: 2100-01-01T00:00:00Z, a multiple of every window they use,
 /// and far enough ahead that a store expiring keys by its own clock (Redis) keeps them while
@@ -16,6 +16,8 @@ pub const T0: i64 = 4_102_444_800;
 
 const DAY: i64 = 86_400;
 const HOUR: i64 = 3_600;
+/// [`T0`] in milliseconds, the limits' clock.
+const T0_MS: i64 = T0 * 1000;
 
 /// One check: panics when the store fails it.
 pub type Check = fn(&dyn Store);
@@ -40,11 +42,33 @@ pub const CHECKS: &[(&str, Check)] = &[
         "erase_target_erases_that_target_only",
         erase_target_erases_that_target_only,
     ),
-    ("hit_counts_up_to_the_limit", hit_counts_up_to_the_limit),
-    ("a_refused_hit_is_not_counted", a_refused_hit_is_not_counted),
+    ("admit_counts_up_to_the_limit", admit_counts_up_to_the_limit),
     (
-        "hits_from_threads_count_exactly",
-        hits_from_threads_count_exactly,
+        "a_refused_admission_counts_nothing",
+        a_refused_admission_counts_nothing,
+    ),
+    (
+        "admissions_from_threads_count_exactly",
+        admissions_from_threads_count_exactly,
+    ),
+    (
+        "a_minute_rolls_across_the_clock_minute",
+        a_minute_rolls_across_the_clock_minute,
+    ),
+    (
+        "a_target_cooldown_rolls_across_the_five_minute_edge",
+        a_target_cooldown_rolls_across_the_five_minute_edge,
+    ),
+    ("a_day_rolls_across_midnight", a_day_rolls_across_midnight),
+    ("a_full_limit_spends_no_other", a_full_limit_spends_no_other),
+    (
+        "a_paused_network_is_refused_and_spends_nothing",
+        a_paused_network_is_refused_and_spends_nothing,
+    ),
+    ("pauses_are_listed_and_lifted", pauses_are_listed_and_lifted),
+    (
+        "full_limits_are_listed_and_forgotten",
+        full_limits_are_listed_and_forgotten,
     ),
     ("outcomes_newest_first_capped", outcomes_newest_first_capped),
     ("pause_until", pause_until),
@@ -77,27 +101,20 @@ pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
     a.insert(&record).unwrap();
     assert_eq!(b.get("node-a-1", T0).unwrap(), Some(record));
 
+    let nodes = [limit("nodes", 3, HOUR)];
+    assert!(admit(a, &nodes, T0_MS).admitted());
+    assert!(admit(b, &nodes, T0_MS + 1).admitted());
+    assert!(admit(a, &nodes, T0_MS + 2).admitted());
     assert_eq!(
-        a.hit("nodes", 3, HOUR, T0).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    assert_eq!(
-        b.hit("nodes", 3, HOUR, T0).unwrap(),
-        Hit::Allowed { count: 2 }
-    );
-    assert_eq!(
-        a.hit("nodes", 3, HOUR, T0).unwrap(),
-        Hit::Allowed { count: 3 }
-    );
-    assert_eq!(
-        b.hit("nodes", 3, HOUR, T0).unwrap(),
-        Hit::Exceeded { retry_after: HOUR }
+        admit(b, &nodes, T0_MS + 3).full,
+        [(0, HOUR * 1000 - 3)],
+        "the first hit, on the other node, leaves first"
     );
 
-    a.record_outcome("net", false, 5, T0).unwrap();
-    b.record_outcome("net", true, 5, T0).unwrap();
+    a.record_outcome("net", false, 5, T0, DAY).unwrap();
+    b.record_outcome("net", true, 5, T0, DAY).unwrap();
     assert_eq!(a.outcomes("net").unwrap(), [true, false]);
-    b.pause("net", T0 + DAY).unwrap();
+    b.pause("net", T0 + DAY, T0).unwrap();
     assert_eq!(a.paused_until("net", T0).unwrap(), Some(T0 + DAY));
 
     // The first record plus many more, claimed from both nodes at once.
@@ -121,6 +138,20 @@ pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
         count as usize + 1
     );
     assert_eq!(a.get("node-a-1", now).unwrap(), None);
+}
+
+/// A limit of `count` in `window_secs` on `key`.
+pub fn limit(key: &str, count: u32, window_secs: i64) -> Limit {
+    Limit {
+        key: key.to_string(),
+        limit: count,
+        window_ms: window_secs * 1000,
+    }
+}
+
+/// An admission against `limits` for network `net` at `now_ms`.
+pub fn admit(store: &dyn Store, limits: &[Limit], now_ms: i64) -> Admission {
+    store.admit(limits, "net", now_ms).unwrap()
 }
 
 /// A queued record of `target` submitted at `now` that lives `ttl` seconds.
@@ -422,102 +453,260 @@ fn erase_target_erases_that_target_only(store: &dyn Store) {
     assert!(store.get("g1", now).unwrap().is_some());
 }
 
-fn hit_counts_up_to_the_limit(store: &dyn Store) {
-    let now = T0 + 10;
-    for count in 1..=3 {
-        assert_eq!(
-            store.hit("k", 3, HOUR, now).unwrap(),
-            Hit::Allowed { count }
-        );
+fn admit_counts_up_to_the_limit(store: &dyn Store) {
+    let k = [limit("k", 3, HOUR)];
+    let now = T0_MS + 10_000;
+    for _ in 0..3 {
+        assert_eq!(admit(store, &k, now), Admission::default());
     }
+    // Full: room when the oldest of the three leaves, an hour after it came.
+    assert_eq!(admit(store, &k, now).full, [(0, HOUR * 1000)]);
+    assert_eq!(admit(store, &k, now + HOUR * 1000 - 1).full, [(0, 1)]);
+    // Other keys count on their own, a key that merely starts alike too.
+    assert!(admit(store, &[limit("k2", 3, HOUR)], now).admitted());
+    assert!(admit(store, &[limit("k:", 3, HOUR)], now).admitted());
+    // The three leave together: room for three again, no more.
+    for _ in 0..3 {
+        assert!(admit(store, &k, now + HOUR * 1000).admitted());
+    }
+    assert!(!admit(store, &k, now + HOUR * 1000).admitted());
+    // A limit of zero refuses everything, for a whole window.
     assert_eq!(
-        store.hit("k", 3, HOUR, now).unwrap(),
-        Hit::Exceeded {
-            retry_after: HOUR - 10
-        }
+        admit(store, &[limit("zero", 0, 60)], T0_MS).full,
+        [(0, 60_000)]
     );
-    assert_eq!(
-        store.hit("k", 3, HOUR, T0 + HOUR - 1).unwrap(),
-        Hit::Exceeded { retry_after: 1 }
-    );
-    // Other keys count on their own.
-    assert_eq!(
-        store.hit("k2", 3, HOUR, now).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    assert_eq!(
-        store.hit("k:", 3, HOUR, now).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    // The next window starts afresh.
-    assert_eq!(
-        store.hit("k", 3, HOUR, T0 + HOUR).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    assert_eq!(
-        store.hit("k", 3, HOUR, T0 + 2 * HOUR - 1).unwrap(),
-        Hit::Allowed { count: 2 }
-    );
-    assert_eq!(
-        store.hit("k", 3, HOUR, T0 + 5 * HOUR + 7).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    // A daily window and a limit of one.
-    assert_eq!(
-        store.hit("day", 1, DAY, T0 + 1).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
-    assert_eq!(
-        store.hit("day", 1, DAY, T0 + DAY - 60).unwrap(),
-        Hit::Exceeded { retry_after: 60 }
-    );
-    // A limit of zero refuses everything.
-    assert_eq!(
-        store.hit("zero", 0, 60, T0 + 30).unwrap(),
-        Hit::Exceeded { retry_after: 30 }
-    );
+    // No limits at all: nothing refuses.
+    assert!(admit(store, &[], T0_MS).admitted());
 }
 
-fn a_refused_hit_is_not_counted(store: &dyn Store) {
-    let now = T0 + 1;
-    for count in 1..=3 {
-        assert_eq!(
-            store.hit("r", 3, HOUR, now).unwrap(),
-            Hit::Allowed { count }
-        );
+fn a_refused_admission_counts_nothing(store: &dyn Store) {
+    let r = [limit("r", 3, HOUR)];
+    for _ in 0..3 {
+        assert!(admit(store, &r, T0_MS).admitted());
     }
-    for _ in 0..5 {
-        assert!(matches!(
-            store.hit("r", 3, HOUR, now).unwrap(),
-            Hit::Exceeded { .. }
-        ));
+    for n in 1..=5 {
+        assert!(!admit(store, &r, T0_MS + n).admitted());
     }
-    // Had the refusals counted, this would be the ninth hit.
-    assert_eq!(
-        store.hit("r", 5, HOUR, now).unwrap(),
-        Hit::Allowed { count: 4 }
-    );
+    // Had the refusals counted, this would be the ninth hit and refused.
+    assert!(admit(store, &[limit("r", 5, HOUR)], T0_MS + 10).admitted());
+    assert!(admit(store, &[limit("r", 5, HOUR)], T0_MS + 10).admitted());
+    assert!(!admit(store, &[limit("r", 5, HOUR)], T0_MS + 10).admitted());
 }
 
-fn hits_from_threads_count_exactly(store: &dyn Store) {
-    let limit = 60;
-    let allowed = Mutex::new(Vec::new());
+fn admissions_from_threads_count_exactly(store: &dyn Store) {
+    let busy = [limit("busy", 60, HOUR)];
+    let admitted = Mutex::new(0);
     std::thread::scope(|scope| {
         for _ in 0..4 {
-            let allowed = &allowed;
+            let (admitted, busy) = (&admitted, &busy);
             scope.spawn(move || {
                 for _ in 0..25 {
-                    if let Hit::Allowed { count } = store.hit("busy", limit, HOUR, T0 + 5).unwrap()
-                    {
-                        allowed.lock().unwrap().push(count);
+                    if admit(store, busy, T0_MS + 5).admitted() {
+                        *admitted.lock().unwrap() += 1;
                     }
                 }
             });
         }
     });
-    let mut allowed = allowed.into_inner().unwrap();
-    allowed.sort_unstable();
-    assert_eq!(allowed, (1..=limit).collect::<Vec<u32>>());
+    assert_eq!(admitted.into_inner().unwrap(), 60);
+}
+
+/// "10 a minute": no 11th within any 60 s, however the hits straddle a clock minute.
+fn a_minute_rolls_across_the_clock_minute(store: &dyn Store) {
+    let rate = [limit("address:198.51.100.7", 10, 60)];
+    // Ten hits between 59.0 and 59.9 s past a clock minute.
+    let first = T0_MS + 59_000;
+    for n in 0..10 {
+        assert!(admit(store, &rate, first + n * 100).admitted(), "hit {n}");
+    }
+    // The clock minute turned at 60.0: the eleventh, at 60.3, is still within the 60 s of
+    // the first, and refused until exactly when that one leaves.
+    let eleventh = T0_MS + 60_300;
+    assert_eq!(admit(store, &rate, eleventh).full, [(0, 58_700)]);
+    assert_eq!(admit(store, &rate, first + 60_000 - 1).full, [(0, 1)]);
+    assert!(admit(store, &rate, first + 60_000).admitted());
+    // The second leaves 100 ms after the first; until then there is no room again.
+    assert_eq!(admit(store, &rate, first + 60_050).full, [(0, 50)]);
+    assert!(admit(store, &rate, first + 60_100).admitted());
+}
+
+/// "One scan of a target per 5 minutes": a scan at 4:59.4 and another at 5:00.3 are 0.9 s
+/// apart, not in two windows.
+fn a_target_cooldown_rolls_across_the_five_minute_edge(store: &dyn Store) {
+    let target = [limit("target:cloud.example.com", 1, 300)];
+    let scanned = T0_MS + 299_400;
+    assert!(admit(store, &target, scanned).admitted());
+    assert_eq!(admit(store, &target, T0_MS + 300_300).full, [(0, 299_100)]);
+    assert_eq!(admit(store, &target, scanned + 299_999).full, [(0, 1)]);
+    assert!(admit(store, &target, scanned + 300_000).admitted());
+    assert!(!admit(store, &target, scanned + 300_001).admitted());
+}
+
+/// "50 a day": no 51st within any 24 h, across midnight too.
+fn a_day_rolls_across_midnight(store: &dyn Store) {
+    let day = [limit("network:198.51.100.0/24", 50, DAY)];
+    // One scan at 23:00, 49 more in the minute before midnight.
+    let first = T0_MS + DAY * 1000 - HOUR * 1000;
+    assert!(admit(store, &day, first).admitted());
+    for n in 0..49 {
+        let at = T0_MS + DAY * 1000 - 60_000 + n * 1000;
+        assert!(admit(store, &day, at).admitted(), "scan {n}");
+    }
+    // After midnight the day is still full until 23:00 comes round again.
+    let after_midnight = T0_MS + DAY * 1000 + 1;
+    assert_eq!(
+        admit(store, &day, after_midnight).full,
+        [(0, first + DAY * 1000 - after_midnight)]
+    );
+    assert!(!admit(store, &day, first + DAY * 1000 - 1).admitted());
+    assert!(admit(store, &day, first + DAY * 1000).admitted());
+    // Full again: the next room is when the scan of 23:59:00 leaves.
+    let now = first + DAY * 1000 + 1;
+    assert_eq!(
+        admit(store, &day, now).full,
+        [(0, T0_MS + 2 * DAY * 1000 - 60_000 - now)]
+    );
+}
+
+/// Every limit is checked before any is spent: a network at its daily cap locks nobody's
+/// target, and every full limit is named with its own wait.
+fn a_full_limit_spends_no_other(store: &dyn Store) {
+    let capped = [
+        limit("address:192.0.2.1", 10, 60),
+        limit("target:victim.example", 1, 300),
+        limit("network:192.0.2.0/24", 1, DAY),
+    ];
+    assert!(admit(store, &[capped[2].clone()], T0_MS).admitted());
+    let refused = admit(store, &capped, T0_MS + 1000);
+    assert_eq!(refused.full, [(2, DAY * 1000 - 1000)]);
+    // The target's cooldown was not spent, nor the address's rate: another network scans
+    // the target at once.
+    let other = [
+        limit("address:203.0.113.1", 10, 60),
+        limit("target:victim.example", 1, 300),
+        limit("network:203.0.113.0/24", 1, DAY),
+    ];
+    assert!(admit(store, &other, T0_MS + 2000).admitted());
+    // Now two limits refuse the first network: both are named.
+    assert_eq!(
+        admit(store, &capped, T0_MS + 3000).full,
+        [(1, 299_000), (2, DAY * 1000 - 3000)]
+    );
+    // Its address spent nothing in all this: ten more fit in its minute.
+    let address = [capped[0].clone()];
+    for n in 0..10 {
+        assert!(
+            admit(store, &address, T0_MS + 4000 + n).admitted(),
+            "hit {n}"
+        );
+    }
+}
+
+fn a_paused_network_is_refused_and_spends_nothing(store: &dyn Store) {
+    let one = [limit("target:x.example", 1, 300)];
+    store.pause("net", T0 + HOUR, T0).unwrap();
+    assert_eq!(
+        admit(store, &one, T0_MS + 500),
+        Admission {
+            paused_until: Some(T0 + HOUR),
+            full: Vec::new(),
+        }
+    );
+    // Another network is not paused by it.
+    assert!(store.admit(&[], "other", T0_MS).unwrap().admitted());
+    // The pause ends by itself, at its second; the target's room was never spent.
+    assert!(!admit(store, &one, T0_MS + HOUR * 1000 - 1).admitted());
+    assert!(admit(store, &one, T0_MS + HOUR * 1000).admitted());
+}
+
+fn pauses_are_listed_and_lifted(store: &dyn Store) {
+    assert_eq!(store.pauses(T0).unwrap(), []);
+    store.pause("203.0.113.0/24", T0 + DAY, T0).unwrap();
+    store.pause("198.51.100.0/24", T0 + HOUR, T0).unwrap();
+    store.pause("192.0.2.0/24", T0 + 10, T0).unwrap();
+    let listed = |now| store.pauses(now).unwrap();
+    let pause = |network: &str, until| (network.to_string(), until);
+    assert_eq!(
+        listed(T0),
+        [
+            pause("192.0.2.0/24", T0 + 10),
+            pause("198.51.100.0/24", T0 + HOUR),
+            pause("203.0.113.0/24", T0 + DAY),
+        ]
+    );
+    // A pause that ended is no longer listed.
+    assert_eq!(
+        listed(T0 + 10),
+        [
+            pause("198.51.100.0/24", T0 + HOUR),
+            pause("203.0.113.0/24", T0 + DAY),
+        ]
+    );
+    // Lifted: not paused, its outcomes forgotten (else the next fruitless scan pauses it
+    // again), admitted at once.
+    store
+        .record_outcome("203.0.113.0/24", false, 5, T0, DAY)
+        .unwrap();
+    assert!(store.lift_pause("203.0.113.0/24", T0 + 1).unwrap());
+    assert_eq!(
+        store.outcomes("203.0.113.0/24").unwrap(),
+        Vec::<bool>::new()
+    );
+    assert_eq!(store.paused_until("203.0.113.0/24", T0 + 1).unwrap(), None);
+    assert!(
+        store
+            .admit(&[], "203.0.113.0/24", T0_MS + 2000)
+            .unwrap()
+            .admitted()
+    );
+    assert!(!store.lift_pause("203.0.113.0/24", T0 + 1).unwrap());
+    // A pause that ended is nothing to lift.
+    assert!(!store.lift_pause("192.0.2.0/24", T0 + 20).unwrap());
+    assert_eq!(listed(T0 + 1), [pause("198.51.100.0/24", T0 + HOUR)]);
+}
+
+fn full_limits_are_listed_and_forgotten(store: &dyn Store) {
+    let target = |t: &str| [limit(&format!("target:{t}"), 1, 300)];
+    // A hit that left its window, then three targets in their cooldown (one with a glob's
+    // characters in its name).
+    assert!(admit(store, &target("c.example"), T0_MS - 400_000).admitted());
+    assert!(admit(store, &target("a.example"), T0_MS).admitted());
+    assert!(admit(store, &target("b.example"), T0_MS + 1000).admitted());
+    assert!(admit(store, &target("[::1]:443"), T0_MS).admitted());
+    // An address below its limit.
+    for n in 0..3 {
+        assert!(admit(store, &[limit("address:192.0.2.1", 10, 60)], T0_MS + n).admitted());
+    }
+    let now = T0_MS + 2000;
+    let full = |prefix: &str, count, window_secs: i64| {
+        store
+            .full_limits(prefix, count, window_secs * 1000, now)
+            .unwrap()
+    };
+    let held = |key: &str, wait| (key.to_string(), wait);
+    assert_eq!(
+        full("target:", 1, 300),
+        [
+            held("target:[::1]:443", 298_000),
+            held("target:a.example", 298_000),
+            held("target:b.example", 299_000),
+        ]
+    );
+    assert_eq!(
+        full("target:a", 1, 300),
+        [held("target:a.example", 298_000)]
+    );
+    assert_eq!(
+        full("target:[", 1, 300),
+        [held("target:[::1]:443", 298_000)]
+    );
+    assert_eq!(full("address:", 10, 60), []);
+    assert_eq!(full("address:", 3, 60), [held("address:192.0.2.1", 58_000)]);
+    // Forgotten: room at once.
+    assert!(store.forget_hits("target:a.example").unwrap());
+    assert!(!store.forget_hits("target:a.example").unwrap());
+    assert!(admit(store, &target("a.example"), now).admitted());
+    assert!(!store.forget_hits("target:nobody.example").unwrap());
 }
 
 fn outcomes_newest_first_capped(store: &dyn Store) {
@@ -525,28 +714,28 @@ fn outcomes_newest_first_capped(store: &dyn Store) {
     let sequence = [true, false, false, true, false, false, false];
     for (i, found) in sequence.iter().enumerate() {
         store
-            .record_outcome("n1", *found, 5, T0 + i as i64)
+            .record_outcome("n1", *found, 5, T0 + i as i64, DAY)
             .unwrap();
     }
     assert_eq!(
         store.outcomes("n1").unwrap(),
         [false, false, false, true, false]
     );
-    store.record_outcome("n2", true, 5, T0).unwrap();
+    store.record_outcome("n2", true, 5, T0, DAY).unwrap();
     assert_eq!(store.outcomes("n2").unwrap(), [true]);
-    store.record_outcome("n1", true, 5, T0 + 10).unwrap();
+    store.record_outcome("n1", true, 5, T0 + 10, DAY).unwrap();
     assert_eq!(
         store.outcomes("n1").unwrap(),
         [true, false, false, false, true]
     );
     // A smaller cap trims the older ones.
-    store.record_outcome("n1", false, 2, T0 + 11).unwrap();
+    store.record_outcome("n1", false, 2, T0 + 11, DAY).unwrap();
     assert_eq!(store.outcomes("n1").unwrap(), [false, true]);
 }
 
 fn pause_until(store: &dyn Store) {
     assert_eq!(store.paused_until("n1", T0).unwrap(), None);
-    store.pause("n1", T0 + DAY).unwrap();
+    store.pause("n1", T0 + DAY, T0).unwrap();
     assert_eq!(store.paused_until("n1", T0).unwrap(), Some(T0 + DAY));
     assert_eq!(
         store.paused_until("n1", T0 + DAY - 1).unwrap(),
@@ -555,7 +744,7 @@ fn pause_until(store: &dyn Store) {
     assert_eq!(store.paused_until("n1", T0 + DAY).unwrap(), None);
     assert_eq!(store.paused_until("n2", T0).unwrap(), None);
     // A new pause replaces the old one.
-    store.pause("n1", T0 + 2 * DAY).unwrap();
+    store.pause("n1", T0 + 2 * DAY, T0 + 1).unwrap();
     assert_eq!(
         store.paused_until("n1", T0 + DAY).unwrap(),
         Some(T0 + 2 * DAY)
@@ -573,8 +762,9 @@ fn purge_expired_removes_only_expired(store: &dyn Store) {
         .insert(&queued("p3", "y.example", "n", T0 + 10, 100))
         .unwrap();
     store.claim("w", T0 + 5, 60).unwrap().unwrap();
-    store.hit("k", 1, 60, T0).unwrap();
-    store.pause("n", T0 + 100).unwrap();
+    assert!(admit(store, &[limit("k", 1, 60)], T0_MS).admitted());
+    store.pause("n", T0 + 100, T0).unwrap();
+    store.record_outcome("n", false, 5, T0, 150).unwrap();
     assert_eq!(store.purge_expired(T0 + 99).unwrap(), 0);
     assert_eq!(store.purge_expired(T0 + 110).unwrap(), 2);
     assert_eq!(store.get("p1", T0).unwrap(), None);
@@ -585,11 +775,13 @@ fn purge_expired_removes_only_expired(store: &dyn Store) {
     assert_eq!(store.claim("w", T0 + 110, 60).unwrap(), None);
     assert_eq!(store.erase_target("y.example").unwrap(), 0);
     assert_eq!(store.erase_target("x.example").unwrap(), 1);
-    // A pause past its end reads as none; a new window counts afresh.
+    // A pause past its end reads as none; a window that passed counts afresh.
     assert_eq!(store.paused_until("n", T0 + 110).unwrap(), None);
-    assert_eq!(
-        store.hit("k", 1, 60, T0 + 120).unwrap(),
-        Hit::Allowed { count: 1 }
-    );
+    assert!(admit(store, &[limit("k", 1, 60)], T0_MS + 120_000).admitted());
+    // Outcomes live their time after the newest, then the purge forgets them.
+    assert_eq!(store.outcomes("n").unwrap(), [false]);
+    assert_eq!(store.purge_expired(T0 + 149).unwrap(), 0);
+    assert_eq!(store.outcomes("n").unwrap(), [false]);
     assert_eq!(store.purge_expired(T0 + 1000).unwrap(), 0);
+    assert_eq!(store.outcomes("n").unwrap(), Vec::<bool>::new());
 }

@@ -1,9 +1,11 @@
-//! Where the public API keeps its state: scan records (which are also the queue), fixed-window
-//! limit counters and each network's recent outcomes. Two implementations pass one conformance
-//! suite: SQLite (embedded, one file, survives restarts) and Redis (several nodes share it).
+//! Where the public API keeps its state: scan records (which are also the queue), the rolling
+//! limits' logs of hits, each network's recent outcomes and pauses. Two implementations pass one
+//! conformance suite: SQLite (embedded, one file, survives restarts) and Redis (several nodes
+//! share it).
 //!
-//! Every method takes the time as `now` (Unix seconds) so tests move the clock; nothing reads
-//! the system clock here. A record past `expires_at` is gone: never returned, purged at will.
+//! Every method takes the time as `now` (Unix seconds; `now_ms` in milliseconds for the limits,
+//! whose windows a second's rounding would stretch) so tests move the clock; nothing reads the
+//! system clock here. A record past `expires_at` is gone: never returned, purged at will.
 //!
 //! The queue is the records in state `Queued`, oldest submission first. A worker `claim`s one,
 //! which moves it to `Running` with a lease (`lease_until`); the worker `renew`s the lease while
@@ -11,25 +13,33 @@
 //! died) is claimable again, so no scan is lost.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 pub mod conformance;
 pub mod redis;
 pub mod sqlite;
 
+/// How long one store call may take unless `--store-timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Opens the store `--store` names: `sqlite:PATH` (the embedded default) or
-/// `redis://host:port/db` (shared by several nodes). A password in a Redis URL never shows in
-/// an error.
-pub fn open(spec: &str) -> StoreResult<Box<dyn Store>> {
+/// `redis://host:port/db` (shared by several nodes), each call bounded by `timeout`. A
+/// password in a Redis URL never shows in an error.
+pub fn open(spec: &str, timeout: Duration) -> StoreResult<Box<dyn Store>> {
     if let Some(path) = spec.strip_prefix("sqlite:") {
         if path.is_empty() {
             return Err(StoreError(
                 "--store sqlite: needs a path (sqlite:PATH)".to_string(),
             ));
         }
-        return Ok(Box::new(sqlite::SqliteStore::open(path)?));
+        return Ok(Box::new(sqlite::SqliteStore::open_with(path, timeout)?));
     }
     if spec.starts_with("redis://") || spec.starts_with("redis+unix://") {
-        return Ok(Box::new(redis::RedisStore::open(spec)?));
+        return Ok(Box::new(redis::RedisStore::open_with(
+            spec,
+            redis::DEFAULT_PREFIX,
+            timeout,
+        )?));
     }
     Err(StoreError(format!(
         "--store {}: expected sqlite:PATH or redis://host:port/db",
@@ -176,13 +186,49 @@ impl ScanRecord {
     }
 }
 
-/// The answer of a limit counter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hit {
-    /// Counted; `count` hits in the current window so far, this one included.
-    Allowed { count: u32 },
-    /// Over the limit: not counted; the window ends in `retry_after` seconds (at least 1).
-    Exceeded { retry_after: i64 },
+/// A rolling limit: at most `limit` admissions counted on `key` within any `window_ms`
+/// milliseconds (a sliding log of hits, so no clock edge lets a burst through).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub key: String,
+    pub limit: u32,
+    pub window_ms: i64,
+}
+
+/// The answer of [`Store::admit`]: admitted (and counted on every limit) when nothing refuses;
+/// otherwise nothing was counted and every reason is listed, so the caller names the one that
+/// lasts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Admission {
+    /// When the network's pause ends (Unix seconds), if it is paused.
+    pub paused_until: Option<i64>,
+    /// The limits without room, as (index into the limits given, milliseconds until room is
+    /// made: the hit that must go leaves its window then).
+    pub full: Vec<(usize, i64)>,
+}
+
+impl Admission {
+    pub fn admitted(&self) -> bool {
+        self.paused_until.is_none() && self.full.is_empty()
+    }
+}
+
+/// When a log whose newest hits are `newest_first` (Unix milliseconds, at most `limit` of them
+/// are read) has room for one more hit of a `limit` in `window_ms` at `now_ms`: `None` when it
+/// has room now, else the milliseconds until it has. The `limit`-th newest hit is the one that
+/// must leave the window: with it gone, `limit - 1` remain.
+pub fn room_in(newest_first: &[i64], limit: u32, window_ms: i64, now_ms: i64) -> Option<i64> {
+    if limit == 0 {
+        return Some(window_ms.max(1));
+    }
+    let in_window: Vec<i64> = newest_first
+        .iter()
+        .copied()
+        .filter(|at| *at > now_ms - window_ms)
+        .take(limit as usize)
+        .collect();
+    (in_window.len() >= limit as usize)
+        .then(|| (in_window[limit as usize - 1] + window_ms - now_ms).max(1))
 }
 
 /// A store that cannot answer (I/O, a lost connection): the API answers 503.
@@ -223,31 +269,60 @@ pub trait Store: Send + Sync {
     /// Erases every record of the target (queued, running or completed); how many were erased.
     fn erase_target(&self, target: &str) -> StoreResult<usize>;
 
-    /// Counts one hit on `key` in the fixed window of `window_secs` that holds `now`, if the
-    /// window has fewer than `limit` hits; a refused hit is not counted.
-    fn hit(&self, key: &str, limit: u32, window_secs: i64, now: i64) -> StoreResult<Hit>;
+    /// Admits one submission at `now_ms` if `network` is not paused and every limit has room
+    /// (fewer than `limit` hits on its key within the `window_ms` before `now_ms`), counting
+    /// it on every limit; otherwise counts nothing and says why. One atomic step: a refusal by
+    /// one limit never spends another, and two nodes never both take the last room.
+    fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission>;
 
     /// Records whether a scan from `network` found a supported product; keeps the last
-    /// `keep` outcomes.
+    /// `keep` outcomes, each for `ttl_secs` after the newest.
     fn record_outcome(
         &self,
         network: &str,
         found_product: bool,
         keep: usize,
         now: i64,
+        ttl_secs: i64,
     ) -> StoreResult<()>;
 
     /// The last outcomes of `network`, newest first (at most the `keep` of `record_outcome`).
     fn outcomes(&self, network: &str) -> StoreResult<Vec<bool>>;
 
-    /// Pauses `network` until `until`.
-    fn pause(&self, network: &str, until: i64) -> StoreResult<()>;
+    /// Pauses `network` from `now` until `until`.
+    fn pause(&self, network: &str, until: i64, now: i64) -> StoreResult<()>;
 
     /// When the pause of `network` ends, if it is paused at `now`.
     fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>>;
 
-    /// Removes expired records and counters; how many records went.
+    /// Every network paused at `now`, with the end of its pause, in network order.
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>>;
+
+    /// Ends the pause of `network` and forgets its outcomes (else its next fruitless scan
+    /// would pause it again); whether it was paused at `now`.
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool>;
+
+    /// Every limit key starting with `prefix` that has no room at `now_ms` for a `limit` of
+    /// hits within `window_ms`, with the milliseconds until it has (what `admit` would
+    /// answer), in key order.
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>>;
+
+    /// Forgets every hit of the limit key `key`; whether it had any.
+    fn forget_hits(&self, key: &str) -> StoreResult<bool>;
+
+    /// Removes expired records, and the limit logs, outcomes and pauses that ended; how many
+    /// records went.
     fn purge_expired(&self, now: i64) -> StoreResult<usize>;
+
+    /// Whether the store answers a trivial request within `within` (or its own timeout, if
+    /// shorter): what `/healthz` asks.
+    fn ping(&self, within: Duration) -> StoreResult<()>;
 }
 
 #[cfg(test)]
@@ -275,14 +350,14 @@ mod tests {
 
     #[test]
     fn an_unknown_store_names_the_two_forms_and_no_password() {
-        let Err(error) = open("rediss://:secret@host:6379/0") else {
+        let Err(error) = open("rediss://:secret@host:6379/0", DEFAULT_TIMEOUT) else {
             panic!("rediss is not supported");
         };
         assert_eq!(
             error.0,
             "--store rediss://:***@host:6379/0: expected sqlite:PATH or redis://host:port/db"
         );
-        let Err(error) = open("sqlite:") else {
+        let Err(error) = open("sqlite:", DEFAULT_TIMEOUT) else {
             panic!("an empty path");
         };
         assert!(error.0.contains("sqlite:PATH"), "{error}");
@@ -294,7 +369,10 @@ mod tests {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             probe.local_addr().unwrap().port()
         };
-        let Err(error) = open(&format!("redis://:hunter2@127.0.0.1:{port}/0")) else {
+        let Err(error) = open(
+            &format!("redis://:hunter2@127.0.0.1:{port}/0"),
+            DEFAULT_TIMEOUT,
+        ) else {
             panic!("nothing listens there");
         };
         assert!(!error.0.contains("hunter2"), "{error}");

@@ -4,42 +4,75 @@
 //! Lua script, which Redis runs atomically: two nodes never claim the same record and a refused
 //! hit is never counted.
 //!
-//! Keys, all under a prefix (`css:` unless told otherwise):
+//! Keys, all under a prefix (`css:` unless told otherwise), every one with a TTL:
 //! - `rec:<uuid>`: the record, a hash of its fields (`request` as JSON), `EXPIREAT` its
 //!   `expires_at`;
 //! - `queue`: queued records, a sorted set scored by submission time; `running`: running ones
 //!   scored by `lease_until` (a claim moves those whose lease ran out back to `queue`);
 //! - `expiry`: every record scored by `expires_at`, for `purge_expired`;
 //! - `target:<target>`: the uuids of a target, for `erase_target`;
-//! - `hit:<key>:<window start>`: a counter, expiring when its window ends;
+//! - `hits:<key>`: a limit's sliding log, its hits scored by their time in milliseconds,
+//!   living one window after the newest;
 //! - `outcomes:<network>`: a list, newest first, trimmed to `keep`;
-//! - `pause:<network>`: the end of the pause, `EXPIREAT` then.
+//! - `pauses`: paused networks scored by the end of their pause;
+//! - `ends`: the keys above that end by the API's clock (logs, outcomes), scored by that end,
+//!   so `purge_expired` erases them when a test or a node's clock runs ahead of Redis'.
+//!
+//! A shared key (`queue`, `running`, `expiry`, `target:*`, `pauses`, `ends`) lives at least as
+//! long as the longest-lived of its members, so it goes when they have all gone.
 //!
 //! Redis expires keys by its own clock while the API passes `now`, so every read also checks
 //! the time itself (`get` refuses a record with `expires_at <= now`): the stores behave alike
-//! when a test moves the clock. The scripts build record key names from the prefix, which a
-//! standalone Redis (or a replicated one) allows; Redis Cluster is not supported.
+//! when a test moves the clock. Lifetimes other than a record's are given relative to `now`,
+//! so a clock that differs from Redis' shortens none. The scripts build key names from the
+//! prefix, which a standalone Redis (or a replicated one) allows; Redis Cluster is not
+//! supported.
 //!
-//! One connection behind a mutex serves every thread of the process. It connects, reads and
-//! writes with a timeout, so a dead or hung Redis is a [`StoreError`] within seconds, never a
+//! Each call takes an idle connection of the process (or connects) and gives it back when the
+//! call went well, so a call that hangs holds up no other. Connections connect, read and write
+//! with the store's timeout, so a dead or hung Redis is a [`StoreError`] within it, never a
 //! hang; a connection that failed is dropped and the next call connects again.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use redis::{Client, Connection, ConnectionLike, RedisResult, Script};
 
-use super::{Hit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult, redact_url};
+use super::{
+    Admission, Limit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult, redact_url,
+    room_in,
+};
 
 /// The key prefix of [`RedisStore::open`].
 pub const DEFAULT_PREFIX: &str = "css:";
 
-/// Connect, read and write timeout of [`RedisStore::open`].
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Idle connections kept for the next calls; more at once are closed after their call.
+const MAX_IDLE: usize = 16;
 
 /// Records `purge_expired` removes per script run (Redis serves nobody else meanwhile).
 const PURGE_BATCH: usize = 500;
+
+/// Lua functions the scripts below start with ([`script`] puts them there).
+const HELPERS: &str = r"
+-- `key` lives at least `secs` more seconds, and never less than it already does.
+local function outlive(key, secs)
+  secs = math.max(1, math.ceil(secs))
+  if redis.call('TTL', key) < secs then
+    redis.call('EXPIRE', key, secs)
+  end
+end
+-- `key` ends at `at` (seconds, the API's clock; `now` is that clock's time): listed in the
+-- `ends` index for the purge, never moved earlier.
+local function ends_at(index, key, at, now)
+  redis.call('ZADD', index, 'GT', at, key)
+  outlive(index, at - now)
+end
+";
+
+fn script(body: &str) -> Script {
+    Script::new(&format!("{HELPERS}{body}"))
+}
 
 /// KEYS: record, queue, running, expiry, target set. ARGV: uuid, status, submitted_at,
 /// lease_until (or ''), expires_at, then the hash's field/value pairs.
@@ -56,11 +89,11 @@ elseif ARGV[2] == 'running' then
 end
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[1])
--- The target's set lives as long as its longest-lived record.
-local ttl = redis.call('TTL', KEYS[5])
-local clock = tonumber(redis.call('TIME')[1])
-if ttl < 0 or clock + ttl < tonumber(ARGV[5]) then
-  redis.call('EXPIREAT', KEYS[5], ARGV[5])
+local lives = tonumber(ARGV[5]) - tonumber(ARGV[3])
+for i = 2, 5 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    outlive(KEYS[i], lives)
+  end
 end
 return 1
 ";
@@ -93,6 +126,7 @@ while true do
     redis.call('HINCRBY', key, 'attempts', 1)
     redis.call('HSETNX', key, 'started_at', now)
     redis.call('ZADD', KEYS[2], lease, uuid)
+    outlive(KEYS[2], tonumber(expires) - now)
     return redis.call('HGETALL', key)
   end
 end
@@ -139,22 +173,71 @@ redis.call('DEL', KEYS[1])
 return erased
 ";
 
-/// KEYS: counter. ARGV: limit, seconds until the window ends. Returns the count, or -1 when
-/// the limit is reached (and nothing was counted).
-const HIT: &str = r"
-local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-if count >= tonumber(ARGV[1]) then
-  return -1
+/// KEYS: pauses, ends, then one log per limit. ARGV: network, now_ms, then limit and window_ms
+/// per log. Returns the end of the network's pause (or -1), then (index, milliseconds until
+/// room) for each full limit; when that is all of it, the hit was counted on every log.
+const ADMIT: &str = r"
+local now = tonumber(ARGV[2])
+local answer = {-1}
+local paused = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if paused and tonumber(paused) * 1000 > now then
+  answer[1] = tonumber(paused)
 end
-count = redis.call('INCR', KEYS[1])
-if count == 1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
+for i = 3, #KEYS do
+  local limit = tonumber(ARGV[2 * i - 3])
+  local window = tonumber(ARGV[2 * i - 2])
+  if limit == 0 then
+    table.insert(answer, i - 3)
+    table.insert(answer, math.max(window, 1))
+  else
+    -- The limit-th newest hit in the window must leave it before there is room.
+    local newest = redis.call('ZREVRANGEBYSCORE', KEYS[i], '+inf', '(' .. (now - window),
+      'WITHSCORES', 'LIMIT', 0, limit)
+    if #newest / 2 >= limit then
+      table.insert(answer, i - 3)
+      table.insert(answer, math.max(tonumber(newest[2 * limit]) + window - now, 1))
+    end
+  end
 end
-return count
+if #answer > 1 or answer[1] ~= -1 then
+  return answer
+end
+for i = 3, #KEYS do
+  local window = tonumber(ARGV[2 * i - 2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
+  -- Members are unique: two hits in one millisecond are two hits.
+  local same = redis.call('ZCOUNT', KEYS[i], now, now)
+  redis.call('ZADD', KEYS[i], now, ARGV[2] .. '-' .. (same + 1))
+  redis.call('PEXPIRE', KEYS[i], window)
+  ends_at(KEYS[2], KEYS[i], math.ceil((now + window) / 1000), math.floor(now / 1000))
+end
+return answer
 ";
 
-/// KEYS: queue, running, expiry. ARGV: record key prefix, target key prefix, now, batch.
-/// Returns how many expired records went.
+/// KEYS: outcomes list, ends. ARGV: '1' or '0', keep, now, ttl_secs.
+const RECORD_OUTCOME: &str = r"
+redis.call('LPUSH', KEYS[1], ARGV[1])
+local keep = tonumber(ARGV[2])
+if keep == 0 then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('LTRIM', KEYS[1], 0, keep - 1)
+redis.call('EXPIRE', KEYS[1], math.max(tonumber(ARGV[4]), 1))
+local now = tonumber(ARGV[3])
+ends_at(KEYS[2], KEYS[1], now + tonumber(ARGV[4]), now)
+return 1
+";
+
+/// KEYS: pauses. ARGV: network, until, now.
+const PAUSE: &str = r"
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+outlive(KEYS[1], tonumber(ARGV[2]) - tonumber(ARGV[3]))
+return 1
+";
+
+/// KEYS: queue, running, expiry, ends, pauses. ARGV: record key prefix, target key prefix, now,
+/// batch. Returns how many expired records and how many ended keys went.
 const PURGE: &str = r"
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[3], 'LIMIT', 0, ARGV[4])
 for _, uuid in ipairs(gone) do
@@ -168,13 +251,20 @@ for _, uuid in ipairs(gone) do
   redis.call('ZREM', KEYS[2], uuid)
   redis.call('ZREM', KEYS[3], uuid)
 end
-return #gone
+local ended = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[3], 'LIMIT', 0, ARGV[4])
+for _, key in ipairs(ended) do
+  redis.call('DEL', key)
+  redis.call('ZREM', KEYS[4], key)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[3])
+return {#gone, #ended}
 ";
 
 /// The Redis store. Several of them (on several nodes) share one Redis safely.
 pub struct RedisStore {
     client: Client,
-    connection: Mutex<Option<Connection>>,
+    /// Connections no call is using.
+    idle: Mutex<Vec<Connection>>,
     /// The URL as errors name it: password replaced by `***`.
     shown: String,
     prefix: String,
@@ -188,7 +278,9 @@ struct Scripts {
     renew: Script,
     complete: Script,
     erase_target: Script,
-    hit: Script,
+    admit: Script,
+    record_outcome: Script,
+    pause: Script,
     purge: Script,
 }
 
@@ -196,7 +288,7 @@ impl RedisStore {
     /// Connects to `url` (`redis://[:password@]host:port/db`) with the default prefix and
     /// timeout; fails at once when Redis does not answer.
     pub fn open(url: &str) -> StoreResult<RedisStore> {
-        RedisStore::open_with(url, DEFAULT_PREFIX, DEFAULT_TIMEOUT)
+        RedisStore::open_with(url, DEFAULT_PREFIX, super::DEFAULT_TIMEOUT)
     }
 
     /// Like [`RedisStore::open`] with every key under `prefix` and `timeout` for connecting,
@@ -206,21 +298,23 @@ impl RedisStore {
         let client = Client::open(url).map_err(|e| StoreError(format!("store {shown}: {e}")))?;
         let store = RedisStore {
             client,
-            connection: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
             shown,
             prefix: prefix.to_string(),
             timeout,
             scripts: Scripts {
-                insert: Script::new(INSERT),
-                claim: Script::new(CLAIM),
-                renew: Script::new(RENEW),
-                complete: Script::new(COMPLETE),
-                erase_target: Script::new(ERASE_TARGET),
-                hit: Script::new(HIT),
-                purge: Script::new(PURGE),
+                insert: script(INSERT),
+                claim: script(CLAIM),
+                renew: script(RENEW),
+                complete: script(COMPLETE),
+                erase_target: script(ERASE_TARGET),
+                admit: script(ADMIT),
+                record_outcome: script(RECORD_OUTCOME),
+                pause: script(PAUSE),
+                purge: script(PURGE),
             },
         };
-        store.with(|con| redis::cmd("PING").query::<String>(con).map(drop))?;
+        store.ping(timeout)?;
         Ok(store)
     }
 
@@ -242,37 +336,43 @@ impl RedisStore {
         self.key(&["target", target])
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
-        // A panic while holding the lock may have left a half-read reply: start afresh.
-        self.connection.lock().unwrap_or_else(|poisoned| {
-            let mut guard = poisoned.into_inner();
-            *guard = None;
-            guard
-        })
-    }
-
-    fn connect(&self) -> RedisResult<Connection> {
-        let connection = self.client.get_connection_with_timeout(self.timeout)?;
-        connection.set_read_timeout(Some(self.timeout))?;
-        connection.set_write_timeout(Some(self.timeout))?;
+    fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
+        let connection = self.client.get_connection_with_timeout(timeout)?;
+        connection.set_read_timeout(Some(timeout))?;
+        connection.set_write_timeout(Some(timeout))?;
         Ok(connection)
     }
 
-    /// Runs `f` on the connection, connecting first when there is none. Any error drops the
-    /// connection (a timed-out reply may still arrive and must not answer the next command).
-    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> StoreResult<T> {
-        let mut guard = self.lock();
-        if guard.as_ref().is_some_and(|con| !con.is_open()) {
-            *guard = None;
+    /// An idle connection, or a new one (connecting within `timeout`).
+    fn take(&self, timeout: Duration) -> StoreResult<Connection> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
+        match idle {
+            Some(connection) if connection.is_open() => Ok(connection),
+            _ => self.connect(timeout).map_err(|e| self.error(e)),
         }
-        let connection = match &mut *guard {
-            Some(connection) => connection,
-            empty => empty.insert(self.connect().map_err(|e| self.error(e))?),
-        };
-        f(connection).map_err(|e| {
-            *guard = None;
-            self.error(e)
-        })
+    }
+
+    fn give_back(&self, connection: Connection) {
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(connection);
+        }
+    }
+
+    /// Runs `f` on a connection of its own. Any error drops the connection (a timed-out
+    /// reply may still arrive and must not answer the next command).
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> StoreResult<T> {
+        let mut connection = self.take(self.timeout)?;
+        let answer = f(&mut connection).map_err(|e| self.error(e))?;
+        self.give_back(connection);
+        Ok(answer)
     }
 
     fn error(&self, e: redis::RedisError) -> StoreError {
@@ -314,6 +414,18 @@ impl RedisStore {
             expires_at: fields.int("expires_at")?,
         })
     }
+}
+
+/// `text` as a Redis glob that matches it literally.
+fn glob_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
 }
 
 /// A record's hash as Redis returns it, read field by field.
@@ -476,27 +588,40 @@ impl Store for RedisStore {
         })
     }
 
-    fn hit(&self, key: &str, limit: u32, window_secs: i64, now: i64) -> StoreResult<Hit> {
-        let window_secs = window_secs.max(1);
-        let window_start = now - now.rem_euclid(window_secs);
-        let retry_after = window_start + window_secs - now;
-        if limit == 0 {
-            return Ok(Hit::Exceeded { retry_after });
-        }
-        let counter = self.key(&["hit", key, &window_start.to_string()]);
-        // The counter lives until its window ends, measured from `now` (not Redis' clock), so
-        // clocks that disagree shorten no window.
-        let count: i64 = self.with(|con| {
-            self.scripts
-                .hit
-                .key(&counter)
-                .arg(limit)
-                .arg(retry_after)
-                .invoke(con)
+    fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {
+        let answer: Vec<i64> = self.with(|con| {
+            let mut invocation = self.scripts.admit.prepare_invoke();
+            invocation
+                .key(self.key(&["pauses"]))
+                .key(self.key(&["ends"]))
+                .arg(network)
+                .arg(now_ms);
+            for limit in limits {
+                invocation
+                    .key(self.key(&["hits", &limit.key]))
+                    .arg(limit.limit)
+                    .arg(limit.window_ms);
+            }
+            invocation.invoke(con)
         })?;
-        Ok(match u32::try_from(count) {
-            Ok(count) => Hit::Allowed { count },
-            Err(_) => Hit::Exceeded { retry_after },
+        let bad = || {
+            StoreError(format!(
+                "store {}: a malformed admission answer",
+                self.shown
+            ))
+        };
+        let (&paused, full) = answer.split_first().ok_or_else(bad)?;
+        Ok(Admission {
+            paused_until: (paused >= 0).then_some(paused),
+            full: full
+                .chunks(2)
+                .map(|pair| match pair {
+                    [index, wait] => usize::try_from(*index)
+                        .map(|i| (i, *wait))
+                        .map_err(|_| bad()),
+                    _ => Err(bad()),
+                })
+                .collect::<StoreResult<_>>()?,
         })
     }
 
@@ -505,22 +630,20 @@ impl Store for RedisStore {
         network: &str,
         found_product: bool,
         keep: usize,
-        _now: i64,
+        now: i64,
+        ttl_secs: i64,
     ) -> StoreResult<()> {
-        let key = self.key(&["outcomes", network]);
         self.with(|con| {
-            let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("LPUSH")
-                .arg(&key)
+            self.scripts
+                .record_outcome
+                .key(self.key(&["outcomes", network]))
+                .key(self.key(&["ends"]))
                 .arg(if found_product { "1" } else { "0" })
-                .ignore();
-            if keep == 0 {
-                pipe.cmd("DEL").arg(&key).ignore();
-            } else {
-                pipe.cmd("LTRIM").arg(&key).arg(0).arg(keep - 1).ignore();
-            }
-            pipe.query::<()>(con)
+                .arg(keep)
+                .arg(now)
+                .arg(ttl_secs)
+                .invoke::<i64>(con)
+                .map(drop)
         })
     }
 
@@ -531,47 +654,175 @@ impl Store for RedisStore {
         Ok(values.iter().map(|v| v == "1").collect())
     }
 
-    fn pause(&self, network: &str, until: i64) -> StoreResult<()> {
-        let key = self.key(&["pause", network]);
+    fn pause(&self, network: &str, until: i64, now: i64) -> StoreResult<()> {
         self.with(|con| {
-            redis::pipe()
-                .atomic()
-                .cmd("SET")
-                .arg(&key)
+            self.scripts
+                .pause
+                .key(self.key(&["pauses"]))
+                .arg(network)
                 .arg(until)
-                .ignore()
-                .cmd("EXPIREAT")
-                .arg(&key)
-                .arg(until)
-                .ignore()
-                .query::<()>(con)
+                .arg(now)
+                .invoke::<i64>(con)
+                .map(drop)
         })
     }
 
     fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>> {
-        let key = self.key(&["pause", network]);
-        let until: Option<i64> = self.with(|con| redis::cmd("GET").arg(&key).query(con))?;
+        let key = self.key(&["pauses"]);
+        let until: Option<i64> =
+            self.with(|con| redis::cmd("ZSCORE").arg(&key).arg(network).query(con))?;
         Ok(until.filter(|until| *until > now))
     }
 
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>> {
+        let key = self.key(&["pauses"]);
+        let pauses: Vec<(String, f64)> = self.with(|con| {
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&key)
+                .arg(format!("({now}"))
+                .arg("+inf")
+                .arg("WITHSCORES")
+                .query(con)
+        })?;
+        let mut pauses: Vec<(String, i64)> = pauses
+            .into_iter()
+            .map(|(network, until)| (network, until as i64))
+            .collect();
+        pauses.sort();
+        Ok(pauses)
+    }
+
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool> {
+        let pauses = self.key(&["pauses"]);
+        let outcomes = self.key(&["outcomes", network]);
+        let (until, ..): (Option<f64>, i64, i64, i64) = self.with(|con| {
+            redis::pipe()
+                .atomic()
+                .cmd("ZSCORE")
+                .arg(&pauses)
+                .arg(network)
+                .cmd("ZREM")
+                .arg(&pauses)
+                .arg(network)
+                .cmd("DEL")
+                .arg(&outcomes)
+                .cmd("ZREM")
+                .arg(self.key(&["ends"]))
+                .arg(&outcomes)
+                .query(con)
+        })?;
+        Ok(until.is_some_and(|until| until as i64 > now))
+    }
+
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        // The logs are found through the `ends` index (never KEYS, which blocks Redis), a page
+        // at a time.
+        let logs = self.key(&["hits", ""]);
+        let pattern = format!("{}*", glob_escape(&format!("{logs}{prefix}")));
+        let ends = self.key(&["ends"]);
+        let mut full = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, page): (u64, Vec<(String, f64)>) = self.with(|con| {
+                redis::cmd("ZSCAN")
+                    .arg(&ends)
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(PURGE_BATCH)
+                    .query(con)
+            })?;
+            if !page.is_empty() {
+                let newest: Vec<Vec<(String, f64)>> = self.with(|con| {
+                    let mut pipe = redis::pipe();
+                    for (key, _) in &page {
+                        pipe.cmd("ZREVRANGEBYSCORE")
+                            .arg(key)
+                            .arg("+inf")
+                            .arg(format!("({}", now_ms - window_ms))
+                            .arg("WITHSCORES")
+                            .arg("LIMIT")
+                            .arg(0)
+                            .arg(limit);
+                    }
+                    pipe.query(con)
+                })?;
+                for ((key, _), hits) in page.iter().zip(newest) {
+                    let newest_first: Vec<i64> = hits.iter().map(|(_, at)| *at as i64).collect();
+                    if let Some(wait) = room_in(&newest_first, limit, window_ms, now_ms) {
+                        let key = key.strip_prefix(&logs).unwrap_or(key);
+                        full.push((key.to_string(), wait));
+                    }
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        // ZSCAN may return a key twice.
+        full.sort();
+        full.dedup_by(|a, b| a.0 == b.0);
+        Ok(full)
+    }
+
+    fn forget_hits(&self, key: &str) -> StoreResult<bool> {
+        let log = self.key(&["hits", key]);
+        let (deleted, _): (i64, i64) = self.with(|con| {
+            redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(&log)
+                .cmd("ZREM")
+                .arg(self.key(&["ends"]))
+                .arg(&log)
+                .query(con)
+        })?;
+        Ok(deleted > 0)
+    }
+
+    fn ping(&self, within: Duration) -> StoreResult<()> {
+        let within = within.min(self.timeout);
+        let mut connection = self.take(within)?;
+        // The short deadline for this call only; the connection keeps the store's after it.
+        let pinged = connection
+            .set_read_timeout(Some(within))
+            .and_then(|()| connection.set_write_timeout(Some(within)))
+            .and_then(|()| redis::cmd("PING").query::<String>(&mut connection))
+            .and_then(|_| connection.set_read_timeout(Some(self.timeout)))
+            .and_then(|()| connection.set_write_timeout(Some(self.timeout)));
+        pinged.map_err(|e| self.error(e))?;
+        self.give_back(connection);
+        Ok(())
+    }
+
     fn purge_expired(&self, now: i64) -> StoreResult<usize> {
-        // Counters and pauses expire in Redis by themselves.
+        // Redis expires every key by its own clock too; this erases what ended by `now`.
         let mut purged = 0;
         loop {
-            let gone: usize = self.with(|con| {
+            let (records, keys): (usize, usize) = self.with(|con| {
                 self.scripts
                     .purge
                     .key(self.key(&["queue"]))
                     .key(self.key(&["running"]))
                     .key(self.key(&["expiry"]))
+                    .key(self.key(&["ends"]))
+                    .key(self.key(&["pauses"]))
                     .arg(self.record_prefix())
                     .arg(self.key(&["target", ""]))
                     .arg(now)
                     .arg(PURGE_BATCH)
                     .invoke(con)
             })?;
-            purged += gone;
-            if gone < PURGE_BATCH {
+            purged += records;
+            if records < PURGE_BATCH && keys < PURGE_BATCH {
                 return Ok(purged);
             }
         }

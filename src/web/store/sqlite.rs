@@ -9,14 +9,16 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::{Hit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult};
+use super::{
+    Admission, Limit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult, room_in,
+};
 
 /// The schema version this build writes (`PRAGMA user_version`); a file of a newer one is
 /// refused rather than misread. A future migration goes from each older version up to this.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
-/// How long a statement waits for another process's write lock before it fails.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Rows a purge deletes per statement.
+const PURGE_BATCH: i64 = 500;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS scans (
@@ -39,26 +41,36 @@ CREATE TABLE IF NOT EXISTS scans (
 CREATE INDEX IF NOT EXISTS scans_queue ON scans (submitted_at) WHERE status <> 'completed';
 CREATE INDEX IF NOT EXISTS scans_target ON scans (target);
 CREATE INDEX IF NOT EXISTS scans_expiry ON scans (expires_at);
--- One row per key and fixed window.
-CREATE TABLE IF NOT EXISTS counters (
-    key          TEXT NOT NULL,
-    window_start INTEGER NOT NULL,
-    window_end   INTEGER NOT NULL,
-    count        INTEGER NOT NULL,
-    PRIMARY KEY (key, window_start)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS counters_expiry ON counters (window_end);
+-- The limits' sliding logs: one row per admitted hit (Unix milliseconds), until it leaves
+-- its window (`ends_ms`, what the purge goes by).
+CREATE TABLE IF NOT EXISTS hits (
+    key     TEXT NOT NULL,
+    at_ms   INTEGER NOT NULL,
+    ends_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS hits_key ON hits (key, at_ms);
+CREATE INDEX IF NOT EXISTS hits_expiry ON hits (ends_ms);
 CREATE TABLE IF NOT EXISTS outcomes (
     seq           INTEGER PRIMARY KEY,
     network       TEXT NOT NULL,
     found_product INTEGER NOT NULL,
-    at            INTEGER NOT NULL
+    at            INTEGER NOT NULL,
+    expires_at    INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS outcomes_network ON outcomes (network, seq);
+CREATE INDEX IF NOT EXISTS outcomes_expiry ON outcomes (expires_at);
 CREATE TABLE IF NOT EXISTS pauses (
     network TEXT PRIMARY KEY,
     until   INTEGER NOT NULL
 ) WITHOUT ROWID;
+";
+
+/// From schema 1: the fixed-window counters give way to the sliding logs (the windows running
+/// at the upgrade start empty), and outcomes get an end (a week after they were recorded).
+const MIGRATE_1_TO_2: &str = "
+DROP TABLE IF EXISTS counters;
+ALTER TABLE outcomes ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+UPDATE outcomes SET expires_at = at + 604800;
 ";
 
 const COLUMNS: &str = "uuid, target, network, request, status, submitted_at, started_at, \
@@ -71,13 +83,20 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating if need be) the store file at `path`: WAL mode, a busy timeout, the
-    /// schema created or checked.
+    /// Opens (creating if need be) the store file at `path`: WAL mode, the default timeout,
+    /// the schema created or checked.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
+        SqliteStore::open_with(path, super::DEFAULT_TIMEOUT)
+    }
+
+    /// Like [`SqliteStore::open`], a statement waiting at most `timeout` for another
+    /// process's write lock before it fails.
+    pub fn open_with(path: impl AsRef<Path>, timeout: Duration) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
+        private_files(&path).map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
         let fail = |e: rusqlite::Error| StoreError(format!("store {}: {e}", path.display()));
         let mut connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        connection.busy_timeout(timeout).map_err(fail)?;
         let mode: String = connection
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
             .map_err(fail)?;
@@ -91,6 +110,10 @@ impl SqliteStore {
         connection
             .pragma_update(None, "synchronous", "NORMAL")
             .map_err(fail)?;
+        // An erased or expired record is overwritten, not left in a free page of the file.
+        connection
+            .pragma_update(None, "secure_delete", "ON")
+            .map_err(fail)?;
         let tx = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(fail)?;
@@ -102,6 +125,9 @@ impl SqliteStore {
                 "store {}: written by a newer version (schema {version}, this one knows {SCHEMA_VERSION})",
                 path.display()
             )));
+        }
+        if version == 1 {
+            tx.execute_batch(MIGRATE_1_TO_2).map_err(fail)?;
         }
         tx.execute_batch(SCHEMA).map_err(fail)?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -123,6 +149,38 @@ impl SqliteStore {
     fn error(&self, e: rusqlite::Error) -> StoreError {
         StoreError(format!("store {}: {e}", self.path.display()))
     }
+}
+
+/// Makes the store file the operator's alone (0600) before any data is in it: it holds every
+/// submitter's targets and results. A new file is created so; SQLite creates its `-wal` and
+/// `-shm` companions with the file's mode. A file of an older version, or companions left
+/// over, are narrowed to 0600.
+fn private_files(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let companion = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    for file in [path.to_path_buf(), companion("-wal"), companion("-shm")] {
+        let Ok(metadata) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if metadata.is_file() && metadata.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
@@ -253,34 +311,61 @@ impl Store for SqliteStore {
             .map_err(|e| self.error(e))
     }
 
-    fn hit(&self, key: &str, limit: u32, window_secs: i64, now: i64) -> StoreResult<Hit> {
-        let window_secs = window_secs.max(1);
-        let window_start = now - now.rem_euclid(window_secs);
-        let window_end = window_start + window_secs;
-        if limit == 0 {
-            return Ok(Hit::Exceeded {
-                retry_after: window_end - now,
-            });
-        }
-        // Counts only below the limit: the skipped DO UPDATE returns no row.
-        let count: Option<u32> = self
-            .lock()
-            .query_row(
-                "INSERT INTO counters (key, window_start, window_end, count) VALUES (?1, ?2, ?3, 1) \
-                 ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1 \
-                     WHERE count < ?4 \
-                 RETURNING count",
-                params![key, window_start, window_end, limit],
-                |row| row.get(0),
-            )
-            .optional()
+    fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {
+        let mut connection = self.lock();
+        // IMMEDIATE: the write lock from the first read, so another process cannot take the
+        // last room between this read and this write.
+        let tx = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
-        Ok(match count {
-            Some(count) => Hit::Allowed { count },
-            None => Hit::Exceeded {
-                retry_after: window_end - now,
-            },
-        })
+        let mut admission = Admission {
+            paused_until: tx
+                .query_row(
+                    "SELECT until FROM pauses WHERE network = ?1 AND until * 1000 > ?2",
+                    params![network, now_ms],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(|e| self.error(e))?,
+            full: Vec::new(),
+        };
+        for (index, limit) in limits.iter().enumerate() {
+            let mut newest = tx
+                .prepare_cached(
+                    "SELECT at_ms FROM hits WHERE key = ?1 AND at_ms > ?2 \
+                     ORDER BY at_ms DESC LIMIT ?3",
+                )
+                .map_err(|e| self.error(e))?;
+            let newest_first = newest
+                .query_map(
+                    params![limit.key, now_ms - limit.window_ms, limit.limit],
+                    |row| row.get::<_, i64>(0),
+                )
+                .map_err(|e| self.error(e))?
+                .collect::<rusqlite::Result<Vec<i64>>>()
+                .map_err(|e| self.error(e))?;
+            if let Some(wait) = room_in(&newest_first, limit.limit, limit.window_ms, now_ms) {
+                admission.full.push((index, wait));
+            }
+        }
+        if admission.admitted() {
+            for limit in limits {
+                // The hits that left the window go as the log grows, so a busy key stays small
+                // between purges.
+                tx.execute(
+                    "DELETE FROM hits WHERE key = ?1 AND at_ms <= ?2",
+                    params![limit.key, now_ms - limit.window_ms],
+                )
+                .map_err(|e| self.error(e))?;
+                tx.execute(
+                    "INSERT INTO hits (key, at_ms, ends_ms) VALUES (?1, ?2, ?3)",
+                    params![limit.key, now_ms, now_ms + limit.window_ms],
+                )
+                .map_err(|e| self.error(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.error(e))?;
+        Ok(admission)
     }
 
     fn record_outcome(
@@ -289,14 +374,21 @@ impl Store for SqliteStore {
         found_product: bool,
         keep: usize,
         now: i64,
+        ttl_secs: i64,
     ) -> StoreResult<()> {
         let mut connection = self.lock();
         let tx = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
         tx.execute(
-            "INSERT INTO outcomes (network, found_product, at) VALUES (?1, ?2, ?3)",
-            params![network, found_product, now],
+            "INSERT INTO outcomes (network, found_product, at, expires_at) VALUES (?1, ?2, ?3, ?4)",
+            params![network, found_product, now, now + ttl_secs],
+        )
+        .map_err(|e| self.error(e))?;
+        // The older outcomes live as long as the newest: they are read together.
+        tx.execute(
+            "UPDATE outcomes SET expires_at = ?2 WHERE network = ?1",
+            params![network, now + ttl_secs],
         )
         .map_err(|e| self.error(e))?;
         tx.execute(
@@ -322,7 +414,7 @@ impl Store for SqliteStore {
             .map_err(|e| self.error(e))
     }
 
-    fn pause(&self, network: &str, until: i64) -> StoreResult<()> {
+    fn pause(&self, network: &str, until: i64, _now: i64) -> StoreResult<()> {
         self.lock()
             .execute(
                 "INSERT INTO pauses (network, until) VALUES (?1, ?2) \
@@ -344,26 +436,177 @@ impl Store for SqliteStore {
             .map_err(|e| self.error(e))
     }
 
-    fn purge_expired(&self, now: i64) -> StoreResult<usize> {
+    fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached("SELECT network, until FROM pauses WHERE until > ?1 ORDER BY network")
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map(params![now], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(|e| self.error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.error(e))
+    }
+
+    fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool> {
         let mut connection = self.lock();
         let tx = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.error(e))?;
-        let records = tx
-            .execute("DELETE FROM scans WHERE expires_at <= ?1", params![now])
+        let paused: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM pauses WHERE network = ?1 AND until > ?2)",
+                params![network, now],
+                |row| row.get(0),
+            )
             .map_err(|e| self.error(e))?;
-        tx.execute("DELETE FROM counters WHERE window_end <= ?1", params![now])
+        tx.execute("DELETE FROM pauses WHERE network = ?1", params![network])
             .map_err(|e| self.error(e))?;
-        tx.execute("DELETE FROM pauses WHERE until <= ?1", params![now])
+        tx.execute("DELETE FROM outcomes WHERE network = ?1", params![network])
             .map_err(|e| self.error(e))?;
         tx.commit().map_err(|e| self.error(e))?;
+        Ok(paused)
+    }
+
+    fn full_limits(
+        &self,
+        prefix: &str,
+        limit: u32,
+        window_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT key, at_ms FROM hits \
+                 WHERE substr(key, 1, length(?1)) = ?1 AND at_ms > ?2 \
+                 ORDER BY key, at_ms DESC",
+            )
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map(params![prefix, now_ms - window_ms], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })
+            .map_err(|e| self.error(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.error(e))?;
+        let mut full = Vec::new();
+        for chunk in rows.chunk_by(|a, b| a.0 == b.0) {
+            let newest_first: Vec<i64> = chunk.iter().map(|(_, at)| *at).collect();
+            if let Some(wait) = room_in(&newest_first, limit, window_ms, now_ms) {
+                full.push((chunk[0].0.clone(), wait));
+            }
+        }
+        Ok(full)
+    }
+
+    fn forget_hits(&self, key: &str) -> StoreResult<bool> {
+        let forgotten = self
+            .lock()
+            .execute("DELETE FROM hits WHERE key = ?1", params![key])
+            .map_err(|e| self.error(e))?;
+        Ok(forgotten > 0)
+    }
+
+    fn purge_expired(&self, now: i64) -> StoreResult<usize> {
+        let records = self.delete_batched(
+            "DELETE FROM scans WHERE seq IN \
+                 (SELECT seq FROM scans WHERE expires_at <= ?1 LIMIT ?2)",
+            now,
+        )?;
+        let others = self.delete_batched(
+            "DELETE FROM hits WHERE rowid IN \
+                 (SELECT rowid FROM hits WHERE ends_ms <= ?1 * 1000 LIMIT ?2)",
+            now,
+        )? + self.delete_batched(
+            "DELETE FROM outcomes WHERE seq IN \
+                 (SELECT seq FROM outcomes WHERE expires_at <= ?1 LIMIT ?2)",
+            now,
+        )? + self.delete_batched(
+            "DELETE FROM pauses WHERE network IN \
+                 (SELECT network FROM pauses WHERE until <= ?1 LIMIT ?2)",
+            now,
+        )?;
+        if records + others > 0 {
+            // secure_delete zeroed the pages in the file; the WAL still holds their older
+            // copies until a checkpoint writes them back and empties it.
+            self.lock()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(|e| self.error(e))?;
+        }
         Ok(records)
+    }
+
+    fn ping(&self, _within: Duration) -> StoreResult<()> {
+        // A cheap read through the connection every call uses.
+        self.lock()
+            .query_row("PRAGMA user_version", [], |_| Ok(()))
+            .map_err(|e| self.error(e))
+    }
+}
+
+impl SqliteStore {
+    /// Runs `delete` (parameters: `now`, a batch size) until it deletes less than a batch;
+    /// how many rows went. The lock is released between batches, so requests are served
+    /// while a large purge runs.
+    fn delete_batched(&self, delete: &str, now: i64) -> StoreResult<usize> {
+        let mut deleted = 0;
+        loop {
+            let gone = self
+                .lock()
+                .execute(delete, params![now, PURGE_BATCH])
+                .map_err(|e| self.error(e))?;
+            deleted += gone;
+            if (gone as i64) < PURGE_BATCH {
+                return Ok(deleted);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_1_file_is_migrated() {
+        let dir = std::env::temp_dir().join(format!("css-sqlite-v1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("store.db");
+        let _ = std::fs::remove_file(&path);
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE counters (key TEXT NOT NULL, window_start INTEGER NOT NULL, \
+                     window_end INTEGER NOT NULL, count INTEGER NOT NULL, \
+                     PRIMARY KEY (key, window_start)) WITHOUT ROWID;
+                 CREATE TABLE outcomes (seq INTEGER PRIMARY KEY, network TEXT NOT NULL, \
+                     found_product INTEGER NOT NULL, at INTEGER NOT NULL);
+                 INSERT INTO counters VALUES ('address:192.0.2.1', 0, 60, 10);
+                 INSERT INTO outcomes (network, found_product, at) VALUES ('net', 0, 1000);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.outcomes("net").unwrap(), [false]);
+        // The outcome ends a week after it was recorded.
+        store.purge_expired(1000 + 604_799).unwrap();
+        assert_eq!(store.outcomes("net").unwrap(), [false]);
+        store.purge_expired(1000 + 604_800).unwrap();
+        assert_eq!(store.outcomes("net").unwrap(), Vec::<bool>::new());
+        let counters: i64 = store
+            .lock()
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'counters'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(counters, 0);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_claim_walks_the_queue_index() {
