@@ -3,9 +3,9 @@
 //! with the same rustls configuration, which resume the inspected session. ureq keeps them
 //! alive in its pool like its own.
 
-use super::tls::{self, EndpointTls, TlsStream};
+use super::tls::{self, EndpointTls, TlsStream, Until};
 use std::io::{self, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
 };
@@ -41,7 +41,9 @@ impl<In: Transport> Connector<In> for EndpointConnector {
         let Some(tls) = &self.tls else {
             return Err(ureq::Error::Tls("no TLS configured for this endpoint"));
         };
-        let stream = tls.connection().map_err(ureq::Error::Io)?;
+        let stream = tls
+            .connection(time_left(&details.timeout)?)
+            .map_err(ureq::Error::Io)?;
         Ok(Some(Either::B(TlsTransport {
             buffers: LazyBuffers::new(
                 details.config.input_buffer_size(),
@@ -92,21 +94,24 @@ impl Transport for TlsTransport {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let timeout = timeout.for_write();
-        let left = time_left(&timeout)?;
-        let _ = self.stream.sock.set_write_timeout(left);
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let output = &self.buffers.output()[..amount];
-        self.stream
-            .write_all(output)
-            .and_then(|()| self.stream.flush())
+        let mut sock = Until::new(&mut self.stream.sock, deadline);
+        let mut tls = rustls::Stream::new(&mut self.stream.conn, &mut sock);
+        tls.write_all(output)
+            .and_then(|()| tls.flush())
             .map_err(|e| failure(e, &timeout))
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         let timeout = timeout.for_read();
-        let left = time_left(&timeout)?;
-        let _ = self.stream.sock.set_read_timeout(left);
+        // One deadline for the whole read: a record may come in many small pieces.
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let input = self.buffers.input_append_buf();
-        let amount = self.stream.read(input).map_err(|e| failure(e, &timeout))?;
+        let mut sock = Until::new(&mut self.stream.sock, deadline);
+        let amount = rustls::Stream::new(&mut self.stream.conn, &mut sock)
+            .read(input)
+            .map_err(|e| failure(e, &timeout))?;
         self.buffers.input_appended(amount);
         Ok(amount > 0)
     }

@@ -69,7 +69,7 @@ pub fn fetch(
         .http_status_as_error(false)
         .max_redirects(3)
         .max_response_header_size(MAX_HEADER_BYTES)
-        .timeout_global(Some(options.timeout))
+        .timeout_global(Some(options.timeout.now()))
         .user_agent(options.user_agent.as_str())
         .build()
         .into();

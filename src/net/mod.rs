@@ -12,6 +12,7 @@ pub mod proxy;
 pub mod resolve;
 pub mod tls;
 
+use crate::budget::StepTimeout;
 use http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use std::time::Duration;
 
@@ -94,7 +95,7 @@ pub fn select_transport(
     roots: &tls::Roots,
     proxy: Option<&proxy::Proxy>,
     insecure: bool,
-    timeout: Duration,
+    timeout: StepTimeout,
 ) -> Transport {
     select_transport_via(dest, roots, tls::Route::via(proxy), insecure, timeout)
 }
@@ -106,7 +107,7 @@ pub fn select_transport_via(
     roots: &tls::Roots,
     route: tls::Route,
     insecure: bool,
-    timeout: Duration,
+    timeout: StepTimeout,
 ) -> Transport {
     let https_endpoint = Endpoint {
         scheme: Scheme::Https,
