@@ -187,8 +187,12 @@ impl Response {
 /// Why a request got no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FetchError {
-    /// Timeouts, resets, refused or failed connections: the scan may succeed on a retry.
+    /// Timeouts, resets, failed connections: the scan may succeed on a retry.
     Transient(String),
+    /// Nothing listens on the port (the connection was refused): a definite answer, so a
+    /// scan is not retried for it (the spec retries timeouts, resets and 5xx), and a dead
+    /// target costs one connect, not the backoff of every retry.
+    Refused(String),
     /// TLS failed (certificate rejected by a verifying agent, handshake error).
     Tls(String),
     /// The server broke HTTP (oversized headers, garbage): retrying will not help.
@@ -198,7 +202,10 @@ pub enum FetchError {
 impl FetchError {
     pub fn message(&self) -> &str {
         match self {
-            FetchError::Transient(m) | FetchError::Tls(m) | FetchError::Protocol(m) => m,
+            FetchError::Transient(m)
+            | FetchError::Refused(m)
+            | FetchError::Tls(m)
+            | FetchError::Protocol(m) => m,
         }
     }
 }
@@ -497,6 +504,7 @@ fn classify_io(e: &std::io::Error, url: &str) -> FetchError {
     }
     match e.kind() {
         K::InvalidData => FetchError::Protocol(format!("{url}: {e}")),
+        K::ConnectionRefused => FetchError::Refused(format!("{url}: {e}")),
         _ => FetchError::Transient(format!("{url}: {e}")),
     }
 }

@@ -136,6 +136,9 @@ impl From<FetchError> for ProbeFailure {
     fn from(e: FetchError) -> Self {
         match e {
             FetchError::Transient(m) => ProbeFailure::Transient(m),
+            FetchError::Refused(m) => {
+                ProbeFailure::Definite(format!("{m} (nothing listens on the port; not retried)"))
+            }
             FetchError::Tls(m) | FetchError::Protocol(m) => ProbeFailure::Definite(m),
         }
     }
