@@ -3,6 +3,7 @@
 //! with the same rustls configuration, which resume the inspected session. ureq keeps them
 //! alive in its pool like its own.
 
+use super::WAIT_SLICE;
 use super::tls::{self, EndpointTls, TlsStream, Until};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -122,5 +123,69 @@ impl Transport for TlsTransport {
 
     fn is_tls(&self) -> bool {
         true
+    }
+}
+
+/// The last connector of every agent: wraps the connection the others made (plain TCP, TLS,
+/// through a proxy or not) so that no wait for the server is longer than [`WAIT_SLICE`] in
+/// one call. ureq sets all the time a request has left as the socket's timeout, and Linux ends
+/// a long socket timeout late (see `WAIT_SLICE`): a request cut to the end of the budget
+/// would end up to 2 s after it.
+#[derive(Debug)]
+pub struct SlicedWaits;
+
+impl<In: Transport> Connector<In> for SlicedWaits {
+    type Out = Sliced<In>;
+
+    fn connect(
+        &self,
+        _details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        Ok(chained.map(Sliced))
+    }
+}
+
+/// A connection whose waits for input are [`WAIT_SLICE`] at most, repeated until its timeout.
+#[derive(Debug)]
+pub struct Sliced<T>(T);
+
+impl<T: Transport> Transport for Sliced<T> {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let Some(left) = time_left(&timeout)? else {
+            return self.0.await_input(timeout);
+        };
+        let deadline = Instant::now() + left;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ureq::Error::Timeout(timeout.reason));
+            }
+            let slice = NextTimeout {
+                after: left.min(WAIT_SLICE).into(),
+                ..timeout
+            };
+            match self.0.await_input(slice) {
+                // Its slice ended, not its timeout: wait again.
+                Err(ureq::Error::Timeout(reason)) if reason == timeout.reason => {}
+                done => return done,
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.0.is_tls()
     }
 }

@@ -475,7 +475,8 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
     let connector =
         ().chain(super::connector::EndpointConnector::new(tls))
             .chain(ConnectProxyConnector::default())
-            .chain(TcpConnector::default());
+            .chain(TcpConnector::default())
+            .chain(super::connector::SlicedWaits);
     Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 

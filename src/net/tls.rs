@@ -529,32 +529,26 @@ impl<'a> Until<'a> {
     pub fn new(sock: &'a mut TcpStream, deadline: Option<Instant>) -> Until<'a> {
         Until { sock, deadline }
     }
-
-    /// Sets what is left before the deadline as the socket's timeouts; an error once it passed.
-    fn arm(&mut self) -> io::Result<()> {
-        let Some(deadline) = self.deadline else {
-            self.sock.set_read_timeout(None)?;
-            return self.sock.set_write_timeout(None);
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        self.sock.set_read_timeout(Some(left))?;
-        self.sock.set_write_timeout(Some(left))
-    }
 }
 
 impl io::Read for Until<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.arm()?;
-        self.sock.read(buf)
+        super::read_before(self.sock, buf, self.deadline)
     }
 }
 
 impl io::Write for Until<'_> {
+    /// What we send (a ClientHello, a request head, a sign-in form) fits in the socket's
+    /// buffer: a write does not wait on the peer, so one timeout of what is left is enough.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.arm()?;
+        let left = match self.deadline {
+            None => None,
+            Some(deadline) => match deadline.saturating_duration_since(Instant::now()) {
+                left if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
+                left => Some(left),
+            },
+        };
+        self.sock.set_write_timeout(left)?;
         self.sock.write(buf)
     }
 

@@ -392,7 +392,8 @@ fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>
         ))
         .build();
     let resolver = crate::net::resolve::ScanResolver { pin };
-    let connector = ureq::unversioned::transport::DefaultConnector::default();
+    use ureq::unversioned::transport::{Connector, DefaultConnector};
+    let connector = DefaultConnector::default().chain(crate::net::SlicedWaits);
     ureq::Agent::with_parts(config, connector, resolver)
 }
 
