@@ -402,6 +402,25 @@ fn fifty_scrapers_at_once_all_get_the_metrics_and_none_a_reset() {
 }
 
 #[test]
+fn a_dead_target_costs_its_round_one_connect() {
+    // Nothing listens: a refused connection is not retried (the spec retries timeouts, resets
+    // and 5xx), so the round does not wait 1 s + 2 s of backoff at the defaults.
+    let dead = format!("127.0.0.1:{}", support::closed_port());
+    let exporter = start(
+        "dead",
+        &dead,
+        &support::certs::ca_file(),
+        &["--retries", "2", "--backoff-factor", "0.5"],
+    );
+    let scrape = exporter.get("/metrics");
+    assert_eq!(scrape.sample(&success(&dead)), Some(0.0), "{}", scrape.body);
+    let took = scrape
+        .sample("storage_security_exporter_last_round_duration_seconds")
+        .expect("the first round completed");
+    assert!(took < 1.0, "the round took {took} s");
+}
+
+#[test]
 fn the_first_scrape_answers_after_8_s_with_what_is_done_and_sigterm_stops_it() {
     let fast = FakeInstance::start(healthy("8.1.0"));
     // Accepts and never answers within the test: its scan outlasts the first scrape's wait.
