@@ -1,8 +1,9 @@
 //! The run's time budget (`--time-budget`) and retrying within it. A monitoring core kills a
 //! check after its own timeout (60 s in Nagios and Icinga) and shows nothing useful; the run
 //! must end before that, UNKNOWN and naming what was slow. So no attempt starts that could not
-//! end within the budget, and every limit below it (request timeouts, the scan deadline) is cut
-//! to what is left.
+//! end within the budget, and every limit below it (each connect, TLS handshake, request, DNS
+//! lookup and webhook attempt: [`StepTimeout`]; the scan deadline) is cut to what is left when
+//! it starts.
 
 use std::time::{Duration, Instant};
 

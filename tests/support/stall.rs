@@ -104,7 +104,7 @@ fn serve(
         return;
     }
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
-    if tls && stall == Stall::Dripping || stall == Stall::DrippingHandshake {
+    if (tls && stall == Stall::Dripping) || stall == Stall::DrippingHandshake {
         return drip_one_record(tcp, stall, stop);
     }
     let mut stream: Box<dyn ReadWrite> = if tls {
