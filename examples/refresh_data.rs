@@ -266,7 +266,7 @@ impl Config {
             repo_advisories_url: repo.unwrap_or_else(|| DEFAULT_REPO_ADVISORIES.into()),
             global_advisories_url: global.unwrap_or_else(|| DEFAULT_GLOBAL_ADVISORIES.into()),
             options: ClientOptions {
-                timeout,
+                timeout: timeout.into(),
                 pin: None,
                 proxy,
                 user_agent: format!(

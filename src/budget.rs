@@ -1,8 +1,9 @@
 //! The run's time budget (`--time-budget`) and retrying within it. A monitoring core kills a
 //! check after its own timeout (60 s in Nagios and Icinga) and shows nothing useful; the run
 //! must end before that, UNKNOWN and naming what was slow. So no attempt starts that could not
-//! end within the budget, and every limit below it (request timeouts, the scan deadline) is cut
-//! to what is left.
+//! end within the budget, and every limit below it (each connect, TLS handshake, request, DNS
+//! lookup and webhook attempt: [`StepTimeout`]; the scan deadline) is cut to what is left when
+//! it starts.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,58 @@ use std::time::{Duration, Instant};
 pub struct Budget {
     pub deadline: Instant,
     pub total: Duration,
+}
+
+/// The time limit of each blocking step of a scan (a connect, a TLS handshake, a request with
+/// its headers and body, a DNS lookup): its own timeout (`--timeout`), cut to what is left of
+/// the budget when the step starts. Steps run one after another (the TLS inspection, then a
+/// request over plain HTTP; a connect, then the request), so a limit fixed when the attempt
+/// began would let each take all of it and the run outlive its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepTimeout {
+    /// The limit of one step.
+    pub each: Duration,
+    /// No step reaches past this (the budget's end); `None` outside a budgeted run.
+    pub end: Option<Instant>,
+}
+
+impl StepTimeout {
+    /// `each` for every step, whenever it starts.
+    pub fn new(each: Duration) -> StepTimeout {
+        StepTimeout { each, end: None }
+    }
+
+    /// What a step starting now may take: its limit, or what is left of the budget when that
+    /// is less. At least a millisecond, so that past the budget a step fails at once, as timed
+    /// out, instead of having no limit (socket APIs take zero for "none").
+    pub fn now(&self) -> Duration {
+        let left = match self.end {
+            Some(end) => end.saturating_duration_since(Instant::now()),
+            None => self.each,
+        };
+        self.each.min(left).max(Duration::from_millis(1))
+    }
+
+    /// Another limit per step, within the same budget.
+    pub fn with_each(self, each: Duration) -> StepTimeout {
+        StepTimeout { each, ..self }
+    }
+
+    /// When a step starting now must be done.
+    pub fn deadline(&self) -> Instant {
+        Instant::now() + self.now()
+    }
+
+    /// The budget is spent: a step starting now would fail at once.
+    pub fn is_spent(&self) -> bool {
+        self.end.is_some_and(|end| Instant::now() >= end)
+    }
+}
+
+impl From<Duration> for StepTimeout {
+    fn from(each: Duration) -> StepTimeout {
+        StepTimeout::new(each)
+    }
 }
 
 /// One attempt's outcome.
@@ -41,15 +94,23 @@ impl Budget {
         }
     }
 
+    /// A budget that does not run out (a century): for work outside a budgeted run.
+    pub fn unlimited() -> Budget {
+        Budget::new(Instant::now(), Duration::from_secs(100 * 365 * 24 * 3600))
+    }
+
     /// What is left of the budget.
     pub fn left(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
-    /// A time limit cut to what is left (at least a millisecond, so that past the budget a
-    /// request fails at once, as timed out, instead of having no limit).
-    pub fn cap(&self, limit: Duration) -> Duration {
-        limit.min(self.left()).max(Duration::from_millis(1))
+    /// `each` as the limit of every blocking step to come, each cut to what is left of the
+    /// budget when it starts.
+    pub fn step_timeout(&self, each: Duration) -> StepTimeout {
+        StepTimeout {
+            each,
+            end: Some(self.deadline),
+        }
     }
 
     /// A deadline `after` from now, never past the budget.
@@ -170,6 +231,39 @@ mod tests {
         );
         let r = spent.retry(2, 0.0, |_| Attempt::<u32, String>::Done(1));
         assert!(outcome(r).starts_with("0: the 1 s time budget"));
-        assert_eq!(spent.cap(Duration::from_secs(10)), Duration::from_millis(1));
+        assert_eq!(
+            spent.step_timeout(Duration::from_secs(10)).now(),
+            Duration::from_millis(1)
+        );
+    }
+
+    #[test]
+    fn a_step_gets_its_timeout_or_what_is_left_of_the_budget_when_it_starts() {
+        let budget = Budget::new(Instant::now(), Duration::from_secs(60));
+        let step = budget.step_timeout(Duration::from_secs(10));
+        assert_eq!(step.now(), Duration::from_secs(10));
+        assert!(!step.is_spent());
+        // Late in the budget a step gets what is left, however long its own timeout.
+        let late = Budget::new(
+            Instant::now() - Duration::from_secs(59),
+            Duration::from_secs(60),
+        )
+        .step_timeout(Duration::from_secs(10));
+        assert!(late.now() <= Duration::from_secs(1), "{:?}", late.now());
+        assert!(late.deadline() <= Instant::now() + Duration::from_secs(1));
+        // Spent: a millisecond, never "no limit".
+        let spent = Budget::new(
+            Instant::now() - Duration::from_secs(2),
+            Duration::from_secs(1),
+        )
+        .step_timeout(Duration::from_secs(10));
+        assert!(spent.is_spent());
+        assert_eq!(spent.now(), Duration::from_millis(1));
+        // Without a budget the step keeps its own timeout.
+        let free = StepTimeout::from(Duration::from_secs(3));
+        assert_eq!(
+            (free.now(), free.is_spent()),
+            (Duration::from_secs(3), false)
+        );
     }
 }

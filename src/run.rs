@@ -230,11 +230,7 @@ fn notify_all(
                 budget.total.as_secs_f64()
             ))
         } else {
-            let mut bounded = webhook.clone();
-            bounded.timeout = webhook.timeout.min(left);
-            let fitting = (left.as_secs_f64() / bounded.timeout.as_secs_f64()).floor() as u32;
-            bounded.retries = webhook.retries.min(fitting.saturating_sub(1));
-            crate::notify::deliver(&bounded, result)
+            crate::notify::deliver(webhook, result, budget)
         };
         if let Err(e) = &outcome {
             debug_log(&format!("webhook for {}: {e}", result.host));

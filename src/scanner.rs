@@ -150,11 +150,11 @@ impl<'a> Scanner<'a> {
         results.into_iter().collect()
     }
 
-    /// Client settings of the next requests: the request time limit is cut to what is left of
-    /// the run's budget.
+    /// Client settings of the requests: each request's time limit is cut to what is left of
+    /// the run's budget when it starts.
     fn client_options(&self) -> ClientOptions {
         ClientOptions {
-            timeout: self.budget.cap(self.settings.timeout),
+            timeout: self.budget.step_timeout(self.settings.timeout),
             proxy: self.settings.proxy.clone(),
             pin: None,
             user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
@@ -326,7 +326,11 @@ impl<'a> Scanner<'a> {
                     .filter(|ip| self.settings.ipv6_enabled || ip.is_ipv4())
                     .collect::<Vec<_>>()
             }),
-            None => probe::addresses::addresses_of(&dest.host, self.settings.ipv6_enabled),
+            None => probe::addresses::addresses_of(
+                &dest.host,
+                self.settings.ipv6_enabled,
+                options.timeout.deadline(),
+            ),
         };
         let addresses = match resolved {
             Ok(a) if a.len() > 1 => a,

@@ -700,7 +700,7 @@ fn measure(
         .budget
         .retry(settings.retries, settings.backoff_factor, |_| {
             let options = ClientOptions {
-                timeout: access.budget.cap(settings.timeout),
+                timeout: access.budget.step_timeout(settings.timeout),
                 proxy: settings.proxy.clone(),
                 pin: None,
                 user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),

@@ -359,6 +359,68 @@ fn later_scrapes_answer_at_once_while_rounds_follow_the_interval_one_at_a_time()
 }
 
 #[test]
+fn fifty_scrapers_at_once_all_get_the_metrics_and_none_a_reset() {
+    // `ab -c 50 -n 1000` saw connection resets after 15 requests: four HTTP workers and
+    // sixteen queue places, and each connection beyond them closed with its request unread,
+    // which resets it. Answers from memory are cheap: fifty scrapers at once all get them.
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let exporter = start("load", &fake.host_port(), &fake.ca_file(), &[]);
+    // The first round is done: from now on every scrape answers from memory.
+    assert_eq!(exporter.get("/metrics").status, 200);
+    let addr = exporter.addr;
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let scrapers: Vec<_> = (0..50)
+            .map(|_| {
+                scope.spawn(move || {
+                    // `request` panics on a reset.
+                    (0..20)
+                        .map(|_| support::exporter::request(addr, "GET", "/metrics").status)
+                        .collect::<Vec<u16>>()
+                })
+            })
+            .collect();
+        scrapers
+            .into_iter()
+            .flat_map(|s| s.join().expect("a scraper saw its connection reset"))
+            .collect()
+    });
+    assert_eq!(statuses.len(), 1000);
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    // The operator's tool, where it is installed (apache2-utils).
+    if let Ok(out) = Command::new("ab")
+        .args(["-q", "-c", "50", "-n", "1000"])
+        .arg(format!("http://{addr}/metrics"))
+        .output()
+    {
+        let report = String::from_utf8_lossy(&out.stdout);
+        let errors = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{report}{errors}");
+        assert!(report.contains("Complete requests:      1000"), "{report}");
+        assert!(report.contains("Failed requests:        0"), "{report}");
+        assert!(!report.contains("Non-2xx"), "{report}");
+    }
+}
+
+#[test]
+fn a_dead_target_costs_its_round_one_connect() {
+    // Nothing listens: a refused connection is not retried (the spec retries timeouts, resets
+    // and 5xx), so the round does not wait 1 s + 2 s of backoff at the defaults.
+    let dead = format!("127.0.0.1:{}", support::closed_port());
+    let exporter = start(
+        "dead",
+        &dead,
+        &support::certs::ca_file(),
+        &["--retries", "2", "--backoff-factor", "0.5"],
+    );
+    let scrape = exporter.get("/metrics");
+    assert_eq!(scrape.sample(&success(&dead)), Some(0.0), "{}", scrape.body);
+    let took = scrape
+        .sample("storage_security_exporter_last_round_duration_seconds")
+        .expect("the first round completed");
+    assert!(took < 1.0, "the round took {took} s");
+}
+
+#[test]
 fn the_first_scrape_answers_after_8_s_with_what_is_done_and_sigterm_stops_it() {
     let fast = FakeInstance::start(healthy("8.1.0"));
     // Accepts and never answers within the test: its scan outlasts the first scrape's wait.

@@ -46,7 +46,7 @@ fn plain_client(fake: &FakeInstance) -> Client {
         base_path: String::new(),
     };
     let options = ClientOptions {
-        timeout: Duration::from_secs(20),
+        timeout: Duration::from_secs(20).into(),
         pin: None,
         proxy: None,
         user_agent: "lean-bodies-test".into(),

@@ -150,7 +150,14 @@ fn the_fake_counts_connections_requests_and_the_peak() {
 /// The endpoint's TLS for `fake`, its first connection inspected.
 fn inspected(fake: &FakeInstance) -> (EndpointTls, storage_security::net::tls::Handshake) {
     let roots = Roots::new(Some(&fake.ca_file())).unwrap();
-    let tls = EndpointTls::new("localhost", fake.port(), &roots, Route::Direct, SETTLE).unwrap();
+    let tls = EndpointTls::new(
+        "localhost",
+        fake.port(),
+        &roots,
+        Route::Direct,
+        SETTLE.into(),
+    )
+    .unwrap();
     let handshake = tls.inspect().unwrap();
     (tls, handshake)
 }
@@ -181,7 +188,7 @@ fn the_inspected_connection_carries_the_first_request_and_later_ones_resume_its_
                 base_path: String::new(),
             };
             let options = ClientOptions {
-                timeout: SETTLE,
+                timeout: SETTLE.into(),
                 pin: None,
                 proxy: None,
                 user_agent: "light-scan-test".into(),
@@ -194,7 +201,7 @@ fn the_inspected_connection_carries_the_first_request_and_later_ones_resume_its_
             );
             assert_eq!(fake.traffic().connections, 1, "{tls_version}");
             // The inspected connection is the client's now; the next one is new and resumes.
-            let second = tls.connection().unwrap();
+            let second = tls.connection(None).unwrap();
             assert!(second.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed));
         });
         assert_eq!(
@@ -231,7 +238,7 @@ fn a_session_is_never_resumed_past_a_requirement_its_certificate_fails() {
             let (tls, handshake) = inspected(&fake);
             assert!(handshake.trust.is_err(), "{tls_version}: {handshake:?}");
             tls.require(Requirement::Trusted(TrustedBy::PrivateCa));
-            let refused = tls.connection();
+            let refused = tls.connection(None);
             assert!(
                 refused.is_err(),
                 "{tls_version}: the certificate was accepted"

@@ -3,9 +3,10 @@
 //! with the same rustls configuration, which resume the inspected session. ureq keeps them
 //! alive in its pool like its own.
 
-use super::tls::{self, EndpointTls, TlsStream};
+use super::WAIT_SLICE;
+use super::tls::{self, EndpointTls, TlsStream, Until};
 use std::io::{self, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
 };
@@ -41,7 +42,9 @@ impl<In: Transport> Connector<In> for EndpointConnector {
         let Some(tls) = &self.tls else {
             return Err(ureq::Error::Tls("no TLS configured for this endpoint"));
         };
-        let stream = tls.connection().map_err(ureq::Error::Io)?;
+        let stream = tls
+            .connection(time_left(&details.timeout)?)
+            .map_err(ureq::Error::Io)?;
         Ok(Some(Either::B(TlsTransport {
             buffers: LazyBuffers::new(
                 details.config.input_buffer_size(),
@@ -92,21 +95,24 @@ impl Transport for TlsTransport {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let timeout = timeout.for_write();
-        let left = time_left(&timeout)?;
-        let _ = self.stream.sock.set_write_timeout(left);
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let output = &self.buffers.output()[..amount];
-        self.stream
-            .write_all(output)
-            .and_then(|()| self.stream.flush())
+        let mut sock = Until::new(&mut self.stream.sock, deadline);
+        let mut tls = rustls::Stream::new(&mut self.stream.conn, &mut sock);
+        tls.write_all(output)
+            .and_then(|()| tls.flush())
             .map_err(|e| failure(e, &timeout))
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         let timeout = timeout.for_read();
-        let left = time_left(&timeout)?;
-        let _ = self.stream.sock.set_read_timeout(left);
+        // One deadline for the whole read: a record may come in many small pieces.
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let input = self.buffers.input_append_buf();
-        let amount = self.stream.read(input).map_err(|e| failure(e, &timeout))?;
+        let mut sock = Until::new(&mut self.stream.sock, deadline);
+        let amount = rustls::Stream::new(&mut self.stream.conn, &mut sock)
+            .read(input)
+            .map_err(|e| failure(e, &timeout))?;
         self.buffers.input_appended(amount);
         Ok(amount > 0)
     }
@@ -117,5 +123,69 @@ impl Transport for TlsTransport {
 
     fn is_tls(&self) -> bool {
         true
+    }
+}
+
+/// The last connector of every agent: wraps the connection the others made (plain TCP, TLS,
+/// through a proxy or not) so that no wait for the server is longer than [`WAIT_SLICE`] in
+/// one call. ureq sets all the time a request has left as the socket's timeout, and Linux ends
+/// a long socket timeout late (see `WAIT_SLICE`): a request cut to the end of the budget
+/// would end up to 2 s after it.
+#[derive(Debug)]
+pub struct SlicedWaits;
+
+impl<In: Transport> Connector<In> for SlicedWaits {
+    type Out = Sliced<In>;
+
+    fn connect(
+        &self,
+        _details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        Ok(chained.map(Sliced))
+    }
+}
+
+/// A connection whose waits for input are [`WAIT_SLICE`] at most, repeated until its timeout.
+#[derive(Debug)]
+pub struct Sliced<T>(T);
+
+impl<T: Transport> Transport for Sliced<T> {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let Some(left) = time_left(&timeout)? else {
+            return self.0.await_input(timeout);
+        };
+        let deadline = Instant::now() + left;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ureq::Error::Timeout(timeout.reason));
+            }
+            let slice = NextTimeout {
+                after: left.min(WAIT_SLICE).into(),
+                ..timeout
+            };
+            match self.0.await_input(slice) {
+                // Its slice ended, not its timeout: wait again.
+                Err(ureq::Error::Timeout(reason)) if reason == timeout.reason => {}
+                done => return done,
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.0.is_tls()
     }
 }

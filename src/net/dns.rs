@@ -861,9 +861,7 @@ fn query_tcp(
 fn read_full(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
-        let left = remaining(deadline).ok_or(ErrorKind::TimedOut)?;
-        stream.set_read_timeout(Some(left))?;
-        match stream.read(&mut buf[filled..]) {
+        match super::read_before(stream, &mut buf[filled..], Some(deadline)) {
             Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
             Ok(n) => filled += n,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

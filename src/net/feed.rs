@@ -64,15 +64,18 @@ pub fn fetch(
             })?),
             None => None,
         };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    use ureq::unversioned::{resolver::DefaultResolver, transport::Connector};
+    let config = ureq::Agent::config_builder()
         .proxy(proxy)
         .http_status_as_error(false)
         .max_redirects(3)
         .max_response_header_size(MAX_HEADER_BYTES)
-        .timeout_global(Some(options.timeout))
+        .timeout_global(Some(options.timeout.now()))
         .user_agent(options.user_agent.as_str())
-        .build()
-        .into();
+        .build();
+    let connector =
+        ureq::unversioned::transport::DefaultConnector::default().chain(super::SlicedWaits);
+    let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
     let mut request = agent.get(url).header("Accept", "application/json");
     if let Some(token) = bearer_token {
         request = request.header("Authorization", format!("Bearer {token}"));

@@ -9,9 +9,9 @@
 //! its session.
 
 use super::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
+use crate::budget::StepTimeout;
 use sha2::{Digest, Sha256};
 use std::io::Read;
-use std::time::Duration;
 
 /// The most of a body any probe reads: past it the server is not listened to (the connection
 /// is closed rather than kept alive) and the answer is `truncated`. What a probe keeps of the
@@ -187,8 +187,12 @@ impl Response {
 /// Why a request got no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FetchError {
-    /// Timeouts, resets, refused or failed connections: the scan may succeed on a retry.
+    /// Timeouts, resets, failed connections: the scan may succeed on a retry.
     Transient(String),
+    /// Nothing listens on the port (the connection was refused): a definite answer, so a
+    /// scan is not retried for it (the spec retries timeouts, resets and 5xx), and a dead
+    /// target costs one connect, not the backoff of every retry.
+    Refused(String),
     /// TLS failed (certificate rejected by a verifying agent, handshake error).
     Tls(String),
     /// The server broke HTTP (oversized headers, garbage): retrying will not help.
@@ -198,7 +202,10 @@ pub enum FetchError {
 impl FetchError {
     pub fn message(&self) -> &str {
         match self {
-            FetchError::Transient(m) | FetchError::Tls(m) | FetchError::Protocol(m) => m,
+            FetchError::Transient(m)
+            | FetchError::Refused(m)
+            | FetchError::Tls(m)
+            | FetchError::Protocol(m) => m,
         }
     }
 }
@@ -206,7 +213,9 @@ impl FetchError {
 /// Settings of the client that do not depend on the endpoint.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
-    pub timeout: Duration,
+    /// Each request's limit, connect to last body byte, cut to what is left of the run's
+    /// time budget when the request starts.
+    pub timeout: StepTimeout,
     /// Where the endpoint's name may be reached, nothing looked up: a guarded scan's validated
     /// addresses, or one address of the name (`--all-addresses`). Pinned connections never go
     /// through the proxy.
@@ -223,6 +232,7 @@ pub struct Client {
     /// The pins of its connections (`ClientOptions::pin`): the scan's other connections to
     /// the endpoint's host (debug ports, legacy TLS) take their addresses from them.
     pins: Option<super::guard::Pins>,
+    timeout: StepTimeout,
 }
 
 impl Client {
@@ -274,12 +284,18 @@ impl Client {
             agent: agent(tls, options)?,
             endpoint,
             pins: options.pin.clone(),
+            timeout: options.timeout,
         })
     }
 
     /// Where the endpoint's host may be reached when the client is pinned (a guarded scan).
     pub fn pins(&self) -> Option<&super::guard::Pins> {
         self.pins.as_ref()
+    }
+
+    /// The run's time budget is spent: no request of this client is sent any more.
+    pub fn budget_spent(&self) -> bool {
+        self.timeout.is_spent()
     }
 
     pub fn get(&self, path: &str, keep: Keep) -> Result<Response, FetchError> {
@@ -297,6 +313,11 @@ impl Client {
         keep: Keep,
     ) -> Result<Response, FetchError> {
         let url = self.endpoint.url(path);
+        if self.timeout.is_spent() {
+            return Err(FetchError::Transient(format!(
+                "{url}: not sent: the time budget (--time-budget) was spent"
+            )));
+        }
         let mut builder = ureq::http::Request::builder().method(method).uri(&url);
         for (name, value) in headers {
             builder = builder.header(*name, *value);
@@ -305,8 +326,8 @@ impl Client {
             FetchError::Protocol(format!("cannot build request for {url}: {e}"))
         };
         let response = match body {
-            Some(bytes) => self.agent.run(builder.body(bytes).map_err(built)?),
-            None => self.agent.run(builder.body(()).map_err(built)?),
+            Some(bytes) => self.run(builder.body(bytes).map_err(built)?),
+            None => self.run(builder.body(()).map_err(built)?),
         }
         .map_err(|e| classify(&e, &url))?;
         let (parts, body) = response.into_parts();
@@ -330,6 +351,17 @@ impl Client {
             truncated: streamed.truncated,
             digest: Some(streamed.digest),
         })
+    }
+
+    /// Runs one request within its limit, cut to what is left of the budget now: connect,
+    /// TLS handshake, head and body all count against it.
+    fn run<S: ureq::AsSendBody>(
+        &self,
+        request: ureq::http::Request<S>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let limit = Some(self.timeout.now());
+        let request = self.agent.configure_request(request).timeout_global(limit);
+        self.agent.run(request.build())
     }
 }
 
@@ -428,7 +460,8 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
         // its cap, so a longer one is refused as such; our requests are a few hundred bytes.
         .input_buffer_size(INPUT_BUFFER_BYTES)
         .output_buffer_size(OUTPUT_BUFFER_BYTES)
-        .timeout_global(Some(options.timeout))
+        // Set per request (`Client::request`), cut to what is left of the budget.
+        .timeout_global(Some(options.timeout.each))
         .allow_non_standard_methods(true)
         .user_agent(options.user_agent.as_str())
         // Room for every connection the probes keep alive, so none is closed for want of it.
@@ -442,7 +475,8 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
     let connector =
         ().chain(super::connector::EndpointConnector::new(tls))
             .chain(ConnectProxyConnector::default())
-            .chain(TcpConnector::default());
+            .chain(TcpConnector::default())
+            .chain(super::connector::SlicedWaits);
     Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 
@@ -471,6 +505,7 @@ fn classify_io(e: &std::io::Error, url: &str) -> FetchError {
     }
     match e.kind() {
         K::InvalidData => FetchError::Protocol(format!("{url}: {e}")),
+        K::ConnectionRefused => FetchError::Refused(format!("{url}: {e}")),
         _ => FetchError::Transient(format!("{url}: {e}")),
     }
 }

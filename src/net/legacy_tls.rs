@@ -10,7 +10,7 @@
 
 use super::proxy::Proxy;
 use super::tls::{Route, TlsFailure};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -163,9 +163,8 @@ fn exchange(
                 MAX_READ_BYTES / 1024
             ));
         }
-        let _ = stream.set_read_timeout(Some(remaining("waiting for the server's answer")?));
         let room = (MAX_READ_BYTES - received.len()).min(chunk.len());
-        match stream.read(&mut chunk[..room]) {
+        match super::read_before(stream, &mut chunk[..room], Some(deadline)) {
             // Closing on the hello is how some servers refuse an old version.
             Ok(0) if received.is_empty() => return Ok(None),
             Ok(0) => {
@@ -398,6 +397,7 @@ fn server_hello(header: &[u8], offered: u16) -> Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
     use std::net::TcpListener;
 
     /// `legacy_version`, cipher suites and extensions (type, body) of a ClientHello.

@@ -2,6 +2,7 @@
 //! and fetching the release and advisory feeds.
 
 mod connector;
+pub(crate) use connector::SlicedWaits;
 pub mod dns;
 pub mod download;
 pub mod feed;
@@ -12,6 +13,7 @@ pub mod proxy;
 pub mod resolve;
 pub mod tls;
 
+use crate::budget::StepTimeout;
 use http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use std::time::Duration;
 
@@ -94,7 +96,7 @@ pub fn select_transport(
     roots: &tls::Roots,
     proxy: Option<&proxy::Proxy>,
     insecure: bool,
-    timeout: Duration,
+    timeout: StepTimeout,
 ) -> Transport {
     select_transport_via(dest, roots, tls::Route::via(proxy), insecure, timeout)
 }
@@ -106,7 +108,7 @@ pub fn select_transport_via(
     roots: &tls::Roots,
     route: tls::Route,
     insecure: bool,
-    timeout: Duration,
+    timeout: StepTimeout,
 ) -> Transport {
     let https_endpoint = Endpoint {
         scheme: Scheme::Https,
@@ -158,6 +160,42 @@ pub fn select_transport_via(
                 https: HttpsObservation::Unavailable(reason),
                 tls: None,
             }
+        }
+    }
+}
+
+/// The longest one blocking read on a socket waits. Linux runs socket timeouts on its timer
+/// wheel, whose granularity grows with the timeout (256 ms at 8 s, 2 s at 20 s with HZ=250):
+/// one long wait may end late by that much, and a run past its budget. Waits of at most this
+/// long, repeated until the deadline, end within a few milliseconds of it.
+pub const WAIT_SLICE: Duration = Duration::from_millis(500);
+
+/// Reads what `sock` has into `buf`, waiting for it until `deadline` at most, in waits of at
+/// most [`WAIT_SLICE`]; `TimedOut` when nothing came by then. Waits without end when the
+/// deadline is `None`.
+pub fn read_before(
+    sock: &mut std::net::TcpStream,
+    buf: &mut [u8],
+    deadline: Option<std::time::Instant>,
+) -> std::io::Result<usize> {
+    use std::io::{ErrorKind, Read};
+    let Some(deadline) = deadline else {
+        sock.set_read_timeout(None)?;
+        return sock.read(buf);
+    };
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        sock.set_read_timeout(Some(left.min(WAIT_SLICE)))?;
+        match sock.read(buf) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            done => return done,
         }
     }
 }

@@ -92,12 +92,11 @@ impl Proxy {
         deadline: Instant,
     ) -> Result<TcpStream, TlsFailure> {
         let mut stream = super::tls::connect(&self.host, self.port, deadline)?;
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
+        if Instant::now() >= deadline {
             return Err(TlsFailure::Transient("proxy connection timed out".into()));
         }
-        let _ = stream.set_read_timeout(Some(remaining));
-        let _ = stream.set_write_timeout(Some(remaining));
+        // Every read and write ends by the deadline, however slowly the proxy answers.
+        let mut io = super::tls::Until::new(&mut stream, Some(deadline));
         let authority = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
@@ -108,8 +107,7 @@ impl Proxy {
             request.push_str(&format!("Proxy-Authorization: {auth}\r\n"));
         }
         request.push_str("\r\n");
-        stream
-            .write_all(request.as_bytes())
+        io.write_all(request.as_bytes())
             .map_err(|e| TlsFailure::Transient(format!("proxy: {e}")))?;
         // Read the proxy's answer head byte by byte: nothing of the tunnel may be consumed.
         let mut head = Vec::new();
@@ -120,7 +118,7 @@ impl Proxy {
                     "proxy answer head exceeds 16 KiB".into(),
                 ));
             }
-            match stream.read(&mut byte) {
+            match io.read(&mut byte) {
                 Ok(0) => return Err(TlsFailure::Transient("proxy closed the connection".into())),
                 Ok(_) => head.push(byte[0]),
                 Err(e) => return Err(TlsFailure::Transient(format!("proxy: {e}"))),
@@ -134,6 +132,8 @@ impl Proxy {
                 "proxy refused CONNECT {authority}: {line}"
             )));
         }
+        let _ = stream.set_read_timeout(None);
+        let _ = stream.set_write_timeout(None);
         Ok(stream)
     }
 }

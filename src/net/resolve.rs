@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6, ToSocketAddrs};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 static PINNED: OnceLock<HashMap<String, Vec<IpAddr>>> = OnceLock::new();
 
@@ -97,6 +98,39 @@ pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     Ok((host, port).to_socket_addrs()?.collect())
 }
 
+/// [`lookup`] that gives up at `deadline`. Pinned names and address literals answer at once;
+/// the system resolver cannot be interrupted, so a lookup that outlives the deadline is left
+/// to finish on its own thread and its answer dropped.
+pub fn lookup_until(host: &str, port: u16, deadline: Instant) -> io::Result<Vec<SocketAddr>> {
+    let key = host.trim_end_matches('.').to_ascii_lowercase();
+    let known = zoned(host, port).is_some()
+        || host.parse::<IpAddr>().is_ok()
+        || PINNED.get().is_some_and(|p| p.contains_key(&key));
+    if known {
+        return lookup(host, port);
+    }
+    let name = host.to_string();
+    answer_until(deadline, move || lookup(&name, port)).unwrap_or_else(|| {
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("looking up {host} timed out"),
+        ))
+    })
+}
+
+/// The answer of `ask`, run on a thread of its own, if it comes before `deadline`.
+fn answer_until<T: Send + 'static>(
+    deadline: Instant,
+    ask: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(ask());
+    });
+    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .ok()
+}
+
 /// The ureq resolver of the scan: the pinned table, or the pins of the connection (a guarded
 /// scan's validated addresses; one address of a name for `--all-addresses`, which connects to
 /// each address in turn while Host and SNI keep the name; a webhook's chosen address). With
@@ -160,5 +194,21 @@ mod tests {
         assert!(parse_pins("a=not-an-ip").is_none());
         assert!(parse_pins("=127.0.0.1").is_none());
         assert!(parse_pins("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_lookup_ends_at_its_deadline() {
+        // Literals answer at once, even with the deadline passed.
+        let past = Instant::now();
+        let got = lookup_until("127.0.0.1", 8080, past).unwrap();
+        assert_eq!(got, vec!["127.0.0.1:8080".parse().unwrap()]);
+        // A resolver that does not answer is not waited for past the deadline.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let soon = Instant::now() + std::time::Duration::from_millis(50);
+        assert_eq!(answer_until(soon, move || held.recv().is_ok()), None);
+        assert!(Instant::now() < soon + std::time::Duration::from_secs(1));
+        drop(release);
+        let later = Instant::now() + std::time::Duration::from_secs(5);
+        assert_eq!(answer_until(later, || 7), Some(7));
     }
 }

@@ -10,6 +10,7 @@
 //! accepted it, so a configuration of their own could not). A resumed handshake costs the
 //! instance neither a certificate nor a signature.
 
+use crate::budget::StepTimeout;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{
     ClientSessionMemoryCache, ClientSessionStore, Resumption, WebPkiServerVerifier,
@@ -334,8 +335,8 @@ struct Shared {
     config: Arc<rustls::ClientConfig>,
     verifier: Arc<EndpointVerifier>,
     sessions: Arc<ClientSessionMemoryCache>,
-    /// Bounds the connect and the handshake of each connection.
-    timeout: Duration,
+    /// Bounds the connect and the handshake of each connection, never past the budget.
+    timeout: StepTimeout,
     /// The inspected connection and the verdict on its chain, kept for the first HTTP request.
     kept: Mutex<Option<(TlsStream, Result<TrustedBy, String>)>>,
 }
@@ -365,7 +366,7 @@ impl EndpointTls {
         port: u16,
         roots: &Roots,
         route: Route,
-        timeout: Duration,
+        timeout: StepTimeout,
     ) -> Result<EndpointTls, TlsFailure> {
         let provider = provider();
         let verifier =
@@ -397,7 +398,7 @@ impl EndpointTls {
     /// The first connection: one handshake that completes whatever the certificate, judged
     /// afterwards. The connection stays open for the first HTTP request.
     pub fn inspect(&self) -> Result<Handshake, TlsFailure> {
-        let deadline = Instant::now() + self.0.timeout;
+        let deadline = self.0.timeout.deadline();
         let tcp = self.dial(deadline)?;
         let stream = self
             .handshake(tcp, deadline)
@@ -455,8 +456,10 @@ impl EndpointTls {
     /// A connection for the HTTP client: the inspected one while nobody has taken it and it
     /// is still open, else a new one, which resumes the session of an earlier connection when
     /// the server issued one. Refused until a [`Requirement`] is set, so no connection but
-    /// the inspected one ever completes with a certificate nobody judged.
-    pub fn connection(&self) -> io::Result<TlsStream> {
+    /// the inspected one ever completes with a certificate nobody judged. A new connection's
+    /// connect and handshake end within `within` (what is left of the request that asked for
+    /// it) when that comes before the endpoint's own limit.
+    pub fn connection(&self, within: Option<Duration>) -> io::Result<TlsStream> {
         if self.0.verifier.required.get().is_none() {
             return Err(io::Error::other(format!(
                 "TLS to {}:{}: the certificate requirement is not decided yet",
@@ -469,7 +472,10 @@ impl EndpointTls {
         {
             return Ok(stream);
         }
-        let deadline = Instant::now() + self.0.timeout;
+        let deadline = match within {
+            Some(left) => self.0.timeout.deadline().min(Instant::now() + left),
+            None => self.0.timeout.deadline(),
+        };
         let tcp = self.dial(deadline).map_err(|failure| match failure {
             TlsFailure::Connect(m) => io::Error::new(io::ErrorKind::ConnectionRefused, m),
             TlsFailure::Transient(m) => io::Error::new(io::ErrorKind::TimedOut, m),
@@ -489,25 +495,65 @@ impl EndpointTls {
     fn handshake(&self, mut tcp: TcpStream, deadline: Instant) -> io::Result<TlsStream> {
         let mut conn = rustls::ClientConnection::new(self.0.config.clone(), self.0.name.clone())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        while conn.is_handshaking() {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            if remaining.is_zero() {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "TLS handshake timed out",
-                ));
+        {
+            let mut io = Until::new(&mut tcp, Some(deadline));
+            while conn.is_handshaking() {
+                conn.complete_io(&mut io).map_err(|e| match e.kind() {
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                        io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out")
+                    }
+                    _ => e,
+                })?;
             }
-            let _ = tcp.set_read_timeout(Some(remaining));
-            let _ = tcp.set_write_timeout(Some(remaining));
-            conn.complete_io(&mut tcp)?;
-        }
-        // The last flight (the client's Finished) may still be queued.
-        while conn.wants_write() {
-            conn.write_tls(&mut tcp)?;
+            // The last flight (the client's Finished) may still be queued.
+            while conn.wants_write() {
+                conn.write_tls(&mut io)?;
+            }
         }
         let _ = tcp.set_read_timeout(None);
         let _ = tcp.set_write_timeout(None);
         Ok(rustls::StreamOwned::new(conn, tcp))
+    }
+}
+
+/// A socket whose every read and write ends by a deadline: rustls reads a record in as many
+/// reads as the peer takes to send it, so a timeout set once would start again with each
+/// byte of a peer that sends one now and then, and never end.
+pub struct Until<'a> {
+    sock: &'a mut TcpStream,
+    deadline: Option<Instant>,
+}
+
+impl<'a> Until<'a> {
+    /// `None`: no deadline, the socket blocks as it is.
+    pub fn new(sock: &'a mut TcpStream, deadline: Option<Instant>) -> Until<'a> {
+        Until { sock, deadline }
+    }
+}
+
+impl io::Read for Until<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        super::read_before(self.sock, buf, self.deadline)
+    }
+}
+
+impl io::Write for Until<'_> {
+    /// What we send (a ClientHello, a request head, a sign-in form) fits in the socket's
+    /// buffer: a write does not wait on the peer, so one timeout of what is left is enough.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = match self.deadline {
+            None => None,
+            Some(deadline) => match deadline.saturating_duration_since(Instant::now()) {
+                left if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
+                left => Some(left),
+            },
+        };
+        self.sock.set_write_timeout(left)?;
+        self.sock.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sock.flush()
     }
 }
 
@@ -539,7 +585,7 @@ pub fn is_alive(stream: &mut TlsStream) -> bool {
 
 /// Connects to the first address of `host` that answers within the deadline.
 pub fn connect(host: &str, port: u16, deadline: Instant) -> Result<TcpStream, TlsFailure> {
-    let addrs: Vec<SocketAddr> = super::resolve::lookup(host, port)
+    let addrs: Vec<SocketAddr> = super::resolve::lookup_until(host, port, deadline)
         .map_err(|e| TlsFailure::Connect(format!("cannot resolve {host}: {e}")))?;
     connect_to(host, addrs, deadline)
 }

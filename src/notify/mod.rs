@@ -9,6 +9,7 @@
 
 pub mod body;
 
+use crate::budget::{Attempt, Budget, GaveUp, StepTimeout};
 use crate::net::guard;
 
 use crate::report::{ScanResult, State};
@@ -227,10 +228,15 @@ pub fn body_of(settings: &WebhookSettings, result: &ScanResult) -> Result<Vec<u8
     serde_json::to_vec(&value).map_err(|e| format!("cannot encode the notification: {e}"))
 }
 
-/// Delivers one host's notification, retrying; `Err` says why it failed in the end.
-pub fn deliver(settings: &WebhookSettings, result: &ScanResult) -> Result<(), String> {
+/// Delivers one host's notification, retrying within what is left of the run's time budget;
+/// `Err` says why it failed in the end.
+pub fn deliver(
+    settings: &WebhookSettings,
+    result: &ScanResult,
+    budget: &Budget,
+) -> Result<(), String> {
     let body = body_of(settings, result)?;
-    post(settings, &body).inspect(|()| {
+    post_within(settings, &body, budget).inspect(|()| {
         crate::run::debug_log(&format!("webhook for {} delivered", result.host));
     })
 }
@@ -240,39 +246,45 @@ pub fn deliver(settings: &WebhookSettings, result: &ScanResult) -> Result<(), St
 /// before retry n; 4xx, a redirect or a refused destination end it at once. `Err` names the
 /// destination (without user information or query) and why.
 pub fn post(settings: &WebhookSettings, body: &[u8]) -> Result<(), String> {
+    post_within(settings, body, &Budget::unlimited())
+}
+
+/// [`post`] within `budget`: each attempt is cut to what is left of it, and a retry starts
+/// only if it could end within it (`Budget::retry`).
+fn post_within(settings: &WebhookSettings, body: &[u8], budget: &Budget) -> Result<(), String> {
     let destination = Destination::of(settings)?;
-    post_to(settings, &destination, body).map_err(|e| destination.hide(settings, &e))
+    post_to(settings, &destination, body, budget).map_err(|e| destination.hide(settings, &e))
 }
 
 fn post_to(
     settings: &WebhookSettings,
     destination: &Destination,
     body: &[u8],
+    budget: &Budget,
 ) -> Result<(), String> {
     let attempts = settings.retries.saturating_add(1);
-    let mut last = String::new();
-    for attempt in 1..=attempts {
-        if attempt > 1 {
-            std::thread::sleep(backoff(settings.backoff_factor, attempt - 1));
-        }
-        match attempt_once(settings, destination, body) {
-            Ok(()) => return Ok(()),
-            Err(Failure::Final(message)) => {
-                return Err(format!("{}: {message}", destination.display));
+    let timeout = budget.step_timeout(settings.timeout);
+    budget
+        .retry(
+            settings.retries,
+            settings.backoff_factor,
+            |attempt| match attempt_once(settings, destination, body, timeout) {
+                Ok(()) => Attempt::Done(()),
+                Err(Failure::Final(message)) => Attempt::Failed(message),
+                Err(Failure::Retry(message)) => {
+                    crate::run::debug_log(&format!(
+                        "webhook attempt {attempt} of {attempts} to {} failed: {message}",
+                        destination.display
+                    ));
+                    Attempt::Transient(message)
+                }
+            },
+        )
+        .map_err(|gave_up| match gave_up {
+            GaveUp::Failed(message) | GaveUp::Exhausted { message, .. } => {
+                format!("{}: {message}", destination.display)
             }
-            Err(Failure::Retry(message)) => {
-                crate::run::debug_log(&format!(
-                    "webhook attempt {attempt} of {attempts} to {} failed: {message}",
-                    destination.display
-                ));
-                last = message;
-            }
-        }
-    }
-    Err(format!(
-        "{}: {last} (gave up after {attempts} attempt(s))",
-        destination.display
-    ))
+        })
 }
 
 /// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds.
@@ -289,8 +301,11 @@ fn attempt_once(
     settings: &WebhookSettings,
     destination: &Destination,
     body: &[u8],
+    timeout: StepTimeout,
 ) -> Result<(), Failure> {
     let started = Instant::now();
+    // The attempt's limit (`--webhook-timeout`), cut to what is left of the budget now.
+    let limit = timeout.now();
     let (pin, proxy) = match &settings.proxy {
         Some(proxy) => {
             if !settings.allow_private {
@@ -310,14 +325,14 @@ fn attempt_once(
             (None, Some(proxy))
         }
         None => {
-            let addresses = guard::resolve(&destination.host, destination.port, settings.timeout)
+            let addresses = guard::resolve(&destination.host, destination.port, limit)
                 .map_err(Failure::Retry)?;
             let ip = guard::choose(&destination.host, &addresses, settings.allow_private)
                 .map_err(Failure::Final)?;
             (Some(guard::Pins::new(&destination.host, vec![ip])), None)
         }
     };
-    let remaining = settings.timeout.saturating_sub(started.elapsed());
+    let remaining = limit.saturating_sub(started.elapsed());
     if remaining.is_zero() {
         return Err(Failure::Retry("timed out".into()));
     }
@@ -377,7 +392,8 @@ fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>
         ))
         .build();
     let resolver = crate::net::resolve::ScanResolver { pin };
-    let connector = ureq::unversioned::transport::DefaultConnector::default();
+    use ureq::unversioned::transport::{Connector, DefaultConnector};
+    let connector = DefaultConnector::default().chain(crate::net::SlicedWaits);
     ureq::Agent::with_parts(config, connector, resolver)
 }
 
@@ -532,7 +548,12 @@ mod tests {
         s.retries = 5;
         s.backoff_factor = 60.0;
         // Final at once: no retries, no waiting, nothing resolved or connected.
-        let error = deliver(&s, &scanned("cloud.example", "8.1.0", None)).unwrap_err();
+        let error = deliver(
+            &s,
+            &scanned("cloud.example", "8.1.0", None),
+            &Budget::unlimited(),
+        )
+        .unwrap_err();
         assert!(
             error.contains("validated addresses are pinned, so a resolving proxy cannot be used without --allow-private-webhooks"),
             "{error}"
@@ -543,7 +564,12 @@ mod tests {
     fn a_blocked_literal_is_refused_before_any_traffic() {
         let mut s = settings("http://169.254.169.254/latest", BodyFormat::Generic);
         s.backoff_factor = 60.0;
-        let error = deliver(&s, &scanned("cloud.example", "8.1.0", None)).unwrap_err();
+        let error = deliver(
+            &s,
+            &scanned("cloud.example", "8.1.0", None),
+            &Budget::unlimited(),
+        )
+        .unwrap_err();
         assert_eq!(
             error,
             "http://169.254.169.254/…: destination 169.254.169.254 refused: 169.254.169.254 \

@@ -35,9 +35,15 @@ pub struct NodeObservation {
 
 /// Addresses of a name to compare: the resolver's order, duplicates dropped, IPv6 left out
 /// when disabled. Address literals are a single node.
-pub fn addresses_of(host: &str, ipv6: bool) -> Result<Vec<IpAddr>, String> {
+pub fn addresses_of(
+    host: &str,
+    ipv6: bool,
+    deadline: std::time::Instant,
+) -> Result<Vec<IpAddr>, String> {
     let mut out: Vec<IpAddr> = Vec::new();
-    for addr in crate::net::resolve::lookup(host, 0).map_err(|e| format!("{host}: {e}"))? {
+    let found =
+        crate::net::resolve::lookup_until(host, 0, deadline).map_err(|e| format!("{host}: {e}"))?;
+    for addr in found {
         let ip = addr.ip();
         if (ipv6 || ip.is_ipv4()) && !out.contains(&ip) {
             out.push(ip);
@@ -144,7 +150,8 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
                 .take(1),
         );
     }
-    let deadline = std::time::Instant::now() + p.options.timeout * 2 + Duration::from_secs(1);
+    // Probes not started by then are skipped; those in flight end with the budget anyway.
+    let deadline = std::time::Instant::now() + p.options.timeout.now() * 2 + Duration::from_secs(1);
     let mut answers = pool::run_http(&client, &probes, super::HTTP_CONNECTIONS, deadline);
     let capabilities = answers
         .remove(plan::CAPABILITIES)

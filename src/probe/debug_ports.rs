@@ -15,13 +15,14 @@
 //! default), so through a proxy every port would look closed; and what matters is whether the
 //! port is reachable from the network the scanner stands in, not from the proxy.
 
+use crate::budget::StepTimeout;
 use crate::net::guard::Pins;
 use crate::net::http::{
     Client, ClientOptions, Endpoint, FetchError, Response, Scheme, Verification,
 };
 use std::io::ErrorKind;
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The handlers fetched from every open port, in this order.
 pub const DEBUG_PATHS: &[&str] = &[
@@ -84,14 +85,21 @@ impl DebugPort {
 /// `host` is a name or an address (IPv6 with or without brackets); every address it resolves
 /// to is tried, IPv4 and IPv6 alike. Each connect is bounded by `connect_timeout`, each
 /// request to an open port by `request_timeout`, so the whole probe takes at most about
-/// `connect_timeout + request_timeout` (plus name resolution).
+/// `connect_timeout + request_timeout` (plus name resolution), and never runs past the end
+/// of the run's budget those limits carry.
 pub fn probe(
     host: &str,
     ports: &[u16],
-    connect_timeout: Duration,
-    request_timeout: Duration,
+    connect_timeout: impl Into<StepTimeout>,
+    request_timeout: impl Into<StepTimeout>,
 ) -> Vec<DebugPort> {
-    probe_pinned(host, None, ports, connect_timeout, request_timeout)
+    probe_pinned(
+        host,
+        None,
+        ports,
+        connect_timeout.into(),
+        request_timeout.into(),
+    )
 }
 
 /// [`probe`] with the addresses of `host` taken from `pins` when given (a guarded scan): no
@@ -100,8 +108,8 @@ pub fn probe_pinned(
     host: &str,
     pins: Option<&Pins>,
     ports: &[u16],
-    connect_timeout: Duration,
-    request_timeout: Duration,
+    connect_timeout: StepTimeout,
+    request_timeout: StepTimeout,
 ) -> Vec<DebugPort> {
     let mut distinct: Vec<u16> = Vec::with_capacity(ports.len());
     for port in ports {
@@ -109,11 +117,9 @@ pub fn probe_pinned(
             distinct.push(*port);
         }
     }
-    // `connect_timeout` rejects a zero duration.
-    let connect_timeout = connect_timeout.max(Duration::from_millis(1));
     let addresses = match pins {
         Some(pins) => super::pinned_addresses(pins, host),
-        None => resolve(host),
+        None => resolve(host, connect_timeout.deadline()),
     };
     let workers = distinct.len().min(MAX_CONCURRENT_PORTS);
     super::pool::run_all(&distinct, workers, |port| match &addresses {
@@ -123,13 +129,14 @@ pub fn probe_pinned(
             state: PortState::Error(reason.clone()),
             endpoints: Vec::new(),
             address: None,
-            connect_timeout,
+            connect_timeout: connect_timeout.now(),
         },
     })
 }
 
-/// Every distinct address of the host, in resolver order.
-fn resolve(host: &str) -> Result<Vec<IpAddr>, String> {
+/// Every distinct address of the host, in resolver order, if the resolver answers before
+/// `deadline`.
+fn resolve(host: &str, deadline: Instant) -> Result<Vec<IpAddr>, String> {
     let name = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
@@ -137,7 +144,7 @@ fn resolve(host: &str) -> Result<Vec<IpAddr>, String> {
     if let Ok(ip) = name.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }
-    let resolved = crate::net::resolve::lookup(name, 0)
+    let resolved = crate::net::resolve::lookup_until(name, 0, deadline)
         .map_err(|e| format!("{name} does not resolve: {e}"))?;
     let mut ips: Vec<IpAddr> = Vec::new();
     for addr in resolved {
@@ -160,6 +167,7 @@ enum Connect {
 }
 
 fn connect(addr: SocketAddr, timeout: Duration) -> Connect {
+    // `connect_timeout` rejects a zero duration; a step's limit is never zero.
     match TcpStream::connect_timeout(&addr, timeout) {
         // Dropped at once: the handlers are fetched on connections of their own.
         Ok(_) => Connect::Open(addr),
@@ -174,9 +182,11 @@ fn connect(addr: SocketAddr, timeout: Duration) -> Connect {
 fn probe_port(
     ips: &[IpAddr],
     port: u16,
-    connect_timeout: Duration,
-    request_timeout: Duration,
+    connect_timeout: StepTimeout,
+    request_timeout: StepTimeout,
 ) -> DebugPort {
+    // Cut to what is left of the budget as the connects start.
+    let connect_timeout = connect_timeout.now();
     let addrs: Vec<SocketAddr> = ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect();
     // Every address at once: a filtered IPv6 address must not delay the IPv4 one.
     let outcomes =
@@ -224,7 +234,7 @@ fn url_host(ip: IpAddr) -> String {
 }
 
 /// Fetches every debug path over plain HTTP from the address that accepted, all at once.
-fn fetch_handlers(addr: SocketAddr, request_timeout: Duration) -> Vec<DebugAnswer> {
+fn fetch_handlers(addr: SocketAddr, request_timeout: StepTimeout) -> Vec<DebugAnswer> {
     let endpoint = Endpoint {
         scheme: Scheme::Http,
         // The address that accepted, not the name: a name with several addresses could

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod pool;
 pub mod status;
 
+use crate::budget::StepTimeout;
 use crate::family::ProductFamily;
 use crate::net::guard::Pins;
 use crate::net::http::{Client, Endpoint, FetchError, Response, Scheme};
@@ -135,6 +136,9 @@ impl From<FetchError> for ProbeFailure {
     fn from(e: FetchError) -> Self {
         match e {
             FetchError::Transient(m) => ProbeFailure::Transient(m),
+            FetchError::Refused(m) => {
+                ProbeFailure::Definite(format!("{m} (nothing listens on the port; not retried)"))
+            }
             FetchError::Tls(m) | FetchError::Protocol(m) => ProbeFailure::Definite(m),
         }
     }
@@ -154,7 +158,8 @@ pub struct Options {
     /// (`Family::debug_ports`) instead of `debug_ports`.
     pub debug_ports_of_family: bool,
     pub debug_port_timeout: Duration,
-    pub request_timeout: Duration,
+    /// Each request's limit, and the end of the run's budget no probe outlives.
+    pub request_timeout: StepTimeout,
     pub proxy: Option<Proxy>,
     /// A client for plain HTTP on the HTTP port, when the scan itself runs over HTTPS.
     pub plain_client: Option<Client>,
@@ -192,7 +197,14 @@ pub fn measure_selected(
     options: &Options,
     wanted: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Measurements, ProbeFailure> {
-    let status = status::probe_status(client)?;
+    let spent_before = client.budget_spent();
+    let status = status::probe_status(client).map_err(|failure| match (failure, &https) {
+        // The TLS attempt took what was left of the budget: that is what was slow.
+        (ProbeFailure::Transient(m), HttpsObservation::Unavailable(why)) if spent_before => {
+            ProbeFailure::Transient(format!("HTTPS: {why}, then {m}"))
+        }
+        (failure, _) => failure,
+    })?;
     let extra = options.extra_checks;
     let over_https = client.endpoint.scheme == Scheme::Https;
     let endpoint = &client.endpoint;
@@ -226,7 +238,9 @@ pub fn measure_selected(
                     &options.host,
                     client.pins(),
                     &debug_port_list,
-                    options.debug_port_timeout,
+                    options
+                        .request_timeout
+                        .with_each(options.debug_port_timeout),
                     options.request_timeout,
                 )
             })
@@ -242,7 +256,7 @@ pub fn measure_selected(
                     &options.host,
                     client.endpoint.port,
                     &route,
-                    options.request_timeout,
+                    options.request_timeout.now(),
                 )
             })
         });
@@ -251,19 +265,18 @@ pub fn measure_selected(
                 use crate::net::dns::{self, CaaLookup, DnssecLookup};
                 // CAA and DNSSEC asked at once, each within the request timeout: a silent
                 // server costs one timeout, not two.
+                let timeout = options.request_timeout.now();
                 let dnssec = options.dns_server.map(|server| {
-                    scope.spawn(move || {
-                        dns::lookup_dnssec(&options.host, server, options.request_timeout)
-                    })
+                    scope.spawn(move || dns::lookup_dnssec(&options.host, server, timeout))
                 });
                 let addresses = match client.pins() {
                     // A guarded scan reports what the guard resolved: nothing is looked up again.
                     Some(pins) => pinned_addresses(pins, &options.host),
-                    None => resolve_all(&options.host),
+                    None => resolve_all(&options.host, Instant::now() + timeout),
                 };
                 let no_server = "no DNS server known (set scanner.dns_server)";
                 let caa = match options.dns_server {
-                    Some(server) => dns::lookup_caa(&options.host, server, options.request_timeout),
+                    Some(server) => dns::lookup_caa(&options.host, server, timeout),
                     None => CaaLookup::Failed(no_server.into()),
                 };
                 let dnssec = match dnssec {
@@ -361,10 +374,11 @@ fn is_dns_name(host: &str) -> bool {
     host.parse::<std::net::IpAddr>().is_err()
 }
 
-/// Every address the system resolver gives for the name.
-pub fn resolve_all(host: &str) -> Result<Vec<std::net::IpAddr>, String> {
+/// Every address the system resolver gives for the name, if it answers before `deadline`.
+pub fn resolve_all(host: &str, deadline: Instant) -> Result<Vec<std::net::IpAddr>, String> {
     let mut out: Vec<std::net::IpAddr> = Vec::new();
-    for addr in crate::net::resolve::lookup(host, 0).map_err(|e| e.to_string())? {
+    let found = crate::net::resolve::lookup_until(host, 0, deadline).map_err(|e| e.to_string())?;
+    for addr in found {
         if !out.contains(&addr.ip()) {
             out.push(addr.ip());
         }
@@ -432,7 +446,7 @@ mod tests {
             debug_ports: ports.to_vec(),
             debug_ports_of_family: of_family,
             debug_port_timeout: Duration::from_secs(3),
-            request_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(10).into(),
             proxy: None,
             plain_client: None,
             login_throttling: false,

@@ -82,7 +82,7 @@ fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>
             )
         })?;
         let options = ClientOptions {
-            timeout: budget.cap(settings.timeout),
+            timeout: budget.step_timeout(settings.timeout),
             pin: None,
             proxy: settings.proxy.clone(),
             user_agent: format!("{PROGRAM}/{}", env!("CARGO_PKG_VERSION")),

@@ -255,7 +255,7 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
 /// Asks the release feed for its newest published release.
 fn newest_release(settings: &Settings, url: &str) -> Result<Release, String> {
     let options = ClientOptions {
-        timeout: settings.timeout,
+        timeout: settings.timeout.into(),
         pin: None,
         proxy: settings.proxy.clone(),
         user_agent: format!("{PROGRAM}/{}", env!("CARGO_PKG_VERSION")),

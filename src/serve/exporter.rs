@@ -41,8 +41,10 @@ pub const FIRST_SCRAPE_WAIT: Duration = Duration::from_secs(8);
 /// The Prometheus text exposition format, version 0.0.4.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// HTTP workers: scrapes are answered from memory, only the first may wait.
-const WORKERS: usize = 4;
+/// HTTP workers: scrapes are answered from memory (only those of the first round wait), so
+/// the cost of a worker is a thread. With the four queue places of each (`serve::http`), 80
+/// scrapers at once get the metrics, the next 256 a 503 with `Retry-After`.
+const WORKERS: usize = 16;
 
 /// What a round's host worker reports: the target's index and its result.
 type Done<'a> = dyn Fn(usize, ScanResult) + Sync + 'a;

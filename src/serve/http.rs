@@ -15,7 +15,9 @@
 //! - a body only with `Content-Length` (no chunked uploads: 411), at most the route table's cap
 //!   (8 KiB for the scan service), read within 10 s;
 //! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
-//!   `Retry-After` at once.
+//!   `Retry-After` at once, by a thread of its own that also waits (at most
+//!   [`TURN_AWAY_TIME`]) for the client to close: closing a socket with a request unread in
+//!   it makes the kernel reset the connection, and the client sees a reset, not the 503.
 //!
 //! A HEAD request reaches the routes as it is and is answered with the head of their answer,
 //! `Content-Length` included, without the body.
@@ -27,6 +29,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Connections turned away (503) wait here for [`turn_away`]; beyond this many, one is answered
+/// at once and closed, which may reset it.
+const TURN_AWAY_QUEUE: usize = 256;
+
+/// How long a turned-away connection may take to close after its 503.
+const TURN_AWAY_TIME: Duration = Duration::from_secs(1);
 
 /// Caps and deadlines of one request.
 #[derive(Clone, Copy, Debug)]
@@ -240,11 +249,21 @@ impl Server {
                 let _ = TcpStream::connect_timeout(&wake_address(addr), Duration::from_secs(1));
             })
         };
-        accept(&self.listener, &queue, &stop, limits);
-        drop(queue);
+        let (refuse, refused) = mpsc::sync_channel::<TcpStream>(TURN_AWAY_QUEUE);
+        let turner = std::thread::Builder::new()
+            .name("http-turn-away".into())
+            .spawn(move || {
+                for stream in refused {
+                    turn_away(stream, limits);
+                }
+            })
+            .expect("start the HTTP turn-away thread");
+        accept(&self.listener, &queue, &refuse, &stop, limits);
+        drop((queue, refuse));
         for worker in pool {
             let _ = worker.join();
         }
+        let _ = turner.join();
         let _ = watcher.join();
     }
 }
@@ -264,6 +283,7 @@ fn wake_address(addr: SocketAddr) -> SocketAddr {
 fn accept(
     listener: &TcpListener,
     queue: &SyncSender<TcpStream>,
+    refuse: &SyncSender<TcpStream>,
     stop: &AtomicBool,
     limits: Limits,
 ) {
@@ -274,19 +294,51 @@ fn accept(
         let Ok(stream) = stream else { continue };
         match queue.try_send(stream) {
             Ok(()) => {}
-            Err(TrySendError::Full(mut stream)) => {
-                let _ = stream.set_write_timeout(Some(limits.io_timeout));
-                let busy = Response::error(
-                    503,
-                    "busy",
-                    "every worker is busy and the queue is full; retry shortly",
-                )
-                .with_header("Retry-After", "1");
-                let status = busy.status;
-                let _ = write_response(&mut stream, busy, false);
-                log_line("-", "-", status, Duration::ZERO);
-            }
+            Err(TrySendError::Full(stream)) => match refuse.try_send(stream) {
+                Ok(()) => {}
+                // Past every queue: answered here, without waiting for the client.
+                Err(TrySendError::Full(mut stream)) => {
+                    let _ = stream.set_write_timeout(Some(limits.io_timeout));
+                    let _ = write_response(&mut stream, busy(), false);
+                    log_line("-", "-", 503, Duration::ZERO);
+                }
+                Err(TrySendError::Disconnected(_)) => break,
+            },
             Err(TrySendError::Disconnected(_)) => break,
+        }
+    }
+}
+
+/// The answer beyond the queue.
+fn busy() -> Response {
+    Response::error(
+        503,
+        "busy",
+        "every worker is busy and the queue is full; retry shortly",
+    )
+    .with_header("Retry-After", "1")
+}
+
+/// Answers a connection beyond the queue 503 and closes it without a reset: the answer, the
+/// end of our side, then whatever the client still sends (its request) is read and dropped
+/// until it closes, at most [`TURN_AWAY_TIME`] in all.
+fn turn_away(mut stream: TcpStream, limits: Limits) {
+    let until = Instant::now() + TURN_AWAY_TIME;
+    let _ = stream.set_write_timeout(Some(limits.io_timeout.min(TURN_AWAY_TIME)));
+    let _ = write_response(&mut stream, busy(), false);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    log_line("-", "-", 503, Duration::ZERO);
+    let mut sink = [0u8; 4096];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
         }
     }
 }
@@ -845,6 +897,64 @@ mod tests {
             "{busy:?}"
         );
         assert!(answers.iter().any(|a| status(a) == 200));
+    }
+
+    #[test]
+    fn connections_beyond_the_queue_get_a_503_never_a_reset() {
+        // Closing a socket with the client's request unread in it resets the connection: the
+        // client gets an error instead of the 503 (`ab -c 50` against the exporter did).
+        let (release, gate) = mpsc::channel::<()>();
+        let gate = Arc::new(Mutex::new(gate));
+        let server = Server::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            server.run(
+                1,
+                Limits::default(),
+                move |_: &Request| {
+                    // Holds the one worker until the test lets it go.
+                    let _ = gate.lock().unwrap().recv();
+                    Response::json(200, &serde_json::json!({}))
+                },
+                flag,
+            )
+        });
+        let (finished, answers) = mpsc::channel();
+        let clients: Vec<_> = (0..25)
+            .map(|_| {
+                let finished = finished.clone();
+                std::thread::spawn(move || {
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                    let sent = s.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+                    let mut out = String::new();
+                    let read = s.read_to_string(&mut out);
+                    let _ = finished.send((sent.is_ok() && read.is_ok(), out));
+                })
+            })
+            .collect();
+        // One worker and four queue places: at least twenty are turned away while it is held.
+        let turned_away: Vec<(bool, String)> = answers.iter().take(20).collect();
+        for _ in 0..25 {
+            let _ = release.send(());
+        }
+        for client in clients {
+            client.join().unwrap();
+        }
+        drop(finished);
+        let served: Vec<(bool, String)> = answers.iter().collect();
+        for (ok, answer) in turned_away.iter().chain(&served) {
+            assert!(ok, "reset: {answer:?}");
+            match status(answer) {
+                503 => assert!(answer.contains("Retry-After: 1\r\n"), "{answer}"),
+                other => assert_eq!(other, 200, "{answer}"),
+            }
+        }
+        assert!(turned_away.iter().all(|(_, a)| status(a) == 503));
+        stop.store(true, Ordering::SeqCst);
+        thread.join().unwrap();
     }
 
     #[test]

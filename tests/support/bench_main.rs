@@ -30,6 +30,9 @@
 //!    answered from the last round, with no round running and with rounds running beside
 //!    them ([`EXPORTER_SCRAPES`] each, p50 / p99 / max).
 //!
+//! Then the time budget (`bench_budget.rs`): targets that never answer, drip or stall
+//! mid-body, at budgets of 8, 12, 20 and 55 s, each run within its budget and half a second.
+//!
 //! Then the scan service (`check-storage-scanner serve --port 0`, `$COS_BENCH_SCANNER_BIN`,
 //! default: beside the plugin) against one fake instance, its cache warmed by one scan: 32
 //! client threads send 10,000 cached `GET /api/scan` (requests/s, latency percentiles, the
@@ -42,12 +45,13 @@
 //! churn over which they must stay flat (`bench_web.rs`).
 //!
 //! `COS_BENCH_ONLY` picks parts, a comma-separated list of `plugin` (the scenario table and
-//! the load table), `exporter`, `service`, `web` and `churn` (the web's 100,000 submissions);
-//! unset, everything runs.
+//! the load table), `budget`, `exporter`, `service`, `web` and `churn` (the web's 100,000
+//! submissions); unset, everything runs.
 
 #[path = "mod.rs"]
 mod support;
 
+mod bench_budget;
 mod bench_web;
 
 use std::path::{Path, PathBuf};
@@ -754,7 +758,7 @@ fn selected(part: &str) -> bool {
 }
 
 fn main() {
-    const PARTS: [&str; 5] = ["plugin", "exporter", "service", "web", "churn"];
+    const PARTS: [&str; 6] = ["plugin", "budget", "exporter", "service", "web", "churn"];
     if let Ok(only) = std::env::var("COS_BENCH_ONLY")
         && let Some(unknown) = only
             .split(',')
@@ -771,7 +775,7 @@ fn main() {
         std::env::var("COS_BENCH_BIN")
             .unwrap_or_else(|_| "target/release/check-storage-security".to_string()),
     );
-    let needs_plugin = selected("plugin") || selected("exporter");
+    let needs_plugin = selected("plugin") || selected("budget") || selected("exporter");
     if needs_plugin && !bin.is_file() {
         eprintln!(
             "bench: {} not found; build it with `cargo build --release` or set COS_BENCH_BIN",
@@ -801,6 +805,9 @@ fn main() {
     );
     if selected("plugin") {
         plugin_scenarios(&bench);
+    }
+    if selected("budget") {
+        bench_budget::budget_bench(&bench);
     }
     if selected("exporter") {
         exporter_scrapes(&bench);

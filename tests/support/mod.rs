@@ -35,6 +35,7 @@ pub mod proxy;
 pub mod redis;
 pub mod server;
 pub mod service;
+pub mod stall;
 /// Only in integration tests: it needs the test binary's compile-time paths.
 #[cfg(test)]
 pub mod web;
