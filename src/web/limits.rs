@@ -173,6 +173,41 @@ pub const NETWORK_DAY: Rule = Rule {
 /// pause): the address's rate, the target's cooldown, the network's day.
 pub const RULES: [&Rule; 3] = [&ADDRESS_RATE, &TARGET_COOLDOWN, &NETWORK_DAY];
 
+/// MCP `initialize` calls from one address (an IPv6 /64) per minute: a session is cheap to ask
+/// for and costs this process memory, so asking is limited like submitting.
+pub const SESSIONS_PER_MINUTE: u32 = 10;
+
+pub const SESSION_RATE: Rule = Rule {
+    code: "rate_limited",
+    prefix: "mcp-session:",
+    limit: SESSIONS_PER_MINUTE,
+    window_secs: MINUTE,
+    describe: |_| {
+        format!("at most {SESSIONS_PER_MINUTE} new MCP sessions a minute from one address")
+    },
+};
+
+/// Admits a new MCP session of `client` at `now_ms` when its address has room (rolling, as
+/// submissions are); a network's pause does not apply (a paused network may still read its
+/// results through MCP).
+pub fn admit_session(
+    store: &dyn Store,
+    client: IpAddr,
+    now_ms: i64,
+) -> StoreResult<Result<(), Limited>> {
+    let limit = SESSION_RATE.limit_for(&address_key(client));
+    // No network is named: a pause is a network's, and none is ever recorded under "".
+    let admission = store.admit(std::slice::from_ref(&limit), "", now_ms)?;
+    Ok(match admission.full.first() {
+        Some((_, wait)) => Err(Limited {
+            code: SESSION_RATE.code,
+            message: (SESSION_RATE.describe)(""),
+            retry_after: whole_seconds(*wait),
+        }),
+        None => Ok(()),
+    })
+}
+
 /// The code of a network's pause.
 pub const PAUSED: &str = "network_paused";
 

@@ -488,6 +488,37 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
         );
     };
     let version = negotiate(requested);
+    // Asking for a session is limited like submitting, before anything is made.
+    let client = super::limits::client_address(
+        request.peer.ip(),
+        request.header("x-forwarded-for"),
+        &api.config.trusted_proxies,
+    );
+    match super::limits::admit_session(&*api.store, client, api.clock.now_millis()) {
+        Ok(Ok(())) => {}
+        Ok(Err(limited)) => {
+            return rpc_error(
+                429,
+                id,
+                INVALID_REQUEST,
+                format!(
+                    "{}; try again in {} s",
+                    limited.message, limited.retry_after
+                ),
+            )
+            .with_header("Retry-After", &limited.retry_after.to_string());
+        }
+        Err(e) => {
+            eprintln!("check-storage-scanner web: mcp: store: {e}");
+            return rpc_error(
+                503,
+                id,
+                INTERNAL_ERROR,
+                "the service cannot reach its store; try again shortly",
+            )
+            .with_header("Retry-After", "10");
+        }
+    }
     let session = match crate::serve::service::new_uuid() {
         Ok(s) => s,
         Err(e) => {
@@ -495,11 +526,6 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    let client = super::limits::client_address(
-        request.peer.ip(),
-        request.header("x-forwarded-for"),
-        &api.config.trusted_proxies,
-    );
     sessions().insert(
         session.clone(),
         version,

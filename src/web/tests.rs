@@ -221,6 +221,55 @@ fn ten_submissions_a_minute_from_one_address() {
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 202);
 }
 
+/// Asking for an MCP session is limited like submitting: ten a minute from one address (an
+/// IPv6 /64), rolling, with `Retry-After`; another address is not limited by it, and a
+/// session refused costs the caller nothing else.
+#[test]
+fn ten_mcp_sessions_a_minute_from_one_address() {
+    let rig = rig("mcp-sessions", &[]);
+    let initialize = |peer: &str| {
+        let mut request = Request {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            query: Vec::new(),
+            headers: vec![
+                ("content-type".to_string(), "application/json".to_string()),
+                (
+                    "accept".to_string(),
+                    "application/json, text/event-stream".to_string(),
+                ),
+            ],
+            body: json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}}})
+            .to_string()
+            .into_bytes(),
+            peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
+        };
+        request
+            .headers
+            .push(("host".to_string(), "127.0.0.1".to_string()));
+        rig.api.handle(&request)
+    };
+    for n in 0..10 {
+        let answer = initialize("198.51.100.7");
+        assert_eq!(answer.status, 200, "session {n}: {:?}", body(&answer));
+    }
+    rig.advance(20);
+    let refused = initialize("198.51.100.7");
+    assert_eq!(refused.status, 429, "{:?}", body(&refused));
+    assert_eq!(header(&refused, "Retry-After"), Some("40"));
+    // The same /64 is the same client; another address is not.
+    for n in 0..10 {
+        let peer = format!("2001:db8:1:2::{n:x}");
+        assert_eq!(initialize(&peer).status, 200, "{peer}");
+    }
+    assert_eq!(initialize("2001:db8:1:2::ff").status, 429);
+    assert_eq!(initialize("198.51.100.8").status, 200);
+    rig.advance(40);
+    assert_eq!(initialize("198.51.100.7").status, 200);
+}
+
 /// The reproduction: eleven submissions from one address in 4 s across a minute
 /// edge, and one target scanned at 17:34:59.4 and again at 17:35:00.3. Rolling limits refuse
 /// both, and say exactly when to come back (rounded up to the second).
