@@ -1,7 +1,9 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
 CARGO ?= cargo
-BIN := target/debug/check-storage-security
-DEMO_DIR := target/demo
+# Where cargo builds: CARGO_TARGET_DIR when the environment sets it, as cargo itself reads it.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+BIN := $(TARGET_DIR)/debug/check-storage-security
+DEMO_DIR := $(TARGET_DIR)/demo
 
 .PHONY: build deps demo test lint man clean deb
 
@@ -13,7 +15,7 @@ build:
 demo: build
 	@mkdir -p $(DEMO_DIR)
 	@rm -f $(DEMO_DIR)/ready
-	@target/debug/examples/fake-instance --ready-file $(DEMO_DIR)/ready --ca-out $(DEMO_DIR)/ca.pem & \
+	@$(TARGET_DIR)/debug/examples/fake-instance --ready-file $(DEMO_DIR)/ready --ca-out $(DEMO_DIR)/ca.pem & \
 	  pid=$$!; trap 'kill $$pid 2>/dev/null' EXIT; \
 	  for i in $$(seq 1 100); do [ -s $(DEMO_DIR)/ready ] && break; sleep 0.1; done; \
 	  addr=$$(cat $(DEMO_DIR)/ready); \
@@ -64,8 +66,8 @@ clean:
 # configuration; see packaging/deb/build.sh). Install with: apt install ./target/deb/<file>.deb
 deb: deps
 	$(CARGO) build --release --bins
-	sh packaging/deb/build.sh target/release target/deb
-	lintian --fail-on error,warning target/deb/check-storage-security_*.deb
+	sh packaging/deb/build.sh $(TARGET_DIR)/release $(TARGET_DIR)/deb
+	lintian --fail-on error,warning $(TARGET_DIR)/deb/check-storage-security_*.deb
 
 # Release build, then wall time, CPU time and peak memory of the plugin against fake instances
 # on loopback: one healthy host, five firewalled debug ports, 100 hosts 32 at a time; then the
@@ -75,4 +77,4 @@ deb: deps
 .PHONY: bench
 bench:
 	$(CARGO) build --release --bins --example bench
-	COS_BENCH_BIN=target/release/check-storage-security target/release/examples/bench
+	COS_BENCH_BIN=$(TARGET_DIR)/release/check-storage-security $(TARGET_DIR)/release/examples/bench

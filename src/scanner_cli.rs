@@ -652,7 +652,9 @@ pub static PAGE: Page = Page {
     description: &[
         "Runs the scanner of check-storage-security without the monitoring plugin around it: \
          once for one host (scan), as a local HTTP service that scans the hosts its requests \
-         name and caches each result (serve), and offline over saved result documents \
+         name and caches each result (serve), as the public scan API that anyone may submit an \
+         instance to, with its web pages, exports, discovery documents and MCP endpoint (web; \
+         limits lists and lifts its holds), and offline over saved result documents \
          (review-waivers, fleet, snippets). Every subcommand reads the settings of check-storage-security: the \
          options below (the plugin's that apply to a scan, and the scanner's own), the COS_* \
          variables and the configuration file. A flag only the plugin takes (--baseline, \
@@ -702,10 +704,22 @@ pub static PAGE: Page = Page {
                  preferred export), sent as Content-Type: application/json (anything else is \
                  415), queues a scan and answers 202 with its uuid and links; GET \
                  /api/scans/<uuid> answers queued, running, or completed with the result \
-                 document; GET /api/scans/<uuid>/export/json|csv|sarif gives the result as a \
-                 download; DELETE /api/scans/<uuid> erases every record of that scan's target. \
-                 Any other field, a wrong type or value is 400 with {\"error\": {\"code\", \
-                 \"message\", \"field\"}}; an unknown or expired uuid is 404.",
+                 document; GET /api/scans/<uuid>/export/json|csv|sarif|pdf gives the result as a \
+                 download (the PDF a one-to-two page report); DELETE /api/scans/<uuid> erases \
+                 every record of that scan's target. Any other field, a wrong type or value is \
+                 400 with {\"error\": {\"code\", \"message\", \"field\"}}; an unknown or \
+                 expired uuid is 404.",
+                "Pages for a browser: / has the submission form, /scans/<uuid> the result (the \
+                 grade, the failed findings worst first with their fix, the remediation plan, \
+                 the exports), rendered on the server with no external assets. Discovery \
+                 documents: /.well-known/ai.json (what the service is and where everything is \
+                 described), /openapi.json (OpenAPI 3.1: every operation, schema and status) and \
+                 /arazzo.json (the submit, poll, export workflow). POST /mcp speaks the Model \
+                 Context Protocol (streamable HTTP): the tools scan_instance, scan_instances, \
+                 get_scan_result, plan_remediation, export_scan and erase_instance_data call \
+                 the same handlers, limits and guard as the JSON API; --mcp-token makes it \
+                 require a bearer token, --no-mcp removes it. GET or HEAD /healthz answers 200 \
+                 while the node and its store can serve.",
                 "The grade, state and findings of a scan are always those without the \
                  submitter's waive patterns; the result's submitterWaivers holds the grade and \
                  state with them, which the page, the PDF and the MCP summaries show beside the \
@@ -835,8 +849,8 @@ pub static PAGE: Page = Page {
     exit_status: &[
         (
             "0",
-            "scan: the host is OK. serve: stopped by SIGTERM or SIGINT. review-waivers: no \
-             waiver needs attention. fleet: no host needs action now. snippets: printed, or \
+            "scan: the host is OK. serve and web: stopped by SIGTERM or SIGINT. limits: \
+             listed or lifted. review-waivers: no waiver needs attention. fleet: no host needs action now. snippets: printed, or \
              nothing to fix. configure: the file is written.",
         ),
         (
@@ -852,7 +866,10 @@ pub static PAGE: Page = Page {
         (
             "3",
             "scan: UNKNOWN (the scan failed after its retries, or the server is not a supported \
-             product). serve: it refused to start (the reason on stderr). review-waivers: a \
+             product). serve and web: it refused to start (the reason on stderr: a wrong \
+             setting, a token that is too short, a store that cannot be opened, an address in \
+             use). limits: the store cannot be opened, or the argument is neither a network nor \
+             a target. review-waivers: a \
              --result file is not a result document. fleet: no file holds a result document. \
              snippets: an unknown --for form, or a --result file that is not a result document. \
              configure: nothing written (refused \

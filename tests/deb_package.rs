@@ -200,6 +200,15 @@ fn the_package_is_lintian_clean_and_lays_its_files_out_by_policy() {
         text(&lintian.stderr)
     );
 
+    // The description names what ships, the public scan API included.
+    let description = ok(Command::new("dpkg-deb")
+        .arg("-f")
+        .arg(&deb)
+        .arg("Description"));
+    for part in ["public scan API", "MCP", "PDF", "check-storage-scanner"] {
+        assert!(description.contains(part), "{part}: {description}");
+    }
+
     let files = contents(&deb);
     for (path, mode) in LAYOUT {
         let (found, owner, _) = files
@@ -1137,4 +1146,44 @@ fn wait_for_http(port: u16, path: &str, token: Option<&str>) -> String {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// `make deb` (and `make demo`, `make bench`) build where cargo does: under CARGO_TARGET_DIR
+/// when it is set, else in target/.
+#[test]
+fn make_deb_honours_cargo_target_dir() {
+    let dry = |target_dir: Option<&str>| {
+        let mut command = Command::new("make");
+        command
+            .current_dir(repo())
+            .args(["-n", "deb", "bench", "demo"]);
+        command.env_remove("CARGO_TARGET_DIR");
+        if let Some(dir) = target_dir {
+            command.env("CARGO_TARGET_DIR", dir);
+        }
+        ok(&mut command)
+    };
+    let printed = dry(Some("/elsewhere/build"));
+    assert!(
+        printed.contains("sh packaging/deb/build.sh /elsewhere/build/release /elsewhere/build/deb"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("lintian --fail-on error,warning /elsewhere/build/deb/"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("/elsewhere/build/release/examples/bench"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("/elsewhere/build/debug/examples/fake-instance"),
+        "{printed}"
+    );
+    assert!(!printed.contains(" target/release"), "{printed}");
+    let printed = dry(None);
+    assert!(
+        printed.contains("sh packaging/deb/build.sh target/release target/deb"),
+        "{printed}"
+    );
 }

@@ -152,3 +152,33 @@ fn icinga2_check_command_is_current() {
         &storage_security::distribution::icinga2::configuration(),
     );
 }
+
+/// The scanner's page names what `web` serves and how each server ends.
+#[test]
+fn the_scanner_page_names_what_web_serves() {
+    let page = storage_security::scanner_cli::PAGE.man_page();
+    for served in [
+        "/api/scans",
+        "export/json|csv|sarif|pdf",
+        "/scans/<uuid>",
+        "/.well-known/ai.json",
+        "/openapi.json",
+        "/arazzo.json",
+        "POST /mcp",
+        "/healthz",
+    ] {
+        assert!(
+            page.contains(&served.replace('-', "\\-")) || page.contains(served),
+            "{served}"
+        );
+    }
+    let exit = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+    assert!(
+        exit.contains("serve and web: stopped by SIGTERM or SIGINT"),
+        "{exit}"
+    );
+    assert!(
+        exit.contains("serve and web: it refused to start"),
+        "{exit}"
+    );
+}

@@ -67,7 +67,8 @@ for program in check-storage-security check-storage-scanner; do
     put 0644 "$completions/$program.fish" "/usr/share/fish/vendor_completions.d/$program.fish"
 done
 
-# systemd units: the scan service, the exporter, the hourly scan and its timer.
+# systemd units: the scan service, the public scan API, the exporter, the hourly scan and its
+# timer.
 for unit in check-storage-scanner.service check-storage-scanner-web.service \
     check-storage-security-exporter.service \
     check-storage-security.service check-storage-security.timer; do
@@ -142,9 +143,11 @@ Description: security check for self-hosted file-sync and sharing servers
  SARIF, JUnit or JSON.
  .
  The package ships the plugin with an Icinga 2 CheckCommand, a Nagios command
- and a Checkmk local check; check-storage-scanner, a local caching scan service;
- systemd units for that service, the metrics exporter and an hourly scan into
- the journal; shell completions for bash, zsh and fish.
+ and a Checkmk local check; check-storage-scanner, a local caching scan service
+ and a public scan API (web pages, JSON API with CSV, SARIF and PDF exports,
+ OpenAPI and MCP endpoints, SQLite or Redis store); systemd units for both
+ services, the metrics exporter and an hourly scan into the journal; shell
+ completions for bash, zsh and fish.
 EOF
 
 (cd "$root" && find . \( -path ./DEBIAN -o -path ./etc \) -prune -o -type f -print | sed 's|^\./||' | sort |
