@@ -322,3 +322,23 @@ fn filtered_ports_cost_one_timeout_not_five() {
         run.elapsed
     );
 }
+
+/// An open debug port costs two connections, not one per handler: the connect that finds it
+/// open, then one kept-alive connection over which its five handlers are asked in turn.
+#[test]
+fn an_open_port_is_asked_over_one_kept_alive_connection() {
+    let config = instance();
+    let fake = FakeInstance::start(config.clone());
+    let listener = support::start_debug_listener(&config);
+    let env = [ports_env(&[listener.port()])];
+    let run = scan(&fake, "keep-alive", &[], &env);
+    assert!(
+        run.failed()
+            .contains(&format!("debugPort:{}", listener.port()).as_str()),
+        "{}",
+        run.stdout
+    );
+    let traffic = listener.traffic();
+    assert_eq!(traffic.requests, 5, "{traffic:?}");
+    assert_eq!(traffic.connections, 2, "{traffic:?}");
+}

@@ -8,7 +8,8 @@
 //!
 //! The connects run concurrently, one thread per port (and one per resolved address), so five
 //! firewalled ports cost one connect timeout, not five. Each open port's handlers are fetched
-//! concurrently too, right after its connect, without waiting for the slow ports.
+//! right after its connect, without waiting for the slow ports, one after the other on one
+//! kept-alive connection.
 //!
 //! Debug ports are probed directly, never through the operator's proxy: a forward proxy's
 //! `CONNECT` to arbitrary ports is normally refused (Squid, for one, allows only 443 by
@@ -268,21 +269,26 @@ fn fetch_handlers(addr: SocketAddr, request_timeout: StepTimeout) -> Vec<DebugAn
         }
     };
     // The client reads at most `MAX_BODY_BYTES` (1 MiB) of a body and keeps what the handler's
-    // checks read; every request is bounded by the timeout.
-    super::pool::run_all(DEBUG_PATHS, DEBUG_PATHS.len(), |path| {
-        let (answer, transient) = match client.get(path, super::plan::debug_path_keep(path)) {
-            Ok(response) => (Ok(response), false),
-            Err(e) => {
-                let transient = matches!(e, FetchError::Transient(_));
-                (Err(e.message().to_string()), transient)
+    // checks read; every request is bounded by the timeout. One after the other, so the
+    // agent's pool keeps one connection alive for them all: five debug paths of a port cost
+    // one connection, not five (the ports themselves are probed at once).
+    DEBUG_PATHS
+        .iter()
+        .map(|path| {
+            let (answer, transient) = match client.get(path, super::plan::debug_path_keep(path)) {
+                Ok(response) => (Ok(response), false),
+                Err(e) => {
+                    let transient = matches!(e, FetchError::Transient(_));
+                    (Err(e.message().to_string()), transient)
+                }
+            };
+            DebugAnswer {
+                path: path.to_string(),
+                answer,
+                transient,
             }
-        };
-        DebugAnswer {
-            path: path.to_string(),
-            answer,
-            transient,
-        }
-    })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -34,6 +34,11 @@ impl DebugListener {
         self.server.requests()
     }
 
+    /// Connections accepted and requests read so far.
+    pub fn traffic(&self) -> super::server::Traffic {
+        self.server.traffic()
+    }
+
     pub fn request_count(&self) -> usize {
         self.server.request_count()
     }
