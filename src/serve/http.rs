@@ -86,6 +86,16 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every line of a header, in the order received: a proxy may add a line of its own
+    /// (HAProxy's `option forwardfor`) where another appends to the line (nginx, Caddy).
+    pub fn header_lines(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
     pub fn query_param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()

@@ -459,11 +459,7 @@ impl Api {
         }
         let now_ms = self.clock.now_millis();
         let now = now_ms.div_euclid(1000);
-        let client = limits::client_address(
-            request.peer.ip(),
-            request.header("x-forwarded-for"),
-            &self.config.trusted_proxies,
-        );
+        let client = limits::client_of(request, &self.config.trusted_proxies);
         let key = key_of(target);
         match limits::admit(&*self.store, client, &key, now_ms) {
             Ok(Ok(())) => {}

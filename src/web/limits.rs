@@ -72,9 +72,7 @@ pub fn client_address(
     };
     let mut client = peer;
     for entry in header.rsplit(',') {
-        let entry = entry.trim().trim_start_matches('[');
-        let entry = entry.split(']').next().unwrap_or(entry);
-        let Ok(ip) = entry.parse::<IpAddr>() else {
+        let Some(ip) = forwarded_address(entry) else {
             return client;
         };
         client = canonical(ip);
@@ -83,6 +81,28 @@ pub fn client_address(
         }
     }
     client
+}
+
+/// The client of `request` as [`client_address`] reads it, from every `X-Forwarded-For` line
+/// joined in the order received (the proxy nearest us wrote the last).
+pub fn client_of(request: &crate::serve::http::Request, trusted: &[(IpAddr, u8)]) -> IpAddr {
+    let lines = request.header_lines("x-forwarded-for");
+    let joined = (!lines.is_empty()).then(|| lines.join(","));
+    client_address(request.peer.ip(), joined.as_deref(), trusted)
+}
+
+/// One entry of `X-Forwarded-For`: `192.0.2.1`, `192.0.2.1:4711`, `2001:db8::1` or
+/// `[2001:db8::1]:4711`.
+fn forwarded_address(entry: &str) -> Option<IpAddr> {
+    let entry = entry.trim();
+    if let Ok(ip) = entry.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if let Ok(socket) = entry.parse::<std::net::SocketAddr>() {
+        return Some(socket.ip());
+    }
+    let bracketed = entry.strip_prefix('[')?.split(']').next()?;
+    bracketed.parse::<IpAddr>().ok()
 }
 
 /// One client for the per-address limits: an IPv4 address, or an IPv6 /64 (one host's
@@ -229,7 +249,8 @@ pub fn admit(
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
     let network = network_key(client);
-    let address = canonical(client).to_string();
+    // An IPv6 client counts by its /64: it may pick any address of it.
+    let address = address_key(client);
     let whom = [address.as_str(), target, network.as_str()];
     let limits: Vec<Limit> = RULES
         .iter()

@@ -489,11 +489,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
     };
     let version = negotiate(requested);
     // Asking for a session is limited like submitting, before anything is made.
-    let client = super::limits::client_address(
-        request.peer.ip(),
-        request.header("x-forwarded-for"),
-        &api.config.trusted_proxies,
-    );
+    let client = super::limits::client_of(request, &api.config.trusted_proxies);
     match super::limits::admit_session(&*api.store, client, api.clock.now_millis()) {
         Ok(Ok(())) => {}
         Ok(Err(limited)) => {

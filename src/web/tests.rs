@@ -411,6 +411,80 @@ fn a_network_whose_last_five_scans_found_nothing_is_paused_for_a_day() {
     assert_eq!(rig.submit("b.example.com", "198.51.100.99").status, 202);
 }
 
+/// Every `X-Forwarded-For` line counts, read from the right past the trusted proxies: a
+/// client that writes its own line first cannot take a fresh address from it (HAProxy adds the
+/// real client's line last), and `ip:port` and `[v6]:port` entries name their address.
+#[test]
+fn every_forwarded_for_line_is_read_from_the_right() {
+    let rig = rig("proxy-lines", &[("10.0.0.0", 8)]);
+    let submit = |n: usize, lines: &[&str]| {
+        let request = Request {
+            method: "POST".into(),
+            path: "/api/scans".into(),
+            query: Vec::new(),
+            headers: std::iter::once(("content-type".to_string(), "application/json".to_string()))
+                .chain(
+                    lines
+                        .iter()
+                        .map(|l| ("X-Forwarded-For".to_string(), l.to_string())),
+                )
+                .collect(),
+            body: json!({"target_url": format!("lines{n}.example.com")})
+                .to_string()
+                .into_bytes(),
+            peer: SocketAddr::new("10.0.0.2".parse().unwrap(), 40000),
+        };
+        rig.api.handle(&request).status
+    };
+    // The client's own line first, a fresh address each time; the proxy's line last.
+    for n in 0..10 {
+        let own = format!("198.18.0.{n}");
+        assert_eq!(submit(n, &[&own, "203.0.113.9"]), 202, "{n}");
+    }
+    assert_eq!(submit(10, &["198.18.0.77", "203.0.113.9"]), 429);
+    // ip:port entries are the address; twelve clients are twelve buckets, not one.
+    for n in 0..12 {
+        let entry = format!("198.51.100.{}:{}", n + 1, 40000 + n);
+        assert_eq!(submit(20 + n, &[&entry]), 202, "{entry}");
+    }
+    let v6 = "[2001:db8:5::1]:4711";
+    assert_eq!(submit(40, &[v6]), 202);
+    assert_eq!(
+        limits::client_of(
+            &Request {
+                method: "GET".into(),
+                path: "/".into(),
+                query: Vec::new(),
+                headers: vec![(
+                    "x-forwarded-for".into(),
+                    "[2001:db8:5::1]:4711, 10.9.9.9".into()
+                )],
+                body: Vec::new(),
+                peer: SocketAddr::new("10.0.0.2".parse().unwrap(), 1),
+            },
+            &[("10.0.0.0".parse().unwrap(), 8)],
+        ),
+        "2001:db8:5::1".parse::<IpAddr>().unwrap()
+    );
+}
+
+/// IPv6 clients count by their /64: fifty addresses of one /64 are one client.
+#[test]
+fn ipv6_clients_count_by_their_slash_64() {
+    let rig = rig("v6-64", &[]);
+    for n in 0..10 {
+        let peer = format!("2001:db8:7:8::{:x}", n + 1);
+        assert_eq!(
+            rig.submit(&format!("v6a{n}.example.com"), &peer).status,
+            202
+        );
+    }
+    let refused = rig.submit("v6a10.example.com", "2001:db8:7:8::ff");
+    assert_limited(&refused, "rate_limited", 60);
+    // The next /64 is another client.
+    assert_eq!(rig.submit("v6b.example.com", "2001:db8:7:9::1").status, 202);
+}
+
 #[test]
 fn forwarded_for_is_believed_from_trusted_proxies_only() {
     let rig = rig("proxy", &[("10.0.0.0", 8)]);
