@@ -2,18 +2,20 @@
 //! `make deps`), run by the test in the foreground on loopback ports, serving zones the test
 //! signs with `dnssec-keygen` and `dnssec-signzone` (bind9-utils):
 //!
-//! - `test.`: the parent, signed: delegates the zones below, with the DS of `signed.test` and a
-//!   DS for `broken.test` made from a key that zone does not use;
-//! - `signed.test.`: signed, its DS at the parent;
-//! - `unlinked.test.`: signed, no DS at the parent;
-//! - `plain.test.`: not signed;
-//! - `broken.test.`: signed, but the parent's DS names another key.
+//! - `example.net.`: the parent, signed: delegates the zones below, with the DS of
+//!   `signed.example.net` and a DS for `broken.example.net` made from a key that zone does not
+//!   use;
+//! - `signed.example.net.`: signed, its DS at the parent;
+//! - `unlinked.example.net.`: signed, no DS at the parent;
+//! - `plain.example.net.`: not signed;
+//! - `broken.example.net.`: signed, but the parent's DS names another key.
 //!
 //! One `named` is authoritative for them all (no recursion: it never sends a query). A second
-//! one is a validating resolver that forwards everything to the first, with the DS of `test.`
-//! as its only trust anchor, so its AD bit means the chain from `test.` down validated. Every
-//! query either of them sends stays on 127.0.0.1. The scanned names reach the fake instance
-//! through `scanner.resolve`, so the system resolver is never asked.
+//! one is a validating resolver that forwards everything to the first, with the DS of
+//! `example.net.` as its only trust anchor, so its AD bit means the chain from `example.net.`
+//! down validated. Every query either of them sends stays on 127.0.0.1. The scanned names reach
+//! the fake instance through `scanner.resolve`, so the system resolver is never asked. (The
+//! zones are not below `test.`: a special-use name is never asked about.)
 
 mod support;
 
@@ -32,15 +34,18 @@ const NAMED: &str = "/usr/sbin/named";
 /// The signed test zones in a directory of their own, and the key tags a finding names.
 struct Zones {
     dir: PathBuf,
-    /// The key tag of `signed.test`'s key (and of the DS its parent publishes).
+    /// The key tag of `signed.example.net`'s key (and of the DS its parent publishes).
     signed_tag: String,
-    /// The DS of `test.`: `<key tag> <algorithm> <digest type> <digest>`, the trust anchor.
+    /// The DS of `example.net.`: `<key tag> <algorithm> <digest type> <digest>`, the trust
+    /// anchor.
     parent_ds: String,
 }
 
 fn zone_file(records: &str) -> String {
     format!(
-        "$TTL 300\n@ IN SOA ns.test. hostmaster.test. 1 3600 600 86400 300\n@ IN NS ns.test.\n\
+        "$TTL 300\n\
+         @ IN SOA ns.example.net. hostmaster.example.net. 1 3600 600 86400 300\n\
+         @ IN NS ns.example.net.\n\
          {records}"
     )
 }
@@ -127,32 +132,37 @@ impl Zones {
         let _ = std::fs::remove_dir_all(dir);
         std::fs::create_dir_all(dir).unwrap();
         let write = |file: &str, text: String| std::fs::write(dir.join(file), text).unwrap();
-        for zone in ["signed.test", "unlinked.test", "plain.test", "broken.test"] {
+        for zone in [
+            "signed.example.net",
+            "unlinked.example.net",
+            "plain.example.net",
+            "broken.example.net",
+        ] {
             write(&format!("{zone}.db"), zone_file("cloud IN A 127.0.0.1\n"));
         }
-        let signed_ds = sign(dir, "signed.test");
-        sign(dir, "unlinked.test");
-        sign(dir, "broken.test");
-        // A key broken.test never uses: the parent's DS for it leads nowhere.
-        let spare = keygen(dir, "spare", "broken.test");
+        let signed_ds = sign(dir, "signed.example.net");
+        sign(dir, "unlinked.example.net");
+        sign(dir, "broken.example.net");
+        // A key broken.example.net never uses: the parent's DS for it leads nowhere.
+        let spare = keygen(dir, "spare", "broken.example.net");
         let spare_ds = ds_data(&tool(
             dir,
             "dnssec-dsfromkey",
             &["-2", &format!("spare/{spare}.key")],
         ));
         write(
-            "test.db",
+            "example.net.db",
             zone_file(&format!(
                 "ns IN A 127.0.0.1\n\
-                 signed IN NS ns.test.\n\
+                 signed IN NS ns.example.net.\n\
                  signed IN DS {signed_ds}\n\
-                 unlinked IN NS ns.test.\n\
-                 plain IN NS ns.test.\n\
-                 broken IN NS ns.test.\n\
+                 unlinked IN NS ns.example.net.\n\
+                 plain IN NS ns.example.net.\n\
+                 broken IN NS ns.example.net.\n\
                  broken IN DS {spare_ds}\n"
             )),
         );
-        let parent_ds = sign(dir, "test");
+        let parent_ds = sign(dir, "example.net");
         Zones {
             dir: dir.to_path_buf(),
             signed_tag: signed_ds.split(' ').next().unwrap().to_string(),
@@ -165,11 +175,11 @@ impl Zones {
         let zones = self.dir.display();
         let mut conf = server_options(dir, port, "recursion no;\n    dnssec-validation no;");
         for (zone, file) in [
-            ("test", "test.db.signed"),
-            ("signed.test", "signed.test.db.signed"),
-            ("unlinked.test", "unlinked.test.db.signed"),
-            ("plain.test", "plain.test.db"),
-            ("broken.test", "broken.test.db.signed"),
+            ("example.net", "example.net.db.signed"),
+            ("signed.example.net", "signed.example.net.db.signed"),
+            ("unlinked.example.net", "unlinked.example.net.db.signed"),
+            ("plain.example.net", "plain.example.net.db"),
+            ("broken.example.net", "broken.example.net.db.signed"),
         ] {
             conf.push_str(&format!(
                 "zone \"{zone}\" {{ type primary; file \"{zones}/{file}\"; }};\n"
@@ -179,13 +189,13 @@ impl Zones {
     }
 
     /// named.conf of a validating resolver on `port` that forwards every query to `upstream`
-    /// and trusts `test.` by its DS. The root hints name only 127.0.0.1 too, should anything
-    /// ever prime the root rather than forward.
+    /// and trusts `example.net.` by its DS. The root hints name only 127.0.0.1 too, should
+    /// anything ever prime the root rather than forward.
     fn resolver_conf(&self, dir: &Path, port: u16, upstream: SocketAddr) -> String {
         let hints = dir.join("root.hints");
         std::fs::write(
             &hints,
-            ". 3600000 NS a.root.test.\na.root.test. 3600000 A 127.0.0.1\n",
+            ". 3600000 NS a.root.example.net.\na.root.example.net. 3600000 A 127.0.0.1\n",
         )
         .unwrap();
         let mut ds = self.parent_ds.splitn(4, ' ');
@@ -211,7 +221,9 @@ impl Zones {
             ),
         );
         conf.push_str(&format!(
-            "trust-anchors {{ test. static-ds {tag} {algorithm} {digest_type} \"{digest}\"; }};\n\
+            "trust-anchors {{\n    \
+                 example.net. static-ds {tag} {algorithm} {digest_type} \"{digest}\";\n\
+             }};\n\
              zone \".\" {{ type hint; file \"{}\"; }};\n",
             hints.display()
         ));
@@ -266,13 +278,13 @@ fn free_port() -> u16 {
     }
 }
 
-/// Whether a DNS server answers an SOA query for `test` at `addr` within `wait`.
+/// Whether a DNS server answers an SOA query for `example.net` at `addr` within `wait`.
 fn answers(addr: SocketAddr, wait: Duration) -> bool {
     let Ok(socket) = UdpSocket::bind("127.0.0.1:0") else {
         return false;
     };
     let mut query = vec![0x5E, 0xC5, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
-    query.extend_from_slice(&[4, b't', b'e', b's', b't', 0, 0, 6, 0, 1]);
+    query.extend_from_slice(b"\x07example\x03net\x00\x00\x06\x00\x01");
     let _ = socket.set_read_timeout(Some(wait));
     let mut buf = [0u8; 1024];
     socket.send_to(&query, addr).is_ok()
@@ -409,23 +421,23 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
     let fake = instance();
     let tag = &zones.signed_tag;
 
-    let run = scan("signed", "cloud.signed.test", &fake, named.addr, &[]);
+    let run = scan("signed", "cloud.signed.example.net", &fake, named.addr, &[]);
     assert_eq!(status(&run), "Passed", "{}", run.stdout);
     assert_eq!(
         detail(&run),
         format!(
-            "the zone signed.test holding cloud.signed.test is signed with 1 DNSKEY \
+            "the zone signed.example.net holding cloud.signed.example.net is signed with 1 DNSKEY \
              (ECDSAP256SHA256, key tag {tag}) and its parent publishes DS for key tag {tag}; \
              the DNS server asked is authoritative, not a resolver, so it validated nothing"
         )
     );
 
-    let run = scan("plain", "cloud.plain.test", &fake, named.addr, &[]);
+    let run = scan("plain", "cloud.plain.example.net", &fake, named.addr, &[]);
     assert_eq!(status(&run), "Failed", "{}", run.stdout);
     assert_eq!(
         detail(&run),
-        "the zone plain.test holding cloud.plain.test is not signed: no DNSKEY at plain.test \
-         and no DS for it at its parent"
+        "the zone plain.example.net holding cloud.plain.example.net is not signed: no DNSKEY at \
+         plain.example.net and no DS for it at its parent"
     );
     // A hardening measure: never among the failed additional checks, never capping the rating.
     assert!(
@@ -436,7 +448,13 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
         run.stdout
     );
 
-    let run = scan("unlinked", "cloud.unlinked.test", &fake, named.addr, &[]);
+    let run = scan(
+        "unlinked",
+        "cloud.unlinked.example.net",
+        &fake,
+        named.addr,
+        &[],
+    );
     assert_eq!(status(&run), "Failed", "{}", run.stdout);
     assert!(
         detail(&run).contains("is signed with 1 DNSKEY")
@@ -447,7 +465,7 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
         detail(&run)
     );
 
-    let run = scan("broken", "cloud.broken.test", &fake, named.addr, &[]);
+    let run = scan("broken", "cloud.broken.example.net", &fake, named.addr, &[]);
     assert_eq!(status(&run), "Failed", "{}", run.stdout);
     assert!(
         detail(&run).contains("matches none of the zone's keys"),
@@ -459,7 +477,7 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
     // the rating is the same as without it.
     let hardened = scan(
         "plain-hardening",
-        "cloud.plain.test",
+        "cloud.plain.example.net",
         &fake,
         named.addr,
         &["--check-hardening"],
@@ -476,7 +494,7 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
     // --verify-remediation settles it with the DNS lookups alone.
     let verified = scan(
         "verify-signed",
-        "cloud.signed.test",
+        "cloud.signed.example.net",
         &fake,
         named.addr,
         &["--verify-remediation", "dnssec"],
@@ -491,7 +509,7 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
     );
     let verified = scan(
         "verify-plain",
-        "cloud.plain.test",
+        "cloud.plain.example.net",
         &fake,
         named.addr,
         &["--verify-remediation", "dnssec"],
@@ -500,7 +518,7 @@ fn the_authoritative_server_tells_signed_from_unsigned_zones() {
         verified
             .stdout
             .lines()
-            .any(|l| l.starts_with("dnssec: still fails (low): the zone plain.test")),
+            .any(|l| l.starts_with("dnssec: still fails (low): the zone plain.example.net")),
         "{}",
         verified.stdout
     );
@@ -517,7 +535,7 @@ fn a_validating_resolver_vouches_with_the_ad_bit() {
 
     let run = scan(
         "resolver-signed",
-        "cloud.signed.test",
+        "cloud.signed.example.net",
         &fake,
         resolver.addr,
         &[],
@@ -526,7 +544,7 @@ fn a_validating_resolver_vouches_with_the_ad_bit() {
     assert_eq!(
         detail(&run),
         format!(
-            "the zone signed.test holding cloud.signed.test is signed with 1 DNSKEY \
+            "the zone signed.example.net holding cloud.signed.example.net is signed with 1 DNSKEY \
              (ECDSAP256SHA256, key tag {tag}) and its parent publishes DS for key tag {tag}; \
              the resolver asked validated the answers (AD)"
         )
@@ -534,7 +552,7 @@ fn a_validating_resolver_vouches_with_the_ad_bit() {
 
     let run = scan(
         "resolver-plain",
-        "cloud.plain.test",
+        "cloud.plain.example.net",
         &fake,
         resolver.addr,
         &[],
@@ -545,7 +563,7 @@ fn a_validating_resolver_vouches_with_the_ad_bit() {
     // A chain that does not validate: the resolver answers SERVFAIL, which decides nothing.
     let run = scan(
         "resolver-broken",
-        "cloud.broken.test",
+        "cloud.broken.example.net",
         &fake,
         resolver.addr,
         &[],
@@ -553,7 +571,7 @@ fn a_validating_resolver_vouches_with_the_ad_bit() {
     assert_eq!(status(&run), "Indeterminate", "{}", run.stdout);
     assert!(
         detail(&run).starts_with(
-            "whether the zone of cloud.broken.test is signed could not be decided: the DNS \
+            "whether the zone of cloud.broken.example.net is signed could not be decided: the DNS \
              server"
         ) && detail(&run).contains("SERVFAIL"),
         "{}",
@@ -574,7 +592,7 @@ fn no_answer_leaves_dnssec_indeterminate() {
     // The server stopped: its port is closed.
     let stopped = named.addr;
     drop(named);
-    let run = scan("stopped", "cloud.signed.test", &fake, stopped, &[]);
+    let run = scan("stopped", "cloud.signed.example.net", &fake, stopped, &[]);
     assert_eq!(status(&run), "Indeterminate", "{}", run.stdout);
     assert!(
         detail(&run).contains("refused the query (port closed)"),
@@ -587,7 +605,7 @@ fn no_answer_leaves_dnssec_indeterminate() {
     let started = Instant::now();
     let run = scan(
         "silent",
-        "cloud.signed.test",
+        "cloud.signed.example.net",
         &fake,
         silent.local_addr().unwrap(),
         &["--timeout", "1"],

@@ -1,11 +1,18 @@
 //! DNS checks: `caaRecord` (the zone limits which CAs may issue certificates for the name,
 //! RFC 8659), `dnssec` (the name's zone is signed and its parent vouches for the keys, RFC
 //! 9364) and the `dnsAddresses` observation (what the name resolves to, so the result document
-//! carries it). All need a DNS name: address targets have no DNS findings.
+//! carries it). All need a DNS name: address targets have no DNS findings. A name public DNS
+//! cannot know (`net::dns::special_use`: `localhost`, `.local`, a single label, ...) skips CAA
+//! and DNSSEC; CAA also needs a certificate a publicly trusted CA issued, the only kind CAA
+//! binds.
 
 use super::{CheckSpec, DNS_ZONE, finding};
-use crate::net::dns::{CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name};
+use crate::net::HttpsObservation;
+use crate::net::dns::{
+    CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name, special_use,
+};
 use crate::net::http::Scheme;
+use crate::net::tls::TrustedBy;
 use crate::probe::status::printable;
 use crate::probe::{DnsObservation, Measurements};
 use crate::report::{Finding, Role, Status};
@@ -67,20 +74,43 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
         return Vec::new();
     };
     vec![
-        caa_record(dns, m.endpoint.scheme),
+        caa_record(dns, m.endpoint.scheme, &m.https),
         dnssec(dns),
         dns_addresses(dns),
     ]
 }
 
-fn caa_record(dns: &DnsObservation, scheme: Scheme) -> Finding {
+fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) -> Finding {
     let name = printable(&dns.name);
+    let skipped = |detail: String| finding("caaRecord", Status::Skipped, detail);
     if scheme == Scheme::Http {
-        return finding(
-            "caaRecord",
-            Status::Skipped,
-            format!("the scan runs over plain HTTP: no certificate of {name} to restrict"),
-        );
+        return skipped(format!(
+            "the scan runs over plain HTTP: no certificate of {name} to restrict"
+        ));
+    }
+    if let Some(kind) = special_use(&dns.name) {
+        return skipped(format!(
+            "{name} is {kind}, which public DNS does not serve: no CAA record applies to it, \
+             none was asked"
+        ));
+    }
+    // The CA/Browser Forum rules make publicly trusted CAs obey CAA; a private CA need not.
+    let not_public = "only publicly trusted CAs must obey CAA records, so none was asked";
+    match https.handshake().map(|h| &h.trust) {
+        Some(Ok(TrustedBy::PublicRoots)) | None => {}
+        Some(Ok(TrustedBy::PrivateCa)) => {
+            return skipped(format!(
+                "the certificate of {name} chains to a private CA (--ca-file), not to a \
+                 publicly trusted one: {not_public}"
+            ));
+        }
+        Some(Err(reason)) => {
+            return skipped(format!(
+                "the certificate of {name} does not chain to a publicly trusted CA ({}): \
+                 {not_public}",
+                printable(reason)
+            ));
+        }
     }
     match &dns.caa {
         CaaLookup::Records { owner, records } => {
@@ -129,14 +159,32 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme) -> Finding {
                 printable(reason)
             ),
         ),
+        CaaLookup::NotAsked => skipped(format!("the CAA records of {name} were not asked")),
     }
 }
 
 /// Over plain HTTP too: DNSSEC protects the address lookup itself, whatever the scheme.
 fn dnssec(dns: &DnsObservation) -> Finding {
     let name = printable(&dns.name);
+    if let Some(kind) = special_use(&dns.name) {
+        return finding(
+            "dnssec",
+            Status::Skipped,
+            format!(
+                "{name} is {kind}, which public DNS does not serve: it has no zone there to \
+                 sign, none was asked"
+            ),
+        );
+    }
     let zone = match &dns.dnssec {
         DnssecLookup::Zone(zone) => zone,
+        DnssecLookup::NotAsked => {
+            return finding(
+                "dnssec",
+                Status::Skipped,
+                format!("the zone of {name} was not asked about"),
+            );
+        }
         DnssecLookup::Failed(reason) => {
             return finding(
                 "dnssec",
@@ -318,7 +366,7 @@ mod tests {
     fn measurements(https: bool, dns: Option<DnsObservation>) -> Measurements {
         let endpoint = Endpoint {
             scheme: if https { Scheme::Https } else { Scheme::Http },
-            url_host: "cloud.example.test".into(),
+            url_host: "cloud.example.net".into(),
             port: if https { 443 } else { 80 },
             base_path: String::new(),
         };
@@ -339,7 +387,7 @@ mod tests {
 
     fn observation(caa: CaaLookup) -> DnsObservation {
         DnsObservation {
-            name: "cloud.example.test".into(),
+            name: "cloud.example.net".into(),
             addresses: Ok(vec![
                 "192.0.2.1".parse().unwrap(),
                 "2001:db8::1".parse().unwrap(),
@@ -401,19 +449,19 @@ mod tests {
         let f = caa(
             true,
             CaaLookup::Records {
-                owner: "example.test".into(),
+                owner: "example.net".into(),
                 records: vec![
                     record("issue", "letsencrypt.org; validationmethods=dns-01"),
                     record("issue", "letsencrypt.org"),
                     record("issue", "sectigo.com"),
-                    record("iodef", "mailto:security@example.test"),
+                    record("iodef", "mailto:security@example.net"),
                 ],
             },
         );
         assert_eq!(f.status, Status::Passed, "{f:?}");
         assert_eq!(
             f.detail,
-            "CAA on example.test allows letsencrypt.org, sectigo.com"
+            "CAA on example.net allows letsencrypt.org, sectigo.com"
         );
         assert_eq!(f.role, Role::Hardening);
         assert!(!f.counts);
@@ -425,19 +473,19 @@ mod tests {
         let f = caa(
             true,
             CaaLookup::Records {
-                owner: "cloud.example.test".into(),
+                owner: "cloud.example.net".into(),
                 records: vec![record("issue", ";"), record("issuewild", "pki.example.net")],
             },
         );
         assert_eq!(f.status, Status::Passed, "{f:?}");
         assert_eq!(
             f.detail,
-            "CAA on cloud.example.test allows no CA; allows for wildcards pki.example.net"
+            "CAA on cloud.example.net allows no CA; allows for wildcards pki.example.net"
         );
         let f = caa(
             true,
             CaaLookup::Records {
-                owner: "cloud.example.test".into(),
+                owner: "cloud.example.net".into(),
                 records: vec![record("issuewild", "pki.example.net")],
             },
         );
@@ -449,8 +497,8 @@ mod tests {
         let f = caa(
             true,
             CaaLookup::Records {
-                owner: "example.test".into(),
-                records: vec![record("iodef", "mailto:security@example.test")],
+                owner: "example.net".into(),
+                records: vec![record("iodef", "mailto:security@example.net")],
             },
         );
         assert_eq!(f.status, Status::Failed, "{f:?}");
@@ -464,7 +512,7 @@ mod tests {
         assert_eq!(f.status, Status::Failed);
         assert_eq!(
             f.detail,
-            "no CAA record on cloud.example.test or its parents: any CA may issue certificates \
+            "no CAA record on cloud.example.net or its parents: any CA may issue certificates \
              for it"
         );
     }
@@ -486,6 +534,85 @@ mod tests {
         }
     }
 
+    fn with_trust(trust: Result<TrustedBy, String>, verified: bool) -> Measurements {
+        let mut m = measurements(true, Some(observation(CaaLookup::NoRecords)));
+        let HttpsObservation::Verified(mut handshake) = m.https else {
+            unreachable!()
+        };
+        handshake.trust = trust;
+        m.https = if verified {
+            HttpsObservation::Verified(handshake)
+        } else {
+            HttpsObservation::Unverified(handshake)
+        };
+        m
+    }
+
+    #[test]
+    fn a_certificate_no_public_ca_issued_skips_the_caa_check() {
+        let private = only(
+            &evaluate(&with_trust(Ok(TrustedBy::PrivateCa), true)),
+            "caaRecord",
+        );
+        assert_eq!(private.status, Status::Skipped, "{private:?}");
+        assert_eq!(
+            private.detail,
+            "the certificate of cloud.example.net chains to a private CA (--ca-file), not to a \
+             publicly trusted one: only publicly trusted CAs must obey CAA records, so none was \
+             asked"
+        );
+        let untrusted = only(
+            &evaluate(&with_trust(Err("self-signed\ncertificate".into()), false)),
+            "caaRecord",
+        );
+        assert_eq!(untrusted.status, Status::Skipped, "{untrusted:?}");
+        assert_eq!(
+            untrusted.detail,
+            "the certificate of cloud.example.net does not chain to a publicly trusted CA \
+             (self-signed certificate): only publicly trusted CAs must obey CAA records, so none \
+             was asked"
+        );
+        // --insecure: unverified, but a public CA issued it, so CAA binds it.
+        let insecure = only(
+            &evaluate(&with_trust(Ok(TrustedBy::PublicRoots), false)),
+            "caaRecord",
+        );
+        assert_eq!(insecure.status, Status::Failed, "{insecure:?}");
+    }
+
+    #[test]
+    fn a_special_use_name_skips_caa_and_dnssec() {
+        for (name, kind) in [
+            ("localhost", "a special-use name (.localhost, RFC 6761)"),
+            ("cloud", "a single-label name"),
+        ] {
+            let mut dns = observation(CaaLookup::NotAsked);
+            dns.name = name.into();
+            dns.dnssec = DnssecLookup::NotAsked;
+            let findings = evaluate(&measurements(true, Some(dns)));
+            let caa = only(&findings, "caaRecord");
+            assert_eq!(caa.status, Status::Skipped, "{caa:?}");
+            assert_eq!(
+                caa.detail,
+                format!(
+                    "{name} is {kind}, which public DNS does not serve: no CAA record applies \
+                     to it, none was asked"
+                )
+            );
+            let dnssec = only(&findings, "dnssec");
+            assert_eq!(dnssec.status, Status::Skipped, "{dnssec:?}");
+            assert_eq!(
+                dnssec.detail,
+                format!(
+                    "{name} is {kind}, which public DNS does not serve: it has no zone there \
+                     to sign, none was asked"
+                )
+            );
+            // The addresses still come from the system's resolver (its hosts file).
+            assert_eq!(only(&findings, "dnsAddresses").status, Status::Passed);
+        }
+    }
+
     #[test]
     fn hostile_values_are_bounded_and_printable() {
         let many: Vec<CaaRecord> = (0..50)
@@ -499,7 +626,7 @@ mod tests {
         let f = caa(
             true,
             CaaLookup::Records {
-                owner: "example.test".into(),
+                owner: "example.net".into(),
                 records: many,
             },
         );
@@ -518,7 +645,7 @@ mod tests {
         assert!(!f.counts);
         assert_eq!(
             f.detail,
-            "cloud.example.test resolves to 192.0.2.1, 2001:db8::1"
+            "cloud.example.net resolves to 192.0.2.1, 2001:db8::1"
         );
         // Over plain HTTP too.
         let findings = evaluate(&measurements(
@@ -545,7 +672,7 @@ mod tests {
 
     fn zone(dnskeys: &[(u16, u8)], ds: &[(u16, u8)]) -> DnssecZone {
         DnssecZone {
-            apex: "example.test".into(),
+            apex: "example.net".into(),
             dnskeys: dnskeys
                 .iter()
                 .map(|&(key_tag, algorithm)| Dnskey {
@@ -582,7 +709,7 @@ mod tests {
         assert_eq!(f.status, Status::Passed, "{f:?}");
         assert_eq!(
             f.detail,
-            "the zone example.test holding cloud.example.test is signed with 2 DNSKEY \
+            "the zone example.net holding cloud.example.net is signed with 2 DNSKEY \
              (ECDSAP256SHA256, key tags 31663, 4711) and its parent publishes DS for key tag \
              31663; the DNS server asked is authoritative, not a resolver, so it validated nothing"
         );
@@ -595,14 +722,14 @@ mod tests {
     #[test]
     fn the_ad_bit_of_a_resolver_is_reported() {
         let mut validated = zone(&[(31663, 13)], &[(31663, 13)]);
-        validated.apex = "cloud.example.test".into();
+        validated.apex = "cloud.example.net".into();
         validated.resolver = true;
         validated.authenticated = true;
         let f = dnssec_finding(true, DnssecLookup::Zone(validated.clone()));
         assert_eq!(f.status, Status::Passed, "{f:?}");
         assert!(
             f.detail
-                .starts_with("the zone cloud.example.test is signed with 1 DNSKEY"),
+                .starts_with("the zone cloud.example.net is signed with 1 DNSKEY"),
             "{}",
             f.detail
         );
@@ -628,8 +755,8 @@ mod tests {
         assert_eq!(f.status, Status::Failed, "{f:?}");
         assert_eq!(
             f.detail,
-            "the zone example.test holding cloud.example.test is not signed: no DNSKEY at \
-             example.test and no DS for it at its parent"
+            "the zone example.net holding cloud.example.net is not signed: no DNSKEY at \
+             example.net and no DS for it at its parent"
         );
         // Over plain HTTP too: DNSSEC is not about certificates.
         let f = dnssec_finding(false, DnssecLookup::Zone(zone(&[], &[])));
@@ -673,7 +800,7 @@ mod tests {
         assert!(!f.detail.contains(['\r', '\n']), "{}", f.detail);
         assert!(
             f.detail.starts_with(
-                "whether the zone of cloud.example.test is signed could not be decided"
+                "whether the zone of cloud.example.net is signed could not be decided"
             ),
             "{}",
             f.detail

@@ -43,6 +43,9 @@ pub enum CaaLookup {
     NoRecords,
     /// The lookup failed (no server, timeout, malformed answer).
     Failed(String),
+    /// Not asked: no answer could matter (a [`special_use`] name, or a certificate no publicly
+    /// trusted CA issued).
+    NotAsked,
 }
 
 /// A DNSKEY record at a zone apex (RFC 4034 section 2), without its public key.
@@ -87,6 +90,8 @@ pub enum DnssecLookup {
     /// No answer could decide it (no server, timeout, SERVFAIL, malformed answer, a server
     /// that cannot see the parent zone).
     Failed(String),
+    /// Not asked: a [`special_use`] name has no zone in public DNS.
+    NotAsked,
 }
 
 /// Names asked for at most in one walk (a TCP retry belongs to the query it repeats).
@@ -128,6 +133,51 @@ const RCODE_NOTIMP: u16 = 4;
 const RCODE_REFUSED: u16 = 5;
 const RCODE_BADVERS: u16 = 16;
 
+/// Why a lookup had no server to ask.
+const NO_SERVER: &str = "no DNS server known (set scanner.dns_server)";
+
+/// Special-use domain names (the IANA registry of RFC 6761 and its successors) that public DNS
+/// does not serve, by the suffix that makes them so and where that is written down. A name
+/// under one never goes to a nameserver: a question about it would leak the name to the
+/// system's resolver and its upstreams, and every answer would be meaningless. (The registry's
+/// `example.com`, `.net` and `.org` are left out: they are real, signed zones public DNS serves.)
+const SPECIAL_USE: &[(&str, &str)] = &[
+    // The machine itself: resolved from the hosts file, never by DNS.
+    ("localhost", "RFC 6761"),
+    // Multicast DNS on the local link.
+    ("local", "RFC 6762"),
+    // Home networks' own names.
+    ("home.arpa", "RFC 8375"),
+    // Testing, documentation and names meant to fail.
+    ("test", "RFC 6761"),
+    ("example", "RFC 6761"),
+    ("invalid", "RFC 6761"),
+    // Tor onion services and names of other resolution systems.
+    ("onion", "RFC 7686"),
+    ("alt", "RFC 9476"),
+    // Private networks' names (ICANN board resolution 2024.07.29.06).
+    ("internal", "ICANN"),
+];
+
+/// What makes `name` a name public DNS cannot know, or `None` when it can know it: a name
+/// under a [`SPECIAL_USE`] suffix (`a special-use name (.localhost, RFC 6761)`) or a single
+/// label (`a single-label name`), which no public zone delegates to anyone. Address literals
+/// and names that are not DNS names are `None`: they are never looked up at all.
+pub fn special_use(name: &str) -> Option<String> {
+    let name = normalize(name)?;
+    let listed = SPECIAL_USE
+        .iter()
+        .find(|(suffix, _)| is_within(&name, suffix))
+        .map(|(suffix, source)| format!("a special-use name (.{suffix}, {source})"));
+    listed.or_else(|| (!name.contains('.')).then(|| "a single-label name".into()))
+}
+
+/// Whether `name` is `localhost` or a name below it: the machine's own loopback names (RFC
+/// 6761 section 6.3), which the system resolver answers for `localhost` itself.
+pub fn is_localhost(name: &str) -> bool {
+    normalize(name).is_some_and(|n| is_within(&n, "localhost"))
+}
+
 /// The first `nameserver` of /etc/resolv.conf, port 53.
 pub fn system_nameserver() -> Option<SocketAddr> {
     let file = std::fs::File::open("/etc/resolv.conf").ok()?;
@@ -154,10 +204,17 @@ pub fn parse_resolv_conf(text: &str) -> Option<SocketAddr> {
     })
 }
 
-/// The relevant CAA record set of `name`, asking `server`, all within `timeout`.
-pub fn lookup_caa(name: &str, server: SocketAddr, timeout: Duration) -> CaaLookup {
+/// The relevant CAA record set of `name`, asking `server`, all within `timeout`. A
+/// [`special_use`] name is not asked about.
+pub fn lookup_caa(name: &str, server: Option<SocketAddr>, timeout: Duration) -> CaaLookup {
     let Some(name) = normalize(name) else {
         return CaaLookup::Failed("not a DNS name".into());
+    };
+    if special_use(&name).is_some() {
+        return CaaLookup::NotAsked;
+    }
+    let Some(server) = server else {
+        return CaaLookup::Failed(NO_SERVER.into());
     };
     let deadline = Instant::now() + timeout;
     let labels: Vec<&str> = name.split('.').collect();
@@ -194,10 +251,17 @@ pub fn lookup_caa(name: &str, server: SocketAddr, timeout: Duration) -> CaaLooku
 }
 
 /// Whether the zone holding `name` is signed and securely delegated, asking `server`, all
-/// within `timeout`: its apex, then the apex's DNSKEY and DS records.
-pub fn lookup_dnssec(name: &str, server: SocketAddr, timeout: Duration) -> DnssecLookup {
+/// within `timeout`: its apex, then the apex's DNSKEY and DS records. A [`special_use`] name
+/// is not asked about.
+pub fn lookup_dnssec(name: &str, server: Option<SocketAddr>, timeout: Duration) -> DnssecLookup {
     let Some(name) = normalize(name) else {
         return DnssecLookup::Failed("not a DNS name".into());
+    };
+    if special_use(&name).is_some() {
+        return DnssecLookup::NotAsked;
+    }
+    let Some(server) = server else {
+        return DnssecLookup::Failed(NO_SERVER.into());
     };
     let deadline = Instant::now() + timeout;
     match dnssec_of(&name, server, deadline) {
@@ -231,7 +295,9 @@ fn dnssec_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<Dnssec
     // own SOA: that "no DS" says nothing about the parent.
     if ds.is_empty() && delegation.authority_soa(&apex) == Some(apex.as_str()) {
         return Err(format!(
-            "the DNS server {server} answered the DS query for {apex} from the zone {apex}              itself, not from its parent: it does not serve the parent zone (set              scanner.dns_server to a recursive resolver)"
+            "the DNS server {server} answered the DS query for {apex} from the zone {apex} \
+             itself, not from its parent: it does not serve the parent zone (set \
+             scanner.dns_server to a recursive resolver)"
         ));
     }
     Ok(DnssecZone {
@@ -278,7 +344,8 @@ fn zone_apex(name: &str, server: SocketAddr, deadline: Instant) -> Result<String
         if !aliased && let Some(owner) = answer.authority_soa(&candidate) {
             if owner.is_empty() {
                 return Err(format!(
-                    "the DNS server {server} answered for {candidate} from the root zone:                      {name} is in no zone below the root"
+                    "the DNS server {server} answered for {candidate} from the root zone: \
+                     {name} is in no zone below the root"
                 ));
             }
             return Ok(owner.to_string());
@@ -1057,7 +1124,7 @@ mod tests {
     const TIMEOUT: Duration = Duration::from_secs(5);
 
     fn lookup(server: &FakeDns, name: &str) -> CaaLookup {
-        lookup_caa(name, server.addr, TIMEOUT)
+        lookup_caa(name, Some(server.addr), TIMEOUT)
     }
 
     #[test]
@@ -1069,15 +1136,15 @@ mod tests {
                 0,
                 &[
                     caa("issue", "letsencrypt.org"),
-                    caa("iodef", "mailto:security@example.test"),
+                    caa("iodef", "mailto:security@example.net"),
                 ],
             )]
         });
-        let got = lookup(&dns, "Cloud.Example.Test.");
+        let got = lookup(&dns, "Cloud.Example.Net.");
         assert_eq!(
             got,
             CaaLookup::Records {
-                owner: "cloud.example.test".into(),
+                owner: "cloud.example.net".into(),
                 records: vec![
                     CaaRecord {
                         flags: 0,
@@ -1087,40 +1154,40 @@ mod tests {
                     CaaRecord {
                         flags: 0,
                         tag: "iodef".into(),
-                        value: "mailto:security@example.test".into()
+                        value: "mailto:security@example.net".into()
                     },
                 ],
             }
         );
-        assert_eq!(dns.asked(), ["cloud.example.test"]);
+        assert_eq!(dns.asked(), ["cloud.example.net"]);
     }
 
     #[test]
     fn caa_only_on_the_parent() {
         let dns = FakeDns::start(|id, qname| {
-            let answers = if qname == "example.test" {
+            let answers = if qname == "example.net" {
                 vec![caa("issue", "ca.example.net; validationmethods=dns-01")]
             } else {
                 Vec::new()
             };
             vec![response(id, qname, 0, &answers)]
         });
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Records { owner, records } => {
-                assert_eq!(owner, "example.test");
+                assert_eq!(owner, "example.net");
                 assert_eq!(records.len(), 1);
                 assert_eq!(records[0].value, "ca.example.net; validationmethods=dns-01");
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(dns.asked(), ["cloud.example.test", "example.test"]);
+        assert_eq!(dns.asked(), ["cloud.example.net", "example.net"]);
     }
 
     #[test]
     fn caa_behind_a_cname_counts() {
         let dns = FakeDns::start(|id, qname| {
             let mut cname = Vec::new();
-            push_name(&mut cname, "edge.cdn.test");
+            push_name(&mut cname, "edge.cdn.net");
             vec![response(
                 id,
                 qname,
@@ -1132,16 +1199,16 @@ mod tests {
                         rdata: cname,
                     },
                     Rr {
-                        owner: Owner::Name("edge.cdn.test"),
+                        owner: Owner::Name("edge.cdn.net"),
                         rtype: TYPE_CAA,
                         rdata: caa_rdata(128, "ISSUE", "ca.example.net"),
                     },
                 ],
             )]
         });
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Records { owner, records } => {
-                assert_eq!(owner, "cloud.example.test");
+                assert_eq!(owner, "cloud.example.net");
                 assert_eq!(
                     records,
                     [CaaRecord {
@@ -1159,31 +1226,31 @@ mod tests {
     fn no_caa_anywhere_climbs_to_the_last_label() {
         let dns = FakeDns::start(|id, qname| {
             // NXDOMAIN for the name, an empty NOERROR above it.
-            let rcode = if qname == "cloud.example.test" {
+            let rcode = if qname == "cloud.example.net" {
                 RCODE_NXDOMAIN
             } else {
                 0
             };
             vec![response(id, qname, rcode, &[])]
         });
-        assert_eq!(lookup(&dns, "cloud.example.test"), CaaLookup::NoRecords);
-        assert_eq!(dns.asked(), ["cloud.example.test", "example.test", "test"]);
+        assert_eq!(lookup(&dns, "cloud.example.net"), CaaLookup::NoRecords);
+        assert_eq!(dns.asked(), ["cloud.example.net", "example.net", "net"]);
     }
 
     #[test]
     fn servfail_fails() {
         let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_SERVFAIL, &[])]);
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Failed(reason) => assert!(reason.contains("SERVFAIL"), "{reason}"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(dns.asked(), ["cloud.example.test"]);
+        assert_eq!(dns.asked(), ["cloud.example.net"]);
     }
 
     #[test]
     fn refused_fails() {
         let dns = FakeDns::start(|id, qname| vec![response(id, qname, RCODE_REFUSED, &[])]);
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Failed(reason) => assert!(reason.contains("REFUSED"), "{reason}"),
             other => panic!("{other:?}"),
         }
@@ -1218,22 +1285,26 @@ mod tests {
             stream.write_all(&answer[7..]).unwrap();
             qname
         });
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Records { owner, records } => {
-                assert_eq!(owner, "cloud.example.test");
+                assert_eq!(owner, "cloud.example.net");
                 assert_eq!(records.len(), 40);
                 assert_eq!(records[39].value, "ca39.example.net");
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(tcp.join().unwrap(), "cloud.example.test");
+        assert_eq!(tcp.join().unwrap(), "cloud.example.net");
     }
 
     #[test]
     fn a_silent_server_fails_within_the_timeout() {
         let dns = FakeDns::start(|_, _| Vec::new());
         let started = Instant::now();
-        let got = lookup_caa("cloud.example.test", dns.addr, Duration::from_millis(300));
+        let got = lookup_caa(
+            "cloud.example.net",
+            Some(dns.addr),
+            Duration::from_millis(300),
+        );
         let took = started.elapsed();
         match got {
             CaaLookup::Failed(reason) => assert!(reason.contains("no answer"), "{reason}"),
@@ -1253,11 +1324,11 @@ mod tests {
                     0,
                     &[caa("issue", "forged.example")],
                 ),
-                response(id, "other.test", 0, &[caa("issue", "forged.example")]),
+                response(id, "other.net", 0, &[caa("issue", "forged.example")]),
                 response(id, qname, 0, &[caa("issue", "letsencrypt.org")]),
             ]
         });
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Records { records, .. } => {
                 assert_eq!(records.len(), 1);
                 assert_eq!(records[0].value, "letsencrypt.org");
@@ -1273,7 +1344,7 @@ mod tests {
             answer.truncate(answer.len() - 5);
             vec![answer]
         });
-        match lookup(&dns, "cloud.example.test") {
+        match lookup(&dns, "cloud.example.net") {
             CaaLookup::Failed(reason) => assert!(reason.contains("malformed"), "{reason}"),
             other => panic!("{other:?}"),
         }
@@ -1282,7 +1353,7 @@ mod tests {
     #[test]
     fn the_walk_is_bounded() {
         let dns = FakeDns::start(|id, qname| vec![response(id, qname, 0, &[])]);
-        let long = "a.b.c.d.e.f.g.h.i.example.test";
+        let long = "a.b.c.d.e.f.g.h.i.example.net";
         match lookup(&dns, long) {
             CaaLookup::Failed(reason) => assert!(reason.contains("gave up"), "{reason}"),
             other => panic!("{other:?}"),
@@ -1290,7 +1361,7 @@ mod tests {
         assert_eq!(dns.asked().len(), MAX_QUERIES);
         // Eight labels are walked completely.
         assert_eq!(
-            lookup(&dns, "a.b.c.d.e.f.example.test"),
+            lookup(&dns, "a.b.c.d.e.f.example.net"),
             CaaLookup::NoRecords
         );
     }
@@ -1306,11 +1377,11 @@ mod tests {
             "",
             ".",
             "a..b",
-            "a b.test",
+            "a b.net",
             &"x".repeat(64),
         ] {
             assert_eq!(
-                lookup_caa(name, server, Duration::from_millis(50)),
+                lookup_caa(name, Some(server), Duration::from_millis(50)),
                 CaaLookup::Failed("not a DNS name".into()),
                 "{name:?}"
             );
@@ -1318,8 +1389,91 @@ mod tests {
     }
 
     #[test]
+    fn special_use_names_are_known_by_their_suffix() {
+        for (name, kind) in [
+            ("localhost", "a special-use name (.localhost, RFC 6761)"),
+            (
+                "cloud.localhost",
+                "a special-use name (.localhost, RFC 6761)",
+            ),
+            ("LocalHost.", "a special-use name (.localhost, RFC 6761)"),
+            ("nas.local", "a special-use name (.local, RFC 6762)"),
+            (
+                "cloud.home.arpa",
+                "a special-use name (.home.arpa, RFC 8375)",
+            ),
+            ("cloud.example.test", "a special-use name (.test, RFC 6761)"),
+            ("cloud.example", "a special-use name (.example, RFC 6761)"),
+            ("cloud.invalid", "a special-use name (.invalid, RFC 6761)"),
+            (
+                "abcdefghijklmnop.onion",
+                "a special-use name (.onion, RFC 7686)",
+            ),
+            ("cloud.alt", "a special-use name (.alt, RFC 9476)"),
+            (
+                "cloud.corp.internal",
+                "a special-use name (.internal, ICANN)",
+            ),
+            ("cloud", "a single-label name"),
+            ("cloud.", "a single-label name"),
+        ] {
+            assert_eq!(special_use(name).as_deref(), Some(kind), "{name}");
+        }
+        // Public names, also ones that merely contain a special label, and what is no name.
+        for name in [
+            "cloud.example.net",
+            "example.com",
+            "localhost.example.net",
+            "mylocalhost.net",
+            "local.example.org",
+            "test.example.org",
+            "arpa.example.org",
+            "home.arpa.example.org",
+            "127.0.0.1",
+            "::1",
+            "[::1]",
+            "",
+            "a..b",
+        ] {
+            assert_eq!(special_use(name), None, "{name}");
+        }
+        assert!(is_localhost("localhost") && is_localhost("a.b.LOCALHOST."));
+        assert!(!is_localhost("localhost.example.net") && !is_localhost("127.0.0.1"));
+    }
+
+    #[test]
+    fn special_use_names_are_never_asked_about() {
+        let dns =
+            FakeDns::start(|id, qname| vec![response(id, qname, 0, &[caa("issue", "ca.net")])]);
+        for name in [
+            "localhost",
+            "cloud.localhost",
+            "cloud",
+            "nas.local",
+            "cloud.home.arpa",
+        ] {
+            assert_eq!(lookup(&dns, name), CaaLookup::NotAsked, "{name}");
+            assert_eq!(dnssec(&dns, name), DnssecLookup::NotAsked, "{name}");
+            // Not even without a server to ask.
+            assert_eq!(lookup_caa(name, None, TIMEOUT), CaaLookup::NotAsked);
+            assert_eq!(lookup_dnssec(name, None, TIMEOUT), DnssecLookup::NotAsked);
+        }
+        assert_eq!(dns.asked(), Vec::<String>::new());
+        // A public name without a server: failed, saying what to set.
+        let none = "no DNS server known (set scanner.dns_server)".to_string();
+        assert_eq!(
+            lookup_caa("cloud.example.net", None, TIMEOUT),
+            CaaLookup::Failed(none.clone())
+        );
+        assert_eq!(
+            lookup_dnssec("cloud.example.net", None, TIMEOUT),
+            DnssecLookup::Failed(none)
+        );
+    }
+
+    #[test]
     fn resolv_conf_first_nameserver() {
-        let text = "# generated\nsearch example.test\n; nameserver 192.0.2.9\n\
+        let text = "# generated\nsearch example.net\n; nameserver 192.0.2.9\n\
                     nameserver    fe80::1%eth0   # link-local\nnameserver 192.0.2.53\n";
         assert_eq!(
             parse_resolv_conf(text),
@@ -1333,20 +1487,17 @@ mod tests {
             parse_resolv_conf("nameserver bogus\nnameserver ::1\n"),
             Some("[::1]:53".parse().unwrap())
         );
-        assert_eq!(parse_resolv_conf("search example.test\n"), None);
+        assert_eq!(parse_resolv_conf("search example.net\n"), None);
         assert_eq!(parse_resolv_conf("nameservers 192.0.2.1\n"), None);
     }
 
     #[test]
     fn the_query_is_a_caa_question_with_recursion_desired() {
-        let q = encode_query(
-            0xBEEF,
-            &Question::new("cloud.example.test", TYPE_CAA, false),
-        );
+        let q = encode_query(0xBEEF, &Question::new("cloud.example.net", TYPE_CAA, false));
         assert_eq!(&q[..4], &[0xBE, 0xEF, 0x01, 0x00]);
         assert_eq!(&q[4..12], &[0, 1, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(read_name(&q, 12), Some(("cloud.example.test".into(), 32)));
-        assert_eq!(&q[32..], &[1, 1, 0, 1]);
+        assert_eq!(read_name(&q, 12), Some(("cloud.example.net".into(), 31)));
+        assert_eq!(&q[31..], &[1, 1, 0, 1]);
     }
 
     #[test]
@@ -1395,8 +1546,8 @@ mod tests {
 
     fn soa(owner: &'static str) -> Rr {
         let mut rdata = Vec::new();
-        push_name(&mut rdata, "ns.example.test");
-        push_name(&mut rdata, "hostmaster.example.test");
+        push_name(&mut rdata, "ns.example.net");
+        push_name(&mut rdata, "hostmaster.example.net");
         for value in [1u32, 3600, 600, 86400, 300] {
             rdata.extend_from_slice(&value.to_be_bytes());
         }
@@ -1416,44 +1567,44 @@ mod tests {
             .collect()
     }
 
-    /// A zone `example.test` holding `cloud.example.test`, signed with the real key (and a
-    /// zone-signing key), its parent `test` publishing a DS for it; answers carry `flags`.
+    /// A zone `example.net` holding `cloud.example.net`, signed with the real key (and a
+    /// zone-signing key), its parent `net` publishing a DS for it; answers carry `flags`.
     fn signed_zone(q: &FakeQuery, flags: u16) -> Vec<Vec<u8>> {
         let answer = match (q.qtype, q.name.as_str()) {
             // NODATA: the zone's SOA in the authority section names the apex.
-            (TYPE_SOA, "cloud.example.test") => message(
+            (TYPE_SOA, "cloud.example.net") => message(
                 q.id,
                 &q.name,
                 q.qtype,
                 flags,
                 &[],
-                &[soa("example.test")],
+                &[soa("example.net")],
                 Some(0),
             ),
-            (TYPE_DNSKEY, "example.test") => message(
+            (TYPE_DNSKEY, "example.net") => message(
                 q.id,
                 &q.name,
                 q.qtype,
                 flags,
                 &[
                     rr(
-                        "example.test",
+                        "example.net",
                         TYPE_DNSKEY,
                         dnskey_rdata(257, 13, &real_key()),
                     ),
-                    rr("example.test", TYPE_DNSKEY, dnskey_rdata(256, 13, &[7; 64])),
+                    rr("example.net", TYPE_DNSKEY, dnskey_rdata(256, 13, &[7; 64])),
                     // An RRSIG (type 46) rides along with DO: not a key.
-                    rr("example.test", 46, vec![0; 40]),
+                    rr("example.net", 46, vec![0; 40]),
                 ],
                 &[],
                 Some(0),
             ),
-            (TYPE_DS, "example.test") => message(
+            (TYPE_DS, "example.net") => message(
                 q.id,
                 &q.name,
                 q.qtype,
                 flags,
-                &[rr("example.test", TYPE_DS, ds_rdata(REAL_KEY_TAG, 13, 2))],
+                &[rr("example.net", TYPE_DS, ds_rdata(REAL_KEY_TAG, 13, 2))],
                 &[],
                 Some(0),
             ),
@@ -1463,7 +1614,7 @@ mod tests {
     }
 
     fn dnssec(server: &FakeDns, name: &str) -> DnssecLookup {
-        lookup_dnssec(name, server.addr, TIMEOUT)
+        lookup_dnssec(name, Some(server.addr), TIMEOUT)
     }
 
     fn zone_of(lookup: DnssecLookup) -> DnssecZone {
@@ -1482,18 +1633,18 @@ mod tests {
 
     #[test]
     fn a_dnssec_query_carries_an_opt_record_with_do() {
-        let q = encode_query(0xBEEF, &Question::new("example.test", TYPE_DNSKEY, true));
+        let q = encode_query(0xBEEF, &Question::new("example.net", TYPE_DNSKEY, true));
         // RD set, AD and CD clear; one question, one additional record.
         assert_eq!(&q[..4], &[0xBE, 0xEF, 0x01, 0x00]);
         assert_eq!(&q[4..12], &[0, 1, 0, 0, 0, 0, 0, 1]);
-        assert_eq!(read_name(&q, 12), Some(("example.test".into(), 26)));
-        assert_eq!(&q[26..30], &[0, 48, 0, 1]);
+        assert_eq!(read_name(&q, 12), Some(("example.net".into(), 25)));
+        assert_eq!(&q[25..29], &[0, 48, 0, 1]);
         // OPT: root, type 41, payload 1232, extended RCODE 0, version 0, DO, no options.
-        assert_eq!(&q[30..], &[0, 0, 41, 0x04, 0xD0, 0, 0, 0x80, 0, 0, 0]);
+        assert_eq!(&q[29..], &[0, 0, 41, 0x04, 0xD0, 0, 0, 0x80, 0, 0, 0]);
         let parsed = query_of(&q);
         assert!(parsed.dnssec && parsed.qtype == TYPE_DNSKEY);
         // The CAA query stays as it was: no OPT record.
-        assert!(!query_of(&encode_query(1, &Question::new("a.test", TYPE_CAA, false))).dnssec);
+        assert!(!query_of(&encode_query(1, &Question::new("a.net", TYPE_CAA, false))).dnssec);
     }
 
     #[test]
@@ -1530,8 +1681,8 @@ mod tests {
     #[test]
     fn a_signed_zone_validated_by_a_resolver() {
         let dns = FakeDns::serve(|q| signed_zone(q, FLAG_AD));
-        let zone = zone_of(dnssec(&dns, "Cloud.Example.Test."));
-        assert_eq!(zone.apex, "example.test");
+        let zone = zone_of(dnssec(&dns, "Cloud.Example.Net."));
+        assert_eq!(zone.apex, "example.net");
         assert_eq!(
             zone.dnskeys,
             [
@@ -1561,9 +1712,9 @@ mod tests {
         assert_eq!(
             dns.asked_typed(true),
             [
-                "SOA cloud.example.test",
-                "DNSKEY example.test",
-                "DS example.test"
+                "SOA cloud.example.net",
+                "DNSKEY example.net",
+                "DS example.net"
             ]
         );
     }
@@ -1571,7 +1722,7 @@ mod tests {
     #[test]
     fn without_ad_the_zone_is_signed_but_not_authenticated() {
         let dns = FakeDns::serve(|q| signed_zone(q, 0));
-        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        let zone = zone_of(dnssec(&dns, "cloud.example.net"));
         assert_eq!(zone.dnskeys.len(), 2);
         assert_eq!(zone.ds.len(), 1);
         assert!(!zone.authenticated && zone.resolver, "{zone:?}");
@@ -1581,7 +1732,7 @@ mod tests {
             let flags = if q.qtype == TYPE_DS { 0 } else { FLAG_AD };
             signed_zone(q, flags)
         });
-        assert!(!zone_of(dnssec(&dns, "cloud.example.test")).authenticated);
+        assert!(!zone_of(dnssec(&dns, "cloud.example.net")).authenticated);
 
         // An authoritative server: no RA, no AD.
         let dns = FakeDns::serve(|q| {
@@ -1593,7 +1744,7 @@ mod tests {
                 })
                 .collect()
         });
-        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        let zone = zone_of(dnssec(&dns, "cloud.example.net"));
         assert!(!zone.authenticated && !zone.resolver, "{zone:?}");
     }
 
@@ -1602,8 +1753,8 @@ mod tests {
         let dns = FakeDns::serve(|q| {
             let authority = match q.qtype {
                 // The DS NODATA comes from the parent zone.
-                TYPE_DS => soa("test"),
-                _ => soa("example.test"),
+                TYPE_DS => soa("net"),
+                _ => soa("example.net"),
             };
             vec![message(
                 q.id,
@@ -1615,8 +1766,8 @@ mod tests {
                 Some(0),
             )]
         });
-        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
-        assert_eq!(zone.apex, "example.test");
+        let zone = zone_of(dnssec(&dns, "cloud.example.net"));
+        assert_eq!(zone.apex, "example.net");
         assert!(zone.dnskeys.is_empty() && zone.ds.is_empty(), "{zone:?}");
     }
 
@@ -1626,38 +1777,38 @@ mod tests {
         // `cloud` is an alias whose target's zone must not be taken for the name's own.
         let dns = FakeDns::serve(|q| {
             let answer = match (q.qtype, q.name.as_str()) {
-                (TYPE_SOA, "cloud.example.test") => {
+                (TYPE_SOA, "cloud.example.net") => {
                     let mut target = Vec::new();
-                    push_name(&mut target, "edge.cdn.test");
+                    push_name(&mut target, "edge.cdn.net");
                     message(
                         q.id,
                         &q.name,
                         q.qtype,
                         0,
-                        &[rr("cloud.example.test", TYPE_CNAME, target)],
-                        &[soa("cdn.test")],
+                        &[rr("cloud.example.net", TYPE_CNAME, target)],
+                        &[soa("cdn.net")],
                         None,
                     )
                 }
                 // An SOA of an unrelated zone in the authority section is no apex.
-                (TYPE_SOA, "example.test") => {
+                (TYPE_SOA, "example.net") => {
                     message(q.id, &q.name, q.qtype, 0, &[], &[soa("evil.example")], None)
                 }
-                (TYPE_SOA, "test") => message(q.id, &q.name, q.qtype, 0, &[soa("test")], &[], None),
+                (TYPE_SOA, "net") => message(q.id, &q.name, q.qtype, 0, &[soa("net")], &[], None),
                 _ => message(q.id, &q.name, q.qtype, 0, &[], &[soa("")], None),
             };
             vec![answer]
         });
-        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
-        assert_eq!(zone.apex, "test");
+        let zone = zone_of(dnssec(&dns, "cloud.example.net"));
+        assert_eq!(zone.apex, "net");
         assert_eq!(
             dns.asked_typed(true),
             [
-                "SOA cloud.example.test",
-                "SOA example.test",
-                "SOA test",
-                "DNSKEY test",
-                "DS test"
+                "SOA cloud.example.net",
+                "SOA example.net",
+                "SOA net",
+                "DNSKEY net",
+                "DS net"
             ]
         );
     }
@@ -1671,9 +1822,9 @@ mod tests {
                 RCODE_NOERROR
             };
             let authority = if q.qtype == TYPE_DS {
-                soa("test")
+                soa("net")
             } else {
-                soa("example.test")
+                soa("example.net")
             };
             vec![message(
                 q.id,
@@ -1686,8 +1837,8 @@ mod tests {
             )]
         });
         assert_eq!(
-            zone_of(dnssec(&dns, "gone.example.test")).apex,
-            "example.test"
+            zone_of(dnssec(&dns, "gone.example.net")).apex,
+            "example.net"
         );
     }
 
@@ -1706,9 +1857,9 @@ mod tests {
             )],
             _ => signed_zone(q, 0),
         });
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(
-            reason.contains("SERVFAIL for the DNSKEY records of example.test"),
+            reason.contains("SERVFAIL for the DNSKEY records of example.net"),
             "{reason}"
         );
 
@@ -1724,15 +1875,15 @@ mod tests {
                 None,
             )]
         });
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(
-            reason.contains("REFUSED for the SOA records of cloud.example.test"),
+            reason.contains("REFUSED for the SOA records of cloud.example.net"),
             "{reason}"
         );
 
         // BADVERS is an extended RCODE: 16, its low bits 0 in the header, 1 in the OPT record.
         let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], Some(1))]);
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(reason.contains("BADVERS"), "{reason}");
 
         // The root zone answers for the name: there is no zone to judge.
@@ -1748,13 +1899,16 @@ mod tests {
             )]
         });
         let reason = failure_of(dnssec(&dns, "cloud.nowhere"));
-        assert!(reason.contains("in no zone below the root"), "{reason}");
+        assert!(
+            reason.ends_with("from the root zone: cloud.nowhere is in no zone below the root"),
+            "{reason}"
+        );
 
         // No SOA anywhere.
         let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], None)]);
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(
-            reason.contains("named no zone for cloud.example.test"),
+            reason.contains("named no zone for cloud.example.net"),
             "{reason}"
         );
         assert_eq!(dns.asked().len(), 3);
@@ -1762,7 +1916,7 @@ mod tests {
 
     #[test]
     fn a_server_without_the_parent_zone_cannot_tell_the_ds() {
-        // An authoritative server for example.test alone answers the DS question from the
+        // An authoritative server for example.net alone answers the DS question from the
         // zone itself: its "no DS" is no answer about the parent.
         let dns = FakeDns::serve(|q| match q.qtype {
             TYPE_DS => vec![message(
@@ -1771,17 +1925,19 @@ mod tests {
                 q.qtype,
                 0,
                 &[],
-                &[soa("example.test")],
+                &[soa("example.net")],
                 None,
             )],
             _ => signed_zone(q, 0),
         });
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(
-            reason.contains("does not serve the parent zone"),
+            reason.ends_with(
+                "from the zone example.net itself, not from its parent: it does not serve the \
+                 parent zone (set scanner.dns_server to a recursive resolver)"
+            ),
             "{reason}"
         );
-        assert!(reason.contains("scanner.dns_server"), "{reason}");
     }
 
     #[test]
@@ -1793,7 +1949,7 @@ mod tests {
                 q.qtype,
                 0,
                 &[rr(
-                    "other.test",
+                    "other.net",
                     TYPE_DNSKEY,
                     dnskey_rdata(257, 13, &[1; 64]),
                 )],
@@ -1805,13 +1961,13 @@ mod tests {
                 &q.name,
                 q.qtype,
                 0,
-                &[rr("other.test", TYPE_DS, ds_rdata(1, 13, 2))],
-                &[soa("test")],
+                &[rr("other.net", TYPE_DS, ds_rdata(1, 13, 2))],
+                &[soa("net")],
                 None,
             )],
             _ => signed_zone(q, 0),
         });
-        let zone = zone_of(dnssec(&dns, "cloud.example.test"));
+        let zone = zone_of(dnssec(&dns, "cloud.example.net"));
         assert!(zone.dnskeys.is_empty() && zone.ds.is_empty(), "{zone:?}");
     }
 
@@ -1824,17 +1980,17 @@ mod tests {
                 &q.name,
                 q.qtype,
                 0,
-                &[rr("example.test", TYPE_DNSKEY, vec![1, 1, 9, 13, 0xAA])],
+                &[rr("example.net", TYPE_DNSKEY, vec![1, 1, 9, 13, 0xAA])],
                 &[],
                 None,
             )],
             _ => signed_zone(q, 0),
         });
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert_eq!(
             reason,
             format!(
-                "malformed DNS answer from {} for the DNSKEY records of example.test: a DNSKEY \
+                "malformed DNS answer from {} for the DNSKEY records of example.net: a DNSKEY \
                  record does not parse",
                 dns.addr
             )
@@ -1847,13 +2003,13 @@ mod tests {
                 &q.name,
                 q.qtype,
                 0,
-                &[rr("example.test", TYPE_DS, vec![0x12])],
+                &[rr("example.net", TYPE_DS, vec![0x12])],
                 &[],
                 None,
             )],
             _ => signed_zone(q, 0),
         });
-        let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+        let reason = failure_of(dnssec(&dns, "cloud.example.net"));
         assert!(reason.ends_with("a DS record does not parse"), "{reason}");
 
         // Every answer cut in its authority section, then in its additional section.
@@ -1867,7 +2023,7 @@ mod tests {
                     })
                     .collect()
             });
-            let reason = failure_of(dnssec(&dns, "cloud.example.test"));
+            let reason = failure_of(dnssec(&dns, "cloud.example.net"));
             assert!(
                 reason.starts_with("malformed DNS answer") && reason.contains("SOA records"),
                 "{reason}"
@@ -1879,7 +2035,11 @@ mod tests {
     fn a_silent_server_leaves_dnssec_undecided_within_the_timeout() {
         let dns = FakeDns::serve(|_| Vec::new());
         let started = Instant::now();
-        let got = lookup_dnssec("cloud.example.test", dns.addr, Duration::from_millis(300));
+        let got = lookup_dnssec(
+            "cloud.example.net",
+            Some(dns.addr),
+            Duration::from_millis(300),
+        );
         let took = started.elapsed();
         let reason = failure_of(got);
         assert!(reason.contains("no answer"), "{reason}");
@@ -1890,7 +2050,7 @@ mod tests {
     #[test]
     fn the_apex_walk_is_bounded() {
         let dns = FakeDns::serve(|q| vec![message(q.id, &q.name, q.qtype, 0, &[], &[], None)]);
-        let reason = failure_of(dnssec(&dns, "a.b.c.d.e.f.g.h.example.test"));
+        let reason = failure_of(dnssec(&dns, "a.b.c.d.e.f.g.h.example.net"));
         assert!(reason.contains("gave up after 6 queries"), "{reason}");
         assert_eq!(dns.asked().len(), MAX_QUERIES - 2);
     }
@@ -1900,7 +2060,7 @@ mod tests {
         let server: SocketAddr = "127.0.0.1:9".parse().unwrap();
         for name in ["192.0.2.1", "[::1]", "", "a..b"] {
             assert_eq!(
-                lookup_dnssec(name, server, Duration::from_millis(50)),
+                lookup_dnssec(name, Some(server), Duration::from_millis(50)),
                 DnssecLookup::Failed("not a DNS name".into()),
                 "{name:?}"
             );
@@ -1909,11 +2069,11 @@ mod tests {
 
     #[test]
     fn within_a_zone_is_label_wise() {
-        assert!(is_within("cloud.example.test", "example.test"));
-        assert!(is_within("example.test", "example.test"));
-        assert!(is_within("example.test", ""));
-        assert!(!is_within("cloud.badexample.test", "example.test"));
-        assert!(!is_within("test", "example.test"));
+        assert!(is_within("cloud.example.net", "example.net"));
+        assert!(is_within("example.net", "example.net"));
+        assert!(is_within("example.net", ""));
+        assert!(!is_within("cloud.badexample.net", "example.net"));
+        assert!(!is_within("net", "example.net"));
     }
 
     /// A small xorshift generator: reproducible "random" input without a dependency.
@@ -1988,7 +2148,7 @@ mod tests {
     #[test]
     fn hostile_answers_never_panic() {
         let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
-        let qname = "cloud.example.test";
+        let qname = "cloud.example.net";
         let id = 0x1234;
         let question = Question::new(qname, TYPE_CAA, false);
         let valid = response(
@@ -1998,7 +2158,7 @@ mod tests {
             &[
                 caa("issue", "letsencrypt.org"),
                 Rr {
-                    owner: Owner::Name("alias.example.test"),
+                    owner: Owner::Name("alias.example.net"),
                     rtype: 5,
                     rdata: vec![0xC0, 12],
                 },
@@ -2014,27 +2174,27 @@ mod tests {
         assert!(answers > 100, "{answers}");
 
         // A DNSSEC answer: keys, a signature, an authority SOA and an OPT record.
-        let question = Question::new("example.test", TYPE_DNSKEY, true);
+        let question = Question::new("example.net", TYPE_DNSKEY, true);
         let valid = message(
             id,
-            "example.test",
+            "example.net",
             TYPE_DNSKEY,
             FLAG_AD,
             &[
                 rr(
-                    "example.test",
+                    "example.net",
                     TYPE_DNSKEY,
                     dnskey_rdata(257, 13, &real_key()),
                 ),
-                rr("example.test", 46, vec![0; 40]),
+                rr("example.net", 46, vec![0; 40]),
             ],
-            &[soa("example.test")],
+            &[soa("example.net")],
             Some(0),
         );
         match parse_response(&valid, id, &question) {
             Parsed::Answer(answer) => {
-                assert_eq!(answer.dnskeys("example.test").unwrap().len(), 1);
-                assert_eq!(answer.authority_soa("example.test"), Some("example.test"));
+                assert_eq!(answer.dnskeys("example.net").unwrap().len(), 1);
+                assert_eq!(answer.authority_soa("example.net"), Some("example.net"));
                 assert_ne!(answer.flags & FLAG_AD, 0);
             }
             other => panic!("{other:?}"),

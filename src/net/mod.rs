@@ -35,6 +35,14 @@ impl HttpsObservation {
             HttpsObservation::Unavailable(_) => None,
         }
     }
+
+    /// The certificate chains to a publicly trusted root (webpki-roots) for the name, whether
+    /// or not the scan then verified it (`--insecure`): a CA the CA/Browser Forum rules bind,
+    /// not an operator's own.
+    pub fn trusted_by_public_roots(&self) -> bool {
+        self.handshake()
+            .is_some_and(|h| matches!(h.trust, Ok(tls::TrustedBy::PublicRoots)))
+    }
 }
 
 /// The transport a scan uses, decided once per attempt.

@@ -95,7 +95,18 @@ pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
             .map(|ip| SocketAddr::new(*ip, port))
             .collect());
     }
-    Ok((host, port).to_socket_addrs()?.collect())
+    Ok((system_name(host), port).to_socket_addrs()?.collect())
+}
+
+/// The name the system resolver is asked for `host`: `localhost` for every name below it.
+/// They are all the machine's loopback names (RFC 6761 section 6.3), but glibc would ask the
+/// nameserver for `cloud.localhost`, sending a name that never leaves the machine off it.
+fn system_name(host: &str) -> &str {
+    if super::dns::is_localhost(host) {
+        "localhost"
+    } else {
+        host
+    }
 }
 
 /// [`lookup`] that gives up at `deadline`. Pinned names and address literals answer at once;
@@ -162,6 +173,9 @@ impl ureq::unversioned::resolver::Resolver for ScanResolver {
                 let key = host.trim_end_matches('.').to_ascii_lowercase();
                 match PINNED.get().and_then(|p| p.get(&key)) {
                     Some(list) => list.iter().map(|ip| SocketAddr::new(*ip, port)).collect(),
+                    None if system_name(host) != host => {
+                        lookup(host, port).map_err(|_| ureq::Error::HostNotFound)?
+                    }
                     None => {
                         return ureq::unversioned::resolver::DefaultResolver::default()
                             .resolve(uri, config, timeout);
@@ -210,5 +224,24 @@ mod tests {
         drop(release);
         let later = Instant::now() + std::time::Duration::from_secs(5);
         assert_eq!(answer_until(later, || 7), Some(7));
+    }
+
+    /// Every name below `localhost` gets the system's addresses of `localhost` (its hosts
+    /// file), so none of them reaches a nameserver.
+    #[test]
+    fn localhost_names_resolve_as_localhost() {
+        let localhost = lookup("localhost", 443).unwrap();
+        assert!(
+            localhost.iter().all(|a| a.ip().is_loopback()),
+            "{localhost:?}"
+        );
+        for name in ["cloud.localhost", "A.B.LocalHost."] {
+            assert_eq!(lookup(name, 443).unwrap(), localhost, "{name}");
+        }
+        assert_eq!(
+            system_name("localhost.example.net"),
+            "localhost.example.net"
+        );
+        assert_eq!(system_name("127.0.0.1"), "127.0.0.1");
     }
 }

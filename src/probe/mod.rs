@@ -165,7 +165,7 @@ pub struct Options {
     pub plain_client: Option<Client>,
     /// Send six failed sign-ins for an account that cannot exist (`--login-throttling`).
     pub login_throttling: bool,
-    /// DNS server for the CAA and DNSSEC lookups; `None` skips them.
+    /// DNS server for the CAA and DNSSEC lookups; `None` leaves them undecided.
     pub dns_server: Option<std::net::SocketAddr>,
 }
 
@@ -262,29 +262,27 @@ pub fn measure_selected(
         });
         let dns = want_dns.then(|| {
             scope.spawn(|| {
-                use crate::net::dns::{self, CaaLookup, DnssecLookup};
+                use crate::net::dns;
                 // CAA and DNSSEC asked at once, each within the request timeout: a silent
                 // server costs one timeout, not two.
                 let timeout = options.request_timeout.now();
-                let dnssec = options.dns_server.map(|server| {
-                    scope.spawn(move || dns::lookup_dnssec(&options.host, server, timeout))
-                });
+                let dnssec = scope
+                    .spawn(move || dns::lookup_dnssec(&options.host, options.dns_server, timeout));
                 let addresses = match client.pins() {
                     // A guarded scan reports what the guard resolved: nothing is looked up again.
                     Some(pins) => pinned_addresses(pins, &options.host),
                     None => resolve_all(&options.host, Instant::now() + timeout),
                 };
-                let no_server = "no DNS server known (set scanner.dns_server)";
-                let caa = match options.dns_server {
-                    Some(server) => dns::lookup_caa(&options.host, server, timeout),
-                    None => CaaLookup::Failed(no_server.into()),
+                // Only publicly trusted CAs are bound by CAA: for any other certificate no
+                // answer could matter.
+                let caa = if https.trusted_by_public_roots() {
+                    dns::lookup_caa(&options.host, options.dns_server, timeout)
+                } else {
+                    dns::CaaLookup::NotAsked
                 };
-                let dnssec = match dnssec {
-                    Some(lookup) => lookup.join().unwrap_or_else(|_| {
-                        DnssecLookup::Failed("the DNSSEC lookup ended unexpectedly".into())
-                    }),
-                    None => DnssecLookup::Failed(no_server.into()),
-                };
+                let dnssec = dnssec.join().unwrap_or_else(|_| {
+                    dns::DnssecLookup::Failed("the DNSSEC lookup ended unexpectedly".into())
+                });
                 DnsObservation {
                     name: options.host.clone(),
                     addresses,
@@ -357,7 +355,6 @@ pub fn measure_selected(
     })
 }
 
-/// A DNS name, not an address literal.
 /// The debug ports a scan probes: none with `--no-debug-ports`, the operator's when they named
 /// some, otherwise the ones the instance's family binds by default.
 fn debug_ports_for(options: &Options, family: ProductFamily) -> &[u16] {
@@ -370,6 +367,7 @@ fn debug_ports_for(options: &Options, family: ProductFamily) -> &[u16] {
     }
 }
 
+/// A DNS name, not an address literal.
 fn is_dns_name(host: &str) -> bool {
     host.parse::<std::net::IpAddr>().is_err()
 }

@@ -1286,7 +1286,8 @@ pub static OPTIONS: &[OptionSpec] = &[
             "dns_server",
             "DNS server (address or address:port) asked for the CAA records of the scanned name \
              and whether its zone is signed (DNSSEC); a validating resolver also says whether the \
-             signatures validate.",
+             signatures validate. Never asked about names public DNS cannot know (localhost, \
+             .local, .internal, .home.arpa, .test, a single label, ...).",
         )
     },
     OptionSpec {

@@ -18,9 +18,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 /// How the fake instance presents itself on its port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TlsMode {
-    /// Leaf for `localhost`, `127.0.0.1`, `::1` signed by the private CA ([`ca_file`]).
+    /// Leaf for [`LEAF_NAMES`] signed by the private CA ([`ca_file`]).
     PrivateCa,
-    /// Self-signed leaf (`O=Acme Corp, CN=OpenCloud`, SAN localhost/127.0.0.1/::1).
+    /// Self-signed leaf (`O=Acme Corp, CN=OpenCloud`, SAN [`LEAF_NAMES`]).
     SelfSigned,
     /// Signed by the private CA for the right names, but notAfter lies in the past.
     Expired,
@@ -36,8 +36,9 @@ impl TlsMode {
     }
 }
 
-/// Names every good leaf is valid for.
-pub const LEAF_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// Names every good leaf is valid for. `cloud.example.net` is a name public DNS could know,
+/// for the DNS tests, which pin it to the fake with `scanner.resolve`.
+pub const LEAF_NAMES: [&str; 4] = ["localhost", "127.0.0.1", "::1", "cloud.example.net"];
 
 struct Ca {
     cert_der: CertificateDer<'static>,

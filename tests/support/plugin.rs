@@ -132,12 +132,17 @@ pub fn run_with_peak(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, O
     (run, peak)
 }
 
-/// The flags of a hermetic scan: trust the fake instances' CA, bundled update data, no
-/// waiting between retries, no debug ports (they would be probed on this machine's loopback).
+/// The flags of a hermetic scan: trust the fake instances' CA, and [`hermetic_untrusting`].
 pub fn hermetic(ca: &Path) -> Vec<String> {
+    let mut flags = vec!["--ca-file".to_string(), ca.display().to_string()];
+    flags.extend(hermetic_untrusting());
+    flags
+}
+
+/// The flags of a hermetic scan that trusts no private CA: bundled update data, no waiting
+/// between retries, no debug ports (they would be probed on this machine's loopback).
+pub fn hermetic_untrusting() -> Vec<String> {
     [
-        "--ca-file",
-        &ca.display().to_string(),
         "--update-source",
         "bundled",
         "--backoff-factor",
