@@ -721,6 +721,14 @@ fn promtool_checks_the_shipped_alerting_rules() {
     let rules = alert_rules();
     let names: Vec<&str> = rules.iter().filter_map(|r| r["alert"].as_str()).collect();
     assert_eq!(names, ALERTS, "only alerts, each tested below");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for alert in ALERTS {
+        assert!(
+            readme.contains(&format!("| `{alert}` |")),
+            "README's table lacks {alert}"
+        );
+    }
     for rule in &rules {
         let name = rule["alert"].as_str().unwrap();
         assert!(
