@@ -175,6 +175,10 @@ const LAYOUT: &[(&str, &str)] = &[
         "/usr/lib/check-storage-security/checkmk/storage_security",
         "-rwxr-xr-x",
     ),
+    (
+        "/usr/share/check-storage-security/prometheus/storage-security.rules.yml",
+        "-rw-r--r--",
+    ),
     ("/etc/check-storage-security/config.yml", "-rw-r-----"),
     (
         "/usr/share/lintian/overrides/check-storage-security",
@@ -534,6 +538,12 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
     for (path, _) in LAYOUT {
         assert!(Path::new(path).exists(), "{path} was not installed");
     }
+    // Prometheus loads the alerting rules from where they are installed.
+    ok(Command::new("promtool").args([
+        "check",
+        "rules",
+        "/usr/share/check-storage-security/prometheus/storage-security.rules.yml",
+    ]));
     let config = std::fs::metadata("/etc/check-storage-security/config.yml").unwrap();
     assert_eq!(config.permissions().mode() & 0o777, 0o640);
     assert_eq!(config.uid(), 0);

@@ -1,7 +1,9 @@
 //! The metrics exporter end to end: the real binary with `--prometheus-listen-port 0` against
 //! fake instances on loopback (their private CA trusted), scraped over HTTP, checked by
 //! `promtool check metrics`, and scraped by a real Prometheus server whose query API must give
-//! the rating back.
+//! the rating back. The shipped alerting rules (`packaging/prometheus/`) pass `promtool check
+//! rules`, and `promtool test rules` over series built from a live scrape: each alert fires for
+//! its condition, and none for a healthy host.
 //!
 //! Time: the rounds are real, so intervals are short (`--scrape-interval 1`) and fakes fast;
 //! one test waits the fixed 8 s of the first scrape, since only a round that outlasts it can
@@ -52,14 +54,21 @@ fn success(host: &str) -> String {
     format!("storage_security_scrape_success{{host=\"{host}\"}}")
 }
 
-/// The samples of a family: labels and value.
-fn samples(body: &str, family: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+/// One sample of a scrape.
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Every sample of a scrape, in order (label values as the exporter serves them: no escapes
+/// in these tests' hosts).
+fn all_samples(body: &str) -> Vec<Sample> {
     body.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|line| {
             let (series, value) = line.rsplit_once(' ')?;
             let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
-            (name == family).then_some(())?;
             let labels = labels
                 .trim_end_matches('}')
                 .split("\",")
@@ -67,8 +76,21 @@ fn samples(body: &str, family: &str) -> Vec<(BTreeMap<String, String>, f64)> {
                 .filter_map(|l| l.split_once("=\""))
                 .map(|(k, v)| (k.to_string(), v.trim_end_matches('"').to_string()))
                 .collect();
-            Some((labels, value.parse().ok()?))
+            Some(Sample {
+                name: name.to_string(),
+                labels,
+                value: value.parse().ok()?,
+            })
         })
+        .collect()
+}
+
+/// The samples of a family: labels and value.
+fn samples(body: &str, family: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    all_samples(body)
+        .into_iter()
+        .filter(|s| s.name == family)
+        .map(|s| (s.labels, s.value))
         .collect()
 }
 
@@ -684,4 +706,458 @@ fn rounds_share_what_they_learn_so_the_release_feed_is_asked_once_per_window() {
     };
     assert!(rounds >= 3.0, "only {rounds} rounds in 30 s");
     assert_eq!(feed.requests().len(), 1, "{:?}", feed.requests());
+}
+
+// --- The shipped alerting rules ----------------------------------------------------------
+
+/// The alerting rules the package ships, in the repository.
+const ALERT_RULES: &str = "packaging/prometheus/storage-security.rules.yml";
+
+/// The job name the rules expect the exporter to be scraped under (README's scrape config).
+const JOB: &str = "storage_security";
+
+/// The alerts of the rules file, in its order.
+const ALERTS: [&str; 7] = [
+    "StorageSecurityExporterDown",
+    "StorageSecurityScanFailing",
+    "StorageSecurityRatingLow",
+    "StorageSecurityRatingCritical",
+    "StorageSecurityNewVulnerability",
+    "StorageSecuritySupportEndingSoon",
+    "StorageSecurityEndOfLife",
+];
+
+fn alert_rules_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(ALERT_RULES)
+}
+
+/// The rules of the shipped file, as parsed YAML.
+fn alert_rules() -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(alert_rules_path()).unwrap();
+    let doc: serde_json::Value =
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{ALERT_RULES}: {e}"));
+    doc["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .flat_map(|group| group["rules"].as_array().expect("rules").clone())
+        .collect()
+}
+
+/// The template forms the annotations may use: what [`render_annotation`] renders as
+/// Prometheus does. Anything else in `{{ }}` is refused by the test of the file.
+fn template_forms(text: &str) -> Vec<&str> {
+    text.match_indices("{{")
+        .map(|(at, _)| {
+            let rest = &text[at..];
+            &rest[..rest.find("}}").map_or(rest.len(), |end| end + 2)]
+        })
+        .collect()
+}
+
+/// An annotation as Prometheus renders it for an alert of a series with `labels` and `value`:
+/// `{{ $labels.NAME }}` is the label, `{{ $value }}` the value as Go's `%v` prints it (`3`,
+/// `-3`, `0.5`, as Rust does for these values).
+fn render_annotation(template: &str, labels: &BTreeMap<String, String>, value: f64) -> String {
+    let mut text = template.replace("{{ $value }}", &value.to_string());
+    for (name, label) in labels {
+        text = text.replace(&format!("{{{{ $labels.{name} }}}}"), label);
+    }
+    text
+}
+
+#[test]
+fn promtool_checks_the_shipped_alerting_rules() {
+    let output = Command::new(debian_binary("promtool"))
+        .args(["check", "rules"])
+        .arg(alert_rules_path())
+        .output()
+        .expect("run promtool");
+    let report = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success()
+            && report.contains(&format!("SUCCESS: {} rules found", ALERTS.len())),
+        "promtool check rules: {report}"
+    );
+    let rules = alert_rules();
+    let names: Vec<&str> = rules.iter().filter_map(|r| r["alert"].as_str()).collect();
+    assert_eq!(names, ALERTS, "only alerts, each tested below");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for alert in ALERTS {
+        assert!(
+            readme.contains(&format!("| `{alert}` |")),
+            "README's table lacks {alert}"
+        );
+    }
+    for rule in &rules {
+        let name = rule["alert"].as_str().unwrap();
+        assert!(
+            rule["for"].as_str().is_some_and(|d| !d.is_empty()),
+            "{name} has no for:"
+        );
+        assert!(
+            matches!(
+                rule["labels"]["severity"].as_str(),
+                Some("warning" | "critical")
+            ),
+            "{name}: {}",
+            rule["labels"]
+        );
+        // Each names what it is about: the host, or the exporter's address when it is down.
+        let subject = if name == "StorageSecurityExporterDown" {
+            "{{ $labels.instance }}"
+        } else {
+            "{{ $labels.host }}"
+        };
+        let annotations = rule["annotations"].as_object().expect("annotations");
+        assert_eq!(
+            annotations.keys().collect::<Vec<_>>(),
+            ["description", "summary"],
+            "{name}"
+        );
+        for (key, text) in annotations {
+            let text = text.as_str().unwrap();
+            assert!(text.contains(subject), "{name} {key}: {text}");
+            for form in template_forms(text) {
+                let label = form
+                    .strip_prefix("{{ $labels.")
+                    .and_then(|f| f.strip_suffix(" }}"));
+                assert!(
+                    form == "{{ $value }}"
+                        || label.is_some_and(|l| l.bytes().all(|b| b.is_ascii_lowercase())),
+                    "{name} {key}: {form}"
+                );
+            }
+        }
+    }
+}
+
+/// A series as Prometheus stores a sample of the exporter: its labels and the scrape's `job`
+/// and `instance`.
+fn stored_labels(sample: &Sample, instance: &str) -> BTreeMap<String, String> {
+    let mut labels = sample.labels.clone();
+    labels.insert("job".into(), JOB.into());
+    labels.insert("instance".into(), instance.into());
+    labels
+}
+
+/// A series selector in the notation of `promtool test rules`' input series.
+fn selector(name: &str, labels: &BTreeMap<String, String>) -> String {
+    let labels: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"")))
+        .collect();
+    format!("{name}{{{}}}", labels.join(","))
+}
+
+/// An alert a scenario expects to fire: its rule, the labels of the series that fires it, and
+/// the value.
+struct Firing {
+    alert: &'static str,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// A scenario of `promtool test rules`: input series (selector, values every minute) and, at
+/// each evaluation minute, the alerts that fire; every other alert must not.
+struct Scenario {
+    name: &'static str,
+    series: Vec<(String, String)>,
+    evals: Vec<(u32, Vec<Firing>)>,
+}
+
+impl Firing {
+    /// The alert as promtool expects it: the series' labels and the rule's, its annotations
+    /// rendered.
+    fn expected(&self, rules: &[serde_json::Value]) -> serde_json::Value {
+        let rule = rules
+            .iter()
+            .find(|r| r["alert"] == self.alert)
+            .unwrap_or_else(|| panic!("no alert {}", self.alert));
+        let mut labels = self.labels.clone();
+        for (name, value) in rule["labels"].as_object().unwrap() {
+            labels.insert(name.clone(), value.as_str().unwrap().to_string());
+        }
+        let annotations: BTreeMap<&String, String> = rule["annotations"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(key, text)| {
+                let text = render_annotation(text.as_str().unwrap(), &self.labels, self.value);
+                (key, text)
+            })
+            .collect();
+        serde_json::json!({"exp_labels": labels, "exp_annotations": annotations})
+    }
+}
+
+/// The unit-test file of `promtool test rules` (JSON, which is YAML) for the shipped rules.
+fn promtool_unit_tests(scenarios: &[Scenario]) -> serde_json::Value {
+    let rules = alert_rules();
+    let rules = rules.as_slice();
+    let tests: Vec<serde_json::Value> = scenarios
+        .iter()
+        .map(|scenario| {
+            let input: Vec<serde_json::Value> = scenario
+                .series
+                .iter()
+                .map(|(series, values)| serde_json::json!({"series": series, "values": values}))
+                .collect();
+            let checks: Vec<serde_json::Value> = scenario
+                .evals
+                .iter()
+                .flat_map(|(minute, firing)| {
+                    ALERTS.iter().map(move |alert| {
+                        let expected: Vec<serde_json::Value> = firing
+                            .iter()
+                            .filter(|f| f.alert == *alert)
+                            .map(|f| f.expected(rules))
+                            .collect();
+                        serde_json::json!({
+                            "eval_time": format!("{minute}m"),
+                            "alertname": alert,
+                            "exp_alerts": expected,
+                        })
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "name": scenario.name,
+                "interval": "1m",
+                "input_series": input,
+                "alert_rule_test": checks,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "rule_files": [alert_rules_path()],
+        "evaluation_interval": "1m",
+        "tests": tests,
+    })
+}
+
+#[test]
+fn the_shipped_alerts_fire_on_the_series_of_a_live_scrape_and_only_then() {
+    // A healthy LTS instance, one whose line ended (3.7, 2025-12-15), and a closed port.
+    let supported = FakeInstance::start(healthy("4.0.8"));
+    let ended = FakeInstance::start(healthy("3.7.0"));
+    let closed = format!("127.0.0.1:{}", support::closed_port());
+    let hosts = format!("{},{},{closed}", supported.host_port(), ended.host_port());
+    let exporter = start("alerts", &hosts, &supported.ca_file(), &[]);
+    let scrape = exporter.get("/metrics");
+    assert_eq!(scrape.status, 200);
+    let samples = all_samples(&scrape.body);
+    let instance = exporter.addr.to_string();
+    let of = |host: &str| -> Vec<&Sample> {
+        samples
+            .iter()
+            .filter(|s| s.labels.get("host").map(String::as_str) == Some(host))
+            .collect()
+    };
+    let find = |host: &str, family: &str| -> &Sample {
+        samples
+            .iter()
+            .find(|s| s.name == family && s.labels.get("host").map(String::as_str) == Some(host))
+            .unwrap_or_else(|| panic!("no {family} of {host}\n{}", scrape.body))
+    };
+    let firing = |alert: &'static str, sample: &Sample, value: f64| Firing {
+        alert,
+        labels: stored_labels(sample, &instance),
+        value,
+    };
+    // Prometheus' own series of the scrape.
+    let up_labels = BTreeMap::from([
+        ("instance".to_string(), instance.clone()),
+        ("job".to_string(), JOB.to_string()),
+    ]);
+    let up = |values: &str| (selector("up", &up_labels), values.to_string());
+    // A host's series as served, every minute for `minutes`, but for the `scripted` families.
+    let held = |host: &str, minutes: u32, scripted: &[(&str, &str)]| {
+        of(host)
+            .into_iter()
+            .map(|s| {
+                let values = scripted
+                    .iter()
+                    .find(|(family, _)| *family == s.name)
+                    .map_or_else(|| format!("{}x{minutes}", s.value), |(_, v)| v.to_string());
+                (selector(&s.name, &stored_labels(s, &instance)), values)
+            })
+            .collect::<Vec<_>>()
+    };
+
+    // What the scrape says, which the scenarios rest on.
+    let (good, eol) = (supported.host_port(), ended.host_port());
+    let rating = "storage_security_rating_score";
+    let vulnerabilities = "storage_security_vulnerabilities_total";
+    let days = "storage_security_support_days_remaining";
+    let success = "storage_security_scrape_success";
+    assert_eq!(find(&good, rating).value, 5.0, "{}", scrape.body);
+    assert_eq!(find(&good, vulnerabilities).value, 0.0);
+    assert!(find(&good, days).value > 30.0, "{}", scrape.body);
+    assert_eq!(find(&eol, rating).value, 0.0, "{}", scrape.body);
+    assert!(find(&eol, days).value < 0.0, "{}", scrape.body);
+    assert_eq!(find(&closed, success).value, 0.0);
+    assert_eq!(of(&closed).len(), 2, "success and duration only");
+
+    let two_days = 2 * 24 * 60;
+    let (good_rating, eol_rating) = (find(&good, rating), find(&eol, rating));
+    let (good_days, eol_days) = (find(&good, days), find(&eol, days));
+    let good_vulnerabilities = find(&good, vulnerabilities);
+    let scenarios = [
+        Scenario {
+            // Every series of the scrape, the exporter's own too, held as served: the healthy
+            // host never alerts, the others once their for: has passed.
+            name: "a live scrape held for two days",
+            series: samples
+                .iter()
+                .map(|s| {
+                    let values = format!("{}x{two_days}", s.value);
+                    (selector(&s.name, &stored_labels(s, &instance)), values)
+                })
+                .chain([up(&format!("1x{two_days}"))])
+                .collect(),
+            evals: vec![
+                (10, vec![]),
+                (
+                    30,
+                    vec![firing("StorageSecurityRatingCritical", eol_rating, 0.0)],
+                ),
+                (
+                    24 * 60,
+                    vec![
+                        firing("StorageSecurityRatingCritical", eol_rating, 0.0),
+                        firing("StorageSecurityEndOfLife", eol_days, eol_days.value),
+                        firing("StorageSecurityScanFailing", find(&closed, success), 0.0),
+                    ],
+                ),
+            ],
+        },
+        Scenario {
+            // The exporter stops answering: its series end, Prometheus records up 0.
+            name: "the exporter goes down",
+            series: held(&good, 29, &[])
+                .into_iter()
+                .map(|(series, values)| (series, values + " _x30"))
+                .chain([up("1x29 0x30")])
+                .collect(),
+            evals: vec![
+                (35, vec![]),
+                (
+                    45,
+                    vec![Firing {
+                        alert: "StorageSecurityExporterDown",
+                        labels: up_labels.clone(),
+                        value: 0.0,
+                    }],
+                ),
+            ],
+        },
+        Scenario {
+            // 4 (A) for two hours, 3 (C) for two, then 1 (E).
+            name: "the rating falls to the warning, then to the critical level",
+            series: held(&good, 300, &[(rating, "4x119 3x119 1x60")])
+                .into_iter()
+                .chain([up("1x300")])
+                .collect(),
+            evals: vec![
+                (110, vec![]),
+                (170, vec![]),
+                (
+                    190,
+                    vec![firing("StorageSecurityRatingLow", good_rating, 3.0)],
+                ),
+                (245, vec![]),
+                (
+                    255,
+                    vec![firing("StorageSecurityRatingCritical", good_rating, 1.0)],
+                ),
+            ],
+        },
+        Scenario {
+            // Two advisories published for the running version at minute 120.
+            name: "new vulnerabilities",
+            series: held(&good, 1680, &[(vulnerabilities, "0x119 2x1560")])
+                .into_iter()
+                .chain([up("1x1680")])
+                .collect(),
+            evals: vec![
+                (110, vec![]),
+                (122, vec![]),
+                (
+                    126,
+                    vec![firing(
+                        "StorageSecurityNewVulnerability",
+                        good_vulnerabilities,
+                        2.0,
+                    )],
+                ),
+                (
+                    1500,
+                    vec![firing(
+                        "StorageSecurityNewVulnerability",
+                        good_vulnerabilities,
+                        2.0,
+                    )],
+                ),
+                // A day after the rise, the higher count is the day's lowest.
+                (1570, vec![]),
+            ],
+        },
+        Scenario {
+            // Upgrades fix some advisories, then all.
+            name: "fewer vulnerabilities",
+            series: held(&good, 360, &[(vulnerabilities, "3x119 1x119 0x120")])
+                .into_iter()
+                .chain([up("1x360")])
+                .collect(),
+            evals: vec![(130, vec![]), (250, vec![]), (355, vec![])],
+        },
+        Scenario {
+            // Days left, two hours each: 45, 30, 1, the end-of-life day 0, then 3 days past.
+            name: "support runs out",
+            series: held(&good, 600, &[(days, "45x119 30x119 1x119 0x119 -3x120")])
+                .into_iter()
+                .chain([up("1x600")])
+                .collect(),
+            evals: vec![
+                (100, vec![]),
+                (170, vec![]),
+                (
+                    230,
+                    vec![firing("StorageSecuritySupportEndingSoon", good_days, 30.0)],
+                ),
+                (
+                    350,
+                    vec![firing("StorageSecuritySupportEndingSoon", good_days, 1.0)],
+                ),
+                (400, vec![]),
+                (
+                    430,
+                    vec![firing("StorageSecurityEndOfLife", good_days, 0.0)],
+                ),
+                (
+                    590,
+                    vec![firing("StorageSecurityEndOfLife", good_days, -3.0)],
+                ),
+            ],
+        },
+    ];
+    let dir = scratch("exporter-alert-rules");
+    let file = dir.join("storage-security.rules.test.yml");
+    let tests = promtool_unit_tests(&scenarios);
+    std::fs::write(&file, serde_json::to_string_pretty(&tests).unwrap()).unwrap();
+    let output = Command::new(debian_binary("promtool"))
+        .args(["test", "rules"])
+        .arg(&file)
+        .output()
+        .expect("run promtool");
+    assert!(
+        output.status.success(),
+        "promtool test rules {}:\n{}{}",
+        file.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -2,8 +2,8 @@
 # Builds the Debian package from built binaries: `make deb` (release build), and the package
 # test (tests/deb_package.rs, debug build). Everything it ships comes from the repository:
 # the man pages, completions and Icinga 2 CheckCommand generated from the option table
-# (`make man`), the systemd units, the Nagios command, the Checkmk local check and the sample
-# configuration.
+# (`make man`), the systemd units, the Nagios command, the Checkmk local check, the Prometheus
+# alerting rules and the sample configuration.
 #
 #   packaging/deb/build.sh BIN_DIR OUT_DIR
 #
@@ -84,6 +84,10 @@ put 0644 "$repo/packaging/nagios/check-storage-security.cfg" \
     /etc/nagios-plugins/config/check-storage-security.cfg
 put 0755 "$repo/packaging/checkmk/storage_security" \
     /usr/lib/check-storage-security/checkmk/storage_security
+# The Prometheus alerting rules for the exporter, for prometheus.yml's rule_files to name: under
+# /usr/share, not /etc/prometheus, which belongs to the prometheus package.
+put 0644 "$repo/packaging/prometheus/storage-security.rules.yml" \
+    /usr/share/check-storage-security/prometheus/storage-security.rules.yml
 
 # The sample configuration: readable by root and the group check-storage-security only
 # (postinst sets the group), since an operator may put references to secrets in it.
@@ -146,8 +150,9 @@ Description: security check for self-hosted file-sync and sharing servers
  and a Checkmk local check; check-storage-scanner, a local caching scan service
  and a public scan API (web pages, JSON API with CSV, SARIF and PDF exports,
  OpenAPI and MCP endpoints, SQLite or Redis store); systemd units for both
- services, the metrics exporter and an hourly scan into the journal; shell
- completions for bash, zsh and fish.
+ services, the metrics exporter and an hourly scan into the journal;
+ Prometheus alerting rules for the exporter; shell completions for bash, zsh
+ and fish.
 EOF
 
 (cd "$root" && find . \( -path ./DEBIAN -o -path ./etc \) -prune -o -type f -print | sed 's|^\./||' | sort |

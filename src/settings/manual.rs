@@ -109,7 +109,9 @@ const EXAMPLES: &[(&str, &str)] = &[
         "check-storage-security --upgrade-self check && sudo check-storage-security --upgrade-self",
     ),
     (
-        "Serve the metrics of two instances to Prometheus on 127.0.0.1:9102, refreshed hourly:",
+        "Serve the metrics of two instances to Prometheus on 127.0.0.1:9102, refreshed hourly \
+         (the Debian package's alerting rules for them: \
+         /usr/share/check-storage-security/prometheus/storage-security.rules.yml):",
         "check-storage-security -H a.example.com,b.example.com --prometheus-listen-port 9102 --scrape-interval 3600",
     ),
 ];
