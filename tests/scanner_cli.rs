@@ -251,3 +251,85 @@ fn secrets_in_clear_on_the_command_line_are_warned_about_once() {
     let lines = web.stderr_lines();
     assert!(lines.iter().all(|l| !l.contains("warning:")), "{lines:?}");
 }
+
+/// No DNS rebinding into a server on loopback: a page of `rebind.attacker.example`, whose name
+/// the attacker points at 127.0.0.1, cannot drive serve, web or the exporter from a browser on
+/// this host. A foreign `Host` is 421, a foreign `Origin` 403; addresses, `localhost` and the
+/// base URL's host are answered.
+#[test]
+fn servers_on_loopback_answer_only_their_own_names() {
+    let dir = support::web::fresh_dir("same-host");
+    let state = dir.display().to_string();
+    let serve = support::service::ScannerService::start(
+        std::path::Path::new(support::web::SCANNER),
+        &dir,
+        &["--update-source", "bundled"],
+        &[("COS_STATE_DIR", &state)],
+    )
+    .unwrap_or_else(|refused| panic!("serve did not start: {refused:?}"));
+    let web = support::web::start(&dir, &["--base-url", "https://scan.example.com"]);
+    let exporter = support::exporter::ExporterProcess::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_check-storage-security")),
+        &[
+            "-H".to_string(),
+            format!("127.0.0.1:{}", support::closed_port()),
+            "--prometheus-listen-port".to_string(),
+            "0".to_string(),
+            "--update-source".to_string(),
+            "bundled".to_string(),
+            "--no-debug-ports".to_string(),
+        ],
+        &[("COS_NOW", support::web::NOW)],
+        &dir,
+    );
+    let ask = |addr: std::net::SocketAddr, path: &str, host: &str, origin: Option<&str>| {
+        let mut raw = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
+        if let Some(origin) = origin {
+            raw.push_str(&format!("Origin: {origin}\r\n"));
+        }
+        raw.push_str("Connection: close\r\n\r\n");
+        support::service::exchange(addr, raw.as_bytes()).status
+    };
+    for (name, addr, path) in [
+        ("serve", serve.addr, "/healthz"),
+        ("web", web.addr, "/healthz"),
+        ("exporter", exporter.addr, "/metrics"),
+    ] {
+        let port = addr.port();
+        let attacker = format!("rebind.attacker.example:{port}");
+        assert_eq!(ask(addr, path, &attacker, None), 421, "{name}");
+        // web's form and /mcp judge Origin themselves (tests/web_api.rs, tests/web_mcp.rs).
+        if name != "web" {
+            assert_eq!(
+                ask(
+                    addr,
+                    path,
+                    &addr.to_string(),
+                    Some("http://rebind.attacker.example")
+                ),
+                403,
+                "{name}"
+            );
+        }
+        for own in [addr.to_string(), format!("localhost:{port}")] {
+            assert_eq!(ask(addr, path, &own, None), 200, "{name}: {own}");
+            let origin = format!("http://{own}");
+            assert_eq!(
+                ask(addr, path, &own, Some(&origin)),
+                200,
+                "{name}: {origin}"
+            );
+        }
+    }
+    // The base URL's host is the public API's own name (a reverse proxy keeps it).
+    assert_eq!(ask(web.addr, "/healthz", "scan.example.com", None), 200);
+    assert_eq!(
+        ask(
+            web.addr,
+            "/healthz",
+            "scan.example.com",
+            Some("https://scan.example.com")
+        ),
+        200
+    );
+}

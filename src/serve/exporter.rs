@@ -129,10 +129,11 @@ pub fn run(settings: Settings) -> Outcome {
         scan_round(settings, pool),
         stop.clone(),
     );
+    let same_host = crate::serve::http::SameHost::of(server.local_addr(), None);
     server.run(
         WORKERS,
         Limits::default(),
-        move |request| exporter.handle(request),
+        same_host.guard(move |request| exporter.handle(request)),
         stop,
     );
     log("stopped");

@@ -163,10 +163,11 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let settings = Arc::new(settings);
     let service = Service::start(config, pipeline(settings));
     super::announce_listening(&warnings, server.local_addr());
+    let same_host = super::http::SameHost::of(server.local_addr(), None);
     server.run(
         HTTP_WORKERS,
         Limits::default(),
-        move |request: &Request| service.handle(request),
+        same_host.guard(move |request: &Request| service.handle(request)),
         stop,
     );
     eprintln!("{}: stopped", Program::Scanner.name());

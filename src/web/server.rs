@@ -218,10 +218,16 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         redact::apply(&spec),
     );
     crate::serve::announce_listening(&settings.warnings, server.local_addr());
+    // The form and /mcp judge Origin themselves (a page of their own, a JSON-RPC error); the
+    // JSON API takes only application/json, which another site's page cannot send unasked.
+    let same_host = crate::serve::http::SameHost {
+        check_origin: false,
+        ..crate::serve::http::SameHost::of(server.local_addr(), web.base_url.as_deref())
+    };
     server.run(
         HTTP_WORKERS,
         Limits::default(),
-        move |request: &Request| api.handle(request),
+        same_host.guard(move |request: &Request| api.handle(request)),
         stop,
     );
     for worker in workers.into_iter().chain([purger]) {
