@@ -268,8 +268,9 @@ fn text(value: &Value) -> String {
 }
 
 /// The completed result: grade, state, product, findings that failed (worst first) with
-/// their remediation, the remediation plan, the exports.
+/// their remediation, the remediation plan, the exports; every text as a visitor reads it.
 pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option<&str>) -> String {
+    let document = &super::visitor::document(document);
     let root = escape(root);
     let grade = text(&document["grade"]);
     let state = text(&document["state"]);
