@@ -34,8 +34,17 @@ fn assert_strict_page(answer: &Answer) {
     assert!(!html.contains("<script>"), "inline script");
 }
 
-/// Headless Chromium's screenshot of `url`; the PNG's path.
-fn screenshot(url: &str, file: &Path) -> PathBuf {
+/// Text as the pages escape it.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Headless Chromium's screenshot of `url`, 1100 pixels wide and `height` high; the PNG's path.
+fn screenshot(url: &str, file: &Path, height: u32) -> PathBuf {
     let profile = file.with_extension("profile");
     let out = Command::new("chromium")
         .args([
@@ -44,8 +53,8 @@ fn screenshot(url: &str, file: &Path) -> PathBuf {
             "--disable-gpu",
             "--hide-scrollbars",
             "--no-first-run",
-            "--window-size=1100,1400",
         ])
+        .arg(format!("--window-size=1100,{height}"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", file.display()))
         .arg(url)
@@ -126,6 +135,31 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
             "{format}"
         );
     }
+    // The plan's fix snippets: a tab for each form that has one (the proxies' header lines and
+    // the demo accounts' setting here, no zone), each snippet's text as the JSON has it, escaped.
+    let snippets = api["result"]["remediationPlan"]["snippets"]
+        .as_array()
+        .unwrap();
+    let forms: Vec<&str> = snippets
+        .iter()
+        .map(|s| s["for"].as_str().unwrap())
+        .collect();
+    assert_eq!(forms, ["nginx", "caddy", "apache", "traefik", "env"]);
+    for form in ["nginx", "caddy", "apache", "traefik", "env", "zone"] {
+        let tab = format!("<input type=\"radio\" name=\"snippets\" id=\"snippets-{form}\"");
+        assert_eq!(html.contains(&tab), forms.contains(&form), "{form}: {html}");
+    }
+    for snippet in snippets {
+        let text = escape(snippet["text"].as_str().unwrap());
+        assert!(
+            html.contains(&format!("<code>{text}</code>")),
+            "{text}: {html}"
+        );
+    }
+    assert!(html.contains("<code>proxy_hide_header X-Graph-Version;\nproxy_hide_header X-Idp-Version;\nproxy_hide_header X-Web-Version;</code>"), "{html}");
+    assert!(
+        html.contains("&quot;traefik.http.routers.opencloud.middlewares=opencloud-security&quot;")
+    );
 
     // A form with nothing usable is answered on the form, with the reason.
     let empty = web.request(
@@ -143,8 +177,9 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
 
     // Pictures for a person to look at.
     let base = format!("http://{}", web.addr);
-    screenshot(&format!("{base}/"), &dir.join("landing.png"));
-    screenshot(&format!("{base}{location}"), &dir.join("result.png"));
+    screenshot(&format!("{base}/"), &dir.join("landing.png"), 1400);
+    // Tall enough for the fix snippets below the plan.
+    screenshot(&format!("{base}{location}"), &dir.join("result.png"), 1900);
 }
 
 /// A real nginx on a loopback port, in the foreground, forwarding `/scanner/` to `backend`
