@@ -9,8 +9,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::service::Answer;
-use support::{FakeInstance, InstanceConfig};
+use storage_security::settings::options::OPTIONS;
+use support::service::{Answer, ScannerService};
+use support::{FakeInstance, InstanceConfig, TlsMode};
 
 use support::web::fresh_dir;
 
@@ -33,8 +34,17 @@ fn assert_strict_page(answer: &Answer) {
     assert!(!html.contains("<script>"), "inline script");
 }
 
-/// Headless Chromium's screenshot of `url`; the PNG's path.
-fn screenshot(url: &str, file: &Path) -> PathBuf {
+/// Text as the pages escape it.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Headless Chromium's screenshot of `url`, 1100 pixels wide and `height` high; the PNG's path.
+fn screenshot(url: &str, file: &Path, height: u32) -> PathBuf {
     let profile = file.with_extension("profile");
     let out = Command::new("chromium")
         .args([
@@ -43,8 +53,8 @@ fn screenshot(url: &str, file: &Path) -> PathBuf {
             "--disable-gpu",
             "--hide-scrollbars",
             "--no-first-run",
-            "--window-size=1100,1400",
         ])
+        .arg(format!("--window-size=1100,{height}"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", file.display()))
         .arg(url)
@@ -125,6 +135,31 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
             "{format}"
         );
     }
+    // The plan's fix snippets: a tab for each form that has one (the proxies' header lines and
+    // the demo accounts' setting here, no zone), each snippet's text as the JSON has it, escaped.
+    let snippets = api["result"]["remediationPlan"]["snippets"]
+        .as_array()
+        .unwrap();
+    let forms: Vec<&str> = snippets
+        .iter()
+        .map(|s| s["for"].as_str().unwrap())
+        .collect();
+    assert_eq!(forms, ["nginx", "caddy", "apache", "traefik", "env"]);
+    for form in ["nginx", "caddy", "apache", "traefik", "env", "zone"] {
+        let tab = format!("<input type=\"radio\" name=\"snippets\" id=\"snippets-{form}\"");
+        assert_eq!(html.contains(&tab), forms.contains(&form), "{form}: {html}");
+    }
+    for snippet in snippets {
+        let text = escape(snippet["text"].as_str().unwrap());
+        assert!(
+            html.contains(&format!("<code>{text}</code>")),
+            "{text}: {html}"
+        );
+    }
+    assert!(html.contains("<code>proxy_hide_header X-Graph-Version;\nproxy_hide_header X-Idp-Version;\nproxy_hide_header X-Web-Version;</code>"), "{html}");
+    assert!(
+        html.contains("&quot;traefik.http.routers.opencloud.middlewares=opencloud-security&quot;")
+    );
 
     // A form with nothing usable is answered on the form, with the reason.
     let empty = web.request(
@@ -142,8 +177,9 @@ fn the_form_leads_to_a_result_page_with_grade_findings_and_exports() {
 
     // Pictures for a person to look at.
     let base = format!("http://{}", web.addr);
-    screenshot(&format!("{base}/"), &dir.join("landing.png"));
-    screenshot(&format!("{base}{location}"), &dir.join("result.png"));
+    screenshot(&format!("{base}/"), &dir.join("landing.png"), 1400);
+    // Tall enough for the fix snippets below the plan.
+    screenshot(&format!("{base}{location}"), &dir.join("result.png"), 1900);
 }
 
 /// A real nginx on a loopback port, in the foreground, forwarding `/scanner/` to `backend`
@@ -352,5 +388,106 @@ fn behind_a_reverse_proxy_under_a_path_every_link_carries_it() {
     }
     let openapi = get("/scanner/openapi.json").json();
     assert_eq!(openapi["servers"][0]["url"], base.as_str());
+    web.terminate();
+}
+
+/// Submits `target` to the JSON API and polls until its scan completed; the uuid and the
+/// result document.
+fn scan(web: &ScannerService, target: &str) -> (String, serde_json::Value) {
+    let body = serde_json::json!({ "target_url": target }).to_string();
+    let submitted = web.request(
+        "POST",
+        "/api/scans",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let value = web.get(&format!("/api/scans/{uuid}"), &[]).json();
+        if value["status"] == "completed" {
+            return (uuid, value["result"].clone());
+        }
+        assert!(Instant::now() < until, "the scan did not complete: {value}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The PDF export of `uuid` as `pdftotext` reads it, whitespace collapsed.
+fn pdf_text(web: &ScannerService, uuid: &str, file: &Path) -> String {
+    let pdf = web.get(&format!("/api/scans/{uuid}/export/pdf"), &[]);
+    assert_eq!(pdf.status, 200);
+    std::fs::write(file, &pdf.body).unwrap();
+    let out = Command::new("pdftotext")
+        .args(["-layout", file.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext runs: run `make deps`");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The scanner's own words in `text`: its flags, `COS_` variables and configuration keys.
+fn operator_words(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = OPTIONS
+        .iter()
+        .flat_map(|o| {
+            let flag = o.long.map(|long| format!("--{long}"));
+            let key = o
+                .config_key
+                .filter(|k| k.contains(['.', '_']))
+                .map(String::from);
+            flag.into_iter().chain(key)
+        })
+        .filter(|word| text.contains(word.as_str()))
+        .collect();
+    for word in ["COS_", "(see -h)", "-H "] {
+        if text.contains(word) {
+            found.push(word.into());
+        }
+    }
+    found
+}
+
+/// The texts a scan gives its operator (an untrusted certificate: "pass --ca-file"; a failed
+/// scan out of time: "--time-budget") stay in the JSON document, and the result page and the
+/// PDF say them to a visitor, naming no flag, variable or configuration key.
+#[test]
+fn the_page_and_the_pdf_speak_to_a_visitor() {
+    let untrusted = FakeInstance::start(InstanceConfig::default().tls(TlsMode::SelfSigned));
+    let dir = fresh_dir("web-pages-visitor");
+    // A retry that would wait past the time budget ends the closed port's scan at once,
+    // saying so.
+    let web = support::web::start(
+        &dir,
+        &[
+            "--allow-private-targets",
+            "--retries",
+            "1",
+            "--backoff-factor",
+            "60",
+        ],
+    );
+    let closed = format!("127.0.0.1:{}", support::closed_port());
+    let cases = [
+        (
+            untrusted.host_port(),
+            "--ca-file",
+            "not signed by a certificate authority browsers trust",
+        ),
+        (closed, "--time-budget", "time limit of this service"),
+    ];
+    for (n, (target, operator, visitor)) in cases.into_iter().enumerate() {
+        let (uuid, document) = scan(&web, &target);
+        // The plugin's document keeps the operator's words...
+        assert!(document.to_string().contains(operator), "{document}");
+        // ...the page and the PDF the visitor's.
+        let page = web.get(&format!("/scans/{uuid}"), &[]).text();
+        let pdf = pdf_text(&web, &uuid, &dir.join(format!("report-{n}.pdf")));
+        for (face, text) in [("page", &page), ("PDF", &pdf)] {
+            assert_eq!(operator_words(text), Vec::<String>::new(), "{face}: {text}");
+            assert!(text.contains(visitor), "{face}: {text}");
+        }
+    }
     web.terminate();
 }

@@ -14,6 +14,7 @@ pub mod pages;
 pub mod pdf;
 pub mod server;
 pub mod store;
+pub mod visitor;
 pub mod worker;
 
 #[cfg(test)]

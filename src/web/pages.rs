@@ -1,7 +1,8 @@
 //! The web pages of the public API, rendered on the server: a landing page with the submission
 //! form (`/`), the form's target (`POST /scans`, answered 303 to the result page), and the
 //! result page (`/scans/<uuid>`) that follows the scan until it completes and then shows the
-//! grade, the state, the findings with their remediation, and the export links.
+//! grade, the state, the findings with their remediation, the plan's fix snippets (a tab per
+//! form) and the export links, every text as a visitor reads it (`super::visitor`).
 //!
 //! No framework and no external assets: one style sheet and two small scripts served from
 //! `/static/` (`app.js`; `webmcp.js`, WebMCP tools for an agent in the browser when it offers
@@ -13,6 +14,7 @@
 
 use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, SubmitterWaivers};
 use super::store::{ScanRequest, Status};
+use crate::assess::snippets::Form;
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;
 use serde_json::Value;
@@ -268,8 +270,9 @@ fn text(value: &Value) -> String {
 }
 
 /// The completed result: grade, state, product, findings that failed (worst first) with
-/// their remediation, the remediation plan, the exports.
+/// their remediation, the remediation plan, the exports; every text as a visitor reads it.
 pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option<&str>) -> String {
+    let document = &super::visitor::document(document);
     let root = escape(root);
     let grade = text(&document["grade"]);
     let state = text(&document["state"]);
@@ -360,6 +363,7 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
     } else {
         format!("<h2>Remediation plan</h2>\n<ol class=\"plan\">\n{plan}</ol>")
     };
+    let snippets_html = snippet_tabs(&document["remediationPlan"]["snippets"]);
     let exports: String = EXPORT_FORMATS
         .iter()
         .map(|f| {
@@ -381,7 +385,7 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
          <div class=\"grade {grade_class}\">{grade}</div>\n<div>\n\
          <h1>{host}</h1>\n<p class=\"state {state_class}\">{state}</p>\n<p>{message}</p>\n\
          <p>{product} · scanned {scanned}</p>\n{submitter_line}</div>\n</section>\n\
-         <h2>Findings</h2>\n{findings_html}\n{plan_html}\n\
+         <h2>Findings</h2>\n{findings_html}\n{plan_html}\n{snippets_html}\
          <h2>Download</h2>\n<p class=\"exports\">{exports}</p>\n\
          <p><a href=\"{root}/\">Check another instance</a></p>",
         grade = escape(if grade.is_empty() { "U" } else { &grade }),
@@ -406,6 +410,72 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
         message = escape(&text(&document["message"])),
         scanned = escape(&text(&document["scannedAt"])),
         uuid = escape(uuid),
+    )
+}
+
+/// A tab's label for each form a fix snippet is written in.
+fn form_label(form: Form) -> &'static str {
+    match form {
+        Form::Nginx => "nginx",
+        Form::Caddy => "Caddy",
+        Form::Apache => "Apache",
+        Form::Traefik => "Traefik",
+        Form::Env => "Environment",
+        Form::Zone => "DNS zone",
+    }
+}
+
+/// The plan's merged fix snippets, one tab per form that has one, the first shown. The tabs
+/// are radio buttons that the style sheet turns into tabs (`:checked ~`): no script, and
+/// without the style sheet every form shows one after the other.
+fn snippet_tabs(snippets: &Value) -> String {
+    let snippets = snippets.as_array().map_or(&[][..], |s| s);
+    let of = |form: Form| -> Vec<&Value> {
+        snippets
+            .iter()
+            .filter(|s| s["for"].as_str() == Some(form.name()))
+            .collect()
+    };
+    let forms: Vec<(Form, Vec<&Value>)> = Form::ALL
+        .into_iter()
+        .map(|form| (form, of(form)))
+        .filter(|(_, snippets)| !snippets.is_empty())
+        .collect();
+    if forms.is_empty() {
+        return String::new();
+    }
+    let tabs: String = forms
+        .iter()
+        .enumerate()
+        .map(|(n, (form, _))| {
+            format!(
+                "<input type=\"radio\" name=\"snippets\" id=\"snippets-{name}\"{checked}>\
+                 <label for=\"snippets-{name}\">{label}</label>\n",
+                name = form.name(),
+                checked = if n == 0 { " checked" } else { "" },
+                label = form_label(*form),
+            )
+        })
+        .collect();
+    let panels: String = forms
+        .iter()
+        .map(|(form, snippets)| {
+            let files: String = snippets
+                .iter()
+                .map(|s| {
+                    format!(
+                        "<p class=\"file\">{}:</p>\n<pre><code>{}</code></pre>\n",
+                        escape(&text(&s["file"])),
+                        escape(&text(&s["text"])),
+                    )
+                })
+                .collect();
+            format!("<div class=\"panel {}\">\n{files}</div>\n", form.name())
+        })
+        .collect();
+    format!(
+        "<h2 id=\"snippets\">Fix snippets</h2>\n<p>The plan's changes in the syntax of the file \
+         that has to change, ready to paste.</p>\n<div class=\"tabs\">\n{tabs}{panels}</div>\n"
     )
 }
 
@@ -461,6 +531,26 @@ mod tests {
         }
         assert!(html.contains("data-scan=\"0f8fad5b-d9cb-469f-a165-70867728950e\""));
         assert!(html.contains("class=\"export preferred\" href=\"/api/scans/0f8fad5b-d9cb-469f-a165-70867728950e/export/csv\""));
+    }
+
+    #[test]
+    fn snippets_get_a_tab_per_form_that_has_one_every_value_escaped() {
+        let html = snippet_tabs(&json!([
+            {"for": "nginx", "file": "server block", "text": "proxy_hide_header X-A</pre>;"},
+            {"for": "nginx", "file": "http block", "text": "b"},
+            {"for": "zone", "file": "the <zone>", "text": "x. IN CAA 0 issue \"ca\""},
+            {"for": "<script>", "file": "f", "text": "never shown"},
+        ]));
+        let tabs: Vec<&str> = html.matches("<input type=\"radio\"").collect();
+        assert_eq!(tabs.len(), 2, "{html}");
+        assert!(html.contains("id=\"snippets-nginx\" checked>"), "{html}");
+        assert!(html.contains("id=\"snippets-zone\">"), "{html}");
+        assert!(html.contains("<code>proxy_hide_header X-A&lt;/pre&gt;;</code>"));
+        assert!(html.contains("<p class=\"file\">http block:</p>"));
+        assert!(html.contains("the &lt;zone&gt;:") && html.contains("&quot;ca&quot;"));
+        assert!(!html.contains("never shown") && !html.contains("<script>"));
+        assert_eq!(snippet_tabs(&json!([])), "");
+        assert_eq!(snippet_tabs(&Value::Null), "");
     }
 
     #[test]

@@ -623,8 +623,10 @@ fn footer(content: &mut Content, page: usize, pages: usize) {
     );
 }
 
-/// The PDF report of a result document: one or two A4 pages.
+/// The PDF report of a result document: one or two A4 pages, every text as a visitor reads
+/// it.
 pub fn render(document: &Value) -> Vec<u8> {
+    let document = &super::visitor::document(document);
     let submitter = SubmitterWaivers::of(document);
     let all = document["findings"].as_array().map_or(&[][..], |f| f);
     let mut failed: Vec<&Value> = all
