@@ -456,8 +456,8 @@ fn operator_words(text: &str) -> Vec<String> {
 fn the_page_and_the_pdf_speak_to_a_visitor() {
     let untrusted = FakeInstance::start(InstanceConfig::default().tls(TlsMode::SelfSigned));
     let dir = fresh_dir("web-pages-visitor");
-    // A retry that would wait past the time budget ends the closed port's scan at once,
-    // saying so.
+    // A retry that would wait past the time budget ends the failing instance's scan at once,
+    // saying so (a server error is retried; a refused connection is not).
     let web = support::web::start(
         &dir,
         &[
@@ -468,14 +468,22 @@ fn the_page_and_the_pdf_speak_to_a_visitor() {
             "60",
         ],
     );
-    let closed = format!("127.0.0.1:{}", support::closed_port());
+    let failing = FakeInstance::start(
+        InstanceConfig::default()
+            .tls(TlsMode::Plain)
+            .always(support::FaultKind::Status(503)),
+    );
     let cases = [
         (
             untrusted.host_port(),
             "--ca-file",
             "not signed by a certificate authority browsers trust",
         ),
-        (closed, "--time-budget", "time limit of this service"),
+        (
+            failing.host_port(),
+            "--time-budget",
+            "time limit of this service",
+        ),
     ];
     for (n, (target, operator, visitor)) in cases.into_iter().enumerate() {
         let (uuid, document) = scan(&web, &target);
