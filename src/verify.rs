@@ -350,10 +350,13 @@ impl Selection {
                     self.key(format!("demo:{user}"));
                 }
             }
+            // A refused credential proves basic auth off only when that account signs in
+            // through the identity provider: the demo sign-in decides a pass.
             "basicAuthDisabled" => {
                 self.key(plan::OIDC);
                 for family in ProductFamily::ALL {
                     let first = family.describe().demo_accounts[0].user;
+                    self.key(format!("demo:{first}"));
                     self.key(format!("basic:{first}"));
                 }
             }
