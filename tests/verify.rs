@@ -353,7 +353,7 @@ fn compare_with_full_scan(
     let mut full: BTreeMap<String, Decision> = BTreeMap::new();
     let mut rows = BTreeSet::new();
     for f in &scan.findings {
-        let Some(spec) = checks::spec(&f.id).filter(|s| s.verifiable) else {
+        let Some(spec) = checks::spec(&f.id).filter(|s| s.verifiable()) else {
             continue;
         };
         if let Some(d) = decision(f.status, f.severity) {
@@ -364,7 +364,7 @@ fn compare_with_full_scan(
     let mut asked: BTreeSet<String> = full.keys().cloned().collect();
     asked.extend(
         checks::registry()
-            .filter(|c| c.verifiable)
+            .filter(|c| c.verifiable())
             .map(|c| c.id.to_string()),
     );
     let access = Access {
@@ -512,7 +512,7 @@ fn verify_decides_every_id_as_a_full_scan_does() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
     let never: Vec<&str> = checks::registry()
-        .filter(|c| c.verifiable && !decided.contains(c.id))
+        .filter(|c| c.verifiable() && !decided.contains(c.id))
         .map(|c| c.id)
         .filter(|id| !UNDECIDABLE_ON_LOOPBACK.contains(id))
         .collect();

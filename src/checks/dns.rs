@@ -3,9 +3,10 @@
 //! 9364) and the `dnsAddresses` observation (what the name resolves to, so the result document
 //! carries it). All need a DNS name: address targets have no DNS findings.
 
-use super::{CheckSpec, DNS_ZONE, finding};
+use super::{CheckSpec, DNS_ZONE, Measure, finding};
 use crate::net::dns::{CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name};
 use crate::net::http::Scheme;
+use crate::probe;
 use crate::probe::status::printable;
 use crate::probe::{DnsObservation, Measurements};
 use crate::report::{Finding, Role, Status};
@@ -27,7 +28,7 @@ pub static ROWS: &[CheckSpec] = &[
                       \"letsencrypt.org\"`), so no other CA may issue one for it.",
         documentation: Some(CAA_DOCS),
         fixed_in: DNS_ZONE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::DNS)],
     },
     CheckSpec {
         id: "dnssec",
@@ -42,7 +43,7 @@ pub static ROWS: &[CheckSpec] = &[
                       resolvers can verify the answers for the name.",
         documentation: Some(DNSSEC_DOCS),
         fixed_in: DNS_ZONE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::DNS)],
     },
     CheckSpec {
         id: "dnsAddresses",
@@ -55,7 +56,7 @@ pub static ROWS: &[CheckSpec] = &[
                       check they are the ones the instance should be reached at.",
         documentation: None,
         fixed_in: DNS_ZONE,
-        verifiable: false,
+        verified_by: &[],
     },
 ];
 
@@ -377,13 +378,13 @@ mod tests {
         assert_eq!(caa.severity, Severity::Low);
         assert_eq!(caa.category, "dns");
         assert_eq!(caa.fixed_in, DNS_ZONE);
-        assert!(caa.verifiable);
+        assert!(caa.verifiable());
         let dnssec = crate::checks::spec("dnssec").unwrap();
         assert_eq!(dnssec.role, Role::Hardening);
         assert_eq!(dnssec.severity, Severity::Low);
         assert_eq!(dnssec.category, "dns");
         assert_eq!(dnssec.fixed_in, DNS_ZONE);
-        assert!(dnssec.verifiable);
+        assert!(dnssec.verifiable());
         assert!(dnssec.remediation.contains("DS record at the registrar"));
         let addresses = crate::checks::spec("dnsAddresses").unwrap();
         assert_eq!(addresses.role, Role::Observation);

@@ -1,10 +1,11 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::{CheckSpec, INSTANCE, REVERSE_PROXY, finding};
+use super::{CheckSpec, INSTANCE, Measure, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
 use crate::probe::Measurements;
+use crate::probe::plan;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -25,7 +26,7 @@ pub static ROWS: &[CheckSpec] = &[
             "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
         ),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "hstsPreload",
@@ -38,7 +39,7 @@ pub static ROWS: &[CheckSpec] = &[
                       of at least one year, then submit the domain to the preload list.",
         documentation: Some("https://hstspreload.org/"),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Content-Security-Policy",
@@ -53,7 +54,7 @@ pub static ROWS: &[CheckSpec] = &[
             "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
         ),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "cspWithoutUnsafeInline",
@@ -69,7 +70,7 @@ pub static ROWS: &[CheckSpec] = &[
             "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
         ),
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "X-Content-Type-Options",
@@ -83,7 +84,7 @@ pub static ROWS: &[CheckSpec] = &[
             "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
         ),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "X-Frame-Options",
@@ -96,7 +97,7 @@ pub static ROWS: &[CheckSpec] = &[
                       directive without wildcards.",
         documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options"),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Referrer-Policy",
@@ -108,7 +109,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
         documentation: Some("https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy"),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Permissions-Policy",
@@ -123,7 +124,7 @@ pub static ROWS: &[CheckSpec] = &[
             "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
         ),
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
 ];
 
