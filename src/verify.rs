@@ -179,6 +179,11 @@ impl Selection {
                 Measure::Probes(prefix) => {
                     self.prefixes.insert(prefix);
                 }
+                Measure::Keys(keys) => {
+                    for key in keys() {
+                        self.key(key);
+                    }
+                }
                 Measure::EveryAnswer => self.every_http_probe = true,
                 Measure::DebugPorts => self.configured_debug_ports = true,
             }
@@ -988,6 +993,15 @@ mod tests {
                         "{}: no probe key starts with {prefix}",
                         row.id
                     ),
+                    Measure::Keys(keys) => {
+                        for key in keys() {
+                            assert!(
+                                http.contains(&key),
+                                "{}: no probe has the key {key}",
+                                row.id
+                            );
+                        }
+                    }
                     Measure::Transport | Measure::EveryAnswer | Measure::DebugPorts => {}
                 }
             }
@@ -1097,6 +1111,8 @@ mod tests {
             assert!(selection.wants(&format!("basic:{first}")), "{first}");
         }
         assert!(!selection.wants(plan::TRACE) && !selection.login_throttling());
+        // Only the first account's sign-in: the one tried over basic auth.
+        assert!(!selection.wants("demo:margaret"));
         let selection = selected(&["loginThrottling"]);
         assert!(selection.login_throttling() && selection.wants("throttle:6"));
     }

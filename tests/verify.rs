@@ -256,6 +256,32 @@ fn verifying_trace_sends_only_the_trace_probe() {
 }
 
 #[test]
+fn basic_auth_off_is_verified_by_the_demo_sign_in_it_rests_on() {
+    // A default install: the demo account signs in, its password is refused over basic auth.
+    let fake = FakeInstance::start(default_install());
+    let run = verify(&fake, "basic-auth-off", "basicAuthDisabled", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        verdict(&run, "basicAuthDisabled").starts_with(
+            "passes: dennis signs in through the identity provider but not over basic auth"
+        ),
+        "{}",
+        run.stdout
+    );
+    // The first demo account's sign-in only, not every demo account's.
+    assert_eq!(fake.sign_ins().count, 1);
+
+    let fake = FakeInstance::start(default_install().basic_auth(true));
+    let run = verify(&fake, "basic-auth-on", "basicAuthDisabled", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        verdict(&run, "basicAuthDisabled").starts_with("still fails (medium)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn json_prints_the_measurement_document() {
     let fake = FakeInstance::start(default_install());
     let run = verify(

@@ -52,7 +52,8 @@ pub static ROWS: &[CheckSpec] = &[
         fixed_in: INSTANCE,
         verified_by: &[
             Measure::Probe(plan::OIDC),
-            Measure::Probes(plan::DEMO),
+            // A refused credential proves basic auth off only for an account that signs in.
+            Measure::Keys(plan::first_demo_sign_ins),
             Measure::Probes(plan::BASIC),
         ],
     },

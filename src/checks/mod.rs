@@ -51,7 +51,7 @@ impl CheckSpec {
 
 /// One measurement a check reads. Declared on the check's row beside the code that reads it,
 /// so a verification runs exactly what the full scan's check rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Measure {
     /// The transport selection every run makes (the TLS handshake, its certificate).
     Transport,
@@ -61,6 +61,9 @@ pub enum Measure {
     /// Every HTTP probe of the plan whose key starts so (`plan::DEMO`: every family's demo
     /// sign-ins, of which the scan sends those of the family it finds).
     Probes(&'static str),
+    /// The HTTP probes with these keys, one or more per product family (the scan sends those
+    /// of the family it finds).
+    Keys(fn() -> Vec<String>),
     /// Every HTTP answer (cookies and version headers are read from all of them), except the
     /// sign-in throttling's, which only `loginThrottling` sends.
     EveryAnswer,

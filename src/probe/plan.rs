@@ -473,6 +473,15 @@ pub fn demo_sign_ins(endpoint: &Endpoint, family: ProductFamily) -> Vec<HttpProb
         .collect()
 }
 
+/// The keys of each family's first demo account's sign-in: the account whose credentials
+/// [`dependent`] tries over basic auth.
+pub fn first_demo_sign_ins() -> Vec<String> {
+    ProductFamily::ALL
+        .iter()
+        .map(|f| format!("{DEMO}{}", f.describe().demo_accounts[0].user))
+        .collect()
+}
+
 /// Whether an answer of the sign-in call is a successful sign-in (200 with `success: true`).
 pub fn is_successful_sign_in(response: &crate::net::http::Response) -> bool {
     response.status == 200
