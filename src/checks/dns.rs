@@ -6,9 +6,8 @@
 use super::{CheckSpec, DNS_ZONE, Measure, finding};
 use crate::net::dns::{CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name};
 use crate::net::http::Scheme;
-use crate::probe;
 use crate::probe::status::printable;
-use crate::probe::{DnsObservation, Measurements};
+use crate::probe::{self, DnsObservation, Measurements};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 

@@ -6,9 +6,8 @@
 use super::{CheckSpec, DOCS, Measure, REVERSE_PROXY, finding};
 use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
-use crate::probe;
 use crate::probe::status::printable;
-use crate::probe::{Measurements, Observation};
+use crate::probe::{self, Measurements, Observation};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 

@@ -138,14 +138,6 @@ pub fn run_with_peak(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Run, O
 /// The flags of a hermetic scan: trust the fake instances' CA, bundled update data, no
 /// waiting between retries, no debug ports (they would be probed on this machine's loopback).
 pub fn hermetic(ca: &Path) -> Vec<String> {
-    let mut flags = hermetic_with_debug_ports(ca);
-    flags.push("--no-debug-ports".into());
-    flags
-}
-
-/// [`hermetic`] for a scan that probes the debug ports the test names
-/// (`COS_SCANNER_DEBUG_PORTS`: its own listeners, never the machine's).
-pub fn hermetic_with_debug_ports(ca: &Path) -> Vec<String> {
     [
         "--ca-file",
         &ca.display().to_string(),
@@ -155,36 +147,11 @@ pub fn hermetic_with_debug_ports(ca: &Path) -> Vec<String> {
         "0",
         "--retries",
         "0",
+        "--no-debug-ports",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect()
-}
-
-/// A loopback UDP port nobody answers on: a scan's DNS questions go there (and are refused at
-/// once) instead of to this machine's nameserver.
-pub fn silent_dns() -> std::net::SocketAddr {
-    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind a UDP port");
-    socket.local_addr().expect("local addr")
-}
-
-/// The settings the plugin would resolve from `args`, for tests that call the library's
-/// scanner in process: a fresh HOME, the pinned clock, DNS questions to [`silent_dns`], and
-/// `env` added.
-pub fn settings(name: &str, args: &[&str], env: &[(&str, &str)]) -> Settings {
-    let line = match cli::parse(args.iter().copied()).expect("valid arguments") {
-        Invocation::Scan(line) => line,
-        other => panic!("{other:?}"),
-    };
-    let home = scratch(name).display().to_string();
-    let dns = silent_dns().to_string();
-    let mut vars = vec![
-        ("HOME", home.as_str()),
-        ("COS_NOW", NOW),
-        ("COS_SCANNER_DNS_SERVER", dns.as_str()),
-    ];
-    vars.extend_from_slice(env);
-    Settings::resolve(&line, &MapEnv::with(&vars)).unwrap_or_else(|e| panic!("{}", e.0))
 }
 
 /// An instance without the weaknesses of a default install (demo accounts, CORS for any
@@ -214,4 +181,38 @@ pub fn scan_with_env(
     args.extend(base.iter().map(String::as_str));
     args.extend(extra);
     run(name, &args, env)
+}
+
+/// [`hermetic`] for a scan that probes the debug ports the test names
+/// (`COS_SCANNER_DEBUG_PORTS`: its own listeners, never the machine's).
+pub fn hermetic_with_debug_ports(ca: &Path) -> Vec<String> {
+    let mut flags = hermetic(ca);
+    flags.retain(|f| f != "--no-debug-ports");
+    flags
+}
+
+/// A loopback UDP port nobody answers on: a scan's DNS questions go there (and are refused at
+/// once) instead of to this machine's nameserver.
+pub fn silent_dns() -> std::net::SocketAddr {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind a UDP port");
+    socket.local_addr().expect("local addr")
+}
+
+/// The settings the plugin would resolve from `args`, for tests that call the library's
+/// scanner in process: a fresh HOME, the pinned clock, DNS questions to [`silent_dns`], and
+/// `env` added.
+pub fn settings(name: &str, args: &[&str], env: &[(&str, &str)]) -> Settings {
+    let line = match cli::parse(args.iter().copied()).expect("valid arguments") {
+        Invocation::Scan(line) => line,
+        other => panic!("{other:?}"),
+    };
+    let home = scratch(name).display().to_string();
+    let dns = silent_dns().to_string();
+    let mut vars = vec![
+        ("HOME", home.as_str()),
+        ("COS_NOW", NOW),
+        ("COS_SCANNER_DNS_SERVER", dns.as_str()),
+    ];
+    vars.extend_from_slice(env);
+    Settings::resolve(&line, &MapEnv::with(&vars)).unwrap_or_else(|e| panic!("{}", e.0))
 }
