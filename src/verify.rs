@@ -3,7 +3,9 @@
 //!
 //! After a fix an operator wants to know whether that one finding is gone, without a full scan
 //! (and without its rating, baseline update or webhook). [`plan`] turns the ids into the probes
-//! that measure them (a family root such as `exposed` stands for every member); [`verify`]
+//! that measure them: what each check's registry row says it reads (`CheckSpec::verified_by`),
+//! so a verification rests on the same measurements as the full scan's verdict (a family root
+//! such as `exposed` stands for every member); [`verify`]
 //! runs those probes, and only those, after the transport selection and the status document
 //! that every scan needs; the registry's checks then judge the measurements, waivers not
 //! applied. [`exit_state`] and [`render_text`] turn the outcome into a monitoring result:
@@ -18,12 +20,12 @@
 //! definite failure is reported even when another id needs a full scan.
 //!
 //! Not verifiable: `eol`, `vulnerability:...`, `httpsAvailable`, the address-parity checks,
-//! every other registry row marked `verifiable: false`, and ids the registry does not know.
+//! every other registry row that declares nothing it reads (`verified_by: &[]`), and ids the
+//! registry does not know.
 
 use crate::budget::{Attempt, Budget, GaveUp};
-use crate::checks::{self, CheckSpec};
+use crate::checks::{self, CheckSpec, Measure};
 use crate::clock::Now;
-use crate::family::ProductFamily;
 use crate::net::http::{ClientOptions, Scheme};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
@@ -39,13 +41,6 @@ use std::collections::BTreeSet;
 pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
 /// Why an id the registry does not know ends UNKNOWN.
 pub const UNKNOWN_ID: &str = "unknown finding id; see docs/checks.md";
-
-/// Probe keys that are not HTTP requests of the plan (see `probe::measure_selected`).
-const LEGACY_TLS: &str = "tlsDeprecatedProtocol";
-const PLAIN_HTTP: &str = "httpsEnforced";
-const DNS: &str = "dns";
-const DEBUG_PORT_PREFIX: &str = "debugPort:";
-const THROTTLE_PREFIX: &str = "throttle:";
 
 /// The measurement document of one verification: `--format json` prints it.
 #[derive(Clone, Debug, Serialize)]
@@ -118,8 +113,10 @@ pub struct Selection {
     /// What to report, in the order asked, without duplicates.
     pub requested: Vec<Requested>,
     /// Probe keys to run: HTTP probes of the plan (`probe::plan`), `debugPort:<port>`,
-    /// `tlsDeprecatedProtocol` (legacy TLS), `httpsEnforced` (plain HTTP), `dns`.
+    /// `probe::LEGACY_TLS`, `probe::PLAIN_HTTP`, `probe::DNS`.
     pub keys: BTreeSet<String>,
+    /// Every probe whose key starts with one of these runs (`plan::DEMO`, ...).
+    pub prefixes: BTreeSet<&'static str>,
     /// Every HTTP probe of the plan except the sign-in throttling: cookies and version headers
     /// are read from every answer, as a full scan reads them.
     pub every_http_probe: bool,
@@ -130,15 +127,15 @@ pub struct Selection {
 impl Selection {
     /// Whether the probe with this key runs.
     pub fn wants(&self, key: &str) -> bool {
-        if self.keys.contains(key) {
+        if self.keys.contains(key) || self.prefixes.iter().any(|p| key.starts_with(p)) {
             return true;
         }
-        if key.starts_with(DEBUG_PORT_PREFIX) {
+        if key.starts_with(probe::DEBUG_PORT) {
             return self.configured_debug_ports;
         }
         self.every_http_probe
-            && ![LEGACY_TLS, PLAIN_HTTP, DNS].contains(&key)
-            && !key.starts_with(THROTTLE_PREFIX)
+            && ![probe::LEGACY_TLS, probe::PLAIN_HTTP, probe::DNS].contains(&key)
+            && !key.starts_with(plan::THROTTLE)
     }
 
     /// Whether any id needs the instance at all (ids settled without probing do not).
@@ -153,7 +150,7 @@ impl Selection {
         let mut ports: Vec<u16> = self
             .keys
             .iter()
-            .filter_map(|k| k.strip_prefix(DEBUG_PORT_PREFIX)?.parse().ok())
+            .filter_map(|k| k.strip_prefix(probe::DEBUG_PORT)?.parse().ok())
             .collect();
         if self.configured_debug_ports {
             ports.extend(configured);
@@ -165,11 +162,42 @@ impl Selection {
 
     /// Whether the sign-in throttling probes run (they are sent only for `loginThrottling`).
     pub fn login_throttling(&self) -> bool {
-        self.keys.iter().any(|k| k.starts_with(THROTTLE_PREFIX))
+        self.wants(&format!("{}1", plan::THROTTLE))
     }
 
     fn key(&mut self, key: impl Into<String>) {
         self.keys.insert(key.into());
+    }
+
+    /// Runs what a check reads (its registry row's `verified_by`).
+    fn measure(&mut self, measures: &[Measure]) {
+        for measure in measures {
+            match *measure {
+                // Every run selects the transport.
+                Measure::Transport => {}
+                Measure::Probe(key) => self.key(key),
+                Measure::Probes(prefix) => {
+                    self.prefixes.insert(prefix);
+                }
+                Measure::Keys(keys) => {
+                    for key in keys() {
+                        self.key(key);
+                    }
+                }
+                Measure::EveryAnswer => self.every_http_probe = true,
+                Measure::DebugPorts => self.configured_debug_ports = true,
+            }
+        }
+    }
+
+    /// The probes a family's members share (the catch-all page every answer is compared to),
+    /// for one member of it.
+    fn shared_probes(&mut self, spec: &CheckSpec) {
+        for measure in spec.verified_by {
+            if let Measure::Probe(key) = measure {
+                self.key(*key);
+            }
+        }
     }
 
     fn push(&mut self, requested: Requested) {
@@ -189,7 +217,7 @@ impl Selection {
         let Some(spec) = checks::spec(id) else {
             return self.settle(id, unknown(UNKNOWN_ID));
         };
-        if !spec.verifiable {
+        if !spec.verifiable() {
             return self.settle(
                 id,
                 Outcome::NeedsFullScan {
@@ -203,8 +231,15 @@ impl Selection {
             id.split_once(':').map(|(_, m)| m)
         };
         let planned = match member {
-            None if spec.family == Some(spec.id) => self.add_root(spec),
-            None => self.add_row(spec.id),
+            None if spec.family == Some(spec.id) => {
+                self.add_root(spec);
+                true
+            }
+            None => {
+                self.measure(spec.verified_by);
+                self.push(Requested::Finding(spec.id.to_string()));
+                true
+            }
             Some(member) => self.add_member(spec, member),
         };
         if !planned {
@@ -212,39 +247,25 @@ impl Selection {
         }
     }
 
-    /// A family root: every member.
-    fn add_root(&mut self, spec: &'static CheckSpec) -> bool {
+    /// A family root: every member, by what the family's check reads.
+    fn add_root(&mut self, spec: &'static CheckSpec) {
+        self.measure(spec.verified_by);
         match spec.id {
+            // Members known before measuring: each is reported, decided or not.
             "exposed" => {
                 for path in plan::exposed_files() {
-                    self.add_member(spec, path);
+                    self.push(Requested::Finding(format!("{}{path}", plan::EXPOSED)));
                 }
             }
             "authentication" => {
                 for (_, _, _, id) in plan::AUTHENTICATION {
-                    self.add_member(spec, id.trim_start_matches("authentication:"));
+                    self.push(Requested::Finding(id.to_string()));
                 }
             }
-            "debugEndpoint" => {
-                self.push(Requested::Family("debugEndpoint"));
-                self.key(plan::BASELINE);
-                for path in plan::PUBLIC_DEBUG_PATHS {
-                    self.key(format!("debugEndpoint:{path}"));
-                }
-                // Debug handlers are also judged on every open debug port.
-                self.configured_debug_ports = true;
-            }
-            "debugPort" => {
-                self.push(Requested::Family("debugPort"));
-                self.configured_debug_ports = true;
-            }
-            "versionDisclosure" => {
-                self.push(Requested::Family("versionDisclosure"));
-                self.every_http_probe = true;
-            }
-            _ => return false,
+            // Members known only once measured (`versionDisclosure`, `debugPort`,
+            // `debugEndpoint`): every finding of the family is reported.
+            root => self.push(Requested::Family(root)),
         }
-        true
     }
 
     /// One member of a family (`exposed:/.env`); false when the family has no such member.
@@ -252,7 +273,7 @@ impl Selection {
         let id = format!("{}:{member}", spec.id);
         match spec.id {
             "exposed" if plan::exposed_files().contains(&member) => {
-                self.key(plan::BASELINE);
+                self.shared_probes(spec);
                 self.key(id.clone());
             }
             "authentication" => {
@@ -264,13 +285,13 @@ impl Selection {
                 if keys.is_empty() {
                     return false;
                 }
-                self.key(plan::BASELINE);
+                self.shared_probes(spec);
                 for key in keys {
                     self.key(key);
                 }
             }
             "debugEndpoint" if plan::PUBLIC_DEBUG_PATHS.contains(&member) => {
-                self.key(plan::BASELINE);
+                self.shared_probes(spec);
                 self.key(id.clone());
             }
             "debugEndpoint" => {
@@ -285,19 +306,20 @@ impl Selection {
                 if !plan::PUBLIC_DEBUG_PATHS.contains(&path) {
                     return false;
                 }
-                self.key(format!("{DEBUG_PORT_PREFIX}{port}"));
+                self.key(format!("{}{port}", probe::DEBUG_PORT));
             }
             "debugPort" => {
                 let Some(port) = port_number(member) else {
                     return false;
                 };
-                self.key(format!("{DEBUG_PORT_PREFIX}{port}"));
+                let key = format!("{}{port}", probe::DEBUG_PORT);
+                self.key(key.clone());
                 // `debugPort:09205` is reported as the finding the check produces.
-                self.push(Requested::Finding(format!("{DEBUG_PORT_PREFIX}{port}")));
+                self.push(Requested::Finding(key));
                 return true;
             }
             "versionDisclosure" if is_header_name(member) => {
-                self.every_http_probe = true;
+                self.measure(spec.verified_by);
                 self.push(Requested::Finding(format!(
                     "versionDisclosure:{}",
                     canonical_header(member)
@@ -307,68 +329,6 @@ impl Selection {
             _ => return false,
         }
         self.push(Requested::Finding(id));
-        true
-    }
-
-    /// A row without members: its probes by row id. False for a row no probe measures.
-    fn add_row(&mut self, row: &'static str) -> bool {
-        match row {
-            // Decided by the transport selection every run makes.
-            "tlsTrusted" | "tlsCertificate" | "tlsProtocol" => {}
-            "tlsDeprecatedProtocol" => self.key(LEGACY_TLS),
-            "httpsEnforced" => self.key(PLAIN_HTTP),
-            "Strict-Transport-Security"
-            | "hstsPreload"
-            | "Content-Security-Policy"
-            | "cspWithoutUnsafeInline"
-            | "X-Content-Type-Options"
-            | "X-Frame-Options"
-            | "Referrer-Policy"
-            | "Permissions-Policy" => self.key(plan::ROOT),
-            "directoryListing" => {
-                self.key(plan::BASELINE);
-                for path in plan::LISTING_CANDIDATES {
-                    self.key(format!("listing:{path}"));
-                }
-            }
-            "traceMethodDisabled" => self.key(plan::TRACE),
-            "corsOriginRestricted" => {
-                self.key(plan::CORS_PREFLIGHT);
-                self.key(plan::CORS_GET);
-            }
-            "loginThrottling" => {
-                self.key(plan::OIDC);
-                for n in 1..=plan::THROTTLING_ATTEMPTS {
-                    self.key(format!("{THROTTLE_PREFIX}{n}"));
-                }
-            }
-            // The product is not known yet: every family's accounts are asked for, and the
-            // scan probes those of the family it finds.
-            "demoUsersDisabled" => {
-                self.key(plan::OIDC);
-                for user in ProductFamily::all_demo_users() {
-                    self.key(format!("demo:{user}"));
-                }
-            }
-            "basicAuthDisabled" => {
-                self.key(plan::OIDC);
-                for family in ProductFamily::ALL {
-                    let first = family.describe().demo_accounts[0].user;
-                    self.key(format!("basic:{first}"));
-                }
-            }
-            "identityProviderConsistent" => self.key(plan::OIDC),
-            "publicLinkPasswordEnforced"
-            | "publicLinkExpirationEnforced"
-            | "userEnumerationRestricted"
-            | "passwordPolicyEnforced" => self.key(plan::CAPABILITIES),
-            "cookieSecure" | "cookieHttpOnly" | "cookieSameSite" | "cookiePrefix" => {
-                self.every_http_probe = true;
-            }
-            "caaRecord" | "dnssec" => self.key(DNS),
-            _ => return false,
-        }
-        self.push(Requested::Finding(row.to_string()));
         true
     }
 }
@@ -717,7 +677,7 @@ fn measure(
                 Err(e) => return Attempt::Failed(e),
             };
             let plain_client = selection
-                .wants(PLAIN_HTTP)
+                .wants(probe::PLAIN_HTTP)
                 .then(|| dest.plain_http_client(&options))
                 .flatten();
             let probe_options = probe::Options {
@@ -732,7 +692,7 @@ fn measure(
                 proxy: access.proxy.cloned(),
                 plain_client,
                 login_throttling: selection.login_throttling(),
-                dns_server: if selection.wants(DNS) {
+                dns_server: if selection.wants(probe::DNS) {
                     settings.dns_server.or_else(net::dns::system_nameserver)
                 } else {
                     None
@@ -902,6 +862,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::ProductFamily;
     use crate::net::http::Endpoint;
     use crate::net::http::Response;
 
@@ -983,7 +944,7 @@ mod tests {
 
     #[test]
     fn every_verifiable_row_is_measured_by_some_probe_plan() {
-        for row in checks::registry().filter(|c| c.verifiable) {
+        for row in checks::registry().filter(|c| c.verifiable()) {
             let selection = selected(&[row.id]);
             assert!(
                 !selection
@@ -993,6 +954,57 @@ mod tests {
                 "{} has no probes in the verification plan",
                 row.id
             );
+        }
+    }
+
+    #[test]
+    fn what_the_checks_read_names_probes_of_the_plan() {
+        let endpoint = Endpoint {
+            scheme: Scheme::Https,
+            url_host: "cloud.example".into(),
+            port: 443,
+            base_path: String::new(),
+        };
+        let mut http: Vec<String> = plan::independent(true)
+            .into_iter()
+            .chain(plan::throttling(&endpoint))
+            .map(|p| p.key)
+            .collect();
+        // The sign-ins that follow a discovery document naming the built-in identity provider.
+        let discovery = Ok(probe::fixture(
+            "opencloud-4.0.0/well-known-openid-configuration.txt",
+        ));
+        for family in ProductFamily::ALL {
+            let dependent = plan::dependent(&endpoint, Some(&discovery), family);
+            assert!(!dependent.is_empty());
+            http.extend(dependent.into_iter().map(|p| p.key));
+        }
+        let other = [probe::LEGACY_TLS, probe::PLAIN_HTTP, probe::DNS];
+        for row in checks::registry() {
+            for measure in row.verified_by {
+                match measure {
+                    Measure::Probe(key) => assert!(
+                        http.iter().any(|k| k == key) || other.contains(key),
+                        "{}: no probe has the key {key}",
+                        row.id
+                    ),
+                    Measure::Probes(prefix) => assert!(
+                        http.iter().any(|k| k.starts_with(prefix)),
+                        "{}: no probe key starts with {prefix}",
+                        row.id
+                    ),
+                    Measure::Keys(keys) => {
+                        for key in keys() {
+                            assert!(
+                                http.contains(&key),
+                                "{}: no probe has the key {key}",
+                                row.id
+                            );
+                        }
+                    }
+                    Measure::Transport | Measure::EveryAnswer | Measure::DebugPorts => {}
+                }
+            }
         }
     }
 
@@ -1090,6 +1102,17 @@ mod tests {
                 .all(|u| selection.wants(&format!("demo:{u}")))
         );
         assert!(!selection.wants("basic:dennis") && !selection.wants(plan::TRACE));
+        // A refused credential proves basic auth off only for an account that signs in.
+        let selection = selected(&["basicAuthDisabled"]);
+        for family in ProductFamily::ALL {
+            let first = family.describe().demo_accounts[0].user;
+            assert!(selection.wants(plan::OIDC), "{first}");
+            assert!(selection.wants(&format!("demo:{first}")), "{first}");
+            assert!(selection.wants(&format!("basic:{first}")), "{first}");
+        }
+        assert!(!selection.wants(plan::TRACE) && !selection.login_throttling());
+        // Only the first account's sign-in: the one tried over basic auth.
+        assert!(!selection.wants("demo:margaret"));
         let selection = selected(&["loginThrottling"]);
         assert!(selection.login_throttling() && selection.wants("throttle:6"));
     }
@@ -1232,8 +1255,8 @@ mod tests {
         assert_eq!(results.len(), 9);
         // Both DNS checks come from the one DNS probe.
         let dns = selected(&["caaRecord", "dnssec"]);
-        assert_eq!(dns.keys, BTreeSet::from([DNS.to_string()]));
-        assert!(dns.wants(DNS) && !dns.wants(plan::ROOT));
+        assert_eq!(dns.keys, BTreeSet::from([probe::DNS.to_string()]));
+        assert!(dns.wants(probe::DNS) && !dns.wants(plan::ROOT));
 
         m.http.insert(plan::TRACE.into(), Ok(echo(false)));
         let results = judge(&selected(&["traceMethodDisabled"]), &m, &ctx());

@@ -7,7 +7,7 @@
 mod support;
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,9 +18,7 @@ use storage_security::net::guard::{self, Blocked, Pins, Refusal};
 use storage_security::report::{ScanResult, Status};
 use storage_security::scanner::Scanner;
 use storage_security::settings::Settings;
-use storage_security::settings::cli::{self, Invocation};
-use storage_security::settings::secrets::MapEnv;
-use support::plugin::{NOW, healthy, scratch};
+use support::plugin::{NOW, healthy, hermetic, hermetic_with_debug_ports};
 use support::{FakeInstance, start_debug_listener};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,48 +47,22 @@ fn never() -> impl FnOnce(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + 'st
     |name: &str, _| panic!("{name} was looked up")
 }
 
-/// A loopback UDP port nobody answers on: the CAA query of the DNS check goes there (and is
-/// refused at once) instead of to this machine's resolver.
-fn silent_dns() -> SocketAddr {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.local_addr().unwrap()
-}
-
 /// The settings of a hermetic scan of `host` (as `-H` takes it) with `extra` flags, probing
 /// the debug ports `debug_ports` (none when empty).
 fn settings(name: &str, host: &str, ca: &Path, debug_ports: &str, extra: &[&str]) -> Settings {
-    let home = scratch(&format!("guard-{name}"));
-    let ca = ca.display().to_string();
-    let mut args = vec![
-        "-H",
-        host,
-        "--ca-file",
-        &ca,
-        "--update-source",
-        "bundled",
-        "--backoff-factor",
-        "0",
-        "--retries",
-        "0",
-        "--timeout",
-        "5",
-    ];
-    if debug_ports.is_empty() {
-        args.push("--no-debug-ports");
-    }
-    args.extend(extra);
-    let line = match cli::parse(args.iter().copied()).unwrap() {
-        Invocation::Scan(line) => line,
-        other => panic!("{other:?}"),
+    let flags = if debug_ports.is_empty() {
+        hermetic(ca)
+    } else {
+        hermetic_with_debug_ports(ca)
     };
-    let dns = silent_dns().to_string();
-    let env = MapEnv::with(&[
-        ("HOME", &home.display().to_string()),
-        ("COS_NOW", NOW),
-        ("COS_SCANNER_DNS_SERVER", &dns),
-        ("COS_SCANNER_DEBUG_PORTS", debug_ports),
-    ]);
-    Settings::resolve(&line, &env).unwrap_or_else(|e| panic!("{}", e.0))
+    let mut args = vec!["-H", host, "--timeout", "5"];
+    args.extend(flags.iter().map(String::as_str));
+    args.extend(extra);
+    support::plugin::settings(
+        &format!("guard-{name}"),
+        &args,
+        &[("COS_SCANNER_DEBUG_PORTS", debug_ports)],
+    )
 }
 
 /// Scans the first target of `settings` with a scanner pinned to `pins`.

@@ -1,11 +1,22 @@
 //! `--verify-remediation` end to end with the real binary against fake instances: each exit of
 //! the spec's table, family roots, waivers not applied, `--format json`, and that only the
 //! probes measuring the named ids reach the instance (besides the status document every scan
-//! needs).
+//! needs). In process, over the whole check registry: every id a full scan decides, a
+//! verification decides the same way.
 
 mod support;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+use storage_security::budget::Budget;
+use storage_security::checks;
+use storage_security::clock::Now;
 use storage_security::probe::plan;
+use storage_security::report::Status;
+use storage_security::scanner::Scanner;
+use storage_security::settings::Settings;
+use storage_security::severity::Severity;
+use storage_security::verify::{self, Access, Outcome};
 use support::{FakeInstance, InstanceConfig, RecordedRequest};
 
 use support::plugin::{NOW, Run, scratch};
@@ -245,6 +256,32 @@ fn verifying_trace_sends_only_the_trace_probe() {
 }
 
 #[test]
+fn basic_auth_off_is_verified_by_the_demo_sign_in_it_rests_on() {
+    // A default install: the demo account signs in, its password is refused over basic auth.
+    let fake = FakeInstance::start(default_install());
+    let run = verify(&fake, "basic-auth-off", "basicAuthDisabled", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        verdict(&run, "basicAuthDisabled").starts_with(
+            "passes: dennis signs in through the identity provider but not over basic auth"
+        ),
+        "{}",
+        run.stdout
+    );
+    // The first demo account's sign-in only, not every demo account's.
+    assert_eq!(fake.sign_ins().count, 1);
+
+    let fake = FakeInstance::start(default_install().basic_auth(true));
+    let run = verify(&fake, "basic-auth-on", "basicAuthDisabled", &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        verdict(&run, "basicAuthDisabled").starts_with("still fails (medium)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn json_prints_the_measurement_document() {
     let fake = FakeInstance::start(default_install());
     let run = verify(
@@ -287,4 +324,226 @@ fn a_verification_leaves_the_baseline_alone() {
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(!baseline.exists(), "the baseline was written");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every id a full scan decides, verify decides the same way: over the whole registry, in
+// process (one fake instance per configuration, one scan, then one verification per id).
+
+/// Rows no loopback test can decide, in a full scan or a verification: plain HTTP is probed
+/// only on port 80 beside 443 (a fake listens on one ephemeral port), and CAA and DNSSEC are
+/// looked up for DNS names only (the fakes are reached by address, and no test asks real DNS).
+const UNDECIDABLE_ON_LOOPBACK: &[&str] = &["httpsEnforced", "caaRecord", "dnssec"];
+
+/// The settings of a hermetic full scan of `fake` (hardening and sign-in throttling on, so
+/// the scan decides every row it can), probing `debug_ports`.
+fn scan_settings(name: &str, fake: &FakeInstance, debug_ports: &str) -> Settings {
+    let host = fake.host_port();
+    let flags = support::plugin::hermetic_with_debug_ports(&fake.ca_file());
+    let mut args = vec!["-H", &host, "--check-hardening", "--login-throttling"];
+    args.extend(flags.iter().map(String::as_str));
+    support::plugin::settings(
+        &format!("verify-parity-{name}"),
+        &args,
+        &[("COS_SCANNER_DEBUG_PORTS", debug_ports)],
+    )
+}
+
+/// What a full scan concluded: `Some(None)` passed, `Some(Some(severity))` failed.
+type Decision = Option<Severity>;
+
+fn decision(status: Status, severity: Severity) -> Option<Decision> {
+    match status {
+        Status::Passed => Some(None),
+        Status::Failed => Some(Some(severity)),
+        _ => None,
+    }
+}
+
+/// Scans `fake` in full, then verifies every verifiable id the scan decided and every
+/// verifiable registry row on its own, and compares. Returns the registry rows the scan
+/// decided (by row id) and the mismatches found.
+fn compare_with_full_scan(
+    name: &str,
+    fake: &FakeInstance,
+    debug_ports: &str,
+) -> (BTreeSet<&'static str>, Vec<String>) {
+    let settings = scan_settings(name, fake, debug_ports);
+    let now = Now(NOW.parse().unwrap());
+    let budget = Budget::new(Instant::now(), settings.time_budget);
+    let scanner = Scanner::new(&settings, now, budget).unwrap();
+    let target = &settings.targets[0];
+    let scan = scanner.scan(target).unwrap();
+    assert!(scan.error.is_none(), "{name}: {:?}", scan.error);
+
+    let mut full: BTreeMap<String, Decision> = BTreeMap::new();
+    let mut rows = BTreeSet::new();
+    for f in &scan.findings {
+        let Some(spec) = checks::spec(&f.id).filter(|s| s.verifiable()) else {
+            continue;
+        };
+        if let Some(d) = decision(f.status, f.severity) {
+            full.insert(f.id.clone(), d);
+            rows.insert(spec.id);
+        }
+    }
+    let mut asked: BTreeSet<String> = full.keys().cloned().collect();
+    asked.extend(
+        checks::registry()
+            .filter(|c| c.verifiable())
+            .map(|c| c.id.to_string()),
+    );
+    let access = Access {
+        roots: &scanner.roots,
+        proxy: scanner.proxy.as_ref(),
+        budget: scanner.budget(),
+    };
+    let mut mismatches = Vec::new();
+    for id in asked {
+        let v = verify::verify(target, std::slice::from_ref(&id), &settings, &access, now);
+        // A family root stands for its members: each is compared on its own.
+        for r in &v.results {
+            let Some(expected) = full.get(&r.id) else {
+                continue;
+            };
+            let got = match &r.outcome {
+                Outcome::Passes => Some(None),
+                Outcome::Fails { severity } => Some(Some(*severity)),
+                _ => None,
+            };
+            if got != Some(*expected) {
+                mismatches.push(format!(
+                    "{name}: --verify-remediation {id}: {} is {:?}, the full scan {}",
+                    r.id,
+                    r.outcome,
+                    match expected {
+                        None => "passed it".to_string(),
+                        Some(s) => format!("failed it ({s})"),
+                    }
+                ));
+            }
+        }
+        // Every finding the id stands for is reported (a root: every member the scan found).
+        let member_prefix = format!("{id}:");
+        for expected in full
+            .keys()
+            .filter(|k| **k == id || k.starts_with(&member_prefix))
+        {
+            if !v.results.iter().any(|r| r.id == *expected) {
+                mismatches.push(format!(
+                    "{name}: --verify-remediation {id} did not report {expected}"
+                ));
+            }
+        }
+    }
+    (rows, mismatches)
+}
+
+/// A hardened OpenCloud: no demo accounts, no version headers, a strict CSP, every cookie
+/// well set, failed sign-ins throttled.
+fn hardened() -> InstanceConfig {
+    default_install()
+        .demo_users(false)
+        .remove_header("Access-Control-Allow-Origin")
+        .remove_header("X-Web-Version")
+        .set_header(
+            "Content-Security-Policy",
+            "default-src 'self'; frame-ancestors 'self'; object-src 'none'",
+        )
+        .set_header("Permissions-Policy", "camera=(), microphone=()")
+        .add_header(
+            "Set-Cookie",
+            "__Host-session=1; Path=/; Secure; HttpOnly; SameSite=Strict",
+        )
+        .route(
+            "POST",
+            plan::LOGON_PATH,
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 60\r\nContent-Length: 0\r\n\r\n",
+        )
+}
+
+/// An OpenCloud with one of each weakness a route can show.
+fn weakened() -> InstanceConfig {
+    // Weakened sharing settings, and link expiry reported (and not enforced).
+    let capabilities = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/weakened-capabilities.json"
+    ))
+    .unwrap()
+    .replacen(
+        r#""expire_date": {"enabled": false}"#,
+        r#""expire_date": {"enabled": true, "enforced": false}"#,
+        1,
+    );
+    reflecting_cors()
+        .add_header("Set-Cookie", "__Host-sid=1; Path=/")
+        .route(
+            "GET",
+            "/.env",
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nOC_JWT_SECRET=s3cret\n",
+        )
+        .route(
+            "GET",
+            "/data/",
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><head><title>Index of /data/</title></head></html>",
+        )
+        .route(
+            "GET",
+            "/graph/v1.0/users",
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"value\": []}",
+        )
+        .route(
+            "GET",
+            "/metrics",
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 42\n",
+        )
+        .route(
+            "TRACE",
+            "/",
+            "HTTP/1.1 200 OK\r\nContent-Type: message/http\r\n\r\nTRACE / HTTP/1.1\r\nX-Cos-Trace-Probe: cos-trace-echo\r\n",
+        )
+        .route(
+            "GET",
+            "/ocs/v1.php/cloud/capabilities",
+            &format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{capabilities}"),
+        )
+        .route(
+            "GET",
+            "/.well-known/openid-configuration",
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"issuer\": \"http://cloud.example\", \"authorization_endpoint\": \"https://idp.elsewhere.example/authorize\"}",
+        )
+}
+
+#[test]
+fn verify_decides_every_id_as_a_full_scan_does() {
+    let debug = support::start_debug_listener(&default_install());
+    let closed = support::closed_port();
+    let debug_ports = format!("{},{closed}", debug.port());
+    let configurations = [
+        ("default", default_install()),
+        ("basic-auth", default_install().basic_auth(true)),
+        ("hardened", hardened()),
+        ("weakened", weakened()),
+        ("ocis", InstanceConfig::ocis()),
+        ("ocis-basic-auth", InstanceConfig::ocis().basic_auth(true)),
+        ("plain-http", default_install().plain()),
+    ];
+    let mut decided = BTreeSet::new();
+    let mut mismatches = Vec::new();
+    for (name, config) in configurations {
+        let fake = FakeInstance::start(config);
+        let (rows, found) = compare_with_full_scan(name, &fake, &debug_ports);
+        decided.extend(rows);
+        mismatches.extend(found);
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    let never: Vec<&str> = checks::registry()
+        .filter(|c| c.verifiable() && !decided.contains(c.id))
+        .map(|c| c.id)
+        .filter(|id| !UNDECIDABLE_ON_LOOPBACK.contains(id))
+        .collect();
+    assert!(
+        never.is_empty(),
+        "no configuration has a full scan decide {never:?}: add one"
+    );
 }

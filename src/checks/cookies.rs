@@ -5,7 +5,7 @@
 //! Cookies that are being deleted carry nothing to protect and are left out, except for the
 //! prefix rules, which browsers enforce on deletions too. No cookie seen, no finding.
 
-use super::{CheckSpec, REVERSE_PROXY, finding};
+use super::{CheckSpec, Measure, REVERSE_PROXY, finding};
 use crate::net::http::{Response, Scheme};
 use crate::probe::Measurements;
 use crate::probe::status::printable;
@@ -28,7 +28,7 @@ pub static ROWS: &[CheckSpec] = &[
                       browser never sends it over plain HTTP.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::EveryAnswer],
     },
     CheckSpec {
         id: "cookieHttpOnly",
@@ -41,7 +41,7 @@ pub static ROWS: &[CheckSpec] = &[
                       an injected script cannot steal it.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::EveryAnswer],
     },
     CheckSpec {
         id: "cookieSameSite",
@@ -54,7 +54,7 @@ pub static ROWS: &[CheckSpec] = &[
                       together with Secure), so other sites cannot ride on it.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::EveryAnswer],
     },
     CheckSpec {
         id: "cookiePrefix",
@@ -68,7 +68,7 @@ pub static ROWS: &[CheckSpec] = &[
                       cookie that breaks its prefix.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::EveryAnswer],
     },
 ];
 

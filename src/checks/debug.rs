@@ -7,7 +7,7 @@
 //! critical. A debug token protects only `/metrics`; `/config` and `/debug/pprof/` never ask
 //! for one.
 
-use super::{CheckSpec, INSTANCE, finding};
+use super::{CheckSpec, INSTANCE, Measure, finding};
 use crate::net::http::Response;
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{Measurements, plan};
@@ -33,7 +33,7 @@ pub static ROWS: &[CheckSpec] = &[
                       at the firewall.",
         documentation: PROXY_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::DebugPorts],
     },
     CheckSpec {
         id: "debugEndpoint",
@@ -52,7 +52,11 @@ pub static ROWS: &[CheckSpec] = &[
                       showed) anew.",
         documentation: PROXY_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[
+            Measure::Probe(plan::BASELINE),
+            Measure::Probes(plan::PUBLIC_DEBUG),
+            Measure::DebugPorts,
+        ],
     },
 ];
 
@@ -918,7 +922,7 @@ mod tests {
         assert!(endpoint.remediation.contains("OC_SERVICE_ACCOUNT_SECRET"));
         for row in ROWS {
             assert_eq!(row.fixed_in, INSTANCE);
-            assert!(row.verifiable);
+            assert!(row.verifiable());
             assert_eq!(row.documentation, PROXY_DOCS);
             assert_eq!(row.role, Role::Check);
         }

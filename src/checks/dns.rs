@@ -6,7 +6,7 @@
 //! and DNSSEC; CAA also needs a certificate a publicly trusted CA issued, the only kind CAA
 //! binds.
 
-use super::{CheckSpec, DNS_ZONE, finding};
+use super::{CheckSpec, DNS_ZONE, Measure, finding};
 use crate::net::HttpsObservation;
 use crate::net::dns::{
     CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name, special_use,
@@ -14,7 +14,7 @@ use crate::net::dns::{
 use crate::net::http::Scheme;
 use crate::net::tls::TrustedBy;
 use crate::probe::status::printable;
-use crate::probe::{DnsObservation, Measurements};
+use crate::probe::{self, DnsObservation, Measurements};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -34,7 +34,7 @@ pub static ROWS: &[CheckSpec] = &[
                       \"letsencrypt.org\"`), so no other CA may issue one for it.",
         documentation: CAA_DOCS,
         fixed_in: DNS_ZONE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::DNS)],
     },
     CheckSpec {
         id: "dnssec",
@@ -49,7 +49,7 @@ pub static ROWS: &[CheckSpec] = &[
                       resolvers can verify the answers for the name.",
         documentation: DNSSEC_DOCS,
         fixed_in: DNS_ZONE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::DNS)],
     },
     CheckSpec {
         id: "dnsAddresses",
@@ -62,7 +62,7 @@ pub static ROWS: &[CheckSpec] = &[
                       check they are the ones the instance should be reached at.",
         documentation: super::DOCS,
         fixed_in: DNS_ZONE,
-        verifiable: false,
+        verified_by: &[],
     },
 ];
 
@@ -425,13 +425,13 @@ mod tests {
         assert_eq!(caa.severity, Severity::Low);
         assert_eq!(caa.category, "dns");
         assert_eq!(caa.fixed_in, DNS_ZONE);
-        assert!(caa.verifiable);
+        assert!(caa.verifiable());
         let dnssec = crate::checks::spec("dnssec").unwrap();
         assert_eq!(dnssec.role, Role::Hardening);
         assert_eq!(dnssec.severity, Severity::Low);
         assert_eq!(dnssec.category, "dns");
         assert_eq!(dnssec.fixed_in, DNS_ZONE);
-        assert!(dnssec.verifiable);
+        assert!(dnssec.verifiable());
         assert!(dnssec.remediation.contains("DS record at the registrar"));
         let addresses = crate::checks::spec("dnsAddresses").unwrap();
         assert_eq!(addresses.role, Role::Observation);

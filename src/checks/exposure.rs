@@ -5,7 +5,7 @@
 //! "exposed" because it answered 200: an answer must differ from the catch-all page (the answer
 //! to a random path) and look like the thing itself.
 
-use super::{CheckSpec, REVERSE_PROXY, finding};
+use super::{CheckSpec, Measure, REVERSE_PROXY, finding};
 use crate::net::http::Response;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, Observation, plan};
@@ -28,7 +28,10 @@ pub static ROWS: &[CheckSpec] = &[
                       folder the reverse proxy publishes and rotate every secret it contained.",
         documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[
+            Measure::Probe(plan::BASELINE),
+            Measure::Probes(plan::EXPOSED),
+        ],
     },
     CheckSpec {
         id: "directoryListing",
@@ -41,7 +44,10 @@ pub static ROWS: &[CheckSpec] = &[
                       do not publish data folders.",
         documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[
+            Measure::Probe(plan::BASELINE),
+            Measure::Probes(plan::LISTING),
+        ],
     },
     CheckSpec {
         id: "authentication",
@@ -54,7 +60,7 @@ pub static ROWS: &[CheckSpec] = &[
                       answer them without authentication.",
         documentation: EXPOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
     },
     CheckSpec {
         id: "traceMethodDisabled",
@@ -67,7 +73,7 @@ pub static ROWS: &[CheckSpec] = &[
                       = TRACE) { return 405; }).",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::TRACE)],
     },
     CheckSpec {
         id: "corsOriginRestricted",
@@ -84,7 +90,10 @@ pub static ROWS: &[CheckSpec] = &[
                       credentials to it.",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[
+            Measure::Probe(plan::CORS_PREFLIGHT),
+            Measure::Probe(plan::CORS_GET),
+        ],
     },
     CheckSpec {
         id: "versionDisclosure",
@@ -98,7 +107,7 @@ pub static ROWS: &[CheckSpec] = &[
                       removes it.",
         documentation: VERSION_DISCLOSURE_DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::EveryAnswer],
     },
 ];
 

@@ -1,10 +1,11 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::{CheckSpec, INSTANCE, REVERSE_PROXY, finding};
+use super::{CheckSpec, INSTANCE, Measure, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
 use crate::probe::Measurements;
+use crate::probe::plan;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -23,7 +24,7 @@ pub static ROWS: &[CheckSpec] = &[
                       reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "hstsPreload",
@@ -36,7 +37,7 @@ pub static ROWS: &[CheckSpec] = &[
                       of at least one year, then submit the domain to the preload list.",
         documentation: "https://hstspreload.org/",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Content-Security-Policy",
@@ -49,7 +50,7 @@ pub static ROWS: &[CheckSpec] = &[
                       proxy does not strip it.",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "cspWithoutUnsafeInline",
@@ -63,7 +64,7 @@ pub static ROWS: &[CheckSpec] = &[
                       where inline code is needed.",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "X-Content-Type-Options",
@@ -75,7 +76,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Send X-Content-Type-Options: nosniff.",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "X-Frame-Options",
@@ -88,7 +89,7 @@ pub static ROWS: &[CheckSpec] = &[
                       directive without wildcards.",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Referrer-Policy",
@@ -100,7 +101,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
     CheckSpec {
         id: "Permissions-Policy",
@@ -113,7 +114,7 @@ pub static ROWS: &[CheckSpec] = &[
                       geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
         documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::ROOT)],
     },
 ];
 

@@ -2,7 +2,7 @@
 //! basic auth (decided by a real credential, never by the `Basic` challenge that every default
 //! instance sends), and the identity provider's discovery document.
 
-use super::{CheckSpec, IDENTITY_PROVIDER, INSTANCE, finding};
+use super::{CheckSpec, IDENTITY_PROVIDER, INSTANCE, Measure, finding};
 use crate::family::DemoAccount;
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
@@ -22,7 +22,7 @@ pub static ROWS: &[CheckSpec] = &[
                       /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
         documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
         fixed_in: super::REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
     },
     CheckSpec {
         id: "demoUsersDisabled",
@@ -36,7 +36,7 @@ pub static ROWS: &[CheckSpec] = &[
                       remove accounts already created.",
         documentation: "https://docs.opencloud.eu/docs/admin/resources/demo-user",
         fixed_in: IDENTITY_PROVIDER,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::DEMO)],
     },
     CheckSpec {
         id: "basicAuthDisabled",
@@ -50,7 +50,12 @@ pub static ROWS: &[CheckSpec] = &[
                       tokens keep working.",
         documentation: "https://docs.opencloud.eu/docs/admin/configuration/",
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[
+            Measure::Probe(plan::OIDC),
+            // A refused credential proves basic auth off only for an account that signs in.
+            Measure::Keys(plan::first_demo_sign_ins),
+            Measure::Probes(plan::BASIC),
+        ],
     },
     CheckSpec {
         id: "identityProviderConsistent",
@@ -63,7 +68,7 @@ pub static ROWS: &[CheckSpec] = &[
                       address of the instance so every endpoint in the discovery document uses it.",
         documentation: "https://openid.net/specs/openid-connect-discovery-1_0.html",
         fixed_in: IDENTITY_PROVIDER,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::OIDC)],
     },
 ];
 

@@ -37,8 +37,39 @@ pub struct CheckSpec {
     /// Where the operator reads more (every rule links one: SARIF's helpUri, JUnit, pages).
     pub documentation: &'static str,
     pub fixed_in: &'static str,
+    /// What the check reads of a scan's measurements, and so what `--verify-remediation` runs
+    /// to settle it. Empty: only a full scan settles it (the version standing,
+    /// `httpsAvailable`, the address-parity checks).
+    pub verified_by: &'static [Measure],
+}
+
+impl CheckSpec {
     /// `--verify-remediation` can settle it with the probes that measure it.
-    pub verifiable: bool,
+    pub fn verifiable(&self) -> bool {
+        !self.verified_by.is_empty()
+    }
+}
+
+/// One measurement a check reads. Declared on the check's row beside the code that reads it,
+/// so a verification runs exactly what the full scan's check rests on.
+#[derive(Clone, Copy, Debug)]
+pub enum Measure {
+    /// The transport selection every run makes (the TLS handshake, its certificate).
+    Transport,
+    /// One probe by key: an HTTP probe of the plan (`plan::ROOT`, ...) or `probe::LEGACY_TLS`,
+    /// `probe::PLAIN_HTTP`, `probe::DNS`.
+    Probe(&'static str),
+    /// Every HTTP probe of the plan whose key starts so (`plan::DEMO`: every family's demo
+    /// sign-ins, of which the scan sends those of the family it finds).
+    Probes(&'static str),
+    /// The HTTP probes with these keys, one or more per product family (the scan sends those
+    /// of the family it finds).
+    Keys(fn() -> Vec<String>),
+    /// Every HTTP answer (cookies and version headers are read from all of them), except the
+    /// sign-in throttling's, which only `loginThrottling` sends.
+    EveryAnswer,
+    /// Every configured debug port.
+    DebugPorts,
 }
 
 pub(crate) const DOCS: &str = "https://docs.opencloud.eu/docs/admin/";
@@ -58,7 +89,7 @@ pub static VERSION_ROWS: &[CheckSpec] = &[
                       security fixes.",
         documentation: "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
         fixed_in: INSTANCE,
-        verifiable: false,
+        verified_by: &[],
     },
     CheckSpec {
         id: "vulnerability",
@@ -70,7 +101,7 @@ pub static VERSION_ROWS: &[CheckSpec] = &[
         remediation: "Upgrade to a release that fixes the advisory.",
         documentation: ADVISORIES_DOCS,
         fixed_in: INSTANCE,
-        verifiable: false,
+        verified_by: &[],
     },
 ];
 
@@ -132,7 +163,7 @@ pub fn inventory_markdown() -> String {
             c.severity,
             c.category,
             c.fixed_in,
-            if c.verifiable { "yes" } else { "no" },
+            if c.verifiable() { "yes" } else { "no" },
             c.title,
             c.remediation.replace('|', "\\|")
         ));

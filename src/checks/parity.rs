@@ -22,7 +22,7 @@ pub static ROWS: &[CheckSpec] = &[
                       (or take the odd one out of DNS / the load balancer).",
         documentation: super::DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: false,
+        verified_by: &[],
     },
     CheckSpec {
         id: "tlsAddressParity",
@@ -35,7 +35,7 @@ pub static ROWS: &[CheckSpec] = &[
                       IPv6 alike.",
         documentation: "https://wiki.mozilla.org/Security/Server_Side_TLS",
         fixed_in: REVERSE_PROXY,
-        verifiable: false,
+        verified_by: &[],
     },
 ];
 

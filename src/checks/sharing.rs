@@ -2,8 +2,9 @@
 //! passwords and expiry, user enumeration, the password policy. Evaluated with
 //! `--check-hardening`; a missing measure never caps the rating.
 
-use super::{CheckSpec, INSTANCE, finding};
+use super::{CheckSpec, INSTANCE, Measure, finding};
 use crate::probe::Measurements;
+use crate::probe::plan;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 use serde_json::Value;
@@ -22,7 +23,7 @@ pub static ROWS: &[CheckSpec] = &[
                       OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
         documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
     },
     CheckSpec {
         id: "publicLinkExpirationEnforced",
@@ -35,7 +36,7 @@ pub static ROWS: &[CheckSpec] = &[
                       for it; until then review old links regularly.",
         documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
     },
     CheckSpec {
         id: "userEnumerationRestricted",
@@ -47,7 +48,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Restrict user search for sharing to group members.",
         documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
     },
     CheckSpec {
         id: "passwordPolicyEnforced",
@@ -61,7 +62,7 @@ pub static ROWS: &[CheckSpec] = &[
                       upper-case, digit and special character.",
         documentation: SHARING_DOCS,
         fixed_in: INSTANCE,
-        verifiable: true,
+        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
     },
 ];
 

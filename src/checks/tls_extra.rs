@@ -3,11 +3,11 @@
 //! the scan's own handshake negotiated) and `httpsEnforced` (plain HTTP on the HTTP port
 //! redirects to HTTPS).
 
-use super::{CheckSpec, DOCS, REVERSE_PROXY, finding};
+use super::{CheckSpec, DOCS, Measure, REVERSE_PROXY, finding};
 use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
 use crate::probe::status::printable;
-use crate::probe::{Measurements, Observation};
+use crate::probe::{self, Measurements, Observation};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -29,7 +29,7 @@ pub static ROWS: &[CheckSpec] = &[
                       protocols.",
         documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
     },
     CheckSpec {
         id: "tlsProtocol",
@@ -42,7 +42,7 @@ pub static ROWS: &[CheckSpec] = &[
                       protocol.",
         documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Transport],
     },
     CheckSpec {
         id: "httpsEnforced",
@@ -55,7 +55,7 @@ pub static ROWS: &[CheckSpec] = &[
                       the same path over https://, or close port 80.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
     },
 ];
 

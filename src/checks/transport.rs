@@ -1,6 +1,6 @@
 //! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
 
-use super::{CheckSpec, Context, DOCS, REVERSE_PROXY, finding};
+use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
@@ -19,7 +19,7 @@ pub static ROWS: &[CheckSpec] = &[
                       PROXY_TLS) so credentials and files never cross the network in clear text.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: false,
+        verified_by: &[],
     },
     CheckSpec {
         id: "tlsTrusted",
@@ -33,7 +33,7 @@ pub static ROWS: &[CheckSpec] = &[
                       through warnings can be intercepted.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Transport],
     },
     CheckSpec {
         id: "tlsCertificate",
@@ -45,7 +45,7 @@ pub static ROWS: &[CheckSpec] = &[
         remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
         documentation: DOCS,
         fixed_in: REVERSE_PROXY,
-        verifiable: true,
+        verified_by: &[Measure::Transport],
     },
 ];
 

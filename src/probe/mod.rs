@@ -144,6 +144,14 @@ impl From<FetchError> for ProbeFailure {
     }
 }
 
+/// Keys of the probes that are not HTTP requests of the plan, as [`measure_selected`] takes
+/// them: the legacy-TLS handshake, plain HTTP on the HTTP port, the DNS lookups of the name,
+/// and each debug port (`debugPort:<port>`, the key of its finding).
+pub const LEGACY_TLS: &str = "tlsDeprecatedProtocol";
+pub const PLAIN_HTTP: &str = "httpsEnforced";
+pub const DNS: &str = "dns";
+pub const DEBUG_PORT: &str = "debugPort:";
+
 /// What shapes a scan's probes besides the transport.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -185,10 +193,10 @@ pub fn measure(
 ///   `plan::throttling`); with `options.extra_checks` off only `capabilities` and `root` exist,
 ///   and the sign-in throttling probes also need `options.login_throttling`. A wanted
 ///   dependent probe brings the discovery probe (`oidc`) along, since it decides them;
-/// - the debug ports of `options.debug_ports` by `debugPort:<port>`;
-/// - the legacy-TLS handshake by `tlsDeprecatedProtocol` and plain HTTP (with
-///   `options.plain_client`) by `httpsEnforced`, over HTTPS only;
-/// - the DNS lookups of a name by `dns`.
+/// - the debug ports of `options.debug_ports` by [`DEBUG_PORT`]`<port>`;
+/// - the legacy-TLS handshake by [`LEGACY_TLS`] and plain HTTP (with `options.plain_client`)
+///   by [`PLAIN_HTTP`], over HTTPS only;
+/// - the DNS lookups of a name by [`DNS`].
 ///
 /// With every key wanted this is the full scan ([`measure`]).
 pub fn measure_selected(
@@ -212,17 +220,19 @@ pub fn measure_selected(
     let debug_port_list: Vec<u16> = debug_ports_for(options, family)
         .iter()
         .copied()
-        .filter(|p| wanted(&format!("debugPort:{p}")))
+        .filter(|p| wanted(&format!("{DEBUG_PORT}{p}")))
         .collect();
-    let want_legacy = extra && over_https && wanted("tlsDeprecatedProtocol");
-    let want_dns = extra && is_dns_name(&options.host) && wanted("dns");
-    let want_plain = extra && over_https && wanted("httpsEnforced");
+    let want_legacy = extra && over_https && wanted(LEGACY_TLS);
+    let want_dns = extra && is_dns_name(&options.host) && wanted(DNS);
+    let want_plain = extra && over_https && wanted(PLAIN_HTTP);
     let mut dependent_wanted = false;
     let mut throttling_wanted = Vec::new();
     if extra {
         let accounts = family.describe().demo_accounts;
-        dependent_wanted = accounts.iter().any(|a| wanted(&format!("demo:{}", a.user)))
-            || wanted(&format!("basic:{}", accounts[0].user));
+        dependent_wanted = accounts
+            .iter()
+            .any(|a| wanted(&format!("{}{}", plan::DEMO, a.user)))
+            || wanted(&format!("{}{}", plan::BASIC, accounts[0].user));
         if options.login_throttling {
             throttling_wanted = plan::throttling(endpoint);
             throttling_wanted.retain(|p| wanted(&p.key));

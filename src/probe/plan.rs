@@ -16,6 +16,21 @@ pub const TRACE: &str = "trace";
 pub const CORS_PREFLIGHT: &str = "cors:preflight";
 pub const CORS_GET: &str = "cors:get";
 
+/// Key prefixes of the probes sent once per item: `<prefix><item>`. Keys of probes that decide
+/// one finding are that finding's id (`exposed:/.env`, `debugEndpoint:/config`).
+pub const EXPOSED: &str = "exposed:";
+pub const LISTING: &str = "listing:";
+/// The anonymous API calls of [`AUTHENTICATION`] (`auth:<method> <path>`).
+pub const AUTH: &str = "auth:";
+/// Debug handlers on the public address.
+pub const PUBLIC_DEBUG: &str = "debugEndpoint:";
+/// The family's demo accounts' sign-ins (`demo:<user>`).
+pub const DEMO: &str = "demo:";
+/// The first demo account's credentials over basic auth (`basic:<user>`).
+pub const BASIC: &str = "basic:";
+/// The failed sign-ins of `--login-throttling` (`throttle:1` ..).
+pub const THROTTLE: &str = "throttle:";
+
 /// The origin the CORS probes claim; `.invalid` can never resolve (RFC 2606).
 pub const FOREIGN_ORIGIN: &str = "https://cos-probe.invalid";
 /// Sent with TRACE so an echo can be told from a catch-all page.
@@ -234,7 +249,7 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     }
     for path in exposed_files() {
         probes.push(HttpProbe::new(
-            &format!("exposed:{path}"),
+            &format!("{EXPOSED}{path}"),
             "GET",
             path,
             KEEP_EXPOSED_FILE,
@@ -242,7 +257,7 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     }
     for path in LISTING_CANDIDATES {
         probes.push(HttpProbe::new(
-            &format!("listing:{path}"),
+            &format!("{LISTING}{path}"),
             "GET",
             path,
             KEEP_LISTING,
@@ -250,7 +265,7 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     }
     for path in PUBLIC_DEBUG_PATHS {
         probes.push(HttpProbe::new(
-            &format!("debugEndpoint:{path}"),
+            &format!("{PUBLIC_DEBUG}{path}"),
             "GET",
             path,
             debug_path_keep(path),
@@ -400,7 +415,7 @@ pub fn dependent(
     let DemoAccount { user, password, .. } = family.describe().demo_accounts[0];
     probes.push(
         HttpProbe::new(
-            &format!("basic:{user}"),
+            &format!("{BASIC}{user}"),
             "GET",
             "/graph/v1.0/me",
             KEEP_SIGN_IN,
@@ -447,7 +462,7 @@ pub fn demo_sign_ins(endpoint: &Endpoint, family: ProductFamily) -> Vec<HttpProb
         .iter()
         .map(|DemoAccount { user, password, .. }| {
             sign_in(
-                &format!("demo:{user}"),
+                &format!("{DEMO}{user}"),
                 endpoint,
                 user,
                 password,
@@ -455,6 +470,15 @@ pub fn demo_sign_ins(endpoint: &Endpoint, family: ProductFamily) -> Vec<HttpProb
                 KEEP_SIGN_IN,
             )
         })
+        .collect()
+}
+
+/// The keys of each family's first demo account's sign-in: the account whose credentials
+/// [`dependent`] tries over basic auth.
+pub fn first_demo_sign_ins() -> Vec<String> {
+    ProductFamily::ALL
+        .iter()
+        .map(|f| format!("{DEMO}{}", f.describe().demo_accounts[0].user))
         .collect()
 }
 
@@ -477,7 +501,7 @@ pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
     (1..=THROTTLING_ATTEMPTS)
         .map(|n| {
             sign_in(
-                &format!("throttle:{n}"),
+                &format!("{THROTTLE}{n}"),
                 endpoint,
                 &user,
                 "cos-wrong-password",
@@ -694,6 +718,14 @@ mod tests {
                 whole.is_some_and(|d| d["success"].as_bool() == Some(true)),
                 "{text}"
             );
+        }
+    }
+
+    #[test]
+    fn authentication_keys_carry_their_prefix() {
+        for (key, method, path, _) in AUTHENTICATION {
+            let path = path.split('?').next().unwrap_or_default();
+            assert_eq!(*key, format!("{AUTH}{method} {path}"));
         }
     }
 

@@ -4,6 +4,9 @@
 use super::{FakeInstance, InstanceConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use storage_security::settings::Settings;
+use storage_security::settings::cli::{self, Invocation};
+use storage_security::settings::secrets::MapEnv;
 
 /// The clock every test pins with `COS_NOW`.
 pub const NOW: &str = "2026-11-22T03:00:00Z";
@@ -183,4 +186,38 @@ pub fn scan_with_env(
     args.extend(base.iter().map(String::as_str));
     args.extend(extra);
     run(name, &args, env)
+}
+
+/// [`hermetic`] for a scan that probes the debug ports the test names
+/// (`COS_SCANNER_DEBUG_PORTS`: its own listeners, never the machine's).
+pub fn hermetic_with_debug_ports(ca: &Path) -> Vec<String> {
+    let mut flags = hermetic(ca);
+    flags.retain(|f| f != "--no-debug-ports");
+    flags
+}
+
+/// A loopback UDP port nobody answers on: a scan's DNS questions go there (and are refused at
+/// once) instead of to this machine's nameserver.
+pub fn silent_dns() -> std::net::SocketAddr {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind a UDP port");
+    socket.local_addr().expect("local addr")
+}
+
+/// The settings the plugin would resolve from `args`, for tests that call the library's
+/// scanner in process: a fresh HOME, the pinned clock, DNS questions to [`silent_dns`], and
+/// `env` added.
+pub fn settings(name: &str, args: &[&str], env: &[(&str, &str)]) -> Settings {
+    let line = match cli::parse(args.iter().copied()).expect("valid arguments") {
+        Invocation::Scan(line) => line,
+        other => panic!("{other:?}"),
+    };
+    let home = scratch(name).display().to_string();
+    let dns = silent_dns().to_string();
+    let mut vars = vec![
+        ("HOME", home.as_str()),
+        ("COS_NOW", NOW),
+        ("COS_SCANNER_DNS_SERVER", dns.as_str()),
+    ];
+    vars.extend_from_slice(env);
+    Settings::resolve(&line, &MapEnv::with(&vars)).unwrap_or_else(|e| panic!("{}", e.0))
 }
