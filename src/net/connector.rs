@@ -1,11 +1,15 @@
 //! The HTTP client's HTTPS connections. ureq speaks HTTP over them; they come from the
 //! endpoint's [`EndpointTls`]: the inspected connection for the first request, then new ones
 //! with the same rustls configuration, which resume the inspected session. ureq keeps them
-//! alive in its pool like its own.
+//! alive in its pool like its own. A plain HTTP client may likewise be handed the TCP
+//! connection a probe already opened ([`HandedConnection`]), so asking a port that was just
+//! found open costs no second connect.
 
 use super::WAIT_SLICE;
 use super::tls::{self, EndpointTls, TlsStream, Until};
 use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
@@ -53,6 +57,114 @@ impl<In: Transport> Connector<In> for EndpointConnector {
             stream,
         })))
     }
+}
+
+/// Hands a plain HTTP agent the connection a probe opened, once: the agent's first plain
+/// request goes over it, later ones over the kept-alive connection or new ones as usual.
+/// The agent is bound to the endpoint the connection was opened to (its address and port), so
+/// the handed connection always goes where the request does.
+#[derive(Debug)]
+pub struct HandedConnection {
+    stream: Mutex<Option<TcpStream>>,
+}
+
+impl HandedConnection {
+    pub fn new(stream: Option<TcpStream>) -> HandedConnection {
+        HandedConnection {
+            stream: Mutex::new(stream),
+        }
+    }
+
+    fn take(&self) -> Option<TcpStream> {
+        self.stream
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+}
+
+impl<In: Transport> Connector<In> for HandedConnection {
+    type Out = Either<In, PlainTransport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(transport) = chained {
+            return Ok(Some(Either::A(transport)));
+        }
+        if details.needs_tls() {
+            return Ok(None);
+        }
+        // A server that closed it while it waited (or spoke first) gets a new connection.
+        let Some(stream) = self.take().filter(still_quiet) else {
+            return Ok(None);
+        };
+        let _ = stream.set_nodelay(true);
+        Ok(Some(Either::B(PlainTransport {
+            buffers: LazyBuffers::new(
+                details.config.input_buffer_size(),
+                details.config.output_buffer_size(),
+            ),
+            stream,
+        })))
+    }
+}
+
+/// A handed plain TCP connection as ureq's transport (ureq does not export its own).
+#[derive(Debug)]
+pub struct PlainTransport {
+    buffers: LazyBuffers,
+    stream: TcpStream,
+}
+
+impl Transport for PlainTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
+        let output = &self.buffers.output()[..amount];
+        let mut sock = Until::new(&mut self.stream, deadline);
+        sock.write_all(output)
+            .and_then(|()| sock.flush())
+            .map_err(|e| failure(e, &timeout))
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let timeout = timeout.for_read();
+        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
+        let input = self.buffers.input_append_buf();
+        let amount = Until::new(&mut self.stream, deadline)
+            .read(input)
+            .map_err(|e| failure(e, &timeout))?;
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        still_quiet(&self.stream)
+    }
+
+    fn is_tls(&self) -> bool {
+        false
+    }
+}
+
+/// The connection is open and the server has sent nothing on it since its last answer: a
+/// request can go over it.
+fn still_quiet(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let quiet = matches!(
+        stream.peek(&mut [0u8; 1]),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock
+    );
+    stream.set_nonblocking(false).is_ok() && quiet
 }
 
 /// One TLS connection as ureq's transport.

@@ -280,8 +280,27 @@ impl Client {
         tls: Option<EndpointTls>,
         options: &ClientOptions,
     ) -> Result<Client, String> {
+        Client::build(endpoint, tls, None, options)
+    }
+
+    /// A plain HTTP client whose first request goes over `connection`, already connected to
+    /// the endpoint's address and port (a debug port found open by its connect).
+    pub fn over(
+        endpoint: Endpoint,
+        connection: std::net::TcpStream,
+        options: &ClientOptions,
+    ) -> Result<Client, String> {
+        Client::build(endpoint, None, Some(connection), options)
+    }
+
+    fn build(
+        endpoint: Endpoint,
+        tls: Option<EndpointTls>,
+        handed: Option<std::net::TcpStream>,
+        options: &ClientOptions,
+    ) -> Result<Client, String> {
         Ok(Client {
-            agent: agent(tls, options)?,
+            agent: agent(tls, handed, options)?,
             endpoint,
             pins: options.pin.clone(),
             timeout: options.timeout,
@@ -435,7 +454,11 @@ fn read_body(mut reader: impl Read, keep: Keep) -> std::io::Result<Streamed> {
     })
 }
 
-fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agent, String> {
+fn agent(
+    tls: Option<EndpointTls>,
+    handed: Option<std::net::TcpStream>,
+    options: &ClientOptions,
+) -> Result<ureq::Agent, String> {
     use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
     let proxy = match &options.proxy {
@@ -474,6 +497,7 @@ fn agent(tls: Option<EndpointTls>, options: &ClientOptions) -> Result<ureq::Agen
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
     let connector =
         ().chain(super::connector::EndpointConnector::new(tls))
+            .chain(super::connector::HandedConnection::new(handed))
             .chain(ConnectProxyConnector::default())
             .chain(TcpConnector::default())
             .chain(super::connector::SlicedWaits);

@@ -8,8 +8,8 @@
 //!
 //! The connects run concurrently, one thread per port (and one per resolved address), so five
 //! firewalled ports cost one connect timeout, not five. Each open port's handlers are fetched
-//! right after its connect, without waiting for the slow ports, one after the other on one
-//! kept-alive connection.
+//! right after its connect, without waiting for the slow ports, one after the other over the
+//! connection that connect opened, kept alive: an open port costs one connection.
 //!
 //! Debug ports are probed directly, never through the operator's proxy: a forward proxy's
 //! `CONNECT` to arbitrary ports is normally refused (Squid, for one, allows only 443 by
@@ -18,9 +18,7 @@
 
 use crate::budget::StepTimeout;
 use crate::net::guard::Pins;
-use crate::net::http::{
-    Client, ClientOptions, Endpoint, FetchError, Response, Scheme, Verification,
-};
+use crate::net::http::{Client, ClientOptions, Endpoint, FetchError, Response, Scheme};
 use std::io::ErrorKind;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -161,7 +159,8 @@ fn resolve(host: &str, deadline: Instant) -> Result<Vec<IpAddr>, String> {
 
 /// What one connect to one address showed.
 enum Connect {
-    Open(SocketAddr),
+    /// Accepted: the connection, for the handlers' requests.
+    Open(SocketAddr, TcpStream),
     Refused,
     TimedOut,
     Failed(String),
@@ -170,8 +169,7 @@ enum Connect {
 fn connect(addr: SocketAddr, timeout: Duration) -> Connect {
     // `connect_timeout` rejects a zero duration; a step's limit is never zero.
     match TcpStream::connect_timeout(&addr, timeout) {
-        // Dropped at once: the handlers are fetched on connections of their own.
-        Ok(_) => Connect::Open(addr),
+        Ok(stream) => Connect::Open(addr, stream),
         Err(e) if e.kind() == ErrorKind::ConnectionRefused => Connect::Refused,
         Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
             Connect::TimedOut
@@ -190,13 +188,17 @@ fn probe_port(
     let connect_timeout = connect_timeout.now();
     let addrs: Vec<SocketAddr> = ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect();
     // Every address at once: a filtered IPv6 address must not delay the IPv4 one.
-    let outcomes =
+    let mut outcomes =
         super::pool::run_all(&addrs, addrs.len(), |addr| connect(*addr, connect_timeout));
-    // Open on any address wins; then refused, then silent, then other failures.
-    let open = outcomes.iter().find_map(|o| match o {
-        Connect::Open(addr) => Some(*addr),
-        _ => None,
-    });
+    // Open on any address wins (the other addresses' connections are closed); then refused,
+    // then silent, then other failures.
+    let open = outcomes
+        .iter()
+        .position(|o| matches!(o, Connect::Open(..)))
+        .map(|at| match outcomes.swap_remove(at) {
+            Connect::Open(addr, stream) => (addr, stream),
+            _ => unreachable!("the position of an open connect"),
+        });
     let state = if open.is_some() {
         PortState::Open
     } else if outcomes.iter().any(|o| matches!(o, Connect::Refused)) {
@@ -213,15 +215,16 @@ fn probe_port(
             .collect();
         PortState::Error(reasons.join("; "))
     };
+    let address = open.as_ref().map(|(addr, _)| *addr);
     let endpoints = match open {
-        Some(addr) => fetch_handlers(addr, request_timeout),
+        Some((addr, stream)) => fetch_handlers(addr, stream, request_timeout),
         None => Vec::new(),
     };
     DebugPort {
         port,
         state,
         endpoints,
-        address: open,
+        address,
         connect_timeout,
     }
 }
@@ -234,8 +237,13 @@ fn url_host(ip: IpAddr) -> String {
     }
 }
 
-/// Fetches every debug path over plain HTTP from the address that accepted, all at once.
-fn fetch_handlers(addr: SocketAddr, request_timeout: StepTimeout) -> Vec<DebugAnswer> {
+/// Fetches every debug path over plain HTTP from the address that accepted, one after the
+/// other over `connection` (the connect's own), kept alive.
+fn fetch_handlers(
+    addr: SocketAddr,
+    connection: TcpStream,
+    request_timeout: StepTimeout,
+) -> Vec<DebugAnswer> {
     let endpoint = Endpoint {
         scheme: Scheme::Http,
         // The address that accepted, not the name: a name with several addresses could
@@ -255,7 +263,7 @@ fn fetch_handlers(addr: SocketAddr, request_timeout: StepTimeout) -> Vec<DebugAn
             env!("CARGO_PKG_VERSION")
         ),
     };
-    let client = match Client::new(endpoint, &Verification::Disabled, &options) {
+    let client = match Client::over(endpoint, connection, &options) {
         Ok(client) => client,
         Err(reason) => {
             return DEBUG_PATHS
@@ -270,8 +278,8 @@ fn fetch_handlers(addr: SocketAddr, request_timeout: StepTimeout) -> Vec<DebugAn
     };
     // The client reads at most `MAX_BODY_BYTES` (1 MiB) of a body and keeps what the handler's
     // checks read; every request is bounded by the timeout. One after the other, so the
-    // agent's pool keeps one connection alive for them all: five debug paths of a port cost
-    // one connection, not five (the ports themselves are probed at once).
+    // agent's pool keeps the connect's connection alive for them all: a port costs one
+    // connection, not six (the ports themselves are probed at once).
     DEBUG_PATHS
         .iter()
         .map(|path| {
@@ -410,6 +418,51 @@ mod tests {
         assert_eq!(healthz.header("X-Proxy-Version"), Some("4.0.0"));
         assert_eq!(open.answer("/config").unwrap().status, 404);
         assert_eq!(probed[1].state, PortState::Closed);
+    }
+
+    /// A server that closed the probe's connection before any request came (an idle timeout
+    /// shorter than the other addresses' connects) costs one more connect, not the answers.
+    #[test]
+    fn a_connection_closed_before_the_first_request_is_replaced() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::mpsc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (closed, closed_rx) = mpsc::channel();
+        let (accepted, accepted_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut incoming = listener.incoming().flatten();
+            // The first connection is closed unasked.
+            drop(incoming.next());
+            closed.send(()).unwrap();
+            for stream in incoming {
+                accepted.send(()).unwrap();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(&stream);
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                        if line == "\r\n" {
+                            let _ = (&stream)
+                                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK");
+                        }
+                        line.clear();
+                    }
+                });
+            }
+        });
+        let connection = TcpStream::connect(addr).unwrap();
+        closed_rx.recv().unwrap();
+        let answers = fetch_handlers(addr, connection, Duration::from_secs(5).into());
+        assert_eq!(answers.len(), DEBUG_PATHS.len());
+        for answer in &answers {
+            assert_eq!(
+                answer.answer.as_ref().map(|r| r.status),
+                Ok(200),
+                "{answer:?}"
+            );
+        }
+        // One new connection carried them all.
+        assert_eq!(accepted_rx.try_iter().count(), 1);
     }
 
     #[test]
