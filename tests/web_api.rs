@@ -266,6 +266,110 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
     assert_eq!(web.get("/healthz", &[]).status, 200);
 }
 
+/// A connection to `to` from the loopback address `source` (127.0.0.2, 127.0.0.3, ...: a client
+/// of its own to the server).
+fn connect_from(source: &str, to: std::net::SocketAddr) -> std::net::TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let from: std::net::SocketAddr = format!("{source}:0").parse().unwrap();
+    socket.bind(&from.into()).unwrap();
+    socket
+        .connect_timeout(&to.into(), Duration::from_secs(5))
+        .unwrap();
+    socket.into()
+}
+
+/// `GET path` from `source` on a connection of its own: the status and the whole answer.
+fn get_from(source: &str, to: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut c = connect_from(source, to);
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = c.read_to_string(&mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, answer)
+}
+
+/// One address holds at most `--connections-per-address` connections (queued or served):
+/// 100 connections dripping a header and 200 idle ones from 127.0.0.2 leave the workers to
+/// others, and a fresh client from 127.0.0.3 gets its answer within a second throughout. The
+/// attacker's connections past its share are answered 429 at once.
+#[test]
+fn one_address_cannot_starve_the_others() {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = fresh_dir("web-api-per-address");
+    let web = start(&dir, &[]);
+    let addr = web.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    // Drippers: a header byte now and then, never the end of it.
+    let mut drippers: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| {
+            let mut c = connect_from("127.0.0.2", addr);
+            let _ = c.write_all(b"GET /healthz HTTP/1.1\r\nX-Drip: ");
+            c
+        })
+        .collect();
+    let dripping = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                for c in &mut drippers {
+                    let _ = c.write_all(b"x");
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+    // Idle connections that never say a word.
+    let idle: Vec<std::net::TcpStream> =
+        (0..200).map(|_| connect_from("127.0.0.2", addr)).collect();
+    for n in 0..10 {
+        let started = Instant::now();
+        let (status, answer) = get_from("127.0.0.3", addr, "/healthz");
+        assert_eq!(status, 200, "try {n}: {answer}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "try {n} took {:?}",
+            started.elapsed()
+        );
+    }
+    // One more from the attacker is told at once, before it sends anything.
+    let mut over = connect_from("127.0.0.2", addr);
+    over.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    let _ = over.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 429 "), "{answer}");
+    assert!(answer.contains("too_many_connections"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 1"),
+        "{answer}"
+    );
+    stop.store(true, Ordering::SeqCst);
+    dripping.join().unwrap();
+    drop(idle);
+    // Its connections closed, the attacker is a client like any other again.
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, _) = get_from("127.0.0.2", addr, "/healthz");
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < until, "127.0.0.2 is still refused");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A page of another site can make its visitors' browsers send a form or a `text/plain` body
 /// anywhere without asking first (a CORS-simple request), so a browser could be made to submit
 /// scans: the JSON routes take only `application/json` (415 otherwise), the HTML form refuses

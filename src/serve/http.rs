@@ -17,14 +17,18 @@
 //! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
 //!   `Retry-After` at once, by a thread of its own that also waits (at most
 //!   [`TURN_AWAY_TIME`]) for the client to close: closing a socket with a request unread in
-//!   it makes the kernel reset the connection, and the client sees a reset, not the 503.
+//!   it makes the kernel reset the connection, and the client sees a reset, not the 503;
+//! - with [`Server::cap_connections`], one client address holds at most so many connections
+//!   (queued or served); one more is answered 429 the same way, so a client that opens
+//!   hundreds of idle or dripping connections holds a few workers, never all of them.
 //!
 //! A HEAD request reaches the routes as it is and is answered with the head of their answer,
 //! `Content-Length` included, without the body.
 
+use super::occupancy::{Occupancy, Seat};
 use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -153,6 +157,17 @@ pub struct Stream(Box<Produce>);
 /// What a [`Stream`] runs: it writes the body to the connection.
 pub type Produce = dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send;
 
+impl Stream {
+    /// The same body, keeping `held` (a client's seat) until it is written.
+    pub fn holding<T: Send + 'static>(self, held: T) -> Stream {
+        let Stream(produce) = self;
+        Stream(Box::new(move |out: &mut dyn Write| {
+            let _held = held;
+            produce(out)
+        }))
+    }
+}
+
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Stream")
@@ -213,13 +228,56 @@ enum Unreadable {
 pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
+    cap: Option<ConnectionCap>,
+}
+
+/// How many connections one client may hold at once ([`Server::cap_connections`]).
+#[derive(Clone)]
+pub struct ConnectionCap {
+    seats: Arc<Occupancy>,
+    /// The client a peer address counts as, `None` for a peer that is not capped (a trusted
+    /// reverse proxy carries many clients).
+    client: Arc<dyn Fn(IpAddr) -> Option<String> + Send + Sync>,
+}
+
+impl ConnectionCap {
+    pub fn new(
+        per_client: usize,
+        client: impl Fn(IpAddr) -> Option<String> + Send + Sync + 'static,
+    ) -> ConnectionCap {
+        ConnectionCap {
+            seats: Occupancy::new(per_client, None),
+            client: Arc::new(client),
+        }
+    }
+
+    /// A seat for a connection from `peer`: `Ok(None)` when the peer is not capped, `Err` when
+    /// its client holds its share.
+    fn admit(&self, peer: Option<SocketAddr>) -> Result<Option<Seat>, ()> {
+        let Some(client) = peer.and_then(|peer| (self.client)(peer.ip())) else {
+            return Ok(None);
+        };
+        self.seats.take(&client).map(Some).ok_or(())
+    }
 }
 
 impl Server {
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
-        Ok(Server { listener, addr })
+        Ok(Server {
+            listener,
+            addr,
+            cap: None,
+        })
+    }
+
+    /// Caps the connections each client holds at once (see the module comment).
+    pub fn cap_connections(self, cap: ConnectionCap) -> Server {
+        Server {
+            cap: Some(cap),
+            ..self
+        }
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -235,7 +293,7 @@ impl Server {
         H: Fn(&Request) -> Response + Send + Sync + 'static,
     {
         let workers = workers.max(1);
-        let (queue, waiting) = mpsc::sync_channel::<TcpStream>(workers * 4);
+        let (queue, waiting) = mpsc::sync_channel::<Connection>(workers * 4);
         let waiting = Arc::new(Mutex::new(waiting));
         let handler = Arc::new(handler);
         let pool: Vec<_> = (0..workers)
@@ -259,16 +317,18 @@ impl Server {
                 let _ = TcpStream::connect_timeout(&wake_address(addr), Duration::from_secs(1));
             })
         };
-        let (refuse, refused) = mpsc::sync_channel::<TcpStream>(TURN_AWAY_QUEUE);
+        let (refuse, refused) = mpsc::sync_channel::<(TcpStream, Refusal)>(TURN_AWAY_QUEUE);
         let turner = std::thread::Builder::new()
             .name("http-turn-away".into())
             .spawn(move || {
-                for stream in refused {
-                    turn_away(stream, limits);
+                for (stream, why) in refused {
+                    turn_away(stream, why, limits);
                 }
             })
             .expect("start the HTTP turn-away thread");
-        accept(&self.listener, &queue, &refuse, &stop, limits);
+        let turn = TurnAway { refuse, limits };
+        accept(&self.listener, self.cap.as_ref(), &queue, &turn, &stop);
+        let TurnAway { refuse, .. } = turn;
         drop((queue, refuse));
         for worker in pool {
             let _ = worker.join();
@@ -290,54 +350,108 @@ fn wake_address(addr: SocketAddr) -> SocketAddr {
     wake
 }
 
+/// An accepted connection waiting for a worker, with the seat its client holds for it.
+type Connection = (TcpStream, Option<Seat>);
+
+/// Why a connection is answered at once without reaching a worker.
+#[derive(Clone, Copy, Debug)]
+enum Refusal {
+    /// Every worker is busy and the queue is full.
+    Busy,
+    /// The client holds its share of connections.
+    ClientCap,
+}
+
+impl Refusal {
+    fn answer(self) -> Response {
+        match self {
+            Refusal::Busy => Response::error(
+                503,
+                "busy",
+                "every worker is busy and the queue is full; retry shortly",
+            ),
+            Refusal::ClientCap => Response::error(
+                429,
+                "too_many_connections",
+                "your address holds as many open connections as one client may; close one \
+                 and retry",
+            ),
+        }
+        .with_header("Retry-After", "1")
+    }
+}
+
+/// The turn-away thread's queue: a refused connection is answered there, or here when that
+/// queue is full too.
+struct TurnAway {
+    refuse: SyncSender<(TcpStream, Refusal)>,
+    limits: Limits,
+}
+
+impl TurnAway {
+    /// Whether the server goes on (the turn-away thread is still there).
+    fn refuse(&self, stream: TcpStream, why: Refusal) -> bool {
+        match self.refuse.try_send((stream, why)) {
+            Ok(()) => true,
+            // Past every queue: answered here, without waiting for the client.
+            Err(TrySendError::Full((mut stream, why))) => {
+                let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
+                let answer = why.answer();
+                let status = answer.status;
+                let _ = write_response(&mut stream, answer, false);
+                log_line("-", "-", status, Duration::ZERO);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+}
+
 fn accept(
     listener: &TcpListener,
-    queue: &SyncSender<TcpStream>,
-    refuse: &SyncSender<TcpStream>,
+    cap: Option<&ConnectionCap>,
+    queue: &SyncSender<Connection>,
+    turn: &TurnAway,
     stop: &AtomicBool,
-    limits: Limits,
 ) {
     for stream in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             break;
         }
         let Ok(stream) = stream else { continue };
-        match queue.try_send(stream) {
-            Ok(()) => {}
-            Err(TrySendError::Full(stream)) => match refuse.try_send(stream) {
-                Ok(()) => {}
-                // Past every queue: answered here, without waiting for the client.
-                Err(TrySendError::Full(mut stream)) => {
-                    let _ = stream.set_write_timeout(Some(limits.io_timeout));
-                    let _ = write_response(&mut stream, busy(), false);
-                    log_line("-", "-", 503, Duration::ZERO);
+        let seat = match cap.map(|cap| cap.admit(stream.peer_addr().ok())) {
+            None | Some(Ok(None)) => None,
+            Some(Ok(Some(seat))) => Some(seat),
+            Some(Err(())) => {
+                if !turn.refuse(stream, Refusal::ClientCap) {
+                    break;
                 }
-                Err(TrySendError::Disconnected(_)) => break,
-            },
+                continue;
+            }
+        };
+        match queue.try_send((stream, seat)) {
+            Ok(()) => {}
+            Err(TrySendError::Full((stream, _seat))) => {
+                if !turn.refuse(stream, Refusal::Busy) {
+                    break;
+                }
+            }
             Err(TrySendError::Disconnected(_)) => break,
         }
     }
 }
 
-/// The answer beyond the queue.
-fn busy() -> Response {
-    Response::error(
-        503,
-        "busy",
-        "every worker is busy and the queue is full; retry shortly",
-    )
-    .with_header("Retry-After", "1")
-}
-
-/// Answers a connection beyond the queue 503 and closes it without a reset: the answer, the
-/// end of our side, then whatever the client still sends (its request) is read and dropped
-/// until it closes, at most [`TURN_AWAY_TIME`] in all.
-fn turn_away(mut stream: TcpStream, limits: Limits) {
+/// Answers a refused connection (503 busy, 429 over its client's share) and closes it
+/// without a reset: the answer, the end of our side, then whatever the client still sends
+/// (its request) is read and dropped until it closes, at most [`TURN_AWAY_TIME`] in all.
+fn turn_away(mut stream: TcpStream, why: Refusal, limits: Limits) {
     let until = Instant::now() + TURN_AWAY_TIME;
     let _ = stream.set_write_timeout(Some(limits.io_timeout.min(TURN_AWAY_TIME)));
-    let _ = write_response(&mut stream, busy(), false);
+    let answer = why.answer();
+    let status = answer.status;
+    let _ = write_response(&mut stream, answer, false);
     let _ = stream.shutdown(std::net::Shutdown::Write);
-    log_line("-", "-", 503, Duration::ZERO);
+    log_line("-", "-", status, Duration::ZERO);
     let mut sink = [0u8; 4096];
     loop {
         let left = until.saturating_duration_since(Instant::now());
@@ -353,7 +467,7 @@ fn turn_away(mut stream: TcpStream, limits: Limits) {
     }
 }
 
-fn work<H>(waiting: &Mutex<Receiver<TcpStream>>, handler: &H, limits: Limits)
+fn work<H>(waiting: &Mutex<Receiver<Connection>>, handler: &H, limits: Limits)
 where
     H: Fn(&Request) -> Response,
 {
@@ -362,7 +476,8 @@ where
             Ok(receiver) => receiver.recv(),
             Err(_) => return,
         };
-        let Ok(stream) = next else { return };
+        // The client's seat is held until its connection is served and closed.
+        let Ok((stream, _seat)) = next else { return };
         serve_connection(stream, handler, limits);
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod exporter;
 pub mod http;
+pub mod occupancy;
 pub mod service;
 pub mod signals;
 

@@ -251,6 +251,8 @@ pub struct WebSettings {
     pub store_timeout: Duration,
     /// `--workers`.
     pub workers: usize,
+    /// `--connections-per-address`.
+    pub connections_per_address: usize,
     /// `--record-ttl`.
     pub record_ttl: Duration,
     /// `--trusted-proxy`: (network, prefix length).
@@ -1189,6 +1191,11 @@ impl Settings {
                             t.parse::<usize>().ok().filter(|n| (1..=64).contains(n))
                         })?
                         .unwrap_or(4),
+                    connections_per_address: l
+                        .parsed("connections_per_address", "a number from 1 to 16", |t| {
+                            t.parse::<usize>().ok().filter(|n| (1..=16).contains(n))
+                        })?
+                        .unwrap_or(8),
                     record_ttl: l
                         .parsed(
                             "record_ttl",

@@ -917,6 +917,23 @@ pub static OPTIONS: &[OptionSpec] = &[
         )
     },
     OptionSpec {
+        long: Some("connections-per-address"),
+        env: &["COS_WEB_CONNECTIONS_PER_ADDRESS"],
+        config_key: Some("web.connections_per_address"),
+        kind: Value("N"),
+        default: Some("8"),
+        group: Group::Scanner,
+        programs: SCANNER,
+        components: WEB,
+        ..row(
+            "connections_per_address",
+            "web: connections one client holds at once, queued or served (1-16 of the 32 that \
+             are served at once); one more is answered 429 too_many_connections. A client is \
+             an IPv4 address or an IPv6 /64; behind a --trusted-proxy, the forwarded address, \
+             counted per request.",
+        )
+    },
+    OptionSpec {
         long: Some("record-ttl"),
         env: &["COS_WEB_RECORD_TTL"],
         config_key: Some("web.record_ttl"),

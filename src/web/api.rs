@@ -114,6 +114,10 @@ pub struct Api {
     pub check_target: Arc<TargetCheck>,
     /// Rung on every new record, so an idle scan worker of this node starts at once.
     pub wakeup: Arc<Wakeup>,
+    /// Seats of the calls that wait for their scan while holding an HTTP worker (MCP
+    /// `scan_instance`, `scan_instances`, their SSE streams): a bounded share of the workers,
+    /// a few per client. A call without a seat answers at once with the queued scan's uuid.
+    pub waits: Arc<crate::serve::occupancy::Occupancy>,
 }
 
 /// A refusal of the API: status, code, message and the field at fault.

@@ -942,7 +942,7 @@ fn scan_instance(
         Ok(uuid) => uuid,
         Err(refused) => return Ok(refused_result(&refused)),
     };
-    let mut waited = wait_for(api, &[(uuid.clone(), None)], progress);
+    let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
     Ok(match waited.pop() {
         Some(Ok(record)) => scan_answer(&uuid, record.status, record.result.as_deref()),
         Some(Err(answer)) => response_result(&answer),
@@ -964,11 +964,22 @@ fn stage(status: Status) -> u64 {
 /// then answers each scan's record as it is (the caller answers an unfinished one's uuid, for
 /// get_scan_result). Progress is the sum of the scans' stages, out of 3 per scan; each change
 /// of a scan's state is one notification.
+///
+/// A waiting call holds an HTTP worker, so it waits only with a seat of `Api::waits` (a
+/// bounded share of the workers, a few per client): without one, the records are read once
+/// and answered as they are, so a flood of calls on never-ending scans leaves the other
+/// workers to everyone else.
 fn wait_for(
     api: &Api,
+    request: &Request,
     uuids: &[(String, Option<&str>)],
     progress: &mut Progress,
 ) -> Vec<Result<ScanRecord, Response>> {
+    let client = super::limits::address_key(super::limits::client_of(
+        request,
+        &api.config.trusted_proxies,
+    ));
+    let seat = api.waits.take(&client);
     let total = 3 * uuids.len() as u64;
     let message = |target: Option<&str>, status: Status| match target {
         Some(target) => format!("{target}: {}", status.as_str()),
@@ -981,7 +992,10 @@ fn wait_for(
         done += stage(Status::Queued);
         progress.note(done, total, message(*target, Status::Queued));
     }
-    let until = Instant::now() + api.config.scan_wait;
+    let until = Instant::now()
+        + seat
+            .as_ref()
+            .map_or(Duration::ZERO, |_| api.config.scan_wait);
     let mut answers: Vec<Option<Result<ScanRecord, Response>>> =
         uuids.iter().map(|_| None).collect();
     let settled = |answer: &Option<Result<ScanRecord, Response>>| match answer {
@@ -1092,7 +1106,7 @@ fn scan_instances(
     let waited: HashMap<String, Result<ScanRecord, Response>> = scans
         .iter()
         .map(|(uuid, _)| uuid.clone())
-        .zip(wait_for(api, &scans, progress))
+        .zip(wait_for(api, request, &scans, progress))
         .collect();
     let mut results = Vec::with_capacity(targets.len());
     let mut lines = Vec::with_capacity(targets.len());

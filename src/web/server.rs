@@ -3,6 +3,7 @@
 use super::api::{
     Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock, TargetCheck,
 };
+use super::limits;
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::waivers::Waiver;
@@ -14,7 +15,8 @@ use crate::net::guard;
 use crate::output::sarif;
 use crate::report::{ScanResult, Status as FindingStatus};
 use crate::scanner::{RenewedMemory, Scanner};
-use crate::serve::http::{Limits, Request, Server};
+use crate::serve::http::{ConnectionCap, Limits, Request, Response, Server};
+use crate::serve::occupancy::Occupancy;
 use crate::settings::options::Program;
 use crate::settings::{Settings, WebSettings, redact};
 use crate::target::Target;
@@ -24,8 +26,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-/// Connections handled at once (a request never waits for a scan, so few are needed).
+/// Connections handled at once (only an MCP call waits for a scan, within its share).
 pub const HTTP_WORKERS: usize = 32;
+/// MCP calls that wait for their scans at once, in all: a quarter of the HTTP workers.
+pub const WAITING_CALLS: usize = HTTP_WORKERS / 4;
+/// ... and per client (an IPv4 address, an IPv6 /64, or the forwarded one behind a proxy).
+pub const WAITING_CALLS_PER_CLIENT: usize = 2;
 /// How long the target's name may take to resolve, at submission and before the scan.
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A caller waiting for its scan waits the time budget and this much for the queue.
@@ -210,6 +216,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         },
         check_target,
         wakeup: wakeup.clone(),
+        waits: Occupancy::new(WAITING_CALLS_PER_CLIENT, Some(WAITING_CALLS)),
     };
     eprintln!(
         "{}: web: {} scan workers, store {}",
@@ -224,10 +231,11 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         check_origin: false,
         ..crate::serve::http::SameHost::of(server.local_addr(), web.base_url.as_deref())
     };
-    server.run(
+    let per_client = ClientShare::new(web.connections_per_address, &web.trusted_proxies);
+    server.cap_connections(per_client.connections()).run(
         HTTP_WORKERS,
         Limits::default(),
-        same_host.guard(move |request: &Request| api.handle(request)),
+        same_host.guard(move |request: &Request| per_client.serve(request, |r| api.handle(r))),
         stop,
     );
     for worker in workers.into_iter().chain([purger]) {
@@ -235,6 +243,65 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     }
     eprintln!("{}: stopped", Program::Scanner.name());
     Ok(())
+}
+
+/// How many connections (or, behind a trusted proxy, requests) one client holds at once: a
+/// client is an IPv4 address or an IPv6 /64. A direct client's connections are counted as they
+/// are accepted; a trusted proxy's are not (it carries everyone), so the client it forwards
+/// for is counted per request once the request is read (the proxy reads the request itself
+/// before forwarding it, so no client drips into a worker through it).
+struct ClientShare {
+    per_client: usize,
+    trusted: Vec<(std::net::IpAddr, u8)>,
+    forwarded: Arc<Occupancy>,
+}
+
+impl ClientShare {
+    fn new(per_client: usize, trusted: &[(std::net::IpAddr, u8)]) -> ClientShare {
+        ClientShare {
+            per_client,
+            trusted: trusted.to_vec(),
+            forwarded: Occupancy::new(per_client, None),
+        }
+    }
+
+    fn is_trusted(&self, peer: std::net::IpAddr) -> bool {
+        self.trusted
+            .iter()
+            .any(|net| limits::in_network(peer, *net))
+    }
+
+    /// The cap of connections from direct clients.
+    fn connections(&self) -> ConnectionCap {
+        let trusted = self.trusted.clone();
+        ConnectionCap::new(self.per_client, move |peer| {
+            (!trusted.iter().any(|net| limits::in_network(peer, *net)))
+                .then(|| limits::address_key(peer))
+        })
+    }
+
+    /// Serves a request, holding a seat of the forwarded client while it is handled (and
+    /// while a streamed answer is written).
+    fn serve(&self, request: &Request, handle: impl Fn(&Request) -> Response) -> Response {
+        if !self.is_trusted(request.peer.ip()) {
+            return handle(request);
+        }
+        let client = limits::address_key(limits::client_of(request, &self.trusted));
+        let Some(seat) = self.forwarded.take(&client) else {
+            return Response::error(
+                429,
+                "too_many_connections",
+                "your address has as many requests in progress as one client may; wait for \
+                 one to end and retry",
+            )
+            .with_header("Retry-After", "1");
+        };
+        let mut response = handle(request);
+        if let Some(stream) = response.stream.take() {
+            response.stream = Some(stream.holding(seat));
+        }
+        response
+    }
 }
 
 /// An https base URL served from a loopback address is a reverse proxy's backend: unless the
@@ -284,4 +351,46 @@ fn node_name() -> String {
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "node".into());
     format!("{host}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+
+    /// Behind a trusted proxy every client arrives from the proxy's address, so the share is
+    /// counted per forwarded client and per request (a streamed answer holds its seat until it
+    /// is written); the proxy itself is never capped.
+    #[test]
+    fn a_forwarded_client_holds_its_share_of_requests() {
+        let share = ClientShare::new(2, &[("127.0.0.1".parse().unwrap(), 32)]);
+        let from = |client: &str| Request {
+            method: "GET".into(),
+            path: "/mcp".into(),
+            query: Vec::new(),
+            headers: vec![("x-forwarded-for".into(), client.into())],
+            body: Vec::new(),
+            peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
+        };
+        let streamed =
+            |_: &Request| Response::streaming(200, "text/plain", |out| out.write_all(b"."));
+        let first = share.serve(&from("198.51.100.7"), streamed);
+        let second = share.serve(&from("198.51.100.7"), streamed);
+        assert_eq!((first.status, second.status), (200, 200));
+        let over = share.serve(&from("198.51.100.7"), streamed);
+        assert_eq!(over.status, 429);
+        assert!(String::from_utf8_lossy(&over.body).contains("too_many_connections"));
+        // Another client behind the same proxy has a share of its own.
+        assert_eq!(share.serve(&from("203.0.113.9"), streamed).status, 200);
+        // An answer written frees its seat.
+        drop(first);
+        assert_eq!(share.serve(&from("198.51.100.7"), streamed).status, 200);
+        // A client that is not behind the proxy is counted by its connections, not here.
+        let direct = Request {
+            peer: SocketAddr::from(([192, 0, 2, 1], 40000)),
+            ..from("198.51.100.7")
+        };
+        assert_eq!(share.serve(&direct, streamed).status, 200);
+        drop(second);
+    }
 }

@@ -70,6 +70,10 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
         // The guard is tested on its own (net::guard, tests/guard.rs); here every target passes.
         check_target: Arc::new(|_| Ok(())),
         wakeup: Arc::new(Wakeup::default()),
+        waits: crate::serve::occupancy::Occupancy::new(
+            super::server::WAITING_CALLS_PER_CLIENT,
+            Some(super::server::WAITING_CALLS),
+        ),
     };
     Rig {
         api,
@@ -657,4 +661,150 @@ fn a_scan_that_panics_completes_with_an_error_document() {
     let done = body(&rig.get(&format!("/api/scans/{uuid}")));
     assert_eq!(done["status"], "completed");
     assert_eq!(done["result"]["state"], "UNKNOWN");
+}
+
+/// One JSON-RPC message to `/mcp` from `peer`, in `session` when given.
+fn mcp_message(rig: &Rig, peer: &str, session: Option<&str>, message: Value) -> Response {
+    let mut headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "application/json".to_string()),
+        ("host".to_string(), "127.0.0.1".to_string()),
+    ];
+    if let Some(session) = session {
+        headers.push(("mcp-session-id".to_string(), session.to_string()));
+    }
+    rig.api.handle(&Request {
+        method: "POST".into(),
+        path: "/mcp".into(),
+        query: Vec::new(),
+        headers,
+        body: message.to_string().into_bytes(),
+        peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
+    })
+}
+
+/// A session of `peer`: its `Mcp-Session-Id`.
+fn mcp_session(rig: &Rig, peer: &str) -> String {
+    let answer = mcp_message(
+        rig,
+        peer,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert_eq!(answer.status, 200, "{:?}", body(&answer));
+    answer
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"))
+        .map(|(_, value)| value.clone())
+        .expect("a session id")
+}
+
+/// `scan_instance` of `target` from `peer`: the tool's result.
+fn mcp_scan(rig: &Rig, peer: &str, target: &str) -> Value {
+    let session = mcp_session(rig, peer);
+    let answer = mcp_message(
+        rig,
+        peer,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "scan_instance", "arguments": {"target_url": target}}}),
+    );
+    assert_eq!(answer.status, 200);
+    body(&answer)["result"].clone()
+}
+
+/// Polls (no sleep to pass: each look is immediate) until `what` holds, for at most 10 s.
+fn eventually(what: &str, holds: impl Fn() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !holds() {
+        assert!(std::time::Instant::now() < until, "never: {what}");
+        std::thread::yield_now();
+    }
+}
+
+/// A call that waits for its scan holds an HTTP worker until the scan ends (up to 90 s), so
+/// only a quarter of the workers wait at once, two per client. Past that, the call answers at
+/// once with its queued scan's uuid and tells the agent to poll `get_scan_result`; the other
+/// routes keep their workers meanwhile.
+#[test]
+fn mcp_calls_wait_for_their_scans_within_a_bounded_share_of_the_workers() {
+    use super::server::{WAITING_CALLS, WAITING_CALLS_PER_CLIENT};
+    let rig = Arc::new(rig("mcp-waits", &[]));
+    // No worker runs: every scan stays queued and every call with a seat waits.
+    let waiting: Vec<_> = (0..WAITING_CALLS)
+        .map(|n| {
+            let rig = rig.clone();
+            std::thread::spawn(move || {
+                mcp_scan(&rig, &format!("10.0.{n}.1"), &format!("w{n}.example.com"))
+            })
+        })
+        .collect();
+    eventually("every waiting seat taken", || {
+        rig.api.waits.taken() == WAITING_CALLS
+    });
+    // One more call, from a network of its own, answers at once: queued, poll for it.
+    let started = std::time::Instant::now();
+    let answered = mcp_scan(&rig, "10.0.200.1", "late.example.com");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(
+        answered["structuredContent"]["status"], "queued",
+        "{answered}"
+    );
+    let uuid = answered["structuredContent"]["uuid"].as_str().unwrap();
+    assert!(
+        answered["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("call get_scan_result with this uuid"),
+        "{answered}"
+    );
+    // The JSON API answers meanwhile.
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 200);
+    assert_eq!(rig.get("/healthz").status, 200);
+    // The scans end, and so do the waits.
+    let pool = rig.pool(Arc::new(|record| {
+        Ok((
+            Completed {
+                document: json!({"host": record.target, "state": "OK", "rating": 5,
+                                 "grade": "A+", "findings": []}),
+                sarif: json!({"version": "2.1.0"}),
+            },
+            true,
+        ))
+    }));
+    while let Some(claimed) = rig.store.claim("test-0", rig.clock.now(), 120).unwrap() {
+        pool.run("test-0", &claimed);
+    }
+    for call in waiting {
+        let result = call.join().unwrap();
+        assert_eq!(
+            result["structuredContent"]["status"], "completed",
+            "{result}"
+        );
+    }
+    assert_eq!(rig.api.waits.taken(), 0);
+    // One client's share: its first calls wait, the next answers at once.
+    let mine: Vec<_> = (0..WAITING_CALLS_PER_CLIENT)
+        .map(|n| {
+            let rig = rig.clone();
+            std::thread::spawn(move || mcp_scan(&rig, "10.1.0.1", &format!("m{n}.example.com")))
+        })
+        .collect();
+    eventually("the client's seats taken", || {
+        rig.api.waits.taken() == WAITING_CALLS_PER_CLIENT
+    });
+    let over = mcp_scan(&rig, "10.1.0.1", "m-over.example.com");
+    assert_eq!(over["structuredContent"]["status"], "queued", "{over}");
+    while let Some(claimed) = rig.store.claim("test-0", rig.clock.now(), 120).unwrap() {
+        pool.run("test-0", &claimed);
+    }
+    for call in mine {
+        assert_eq!(
+            call.join().unwrap()["structuredContent"]["status"],
+            "completed"
+        );
+    }
 }

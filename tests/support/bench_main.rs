@@ -42,15 +42,17 @@
 //! Last the public scan API (`check-storage-scanner web`), with the SQLite store and with a
 //! `redis-server` of its own: submissions and polls per second at 50 clients, poll latency,
 //! peak memory after 100,000 polls, the store's keys and memory, and 100,000 submissions of
-//! churn over which they must stay flat (`bench_web.rs`).
+//! churn over which they must stay flat (`bench_web.rs`); then `/healthz` latency of a fresh
+//! client while the public API is attacked (`bench_attacks.rs`).
 //!
 //! `COS_BENCH_ONLY` picks parts, a comma-separated list of `plugin` (the scenario table and
-//! the load table), `budget`, `exporter`, `service`, `web` and `churn` (the web's 100,000
-//! submissions); unset, everything runs.
+//! the load table), `budget`, `exporter`, `service`, `web`, `churn` (the web's 100,000
+//! submissions) and `attacks`; unset, everything runs.
 
 #[path = "mod.rs"]
 mod support;
 
+mod bench_attacks;
 mod bench_budget;
 mod bench_web;
 
@@ -758,7 +760,9 @@ fn selected(part: &str) -> bool {
 }
 
 fn main() {
-    const PARTS: [&str; 6] = ["plugin", "budget", "exporter", "service", "web", "churn"];
+    const PARTS: [&str; 7] = [
+        "plugin", "budget", "exporter", "service", "web", "churn", "attacks",
+    ];
     if let Ok(only) = std::env::var("COS_BENCH_ONLY")
         && let Some(unknown) = only
             .split(',')
@@ -822,6 +826,9 @@ fn main() {
     }
     if selected("churn") {
         bench_web::churn(&scanner, &work);
+    }
+    if selected("attacks") {
+        bench_attacks::attacks_bench(&scanner, &work);
     }
     let _ = std::fs::remove_dir_all(&work);
 }
