@@ -134,7 +134,7 @@ impl Budget {
         let mut last_duration = Duration::ZERO;
         for n in 1..=attempts {
             if n > 1 {
-                let wait = crate::net::backoff(backoff_factor, n - 1);
+                let wait = backoff(backoff_factor, n - 1);
                 if wait + last_duration > self.left() {
                     return Err(GaveUp::Exhausted {
                         message: format!(
@@ -145,7 +145,7 @@ impl Budget {
                         attempts: n - 1,
                     });
                 }
-                crate::run::debug_log(&format!(
+                crate::diagnostics::debug_log(&format!(
                     "retry {} in {:.2} s after: {last_failure}",
                     n - 1,
                     wait.as_secs_f64()
@@ -176,6 +176,13 @@ impl Budget {
             attempts,
         })
     }
+}
+
+/// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds, as `--backoff-factor`
+/// documents. Scans, remediation checks and webhook deliveries all retry with it.
+pub fn backoff(factor: f64, n: u32) -> Duration {
+    let seconds = factor * 2f64.powi(n.min(30) as i32);
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
 }
 
 #[cfg(test)]

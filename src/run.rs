@@ -3,57 +3,18 @@
 
 use crate::assess::baseline::Baseline;
 use crate::budget::Budget;
-use crate::clock::Now;
-use crate::knowledge::releases::ReleaseSchedule;
-use crate::knowledge::{self, ProductFamily};
-use crate::net;
+use crate::diagnostics::{clear_progress, debug_log};
 use crate::output;
+use crate::process::{Outcome, setup_process, unknown, version_text};
+use crate::redact;
 use crate::report::{self, ScanResult, State};
 use crate::scanner::Scanner;
 use crate::settings::secrets::Environment;
-use crate::settings::{Format, Settings, cli, manual, redact};
-use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::settings::{Format, Settings, cli, manual};
 use std::time::Instant;
 
-/// What the process prints and how it exits.
-#[derive(Debug)]
-pub struct Outcome {
-    pub stdout: String,
-    pub exit_code: i32,
-}
-
-static DEBUG_LOG: AtomicBool = AtomicBool::new(false);
-
-/// Logs to stderr at DEBUG level (`--debug`); stdout stays the monitoring output.
-pub fn debug_log(message: &str) {
-    if DEBUG_LOG.load(Ordering::Relaxed) {
-        eprintln!("DEBUG {}", redact::apply(message));
-    }
-}
-
-/// Progress for a person at a terminal; silent under a monitoring core, CI or cron.
-pub(crate) fn progress(message: &str) {
-    if std::io::stderr().is_terminal() && !DEBUG_LOG.load(Ordering::Relaxed) {
-        eprint!("\r\x1b[2K{message}");
-    }
-}
-
-fn clear_progress() {
-    if std::io::stderr().is_terminal() {
-        eprint!("\r\x1b[2K");
-    }
-}
-
-pub(crate) fn unknown(message: &str) -> Outcome {
-    Outcome {
-        stdout: format!("UNKNOWN: {message}\n"),
-        exit_code: 3,
-    }
-}
-
 /// The whole plugin: arguments (without the program name) and environment to output. Whatever
-/// it prints passes the secret guard (`settings::redact`) last.
+/// it prints passes the secret guard (`redact`) last.
 pub fn main<I>(args: I, env: &dyn Environment) -> Outcome
 where
     I: IntoIterator,
@@ -198,19 +159,6 @@ where
     }
 }
 
-/// What the settings decide for the whole process, before any traffic: the secrets the output
-/// guard hides, the debug log, pinned names and IPv6 zones. Returns the clock of the run.
-pub fn setup_process(settings: &Settings) -> Result<Now, String> {
-    redact::install(settings.secrets.clone());
-    DEBUG_LOG.store(settings.debug, Ordering::Relaxed);
-    if let Some(path) = &settings.config_file {
-        debug_log(&format!("configuration file {}", path.display()));
-    }
-    net::resolve::install(settings.resolve.clone());
-    net::resolve::install_zones(crate::scanner::target_zones(&settings.targets)?);
-    Ok(settings.now.map(Now).unwrap_or_else(Now::system))
-}
-
 /// One notification per host whose state reaches the webhook level; a failed delivery is
 /// reported on the host's output and never changes its state.
 fn notify_all(
@@ -240,23 +188,4 @@ fn notify_all(
             error: outcome.err(),
         });
     }
-}
-
-/// `--version`: the plugin and the age of what it knows.
-pub fn version_text() -> String {
-    let schedule = ReleaseSchedule::bundled(ProductFamily::OpenCloud);
-    let advisories = knowledge::bundled_advisories_updated(ProductFamily::OpenCloud)
-        .map(|d| d.to_string())
-        .unwrap_or_else(|| "unknown".into());
-    format!(
-        "{} {}\nbundled OpenCloud release schedule updated {} (newest release {}), advisories updated {}\n",
-        manual::PROGRAM,
-        env!("CARGO_PKG_VERSION"),
-        schedule.updated,
-        schedule
-            .newest_overall()
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "unknown".into()),
-        advisories
-    )
 }

@@ -6,6 +6,7 @@
 use crate::assess::{self, Identified, UpdateInputs};
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::clock::Now;
+use crate::diagnostics::debug_log;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
 use crate::net::guard::Pins;
@@ -13,7 +14,6 @@ use crate::net::http::{ClientOptions, Verification};
 use crate::net::{self, Destination, tls};
 use crate::probe::{self, Measurements, ProbeFailure, status};
 use crate::report::ScanResult;
-use crate::run::debug_log;
 use crate::settings::{Settings, UpdateSource, manual};
 use crate::target::{HostName, Target};
 use std::collections::HashMap;
@@ -223,7 +223,7 @@ impl<'a> Scanner<'a> {
             self.settings.backoff_factor,
             |attempt| {
                 if self.show_progress {
-                    crate::run::progress(&format!(
+                    crate::diagnostics::progress(&format!(
                         "scanning {} (attempt {attempt}/{attempts})",
                         target.display_name()
                     ));

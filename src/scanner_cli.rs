@@ -6,8 +6,8 @@
 
 use crate::assess::waiver_review;
 use crate::budget::Budget;
+use crate::process::{Outcome, setup_process, unknown};
 use crate::report::State;
-use crate::run::{Outcome, setup_process, unknown};
 use crate::scanner::Scanner;
 use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
@@ -56,7 +56,7 @@ where
     I::Item: Into<OsString>,
 {
     let mut outcome = run(args, env);
-    outcome.stdout = crate::settings::redact::apply(&outcome.stdout);
+    outcome.stdout = crate::redact::apply(&outcome.stdout);
     outcome
 }
 
@@ -80,7 +80,7 @@ where
         }
         cli::Invocation::Version => {
             return Outcome {
-                stdout: crate::run::version_text().replacen(
+                stdout: crate::process::version_text().replacen(
                     crate::settings::manual::PROGRAM,
                     Program::Scanner.name(),
                     1,
@@ -223,7 +223,7 @@ fn refuse_to_serve(message: &str) -> Outcome {
     eprintln!(
         "{}: {}",
         Program::Scanner.name(),
-        crate::settings::redact::apply(message)
+        crate::redact::apply(message)
     );
     Outcome {
         stdout: String::new(),
@@ -595,7 +595,7 @@ fn fleet(
         eprintln!(
             "{}: skipped {}",
             Program::Scanner.name(),
-            crate::settings::redact::apply(problem)
+            crate::redact::apply(problem)
         );
     }
     let mut families: Vec<crate::knowledge::ProductFamily> = Vec::new();

@@ -26,7 +26,7 @@
 //!   which a monitoring core does not share with the person configuring it. Directories the
 //!   path needs are created when the path is accepted.
 
-use crate::run::{Outcome, unknown};
+use crate::process::{Outcome, unknown};
 use crate::settings::config_file::{self, ConfigValue};
 use crate::settings::options::{self, Kind, Program};
 use crate::settings::secrets::{self, Environment};

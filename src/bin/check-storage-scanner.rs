@@ -13,7 +13,7 @@ fn main() {
             &storage_security::settings::secrets::ProcessEnv,
         )
     })
-    .unwrap_or_else(|_| storage_security::run::Outcome {
+    .unwrap_or_else(|_| storage_security::process::Outcome {
         stdout: "UNKNOWN: internal error (see stderr); please report it\n".to_string(),
         exit_code: 3,
     });

@@ -207,10 +207,3 @@ pub fn read_before(
         }
     }
 }
-
-/// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds, as `--backoff-factor`
-/// documents. Scans, remediation checks and webhook deliveries all retry with it.
-pub fn backoff(factor: f64, n: u32) -> Duration {
-    let seconds = factor * 2f64.powi(n.min(30) as i32);
-    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
-}

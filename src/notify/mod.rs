@@ -237,7 +237,7 @@ pub fn deliver(
 ) -> Result<(), String> {
     let body = body_of(settings, result)?;
     post_within(settings, &body, budget).inspect(|()| {
-        crate::run::debug_log(&format!("webhook for {} delivered", result.host));
+        crate::diagnostics::debug_log(&format!("webhook for {} delivered", result.host));
     })
 }
 
@@ -272,7 +272,7 @@ fn post_to(
                 Ok(()) => Attempt::Done(()),
                 Err(Failure::Final(message)) => Attempt::Failed(message),
                 Err(Failure::Retry(message)) => {
-                    crate::run::debug_log(&format!(
+                    crate::diagnostics::debug_log(&format!(
                         "webhook attempt {attempt} of {attempts} to {} failed: {message}",
                         destination.display
                     ));
@@ -288,7 +288,7 @@ fn post_to(
 }
 
 /// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds.
-pub use crate::net::backoff;
+pub use crate::budget::backoff;
 
 enum Failure {
     /// A transport error or 5xx: worth another attempt.

@@ -15,10 +15,10 @@
 use super::{owner, parse_feed, running_version};
 use crate::budget::Budget;
 use crate::clock::Now;
+use crate::diagnostics::debug_log;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::net::feed::Validators;
 use crate::net::http::ClientOptions;
-use crate::run::debug_log;
 use crate::settings::manual::PROGRAM;
 use crate::settings::{Format, Settings};
 use jiff::Timestamp;

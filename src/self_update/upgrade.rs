@@ -28,11 +28,12 @@ use super::{
     running_version, targets,
 };
 use crate::atomic_file::{self, Staged};
+use crate::diagnostics::debug_log;
 use crate::feeds::Feed;
 use crate::net::download::{self, Options};
 use crate::net::feed::Fetched;
 use crate::net::http::ClientOptions;
-use crate::run::{Outcome, debug_log, unknown};
+use crate::process::{Outcome, unknown};
 use crate::settings::cli::CommandLine;
 use crate::settings::manual::PROGRAM;
 use crate::settings::options::Program;
@@ -68,7 +69,7 @@ pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };
-    if let Err(e) = crate::run::setup_process(&settings) {
+    if let Err(e) = crate::process::setup_process(&settings) {
         return unknown(&e);
     }
     match upgrade(&settings, check_only) {

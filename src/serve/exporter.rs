@@ -24,12 +24,13 @@
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::output::{self, metrics};
+use crate::process::{Outcome, unknown};
+use crate::redact;
 use crate::report::ScanResult;
-use crate::run::{Outcome, unknown};
 use crate::scanner::{RenewedMemory, Scanner};
 use crate::serve::http::{Limits, Request, Response, Server};
 use crate::serve::signals;
-use crate::settings::{Settings, UpdateSource, redact};
+use crate::settings::{Settings, UpdateSource};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

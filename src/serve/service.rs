@@ -23,9 +23,10 @@
 use super::http::{self, Limits, Request, Response, Server};
 use crate::budget::Budget;
 use crate::clock::Now;
+use crate::redact;
 use crate::scanner::{RenewedMemory, Scanner};
+use crate::settings::Settings;
 use crate::settings::options::Program;
-use crate::settings::{Settings, redact};
 use crate::target::Target;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};

@@ -8,8 +8,10 @@ pub mod manual;
 mod operator_files;
 pub use operator_files::NamedFile;
 pub mod options;
-pub mod redact;
+/// The secret guard lives at the bottom (every layer's text passes it); named here too.
+pub use crate::redact;
 pub mod secrets;
+pub mod state_dir;
 
 use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
@@ -157,7 +159,7 @@ pub struct Settings {
     /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
     /// feed cache.
     pub feed_cache_ttl: Duration,
-    /// Where the feed cache lives (`--state-dir`, else `feeds::default_state_dir`); `None`:
+    /// Where the feed cache lives (`--state-dir`, else `state_dir::default_state_dir`); `None`:
     /// nowhere, nothing is cached.
     pub state_dir: Option<PathBuf>,
     pub update_warning: bool,
@@ -1090,7 +1092,7 @@ impl Settings {
             state_dir: l
                 .string("state_dir")?
                 .map(PathBuf::from)
-                .or_else(|| crate::feeds::default_state_dir(l.env)),
+                .or_else(|| state_dir::default_state_dir(l.env)),
             update_warning: l.switch("update_warning", false)?,
             self_update_check: l.switch("self_update_check", false)?,
             self_update_url: self_update_url(l)?,

@@ -12,7 +12,7 @@
 
 use super::limits::{self, RULES, Rule};
 use super::store::{self, Store, StoreResult};
-use crate::run::{Outcome, setup_process, unknown};
+use crate::process::{Outcome, setup_process, unknown};
 use crate::settings::secrets::Environment;
 use crate::settings::{Component, Settings, cli, parse_cidr};
 use crate::target::Target;

@@ -1,0 +1,57 @@
+//! What every face of the crate (the plugin's run, the scanner's CLI, the servers, the wizard,
+//! self-update) shares about being a process: what it prints and how it exits, the process-wide
+//! set-up its settings decide, and `--version`. Below the faces, so none imports another.
+
+use crate::clock::Now;
+use crate::knowledge::releases::ReleaseSchedule;
+use crate::knowledge::{self, ProductFamily};
+use crate::net;
+use crate::redact;
+use crate::settings::{Settings, manual};
+
+/// What the process prints and how it exits.
+#[derive(Debug)]
+pub struct Outcome {
+    pub stdout: String,
+    pub exit_code: i32,
+}
+
+/// The UNKNOWN answer (exit 3) with `message`.
+pub fn unknown(message: &str) -> Outcome {
+    Outcome {
+        stdout: format!("UNKNOWN: {message}\n"),
+        exit_code: 3,
+    }
+}
+
+/// What the settings decide for the whole process, before any traffic: the secrets the output
+/// guard hides, the debug log, pinned names and IPv6 zones. Returns the clock of the run.
+pub fn setup_process(settings: &Settings) -> Result<Now, String> {
+    redact::install(settings.secrets.clone());
+    crate::diagnostics::set_debug(settings.debug);
+    if let Some(path) = &settings.config_file {
+        crate::diagnostics::debug_log(&format!("configuration file {}", path.display()));
+    }
+    net::resolve::install(settings.resolve.clone());
+    net::resolve::install_zones(crate::scanner::target_zones(&settings.targets)?);
+    Ok(settings.now.map(Now).unwrap_or_else(Now::system))
+}
+
+/// `--version`: the plugin and the age of what it knows.
+pub fn version_text() -> String {
+    let schedule = ReleaseSchedule::bundled(ProductFamily::OpenCloud);
+    let advisories = knowledge::bundled_advisories_updated(ProductFamily::OpenCloud)
+        .map(|d| d.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "{} {}\nbundled OpenCloud release schedule updated {} (newest release {}), advisories updated {}\n",
+        manual::PROGRAM,
+        env!("CARGO_PKG_VERSION"),
+        schedule.updated,
+        schedule
+            .newest_overall()
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "unknown".into()),
+        advisories
+    )
+}
