@@ -31,8 +31,9 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["report"],
     &["probe"],
-    &["family"],
     &["knowledge", "feeds"],
+    // What differs between the products, and their release tracks.
+    &["family"],
     &["net", "target"],
     // The base every layer may use.
     &[
@@ -57,11 +58,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "checks",
         "assess",
         "parity's waiver matching moves below checks",
-    ),
-    (
-        "knowledge",
-        "family",
-        "ProductFamily is defined in knowledge, family adds behaviour",
     ),
     (
         "notify",

@@ -10,9 +10,42 @@
 mod ocis;
 mod opencloud;
 
-use crate::knowledge::Track;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// A release track of the product (spec "Release schedule and tracks").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Track {
+    Rolling,
+    Production,
+    Lts,
+}
+
+impl Track {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Track::Rolling => "rolling",
+            Track::Production => "production",
+            Track::Lts => "lts",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Track> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "rolling" => Some(Track::Rolling),
+            "production" => Some(Track::Production),
+            "lts" => Some(Track::Lts),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Track {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A product family the scanner recognises from `/status.php`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

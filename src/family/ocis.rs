@@ -8,8 +8,8 @@
 //! identity provider (LibreGraph Connect), the debug listeners and their ports, the version
 //! headers (`X-*-Version`) and the proxy's security headers are the same.
 
+use super::Track;
 use super::{DemoAccount, Family};
-use crate::knowledge::Track;
 
 const DOCS: &str = "https://doc.owncloud.com/ocis/next/";
 

@@ -1,8 +1,8 @@
 //! OpenCloud: the primary target. The checks' own texts are written for it, so it overrides
 //! nothing. Facts: `shared/data/opencloud-facts.md`.
 
+use super::Track;
 use super::{DemoAccount, Family};
-use crate::knowledge::Track;
 
 pub static FAMILY: Family = Family {
     id: "opencloud",

@@ -10,44 +10,7 @@ mod sources;
 pub mod update;
 pub use sources::{FeedAdvisories, Knowledge, KnowledgeSources, bundled_advisories_updated};
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-pub use crate::family::ProductFamily;
-
-/// A release track of the product (spec "Release schedule and tracks").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Track {
-    Rolling,
-    Production,
-    Lts,
-}
-
-impl Track {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Track::Rolling => "rolling",
-            Track::Production => "production",
-            Track::Lts => "lts",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Track> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "rolling" => Some(Track::Rolling),
-            "production" => Some(Track::Production),
-            "lts" => Some(Track::Lts),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Track {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::family::{ProductFamily, Track};
 
 /// Parses a product version as reported by an instance (`4.0.0`, `v4.0.0`, `3.7.0+abc123`),
 /// dropping build metadata: it never changes which advisories or lines apply.
