@@ -55,11 +55,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "assess takes its own inputs, not the whole Settings (item 1)",
     ),
     (
-        "checks",
-        "assess",
-        "parity's waiver matching moves below checks",
-    ),
-    (
         "notify",
         "settings",
         "webhook settings and the product name move down",

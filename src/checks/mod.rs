@@ -9,6 +9,7 @@ pub mod exposure;
 pub mod headers;
 pub mod identity;
 pub mod parity;
+pub mod pattern;
 pub mod sharing;
 pub mod tls_extra;
 pub mod transport;

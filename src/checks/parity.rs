@@ -3,8 +3,8 @@
 //! that finding's severity, another release is high, other drift medium, an address that
 //! resolves but does not answer fails it). Waived headers and checks are left out.
 
+use super::pattern;
 use super::{CheckSpec, REVERSE_PROXY, finding};
-use crate::assess::waivers;
 use crate::probe::Measurements;
 use crate::probe::addresses::NodeObservation;
 use crate::report::{Finding, Role, Status};
@@ -67,7 +67,7 @@ const COMPARED_CAPABILITIES: &[(&str, &str)] = &[
 ];
 
 fn waived(patterns: &[String], id: &str) -> bool {
-    patterns.iter().any(|p| waivers::matches(p, id))
+    patterns.iter().any(|p| pattern::matches(p, id))
 }
 
 /// Differences of `node` against `reference`, each with its severity.
