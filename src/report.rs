@@ -267,7 +267,7 @@ pub struct RemediationStep {
     pub fixed_in: &'static str,
     /// The change in the syntax of each file it can be made in (nginx, Caddy, Apache,
     /// Traefik, environment lines, zone file); empty when no file expresses it (an upgrade).
-    pub snippets: Vec<crate::assess::snippets::Snippet>,
+    pub snippets: Vec<Snippet>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -284,7 +284,7 @@ pub struct RemediationPlan {
     pub groups: Vec<RemediationGroup>,
     pub group_summary: Vec<String>,
     /// Every step's snippets merged: one per file and form.
-    pub snippets: Vec<crate::assess::snippets::Snippet>,
+    pub snippets: Vec<Snippet>,
 }
 
 /// Why a scan produced no assessment.
@@ -349,7 +349,7 @@ pub struct ScanResult {
     pub waiver_days_left: Option<i64>,
     pub policy: Option<serde_json::Value>,
     /// Comparison with `--baseline`, when one was given.
-    pub baseline: Option<crate::assess::baseline::BaselineComparison>,
+    pub baseline: Option<BaselineComparison>,
     /// Webhook delivery for this host, when one was attempted.
     pub webhook: Option<WebhookDelivery>,
     /// Counts of checks by outcome; absent when the scan produced no findings.
@@ -560,6 +560,142 @@ impl ScanResult {
         self.findings
             .iter()
             .filter(|f| f.role == Role::Hardening && f.status == Status::Failed && !f.ignored)
+    }
+}
+
+// The parts of the document that assess fills: the fix snippets of the remediation plan and
+// the comparison with the baseline.
+
+/// The syntax a snippet is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    Nginx,
+    Caddy,
+    Apache,
+    Traefik,
+    /// `KEY=value` lines: an env file, or a Compose service's `environment:` block.
+    Env,
+    /// DNS zone-file lines.
+    Zone,
+}
+
+impl Form {
+    pub const ALL: [Form; 6] = [
+        Form::Nginx,
+        Form::Caddy,
+        Form::Apache,
+        Form::Traefik,
+        Form::Env,
+        Form::Zone,
+    ];
+
+    /// The reverse proxies a proxy fix is written for.
+    pub const PROXIES: [Form; 4] = [Form::Nginx, Form::Caddy, Form::Apache, Form::Traefik];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Nginx => "nginx",
+            Form::Caddy => "caddy",
+            Form::Apache => "apache",
+            Form::Traefik => "traefik",
+            Form::Env => "env",
+            Form::Zone => "zone",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Form> {
+        Form::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// What starts a comment line in this form.
+    pub fn comment(self) -> &'static str {
+        match self {
+            Form::Zone => ";",
+            _ => "#",
+        }
+    }
+}
+
+/// One snippet: the text to put into one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Snippet {
+    #[serde(rename = "for")]
+    pub form: Form,
+    /// Which file, and where in it.
+    pub file: String,
+    /// The lines, without a trailing newline.
+    pub text: String,
+}
+
+/// What the comparison with the baseline found for one host (the `baseline` member).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineComparison {
+    /// This run recorded the host's first baseline.
+    pub recorded: bool,
+    /// Failed findings absent from the baseline.
+    pub new_findings: Vec<String>,
+    /// The rating is lower than the baseline's.
+    pub worse_rating: bool,
+    /// Checks that concluded in the baseline and are inconclusive now.
+    pub inconclusive_now: Vec<String>,
+    /// The configuration fingerprint differs (never a finding, never a state change).
+    pub fingerprint_drift: bool,
+    /// Each new failed finding (and a lower rating without one), with its cause.
+    pub changes: Vec<Change>,
+    /// The baseline's recording date (`YYYY-MM-DD`), for reports.
+    pub recorded_on: Option<String>,
+}
+
+impl BaselineComparison {
+    /// The NEW column of `--format summary`: `-` without a baseline, `new` on the run recording
+    /// it, `+<n>` (new failed findings) afterwards.
+    pub fn summary_cell(comparison: Option<&BaselineComparison>) -> String {
+        match comparison {
+            None => "-".into(),
+            Some(c) if c.recorded => "new".into(),
+            Some(c) => format!("+{}", c.new_findings.len()),
+        }
+    }
+}
+
+/// One change since the baseline, and why it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// The finding id, or `rating` for a lower rating without a new finding.
+    pub id: String,
+    pub cause: ChangeCause,
+    pub detail: String,
+}
+
+/// Where a change since the baseline came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeCause {
+    /// The instance changed: its release or its configuration.
+    Instance,
+    /// What we know changed: an advisory learned, a line that reached end of life, newer
+    /// releases.
+    Knowledge,
+    /// This scanner gained the check.
+    Scanner,
+    /// A waiver that hid it expired or was removed.
+    Waiver,
+    /// The baseline was recorded before conditions were kept: nobody can say.
+    Unknown,
+}
+
+impl ChangeCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeCause::Instance => "instance",
+            ChangeCause::Knowledge => "knowledge",
+            ChangeCause::Scanner => "scanner",
+            ChangeCause::Waiver => "waiver",
+            ChangeCause::Unknown => "unknown",
+        }
     }
 }
 

@@ -65,11 +65,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "settings",
         "the product's user agent comes from one place below",
     ),
-    (
-        "report",
-        "assess",
-        "report owns every type of the result document (item 1)",
-    ),
     ("scanner", "settings", "the scanner takes its own inputs"),
     ("verify", "settings", "verify takes its own inputs"),
 ];

@@ -42,38 +42,6 @@ pub const MAX_FILE_BYTES: u64 = Kind::Baseline.cap();
 pub const MAX_HOSTS: usize = 4096;
 pub const MAX_IDS: usize = 65_536;
 
-/// What the comparison with the baseline found for one host (the `baseline` member).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BaselineComparison {
-    /// This run recorded the host's first baseline.
-    pub recorded: bool,
-    /// Failed findings absent from the baseline.
-    pub new_findings: Vec<String>,
-    /// The rating is lower than the baseline's.
-    pub worse_rating: bool,
-    /// Checks that concluded in the baseline and are inconclusive now.
-    pub inconclusive_now: Vec<String>,
-    /// The configuration fingerprint differs (never a finding, never a state change).
-    pub fingerprint_drift: bool,
-    /// Each new failed finding (and a lower rating without one), with its cause.
-    pub changes: Vec<Change>,
-    /// The baseline's recording date (`YYYY-MM-DD`), for reports.
-    pub recorded_on: Option<String>,
-}
-
-impl BaselineComparison {
-    /// The NEW column of `--format summary`: `-` without a baseline, `new` on the run recording
-    /// it, `+<n>` (new failed findings) afterwards.
-    pub fn summary_cell(comparison: Option<&BaselineComparison>) -> String {
-        match comparison {
-            None => "-".into(),
-            Some(c) if c.recorded => "new".into(),
-            Some(c) => format!("+{}", c.new_findings.len()),
-        }
-    }
-}
-
 /// What the baseline holds for one host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -113,44 +81,7 @@ pub struct RecordedConditions {
     pub waived: BTreeSet<String>,
 }
 
-/// Where a change since the baseline came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cause {
-    /// The instance changed: its release or its configuration.
-    Instance,
-    /// What we know changed: an advisory learned, a line that reached end of life, newer
-    /// releases.
-    Knowledge,
-    /// This scanner gained the check.
-    Scanner,
-    /// A waiver that hid it expired or was removed.
-    Waiver,
-    /// The baseline was recorded before conditions were kept: nobody can say.
-    Unknown,
-}
-
-impl Cause {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::Instance => "instance",
-            Cause::Knowledge => "knowledge",
-            Cause::Scanner => "scanner",
-            Cause::Waiver => "waiver",
-            Cause::Unknown => "unknown",
-        }
-    }
-}
-
-/// One change since the baseline, and why it happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Change {
-    /// The finding id, or `rating` for a lower rating without a new finding.
-    pub id: String,
-    pub cause: Cause,
-    pub detail: String,
-}
+pub use crate::report::{BaselineComparison, Change, ChangeCause as Cause};
 
 /// The stored baseline file: one entry per host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

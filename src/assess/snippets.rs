@@ -16,69 +16,8 @@
 //! Debian package, so its labels are checked against its documented option names there.
 
 use crate::family::{Family, ProductFamily};
-use serde::Serialize;
 
-/// The syntax a snippet is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Form {
-    Nginx,
-    Caddy,
-    Apache,
-    Traefik,
-    /// `KEY=value` lines: an env file, or a Compose service's `environment:` block.
-    Env,
-    /// DNS zone-file lines.
-    Zone,
-}
-
-impl Form {
-    pub const ALL: [Form; 6] = [
-        Form::Nginx,
-        Form::Caddy,
-        Form::Apache,
-        Form::Traefik,
-        Form::Env,
-        Form::Zone,
-    ];
-
-    /// The reverse proxies a proxy fix is written for.
-    pub const PROXIES: [Form; 4] = [Form::Nginx, Form::Caddy, Form::Apache, Form::Traefik];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::Nginx => "nginx",
-            Form::Caddy => "caddy",
-            Form::Apache => "apache",
-            Form::Traefik => "traefik",
-            Form::Env => "env",
-            Form::Zone => "zone",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Form> {
-        Form::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// What starts a comment line in this form.
-    pub fn comment(self) -> &'static str {
-        match self {
-            Form::Zone => ";",
-            _ => "#",
-        }
-    }
-}
-
-/// One snippet: the text to put into one file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Snippet {
-    #[serde(rename = "for")]
-    pub form: Form,
-    /// Which file, and where in it.
-    pub file: String,
-    /// The lines, without a trailing newline.
-    pub text: String,
-}
+pub use crate::report::{Form, Snippet};
 
 /// What the snippets are written for.
 #[derive(Clone, Copy, Debug)]
