@@ -36,7 +36,7 @@ test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest
-	# The example fake instance (make demo's) is run by tests/fake_instance_selftest.rs.
+	# The example fake instance (make demo's) is run by tests/it/fake_instance_selftest.rs.
 	$(CARGO) build --examples
 	$(CARGO) nextest run --no-fail-fast
 
@@ -47,7 +47,7 @@ lint:
 # Regenerates the checked-in man pages, docs/checks.md, the shell completions and the Icinga 2
 # CheckCommand (packaging/) from the option table.
 man:
-	COS_BLESS_MAN=1 $(CARGO) test --test manual
+	COS_BLESS_MAN=1 $(CARGO) test --test it manual::
 
 # Refreshes the bundled release schedules and advisories (assets/) from GitHub's releases and
 # advisory APIs (GITHUB_TOKEN raises the rate limit), then shows what changed: review the diff

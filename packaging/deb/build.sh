@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the Debian package from built binaries: `make deb` (release build), and the package
-# test (tests/deb_package.rs, debug build). Everything it ships comes from the repository:
+# test (tests/it/deb_package.rs, debug build). Everything it ships comes from the repository:
 # the man pages, completions and Icinga 2 CheckCommand generated from the option table
 # (`make man`), the systemd units, the Nagios command, the Checkmk local check, the Prometheus
 # alerting rules and the sample configuration.

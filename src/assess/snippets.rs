@@ -11,7 +11,7 @@
 //! Snippets for the same file merge into one (`merge`): the header lines of several steps
 //! become one nginx block, one Caddy `header` block, one Traefik middleware.
 //!
-//! Every form is checked by the real tool in `tests/snippets.rs` (`nginx -t`, `caddy
+//! Every form is checked by the real tool in `tests/it/snippets.rs` (`nginx -t`, `caddy
 //! validate`, `apache2 -t`, `named-checkzone`, `sh` for the environment lines); Traefik has no
 //! Debian package, so its labels are checked against its documented option names there.
 

@@ -1,6 +1,6 @@
 //! Files the package ships that describe the command line to other programs: shell
 //! completions and the Icinga 2 `CheckCommand`. Like the man pages they are generated from the
-//! option table and checked in (`make man` rewrites them; `tests/manual.rs` fails when one is
+//! option table and checked in (`make man` rewrites them; `tests/it/manual.rs` fails when one is
 //! stale), so a new flag reaches the shells and Icinga in the same edit as the parser.
 
 pub mod completions;

@@ -17,7 +17,7 @@
 //!   validate against) does not allow it there, and it is the sum of the suites' `skipped`.
 //!
 //! The output validates against that schema (`tests/fixtures/xsd/junit-10.xsd`, checked with
-//! `xmllint --schema` in `tests/format_junit_xsd.rs`). It requires `name`, `tests`, `failures`
+//! `xmllint --schema` in `tests/it/format_junit_xsd.rs`). It requires `name`, `tests`, `failures`
 //! and `errors` on every suite and plain decimal seconds in `time`; three decimals are written,
 //! the most older versions of the schema accept.
 //!

@@ -67,7 +67,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))
                 .collect(),
         },
-        // The guard is tested on its own (net::guard, tests/guard.rs); here every target passes.
+        // The guard is tested on its own (net::guard, tests/it/guard.rs); here every target passes.
         check_target: Arc::new(|_| Ok(())),
         wakeup: Arc::new(Wakeup::default()),
         waits: crate::serve::occupancy::Occupancy::new(

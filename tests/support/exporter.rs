@@ -1,6 +1,6 @@
 //! The metrics exporter (`check-storage-security --prometheus-listen-port 0`) as a child
 //! process: started with a cleared environment, found by its `listening on ADDR` line,
-//! scraped over plain HTTP, stopped with SIGTERM. Used by `tests/exporter.rs` and by
+//! scraped over plain HTTP, stopped with SIGTERM. Used by `tests/it/exporter.rs` and by
 //! `make bench`, which name the binary.
 
 use std::io::{BufRead, BufReader, Read, Write};

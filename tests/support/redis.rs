@@ -1,6 +1,6 @@
 //! A real `redis-server` (Debian's package, installed by `make deps`) for a test: on a free
 //! loopback port, in the foreground, without persistence; killed and reaped on drop (also on a
-//! panic). Used by `tests/store_redis.rs`, `tests/web_redis.rs` and `make bench`.
+//! panic). Used by `tests/it/store_redis.rs`, `tests/it/web_redis.rs` and `make bench`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,6 +1,6 @@
 //! Running `check-storage-scanner serve` as a real process on loopback, and a small HTTP/1.1
 //! client for it (one request per connection, as the service answers). Used by
-//! `tests/service.rs` and by `make bench`.
+//! `tests/it/service.rs` and by `make bench`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,4 +1,4 @@
-//! The checks every [`Store`] passes, run by `tests/store_sqlite.rs` and `tests/store_redis.rs`
+//! The checks every [`Store`] passes, run by `tests/it/store_sqlite.rs` and `tests/it/store_redis.rs`
 //! against the real thing. Each check gets a fresh, empty store from the caller's `make`; the
 //! clock is the `now` the checks pass (starting at [`T0`]), never the system's, and no check
 //! sleeps.

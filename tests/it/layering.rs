@@ -1,0 +1,206 @@
+//! The crate's modules form layers that only point down: a module names (`crate::<module>`)
+//! only modules of its own layer or below, and no two modules name each other through any
+//! chain. Read from the sources (test code aside: `tests.rs` files and whatever follows a
+//! file's first `#[cfg(test)]`), so a new upward import fails here, naming the file.
+//!
+//! [`KNOWN_UPWARD`] lists the upward imports that remain, each with what removes it; the test
+//! fails as well when one of them is gone, so the list only shrinks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Top to bottom. A module may use modules of its own layer (without a cycle) and below.
+const LAYERS: &[&[&str]] = &[
+    // The faces: what a binary runs.
+    &[
+        "run",
+        "scanner_cli",
+        "serve",
+        "web",
+        "wizard",
+        "self_update",
+        "distribution",
+    ],
+    // What every face shares about being a process.
+    &["process"],
+    // The operator's input, read once by a face and handed down.
+    &["settings"],
+    // The pipeline and what it writes.
+    &["scanner", "verify", "fleet", "notify", "output"],
+    &["assess", "verdict"],
+    &["checks"],
+    &["report"],
+    &["probe"],
+    &["knowledge", "feeds"],
+    // What differs between the products, and their release tracks.
+    &["family"],
+    &["net", "target"],
+    // The base every layer may use.
+    &[
+        "budget",
+        "clock",
+        "files",
+        "atomic_file",
+        "severity",
+        "diagnostics",
+        "redact",
+    ],
+];
+
+/// Upward imports still there, and what removes each (issue 23).
+const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
+    (
+        "assess",
+        "settings",
+        "assess takes its own inputs, not the whole Settings (item 1)",
+    ),
+    (
+        "notify",
+        "settings",
+        "webhook settings and the product name move down",
+    ),
+    ("output", "settings", "renderers take their own options"),
+    (
+        "probe",
+        "settings",
+        "the product's user agent comes from one place below",
+    ),
+    ("scanner", "settings", "the scanner takes its own inputs"),
+    ("verify", "settings", "verify takes its own inputs"),
+];
+
+/// Every `crate::<module>` a file's non-test code names, by module of the file.
+fn imports() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let module = relative
+                .split('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".rs")
+                .to_string();
+            if module == "bin"
+                || module == "lib"
+                || path.extension().is_none_or(|e| e != "rs")
+                || path.file_name().is_some_and(|n| n == "tests.rs")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let name: String = code[at + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    found
+                        .entry(module.clone())
+                        .or_default()
+                        .entry(name)
+                        .or_default()
+                        .insert(relative.clone());
+                }
+            }
+        }
+    }
+    found
+}
+
+fn layer_of(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|layer| layer.contains(&module))
+        .unwrap_or_else(|| panic!("module `{module}` is in no layer of tests/it/layering.rs"))
+}
+
+#[test]
+fn modules_only_import_their_own_layer_or_below() {
+    let imports = imports();
+    let mut upward = Vec::new();
+    for (from, targets) in &imports {
+        for (to, files) in targets {
+            let known = KNOWN_UPWARD.iter().any(|(f, t, _)| f == from && t == to);
+            if layer_of(to) < layer_of(from) && !known {
+                upward.push(format!(
+                    "{from} -> {to} ({})",
+                    files.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "upward imports (a lower layer naming a higher one):\n{}",
+        upward.join("\n")
+    );
+    let gone: Vec<String> = KNOWN_UPWARD
+        .iter()
+        .filter(|(from, to, _)| !imports.get(*from).is_some_and(|t| t.contains_key(*to)))
+        .map(|(from, to, _)| format!("{from} -> {to}"))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "gone, take them out of KNOWN_UPWARD: {}",
+        gone.join(", ")
+    );
+}
+
+#[test]
+fn no_two_modules_import_each_other_through_any_chain() {
+    let imports = imports();
+    // The known upward imports aside, the graph has no cycle: walk it depth first.
+    let graph: BTreeMap<&str, Vec<&str>> = imports
+        .iter()
+        .map(|(from, targets)| {
+            let to = targets
+                .keys()
+                .map(String::as_str)
+                .filter(|to| !KNOWN_UPWARD.iter().any(|(f, t, _)| f == from && t == to))
+                .collect();
+            (from.as_str(), to)
+        })
+        .collect();
+    fn visit<'a>(
+        node: &'a str,
+        graph: &BTreeMap<&'a str, Vec<&'a str>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<&'a str>> {
+        if let Some(at) = path.iter().position(|n| *n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node);
+            return Some(cycle);
+        }
+        if !done.insert(node) {
+            return None;
+        }
+        path.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        if let Some(cycle) = visit(node, &graph, &mut Vec::new(), &mut done) {
+            panic!("an import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The Redis store (`--store redis://host:port/db`) against a real `redis-server` (Debian's
+//! package, installed by `make deps`) that each test starts on a free loopback port, in the
+//! foreground, without persistence, and kills when it ends (also on a panic): the store
+//! conformance suite, two nodes on one server, and a dead or hung server answering with a
+//! `StoreError` in bounded time.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use crate::support::redis::RedisServer;
+
+use storage_security::web::store::conformance::{self, T0};
+use storage_security::web::store::redis::RedisStore;
+use storage_security::web::store::{self, Store};
+
+#[test]
+fn the_redis_store_passes_the_conformance_suite() {
+    let server = RedisServer::start("conformance");
+    let url = server.url(0);
+    // Each check gets keys of its own under a fresh prefix.
+    let next = AtomicUsize::new(0);
+    conformance::run_all(&|| {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        Box::new(
+            RedisStore::open_with(&url, &format!("check{n}:"), Duration::from_secs(3)).unwrap(),
+        )
+    });
+    // The same through `--store`'s parser, on another database with the default prefix.
+    let store = store::open(&server.url(3), store::DEFAULT_TIMEOUT).unwrap();
+    let (_, check) = conformance::CHECKS
+        .iter()
+        .find(|(name, _)| *name == "an_expired_lease_is_claimed_again")
+        .unwrap();
+    check(&*store);
+}
+
+#[test]
+fn two_nodes_on_one_redis_behave_as_one() {
+    let server = RedisServer::start("two-nodes");
+    let a = RedisStore::open(&server.url(1)).unwrap();
+    let b = RedisStore::open(&server.url(1)).unwrap();
+    conformance::two_nodes(&a, &b);
+    // Another database or prefix is another service: it sees none of it.
+    let elsewhere = RedisStore::open(&server.url(2)).unwrap();
+    assert_eq!(elsewhere.outcomes("net").unwrap(), Vec::<bool>::new());
+    let other_prefix =
+        RedisStore::open_with(&server.url(1), "other:", Duration::from_secs(3)).unwrap();
+    assert_eq!(other_prefix.paused_until("net", T0).unwrap(), None);
+}
+
+#[test]
+fn records_expire_in_redis_too() {
+    let server = RedisServer::start("expiry");
+    let store = RedisStore::open(&server.url(0)).unwrap();
+    // A record that expired by the wall clock already: Redis drops it on its own.
+    let old = conformance::queued("old", "x.example", "n", 1_000_000_000, 86_400);
+    store.insert(&old).unwrap();
+    let mut con = TcpStream::connect(server.addr).unwrap();
+    con.write_all(b"EXISTS css:rec:old\r\n").unwrap();
+    let mut answer = [0u8; 4];
+    con.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b":0\r\n");
+    // A live one carries its expiry time.
+    let live = conformance::queued("live", "x.example", "n", T0, 86_400);
+    store.insert(&live).unwrap();
+    con.write_all(b"EXPIRETIME css:rec:live\r\n").unwrap();
+    let expected = format!(":{}\r\n", T0 + 86_400);
+    let mut answer = vec![0u8; expected.len()];
+    con.read_exact(&mut answer).unwrap();
+    assert_eq!(String::from_utf8(answer).unwrap(), expected);
+}
+
+/// Every key the store writes expires: nothing piles up over months of submissions from new
+/// networks (`outcomes:<network>` once had no TTL).
+#[test]
+fn every_key_the_store_writes_expires() {
+    let server = RedisServer::start("ttl");
+    let store = RedisStore::open(&server.url(0)).unwrap();
+    let day = 86_400;
+    // A submission: the limits, the record; a worker claims, renews and completes it; the
+    // outcome is recorded and the network paused; another is running, another erased.
+    let limits = [
+        conformance::limit("address:192.0.2.1", 10, 60),
+        conformance::limit("target:x.example", 1, 300),
+        conformance::limit("network:192.0.2.0/24", 50, day),
+    ];
+    assert!(conformance::admit(&store, &limits, T0 * 1000).admitted());
+    for (uuid, target) in [
+        ("t1", "x.example"),
+        ("t2", "y.example"),
+        ("t3", "z.example"),
+    ] {
+        store
+            .insert(&conformance::queued(uuid, target, "192.0.2.0/24", T0, day))
+            .unwrap();
+    }
+    assert_eq!(store.claim("w", T0 + 1, 60).unwrap().unwrap().uuid, "t1");
+    assert!(store.renew("t1", "w", T0 + 2, 60).unwrap());
+    assert!(store.complete("t1", "w", "{}", T0 + 3).unwrap());
+    assert_eq!(store.claim("w", T0 + 4, 60).unwrap().unwrap().uuid, "t2");
+    store
+        .record_outcome("192.0.2.0/24", false, 5, T0 + 3, 7 * day)
+        .unwrap();
+    store.pause("192.0.2.0/24", T0 + day, T0 + 3).unwrap();
+    assert_eq!(store.erase_target("z.example").unwrap(), 1);
+
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    for expected in [
+        "css:rec:t1",
+        "css:rec:t2",
+        "css:running",
+        "css:expiry",
+        "css:target:x.example",
+        "css:hits:address:192.0.2.1",
+        "css:hits:target:x.example",
+        "css:outcomes:192.0.2.0/24",
+        "css:pauses",
+        "css:ends",
+    ] {
+        assert!(keys.iter().any(|k| k == expected), "{expected} in {keys:?}");
+    }
+    for key in &keys {
+        let ttl: i64 = redis::cmd("TTL").arg(key).query(&mut con).unwrap();
+        assert!(ttl > 0, "{key} has TTL {ttl}");
+    }
+}
+
+#[test]
+fn a_dead_redis_is_a_store_error_in_bounded_time() {
+    let mut server = RedisServer::start("dead");
+    let store = RedisStore::open_with(&server.url(0), "css:", Duration::from_secs(1)).unwrap();
+    store
+        .insert(&conformance::queued("d1", "x.example", "n", T0, 86_400))
+        .unwrap();
+
+    // Hung (stopped, its socket still open): the read times out.
+    server.signal("STOP");
+    let started = Instant::now();
+    let error = store.get("d1", T0).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.0.contains(&server.url(0)), "{error}");
+    server.signal("CONT");
+    // Back: the next call connects again and finds everything.
+    assert!(store.get("d1", T0).unwrap().is_some());
+
+    // Killed: every call fails at once, none hangs.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let started = Instant::now();
+    for _ in 0..3 {
+        assert!(store.claim("w", T0, 60).is_err());
+        assert!(
+            store
+                .admit(&[conformance::limit("k", 1, 60)], "net", T0 * 1000)
+                .is_err()
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // A new node cannot start on it, and its error hides the password.
+    let url = format!("redis://:s3cret@{}/0", server.addr);
+    let Err(error) = store::open(&url, store::DEFAULT_TIMEOUT) else {
+        panic!("nothing answers");
+    };
+    assert!(!error.0.contains("s3cret"), "{error}");
+    assert!(
+        error.0.contains(&format!("redis://:***@{}/0", server.addr)),
+        "{error}"
+    );
+}
