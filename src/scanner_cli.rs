@@ -734,13 +734,16 @@ pub static PAGE: Page = Page {
                  address, one scan of a target per 5 minutes, 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
                  instance pauses for a day (the message says until when). They roll (no 11th \
-                 within any 60 s, not per clock minute), and a refused submission counts \
-                 against none of them. check-storage-scanner limits lists and lifts them. The client is the socket's address, or the one \
+                 within any 60 s, not per clock minute). Every attempt counts against its \
+                 address's minute before anything else, no DNS lookup included; the target's \
+                 cooldown and the network's day count only a submission that passes both. \
+                 The subcommand limits lists and lifts them. The client is the socket's address, or the one \
                  X-Forwarded-For names when the socket is a --trusted-proxy. A target must \
-                 resolve to public addresses only (no loopback, private, link-local, shared, \
+                 resolve within 2 s to public addresses only (no loopback, private, link-local, shared, \
                  unique-local, multicast, reserved or documentation address, in no IPv6 \
-                 encoding); its scan connects only to the addresses checked. \
-                 --allow-private-targets lifts that for internal deployments.",
+                 encoding); its scan connects only to the addresses checked. At most 8 lookups \
+                 run at once; a submission finding them all busy gets 503 with Retry-After. \
+                 --allow-private-targets lifts the address rule for internal deployments.",
                 "--workers scans run at once on this node; records, queue and counters live in \
                  --store (sqlite:PATH, the default in the state directory; or redis://HOST:PORT/DB \
                  shared by several nodes) and expire --record-ttl seconds after submission, \

@@ -266,6 +266,102 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
     assert_eq!(web.get("/healthz", &[]).status, 200);
 }
 
+/// Threads of the process `pid` now.
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Cheap refusals first (issue 21, item 3): 40 clients of one address flood the API with names
+/// that do not resolve. The address's rate is counted before any lookup, so its first ten are
+/// refused by the guard (400) and every other one gets 429 with `Retry-After` at once; the
+/// process does not grow a thread per lookup, and `/healthz` from another address answers
+/// within a second all along.
+#[test]
+fn a_flood_of_unresolvable_names_from_one_address_is_refused_cheaply() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use support::service::request_from;
+    let dir = fresh_dir("web-api-cheap-refusals");
+    let web = start(&dir, &[]);
+    let (addr, pid) = (web.addr, web.pid());
+    // The HTTP workers start after the server says it listens: counted once one answered.
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = threads_of(pid);
+    let done = Arc::new(AtomicBool::new(false));
+    let health = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut slowest = Duration::ZERO;
+            let mut most_threads = 0;
+            while !done.load(Ordering::SeqCst) {
+                let started = Instant::now();
+                let answer = request_from("127.0.0.3", addr, "GET", "/healthz", &[], b"");
+                assert_eq!(answer.status, 200, "{}", answer.text());
+                slowest = slowest.max(started.elapsed());
+                most_threads = most_threads.max(threads_of(pid));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (slowest, most_threads)
+        })
+    };
+    let clients: Vec<_> = (0..40)
+        .map(|client| {
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|n| {
+                        let body = format!("{{\"target_url\": \"nx-{client}-{n}.invalid\"}}");
+                        let answer = request_from(
+                            "127.0.0.2",
+                            addr,
+                            "POST",
+                            "/api/scans",
+                            &[("Content-Type", "application/json")],
+                            body.as_bytes(),
+                        );
+                        if answer.status == 429 {
+                            assert!(answer.header("retry-after").is_some());
+                            assert_eq!(answer.json()["error"]["code"], "rate_limited");
+                        }
+                        (answer.status, answer.json()["error"]["code"].to_string())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let answers: Vec<(u16, String)> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    done.store(true, Ordering::SeqCst);
+    let (slowest, most_threads) = health.join().unwrap();
+    let admitted: Vec<&(u16, String)> = answers.iter().filter(|(s, _)| *s != 429).collect();
+    assert_eq!(admitted.len(), 10, "{answers:?}");
+    for (status, code) in admitted {
+        assert!(
+            (*status, code.as_str()) == (400, "\"target_refused\"")
+                || (*status, code.as_str()) == (503, "\"resolver_busy\""),
+            "{status} {code}"
+        );
+    }
+    assert_eq!(answers.len(), 200);
+    assert!(
+        slowest < Duration::from_secs(1),
+        "/healthz took {slowest:?}"
+    );
+    // The HTTP workers are there from the start; lookups add at most their seats.
+    assert!(
+        most_threads <= before + 8,
+        "threads {before} -> {most_threads}"
+    );
+    web.terminate();
+}
+
 /// A page of another site can make its visitors' browsers send a form or a `text/plain` body
 /// anywhere without asking first (a CORS-simple request), so a browser could be made to submit
 /// scans: the JSON routes take only `application/json` (415 otherwise), the HTML form refuses

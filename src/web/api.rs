@@ -69,9 +69,19 @@ impl Clock for StartedClock {
     }
 }
 
-/// Decides whether a target may be scanned at all (the address guard); `Err` is the message
-/// of a 400 on `target_url`.
-pub type TargetCheck = dyn Fn(&Target) -> Result<(), String> + Send + Sync;
+/// Decides whether a target may be scanned at all (the address guard, `lookups`): the
+/// addresses its name resolved to (every one allowed), or why not.
+pub type TargetCheck = dyn Fn(&Target) -> Result<Vec<IpAddr>, TargetRefusal> + Send + Sync;
+
+/// Why the address guard does not let a target through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetRefusal {
+    /// Not to be scanned (not public, or not resolvable in time): 400 on `target_url`, with
+    /// this message.
+    Refused(String),
+    /// Every resolver thread is busy with a name: 503, try again shortly.
+    Busy,
+}
 
 /// What the API needs besides the store.
 #[derive(Clone)]
@@ -205,6 +215,21 @@ impl Refused {
                 field: None,
             },
             retry_after: Some(10),
+        }
+    }
+
+    /// Every resolver thread is busy (`lookups`): the request is not kept waiting for one.
+    fn resolver_busy() -> Refused {
+        Refused {
+            error: ApiError {
+                status: 503,
+                code: "resolver_busy",
+                message: "the service is resolving as many names as it may at once; try again \
+                          in a few seconds"
+                    .into(),
+                field: None,
+            },
+            retry_after: Some(super::lookups::BUSY_RETRY_SECS),
         }
     }
 
@@ -441,27 +466,40 @@ impl Api {
         .with_header("Location", &location)
     }
 
-    /// Queues a validated submission (the JSON API's and the page form's): the target guard,
-    /// the limits, a new record. The new scan's uuid, or why not.
+    /// Queues a validated submission (the JSON API's, the page form's and MCP's): the
+    /// address's rate (before any DNS), the target guard, the target's cooldown and the
+    /// network's day, a new record. The new scan's uuid, or why not.
     pub fn enqueue(
         &self,
         scan: ScanRequest,
         target: &Target,
         request: &Request,
     ) -> Result<String, Refused> {
-        if let Err(message) = (self.check_target)(target) {
-            return Err(Refused::from(ApiError {
-                status: 400,
-                code: "target_refused",
-                message,
-                field: Some("target_url"),
-            }));
-        }
         let now_ms = self.clock.now_millis();
         let now = now_ms.div_euclid(1000);
         let client = limits::client_of(request, &self.config.trusted_proxies);
+        // Cheap refusals first: the address's own rate is counted on this attempt before any
+        // DNS work, so a flood of (slow) names from one address costs one store call each
+        // after its tenth.
+        match limits::admit_attempt(&*self.store, client, now_ms) {
+            Ok(Ok(())) => {}
+            Ok(Err(l)) => return Err(Refused::limited(l)),
+            Err(e) => return Err(Refused::unavailable(e)),
+        }
+        match (self.check_target)(target) {
+            Ok(_addresses) => {}
+            Err(TargetRefusal::Refused(message)) => {
+                return Err(Refused::from(ApiError {
+                    status: 400,
+                    code: "target_refused",
+                    message,
+                    field: Some("target_url"),
+                }));
+            }
+            Err(TargetRefusal::Busy) => return Err(Refused::resolver_busy()),
+        }
         let key = key_of(target);
-        match limits::admit(&*self.store, client, &key, now_ms) {
+        match limits::admit_scan(&*self.store, client, std::slice::from_ref(&key), now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),

@@ -351,8 +351,10 @@ fn components() -> Value {
                  scan of a target within any 5 minutes, 50 scans within any 24 hours from one \
                  network (code rate_limited, target_cooldown, network_daily_limit), or a network \
                  paused after scans that found no supported product (network_paused; the \
-                 message names the end of the pause, RFC 3339). A refused submission counts \
-                 against no limit. Retry-After says when to try again.",
+                 message names the end of the pause, RFC 3339). Every attempt counts against \
+                 its address's minute, before anything else (no DNS lookup) is done for it; \
+                 the target's cooldown and the network's day count only a submission that \
+                 passes both. Retry-After says when to try again.",
                 true,
             ),
             "RequestTimeout": error_response(
@@ -377,8 +379,9 @@ fn components() -> Value {
                 false,
             ),
             "Unavailable": error_response(
-                "The service cannot answer now: every worker is busy, or its store cannot be \
-                 reached. Try again after Retry-After seconds.",
+                "The service cannot answer now: every worker is busy, its store cannot be \
+                 reached, or (resolver_busy) every resolver thread is busy with a target's \
+                 name. Try again after Retry-After seconds.",
                 true,
             ),
         },

@@ -3,7 +3,7 @@
 //! spec's limits, counted in the [`Store`] so that every node of a shared store counts alike.
 //! The limits are rolling: "10 a minute" means no 11th within any 60 s, not per clock minute.
 
-use super::store::{Limit, Store, StoreResult};
+use super::store::{Admission, Limit, Store, StoreResult};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Submissions from one address per minute.
@@ -189,8 +189,9 @@ pub const NETWORK_DAY: Rule = Rule {
     describe: |_| format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
 };
 
-/// Every rule, in the order a refusal names them when two end at the same time (after a
-/// pause): the address's rate, the target's cooldown, the network's day.
+/// Every rule of a submission, as `limits list` lists them: the address's rate (counted on the
+/// attempt, [`admit_attempt`]), the target's cooldown and the network's day (counted on the
+/// scan, [`admit_scan`]).
 pub const RULES: [&Rule; 3] = [&ADDRESS_RATE, &TARGET_COOLDOWN, &NETWORK_DAY];
 
 /// MCP `initialize` calls from one address (an IPv6 /64) per minute: a session is cheap to ask
@@ -237,27 +238,59 @@ fn whole_seconds(ms: i64) -> i64 {
     (ms.max(1) + 999) / 1000
 }
 
-/// Admits a submission of `target` from `client` at `now_ms` (Unix milliseconds) when its
-/// network is not paused and every limit has room (within any 60 s, 300 s and 24 h, not per
-/// clock minute), counting it on all of them; a refusal counts it on none. A refusal names the
-/// reason that lasts longest, with the seconds until it ends: a client that comes back then is
-/// not refused again for its own past.
-pub fn admit(
+/// Admits the attempt of a submission from `client` at `now_ms` (Unix milliseconds) before
+/// anything else is done for it (no DNS, no target): when its network is not paused and its
+/// address has room in its rolling minute, the attempt is counted on the address, whatever
+/// becomes of the submission after. A flood of names that do not resolve, or resolve slowly,
+/// from one address is so refused after its tenth, by one store call, before any lookup is made
+/// for it. A refusal counts nothing.
+pub fn admit_attempt(
     store: &dyn Store,
     client: IpAddr,
-    target: &str,
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
     let network = network_key(client);
     // An IPv6 client counts by its /64: it may pick any address of it.
     let address = address_key(client);
-    let whom = [address.as_str(), target, network.as_str()];
-    let limits: Vec<Limit> = RULES
+    let rules = [(&ADDRESS_RATE, address.as_str())];
+    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
+    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+}
+
+/// Admits the scan of an instance, once [`admit_attempt`] admitted the attempt and the guard
+/// the target: when every cooldown key of the target (`target_keys`) and the network's day
+/// have room (within any 300 s and 24 h, not per clock minute) and the network is not paused,
+/// counting it on all of them; a refusal counts it on none, so a network at its daily cap
+/// cannot spend a victim's cooldown. A refusal names the reason that lasts longest, with the
+/// seconds until it ends: a client that comes back then is not refused again for its own past.
+pub fn admit_scan(
+    store: &dyn Store,
+    client: IpAddr,
+    target_keys: &[String],
+    now_ms: i64,
+) -> StoreResult<Result<(), Limited>> {
+    let network = network_key(client);
+    let rules: Vec<(&Rule, &str)> = target_keys
         .iter()
-        .zip(whom)
-        .map(|(rule, who)| rule.limit_for(who))
+        .map(|key| (&TARGET_COOLDOWN, key.as_str()))
+        .chain([(&NETWORK_DAY, network.as_str())])
         .collect();
-    let admission = store.admit(&limits, &network, now_ms)?;
+    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
+    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+}
+
+/// The limits of `rules`, each for its own key.
+fn limits_of(rules: &[(&Rule, &str)]) -> Vec<Limit> {
+    rules
+        .iter()
+        .map(|(rule, who)| rule.limit_for(who))
+        .collect()
+}
+
+/// Why `admission` (of the limits of `rules`) refuses, naming the reason that lasts longest
+/// (the first listed among equals: a pause before the rules, the rules in their order); `None`
+/// when it admitted.
+fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Option<Limited> {
     let mut refusals: Vec<(i64, Limited)> = Vec::new();
     if let Some(until) = admission.paused_until {
         let wait = until * 1000 - now_ms;
@@ -276,28 +309,23 @@ pub fn admit(
             },
         ));
     }
-    for (index, wait) in admission.full {
-        if let (Some(rule), Some(who)) = (RULES.get(index), whom.get(index)) {
+    for (index, wait) in &admission.full {
+        if let Some((rule, who)) = rules.get(*index) {
             refusals.push((
-                wait,
+                *wait,
                 Limited {
                     code: rule.code,
                     message: (rule.describe)(who),
-                    retry_after: whole_seconds(wait),
+                    retry_after: whole_seconds(*wait),
                 },
             ));
         }
     }
-    // The longest wait; the first listed among equals.
-    let longest = refusals
+    refusals
         .into_iter()
         .rev()
         .max_by_key(|(wait, _)| *wait)
-        .map(|(_, limited)| limited);
-    Ok(match longest {
-        Some(limited) => Err(limited),
-        None => Ok(()),
-    })
+        .map(|(_, limited)| limited)
 }
 
 /// After a scan: remembers whether it found a supported product, and pauses the network

@@ -1,8 +1,7 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{
-    Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock, TargetCheck,
-};
+use super::api::{Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock};
+use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::waivers::Waiver;
@@ -26,7 +25,8 @@ use std::time::{Duration, Instant};
 
 /// Connections handled at once (a request never waits for a scan, so few are needed).
 pub const HTTP_WORKERS: usize = 32;
-/// How long the target's name may take to resolve, at submission and before the scan.
+/// How long the target's name may take to resolve before the scan (a worker's; a submission
+/// waits `lookups::LOOKUP_TIMEOUT`).
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A caller waiting for its scan waits the time budget and this much for the queue.
 const SCAN_WAIT_MARGIN: Duration = Duration::from_secs(35);
@@ -194,9 +194,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     }
     .start(web.workers, stop.clone());
     let purger = start_purger(store.clone(), clock.clone(), stop.clone());
-    let allow_private = web.allow_private_targets;
-    let check_target: Arc<TargetCheck> =
-        Arc::new(move |target: &Target| guard_target(target, allow_private).map(|_| ()));
+    let check_target = lookups::target_check(Lookups::system(), web.allow_private_targets);
     let api = Api {
         store,
         clock,

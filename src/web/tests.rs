@@ -2,7 +2,7 @@
 //! the spec, the client address behind a trusted proxy, the 404 of expired and unknown scans,
 //! erasure, and a worker's result (through `worker::Pool::run`, as the workers run it).
 
-use super::api::{Api, ApiConfig, Clock, Completed};
+use super::api::{Api, ApiConfig, Clock, Completed, TargetCheck, TargetRefusal};
 use super::limits;
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
@@ -45,6 +45,13 @@ impl Drop for TempDir {
 }
 
 fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
+    // The guard is tested on its own (net::guard, web::lookups, tests/guard.rs); here every
+    // target passes.
+    rig_checking(name, trusted, Arc::new(|_| Ok(Vec::new())))
+}
+
+/// A rig whose address guard is `check`.
+fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> Rig {
     let dir = std::env::temp_dir().join(format!(
         "web-api-{name}-{}-{}",
         std::process::id(),
@@ -67,8 +74,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))
                 .collect(),
         },
-        // The guard is tested on its own (net::guard, tests/guard.rs); here every target passes.
-        check_target: Arc::new(|_| Ok(())),
+        check_target: check,
         wakeup: Arc::new(Wakeup::default()),
     };
     Rig {
@@ -133,6 +139,84 @@ impl Rig {
 
     fn get(&self, path: &str) -> Response {
         self.request("GET", path, "", "192.0.2.1", None)
+    }
+
+    /// A request from `peer` with exactly `headers`.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        peer: &str,
+    ) -> Response {
+        let request = Request {
+            method: method.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_ascii_lowercase(), v.to_string()))
+                .collect(),
+            body: body.to_vec(),
+            peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
+        };
+        self.api.handle(&request)
+    }
+
+    /// The page form's submission of `target` from `peer`.
+    fn submit_form(&self, target: &str, peer: &str) -> Response {
+        let body = format!("target_url={}", target.replace(':', "%3A"));
+        self.send(
+            "POST",
+            "/scans",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            body.as_bytes(),
+            peer,
+        )
+    }
+
+    /// An MCP session of `peer`.
+    fn mcp_session(&self, peer: &str) -> String {
+        let answer = self.mcp(
+            None,
+            peer,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        assert_eq!(answer.status, 200, "{:?}", body(&answer));
+        header(&answer, "Mcp-Session-Id").unwrap().to_string()
+    }
+
+    /// One JSON-RPC message to `/mcp` from `peer`.
+    fn mcp(&self, session: Option<&str>, peer: &str, message: Value) -> Response {
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        self.send(
+            "POST",
+            "/mcp",
+            &headers,
+            message.to_string().as_bytes(),
+            peer,
+        )
+    }
+
+    /// The result of the MCP tool `tool` called with `arguments` in `session` from `peer`.
+    fn call_tool(&self, session: &str, peer: &str, tool: &str, arguments: Value) -> Value {
+        let answer = self.mcp(
+            Some(session),
+            peer,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments}}),
+        );
+        assert_eq!(answer.status, 200, "{:?}", body(&answer));
+        body(&answer)["result"].clone()
     }
 }
 
@@ -219,6 +303,119 @@ fn ten_submissions_a_minute_from_one_address() {
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 429);
     rig.advance(1);
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 202);
+}
+
+/// Cheap refusals first (issue 21, item 3): the address's rate is counted on each attempt
+/// before the guard resolves anything, so a flood of names that do not resolve from one
+/// address is refused 429 after its tenth without a lookup, through the JSON API, the form
+/// and MCP alike; the guard's refusals spend no target's cooldown and no network's day.
+#[test]
+fn a_flood_of_unresolvable_names_is_refused_before_any_lookup() {
+    let looked_up = Arc::new(AtomicI64::new(0));
+    let counted = looked_up.clone();
+    let check: Arc<TargetCheck> = Arc::new(move |target| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Err(TargetRefusal::Refused(format!(
+            "cannot resolve {}: timed out after 2s",
+            target.host_str()
+        )))
+    });
+    let rig = rig_checking("cheap-refusals", &[], check);
+    let mut statuses = Vec::new();
+    for n in 0..30 {
+        let answer = rig.submit(&format!("nx{n}.invalid"), "198.51.100.7");
+        if answer.status == 429 {
+            assert_limited(&answer, "rate_limited", 60);
+        } else {
+            assert_eq!(body(&answer)["error"]["code"], "target_refused");
+        }
+        statuses.push(answer.status);
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 400).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(looked_up.load(Ordering::SeqCst), 10, "lookups made");
+    // The form and MCP count on the same attempts, before any lookup too.
+    let form = rig.submit_form("nx-form.invalid", "198.51.100.7");
+    assert_eq!(form.status, 429);
+    assert!(header(&form, "Retry-After").is_some());
+    let session = rig.mcp_session("198.51.100.7");
+    let tool = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instance",
+        json!({"target_url": "nx-mcp.invalid"}),
+    );
+    assert_eq!(tool["isError"], true, "{tool}");
+    let text = tool["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("429 rate_limited"), "{text}");
+    assert_eq!(looked_up.load(Ordering::SeqCst), 10, "lookups made");
+    // Another address of the same network is a client of its own, and the network's day
+    // was not spent by the refused targets: it still has room for all 50.
+    for n in 0..10 {
+        assert_eq!(
+            rig.submit(&format!("other{n}.invalid"), "198.51.100.8")
+                .status,
+            400
+        );
+    }
+    assert_eq!(looked_up.load(Ordering::SeqCst), 20, "lookups made");
+    assert_eq!(
+        rig.store
+            .full_limits(
+                "network:",
+                limits::NETWORK_SCANS_PER_DAY,
+                86_400_000,
+                rig.clock.now_millis()
+            )
+            .unwrap(),
+        []
+    );
+    assert_eq!(
+        rig.store
+            .full_limits("target:", 1, 300_000, rig.clock.now_millis())
+            .unwrap(),
+        []
+    );
+}
+
+/// The address's own minute is spent on its attempt even when the scan is then refused by
+/// its network's day: the day and the target's cooldown are still all or nothing (a refused
+/// network spends no victim's cooldown), but an address cannot retry without limit.
+#[test]
+fn an_attempt_spends_its_address_minute_whatever_refuses_it_later() {
+    let rig = rig("attempt-spent", &[]);
+    for n in 0..50 {
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("198.51.100.{}", n % 5 + 1);
+        assert_eq!(rig.submit(&format!("h{n}.example.com"), &peer).status, 202);
+    }
+    rig.advance(60);
+    for _ in 0..10 {
+        let refused = rig.submit("victim.example.com", "198.51.100.77");
+        assert_eq!(body(&refused)["error"]["code"], "network_daily_limit");
+    }
+    assert_limited(
+        &rig.submit("victim.example.com", "198.51.100.77"),
+        "rate_limited",
+        60,
+    );
+    // The victim's cooldown was never spent.
+    assert_eq!(rig.submit("victim.example.com", "203.0.113.9").status, 202);
+}
+
+/// A busy resolver is a 503 with Retry-After, not a wait.
+#[test]
+fn a_busy_resolver_is_a_503_with_retry_after() {
+    let rig = rig_checking("busy", &[], Arc::new(|_| Err(TargetRefusal::Busy)));
+    let answer = rig.submit("cloud.example.com", "198.51.100.7");
+    assert_eq!(answer.status, 503);
+    assert_eq!(body(&answer)["error"]["code"], "resolver_busy");
+    assert_eq!(header(&answer, "Retry-After"), Some("2"));
 }
 
 /// Asking for an MCP session is limited like submitting: ten a minute from one address (an
