@@ -731,7 +731,10 @@ pub static PAGE: Page = Page {
                  With an https:// --base-url on a loopback --listen and no --trusted-proxy, web \
                  warns once that every client shares the proxy's limits.",
                 "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
-                 address, one scan of a target per 5 minutes, 50 scans a day from one network \
+                 address, one scan of an instance per 5 minutes (kept for its host with each \
+                 port its scan connects to, the given one or else 443 and 80, and for each \
+                 address the host resolves to, so every spelling and name of one server share \
+                 it), 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
                  instance pauses for a day (the message says until when). They roll (no 11th \
                  within any 60 s, not per clock minute). Every attempt counts against its \

@@ -362,6 +362,60 @@ fn a_flood_of_unresolvable_names_from_one_address_is_refused_cheaply() {
     web.terminate();
 }
 
+/// One instance, one cooldown (issue 21, item 5), against the real resolver: `localhost` and
+/// `127.0.0.1` share the cooldown of their address, the scheme, the path and the default port
+/// aside; `limits lift` given the name lifts it through the address it resolves to. Each
+/// client is an address of a /24 of its own (127.0.N.1), so no other limit is met.
+#[test]
+fn localhost_and_127_0_0_1_share_one_cooldown() {
+    use support::service::request_from;
+    let dir = fresh_dir("web-api-one-instance");
+    let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
+    let port = support::closed_port();
+    let mut network = 1;
+    let mut submit = |target: String| {
+        network += 1;
+        let body = serde_json::json!({ "target_url": target }).to_string();
+        request_from(
+            &format!("127.0.{network}.1"),
+            web.addr,
+            "POST",
+            "/api/scans",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )
+    };
+    let first = submit(format!("127.0.0.1:{port}"));
+    assert_eq!(first.status, 202, "{}", first.text());
+    for spelling in [
+        format!("localhost:{port}"),
+        format!("LOCALHOST.:{port}"),
+        format!("https://localhost:{port}/x"),
+        format!("http://127.0.0.1:{port}/./"),
+        format!("http://[::ffff:127.0.0.1]:{port}/%2e"),
+    ] {
+        let refused = submit(spelling.clone());
+        assert_eq!(refused.status, 429, "{spelling}: {}", refused.text());
+        assert_eq!(
+            refused.json()["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+        assert!(refused.header("retry-after").is_some(), "{spelling}");
+    }
+    let (listed, code) = limits_command(&dir, &["list"]);
+    assert_eq!(code, 0, "{listed}");
+    assert!(
+        listed.starts_with(&format!("target_cooldown  127.0.0.1:{port}  until ")),
+        "{listed}"
+    );
+    let (lifted, code) = limits_command(&dir, &["lift", &format!("localhost:{port}")]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(lifted, format!("lifted the cooldown of 127.0.0.1:{port}\n"));
+    assert_eq!(submit(format!("https://localhost:{port}/")).status, 202);
+    web.terminate();
+}
+
 /// A page of another site can make its visitors' browsers send a form or a `text/plain` body
 /// anywhere without asking first (a CORS-simple request), so a browser could be made to submit
 /// scans: the JSON routes take only `application/json` (415 otherwise), the HTML form refuses

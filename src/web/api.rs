@@ -486,8 +486,8 @@ impl Api {
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),
         }
-        match (self.check_target)(target) {
-            Ok(_addresses) => {}
+        let addresses = match (self.check_target)(target) {
+            Ok(addresses) => addresses,
             Err(TargetRefusal::Refused(message)) => {
                 return Err(Refused::from(ApiError {
                     status: 400,
@@ -497,9 +497,11 @@ impl Api {
                 }));
             }
             Err(TargetRefusal::Busy) => return Err(Refused::resolver_busy()),
-        }
-        let key = key_of(target);
-        match limits::admit_scan(&*self.store, client, std::slice::from_ref(&key), now_ms) {
+        };
+        // One instance, one cooldown: its names and the addresses it resolved to, each with
+        // the ports its scan connects to, all spent or none.
+        let keys = limits::cooldown_keys(target, &addresses);
+        match limits::admit_scan(&*self.store, client, &keys, now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),
@@ -507,7 +509,7 @@ impl Api {
         let uuid = new_uuid().map_err(Refused::unavailable)?;
         let record = ScanRecord::queued(
             uuid.clone(),
-            key,
+            key_of(target),
             limits::network_key(client),
             scan,
             now,

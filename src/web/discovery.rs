@@ -348,7 +348,9 @@ fn components() -> Value {
             ),
             "TooManyRequests": error_response(
                 "A limit was reached: 10 submissions within any minute from one address, one \
-                 scan of a target within any 5 minutes, 50 scans within any 24 hours from one \
+                 scan of an instance within any 5 minutes (kept for its host with each port its \
+                 scan connects to, and for each address the host resolves to: every spelling \
+                 and every name of one server share it), 50 scans within any 24 hours from one \
                  network (code rate_limited, target_cooldown, network_daily_limit), or a network \
                  paused after scans that found no supported product (network_paused; the \
                  message names the end of the pause, RFC 3339). Every attempt counts against \

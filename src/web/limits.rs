@@ -4,7 +4,8 @@
 //! The limits are rolling: "10 a minute" means no 11th within any 60 s, not per clock minute.
 
 use super::store::{Admission, Limit, Store, StoreResult};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use crate::target::{HostName, Target};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Submissions from one address per minute.
 pub const SUBMISSIONS_PER_MINUTE: u32 = 10;
@@ -129,6 +130,53 @@ pub fn network_key(ip: IpAddr) -> String {
             format!("{}/56", Ipv6Addr::from(n))
         }
     }
+}
+
+/// The ports a scan of `target` connects to on the instance: the port given, else 443 and 80
+/// (HTTPS and its plain-HTTP fallback, whatever the scheme: `http://vm` is scanned as `vm`
+/// is, on both).
+pub fn instance_ports(target: &Target) -> Vec<u16> {
+    let destination = crate::scanner::destination(target, None);
+    let mut ports = vec![destination.https_port];
+    if destination.http_port != destination.https_port {
+        ports.push(destination.http_port);
+    }
+    ports
+}
+
+/// The cooldown keys of `target` by its name: `host:port` for each port its scan connects to
+/// ([`instance_ports`]), the name in lower case, an IPv6 address bracketed, the scheme and the
+/// path dropped. Spellings of one instance share them: `vm`, `https://VM/x` and
+/// `http://vm/./` are `vm:443` and `vm:80`; `vm:443` is `vm:443`, `http://vm:80` is `vm:80`.
+pub fn instance_names(target: &Target) -> Vec<String> {
+    let host = match (&target.host, &target.zone) {
+        (HostName::Ipv6(address), Some(zone)) => format!("[{address}%{zone}]"),
+        (HostName::Ipv6(address), None) => format!("[{address}]"),
+        _ => target.host_str(),
+    };
+    instance_ports(target)
+        .into_iter()
+        .map(|port| format!("{host}:{port}"))
+        .collect()
+}
+
+/// Every cooldown key of a scan of `target` whose name the guard resolved to `addresses`: its
+/// names ([`instance_names`]), then each address with each port (an IPv4-mapped IPv6 address
+/// as the IPv4 address it reaches). A scan spends all of them and is refused while any cools
+/// down, so the names of one instance share its cooldown through its addresses: `localhost`
+/// and `127.0.0.1`, or two names of one server.
+pub fn cooldown_keys(target: &Target, addresses: &[IpAddr]) -> Vec<String> {
+    let mut keys = instance_names(target);
+    let ports = instance_ports(target);
+    for ip in addresses {
+        for port in &ports {
+            let key = SocketAddr::new(canonical(*ip), *port).to_string();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
 }
 
 /// Why a submission is refused for now, and when to come back (seconds).
@@ -258,8 +306,8 @@ pub fn admit_attempt(
 }
 
 /// Admits the scan of an instance, once [`admit_attempt`] admitted the attempt and the guard
-/// the target: when every cooldown key of the target (`target_keys`) and the network's day
-/// have room (within any 300 s and 24 h, not per clock minute) and the network is not paused,
+/// the target: when every cooldown key of the instance (`target_keys`, [`cooldown_keys`]: its
+/// names and the addresses it resolved to, with its ports) and the network's day have room (within any 300 s and 24 h, not per clock minute) and the network is not paused,
 /// counting it on all of them; a refusal counts it on none, so a network at its daily cap
 /// cannot spend a victim's cooldown. A refusal names the reason that lasts longest, with the
 /// seconds until it ends: a client that comes back then is not refused again for its own past.
@@ -356,6 +404,61 @@ mod tests {
 
     fn ip(text: &str) -> IpAddr {
         text.parse().unwrap()
+    }
+
+    fn keys(text: &str, addresses: &[&str]) -> Vec<String> {
+        let addresses: Vec<IpAddr> = addresses.iter().map(|a| ip(a)).collect();
+        cooldown_keys(&Target::parse(text).unwrap(), &addresses)
+    }
+
+    /// One instance, one cooldown (issue 21, item 5): every spelling of an instance has the
+    /// keys of the ports its scan connects to; the path, the scheme and the case go.
+    #[test]
+    fn spellings_of_one_instance_share_their_cooldown_keys() {
+        let both = ["vm:443", "vm:80"];
+        for text in [
+            "vm",
+            "VM.",
+            "https://vm",
+            "https://vm/",
+            "https://vm/x",
+            "https://vm/%2e",
+            "https://vm/./",
+            "http://vm",
+            "http://vm/x",
+        ] {
+            assert_eq!(keys(text, &[]), both, "{text}");
+        }
+        for text in ["vm:443", "https://vm:443", "http://vm:443/x", "vm:443/"] {
+            assert_eq!(keys(text, &[]), ["vm:443"], "{text}");
+        }
+        for text in ["vm:80", "http://vm:80", "https://vm:80/"] {
+            assert_eq!(keys(text, &[]), ["vm:80"], "{text}");
+        }
+        assert_eq!(keys("vm:8443", &[]), ["vm:8443"]);
+        // By address: a name and the literal it resolves to meet there.
+        assert_eq!(
+            keys("localhost:9200", &["127.0.0.1", "::1"]),
+            ["localhost:9200", "127.0.0.1:9200", "[::1]:9200"]
+        );
+        assert_eq!(keys("127.0.0.1:9200", &["127.0.0.1"]), ["127.0.0.1:9200"]);
+        assert_eq!(
+            keys("[::ffff:127.0.0.1]:9200", &["::ffff:127.0.0.1"]),
+            ["[::ffff:127.0.0.1]:9200", "127.0.0.1:9200"]
+        );
+        assert_eq!(
+            keys("[2001:DB8::1]", &["2001:db8::1"]),
+            ["[2001:db8::1]:443", "[2001:db8::1]:80"]
+        );
+        assert_eq!(
+            keys("cloud.example.com", &["192.0.2.1", "192.0.2.1"]),
+            [
+                "cloud.example.com:443",
+                "cloud.example.com:80",
+                "192.0.2.1:443",
+                "192.0.2.1:80"
+            ]
+        );
     }
 
     #[test]

@@ -110,12 +110,21 @@ impl Lookups {
     }
 }
 
-/// The API's target check on `lookups`: the guard's addresses of a target, or why not.
+/// Addresses of a name its scan may connect to (and its cooldown is kept for): the first
+/// ones the resolver answered, as many as a connection of the scan tries.
+pub const MAX_ADDRESSES: usize = 16;
+
+/// The API's target check on `lookups`: the guard's addresses of a target (at most
+/// [`MAX_ADDRESSES`], every one checked), or why not.
 pub fn target_check(lookups: Lookups, allow_private: bool) -> Arc<TargetCheck> {
     Arc::new(move |target: &Target| {
-        lookups
-            .guard(target, allow_private)
-            .map(|pins| pins.addresses().to_vec())
+        lookups.guard(target, allow_private).map(|pins| {
+            pins.addresses()
+                .iter()
+                .take(MAX_ADDRESSES)
+                .copied()
+                .collect()
+        })
     })
 }
 

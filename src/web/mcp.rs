@@ -26,7 +26,6 @@ use super::api::{
 };
 use super::store::{ScanRecord, Status};
 use crate::serve::http::{Request, Response};
-use crate::serve::service::key_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -607,7 +606,8 @@ pub fn tools() -> Vec<Value> {
                 operator's limits: each target counts as one submission and has its own \
                 cooldown) and answers one entry per target: its uuid, status, grade and state, or \
                 why it was refused (a malformed target too, in its place). A target named twice \
-                (the same instance) is scanned once: both entries answer with that scan. Waits \
+                (the same host and port, however written) is scanned once: both entries answer \
+                with that scan; two names of one address share its cooldown. Waits \
                 at most the operator's time budget; a target not completed by then is answered \
                 with its uuid for get_scan_result.",
             "inputSchema": {
@@ -1020,7 +1020,8 @@ fn wait_for(
 /// cooldown per target, counted against the caller), then all waited for together. A target
 /// that is refused (malformed, guarded, limited) is an entry with `error`, in place; the call is
 /// a tool error only when every target was refused. A target naming the same instance as an
-/// earlier one (the cooldown's key: scheme, host and port alike) is not submitted again: its
+/// earlier one (a cooldown key by name in common: host and a port its scan connects to, the
+/// scheme and path aside, `limits::instance_names`) is not submitted again: its
 /// entry answers with the earlier entry's scan and names it in `same_as`. Arguments that are
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
@@ -1060,17 +1061,23 @@ fn scan_instances(
             Err(e) => return Err(invalid_params(e.message)),
         });
     }
-    // The earlier entry naming the same instance, if any.
-    let keys: Vec<Option<String>> = parsed
+    // The earlier entry naming the same instance (sharing a cooldown key by name: host and a
+    // port its scan connects to), if any.
+    let keys: Vec<Vec<String>> = parsed
         .iter()
-        .map(|p| p.as_ref().ok().map(|(_, target)| key_of(target)))
+        .map(|p| {
+            p.as_ref()
+                .map(|(_, target)| super::limits::instance_names(target))
+                .unwrap_or_default()
+        })
         .collect();
     let same_as: Vec<Option<usize>> = keys
         .iter()
         .enumerate()
-        .map(|(i, key)| {
-            key.as_ref()
-                .and_then(|key| keys[..i].iter().position(|k| k.as_ref() == Some(key)))
+        .map(|(i, names)| {
+            keys[..i]
+                .iter()
+                .position(|earlier| earlier.iter().any(|name| names.contains(name)))
         })
         .collect();
     // Submitted one after the other, so the limits count each; refusals kept in place.

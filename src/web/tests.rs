@@ -545,6 +545,102 @@ fn one_scan_per_target_per_five_minutes_whoever_asks() {
     assert_eq!(rig.submit("cloud.example.com", "203.0.113.9").status, 202);
 }
 
+/// One instance, one cooldown (issue 21, item 5): the issue's spellings of one instance, each
+/// submitted from a network of its own inside the first one's five minutes, are refused; the
+/// cooldown is kept by name with the ports the scan connects to and by the addresses the
+/// guard resolved, so `127.0.0.1` and `localhost`, or two names of one address, share it.
+#[test]
+fn every_spelling_of_one_instance_meets_its_cooldown() {
+    let check: Arc<TargetCheck> = Arc::new(|target| {
+        let host = target.host_str();
+        Ok(match host.as_str() {
+            "vm" | "alias.example" => vec!["192.0.2.10".parse().unwrap()],
+            "localhost" => vec!["127.0.0.1".parse().unwrap(), "::1".parse().unwrap()],
+            literal => vec![literal.parse().unwrap()],
+        })
+    });
+    let rig = rig_checking("one-instance", &[], check);
+    let mut network = 0;
+    let mut submit = |target: &str| {
+        network += 1;
+        rig.submit(target, &format!("198.51.{network}.7"))
+    };
+    assert_eq!(submit("vm").status, 202);
+    for spelling in [
+        "vm:443",
+        "VM.",
+        "https://vm",
+        "http://vm",
+        "http://vm:80",
+        "https://vm/x",
+        "https://vm/%2e",
+        "https://vm/./",
+        "alias.example",
+        "192.0.2.10",
+        "https://192.0.2.10:443/",
+        "[::ffff:192.0.2.10]",
+    ] {
+        let refused = submit(spelling);
+        assert_eq!(refused.status, 429, "{spelling}");
+        assert_eq!(
+            body(&refused)["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+    }
+    // Another port is another instance.
+    assert_eq!(submit("vm:8443").status, 202);
+    assert_eq!(submit("127.0.0.1").status, 202);
+    for spelling in [
+        "localhost",
+        "https://LOCALHOST/",
+        "http://localhost:80",
+        "[::ffff:127.0.0.1]:443",
+    ] {
+        let refused = submit(spelling);
+        assert_eq!(refused.status, 429, "{spelling}");
+        assert_eq!(
+            body(&refused)["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+    }
+    // The refused spellings spent nothing: five minutes after the first scans, all is free.
+    rig.advance(300);
+    assert_eq!(submit("localhost").status, 202);
+    assert_eq!(submit("https://vm/x").status, 202);
+    assert_eq!(submit("[::1]").status, 429, "localhost spent ::1 too");
+}
+
+/// MCP `scan_instances` scans an instance named twice once, by the same key as the cooldown:
+/// `vm`, `vm:443` and `http://vm:80/x` are one instance, `vm:8443` another.
+#[test]
+fn scan_instances_scans_each_instance_once_however_written() {
+    let mut rig = rig("mcp-same-instance", &[]);
+    // No worker runs here: answer at once with the queued scans.
+    rig.api.config.scan_wait = std::time::Duration::ZERO;
+    let session = rig.mcp_session("198.51.100.7");
+    let answer = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instances",
+        json!({"target_urls": ["vm", "vm:443", "http://vm:80/x", "vm:8443", "https://VM/./"]}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    let results = answer["structuredContent"]["results"].as_array().unwrap();
+    let same_as: Vec<&Value> = results.iter().map(|r| &r["same_as"]).collect();
+    assert_eq!(
+        same_as,
+        [&Value::Null, &json!(0), &json!(0), &Value::Null, &json!(0)],
+        "{answer}"
+    );
+    assert_eq!(results[1]["uuid"], results[0]["uuid"]);
+    assert_ne!(results[3]["uuid"], results[0]["uuid"]);
+    for entry in results {
+        assert_eq!(entry["status"], "queued", "{entry}");
+    }
+}
+
 #[test]
 fn fifty_scans_a_day_from_one_network() {
     let rig = rig("network", &[]);
