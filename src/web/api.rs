@@ -507,14 +507,19 @@ impl Api {
             Err(e) => return Err(Refused::unavailable(e)),
         }
         let uuid = new_uuid().map_err(Refused::unavailable)?;
-        let record = ScanRecord::queued(
-            uuid.clone(),
-            key_of(target),
-            limits::network_key(client),
-            scan,
-            now,
-            self.config.record_ttl_secs,
-        );
+        let record = ScanRecord {
+            // The scan connects to the addresses whose cooldown was spent, not to what a
+            // second lookup answers when it runs.
+            addresses,
+            ..ScanRecord::queued(
+                uuid.clone(),
+                key_of(target),
+                limits::network_key(client),
+                scan,
+                now,
+                self.config.record_ttl_secs,
+            )
+        };
         self.store.insert(&record).map_err(Refused::unavailable)?;
         self.wakeup.notify();
         Ok(uuid)

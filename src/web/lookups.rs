@@ -15,6 +15,7 @@
 //! [`Busy`]: TargetRefusal::Busy
 
 use super::api::{TargetCheck, TargetRefusal};
+use super::store::ScanRecord;
 use crate::net::guard::{self, Pins};
 use crate::target::{HostName, Target};
 use std::io;
@@ -128,6 +129,24 @@ pub fn target_check(lookups: Lookups, allow_private: bool) -> Arc<TargetCheck> {
     })
 }
 
+/// The pins a worker scans `record` with: the addresses its submission was guarded at (and
+/// its cooldown spent on), judged again by the guard (the operator may have dropped
+/// `--allow-private-targets` since); no lookup is made, so a name whose DNS answer changed
+/// since (rebinding) reaches nothing new. A record without addresses (written before they
+/// were kept) is resolved by `resolve`.
+pub fn scan_pins(
+    record: &ScanRecord,
+    target: &Target,
+    allow_private: bool,
+    resolve: impl FnOnce() -> Result<Pins, String>,
+) -> Result<Pins, String> {
+    if record.addresses.is_empty() {
+        return resolve();
+    }
+    guard::check(&target.host_str(), &record.addresses, allow_private)
+        .map_err(|refusal| refusal.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +238,45 @@ mod tests {
             ["192.0.2.1".parse::<std::net::IpAddr>().unwrap()]
         );
         assert_eq!(lookups.alive(), 0);
+    }
+
+    /// A worker scans the addresses the submission was guarded at, without a lookup of its
+    /// own; a record of before they were kept is resolved.
+    #[test]
+    fn a_record_is_scanned_at_the_addresses_it_was_guarded_at() {
+        let target = target("https://cloud.example.com/x");
+        let record = |addresses: &[&str]| ScanRecord {
+            addresses: addresses.iter().map(|a| a.parse().unwrap()).collect(),
+            ..ScanRecord::queued(
+                "u".into(),
+                "cloud.example.com/x".into(),
+                "n".into(),
+                Default::default(),
+                0,
+                60,
+            )
+        };
+        let never = || -> Result<Pins, String> { panic!("looked up") };
+        let pins = scan_pins(&record(&["93.184.216.34"]), &target, false, never).unwrap();
+        assert_eq!(pins.name(), "cloud.example.com");
+        assert_eq!(
+            pins.addresses(),
+            ["93.184.216.34".parse::<std::net::IpAddr>().unwrap()]
+        );
+        // Judged again: private addresses only with --allow-private-targets.
+        let refused = scan_pins(&record(&["127.0.0.1"]), &target, false, never).unwrap_err();
+        assert_eq!(
+            refused,
+            "cloud.example.com resolves to 127.0.0.1, a loopback address"
+        );
+        assert!(scan_pins(&record(&["127.0.0.1"]), &target, true, never).is_ok());
+        let resolved = scan_pins(&record(&[]), &target, false, || {
+            Ok(Pins::new(
+                "cloud.example.com",
+                vec!["192.0.2.9".parse().unwrap()],
+            ))
+        });
+        assert_eq!(resolved.unwrap().addresses().len(), 1);
     }
 
     #[test]

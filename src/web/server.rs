@@ -64,7 +64,9 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
     let allow_private = settings.scanner.web.allow_private_targets;
     Arc::new(move |record: &ScanRecord| {
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
-        let pins = guard_target(&target, allow_private)?;
+        let pins = lookups::scan_pins(record, &target, allow_private, || {
+            guard_target(&target, allow_private)
+        })?;
         let mut scan_settings = (*settings).clone();
         if let Some(track) = &record.request.release_track {
             scan_settings.release_track = Track::parse(track)

@@ -565,7 +565,12 @@ fn every_spelling_of_one_instance_meets_its_cooldown() {
         network += 1;
         rig.submit(target, &format!("198.51.{network}.7"))
     };
-    assert_eq!(submit("vm").status, 202);
+    let first = submit("vm");
+    assert_eq!(first.status, 202);
+    // The record keeps the addresses its cooldown was spent on: its scan connects to those.
+    let uuid = body(&first)["uuid"].as_str().unwrap().to_string();
+    let record = rig.store.get(&uuid, rig.clock.now()).unwrap().unwrap();
+    assert_eq!(record.addresses, ["192.0.2.10".parse::<IpAddr>().unwrap()]);
     for spelling in [
         "vm:443",
         "VM.",
