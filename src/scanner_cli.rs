@@ -702,11 +702,13 @@ pub static PAGE: Page = Page {
                  what it answers. POST /api/scans with a JSON object {\"target_url\": \"HOST\"} \
                  (and optionally waive, a list of waiver patterns; release_track; format, the \
                  preferred export), sent as Content-Type: application/json (anything else is \
-                 415), queues a scan and answers 202 with its uuid and links; GET \
+                 415), queues a scan and answers 202 with its uuid, links and erase_key (for \
+                 the submitter only; the service keeps its SHA-256); GET \
                  /api/scans/<uuid> answers queued, running, or completed with the result \
                  document; GET /api/scans/<uuid>/export/json|csv|sarif|pdf gives the result as a \
-                 download (the PDF a one-to-two page report); DELETE /api/scans/<uuid> erases \
-                 every record of that scan's target. Any other field, a wrong type or value is \
+                 download (the PDF a one-to-two page report); DELETE /api/scans/<uuid> with \
+                 the header X-Erase-Key: <erase_key> erases that scan (403 without the key or \
+                 with another). Any other field, a wrong type or value is \
                  400 with {\"error\": {\"code\", \"message\", \"field\"}}; an unknown or \
                  expired uuid is 404.",
                 "Pages for a browser: / has the submission form, /scans/<uuid> the result (the \
@@ -716,7 +718,8 @@ pub static PAGE: Page = Page {
                  described), /openapi.json (OpenAPI 3.1: every operation, schema and status) and \
                  /arazzo.json (the submit, poll, export workflow). POST /mcp speaks the Model \
                  Context Protocol (streamable HTTP): the tools scan_instance, scan_instances, \
-                 get_scan_result, plan_remediation, export_scan and erase_instance_data call \
+                 get_scan_result, plan_remediation, export_scan and erase_instance_data (with \
+                 the erase_key scan_instance answered) call \
                  the same handlers, limits and guard as the JSON API; --mcp-token makes it \
                  require a bearer token, --no-mcp removes it. GET or HEAD /healthz answers 200 \
                  while the node and its store can serve.",

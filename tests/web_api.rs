@@ -67,6 +67,7 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     assert_eq!(answer.status, 202, "{}", answer.text());
     let value = answer.json();
     let uuid = value["uuid"].as_str().unwrap().to_string();
+    let erase_key = value["erase_key"].as_str().unwrap().to_string();
     assert_eq!(
         answer.header("location"),
         Some(format!("https://scan.example.com/api/scans/{uuid}").as_str())
@@ -138,11 +139,54 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     assert_eq!(again.status, 429, "{}", again.text());
     assert!(again.header("retry-after").is_some());
 
-    let erased = web.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    // The erase key is the submitter's: no poll, export or page carries it, nor the store
+    // (which keeps its hash), nor the log.
+    for path in [
+        format!("/api/scans/{uuid}"),
+        format!("/api/scans/{uuid}/export/json"),
+        format!("/api/scans/{uuid}/export/csv"),
+        format!("/api/scans/{uuid}/export/sarif"),
+        format!("/api/scans/{uuid}/export/pdf"),
+        format!("/scans/{uuid}"),
+    ] {
+        let answer = web.get(&path, &[]);
+        assert_eq!(answer.status, 200, "{path}");
+        let holds = answer
+            .body
+            .windows(erase_key.len())
+            .any(|w| w == erase_key.as_bytes());
+        assert!(!holds, "{path} carries the erase key");
+    }
+    let stored: Vec<u8> = ["web.sqlite", "web.sqlite-wal"]
+        .iter()
+        .flat_map(|name| std::fs::read(dir.join(name)).unwrap_or_default())
+        .collect();
+    assert!(
+        !stored
+            .windows(erase_key.len())
+            .any(|w| w == erase_key.as_bytes()),
+        "the store holds the erase key"
+    );
+
+    // Erasing needs the key; with it, the scan is gone.
+    let refused = web.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], "erase_key_required");
+    let erased = web.request(
+        "DELETE",
+        &format!("/api/scans/{uuid}"),
+        &[("X-Erase-Key", &erase_key)],
+        b"",
+    );
     assert_eq!(erased.status, 200, "{}", erased.text());
     assert_eq!(web.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
 
     web.terminate();
+    let printed = web.stderr_lines();
+    assert!(
+        !printed.iter().any(|l| l.contains(&erase_key)),
+        "{printed:?}"
+    );
 }
 
 #[test]

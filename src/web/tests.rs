@@ -643,7 +643,92 @@ fn scan_instances_scans_each_instance_once_however_written() {
     assert_ne!(results[3]["uuid"], results[0]["uuid"]);
     for entry in results {
         assert_eq!(entry["status"], "queued", "{entry}");
+        assert_eq!(
+            entry["erase_key"].as_str().map(str::len),
+            Some(64),
+            "{entry}"
+        );
     }
+    assert_eq!(results[1]["erase_key"], results[0]["erase_key"]);
+    assert_ne!(results[3]["erase_key"], results[0]["erase_key"]);
+}
+
+/// Through MCP too: scan_instance answers its erase key, and erase_instance_data erases with
+/// it and with nothing else.
+#[test]
+fn mcp_erases_a_scan_with_its_erase_key_only() {
+    let mut rig = rig("mcp-erase-key", &[]);
+    rig.api.config.scan_wait = std::time::Duration::ZERO;
+    let session = rig.mcp_session("198.51.100.7");
+    let scanned = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instance",
+        json!({"target_url": "cloud.example.com"}),
+    );
+    assert_eq!(scanned["isError"], false, "{scanned}");
+    let uuid = scanned["structuredContent"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = scanned["structuredContent"]["erase_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        scanned["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&key)
+    );
+    // get_scan_result never answers it.
+    let polled = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "get_scan_result",
+        json!({"uuid": uuid}),
+    );
+    assert!(!polled.to_string().contains(&key), "{polled}");
+    // No key is no call; another key is refused.
+    let missing = rig.mcp(
+        Some(&session),
+        "198.51.100.7",
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "erase_instance_data", "arguments": {"uuid": uuid}}}),
+    );
+    assert_eq!(
+        body(&missing)["error"]["code"],
+        -32602,
+        "{:?}",
+        body(&missing)
+    );
+    let wrong = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "erase_instance_data",
+        json!({"uuid": uuid, "erase_key": "0".repeat(64)}),
+    );
+    assert_eq!(wrong["isError"], true, "{wrong}");
+    assert!(
+        wrong["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("403 erase_key_invalid"),
+        "{wrong}"
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 200);
+    let erased = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "erase_instance_data",
+        json!({"uuid": uuid, "erase_key": key}),
+    );
+    assert_eq!(
+        erased["structuredContent"],
+        json!({"erased": 1}),
+        "{erased}"
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 404);
 }
 
 #[test]
@@ -849,12 +934,11 @@ fn unknown_expired_and_malformed_uuids_are_404_alike() {
 }
 
 #[test]
-fn a_worker_completes_the_record_and_delete_erases_the_target() {
+fn a_worker_completes_the_record_and_its_submitter_erases_it() {
     let rig = rig("complete", &[]);
-    let first = body(&rig.submit("cloud.example.com", "198.51.100.7"))["uuid"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let submitted = body(&rig.submit("cloud.example.com", "198.51.100.7"));
+    let first = submitted["uuid"].as_str().unwrap().to_string();
+    let erase_key = submitted["erase_key"].as_str().unwrap().to_string();
     let other = body(&rig.submit("other.example.com", "198.51.100.7"))["uuid"]
         .as_str()
         .unwrap()
@@ -916,13 +1000,27 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
             .unwrap(),
         [true]
     );
-    // DELETE erases every record of that target, and nothing else.
-    let erased = rig.request(
+    // Neither the poll nor an export nor the page carries the erase key.
+    for path in [
+        format!("/api/scans/{first}"),
+        format!("/api/scans/{first}/export/json"),
+        format!("/api/scans/{first}/export/csv"),
+        format!("/api/scans/{first}/export/sarif"),
+        format!("/scans/{first}"),
+    ] {
+        let answer = rig.get(&path);
+        assert_eq!(answer.status, 200, "{path}");
+        let text = String::from_utf8_lossy(&answer.body);
+        assert!(!text.contains(&erase_key), "{path}");
+        assert!(!text.contains("erase_key"), "{path}");
+    }
+    // DELETE with the erase key erases that record, and nothing else.
+    let erased = rig.send(
         "DELETE",
         &format!("/api/scans/{first}"),
-        "",
+        &[("X-Erase-Key", &erase_key)],
+        b"",
         "192.0.2.1",
-        None,
     );
     assert_eq!(erased.status, 200);
     assert_eq!(body(&erased)["erased"], 1);
@@ -936,6 +1034,82 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
             .status,
         Status::Queued
     );
+}
+
+/// Erasure needs the right to erase (issue 21, item 8): two submitters of one instance each
+/// get an erase key of their own with their 202; a DELETE without a key, or with the other's,
+/// is 403 and erases nothing; each key erases its own record only. The store keeps the key's
+/// SHA-256, never the key.
+#[test]
+fn only_a_scan_s_own_erase_key_erases_it() {
+    let rig = rig("erase-key", &[]);
+    let submit = |peer: &str| {
+        let answer = rig.submit("cloud.example.com", peer);
+        assert_eq!(answer.status, 202, "{:?}", body(&answer));
+        assert_eq!(header(&answer, "Cache-Control"), Some("no-store"));
+        let value = body(&answer);
+        let key = value["erase_key"].as_str().unwrap().to_string();
+        assert_eq!(key.len(), 64, "{key}");
+        assert!(
+            key.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
+        (value["uuid"].as_str().unwrap().to_string(), key)
+    };
+    let (victims, victim_key) = submit("198.51.100.7");
+    rig.advance(300);
+    let (mine, my_key) = submit("203.0.113.9");
+    assert_ne!(victim_key, my_key);
+    let delete = |uuid: &str, key: Option<&str>| {
+        let headers: Vec<(&str, &str)> = key.map(|k| ("X-Erase-Key", k)).into_iter().collect();
+        rig.send(
+            "DELETE",
+            &format!("/api/scans/{uuid}"),
+            &headers,
+            b"",
+            "203.0.113.9",
+        )
+    };
+    let required = delete(&victims, None);
+    assert_eq!(required.status, 403);
+    assert_eq!(body(&required)["error"]["code"], "erase_key_required");
+    let wrong = delete(&victims, Some(&my_key));
+    assert_eq!(wrong.status, 403);
+    assert_eq!(body(&wrong)["error"]["code"], "erase_key_invalid");
+    assert_eq!(delete(&victims, Some("not-a-key")).status, 403);
+    assert_eq!(
+        delete(&victims, Some(&victim_key.to_uppercase())).status,
+        403
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{victims}")).status, 200);
+    // My key erases my record, and the victim's stays.
+    let erased = delete(&mine, Some(&my_key));
+    assert_eq!(erased.status, 200);
+    assert_eq!(body(&erased), json!({"erased": 1}));
+    assert_eq!(rig.get(&format!("/api/scans/{mine}")).status, 404);
+    assert_eq!(rig.get(&format!("/api/scans/{victims}")).status, 200);
+    // Gone is gone: the key finds nothing any more.
+    assert_eq!(delete(&mine, Some(&my_key)).status, 404);
+    // The store holds the key's hash, never the key.
+    let kept = rig.store.get(&victims, rig.clock.now()).unwrap().unwrap();
+    assert_eq!(
+        kept.erase_hash.as_deref(),
+        Some(super::api::erase_hash(&victim_key).as_str())
+    );
+    assert_ne!(kept.erase_hash.as_deref(), Some(victim_key.as_str()));
+    let erased = delete(&victims, Some(&victim_key));
+    assert_eq!(erased.status, 200);
+    // A record of before erase keys cannot be erased by anyone's key.
+    let old = super::store::ScanRecord::queued(
+        "0f8fad5b-d9cb-469f-a165-70867728950e".into(),
+        "old.example.com".into(),
+        "n".into(),
+        Default::default(),
+        rig.clock.now(),
+        3600,
+    );
+    rig.store.insert(&old).unwrap();
+    assert_eq!(delete(&old.uuid, Some(&victim_key)).status, 403);
 }
 
 #[test]
