@@ -136,9 +136,10 @@ pub struct ScanRequest {
     pub format: Option<String>,
 }
 
-/// One scan. `target` is the normalized key of the target (what `erase_target` and the
-/// per-target limit go by), `network` the submitter's network key (what the daily limit and
-/// the pause go by).
+/// One scan. `target` names the target as the scan service keys it (host, port if given,
+/// path: what `erase_target` goes by; the cooldown has keys of its own,
+/// `web::limits::cooldown_keys`), `network` the submitter's network key (what the daily limit
+/// and the pause go by).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScanRecord {
     pub uuid: String,
@@ -163,8 +164,9 @@ pub struct ScanRecord {
     #[serde(default)]
     pub addresses: Vec<IpAddr>,
     /// SHA-256 (lower-case hex) of the erase key the submission was answered with: whoever
-    /// shows the key may erase the record. The key itself is never stored. `None`: nobody may
-    /// (an older record, a submission through the page form); it expires.
+    /// shows the key may erase the record. The key itself is never stored. `None`: a record of
+    /// before erase keys, which nobody may erase; it expires. (A page form's submission has a
+    /// key nobody was shown, so the same holds for it.)
     #[serde(default)]
     pub erase_hash: Option<String>,
 }
