@@ -702,11 +702,13 @@ pub static PAGE: Page = Page {
                  what it answers. POST /api/scans with a JSON object {\"target_url\": \"HOST\"} \
                  (and optionally waive, a list of waiver patterns; release_track; format, the \
                  preferred export), sent as Content-Type: application/json (anything else is \
-                 415), queues a scan and answers 202 with its uuid and links; GET \
+                 415), queues a scan and answers 202 with its uuid, links and erase_key (for \
+                 the submitter only; the service keeps its SHA-256); GET \
                  /api/scans/<uuid> answers queued, running, or completed with the result \
                  document; GET /api/scans/<uuid>/export/json|csv|sarif|pdf gives the result as a \
-                 download (the PDF a one-to-two page report); DELETE /api/scans/<uuid> erases \
-                 every record of that scan's target. Any other field, a wrong type or value is \
+                 download (the PDF a one-to-two page report); DELETE /api/scans/<uuid> with \
+                 the header X-Erase-Key: <erase_key> erases that scan (403 without the key or \
+                 with another). Any other field, a wrong type or value is \
                  400 with {\"error\": {\"code\", \"message\", \"field\"}}; an unknown or \
                  expired uuid is 404.",
                 "Pages for a browser: / has the submission form, /scans/<uuid> the result (the \
@@ -716,7 +718,8 @@ pub static PAGE: Page = Page {
                  described), /openapi.json (OpenAPI 3.1: every operation, schema and status) and \
                  /arazzo.json (the submit, poll, export workflow). POST /mcp speaks the Model \
                  Context Protocol (streamable HTTP): the tools scan_instance, scan_instances, \
-                 get_scan_result, plan_remediation, export_scan and erase_instance_data call \
+                 get_scan_result, plan_remediation, export_scan and erase_instance_data (with \
+                 the erase_key scan_instance answered) call \
                  the same handlers, limits and guard as the JSON API; --mcp-token makes it \
                  require a bearer token, --no-mcp removes it. GET or HEAD /healthz answers 200 \
                  while the node and its store can serve.",
@@ -731,16 +734,22 @@ pub static PAGE: Page = Page {
                  With an https:// --base-url on a loopback --listen and no --trusted-proxy, web \
                  warns once that every client shares the proxy's limits.",
                 "Limits, answered 429 with Retry-After: 10 submissions a minute from one \
-                 address, one scan of a target per 5 minutes, 50 scans a day from one network \
+                 address, one scan of an instance per 5 minutes (kept for its host with each \
+                 port its scan connects to, the given one or else 443 and 80, and for each \
+                 address the host resolves to, so every spelling and name of one server share \
+                 it), 50 scans a day from one network \
                  (IPv4 /24, IPv6 /56), and a network whose last 5 scans found no supported \
                  instance pauses for a day (the message says until when). They roll (no 11th \
-                 within any 60 s, not per clock minute), and a refused submission counts \
-                 against none of them. check-storage-scanner limits lists and lifts them. The client is the socket's address, or the one \
+                 within any 60 s, not per clock minute). Every attempt counts against its \
+                 address's minute before anything else, no DNS lookup included; the target's \
+                 cooldown and the network's day count only a submission that passes both. \
+                 The subcommand limits lists and lifts them. The client is the socket's address, or the one \
                  X-Forwarded-For names when the socket is a --trusted-proxy. A target must \
-                 resolve to public addresses only (no loopback, private, link-local, shared, \
+                 resolve within 2 s to public addresses only (no loopback, private, link-local, shared, \
                  unique-local, multicast, reserved or documentation address, in no IPv6 \
-                 encoding); its scan connects only to the addresses checked. \
-                 --allow-private-targets lifts that for internal deployments.",
+                 encoding); its scan connects only to the addresses checked. At most 8 lookups \
+                 run at once; a submission finding them all busy gets 503 with Retry-After. \
+                 --allow-private-targets lifts the address rule for internal deployments.",
                 "--workers scans run at once on this node; records, queue and counters live in \
                  --store (sqlite:PATH, the default in the state directory; or redis://HOST:PORT/DB \
                  shared by several nodes) and expire --record-ttl seconds after submission, \

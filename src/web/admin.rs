@@ -7,15 +7,17 @@
 //! as `list` shows it (`203.0.113.0/24`, `2001:db8:0:100::/56`; any address with /24 or /56
 //! names its network) and ends its pause (forgetting its recent outcomes, else its next
 //! fruitless scan pauses it again) and its day's count; or a target as submitted
-//! (`cloud.example.com`, `https://cloud.example.com:8443/`) and ends its cooldown; a bare
-//! address (`198.51.100.7`) also loses its count of the minute as a client.
+//! (`cloud.example.com`, `https://cloud.example.com:8443/`) and ends its cooldown: every key a
+//! scan of it spends, its names (`cloud.example.com:443`, `cloud.example.com:80`) and the
+//! addresses the name resolves to now with those ports; a bare address (`198.51.100.7`) also
+//! loses its count of the minute as a client.
 
 use super::limits::{self, RULES, Rule};
 use super::store::{self, Store, StoreResult};
 use crate::process::{Outcome, setup_process, unknown};
 use crate::settings::secrets::Environment;
 use crate::settings::{Component, Settings, cli, parse_cidr};
-use crate::target::Target;
+use crate::target::{HostName, Target};
 use std::net::IpAddr;
 
 /// The lines of `check-storage-scanner -h` and the manual on this subcommand.
@@ -30,15 +32,21 @@ pub const TOPIC: (&str, &[&str]) = (
         "Works on the store of web (--store, else web.sqlite in the state directory; \
          --store-timeout), so every node sharing it sees the change at once. limits (or limits \
          list) prints one line per hold: network_paused (a network whose last 5 scans found no \
-         supported instance), target_cooldown (a target scanned within 5 minutes), \
+         supported instance), target_cooldown (an instance scanned within 5 minutes, one \
+         line per name and address with its port), \
          network_daily_limit (50 scans within 24 hours) and rate_limited (10 submissions \
          within a minute from one address), who it holds, and when it ends (RFC 3339, and how \
          long from now); nothing held prints so.",
         "limits lift NETWORK (203.0.113.0/24, 2001:db8:0:100::/56 as list shows it; any \
          address of it with /24 or /56) ends the network's pause, forgetting its recent \
          outcomes, and its count of the day. limits lift TARGET (as submitted: \
-         cloud.example.com, https://cloud.example.com:8443/) ends the target's cooldown; a \
-         bare address (198.51.100.7) also loses its count of the minute as a client. It prints what it lifted, or that \
+         cloud.example.com, https://cloud.example.com:8443/) ends the target's cooldown, which \
+         is kept per instance: by its name with each port its scan connects to (the port \
+         given, else 443 and 80; as list shows it: cloud.example.com:443) and by each address \
+         the name resolves to (198.51.100.7:443); lift resolves the name again and lifts all \
+         of them (an address the name no longer resolves to is lifted by giving that \
+         address). A bare address (198.51.100.7) also loses its count of the minute as a \
+         client. It prints what it lifted, or that \
          nothing held it. Exit 0; 3 with one line naming the fix for a store that cannot be \
          opened (a SQLite file that does not exist is not created) or an argument that is \
          neither a network nor a target.",
@@ -86,10 +94,9 @@ pub fn holds(store: &dyn Store, now_ms: i64) -> StoreResult<Vec<Hold>> {
 enum Subject {
     /// A network key (`203.0.113.0/24`).
     Network(String),
-    /// A target key (`cloud.example.com`), and the client address it also is when it was
-    /// given as a bare address.
+    /// A target, and the client address it also is when it was given as a bare address.
     Target {
-        key: String,
+        target: Box<Target>,
         address: Option<IpAddr>,
     },
 }
@@ -117,15 +124,30 @@ fn subject(text: &str) -> Result<Subject, String> {
         )
     })?;
     Ok(Subject::Target {
-        key: crate::serve::service::key_of(&target),
+        target: Box::new(target),
         // Only a bare address is also a client's: 127.0.0.1:8443 is an instance.
         address: text.parse().ok(),
     })
 }
 
+/// Resolves a name for `lift` (any address: an operator lifts what a scan spent).
+pub type Resolve<'a> = &'a dyn Fn(&str, u16) -> Vec<IpAddr>;
+
+/// The system resolver (with the operator's pinned names) within the API's lookup time.
+fn resolve_now(host: &str, port: u16) -> Vec<IpAddr> {
+    crate::net::guard::resolve(host, port, super::lookups::LOOKUP_TIMEOUT).unwrap_or_default()
+}
+
 /// Lifts what holds `text` (a network or a target) at `now`: one line per thing lifted, or
-/// one saying that nothing held it. `Err` is a line naming the fix.
-pub fn lift(store: &dyn Store, text: &str, now: i64) -> Result<Vec<String>, String> {
+/// one saying that nothing held it. A target's cooldown is lifted by every key a scan of it
+/// spends: its names (host and each port its scan connects to) and the addresses its name
+/// resolves to now (`resolve`) with those ports. `Err` is a line naming the fix.
+pub fn lift(
+    store: &dyn Store,
+    text: &str,
+    now: i64,
+    resolve: Resolve<'_>,
+) -> Result<Vec<String>, String> {
     let failed = |e: store::StoreError| e.to_string();
     let forget = |rule: &Rule, who: &str, what: &str| -> Result<Option<String>, String> {
         let forgotten = store
@@ -146,10 +168,22 @@ pub fn lift(store: &dyn Store, text: &str, now: i64) -> Result<Vec<String>, Stri
             .flatten()
             .collect()
         }
-        Subject::Target { key, address } => {
-            let mut lifted: Vec<String> = forget(&limits::TARGET_COOLDOWN, &key, "the cooldown")?
-                .into_iter()
-                .collect();
+        Subject::Target { target, address } => {
+            let addresses = match target.host {
+                HostName::Domain(_) => resolve(
+                    &target.host_str(),
+                    limits::instance_ports(&target)
+                        .first()
+                        .copied()
+                        .unwrap_or(443),
+                ),
+                HostName::Ipv4(ip) => vec![IpAddr::V4(ip)],
+                HostName::Ipv6(ip) => vec![IpAddr::V6(ip)],
+            };
+            let mut lifted = Vec::new();
+            for key in limits::cooldown_keys(&target, &addresses) {
+                lifted.extend(forget(&limits::TARGET_COOLDOWN, &key, "the cooldown")?);
+            }
             if let Some(address) = address {
                 lifted.extend(forget(
                     &limits::ADDRESS_RATE,
@@ -246,7 +280,7 @@ pub fn main(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             Ok(holds) => list_text(&holds, now),
             Err(e) => return unknown(&e.0),
         },
-        Some(what) => match lift(&*store, &what, now.div_euclid(1000)) {
+        Some(what) => match lift(&*store, &what, now.div_euclid(1000), &resolve_now) {
             Ok(lines) => lines.into_iter().map(|l| l + "\n").collect(),
             Err(line) => return unknown(&line),
         },
@@ -271,32 +305,90 @@ mod tests {
             network("2001:db8:0:100::/56")
         );
         assert!(subject("203.0.113.0/16").unwrap_err().contains("/24"));
+        let target = |text: &str, address: Option<&str>| {
+            Ok(Subject::Target {
+                target: Box::new(Target::parse(text).unwrap()),
+                address: address.map(|a| a.parse().unwrap()),
+            })
+        };
         assert_eq!(
             subject("https://Cloud.Example.com:8443/"),
-            Ok(Subject::Target {
-                key: "cloud.example.com:8443".into(),
-                address: None,
-            })
+            target("https://Cloud.Example.com:8443/", None)
         );
         assert_eq!(
             subject("198.51.100.7:8443"),
-            Ok(Subject::Target {
-                key: "198.51.100.7:8443".into(),
-                address: None,
-            })
+            target("198.51.100.7:8443", None)
         );
         assert_eq!(
             subject("198.51.100.7"),
-            Ok(Subject::Target {
-                key: "198.51.100.7".into(),
-                address: Some("198.51.100.7".parse().unwrap()),
-            })
+            target("198.51.100.7", Some("198.51.100.7"))
         );
         assert!(
             subject("ftp://x")
                 .unwrap_err()
                 .contains("neither a network")
         );
+    }
+
+    /// A cooldown is lifted by every key a scan spent: a name lifts itself and the addresses
+    /// it resolves to; an address lifts itself, whichever name spent it.
+    #[test]
+    fn a_target_s_cooldown_is_lifted_by_name_and_address() {
+        let dir = std::env::temp_dir().join(format!(
+            "css-admin-lift-{}-{}",
+            std::process::id(),
+            crate::serve::service::new_uuid().unwrap()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = store::sqlite::SqliteStore::open(dir.join("web.sqlite")).unwrap();
+        let now = 1_795_600_000;
+        let client: IpAddr = "198.51.100.7".parse().unwrap();
+        let loopback: Vec<IpAddr> = vec!["127.0.0.1".parse().unwrap(), "::1".parse().unwrap()];
+        // What the guard resolves: a name the loopback addresses, a literal itself.
+        let scan = |text: &str| {
+            let target = Target::parse(text).unwrap();
+            let addresses = match target.host {
+                HostName::Domain(_) => loopback.clone(),
+                _ => vec![target.host_str().parse().unwrap()],
+            };
+            let keys = limits::cooldown_keys(&target, &addresses);
+            limits::admit_scan(&store, client, &keys, now * 1000)
+                .unwrap()
+                .is_ok()
+        };
+        let resolve = |host: &str, _: u16| -> Vec<IpAddr> {
+            if host == "localhost" {
+                loopback.clone()
+            } else {
+                Vec::new()
+            }
+        };
+        assert!(scan("localhost:9200"));
+        assert!(
+            !scan("https://127.0.0.1:9200/"),
+            "the address is cooling down"
+        );
+        assert_eq!(
+            lift(&store, "localhost:9200", now, &resolve).unwrap(),
+            [
+                "lifted the cooldown of localhost:9200",
+                "lifted the cooldown of 127.0.0.1:9200",
+                "lifted the cooldown of [::1]:9200",
+            ]
+        );
+        assert!(scan("127.0.0.1:9200"));
+        assert!(!scan("localhost:9200"), "its address is cooling down");
+        // Spent by the literal's scan: the address and nothing else.
+        assert_eq!(
+            lift(&store, "http://127.0.0.1:9200/x", now, &resolve).unwrap(),
+            ["lifted the cooldown of 127.0.0.1:9200"]
+        );
+        assert_eq!(
+            lift(&store, "localhost:9200", now, &resolve).unwrap(),
+            ["nothing held localhost:9200"]
+        );
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

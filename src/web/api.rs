@@ -6,6 +6,12 @@
 //! Errors are `{"error": {"code", "message", "field"}}` (`field` only where one field is at
 //! fault); limits answer 429 with `Retry-After`; an unknown, expired or malformed uuid is 404
 //! whatever the reason, so a uuid never tells anything about another scan.
+//!
+//! Erasing needs the right to erase: a submission is answered with an erase key (256 random
+//! bits, hex) that only its submitter learns; the store keeps its SHA-256, never the key, and
+//! no answer but the submission's (no poll, export, page or log line) carries it. `DELETE`
+//! with `X-Erase-Key: <key>` erases that scan's record (its result with it) and nothing else:
+//! another submitter of the same instance has a key of their own for their own record.
 
 use super::limits::{self, Limited};
 use super::store::{ScanRecord, ScanRequest, Status, Store};
@@ -69,9 +75,19 @@ impl Clock for StartedClock {
     }
 }
 
-/// Decides whether a target may be scanned at all (the address guard); `Err` is the message
-/// of a 400 on `target_url`.
-pub type TargetCheck = dyn Fn(&Target) -> Result<(), String> + Send + Sync;
+/// Decides whether a target may be scanned at all (the address guard, `lookups`): the
+/// addresses its name resolved to (every one allowed), or why not.
+pub type TargetCheck = dyn Fn(&Target) -> Result<Vec<IpAddr>, TargetRefusal> + Send + Sync;
+
+/// Why the address guard does not let a target through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetRefusal {
+    /// Not to be scanned (not public, or not resolvable in time): 400 on `target_url`, with
+    /// this message.
+    Refused(String),
+    /// Every resolver thread is busy with a name: 503, try again shortly.
+    Busy,
+}
 
 /// What the API needs besides the store.
 #[derive(Clone)]
@@ -212,6 +228,21 @@ impl Refused {
         }
     }
 
+    /// Every resolver thread is busy (`lookups`): the request is not kept waiting for one.
+    fn resolver_busy() -> Refused {
+        Refused {
+            error: ApiError {
+                status: 503,
+                code: "resolver_busy",
+                message: "the service is resolving as many names as it may at once; try again \
+                          in a few seconds"
+                    .into(),
+                field: None,
+            },
+            retry_after: Some(super::lookups::BUSY_RETRY_SECS),
+        }
+    }
+
     fn limited(l: Limited) -> Refused {
         Refused {
             error: ApiError {
@@ -346,6 +377,36 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     ))
 }
 
+/// The header `DELETE /api/scans/<uuid>` takes the scan's erase key in.
+pub const ERASE_KEY_HEADER: &str = "X-Erase-Key";
+
+/// A queued submission: its scan's uuid, and the key that erases its record (for the
+/// submitter's eyes only: the store keeps its hash).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub uuid: String,
+    pub erase_key: String,
+}
+
+/// A new erase key: 32 bytes of the kernel's generator, 64 lower-case hex digits.
+pub fn new_erase_key() -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("cannot read /dev/urandom for an erase key: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What the store keeps of an erase key: its SHA-256, lower-case hex.
+pub fn erase_hash(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A uuid as we hand them out: 36 characters, lower-case hex and dashes in their places.
 fn is_uuid(text: &str) -> bool {
     text.len() == 36
@@ -376,7 +437,9 @@ impl Api {
             ("POST", ["api", "scans"]) => self.submit(request),
             ("GET", ["api", "scans", uuid]) => self.poll(uuid),
             ("GET", ["api", "scans", uuid, "export", format]) => self.export(uuid, format),
-            ("DELETE", ["api", "scans", uuid]) => self.erase(uuid),
+            ("DELETE", ["api", "scans", uuid]) => {
+                self.erase(uuid, request.header(ERASE_KEY_HEADER))
+            }
             ("GET" | "HEAD", ["healthz"]) => self.health(),
             (_, ["api", "scans"]) => method_not_allowed("POST"),
             (_, ["api", "scans", _]) => method_not_allowed("GET, DELETE"),
@@ -432,56 +495,85 @@ impl Api {
             Err(e) => return e.response(),
         };
         let preferred = scan.format.clone();
-        let uuid = match self.enqueue(scan, &target, request) {
-            Ok(uuid) => uuid,
+        let queued = match self.enqueue(scan, &target, request) {
+            Ok(queued) => queued,
             Err(refused) => return refused.response(),
         };
-        let links = self.links(&uuid, preferred.as_deref());
+        let links = self.links(&queued.uuid, preferred.as_deref());
         let location = links["self"].as_str().unwrap_or_default().to_string();
         Response::json(
             202,
-            &json!({"uuid": uuid, "status": Status::Queued.as_str(), "links": links}),
+            &json!({
+                "uuid": queued.uuid,
+                "status": Status::Queued.as_str(),
+                "links": links,
+                "erase_key": queued.erase_key,
+            }),
         )
         .with_header("Location", &location)
+        // The erase key is the submitter's alone: no cache keeps this answer.
+        .with_header("Cache-Control", "no-store")
     }
 
-    /// Queues a validated submission (the JSON API's and the page form's): the target guard,
-    /// the limits, a new record. The new scan's uuid, or why not.
+    /// Queues a validated submission (the JSON API's, the page form's and MCP's): the
+    /// address's rate (before any DNS), the target guard, the target's cooldown and the
+    /// network's day, a new record. The new scan's uuid and erase key, or why not.
     pub fn enqueue(
         &self,
         scan: ScanRequest,
         target: &Target,
         request: &Request,
-    ) -> Result<String, Refused> {
-        if let Err(message) = (self.check_target)(target) {
-            return Err(Refused::from(ApiError {
-                status: 400,
-                code: "target_refused",
-                message,
-                field: Some("target_url"),
-            }));
-        }
+    ) -> Result<Queued, Refused> {
         let now_ms = self.clock.now_millis();
         let now = now_ms.div_euclid(1000);
         let client = limits::client_of(request, &self.config.trusted_proxies);
-        let key = key_of(target);
-        match limits::admit(&*self.store, client, &key, now_ms) {
+        // Cheap refusals first: the address's own rate is counted on this attempt before any
+        // DNS work, so a flood of (slow) names from one address costs one store call each
+        // after its tenth.
+        match limits::admit_attempt(&*self.store, client, now_ms) {
+            Ok(Ok(())) => {}
+            Ok(Err(l)) => return Err(Refused::limited(l)),
+            Err(e) => return Err(Refused::unavailable(e)),
+        }
+        let addresses = match (self.check_target)(target) {
+            Ok(addresses) => addresses,
+            Err(TargetRefusal::Refused(message)) => {
+                return Err(Refused::from(ApiError {
+                    status: 400,
+                    code: "target_refused",
+                    message,
+                    field: Some("target_url"),
+                }));
+            }
+            Err(TargetRefusal::Busy) => return Err(Refused::resolver_busy()),
+        };
+        // One instance, one cooldown: its names and the addresses it resolved to, each with
+        // the ports its scan connects to, all spent or none.
+        let keys = limits::cooldown_keys(target, &addresses);
+        match limits::admit_scan(&*self.store, client, &keys, now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),
             Err(e) => return Err(Refused::unavailable(e)),
         }
         let uuid = new_uuid().map_err(Refused::unavailable)?;
-        let record = ScanRecord::queued(
-            uuid.clone(),
-            key,
-            limits::network_key(client),
-            scan,
-            now,
-            self.config.record_ttl_secs,
-        );
+        let erase_key = new_erase_key().map_err(Refused::unavailable)?;
+        let record = ScanRecord {
+            // The scan connects to the addresses whose cooldown was spent, not to what a
+            // second lookup answers when it runs.
+            addresses,
+            erase_hash: Some(erase_hash(&erase_key)),
+            ..ScanRecord::queued(
+                uuid.clone(),
+                key_of(target),
+                limits::network_key(client),
+                scan,
+                now,
+                self.config.record_ttl_secs,
+            )
+        };
         self.store.insert(&record).map_err(Refused::unavailable)?;
         self.wakeup.notify();
-        Ok(uuid)
+        Ok(Queued { uuid, erase_key })
     }
 
     /// The record of a uuid, or the answer to give instead.
@@ -554,14 +646,49 @@ impl Api {
         )
     }
 
-    fn erase(&self, uuid: &str) -> Response {
-        let record = match self.record(uuid) {
-            Ok(r) => r,
-            Err(answer) => return answer,
+    fn erase(&self, uuid: &str, erase_key: Option<&str>) -> Response {
+        match self.erase_with_key(uuid, erase_key) {
+            Ok(()) => Response::json(200, &json!({"erased": 1})),
+            Err(answer) => answer,
+        }
+    }
+
+    /// Erases the record of `uuid` when `erase_key` is the key its submission was answered
+    /// with (compared by its hash, in constant time); else the answer to give: 403
+    /// `erase_key_required` without a key, 404 for no such scan, 403 `erase_key_invalid` for
+    /// any other key (a record of before erase keys has none that fits).
+    pub fn erase_with_key(&self, uuid: &str, erase_key: Option<&str>) -> Result<(), Response> {
+        let forbidden = |code: &'static str, message: &str| {
+            ApiError {
+                status: 403,
+                code,
+                message: message.into(),
+                field: None,
+            }
+            .response()
         };
-        match self.store.erase_target(&record.target) {
-            Ok(erased) => Response::json(200, &json!({"erased": erased})),
-            Err(e) => unavailable(e),
+        let Some(erase_key) = erase_key.map(str::trim).filter(|k| !k.is_empty()) else {
+            return Err(forbidden(
+                "erase_key_required",
+                "erasing a scan needs the erase key its submission was answered with, in the \
+                 X-Erase-Key header",
+            ));
+        };
+        let record = self.record(uuid)?;
+        let presented = erase_hash(erase_key);
+        let fits = record.erase_hash.as_deref().is_some_and(|kept| {
+            crate::serve::http::constant_time_eq(presented.as_bytes(), kept.as_bytes())
+        });
+        if !fits {
+            return Err(forbidden(
+                "erase_key_invalid",
+                "this is not the erase key of this scan; only its submitter may erase it",
+            ));
+        }
+        match self.store.erase(&record.uuid) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(not_found()),
+            Err(e) => Err(unavailable(e)),
         }
     }
 }

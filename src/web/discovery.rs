@@ -9,7 +9,7 @@
 //!
 //! The documents are public (no authentication) and cacheable for five minutes.
 
-use super::api::{ApiError, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
+use super::api::{ApiError, ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
 use super::store::Status;
 use crate::serve::http::{Request, Response};
 use serde_json::{Map, Value, json};
@@ -199,6 +199,18 @@ fn links_schema() -> Value {
     })
 }
 
+/// The erase key of a submission, as its 202 answers it and `DELETE` takes it.
+fn erase_key_schema() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^[0-9a-f]{64}$",
+        "description": "The key that erases this scan (256 random bits, hex), answered to its \
+                        submitter only: send it in the X-Erase-Key header of \
+                        DELETE /api/scans/{uuid}. The service keeps only its SHA-256; no poll, \
+                        export or page carries it.",
+    })
+}
+
 fn uuid_schema() -> Value {
     json!({"type": "string", "format": "uuid", "description": "The scan's random (v4) uuid."})
 }
@@ -250,8 +262,9 @@ fn components() -> Value {
                     "uuid": uuid_schema(),
                     "status": {"type": "string", "const": Status::Queued.as_str()},
                     "links": {"$ref": "#/components/schemas/Links"},
+                    "erase_key": erase_key_schema(),
                 },
-                "required": ["uuid", "status", "links"],
+                "required": ["uuid", "status", "links", "erase_key"],
             },
             "ScanPending": {
                 "type": "object",
@@ -284,9 +297,8 @@ fn components() -> Value {
                 "properties": {
                     "erased": {
                         "type": "integer",
-                        "minimum": 0,
-                        "description": "How many stored records and cached results of the \
-                                        scan's target were erased.",
+                        "const": 1,
+                        "description": "The scan's record (its result with it) was erased.",
                     },
                 },
                 "required": ["erased"],
@@ -311,6 +323,14 @@ fn components() -> Value {
             },
         },
         "parameters": {
+            "EraseKey": {
+                "name": ERASE_KEY_HEADER,
+                "in": "header",
+                "required": true,
+                "description": "The erase key the submission of this scan was answered with \
+                                (erase_key of its 202).",
+                "schema": erase_key_schema(),
+            },
             "Uuid": {
                 "name": "uuid",
                 "in": "path",
@@ -348,11 +368,15 @@ fn components() -> Value {
             ),
             "TooManyRequests": error_response(
                 "A limit was reached: 10 submissions within any minute from one address, one \
-                 scan of a target within any 5 minutes, 50 scans within any 24 hours from one \
+                 scan of an instance within any 5 minutes (kept for its host with each port its \
+                 scan connects to, and for each address the host resolves to: every spelling \
+                 and every name of one server share it), 50 scans within any 24 hours from one \
                  network (code rate_limited, target_cooldown, network_daily_limit), or a network \
                  paused after scans that found no supported product (network_paused; the \
-                 message names the end of the pause, RFC 3339). A refused submission counts \
-                 against no limit. Retry-After says when to try again.",
+                 message names the end of the pause, RFC 3339). Every attempt counts against \
+                 its address's minute, before anything else (no DNS lookup) is done for it; \
+                 the target's cooldown and the network's day count only a submission that \
+                 passes both. Retry-After says when to try again.",
                 true,
             ),
             "RequestTimeout": error_response(
@@ -377,8 +401,9 @@ fn components() -> Value {
                 false,
             ),
             "Unavailable": error_response(
-                "The service cannot answer now: every worker is busy, or its store cannot be \
-                 reached. Try again after Retry-After seconds.",
+                "The service cannot answer now: every worker is busy, its store cannot be \
+                 reached, or (resolver_busy) every resolver thread is busy with a target's \
+                 name. Try again after Retry-After seconds.",
                 true,
             ),
         },
@@ -447,14 +472,25 @@ fn openapi_paths() -> Value {
             },
             "delete": {
                 "operationId": "eraseScan",
-                "summary": "Erase the scan's target data",
-                "description": "Erases every stored record and cached result of the scan's target.",
+                "summary": "Erase a scan, with its erase key",
+                "description": format!("Erases the scan's stored record and its result, given \
+                                the erase key its submission was answered with in the \
+                                {ERASE_KEY_HEADER} header: only the submitter can, and only that \
+                                scan (another submission of the same instance has its own key). \
+                                The service keeps only the key's SHA-256; no other answer \
+                                carries the key."),
                 "tags": ["scans"],
+                "parameters": [{"$ref": "#/components/parameters/EraseKey"}],
                 "responses": responses(json!({
                     "200": {
                         "description": "Erased.",
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Erased"}}},
                     },
+                    "403": error_response(
+                        "No erase key (erase_key_required), or not this scan's \
+                         (erase_key_invalid): nothing was erased.",
+                        false,
+                    ),
                     "404": {"$ref": "#/components/responses/NotFound"},
                 })),
             },
@@ -689,7 +725,9 @@ pub fn arazzo(base: &str) -> Value {
             "steps": [
                 {
                     "stepId": "submit",
-                    "description": "Submit the instance; the answer names the scan's uuid.",
+                    "description": "Submit the instance; the answer names the scan's uuid and \
+                                    its erase key (keep it: only it erases the scan, with \
+                                    eraseScan).",
                     "operationId": "submitScan",
                     "requestBody": {
                         "contentType": "application/json",
@@ -706,6 +744,7 @@ pub fn arazzo(base: &str) -> Value {
                     "outputs": {
                         "uuid": "$response.body#/uuid",
                         "location": "$response.header.Location",
+                        "eraseKey": "$response.body#/erase_key",
                     },
                 },
                 {
@@ -758,6 +797,7 @@ pub fn arazzo(base: &str) -> Value {
                 "uuid": "$steps.submit.outputs.uuid",
                 "result": "$steps.poll.outputs.result",
                 "export": "$steps.export.outputs.export",
+                "eraseKey": "$steps.submit.outputs.eraseKey",
             },
         }],
     })

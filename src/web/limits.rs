@@ -3,8 +3,9 @@
 //! spec's limits, counted in the [`Store`] so that every node of a shared store counts alike.
 //! The limits are rolling: "10 a minute" means no 11th within any 60 s, not per clock minute.
 
-use super::store::{Limit, Store, StoreResult};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use super::store::{Admission, Limit, Store, StoreResult};
+use crate::target::{HostName, Target};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Submissions from one address per minute.
 pub const SUBMISSIONS_PER_MINUTE: u32 = 10;
@@ -131,6 +132,53 @@ pub fn network_key(ip: IpAddr) -> String {
     }
 }
 
+/// The ports a scan of `target` connects to on the instance: the port given, else 443 and 80
+/// (HTTPS and its plain-HTTP fallback, whatever the scheme: `http://vm` is scanned as `vm`
+/// is, on both).
+pub fn instance_ports(target: &Target) -> Vec<u16> {
+    let destination = crate::scanner::destination(target, None);
+    let mut ports = vec![destination.https_port];
+    if destination.http_port != destination.https_port {
+        ports.push(destination.http_port);
+    }
+    ports
+}
+
+/// The cooldown keys of `target` by its name: `host:port` for each port its scan connects to
+/// ([`instance_ports`]), the name in lower case, an IPv6 address bracketed, the scheme and the
+/// path dropped. Spellings of one instance share them: `vm`, `https://VM/x` and
+/// `http://vm/./` are `vm:443` and `vm:80`; `vm:443` is `vm:443`, `http://vm:80` is `vm:80`.
+pub fn instance_names(target: &Target) -> Vec<String> {
+    let host = match (&target.host, &target.zone) {
+        (HostName::Ipv6(address), Some(zone)) => format!("[{address}%{zone}]"),
+        (HostName::Ipv6(address), None) => format!("[{address}]"),
+        _ => target.host_str(),
+    };
+    instance_ports(target)
+        .into_iter()
+        .map(|port| format!("{host}:{port}"))
+        .collect()
+}
+
+/// Every cooldown key of a scan of `target` whose name the guard resolved to `addresses`: its
+/// names ([`instance_names`]), then each address with each port (an IPv4-mapped IPv6 address
+/// as the IPv4 address it reaches). A scan spends all of them and is refused while any cools
+/// down, so the names of one instance share its cooldown through its addresses: `localhost`
+/// and `127.0.0.1`, or two names of one server.
+pub fn cooldown_keys(target: &Target, addresses: &[IpAddr]) -> Vec<String> {
+    let mut keys = instance_names(target);
+    let ports = instance_ports(target);
+    for ip in addresses {
+        for port in &ports {
+            let key = SocketAddr::new(canonical(*ip), *port).to_string();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
 /// Why a submission is refused for now, and when to come back (seconds).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limited {
@@ -189,8 +237,9 @@ pub const NETWORK_DAY: Rule = Rule {
     describe: |_| format!("at most {NETWORK_SCANS_PER_DAY} scans a day from one network"),
 };
 
-/// Every rule, in the order a refusal names them when two end at the same time (after a
-/// pause): the address's rate, the target's cooldown, the network's day.
+/// Every rule of a submission, as `limits list` lists them: the address's rate (counted on the
+/// attempt, [`admit_attempt`]), the target's cooldown and the network's day (counted on the
+/// scan, [`admit_scan`]).
 pub const RULES: [&Rule; 3] = [&ADDRESS_RATE, &TARGET_COOLDOWN, &NETWORK_DAY];
 
 /// MCP `initialize` calls from one address (an IPv6 /64) per minute: a session is cheap to ask
@@ -237,27 +286,59 @@ fn whole_seconds(ms: i64) -> i64 {
     (ms.max(1) + 999) / 1000
 }
 
-/// Admits a submission of `target` from `client` at `now_ms` (Unix milliseconds) when its
-/// network is not paused and every limit has room (within any 60 s, 300 s and 24 h, not per
-/// clock minute), counting it on all of them; a refusal counts it on none. A refusal names the
-/// reason that lasts longest, with the seconds until it ends: a client that comes back then is
-/// not refused again for its own past.
-pub fn admit(
+/// Admits the attempt of a submission from `client` at `now_ms` (Unix milliseconds) before
+/// anything else is done for it (no DNS, no target): when its network is not paused and its
+/// address has room in its rolling minute, the attempt is counted on the address, whatever
+/// becomes of the submission after. A flood of names that do not resolve, or resolve slowly,
+/// from one address is so refused after its tenth, by one store call, before any lookup is made
+/// for it. A refusal counts nothing.
+pub fn admit_attempt(
     store: &dyn Store,
     client: IpAddr,
-    target: &str,
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
     let network = network_key(client);
     // An IPv6 client counts by its /64: it may pick any address of it.
     let address = address_key(client);
-    let whom = [address.as_str(), target, network.as_str()];
-    let limits: Vec<Limit> = RULES
+    let rules = [(&ADDRESS_RATE, address.as_str())];
+    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
+    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+}
+
+/// Admits the scan of an instance, once [`admit_attempt`] admitted the attempt and the guard
+/// the target: when every cooldown key of the instance (`target_keys`, [`cooldown_keys`]: its
+/// names and the addresses it resolved to, with its ports) and the network's day have room (within any 300 s and 24 h, not per clock minute) and the network is not paused,
+/// counting it on all of them; a refusal counts it on none, so a network at its daily cap
+/// cannot spend a victim's cooldown. A refusal names the reason that lasts longest, with the
+/// seconds until it ends: a client that comes back then is not refused again for its own past.
+pub fn admit_scan(
+    store: &dyn Store,
+    client: IpAddr,
+    target_keys: &[String],
+    now_ms: i64,
+) -> StoreResult<Result<(), Limited>> {
+    let network = network_key(client);
+    let rules: Vec<(&Rule, &str)> = target_keys
         .iter()
-        .zip(whom)
-        .map(|(rule, who)| rule.limit_for(who))
+        .map(|key| (&TARGET_COOLDOWN, key.as_str()))
+        .chain([(&NETWORK_DAY, network.as_str())])
         .collect();
-    let admission = store.admit(&limits, &network, now_ms)?;
+    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
+    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+}
+
+/// The limits of `rules`, each for its own key.
+fn limits_of(rules: &[(&Rule, &str)]) -> Vec<Limit> {
+    rules
+        .iter()
+        .map(|(rule, who)| rule.limit_for(who))
+        .collect()
+}
+
+/// Why `admission` (of the limits of `rules`) refuses, naming the reason that lasts longest
+/// (the first listed among equals: a pause before the rules, the rules in their order); `None`
+/// when it admitted.
+fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Option<Limited> {
     let mut refusals: Vec<(i64, Limited)> = Vec::new();
     if let Some(until) = admission.paused_until {
         let wait = until * 1000 - now_ms;
@@ -276,28 +357,23 @@ pub fn admit(
             },
         ));
     }
-    for (index, wait) in admission.full {
-        if let (Some(rule), Some(who)) = (RULES.get(index), whom.get(index)) {
+    for (index, wait) in &admission.full {
+        if let Some((rule, who)) = rules.get(*index) {
             refusals.push((
-                wait,
+                *wait,
                 Limited {
                     code: rule.code,
                     message: (rule.describe)(who),
-                    retry_after: whole_seconds(wait),
+                    retry_after: whole_seconds(*wait),
                 },
             ));
         }
     }
-    // The longest wait; the first listed among equals.
-    let longest = refusals
+    refusals
         .into_iter()
         .rev()
         .max_by_key(|(wait, _)| *wait)
-        .map(|(_, limited)| limited);
-    Ok(match longest {
-        Some(limited) => Err(limited),
-        None => Ok(()),
-    })
+        .map(|(_, limited)| limited)
 }
 
 /// After a scan: remembers whether it found a supported product, and pauses the network
@@ -328,6 +404,61 @@ mod tests {
 
     fn ip(text: &str) -> IpAddr {
         text.parse().unwrap()
+    }
+
+    fn keys(text: &str, addresses: &[&str]) -> Vec<String> {
+        let addresses: Vec<IpAddr> = addresses.iter().map(|a| ip(a)).collect();
+        cooldown_keys(&Target::parse(text).unwrap(), &addresses)
+    }
+
+    /// One instance, one cooldown (issue 21, item 5): every spelling of an instance has the
+    /// keys of the ports its scan connects to; the path, the scheme and the case go.
+    #[test]
+    fn spellings_of_one_instance_share_their_cooldown_keys() {
+        let both = ["vm:443", "vm:80"];
+        for text in [
+            "vm",
+            "VM.",
+            "https://vm",
+            "https://vm/",
+            "https://vm/x",
+            "https://vm/%2e",
+            "https://vm/./",
+            "http://vm",
+            "http://vm/x",
+        ] {
+            assert_eq!(keys(text, &[]), both, "{text}");
+        }
+        for text in ["vm:443", "https://vm:443", "http://vm:443/x", "vm:443/"] {
+            assert_eq!(keys(text, &[]), ["vm:443"], "{text}");
+        }
+        for text in ["vm:80", "http://vm:80", "https://vm:80/"] {
+            assert_eq!(keys(text, &[]), ["vm:80"], "{text}");
+        }
+        assert_eq!(keys("vm:8443", &[]), ["vm:8443"]);
+        // By address: a name and the literal it resolves to meet there.
+        assert_eq!(
+            keys("localhost:9200", &["127.0.0.1", "::1"]),
+            ["localhost:9200", "127.0.0.1:9200", "[::1]:9200"]
+        );
+        assert_eq!(keys("127.0.0.1:9200", &["127.0.0.1"]), ["127.0.0.1:9200"]);
+        assert_eq!(
+            keys("[::ffff:127.0.0.1]:9200", &["::ffff:127.0.0.1"]),
+            ["[::ffff:127.0.0.1]:9200", "127.0.0.1:9200"]
+        );
+        assert_eq!(
+            keys("[2001:DB8::1]", &["2001:db8::1"]),
+            ["[2001:db8::1]:443", "[2001:db8::1]:80"]
+        );
+        assert_eq!(
+            keys("cloud.example.com", &["192.0.2.1", "192.0.2.1"]),
+            [
+                "cloud.example.com:443",
+                "cloud.example.com:80",
+                "192.0.2.1:443",
+                "192.0.2.1:80"
+            ]
+        );
     }
 
     #[test]

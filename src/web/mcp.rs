@@ -21,12 +21,11 @@
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
 use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, Refused, SubmitterWaivers,
+    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused, SubmitterWaivers,
     parse_submission,
 };
 use super::store::{ScanRecord, Status};
 use crate::serve::http::{Request, Response};
-use crate::serve::service::key_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -552,6 +551,24 @@ fn uuid_schema() -> Value {
     json!({"type": "string", "description": "the scan's uuid, as scan_instance answered it"})
 }
 
+/// The erase key as the submitting tools answer it and erase_instance_data takes it.
+fn erase_key_schema() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^[0-9a-f]{64}$",
+        "description": "the scan's erase key, answered to its submitter only (by scan_instance \
+            or scan_instances, never by get_scan_result); erase_instance_data needs it",
+    })
+}
+
+/// `scan_instance`'s answer: the scan's, with the erase key of the new submission.
+fn submission_output_schema() -> Value {
+    let mut schema = scan_output_schema();
+    schema["properties"]["erase_key"] = erase_key_schema();
+    schema["required"] = json!(["uuid", "status", "result", "erase_key"]);
+    schema
+}
+
 fn scan_output_schema() -> Value {
     json!({
         "type": "object",
@@ -578,7 +595,8 @@ pub fn tools() -> Vec<Value> {
                 life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
                 and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
                 then it answers the uuid for get_scan_result); \
-                a target may be scanned once per cooldown period.",
+                a target may be scanned once per cooldown period. The answer carries the \
+                scan's erase_key, which erase_instance_data needs; nothing else answers it.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -598,7 +616,7 @@ pub fn tools() -> Vec<Value> {
                 "required": ["target_url"],
                 "additionalProperties": false,
             },
-            "outputSchema": scan_output_schema(),
+            "outputSchema": submission_output_schema(),
         }),
         json!({
             "name": "scan_instances",
@@ -607,9 +625,11 @@ pub fn tools() -> Vec<Value> {
                 operator's limits: each target counts as one submission and has its own \
                 cooldown) and answers one entry per target: its uuid, status, grade and state, or \
                 why it was refused (a malformed target too, in its place). A target named twice \
-                (the same instance) is scanned once: both entries answer with that scan. Waits \
+                (the same host and port, however written) is scanned once: both entries answer \
+                with that scan; two names of one address share its cooldown. Waits \
                 at most the operator's time budget; a target not completed by then is answered \
-                with its uuid for get_scan_result.",
+                with its uuid for get_scan_result. Each submitted entry carries its scan's \
+                erase_key, which erase_instance_data needs.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -661,6 +681,7 @@ pub fn tools() -> Vec<Value> {
                                 },
                                 "error": {"type": "string"},
                                 "retry_after": {"type": "integer"},
+                                "erase_key": erase_key_schema(),
                                 "same_as": {
                                     "type": "integer",
                                     "description": "this target is the same instance as the \
@@ -737,9 +758,16 @@ pub fn tools() -> Vec<Value> {
         }),
         json!({
             "name": "erase_instance_data",
-            "title": "Erase an instance's data",
-            "description": "Erases every stored scan of the instance the uuid's scan was of.",
-            "inputSchema": uuid_input(),
+            "title": "Erase a scan's data",
+            "description": "Erases the stored scan of the uuid (its record and result), given \
+                the erase key its submission (scan_instance, scan_instances) answered: only its \
+                submitter may erase it, and never another submitter's scan of the same instance.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"uuid": uuid_schema(), "erase_key": erase_key_schema()},
+                "required": ["uuid", "erase_key"],
+                "additionalProperties": false,
+            },
             "outputSchema": {
                 "type": "object",
                 "properties": {"erased": {"type": "integer"}},
@@ -899,27 +927,13 @@ fn call_tool(
         }
         "erase_instance_data" => {
             let uuid = string_argument(&arguments, "uuid")?;
-            let record = match api.record(uuid) {
-                Ok(r) => r,
-                Err(answer) => return Ok(response_result(&answer)),
-            };
-            Ok(match api.store.erase_target(&record.target) {
-                Ok(erased) => tool_result(
-                    json!({"erased": erased}),
-                    format!(
-                        "erased {erased} stored scan(s) of {}; the uuid is gone",
-                        record.target
-                    ),
+            let erase_key = string_argument(&arguments, "erase_key")?;
+            Ok(match api.erase_with_key(uuid, Some(erase_key)) {
+                Ok(()) => tool_result(
+                    json!({"erased": 1}),
+                    format!("erased scan {uuid} and its result; the uuid is gone"),
                 ),
-                Err(e) => {
-                    eprintln!("check-storage-scanner web: mcp: store: {e}");
-                    tool_error(refusal_text(
-                        503,
-                        "unavailable",
-                        "the service cannot reach its store",
-                        Some(10),
-                    ))
-                }
+                Err(answer) => response_result(&answer),
             })
         }
         _ => Err(Failure(
@@ -938,16 +952,35 @@ fn scan_instance(
     // The submission as the JSON API reads it, so the same checks apply.
     let body = serde_json::to_vec(arguments).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
-    let uuid = match api.enqueue(scan, &target, request) {
-        Ok(uuid) => uuid,
+    let queued = match api.enqueue(scan, &target, request) {
+        Ok(queued) => queued,
         Err(refused) => return Ok(refused_result(&refused)),
     };
+    let uuid = queued.uuid.clone();
     let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
     Ok(match waited.pop() {
-        Some(Ok(record)) => scan_answer(&uuid, record.status, record.result.as_deref()),
+        Some(Ok(record)) => with_erase_key(
+            scan_answer(&uuid, record.status, record.result.as_deref()),
+            &queued.erase_key,
+        ),
         Some(Err(answer)) => response_result(&answer),
         None => tool_error("the scan was lost; scan again".into()),
     })
+}
+
+/// A `scan_instance` answer with the erase key of its submission, in the structured content
+/// and in words (the caller alone learns it; only erase_instance_data takes it).
+fn with_erase_key(mut answer: Value, erase_key: &str) -> Value {
+    if answer["isError"] == json!(true) {
+        return answer;
+    }
+    answer["structuredContent"]["erase_key"] = json!(erase_key);
+    if let Some(text) = answer["content"][0]["text"].as_str() {
+        answer["content"][0]["text"] = json!(format!(
+            "{text}\nErase key of this scan (keep it; erase_instance_data takes it): {erase_key}"
+        ));
+    }
+    answer
 }
 
 /// How far a scan is, for progress: queued 1, running 2, completed 3.
@@ -1034,7 +1067,8 @@ fn wait_for(
 /// cooldown per target, counted against the caller), then all waited for together. A target
 /// that is refused (malformed, guarded, limited) is an entry with `error`, in place; the call is
 /// a tool error only when every target was refused. A target naming the same instance as an
-/// earlier one (the cooldown's key: scheme, host and port alike) is not submitted again: its
+/// earlier one (a cooldown key by name in common: host and a port its scan connects to, the
+/// scheme and path aside, `limits::instance_names`) is not submitted again: its
 /// entry answers with the earlier entry's scan and names it in `same_as`. Arguments that are
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
@@ -1074,21 +1108,27 @@ fn scan_instances(
             Err(e) => return Err(invalid_params(e.message)),
         });
     }
-    // The earlier entry naming the same instance, if any.
-    let keys: Vec<Option<String>> = parsed
+    // The earlier entry naming the same instance (sharing a cooldown key by name: host and a
+    // port its scan connects to), if any.
+    let keys: Vec<Vec<String>> = parsed
         .iter()
-        .map(|p| p.as_ref().ok().map(|(_, target)| key_of(target)))
+        .map(|p| {
+            p.as_ref()
+                .map(|(_, target)| super::limits::instance_names(target))
+                .unwrap_or_default()
+        })
         .collect();
     let same_as: Vec<Option<usize>> = keys
         .iter()
         .enumerate()
-        .map(|(i, key)| {
-            key.as_ref()
-                .and_then(|key| keys[..i].iter().position(|k| k.as_ref() == Some(key)))
+        .map(|(i, names)| {
+            keys[..i]
+                .iter()
+                .position(|earlier| earlier.iter().any(|name| names.contains(name)))
         })
         .collect();
     // Submitted one after the other, so the limits count each; refusals kept in place.
-    let mut submitted: Vec<Result<String, Refused>> = Vec::with_capacity(parsed.len());
+    let mut submitted: Vec<Result<Queued, Refused>> = Vec::with_capacity(parsed.len());
     for (i, submission) in parsed.into_iter().enumerate() {
         submitted.push(match (same_as[i], submission) {
             (Some(first), _) => submitted[first].clone(),
@@ -1101,7 +1141,11 @@ fn scan_instances(
         .zip(&targets)
         .zip(&same_as)
         .filter(|(_, same)| same.is_none())
-        .filter_map(|((s, t), _)| s.as_ref().ok().map(|uuid| (uuid.clone(), Some(t.as_str()))))
+        .filter_map(|((s, t), _)| {
+            s.as_ref()
+                .ok()
+                .map(|queued| (queued.uuid.clone(), Some(t.as_str())))
+        })
         .collect();
     let waited: HashMap<String, Result<ScanRecord, Response>> = scans
         .iter()
@@ -1112,7 +1156,12 @@ fn scan_instances(
     let mut lines = Vec::with_capacity(targets.len());
     for (i, (target_url, submission)) in targets.iter().zip(&submitted).enumerate() {
         let (mut entry, line) = match submission {
-            Ok(uuid) => scanned_entry(target_url, uuid, waited.get(uuid)),
+            Ok(queued) => {
+                let (mut entry, line) =
+                    scanned_entry(target_url, &queued.uuid, waited.get(&queued.uuid));
+                entry["erase_key"] = json!(queued.erase_key);
+                (entry, line)
+            }
             Err(refused) => refused_entry(target_url, refused),
         };
         let line = match same_as[i] {

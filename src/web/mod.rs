@@ -8,6 +8,7 @@ pub mod api;
 pub mod discovery;
 pub mod export;
 pub mod limits;
+pub mod lookups;
 pub mod mcp;
 pub mod origin;
 pub mod pages;

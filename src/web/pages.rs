@@ -188,11 +188,16 @@ impl Api {
                 }) => return refuse(status, &message),
             };
         match self.enqueue(scan, &target, request) {
-            Ok(uuid) => Response::new(303, "text/plain; charset=utf-8", "See the result page\n")
-                .with_header(
-                    "Location",
-                    &format!("{}/scans/{uuid}", self.config.path_prefix()),
-                ),
+            // The erase key is for a client that reads the JSON answer; a page shows it to
+            // nobody (a page is cached, shared and screenshotted), so a form's scan is never
+            // erased on request: it expires.
+            Ok(super::api::Queued { uuid, .. }) => {
+                Response::new(303, "text/plain; charset=utf-8", "See the result page\n")
+                    .with_header(
+                        "Location",
+                        &format!("{}/scans/{uuid}", self.config.path_prefix()),
+                    )
+            }
             Err(refused) => {
                 let answer = refuse(refused.error.status, &refused.error.message);
                 match refused.retry_after {

@@ -1,9 +1,8 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{
-    Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock, TargetCheck,
-};
+use super::api::{Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock};
 use super::limits;
+use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::waivers::Waiver;
@@ -33,7 +32,8 @@ pub const HTTP_WORKERS: usize = 32;
 pub const WAITING_CALLS: usize = HTTP_WORKERS / 4;
 /// ... and per client (an IPv4 address, an IPv6 /64, or the forwarded one behind a proxy).
 pub const WAITING_CALLS_PER_CLIENT: usize = 2;
-/// How long the target's name may take to resolve, at submission and before the scan.
+/// How long the target's name may take to resolve before the scan (a worker's; a submission
+/// waits `lookups::LOOKUP_TIMEOUT`).
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A caller waiting for its scan waits the time budget and this much for the queue.
 const SCAN_WAIT_MARGIN: Duration = Duration::from_secs(35);
@@ -71,7 +71,9 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
     let allow_private = settings.scanner.web.allow_private_targets;
     Arc::new(move |record: &ScanRecord| {
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
-        let pins = guard_target(&target, allow_private)?;
+        let pins = lookups::scan_pins(record, &target, allow_private, || {
+            guard_target(&target, allow_private)
+        })?;
         let mut scan_settings = (*settings).clone();
         if let Some(track) = &record.request.release_track {
             scan_settings.release_track = Track::parse(track)
@@ -201,9 +203,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     }
     .start(web.workers, stop.clone());
     let purger = start_purger(store.clone(), clock.clone(), stop.clone());
-    let allow_private = web.allow_private_targets;
-    let check_target: Arc<TargetCheck> =
-        Arc::new(move |target: &Target| guard_target(target, allow_private).map(|_| ()));
+    let check_target = lookups::target_check(Lookups::system(), web.allow_private_targets);
     let api = Api {
         store,
         clock,

@@ -2,7 +2,7 @@
 //! the spec, the client address behind a trusted proxy, the 404 of expired and unknown scans,
 //! erasure, and a worker's result (through `worker::Pool::run`, as the workers run it).
 
-use super::api::{Api, ApiConfig, Clock, Completed};
+use super::api::{Api, ApiConfig, Clock, Completed, TargetCheck, TargetRefusal};
 use super::limits;
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
@@ -45,6 +45,13 @@ impl Drop for TempDir {
 }
 
 fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
+    // The guard is tested on its own (net::guard, web::lookups, tests/guard.rs); here every
+    // target passes.
+    rig_checking(name, trusted, Arc::new(|_| Ok(Vec::new())))
+}
+
+/// A rig whose address guard is `check`.
+fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> Rig {
     let dir = std::env::temp_dir().join(format!(
         "web-api-{name}-{}-{}",
         std::process::id(),
@@ -67,8 +74,7 @@ fn rig(name: &str, trusted: &[(&str, u8)]) -> Rig {
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))
                 .collect(),
         },
-        // The guard is tested on its own (net::guard, tests/it/guard.rs); here every target passes.
-        check_target: Arc::new(|_| Ok(())),
+        check_target: check,
         wakeup: Arc::new(Wakeup::default()),
         waits: crate::serve::occupancy::Occupancy::new(
             super::server::WAITING_CALLS_PER_CLIENT,
@@ -137,6 +143,84 @@ impl Rig {
 
     fn get(&self, path: &str) -> Response {
         self.request("GET", path, "", "192.0.2.1", None)
+    }
+
+    /// A request from `peer` with exactly `headers`.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        peer: &str,
+    ) -> Response {
+        let request = Request {
+            method: method.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_ascii_lowercase(), v.to_string()))
+                .collect(),
+            body: body.to_vec(),
+            peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
+        };
+        self.api.handle(&request)
+    }
+
+    /// The page form's submission of `target` from `peer`.
+    fn submit_form(&self, target: &str, peer: &str) -> Response {
+        let body = format!("target_url={}", target.replace(':', "%3A"));
+        self.send(
+            "POST",
+            "/scans",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            body.as_bytes(),
+            peer,
+        )
+    }
+
+    /// An MCP session of `peer`.
+    fn mcp_session(&self, peer: &str) -> String {
+        let answer = self.mcp(
+            None,
+            peer,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        assert_eq!(answer.status, 200, "{:?}", body(&answer));
+        header(&answer, "Mcp-Session-Id").unwrap().to_string()
+    }
+
+    /// One JSON-RPC message to `/mcp` from `peer`.
+    fn mcp(&self, session: Option<&str>, peer: &str, message: Value) -> Response {
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        self.send(
+            "POST",
+            "/mcp",
+            &headers,
+            message.to_string().as_bytes(),
+            peer,
+        )
+    }
+
+    /// The result of the MCP tool `tool` called with `arguments` in `session` from `peer`.
+    fn call_tool(&self, session: &str, peer: &str, tool: &str, arguments: Value) -> Value {
+        let answer = self.mcp(
+            Some(session),
+            peer,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments}}),
+        );
+        assert_eq!(answer.status, 200, "{:?}", body(&answer));
+        body(&answer)["result"].clone()
     }
 }
 
@@ -223,6 +307,119 @@ fn ten_submissions_a_minute_from_one_address() {
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 429);
     rig.advance(1);
     assert_eq!(rig.submit("host12.example.com", "198.51.100.7").status, 202);
+}
+
+/// Cheap refusals first (issue 21, item 3): the address's rate is counted on each attempt
+/// before the guard resolves anything, so a flood of names that do not resolve from one
+/// address is refused 429 after its tenth without a lookup, through the JSON API, the form
+/// and MCP alike; the guard's refusals spend no target's cooldown and no network's day.
+#[test]
+fn a_flood_of_unresolvable_names_is_refused_before_any_lookup() {
+    let looked_up = Arc::new(AtomicI64::new(0));
+    let counted = looked_up.clone();
+    let check: Arc<TargetCheck> = Arc::new(move |target| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Err(TargetRefusal::Refused(format!(
+            "cannot resolve {}: timed out after 2s",
+            target.host_str()
+        )))
+    });
+    let rig = rig_checking("cheap-refusals", &[], check);
+    let mut statuses = Vec::new();
+    for n in 0..30 {
+        let answer = rig.submit(&format!("nx{n}.invalid"), "198.51.100.7");
+        if answer.status == 429 {
+            assert_limited(&answer, "rate_limited", 60);
+        } else {
+            assert_eq!(body(&answer)["error"]["code"], "target_refused");
+        }
+        statuses.push(answer.status);
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 400).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(looked_up.load(Ordering::SeqCst), 10, "lookups made");
+    // The form and MCP count on the same attempts, before any lookup too.
+    let form = rig.submit_form("nx-form.invalid", "198.51.100.7");
+    assert_eq!(form.status, 429);
+    assert!(header(&form, "Retry-After").is_some());
+    let session = rig.mcp_session("198.51.100.7");
+    let tool = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instance",
+        json!({"target_url": "nx-mcp.invalid"}),
+    );
+    assert_eq!(tool["isError"], true, "{tool}");
+    let text = tool["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("429 rate_limited"), "{text}");
+    assert_eq!(looked_up.load(Ordering::SeqCst), 10, "lookups made");
+    // Another address of the same network is a client of its own, and the network's day
+    // was not spent by the refused targets: it still has room for all 50.
+    for n in 0..10 {
+        assert_eq!(
+            rig.submit(&format!("other{n}.invalid"), "198.51.100.8")
+                .status,
+            400
+        );
+    }
+    assert_eq!(looked_up.load(Ordering::SeqCst), 20, "lookups made");
+    assert_eq!(
+        rig.store
+            .full_limits(
+                "network:",
+                limits::NETWORK_SCANS_PER_DAY,
+                86_400_000,
+                rig.clock.now_millis()
+            )
+            .unwrap(),
+        []
+    );
+    assert_eq!(
+        rig.store
+            .full_limits("target:", 1, 300_000, rig.clock.now_millis())
+            .unwrap(),
+        []
+    );
+}
+
+/// The address's own minute is spent on its attempt even when the scan is then refused by
+/// its network's day: the day and the target's cooldown are still all or nothing (a refused
+/// network spends no victim's cooldown), but an address cannot retry without limit.
+#[test]
+fn an_attempt_spends_its_address_minute_whatever_refuses_it_later() {
+    let rig = rig("attempt-spent", &[]);
+    for n in 0..50 {
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("198.51.100.{}", n % 5 + 1);
+        assert_eq!(rig.submit(&format!("h{n}.example.com"), &peer).status, 202);
+    }
+    rig.advance(60);
+    for _ in 0..10 {
+        let refused = rig.submit("victim.example.com", "198.51.100.77");
+        assert_eq!(body(&refused)["error"]["code"], "network_daily_limit");
+    }
+    assert_limited(
+        &rig.submit("victim.example.com", "198.51.100.77"),
+        "rate_limited",
+        60,
+    );
+    // The victim's cooldown was never spent.
+    assert_eq!(rig.submit("victim.example.com", "203.0.113.9").status, 202);
+}
+
+/// A busy resolver is a 503 with Retry-After, not a wait.
+#[test]
+fn a_busy_resolver_is_a_503_with_retry_after() {
+    let rig = rig_checking("busy", &[], Arc::new(|_| Err(TargetRefusal::Busy)));
+    let answer = rig.submit("cloud.example.com", "198.51.100.7");
+    assert_eq!(answer.status, 503);
+    assert_eq!(body(&answer)["error"]["code"], "resolver_busy");
+    assert_eq!(header(&answer, "Retry-After"), Some("2"));
 }
 
 /// Asking for an MCP session is limited like submitting: ten a minute from one address (an
@@ -350,6 +547,192 @@ fn one_scan_per_target_per_five_minutes_whoever_asks() {
     );
     rig.advance(retry);
     assert_eq!(rig.submit("cloud.example.com", "203.0.113.9").status, 202);
+}
+
+/// One instance, one cooldown (issue 21, item 5): the issue's spellings of one instance, each
+/// submitted from a network of its own inside the first one's five minutes, are refused; the
+/// cooldown is kept by name with the ports the scan connects to and by the addresses the
+/// guard resolved, so `127.0.0.1` and `localhost`, or two names of one address, share it.
+#[test]
+fn every_spelling_of_one_instance_meets_its_cooldown() {
+    let check: Arc<TargetCheck> = Arc::new(|target| {
+        let host = target.host_str();
+        Ok(match host.as_str() {
+            "vm" | "alias.example" => vec!["192.0.2.10".parse().unwrap()],
+            "localhost" => vec!["127.0.0.1".parse().unwrap(), "::1".parse().unwrap()],
+            literal => vec![literal.parse().unwrap()],
+        })
+    });
+    let rig = rig_checking("one-instance", &[], check);
+    let mut network = 0;
+    let mut submit = |target: &str| {
+        network += 1;
+        rig.submit(target, &format!("198.51.{network}.7"))
+    };
+    let first = submit("vm");
+    assert_eq!(first.status, 202);
+    // The record keeps the addresses its cooldown was spent on: its scan connects to those.
+    let uuid = body(&first)["uuid"].as_str().unwrap().to_string();
+    let record = rig.store.get(&uuid, rig.clock.now()).unwrap().unwrap();
+    assert_eq!(record.addresses, ["192.0.2.10".parse::<IpAddr>().unwrap()]);
+    for spelling in [
+        "vm:443",
+        "VM.",
+        "https://vm",
+        "http://vm",
+        "http://vm:80",
+        "https://vm/x",
+        "https://vm/%2e",
+        "https://vm/./",
+        "alias.example",
+        "192.0.2.10",
+        "https://192.0.2.10:443/",
+        "[::ffff:192.0.2.10]",
+    ] {
+        let refused = submit(spelling);
+        assert_eq!(refused.status, 429, "{spelling}");
+        assert_eq!(
+            body(&refused)["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+    }
+    // Another port is another instance.
+    assert_eq!(submit("vm:8443").status, 202);
+    assert_eq!(submit("127.0.0.1").status, 202);
+    for spelling in [
+        "localhost",
+        "https://LOCALHOST/",
+        "http://localhost:80",
+        "[::ffff:127.0.0.1]:443",
+    ] {
+        let refused = submit(spelling);
+        assert_eq!(refused.status, 429, "{spelling}");
+        assert_eq!(
+            body(&refused)["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+    }
+    // The refused spellings spent nothing: five minutes after the first scans, all is free.
+    rig.advance(300);
+    assert_eq!(submit("localhost").status, 202);
+    assert_eq!(submit("https://vm/x").status, 202);
+    assert_eq!(submit("[::1]").status, 429, "localhost spent ::1 too");
+}
+
+/// MCP `scan_instances` scans an instance named twice once, by the same key as the cooldown:
+/// `vm`, `vm:443` and `http://vm:80/x` are one instance, `vm:8443` another.
+#[test]
+fn scan_instances_scans_each_instance_once_however_written() {
+    let mut rig = rig("mcp-same-instance", &[]);
+    // No worker runs here: answer at once with the queued scans.
+    rig.api.config.scan_wait = std::time::Duration::ZERO;
+    let session = rig.mcp_session("198.51.100.7");
+    let answer = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instances",
+        json!({"target_urls": ["vm", "vm:443", "http://vm:80/x", "vm:8443", "https://VM/./"]}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    let results = answer["structuredContent"]["results"].as_array().unwrap();
+    let same_as: Vec<&Value> = results.iter().map(|r| &r["same_as"]).collect();
+    assert_eq!(
+        same_as,
+        [&Value::Null, &json!(0), &json!(0), &Value::Null, &json!(0)],
+        "{answer}"
+    );
+    assert_eq!(results[1]["uuid"], results[0]["uuid"]);
+    assert_ne!(results[3]["uuid"], results[0]["uuid"]);
+    for entry in results {
+        assert_eq!(entry["status"], "queued", "{entry}");
+        assert_eq!(
+            entry["erase_key"].as_str().map(str::len),
+            Some(64),
+            "{entry}"
+        );
+    }
+    assert_eq!(results[1]["erase_key"], results[0]["erase_key"]);
+    assert_ne!(results[3]["erase_key"], results[0]["erase_key"]);
+}
+
+/// Through MCP too: scan_instance answers its erase key, and erase_instance_data erases with
+/// it and with nothing else.
+#[test]
+fn mcp_erases_a_scan_with_its_erase_key_only() {
+    let mut rig = rig("mcp-erase-key", &[]);
+    rig.api.config.scan_wait = std::time::Duration::ZERO;
+    let session = rig.mcp_session("198.51.100.7");
+    let scanned = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "scan_instance",
+        json!({"target_url": "cloud.example.com"}),
+    );
+    assert_eq!(scanned["isError"], false, "{scanned}");
+    let uuid = scanned["structuredContent"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = scanned["structuredContent"]["erase_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        scanned["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&key)
+    );
+    // get_scan_result never answers it.
+    let polled = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "get_scan_result",
+        json!({"uuid": uuid}),
+    );
+    assert!(!polled.to_string().contains(&key), "{polled}");
+    // No key is no call; another key is refused.
+    let missing = rig.mcp(
+        Some(&session),
+        "198.51.100.7",
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "erase_instance_data", "arguments": {"uuid": uuid}}}),
+    );
+    assert_eq!(
+        body(&missing)["error"]["code"],
+        -32602,
+        "{:?}",
+        body(&missing)
+    );
+    let wrong = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "erase_instance_data",
+        json!({"uuid": uuid, "erase_key": "0".repeat(64)}),
+    );
+    assert_eq!(wrong["isError"], true, "{wrong}");
+    assert!(
+        wrong["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("403 erase_key_invalid"),
+        "{wrong}"
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 200);
+    let erased = rig.call_tool(
+        &session,
+        "198.51.100.7",
+        "erase_instance_data",
+        json!({"uuid": uuid, "erase_key": key}),
+    );
+    assert_eq!(
+        erased["structuredContent"],
+        json!({"erased": 1}),
+        "{erased}"
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{uuid}")).status, 404);
 }
 
 #[test]
@@ -555,12 +938,11 @@ fn unknown_expired_and_malformed_uuids_are_404_alike() {
 }
 
 #[test]
-fn a_worker_completes_the_record_and_delete_erases_the_target() {
+fn a_worker_completes_the_record_and_its_submitter_erases_it() {
     let rig = rig("complete", &[]);
-    let first = body(&rig.submit("cloud.example.com", "198.51.100.7"))["uuid"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let submitted = body(&rig.submit("cloud.example.com", "198.51.100.7"));
+    let first = submitted["uuid"].as_str().unwrap().to_string();
+    let erase_key = submitted["erase_key"].as_str().unwrap().to_string();
     let other = body(&rig.submit("other.example.com", "198.51.100.7"))["uuid"]
         .as_str()
         .unwrap()
@@ -622,13 +1004,27 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
             .unwrap(),
         [true]
     );
-    // DELETE erases every record of that target, and nothing else.
-    let erased = rig.request(
+    // Neither the poll nor an export nor the page carries the erase key.
+    for path in [
+        format!("/api/scans/{first}"),
+        format!("/api/scans/{first}/export/json"),
+        format!("/api/scans/{first}/export/csv"),
+        format!("/api/scans/{first}/export/sarif"),
+        format!("/scans/{first}"),
+    ] {
+        let answer = rig.get(&path);
+        assert_eq!(answer.status, 200, "{path}");
+        let text = String::from_utf8_lossy(&answer.body);
+        assert!(!text.contains(&erase_key), "{path}");
+        assert!(!text.contains("erase_key"), "{path}");
+    }
+    // DELETE with the erase key erases that record, and nothing else.
+    let erased = rig.send(
         "DELETE",
         &format!("/api/scans/{first}"),
-        "",
+        &[("X-Erase-Key", &erase_key)],
+        b"",
         "192.0.2.1",
-        None,
     );
     assert_eq!(erased.status, 200);
     assert_eq!(body(&erased)["erased"], 1);
@@ -642,6 +1038,82 @@ fn a_worker_completes_the_record_and_delete_erases_the_target() {
             .status,
         Status::Queued
     );
+}
+
+/// Erasure needs the right to erase (issue 21, item 8): two submitters of one instance each
+/// get an erase key of their own with their 202; a DELETE without a key, or with the other's,
+/// is 403 and erases nothing; each key erases its own record only. The store keeps the key's
+/// SHA-256, never the key.
+#[test]
+fn only_a_scan_s_own_erase_key_erases_it() {
+    let rig = rig("erase-key", &[]);
+    let submit = |peer: &str| {
+        let answer = rig.submit("cloud.example.com", peer);
+        assert_eq!(answer.status, 202, "{:?}", body(&answer));
+        assert_eq!(header(&answer, "Cache-Control"), Some("no-store"));
+        let value = body(&answer);
+        let key = value["erase_key"].as_str().unwrap().to_string();
+        assert_eq!(key.len(), 64, "{key}");
+        assert!(
+            key.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
+        (value["uuid"].as_str().unwrap().to_string(), key)
+    };
+    let (victims, victim_key) = submit("198.51.100.7");
+    rig.advance(300);
+    let (mine, my_key) = submit("203.0.113.9");
+    assert_ne!(victim_key, my_key);
+    let delete = |uuid: &str, key: Option<&str>| {
+        let headers: Vec<(&str, &str)> = key.map(|k| ("X-Erase-Key", k)).into_iter().collect();
+        rig.send(
+            "DELETE",
+            &format!("/api/scans/{uuid}"),
+            &headers,
+            b"",
+            "203.0.113.9",
+        )
+    };
+    let required = delete(&victims, None);
+    assert_eq!(required.status, 403);
+    assert_eq!(body(&required)["error"]["code"], "erase_key_required");
+    let wrong = delete(&victims, Some(&my_key));
+    assert_eq!(wrong.status, 403);
+    assert_eq!(body(&wrong)["error"]["code"], "erase_key_invalid");
+    assert_eq!(delete(&victims, Some("not-a-key")).status, 403);
+    assert_eq!(
+        delete(&victims, Some(&victim_key.to_uppercase())).status,
+        403
+    );
+    assert_eq!(rig.get(&format!("/api/scans/{victims}")).status, 200);
+    // My key erases my record, and the victim's stays.
+    let erased = delete(&mine, Some(&my_key));
+    assert_eq!(erased.status, 200);
+    assert_eq!(body(&erased), json!({"erased": 1}));
+    assert_eq!(rig.get(&format!("/api/scans/{mine}")).status, 404);
+    assert_eq!(rig.get(&format!("/api/scans/{victims}")).status, 200);
+    // Gone is gone: the key finds nothing any more.
+    assert_eq!(delete(&mine, Some(&my_key)).status, 404);
+    // The store holds the key's hash, never the key.
+    let kept = rig.store.get(&victims, rig.clock.now()).unwrap().unwrap();
+    assert_eq!(
+        kept.erase_hash.as_deref(),
+        Some(super::api::erase_hash(&victim_key).as_str())
+    );
+    assert_ne!(kept.erase_hash.as_deref(), Some(victim_key.as_str()));
+    let erased = delete(&victims, Some(&victim_key));
+    assert_eq!(erased.status, 200);
+    // A record of before erase keys cannot be erased by anyone's key.
+    let old = super::store::ScanRecord::queued(
+        "0f8fad5b-d9cb-469f-a165-70867728950e".into(),
+        "old.example.com".into(),
+        "n".into(),
+        Default::default(),
+        rig.clock.now(),
+        3600,
+    );
+    rig.store.insert(&old).unwrap();
+    assert_eq!(delete(&old.uuid, Some(&victim_key)).status, 403);
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! `--all-addresses`: every address of a name (pinned here with `scanner.resolve`) probed on
 //! its own, the first address the reference, Host and SNI keeping the name.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-use crate::support::{FakeInstance, InstanceConfig};
 
 struct Run {
     stdout: String,

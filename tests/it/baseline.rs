@@ -3,11 +3,11 @@
 //! instance is restarted on the same address with another configuration, so the host key
 //! (`127.0.0.1:PORT`) of the baseline stays the same.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use crate::support::{FakeInstance, InstanceConfig};
 
 const DAY_1: &str = "2026-11-22T03:00:00Z";
 const DAY_2: &str = "2026-11-23T03:00:00Z";

@@ -8,6 +8,8 @@
 //! the step ran them and run the freshly built plugin. Every scan goes to fake instances on
 //! loopback with bundled release data; nothing waits for real time.
 
+use crate::support::FakeInstance;
+use crate::support::plugin::{self, NOW};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -17,8 +19,6 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use storage_security::self_update;
-use crate::support::FakeInstance;
-use crate::support::plugin::{self, NOW};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const NEWER: &str = "99.0.0";

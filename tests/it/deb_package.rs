@@ -9,6 +9,8 @@
 //!   they start and work under systemd's sandbox (a systemd booted for the test, see
 //!   [`Systemd`]), and `dpkg --purge` leaves nothing behind.
 
+use crate::support::plugin::healthy;
+use crate::support::{FakeInstance, closed_port};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -16,8 +18,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::plugin::healthy;
-use crate::support::{FakeInstance, closed_port};
 
 const PACKAGE: &str = "check-storage-security";
 const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -2,10 +2,10 @@
 //! listener (the real 9205 captures) on loopback. Ports are chosen with
 //! `COS_SCANNER_DEBUG_PORTS`, the connect timeout with `COS_SCANNER_DEBUG_PORT_TIMEOUT`.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 

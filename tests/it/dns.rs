@@ -7,12 +7,12 @@
 //! question (tests/it/dnssec.rs asks a real server those). Names other than `localhost` reach the
 //! fake instance through `scanner.resolve`, so the system's nameserver is never asked.
 
+use crate::support::plugin::{Run, hermetic, hermetic_untrusting, run};
+use crate::support::{FakeInstance, InstanceConfig};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
-use crate::support::plugin::{Run, hermetic, hermetic_untrusting, run};
-use crate::support::{FakeInstance, InstanceConfig};
 
 // ---------------------------------------------------------------------------------------------
 // A fake DNS server that counts the questions

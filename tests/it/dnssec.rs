@@ -17,12 +17,12 @@
 //! the fake instance through `scanner.resolve`, so the system resolver is never asked. (The
 //! zones are not below `test.`: a special-use name is never asked about.)
 
+use crate::support::plugin::{Run, hermetic, run};
+use crate::support::{FakeInstance, InstanceConfig};
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::plugin::{Run, hermetic, run};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NAMED: &str = "/usr/sbin/named";
 

@@ -9,14 +9,14 @@
 //! one test waits the fixed 8 s of the first scrape, since only a round that outlasts it can
 //! show the first scrape answering without it.
 
+use crate::support::exporter::ExporterProcess;
+use crate::support::plugin::{NOW, healthy, hermetic, scratch};
+use crate::support::{FakeInstance, InstanceConfig};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::exporter::ExporterProcess;
-use crate::support::plugin::{NOW, healthy, hermetic, scratch};
-use crate::support::{FakeInstance, InstanceConfig};
 
 /// `NOW` in Unix seconds.
 const NOW_SECONDS: f64 = 1_795_316_400.0;
@@ -595,8 +595,11 @@ impl Prometheus {
         let stream = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_secs(1))
             .map_err(|e| format!("connect: {e}"))?;
         drop(stream);
-        let answer =
-            crate::support::exporter::request(self.addr, "GET", &format!("/api/v1/query?query={query}"));
+        let answer = crate::support::exporter::request(
+            self.addr,
+            "GET",
+            &format!("/api/v1/query?query={query}"),
+        );
         if answer.status != 200 {
             return Err(format!("HTTP {}: {}", answer.status, answer.body));
         }

@@ -4,11 +4,11 @@
 //! written; and hostile feed answers cost a few MiB, not hundreds. The clock is moved with
 //! `COS_NOW`, so nothing waits for a window to pass.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
 use crate::support::feed::{Reply, releases_body};
 use crate::support::plugin::{self, NOW, Run};
 use crate::support::{FakeInstance, FeedServer};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 const TAGS: &[&str] = &["v8.2.0", "v7.2.5", "v4.0.9"];
 const ETAG: &str = "\"releases-v1\"";

@@ -3,11 +3,11 @@
 //! (after OpenCloud's 4.0 LTS line ended on 2027-12-01): the order, the reasons, the exit
 //! codes, `--format json`, and the lines for files that are not result documents.
 
+use crate::support::plugin::{NOW, healthy, hermetic, scratch};
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-use crate::support::plugin::{NOW, healthy, hermetic, scratch};
-use crate::support::{FakeInstance, InstanceConfig};
 
 /// The day the fleet is judged: 4.0 (LTS) ended on 2027-12-01; 8.1 (rolling) is still
 /// supported (the bundled schedule knows no successor).

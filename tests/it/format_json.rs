@@ -2,9 +2,9 @@
 //! hostile server text coming back intact as data. Regenerate the goldens with
 //! `COS_BLESS_GOLDEN=1 cargo test --test format_json`.
 
+use crate::support::FakeInstance;
 use serde_json::Value;
 use std::path::Path;
-use crate::support::FakeInstance;
 
 use crate::support::plugin::healthy;
 

@@ -7,6 +7,9 @@
 //! port; a failed scan alone; hostile server text) and from the renderer fed text no scan
 //! produces (raw control characters, `]]>`, non-characters, odd durations).
 
+use crate::support::junit_xsd::{assert_valid, validate};
+use crate::support::plugin::{self, healthy};
+use crate::support::{FakeInstance, InstanceConfig};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use std::collections::BTreeSet;
@@ -15,9 +18,6 @@ use storage_security::knowledge::ProductFamily;
 use storage_security::output::junit;
 use storage_security::report::{Product, RatingLimit, Role, ScanResult, State, Status};
 use storage_security::severity::Severity;
-use crate::support::junit_xsd::{assert_valid, validate};
-use crate::support::plugin::{self, healthy};
-use crate::support::{FakeInstance, InstanceConfig};
 
 /// A default install: demo accounts, CORS for any origin, version headers (WARNING).
 fn default_install() -> InstanceConfig {

@@ -6,12 +6,12 @@
 //! durations, certificate days) is masked first. Regenerate with
 //! `COS_BLESS_GOLDEN=1 cargo test --test format_metrics`.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 /// `NOW` in nanoseconds since the epoch, as OTLP carries it.

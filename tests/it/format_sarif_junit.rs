@@ -6,6 +6,7 @@
 //! between runs (ports, durations, certificate day counts, the tool version, rule positions).
 //! Regenerate them with `COS_BLESS_GOLDEN=1 cargo test --test format_sarif_junit`.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use serde_json::Value;
@@ -13,7 +14,6 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 

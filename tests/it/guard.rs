@@ -4,6 +4,8 @@
 //! connection (HTTPS, the legacy-TLS handshake, debug ports, `--all-addresses`), which the
 //! fakes' own request counts show. Resolution is injected: no test asks real DNS anything.
 
+use crate::support::plugin::{NOW, healthy, hermetic, hermetic_with_debug_ports};
+use crate::support::{FakeInstance, start_debug_listener};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -16,8 +18,6 @@ use storage_security::net::guard::{self, Blocked, Pins, Refusal};
 use storage_security::report::{ScanResult, Status};
 use storage_security::scanner::Scanner;
 use storage_security::settings::Settings;
-use crate::support::plugin::{NOW, healthy, hermetic, hermetic_with_debug_ports};
-use crate::support::{FakeInstance, start_debug_listener};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -17,13 +17,13 @@
 //! whatever stands between a space and the next `=`, so a second perfdata part that starts
 //! with a space (`| rating=`) keeps that space in its label (written back as `' rating'`).
 
+use crate::support::{FakeInstance, InstanceConfig};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 const PLUGIN: &str = env!("CARGO_BIN_EXE_check-storage-security");

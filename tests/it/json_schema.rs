@@ -2,10 +2,10 @@
 //! (`docs/result.schema.json`). The validator below implements the part of JSON Schema the
 //! schema uses and refuses anything else, so a schema change cannot silently go unchecked.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-use crate::support::{FakeInstance, InstanceConfig};
 
 fn schema() -> Value {
     let text = std::fs::read_to_string(concat!(

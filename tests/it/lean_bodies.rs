@@ -6,13 +6,13 @@
 //! elsewhere the bound is not checked). The bound holds for the debug build the tests run; the
 //! release binary's figures are in the README (Performance, Limits).
 
+use crate::support::plugin::{healthy, hermetic, run_with_peak};
+use crate::support::{FakeInstance, InstanceConfig, RawResponse};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 use storage_security::net::http::{
     Client, ClientOptions, Endpoint, Keep, MAX_BODY_BYTES, MAX_HEADER_BYTES, Scheme, Verification,
 };
-use crate::support::plugin::{healthy, hermetic, run_with_peak};
-use crate::support::{FakeInstance, InstanceConfig, RawResponse};
 
 /// What a hostile instance sends on every path but its status page: far past any cap, and
 /// made by the fake as it is sent (a connection closed early never costs it the rest).

@@ -3,13 +3,13 @@
 //! one full TLS handshake and resumes the rest, and the demo sign-ins run beside each other
 //! and beside the other probes instead of after them.
 
+use crate::support::plugin::{Run, healthy, scan};
+use crate::support::{FakeInstance, InstanceConfig, RecordedRequest, TlsMode, Traffic};
 use std::time::Duration;
 use storage_security::family::ProductFamily;
 use storage_security::net::http::{Client, ClientOptions, Endpoint, Keep, Scheme};
 use storage_security::net::tls::{EndpointTls, Requirement, Roots, Route, TrustedBy};
 use storage_security::probe::{CONNECTIONS_PER_SCAN, HTTP_CONNECTIONS, plan};
-use crate::support::plugin::{Run, healthy, scan};
-use crate::support::{FakeInstance, InstanceConfig, RecordedRequest, TlsMode, Traffic};
 
 /// How long a finished scan's connections may take to be seen closed by the fake. The
 /// plugin has exited by then, so this only waits for the fake's threads to notice.

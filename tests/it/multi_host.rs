@@ -1,8 +1,8 @@
 //! Several hosts in one run: one worker per host up to --concurrency, results in input order,
 //! the worst state wins (CRITICAL > WARNING > UNKNOWN > OK).
 
-use std::path::Path;
 use crate::support::FakeInstance;
+use std::path::Path;
 
 use crate::support::plugin::healthy;
 

@@ -3,9 +3,9 @@
 //! schedule, its own demo accounts (never OpenCloud's), its settings in the advice, its release
 //! feed, the tracks it publishes, and no false alarm from its defaults.
 
-use serde_json::Value;
 use crate::support::plugin::{NOW, hermetic, run, scan, scan_with_env};
 use crate::support::{FakeInstance, FeedServer, InstanceConfig, RawResponse};
+use serde_json::Value;
 
 /// A default oCIS minus the weaknesses a default install has (demo accounts, CORS for any
 /// origin), so the version decides.

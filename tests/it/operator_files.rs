@@ -7,13 +7,13 @@
 //! memory bounds are not checked). The bound holds for the debug build the tests run; the
 //! release binary's figures are in the README (Limits).
 
+use crate::support::plugin::{NOW, scratch};
+use crate::support::{FakeInstance, InstanceConfig};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use storage_security::files::Kind;
-use crate::support::plugin::{NOW, scratch};
-use crate::support::{FakeInstance, InstanceConfig};
 
 /// A run still going after this hangs.
 const WATCHDOG: Duration = Duration::from_secs(20);

@@ -2,9 +2,9 @@
 //! performance data for the scenarios of the foundation issue. The clock is pinned with
 //! `COS_NOW`; the environment is cleared so nothing of the developer's machine leaks in.
 
+use crate::support::{FakeInstance, FaultKind, FeedServer, InstanceConfig, TlsMode};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use crate::support::{FakeInstance, FaultKind, FeedServer, InstanceConfig, TlsMode};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 
@@ -1020,7 +1020,10 @@ fn advisory_feed_is_merged_after_bundled_data_and_deduplicated() {
 #[test]
 fn unreachable_advisory_feed_is_ignored() {
     let fake = FakeInstance::start(healthy().version("8.1.0"));
-    let url = format!("http://127.0.0.1:{}/osv.json", crate::support::closed_port());
+    let url = format!(
+        "http://127.0.0.1:{}/osv.json",
+        crate::support::closed_port()
+    );
     let run = scan_env(
         &fake,
         "advisory-feed-down",

@@ -3,9 +3,9 @@
 //! which, and waivers never excuse a requirement. Against fake instances on loopback, fixed
 //! clock, cleared environment.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::path::PathBuf;
-use crate::support::{FakeInstance, InstanceConfig};
 
 use crate::support::plugin::{Run, scratch};
 

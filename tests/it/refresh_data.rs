@@ -9,7 +9,6 @@
 #[allow(dead_code)]
 mod refresher;
 
-
 use crate::support::feed::{FeedServer, Reply};
 use serde_json::{Value, json};
 use std::ffi::OsString;

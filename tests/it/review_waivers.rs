@@ -2,10 +2,10 @@
 //! plugin and `scan <host>` produced from fake instances, several hosts and files together; and
 //! files that are not result documents, each refused in one line naming it, exit 3.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use crate::support::plugin::{NOW, healthy, hermetic, scratch};
 use crate::support::{FakeInstance, InstanceConfig};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 struct Out {
     stdout: String,

@@ -1,10 +1,10 @@
 //! `check-storage-scanner`: `scan <host>` prints the plugin's per-host result document and
 //! exits with its state; each program takes its own flags and refuses the other's by name.
 
-use serde_json::Value;
-use std::process::Command;
 use crate::support::plugin::{NOW, hermetic, scratch};
 use crate::support::{FakeInstance, InstanceConfig};
+use serde_json::Value;
+use std::process::Command;
 
 struct Out {
     stdout: String,
@@ -71,7 +71,8 @@ fn each_program_takes_its_own_flags() {
             "UNKNOWN: --format is an option of check-storage-security and of fleet, not of scan; see check-storage-scanner -h"
         )
     );
-    let plugin = crate::support::plugin::run("plugin-listen", &["-H", "x.example", "--listen", "::"], &[]);
+    let plugin =
+        crate::support::plugin::run("plugin-listen", &["-H", "x.example", "--listen", "::"], &[]);
     assert_eq!(plugin.code, 3);
     assert_eq!(
         plugin.line(0),
@@ -224,8 +225,8 @@ fn secrets_in_clear_on_the_command_line_are_warned_about_once() {
 
     // A password in the store's address (a real Redis that requires it).
     let password = "hunter2-in-clear";
-    let redis =
-        crate::support::redis::RedisServer::start_in(&dir.join("redis")).unwrap_or_else(|e| panic!("{e}"));
+    let redis = crate::support::redis::RedisServer::start_in(&dir.join("redis"))
+        .unwrap_or_else(|e| panic!("{e}"));
     {
         use std::io::{Read, Write};
         let mut connection = std::net::TcpStream::connect(redis.addr).unwrap();

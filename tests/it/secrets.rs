@@ -5,9 +5,9 @@
 //! instead. (The settings layer's own refusals are tested option by option in
 //! `settings::tests::no_message_prints_a_value_read_from_a_reference`.)
 
-use std::path::Path;
 use crate::support::plugin::{Run, scratch};
 use crate::support::{FakeInstance, FeedServer, InstanceConfig};
+use std::path::Path;
 
 const MARKER: &str = "XXXXSECRET";
 

@@ -5,6 +5,8 @@
 //! nothing. Everything runs against a release server on loopback; the clock moves with
 //! `COS_NOW`, so nothing waits.
 
+use crate::support::FakeInstance;
+use crate::support::plugin::{self, NOW, Run};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,8 +14,6 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use storage_security::self_update;
-use crate::support::FakeInstance;
-use crate::support::plugin::{self, NOW, Run};
 
 const RUNNING: &str = env!("CARGO_PKG_VERSION");
 const NEWER: &str = "99.0.0";
@@ -279,7 +279,10 @@ fn a_failing_feed_is_silent_and_still_asked_once_a_day() {
     assert_eq!(server.feed_requests(), 3, "{:?}", server.requests());
 
     // Nobody listening: silent too, and --debug tells why.
-    let closed = format!("http://127.0.0.1:{}/releases", crate::support::closed_port());
+    let closed = format!(
+        "http://127.0.0.1:{}/releases",
+        crate::support::closed_port()
+    );
     let quiet = Scans::new("su-closed");
     let run = quiet.checked("su-closed-0", NOW, &closed, &[]);
     assert_eq!(run.code, plain.code);

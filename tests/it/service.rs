@@ -3,13 +3,13 @@
 //! for a hundred simultaneous requests, hostile clients, the request log and SIGTERM. Scans go
 //! to fake instances; what a scan cost is counted by the fake, never guessed from timing.
 
+use crate::support::plugin::{NOW, healthy, hermetic, scratch};
+use crate::support::service::{Answer, Refused, ScannerService, form_encode, request};
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-use crate::support::plugin::{NOW, healthy, hermetic, scratch};
-use crate::support::service::{Answer, Refused, ScannerService, form_encode, request};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const TOKEN: &str = "0f4c2a9e7d1b3c5a8e6f0d2b4c6a8e1f";
 /// How long a test waits for something the service does at once (a generous upper bound).

@@ -19,11 +19,11 @@
 //! The tools come from `make deps` (packaging/ci-deps.sh). The instance's certificate for the
 //! TLS listeners is made here with rcgen.
 
+use crate::support::plugin::{NOW, scratch};
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use crate::support::plugin::{NOW, scratch};
-use crate::support::{FakeInstance, InstanceConfig};
 
 const NGINX: &str = "/usr/sbin/nginx";
 const APACHE: &str = "/usr/sbin/apache2";

@@ -4,11 +4,11 @@
 //! conformance suite, two nodes on one server, and a dead or hung server answering with a
 //! `StoreError` in bounded time.
 
+use crate::support::redis::RedisServer;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use crate::support::redis::RedisServer;
 
 use storage_security::web::store::conformance::{self, T0};
 use storage_security::web::store::redis::RedisStore;

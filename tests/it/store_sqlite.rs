@@ -98,7 +98,7 @@ fn the_file_is_in_wal_mode_with_a_schema_version() {
     // the user_version (big-endian) at 60.
     assert!(header.starts_with(b"SQLite format 3\0"));
     assert_eq!((header[18], header[19]), (2, 2), "WAL mode");
-    assert_eq!(&header[60..64], &[0, 0, 0, 2], "user_version 2");
+    assert_eq!(&header[60..64], &[0, 0, 0, 3], "user_version 3");
     // Opening it again is fine; a file from a newer version is refused.
     drop(SqliteStore::open(&path).unwrap());
     let mut newer = header.clone();

@@ -8,11 +8,11 @@
 //! of one test go at once; `make bench` runs the same targets at the budgets of 8, 12, 20 and
 //! 55 s. A run must end within its budget and [`SLACK`] (the process starting and writing).
 
-use std::path::Path;
-use std::time::{Duration, Instant};
 use crate::support::plugin::{Run, hermetic, run};
 use crate::support::stall::{Stall, StallingTarget};
 use crate::support::{FakeInstance, InstanceConfig};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// What a run may take beyond its budget: starting the process and writing the output.
 const SLACK: Duration = Duration::from_millis(500);

@@ -2,12 +2,12 @@
 //! the real binary. The fake instance speaks TLS 1.2 and 1.3 only (rustls), like OpenCloud
 //! 4.0.0 with Go's defaults, so TLS 1.0 and 1.1 must both come back refused.
 
+use crate::support::{ConnectProxy, FakeInstance, InstanceConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 use storage_security::net::legacy_tls::{self, LegacyTls};
 use storage_security::net::proxy::Proxy;
-use crate::support::{ConnectProxy, FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 

@@ -2,9 +2,9 @@
 //! advisories match it) lists the candidate upgrades in the JSON (`upgradeOptions`) and names
 //! the best one in `--debug`'s explanation, without changing the default layout.
 
-use serde_json::Value;
 use crate::support::FakeInstance;
 use crate::support::plugin::{healthy, scan};
+use serde_json::Value;
 
 #[test]
 fn candidate_upgrades_are_rehearsed_in_the_json_and_the_explanation() {

@@ -4,6 +4,7 @@
 //! needs). In process, over the whole check registry: every id a full scan decides, a
 //! verification decides the same way.
 
+use crate::support::{FakeInstance, InstanceConfig, RecordedRequest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 use storage_security::budget::Budget;
@@ -15,7 +16,6 @@ use storage_security::scanner::Scanner;
 use storage_security::settings::Settings;
 use storage_security::severity::Severity;
 use storage_security::verify::{self, Access, Outcome};
-use crate::support::{FakeInstance, InstanceConfig, RecordedRequest};
 
 use crate::support::plugin::{NOW, Run, scratch};
 

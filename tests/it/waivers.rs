@@ -1,9 +1,9 @@
 //! Time-limited waivers end to end: a waived finding stops counting until its expiry and alerts
 //! again afterwards with no change of configuration; `--waiver-warning` warns ahead of it.
 
+use crate::support::{FakeInstance, InstanceConfig};
 use std::path::Path;
 use std::process::Command;
-use crate::support::{FakeInstance, InstanceConfig};
 
 fn run(name: &str, now: &str, args: &[&str], fake: &FakeInstance) -> (String, i32) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("waivers-{name}"));

@@ -5,10 +5,10 @@
 //! answering; SIGTERM stops it. The limits, stores and guard have their own tests
 //! (`src/web/tests.rs`, `tests/store_*.rs`, `tests/it/guard.rs`).
 
-use std::time::{Duration, Instant};
 use crate::support::FakeInstance;
 use crate::support::plugin::healthy;
 use crate::support::service::{Answer, ScannerService};
+use std::time::{Duration, Instant};
 
 use crate::support::web::{fresh_dir, start, start_at};
 
@@ -65,6 +65,7 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     assert_eq!(answer.status, 202, "{}", answer.text());
     let value = answer.json();
     let uuid = value["uuid"].as_str().unwrap().to_string();
+    let erase_key = value["erase_key"].as_str().unwrap().to_string();
     assert_eq!(
         answer.header("location"),
         Some(format!("https://scan.example.com/api/scans/{uuid}").as_str())
@@ -136,11 +137,54 @@ fn a_submitted_instance_is_scanned_exported_and_erased() {
     assert_eq!(again.status, 429, "{}", again.text());
     assert!(again.header("retry-after").is_some());
 
-    let erased = web.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    // The erase key is the submitter's: no poll, export or page carries it, nor the store
+    // (which keeps its hash), nor the log.
+    for path in [
+        format!("/api/scans/{uuid}"),
+        format!("/api/scans/{uuid}/export/json"),
+        format!("/api/scans/{uuid}/export/csv"),
+        format!("/api/scans/{uuid}/export/sarif"),
+        format!("/api/scans/{uuid}/export/pdf"),
+        format!("/scans/{uuid}"),
+    ] {
+        let answer = web.get(&path, &[]);
+        assert_eq!(answer.status, 200, "{path}");
+        let holds = answer
+            .body
+            .windows(erase_key.len())
+            .any(|w| w == erase_key.as_bytes());
+        assert!(!holds, "{path} carries the erase key");
+    }
+    let stored: Vec<u8> = ["web.sqlite", "web.sqlite-wal"]
+        .iter()
+        .flat_map(|name| std::fs::read(dir.join(name)).unwrap_or_default())
+        .collect();
+    assert!(
+        !stored
+            .windows(erase_key.len())
+            .any(|w| w == erase_key.as_bytes()),
+        "the store holds the erase key"
+    );
+
+    // Erasing needs the key; with it, the scan is gone.
+    let refused = web.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], "erase_key_required");
+    let erased = web.request(
+        "DELETE",
+        &format!("/api/scans/{uuid}"),
+        &[("X-Erase-Key", &erase_key)],
+        b"",
+    );
     assert_eq!(erased.status, 200, "{}", erased.text());
     assert_eq!(web.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
 
     web.terminate();
+    let printed = web.stderr_lines();
+    assert!(
+        !printed.iter().any(|l| l.contains(&erase_key)),
+        "{printed:?}"
+    );
 }
 
 #[test]
@@ -264,45 +308,13 @@ fn a_flood_and_dripping_clients_leave_the_server_answering() {
     assert_eq!(web.get("/healthz", &[]).status, 200);
 }
 
-/// A connection to `to` from the loopback address `source` (127.0.0.2, 127.0.0.3, ...: a client
-/// of its own to the server).
-fn connect_from(source: &str, to: std::net::SocketAddr) -> std::net::TcpStream {
-    use socket2::{Domain, Socket, Type};
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
-    let from: std::net::SocketAddr = format!("{source}:0").parse().unwrap();
-    socket.bind(&from.into()).unwrap();
-    socket
-        .connect_timeout(&to.into(), Duration::from_secs(5))
-        .unwrap();
-    socket.into()
-}
-
-/// `GET path` from `source` on a connection of its own: the status and the whole answer.
-fn get_from(source: &str, to: std::net::SocketAddr, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut c = connect_from(source, to);
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        c,
-        "GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = c.read_to_string(&mut answer);
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, answer)
-}
-
 /// One address holds at most `--connections-per-address` connections (queued or served):
 /// 100 connections dripping a header and 200 idle ones from 127.0.0.2 leave the workers to
 /// others, and a fresh client from 127.0.0.3 gets its answer within a second throughout. The
 /// attacker's connections past its share are answered 429 at once.
 #[test]
 fn one_address_cannot_starve_the_others() {
+    use crate::support::service::{connect_from, request_from};
     use std::io::{Read, Write};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -334,8 +346,8 @@ fn one_address_cannot_starve_the_others() {
         (0..200).map(|_| connect_from("127.0.0.2", addr)).collect();
     for n in 0..10 {
         let started = Instant::now();
-        let (status, answer) = get_from("127.0.0.3", addr, "/healthz");
-        assert_eq!(status, 200, "try {n}: {answer}");
+        let answer = request_from("127.0.0.3", addr, "GET", "/healthz", &[], b"");
+        assert_eq!(answer.status, 200, "try {n}: {}", answer.text());
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "try {n} took {:?}",
@@ -359,13 +371,168 @@ fn one_address_cannot_starve_the_others() {
     // Its connections closed, the attacker is a client like any other again.
     let until = Instant::now() + Duration::from_secs(15);
     loop {
-        let (status, _) = get_from("127.0.0.2", addr, "/healthz");
-        if status == 200 {
+        if request_from("127.0.0.2", addr, "GET", "/healthz", &[], b"").status == 200 {
             break;
         }
         assert!(Instant::now() < until, "127.0.0.2 is still refused");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Threads of the process `pid` now.
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Cheap refusals first (issue 21, item 3): 40 clients of one address flood the API with names
+/// that do not resolve. The address's rate is counted before any lookup, so its first ten are
+/// refused by the guard (400) and every other one gets 429 with `Retry-After` at once; the
+/// process does not grow a thread per lookup, and `/healthz` from another address answers
+/// within a second all along.
+#[test]
+fn a_flood_of_unresolvable_names_from_one_address_is_refused_cheaply() {
+    use crate::support::service::request_from;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = fresh_dir("web-api-cheap-refusals");
+    let web = start(&dir, &[]);
+    let (addr, pid) = (web.addr, web.pid());
+    // The HTTP workers start after the server says it listens: counted once one answered.
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = threads_of(pid);
+    let done = Arc::new(AtomicBool::new(false));
+    let health = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut slowest = Duration::ZERO;
+            let mut most_threads = 0;
+            while !done.load(Ordering::SeqCst) {
+                let started = Instant::now();
+                let answer = request_from("127.0.0.3", addr, "GET", "/healthz", &[], b"");
+                assert_eq!(answer.status, 200, "{}", answer.text());
+                slowest = slowest.max(started.elapsed());
+                most_threads = most_threads.max(threads_of(pid));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (slowest, most_threads)
+        })
+    };
+    let clients: Vec<_> = (0..40)
+        .map(|client| {
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|n| {
+                        let body = format!("{{\"target_url\": \"nx-{client}-{n}.invalid\"}}");
+                        let answer = request_from(
+                            "127.0.0.2",
+                            addr,
+                            "POST",
+                            "/api/scans",
+                            &[("Content-Type", "application/json")],
+                            body.as_bytes(),
+                        );
+                        if answer.status == 429 {
+                            // Past its minute, or past its share of connections (40 at once
+                            // from one address): told when to come back, either way.
+                            assert!(answer.header("retry-after").is_some());
+                            let code = &answer.json()["error"]["code"];
+                            assert!(
+                                code == "rate_limited" || code == "too_many_connections",
+                                "{code}"
+                            );
+                        }
+                        (answer.status, answer.json()["error"]["code"].to_string())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let answers: Vec<(u16, String)> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    done.store(true, Ordering::SeqCst);
+    let (slowest, most_threads) = health.join().unwrap();
+    let admitted: Vec<&(u16, String)> = answers.iter().filter(|(s, _)| *s != 429).collect();
+    assert_eq!(admitted.len(), 10, "{answers:?}");
+    for (status, code) in admitted {
+        assert!(
+            (*status, code.as_str()) == (400, "\"target_refused\"")
+                || (*status, code.as_str()) == (503, "\"resolver_busy\""),
+            "{status} {code}"
+        );
+    }
+    assert_eq!(answers.len(), 200);
+    assert!(
+        slowest < Duration::from_secs(1),
+        "/healthz took {slowest:?}"
+    );
+    // The HTTP workers are there from the start; lookups add at most their seats.
+    assert!(
+        most_threads <= before + 8,
+        "threads {before} -> {most_threads}"
+    );
+    web.terminate();
+}
+
+/// One instance, one cooldown (issue 21, item 5), against the real resolver: `localhost` and
+/// `127.0.0.1` share the cooldown of their address, the scheme, the path and the default port
+/// aside; `limits lift` given the name lifts it through the address it resolves to. Each
+/// client is an address of a /24 of its own (127.0.N.1), so no other limit is met.
+#[test]
+fn localhost_and_127_0_0_1_share_one_cooldown() {
+    use crate::support::service::request_from;
+    let dir = fresh_dir("web-api-one-instance");
+    let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
+    let port = crate::support::closed_port();
+    let mut network = 1;
+    let mut submit = |target: String| {
+        network += 1;
+        let body = serde_json::json!({ "target_url": target }).to_string();
+        request_from(
+            &format!("127.0.{network}.1"),
+            web.addr,
+            "POST",
+            "/api/scans",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )
+    };
+    let first = submit(format!("127.0.0.1:{port}"));
+    assert_eq!(first.status, 202, "{}", first.text());
+    for spelling in [
+        format!("localhost:{port}"),
+        format!("LOCALHOST.:{port}"),
+        format!("https://localhost:{port}/x"),
+        format!("http://127.0.0.1:{port}/./"),
+        format!("http://[::ffff:127.0.0.1]:{port}/%2e"),
+    ] {
+        let refused = submit(spelling.clone());
+        assert_eq!(refused.status, 429, "{spelling}: {}", refused.text());
+        assert_eq!(
+            refused.json()["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+        assert!(refused.header("retry-after").is_some(), "{spelling}");
+    }
+    let (listed, code) = limits_command(&dir, &["list"]);
+    assert_eq!(code, 0, "{listed}");
+    assert!(
+        listed.starts_with(&format!("target_cooldown  127.0.0.1:{port}  until ")),
+        "{listed}"
+    );
+    let (lifted, code) = limits_command(&dir, &["lift", &format!("localhost:{port}")]);
+    assert_eq!(code, 0, "{lifted}");
+    assert_eq!(lifted, format!("lifted the cooldown of 127.0.0.1:{port}\n"));
+    assert_eq!(submit(format!("https://localhost:{port}/")).status, 202);
+    web.terminate();
 }
 
 /// A page of another site can make its visitors' browsers send a form or a `text/plain` body

@@ -6,14 +6,14 @@
 //! step by step as the document describes it, scans a fake instance and downloads the export.
 //! The validators come from `make deps` (packaging/ci-deps.sh) and run offline.
 
+use crate::support::FakeInstance;
+use crate::support::plugin::healthy;
+use crate::support::service::{Answer, ScannerService};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use crate::support::FakeInstance;
-use crate::support::plugin::healthy;
-use crate::support::service::{Answer, ScannerService};
 
 use crate::support::web::fresh_dir;
 const BASE: &str = "https://scan.example.com";
@@ -390,7 +390,7 @@ fn the_documents_name_absolute_urls_and_pass_real_validators() {
     for (id, own) in [
         ("submitScan", &["202", "400", "415", "429"][..]),
         ("getScan", &["200", "404"]),
-        ("eraseScan", &["200", "404"]),
+        ("eraseScan", &["200", "403", "404"]),
         ("exportScan", &["200", "404", "409"]),
         ("getHealth", &["200"]),
         ("callMcp", &["200", "202", "400", "403", "404", "415"]),
@@ -768,9 +768,19 @@ fn the_arazzo_workflow_walked_against_the_server_scans_and_exports() {
     }
     let missing = web.get("/api/scans/0f8fad5b-d9cb-469f-a165-70867728950e", &[]);
     assert!(documented("getScan", missing.status));
-    let erased = web.request("DELETE", path_of(location), &[], b"");
+    // Erased with the workflow's erase key output, as eraseScan documents it; without it, 403.
+    let refused = web.request("DELETE", path_of(location), &[], b"");
+    assert_eq!(refused.status, 403);
+    assert!(documented("eraseScan", refused.status));
+    let erase_key = outputs["eraseKey"].as_str().expect("the eraseKey output");
+    let erased = web.request(
+        "DELETE",
+        path_of(location),
+        &[("X-Erase-Key", erase_key)],
+        b"",
+    );
     assert!(documented("eraseScan", erased.status), "{}", erased.status);
-    assert!(erased.json()["erased"].as_u64().is_some_and(|n| n >= 1));
+    assert_eq!(erased.json()["erased"], 1);
 
     web.terminate();
 }

@@ -4,10 +4,10 @@
 //! over SSE, the prompts, and every refusal: JSON-RPC errors, the guard and the cooldown as
 //! tool errors, a foreign `Origin`, a browser's `GET`.
 
-use serde_json::{Value, json};
 use crate::support::FakeInstance;
 use crate::support::plugin::healthy;
 use crate::support::service::{Answer, ScannerService};
+use serde_json::{Value, json};
 
 use crate::support::web::{fresh_dir, start};
 
@@ -185,6 +185,7 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
     let structured = &scan["structuredContent"];
     assert_eq!(structured["status"], "completed", "{scan}");
     let uuid = structured["uuid"].as_str().unwrap().to_string();
+    let erase_key = structured["erase_key"].as_str().unwrap().to_string();
     let document = &structured["result"];
     assert_eq!(document["state"], "OK", "{document}");
     assert_eq!(document["product"]["version"], "7.2.4");
@@ -374,12 +375,14 @@ fn an_agent_audits_an_instance_in_one_call_and_every_refusal_is_clear() {
     );
     assert_eq!(own.status, 200, "{}", own.text());
 
-    // Erase, then the uuid is gone; DELETE ends the session.
-    let erased = call(&web, &session, "erase_instance_data", json!({"uuid": uuid}));
-    assert!(
-        erased["structuredContent"]["erased"].as_u64().unwrap() >= 1,
-        "{erased}"
+    // Erase with the scan's erase key, then the uuid is gone; DELETE ends the session.
+    let erased = call(
+        &web,
+        &session,
+        "erase_instance_data",
+        json!({"uuid": uuid, "erase_key": erase_key}),
     );
+    assert_eq!(erased["structuredContent"]["erased"], 1, "{erased}");
     let gone = call(&web, &session, "plan_remediation", json!({"uuid": uuid}));
     assert_eq!(gone["isError"], true);
     let ended = web.request("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");

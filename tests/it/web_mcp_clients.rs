@@ -4,12 +4,12 @@
 //! over streamable HTTP, lists the tools and prompts, scans its own fake instance on loopback
 //! with `scan_instance` and prints a JSON summary that is checked here.
 
-use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 use crate::support::FakeInstance;
 use crate::support::plugin::healthy;
 use crate::support::web::{fresh_dir, start};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
 
 /// Where packaging/ci-deps.sh installs `@modelcontextprotocol/sdk`.
 const NODE_DIR: &str = "/opt/check-storage-security-test-node";

@@ -4,12 +4,12 @@
 //! (Debian's package, installed by `make deps`) renders both pages to PNG for a person to look
 //! at (`target/tmp/web-pages/*.png`).
 
+use crate::support::service::{Answer, ScannerService};
+use crate::support::{FakeInstance, InstanceConfig, TlsMode};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use storage_security::settings::options::OPTIONS;
-use crate::support::service::{Answer, ScannerService};
-use crate::support::{FakeInstance, InstanceConfig, TlsMode};
 
 use crate::support::web::fresh_dir;
 

@@ -2,12 +2,12 @@
 //! a scan submitted on one node is polled and exported on the other, the per-target limit
 //! counts across nodes, and an erasure on one node is seen on the other.
 
-use std::time::{Duration, Instant};
 use crate::support::FakeInstance;
 use crate::support::plugin::healthy;
 use crate::support::redis::RedisServer;
 use crate::support::service::{Answer, ScannerService};
 use crate::support::web::{fresh_dir, run_scanner, start_at};
+use std::time::{Duration, Instant};
 
 /// The clock of the nodes (`COS_NOW`) unless a test moves it.
 const NOW: &str = crate::support::web::NOW;
@@ -50,6 +50,7 @@ fn two_nodes_on_one_redis_are_one_service() {
     let submitted = submit(&a, &fake.host_port());
     assert_eq!(submitted.status, 202, "{}", submitted.text());
     let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let erase_key = submitted.json()["erase_key"].as_str().unwrap().to_string();
 
     // Polled on the other node until one of the two nodes' workers completed it.
     let until = Instant::now() + Duration::from_secs(60);
@@ -97,12 +98,38 @@ fn two_nodes_on_one_redis_are_one_service() {
         limits(&["lift", &fake.host_port()]),
         format!("lifted the cooldown of {}\n", fake.host_port())
     );
-    assert_eq!(submit(&b, &fake.host_port()).status, 202);
+    let second = submit(&b, &fake.host_port());
+    assert_eq!(second.status, 202, "{}", second.text());
+    let second = second.json()["uuid"].as_str().unwrap().to_string();
 
-    // An erasure on one node is seen on the other.
-    let erased = b.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    // Redis holds the erase key's hash, never the key.
+    let mut con = redis::Client::open(store.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let record: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(format!("css:rec:{uuid}"))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(record["erase_hash"].len(), 64, "{record:?}");
+    assert!(
+        !record.values().any(|v| v.contains(&erase_key)),
+        "{record:?}"
+    );
+
+    // An erasure on one node, with the submission's key, is seen on the other; it erases
+    // that scan and not the next one of the same instance.
+    let refused = b.request("DELETE", &format!("/api/scans/{uuid}"), &[], b"");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let erased = b.request(
+        "DELETE",
+        &format!("/api/scans/{uuid}"),
+        &[("X-Erase-Key", &erase_key)],
+        b"",
+    );
     assert_eq!(erased.status, 200, "{}", erased.text());
     assert_eq!(a.get(&format!("/api/scans/{uuid}"), &[]).status, 404);
+    assert_eq!(a.get(&format!("/api/scans/{second}"), &[]).status, 200);
 
     // The store's address is named on start, never with a password (there is none here).
     assert!(

@@ -4,12 +4,12 @@
 //! JSON API and export, the result page, the PDF as `pdftotext` reads it, the CSV, the MCP
 //! summary), and the grade with the waiver stands beside it, marked as the submitter's.
 
-use serde_json::{Value, json};
-use std::process::Command;
-use std::time::{Duration, Instant};
 use crate::support::FakeInstance;
 use crate::support::service::ScannerService;
 use crate::support::web::{fresh_dir, start};
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 

@@ -6,14 +6,14 @@
 //! would: a scan of a fake instance from the landing page, the result and the exports from the
 //! result page. Without the stand-in the pages register nothing and the console stays clean.
 
+use crate::support::web::fresh_dir;
+use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::web::fresh_dir;
-use crate::support::{FakeInstance, InstanceConfig};
 
 /// Collects script errors and unhandled rejections into `window.__webmcpTest.errors`.
 const COLLECTOR: &str = r#"

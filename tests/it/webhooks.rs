@@ -11,6 +11,7 @@
 //! No test sleeps: retries run with `--backoff-factor 0`, the only waits are the plugin's own
 //! short `--webhook-timeout` against a receiver that never answers.
 
+use crate::support::{ConnectProxy, FakeInstance, InstanceConfig};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 use storage_security::notify::{self, BodyFormat, NotifyOn, WebhookSettings};
-use crate::support::{ConnectProxy, FakeInstance, InstanceConfig};
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 const FAILED: &str = "Webhook delivery failed";

@@ -2,9 +2,9 @@
 //! instance, then sees it again after the instance, our knowledge and a waiver changed, and
 //! says for each new finding which of them it was, as text, Markdown or chat blocks.
 
-use serde_json::Value;
 use crate::support::FakeInstance;
 use crate::support::plugin::{NOW, hermetic, run, scan_with_env, scratch};
+use serde_json::Value;
 
 /// The plugin against `fake` with `--baseline <dir>/baseline.json` and `extra`, and env.
 fn scan(
@@ -46,8 +46,11 @@ fn each_new_finding_is_traced_to_the_instance_knowledge_or_a_waiver() {
     // for its release (our knowledge), and the waiver is gone.
     let addr = first.addr();
     drop(first);
-    let second = FakeInstance::start_at(crate::support::InstanceConfig::default().version("8.1.0"), addr)
-        .expect("the address is free again");
+    let second = FakeInstance::start_at(
+        crate::support::InstanceConfig::default().version("8.1.0"),
+        addr,
+    )
+    .expect("the address is free again");
     let env = [("COS_SCANNER_VULNERABILITY_DB", advisories.as_str())];
     let report = scan("why-2", &second, &dir, &["--diff-format", "text"], &env);
     // A critical check caps the rating at 2 and a medium advisory starts it there: WARNING.

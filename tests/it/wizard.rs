@@ -1,12 +1,12 @@
 //! The configuration wizard as the programs run it: answers on a pipe (scriptable), and a
 //! person at a real terminal (tmux), then the check run with the file it wrote.
 
+use crate::support::FakeInstance;
+use crate::support::plugin::{NOW, healthy, hermetic, scratch};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use crate::support::FakeInstance;
-use crate::support::plugin::{NOW, healthy, hermetic, scratch};
 
 const PLUGIN: &str = env!("CARGO_BIN_EXE_check-storage-security");
 const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");

@@ -10,7 +10,11 @@
 //! - MCP waits: [`MCP_CALLERS`] callers, each from a /24 of its own (forwarded by a trusted
 //!   proxy on 127.0.0.1), whose `scan_instance` names a loopback target that accepts and never
 //!   answers, so each scan lasts the whole time budget and a call waiting for it would hold an
-//!   HTTP worker as long.
+//!   HTTP worker as long;
+//! - a name flood: [`FLOODERS`] clients of one address (127.0.0.2) submit names that never
+//!   resolve (`.invalid`) as fast as they are answered, the whole time: the address's minute is
+//!   counted before any lookup, so after its first ten they are 429 at once (names public DNS
+//!   cannot know are refused without asking a resolver at all, so nothing leaves loopback).
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::support::service::{ScannerService, request};
+use super::support::service::{ScannerService, request, try_connect_from as connect_from};
 
 /// The servers' clock: the bundled release data's, as the tests' `web` has it.
 const NOW: &str = "2026-11-22T03:00:00Z";
@@ -29,22 +33,13 @@ const PROBE_EVERY: Duration = Duration::from_millis(100);
 const DRIPPERS: usize = 100;
 const IDLE: usize = 200;
 const MCP_CALLERS: usize = 40;
+const FLOODERS: usize = 40;
 
 /// What the fresh client saw: its latencies and how many were not answered 200.
 type Seen = (Vec<Duration>, usize);
 
 /// An attack run against a `web` while the fresh client probes it.
 type Attack = fn(&ScannerService) -> Seen;
-
-/// A connection from the loopback address `source`.
-fn connect_from(source: &str, to: SocketAddr) -> std::io::Result<TcpStream> {
-    use socket2::{Domain, Socket, Type};
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    let from: SocketAddr = format!("{source}:0").parse().expect("a loopback address");
-    socket.bind(&from.into())?;
-    socket.connect_timeout(&to.into(), Duration::from_secs(5))?;
-    Ok(socket.into())
-}
 
 /// `/healthz` from 127.0.0.3 every [`PROBE_EVERY`] for [`ATTACK_TIME`]: latencies and the
 /// number not answered 200 (a refusal, a reset, or nothing within 5 s).
@@ -203,6 +198,47 @@ fn mcp_waits(web: &ScannerService) -> Seen {
     seen
 }
 
+/// The name flood: see the module's documentation.
+fn name_flood(web: &ScannerService) -> Seen {
+    let addr = web.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let flooders: Vec<_> = (0..FLOODERS)
+        .map(|client| {
+            let (stop, sent) = (stop.clone(), sent.clone());
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let body = format!("{{\"target_url\": \"nx-{client}-{n}.invalid\"}}");
+                    if let Ok(mut c) = connect_from("127.0.0.2", addr) {
+                        use std::io::Read;
+                        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+                        let _ = write!(
+                            c,
+                            "POST /api/scans HTTP/1.1\r\nHost: {addr}\r\nContent-Type: \
+                             application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        let _ = c.read_to_end(&mut Vec::new());
+                    }
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    let seen = probe_health(addr);
+    stop.store(true, Ordering::SeqCst);
+    for flooder in flooders {
+        let _ = flooder.join();
+    }
+    println!(
+        "  (name flood: {} submissions answered meanwhile)",
+        sent.load(Ordering::SeqCst)
+    );
+    seen
+}
+
 pub fn attacks_bench(bin: &Path, work: &Path) {
     println!();
     if !bin.is_file() {
@@ -221,7 +257,7 @@ pub fn attacks_bench(bin: &Path, work: &Path) {
     );
     println!("| attack | p50 | p99 | max | not 200 |");
     println!("|---|---|---|---|---|");
-    let attacks: [(&str, Attack); 2] = [
+    let attacks: [(&str, Attack); 3] = [
         (
             "slow clients: 100 dripping and 200 idle connections from one address",
             slow_clients,
@@ -229,6 +265,10 @@ pub fn attacks_bench(bin: &Path, work: &Path) {
         (
             "MCP waits: 40 scan_instance calls from 40 networks on never-answering targets",
             mcp_waits,
+        ),
+        (
+            "name flood: 40 clients of one address submitting names that never resolve",
+            name_flood,
         ),
     ];
     for (n, (attack, run)) in attacks.iter().enumerate() {

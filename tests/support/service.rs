@@ -274,9 +274,52 @@ pub fn request(
     exchange(addr, &bytes)
 }
 
+/// Like [`request`], from the loopback address `source` (127.0.0.2, 127.0.0.3, ...: a client
+/// of another address, or of another /24 network, to the server).
+pub fn request_from(
+    source: &str,
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in headers {
+        raw.push_str(&format!("{name}: {value}\r\n"));
+    }
+    raw.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    let mut bytes = raw.into_bytes();
+    bytes.extend_from_slice(body);
+    exchange_on(connect_from(source, addr), &bytes)
+}
+
+/// A connection to `to` from the loopback address `source`.
+pub fn connect_from(source: &str, to: SocketAddr) -> TcpStream {
+    try_connect_from(source, to).expect("connect to the service from the source address")
+}
+
+/// [`connect_from`], failing with the error (a benchmark counts it instead of stopping).
+pub fn try_connect_from(source: &str, to: SocketAddr) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    let from: SocketAddr = format!("{source}:0")
+        .parse()
+        .map_err(|_| std::io::Error::other("not an IPv4 source address"))?;
+    socket.bind(&from.into())?;
+    socket.connect_timeout(&to.into(), Duration::from_secs(5))?;
+    Ok(socket.into())
+}
+
 /// Sends raw bytes and parses the answer.
 pub fn exchange(addr: SocketAddr, raw: &[u8]) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("connect to the service");
+    exchange_on(
+        TcpStream::connect(addr).expect("connect to the service"),
+        raw,
+    )
+}
+
+fn exchange_on(mut stream: TcpStream, raw: &[u8]) -> Answer {
     stream
         .set_read_timeout(Some(Duration::from_secs(120)))
         .expect("read timeout");

@@ -42,6 +42,10 @@ pub const CHECKS: &[(&str, Check)] = &[
         "erase_target_erases_that_target_only",
         erase_target_erases_that_target_only,
     ),
+    (
+        "erase_erases_that_record_only",
+        erase_erases_that_record_only,
+    ),
     ("admit_counts_up_to_the_limit", admit_counts_up_to_the_limit),
     (
         "a_refused_admission_counts_nothing",
@@ -217,6 +221,8 @@ fn insert_then_get(store: &dyn Store) {
             release_track: None,
             format: None,
         },
+        addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::7".parse().unwrap()],
+        erase_hash: Some("0f".repeat(32)),
         ..queued("a2", "cloud.example.com:8443", "2001:db8::/56", T0, DAY)
     };
     store.insert(&full).unwrap();
@@ -451,6 +457,46 @@ fn erase_target_erases_that_target_only(store: &dyn Store) {
     // A new scan of the erased target is stored as usual.
     store.insert(&queued("g1", a, "n", now, DAY)).unwrap();
     assert!(store.get("g1", now).unwrap().is_some());
+}
+
+/// One record goes, queued, running or completed, its result with it; every other record of
+/// its target stays, and the queue and the target's index forget it.
+fn erase_erases_that_record_only(store: &dyn Store) {
+    let a = "a.example";
+    store.insert(&queued("e1", a, "n", T0, DAY)).unwrap();
+    store.insert(&queued("e2", a, "n", T0 + 1, DAY)).unwrap();
+    store.insert(&queued("e3", a, "n", T0 + 2, DAY)).unwrap();
+    store
+        .insert(&queued("e4", "b.example", "n", T0 + 3, DAY))
+        .unwrap();
+    let now = T0 + 10;
+    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "e1");
+    assert!(store.complete("e1", "w", "{\"grade\":\"A\"}", now).unwrap());
+    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "e2");
+    // Completed, then running: each erased alone.
+    assert!(store.erase("e1").unwrap());
+    assert_eq!(store.get("e1", now).unwrap(), None);
+    assert!(store.erase("e2").unwrap());
+    assert_eq!(store.get("e2", now).unwrap(), None);
+    assert!(!store.complete("e2", "w", "{}", now).unwrap());
+    assert!(!store.renew("e2", "w", now, 60).unwrap());
+    assert!(!store.erase("e1").unwrap());
+    assert!(!store.erase("nobody").unwrap());
+    // The others stay, in the queue, and in their target's index.
+    assert!(store.get("e3", now).unwrap().is_some());
+    assert!(store.get("e4", now).unwrap().is_some());
+    // The running record's lease ran out: it is not claimed again, it is gone.
+    let later = now + 1000;
+    assert_eq!(store.claim("w", later, 60).unwrap().unwrap().uuid, "e3");
+    assert_eq!(store.claim("w", later, 60).unwrap().unwrap().uuid, "e4");
+    assert_eq!(store.claim("w", later, 60).unwrap(), None);
+    assert_eq!(store.erase_target(a).unwrap(), 1);
+    // Queued: erased before any worker saw it.
+    store.insert(&queued("e5", a, "n", later, DAY)).unwrap();
+    assert!(store.erase("e5").unwrap());
+    assert_eq!(store.claim("w", later, 60).unwrap(), None);
+    // Nothing of it is left to purge.
+    assert_eq!(store.purge_expired(T0 + 2 * DAY).unwrap(), 1);
 }
 
 fn admit_counts_up_to_the_limit(store: &dyn Store) {

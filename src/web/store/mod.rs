@@ -13,6 +13,7 @@
 //! died) is claimable again, so no scan is lost.
 
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 use std::time::Duration;
 
 pub mod conformance;
@@ -135,9 +136,10 @@ pub struct ScanRequest {
     pub format: Option<String>,
 }
 
-/// One scan. `target` is the normalized key of the target (what `erase_target` and the
-/// per-target limit go by), `network` the submitter's network key (what the daily limit and
-/// the pause go by).
+/// One scan. `target` names the target as the scan service keys it (host, port if given,
+/// path: what `erase_target` goes by; the cooldown has keys of its own,
+/// `web::limits::cooldown_keys`), `network` the submitter's network key (what the daily limit
+/// and the pause go by).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScanRecord {
     pub uuid: String,
@@ -156,6 +158,17 @@ pub struct ScanRecord {
     /// The result document (JSON text), once `Completed`.
     pub result: Option<String>,
     pub expires_at: i64,
+    /// The addresses the guard resolved the target to at submission, whose cooldown the
+    /// submission spent: its scan connects to these and no others. Empty: none were resolved
+    /// then (an older record); the scan resolves the target itself.
+    #[serde(default)]
+    pub addresses: Vec<IpAddr>,
+    /// SHA-256 (lower-case hex) of the erase key the submission was answered with: whoever
+    /// shows the key may erase the record. The key itself is never stored. `None`: a record of
+    /// before erase keys, which nobody may erase; it expires. (A page form's submission has a
+    /// key nobody was shown, so the same holds for it.)
+    #[serde(default)]
+    pub erase_hash: Option<String>,
 }
 
 impl ScanRecord {
@@ -182,6 +195,8 @@ impl ScanRecord {
             attempts: 0,
             result: None,
             expires_at: now + ttl_secs,
+            addresses: Vec::new(),
+            erase_hash: None,
         }
     }
 }
@@ -268,6 +283,11 @@ pub trait Store: Send + Sync {
 
     /// Erases every record of the target (queued, running or completed); how many were erased.
     fn erase_target(&self, target: &str) -> StoreResult<usize>;
+
+    /// Erases the record of `uuid` (queued, running or completed: its result with it) and its
+    /// place in the queue and every index; whether there was one. A worker holding it holds
+    /// nothing after (its `renew` and `complete` answer `false`).
+    fn erase(&self, uuid: &str) -> StoreResult<bool>;
 
     /// Admits one submission at `now_ms` if `network` is not paused and every limit has room
     /// (fewer than `limit` hits on its key within the `window_ms` before `now_ms`), counting

@@ -5,12 +5,12 @@
 //! hit is never counted.
 //!
 //! Keys, all under a prefix (`css:` unless told otherwise), every one with a TTL:
-//! - `rec:<uuid>`: the record, a hash of its fields (`request` as JSON), `EXPIREAT` its
-//!   `expires_at`;
+//! - `rec:<uuid>`: the record, a hash of its fields (`request` as JSON, `addresses`
+//!   space-separated), `EXPIREAT` its `expires_at`;
 //! - `queue`: queued records, a sorted set scored by submission time; `running`: running ones
 //!   scored by `lease_until` (a claim moves those whose lease ran out back to `queue`);
 //! - `expiry`: every record scored by `expires_at`, for `purge_expired`;
-//! - `target:<target>`: the uuids of a target, for `erase_target`;
+//! - `target:<target>`: the uuids of a target, for `erase_target` (`erase` takes its uuid out);
 //! - `hits:<key>`: a limit's sliding log, its hits scored by their time in milliseconds,
 //!   living one window after the newest;
 //! - `outcomes:<network>`: a list, newest first, trimmed to `keep`;
@@ -173,6 +173,20 @@ redis.call('DEL', KEYS[1])
 return erased
 ";
 
+/// KEYS: record, queue, running, expiry. ARGV: uuid, target set key prefix. Returns 1 when the
+/// record was there.
+const ERASE: &str = r"
+local target = redis.call('HGET', KEYS[1], 'target')
+local erased = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if target then
+  redis.call('SREM', ARGV[2] .. target, ARGV[1])
+end
+return erased
+";
+
 /// KEYS: pauses, ends, then one log per limit. ARGV: network, now_ms, then limit and window_ms
 /// per log. Returns the end of the network's pause (or -1), then (index, milliseconds until
 /// room) for each full limit; when that is all of it, the hit was counted on every log.
@@ -278,6 +292,7 @@ struct Scripts {
     renew: Script,
     complete: Script,
     erase_target: Script,
+    erase: Script,
     admit: Script,
     record_outcome: Script,
     pause: Script,
@@ -308,6 +323,7 @@ impl RedisStore {
                 renew: script(RENEW),
                 complete: script(COMPLETE),
                 erase_target: script(ERASE_TARGET),
+                erase: script(ERASE),
                 admit: script(ADMIT),
                 record_outcome: script(RECORD_OUTCOME),
                 pause: script(PAUSE),
@@ -398,6 +414,13 @@ impl RedisStore {
             Some(v) => v.parse::<u32>().map_err(|_| fields.bad("attempts", &v))?,
             None => 0,
         };
+        let addresses = match fields.map.remove("addresses") {
+            Some(v) => v
+                .split_whitespace()
+                .map(|a| a.parse().map_err(|_| fields.bad("addresses", &v)))
+                .collect::<StoreResult<_>>()?,
+            None => Vec::new(),
+        };
         Ok(ScanRecord {
             uuid: fields.uuid.clone(),
             target: fields.text("target")?,
@@ -412,6 +435,8 @@ impl RedisStore {
             attempts,
             result: fields.map.remove("result"),
             expires_at: fields.int("expires_at")?,
+            addresses,
+            erase_hash: fields.map.remove("erase_hash"),
         })
     }
 }
@@ -482,6 +507,18 @@ impl Store for RedisStore {
             ("worker", record.worker.clone()),
             ("lease_until", record.lease_until.map(|v| v.to_string())),
             ("result", record.result.clone()),
+            (
+                "addresses",
+                (!record.addresses.is_empty()).then(|| {
+                    record
+                        .addresses
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }),
+            ),
+            ("erase_hash", record.erase_hash.clone()),
         ] {
             if let Some(value) = value {
                 fields.push((field, value));
@@ -586,6 +623,21 @@ impl Store for RedisStore {
                 .arg(self.record_prefix())
                 .invoke(con)
         })
+    }
+
+    fn erase(&self, uuid: &str) -> StoreResult<bool> {
+        let erased: i64 = self.with(|con| {
+            self.scripts
+                .erase
+                .key(self.record_key(uuid))
+                .key(self.key(&["queue"]))
+                .key(self.key(&["running"]))
+                .key(self.key(&["expiry"]))
+                .arg(uuid)
+                .arg(self.key(&["target", ""]))
+                .invoke(con)
+        })?;
+        Ok(erased == 1)
     }
 
     fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {

@@ -15,7 +15,7 @@ use super::{
 
 /// The schema version this build writes (`PRAGMA user_version`); a file of a newer one is
 /// refused rather than misread. A future migration goes from each older version up to this.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Rows a purge deletes per statement.
 const PURGE_BATCH: i64 = 500;
@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS scans (
     lease_until  INTEGER,
     attempts     INTEGER NOT NULL DEFAULT 0,
     result       TEXT,
-    expires_at   INTEGER NOT NULL
+    expires_at   INTEGER NOT NULL,
+    addresses    TEXT NOT NULL DEFAULT '',
+    erase_hash   TEXT
 );
 -- The queue: claimable records, oldest submission first.
 CREATE INDEX IF NOT EXISTS scans_queue ON scans (submitted_at) WHERE status <> 'completed';
@@ -73,8 +75,16 @@ ALTER TABLE outcomes ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
 UPDATE outcomes SET expires_at = at + 604800;
 ";
 
+/// From schema 2: a record keeps the addresses its target was resolved to at submission
+/// (space-separated) and the hash of its erase key; older records have neither.
+const MIGRATE_2_TO_3: &str = "
+ALTER TABLE scans ADD COLUMN addresses TEXT NOT NULL DEFAULT '';
+ALTER TABLE scans ADD COLUMN erase_hash TEXT;
+";
+
 const COLUMNS: &str = "uuid, target, network, request, status, submitted_at, started_at, \
-                       finished_at, worker, lease_until, attempts, result, expires_at";
+                       finished_at, worker, lease_until, attempts, result, expires_at, \
+                       addresses, erase_hash";
 
 /// The SQLite store. Cheap to share: every method locks the one connection briefly.
 pub struct SqliteStore {
@@ -128,6 +138,17 @@ impl SqliteStore {
         }
         if version == 1 {
             tx.execute_batch(MIGRATE_1_TO_2).map_err(fail)?;
+        }
+        // A file without records yet gets the table whole from the schema below.
+        let has_scans: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scans')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(fail)?;
+        if (1..=2).contains(&version) && has_scans {
+            tx.execute_batch(MIGRATE_2_TO_3).map_err(fail)?;
         }
         tx.execute_batch(SCHEMA).map_err(fail)?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -215,7 +236,32 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
         attempts: row.get(10)?,
         result: row.get(11)?,
         expires_at: row.get(12)?,
+        addresses: {
+            let text: String = row.get(13)?;
+            text.split_whitespace()
+                .map(|a| {
+                    a.parse().map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            13,
+                            rusqlite::types::Type::Text,
+                            Box::new(e),
+                        )
+                    })
+                })
+                .collect::<rusqlite::Result<_>>()?
+        },
+        erase_hash: row.get(14)?,
     })
+}
+
+/// A record's addresses as the `addresses` column keeps them: space-separated.
+fn addresses_text(record: &ScanRecord) -> String {
+    record
+        .addresses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Store for SqliteStore {
@@ -226,7 +272,7 @@ impl Store for SqliteStore {
             .execute(
                 &format!(
                     "INSERT INTO scans ({COLUMNS}) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
                 ),
                 params![
                     record.uuid,
@@ -242,6 +288,8 @@ impl Store for SqliteStore {
                     record.attempts,
                     record.result,
                     record.expires_at,
+                    addresses_text(record),
+                    record.erase_hash,
                 ],
             )
             .map_err(|e| self.error(e))?;
@@ -309,6 +357,14 @@ impl Store for SqliteStore {
         self.lock()
             .execute("DELETE FROM scans WHERE target = ?1", params![target])
             .map_err(|e| self.error(e))
+    }
+
+    fn erase(&self, uuid: &str) -> StoreResult<bool> {
+        let erased = self
+            .lock()
+            .execute("DELETE FROM scans WHERE uuid = ?1", params![uuid])
+            .map_err(|e| self.error(e))?;
+        Ok(erased == 1)
     }
 
     fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {
@@ -604,6 +660,50 @@ mod tests {
             )
             .unwrap();
         assert_eq!(counters, 0);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A schema 2 file's records read on, without addresses or an erase key's hash.
+    #[test]
+    fn a_schema_2_file_is_migrated() {
+        let dir = std::env::temp_dir().join(format!("css-sqlite-v2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("store.db");
+        let _ = std::fs::remove_file(&path);
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE scans (seq INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, \
+                     target TEXT NOT NULL, network TEXT NOT NULL, request TEXT NOT NULL, \
+                     status TEXT NOT NULL, submitted_at INTEGER NOT NULL, started_at INTEGER, \
+                     finished_at INTEGER, worker TEXT, lease_until INTEGER, \
+                     attempts INTEGER NOT NULL DEFAULT 0, result TEXT, \
+                     expires_at INTEGER NOT NULL);
+                 INSERT INTO scans (uuid, target, network, request, status, submitted_at, \
+                     expires_at) VALUES ('old', 'x.example', 'n', \
+                     '{\"target_url\": \"x.example\"}', 'queued', 1000, 9000);
+                 PRAGMA user_version = 2;",
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let old = store.get("old", 1000).unwrap().unwrap();
+        assert_eq!((old.addresses.len(), old.erase_hash), (0, None));
+        let new = ScanRecord {
+            addresses: vec!["192.0.2.1".parse().unwrap(), "2001:db8::1".parse().unwrap()],
+            erase_hash: Some("ab".repeat(32)),
+            ..ScanRecord::queued(
+                "new".into(),
+                "y.example".into(),
+                "n".into(),
+                ScanRequest::default(),
+                1000,
+                100,
+            )
+        };
+        store.insert(&new).unwrap();
+        assert_eq!(store.get("new", 1000).unwrap(), Some(new));
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);
     }
