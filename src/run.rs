@@ -133,10 +133,7 @@ where
             .collect();
         notify_all(webhook, &mut notified, scanner.budget());
     }
-    let context = output::Context {
-        settings: &settings,
-        now,
-    };
+    let context = settings.output_context(now);
     let mut stdout = match settings.diff_format {
         // The change report instead of the normal output; the exit code stays the verdict's.
         Some(format) => output::changes::render(format, &results),

@@ -42,7 +42,7 @@ fn detail_safe(text: &str) -> String {
 
 /// The line of one host.
 pub fn host_line(result: &ScanResult, ctx: &Context) -> String {
-    let metrics: Vec<String> = perfdata::metrics(result, ctx.settings)
+    let metrics: Vec<String> = perfdata::metrics(result, &ctx.thresholds)
         .iter()
         .filter(|m| m.value != "U")
         .map(perfdata::Metric::render)
@@ -75,10 +75,7 @@ mod tests {
     #[test]
     fn one_line_per_host_with_four_fields() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let mut hostile = scanned("b.example", "8.1.0", None);
         hostile.message = "line one\nline \"two\" \\n x|y".into();
         let out = render(&[hostile, failed("c\"d'e:1")], &ctx);
@@ -98,10 +95,7 @@ mod tests {
     #[test]
     fn an_empty_message_falls_back_to_the_state() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let mut r = failed("x");
         r.message = "\n".into();
         let line = host_line(&r, &ctx);

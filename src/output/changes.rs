@@ -4,10 +4,10 @@
 //! sent (in finding details) never becomes markup: Markdown cells are escaped, chat blocks
 //! hold plain text only.
 
+use super::DiffFormat;
 use crate::assess::baseline::{BaselineComparison, Change};
 use crate::notify::body::clip;
 use crate::report::ScanResult;
-use crate::settings::DiffFormat;
 use serde_json::{Value, json};
 
 pub fn render(format: DiffFormat, results: &[ScanResult]) -> String {

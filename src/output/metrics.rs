@@ -94,7 +94,7 @@ pub(crate) struct Sample {
 /// The samples of one host in family order. A failed scan has its scrape success (0) and its
 /// duration only; values the performance data does not know (`U`) are left out.
 pub(crate) fn host_samples(result: &ScanResult, ctx: &Context) -> Vec<Sample> {
-    let perf = perfdata::metrics(result, ctx.settings);
+    let perf = perfdata::metrics(result, &ctx.thresholds);
     let failed = result.error.is_some();
     FAMILIES
         .iter()
@@ -311,10 +311,7 @@ mod tests {
     #[test]
     fn failed_scan_is_scrape_success_zero_and_duration_only() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let out = render(&[failed("down.example:8443")], &ctx);
         let samples: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(
@@ -329,10 +326,7 @@ mod tests {
     #[test]
     fn families_are_grouped_across_hosts_and_absent_values_stay_absent() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let mut hostile = scanned("b.example", "8.1.0\"|\\\n", None);
         hostile.product.as_mut().unwrap().name = "Open\"Cloud".into();
         let out = render(&[scanned("a.example:1", "8.1.0", Some(30)), hostile], &ctx);
@@ -360,10 +354,7 @@ mod tests {
     #[test]
     fn a_host_named_twice_is_exported_once() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let out = render(&[scanned("a", "8.1.0", None), failed("a")], &ctx);
         assert_eq!(out.matches("storage_security_scrape_success{").count(), 1);
         assert!(out.contains("storage_security_scrape_success{host=\"a\"} 1\n"));

@@ -14,11 +14,60 @@ pub mod summary;
 
 use crate::clock::Now;
 use crate::report::{ScanResult, State};
-use crate::settings::{Format, Settings};
+/// Output formats of `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Monitoring,
+    Metrics,
+    Otlp,
+    AgentLocal,
+    Summary,
+    Json,
+    Sarif,
+    Junit,
+}
 
-/// What renderers need besides the results: thresholds for perfdata, the clock for time stamps.
-pub struct Context<'a> {
-    pub settings: &'a Settings,
+impl Format {
+    /// The format `--format` names.
+    pub fn parse(text: &str) -> Option<Format> {
+        Some(match text {
+            "metrics" => Format::Metrics,
+            "otlp" => Format::Otlp,
+            "agentlocal" => Format::AgentLocal,
+            "summary" => Format::Summary,
+            "json" => Format::Json,
+            "sarif" => Format::Sarif,
+            "junit" => Format::Junit,
+            _ => return None,
+        })
+    }
+}
+
+/// How `--diff-format` renders the change report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Markdown,
+    ChatBlocks,
+}
+
+/// The operator's thresholds the performance data and metrics carry (`--warning`,
+/// `--critical`, `--update-warning`, `--eol-warning`, `--tls-min-days`, `--waiver-warning`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    pub warning: u8,
+    pub critical: u8,
+    pub update_warning: bool,
+    pub eol_warning: Option<i64>,
+    pub tls_min_days: i64,
+    pub waiver_warning: Option<i64>,
+}
+
+/// What renderers need besides the results: thresholds for perfdata, the debug switch (the
+/// monitoring format adds its details), the clock for time stamps.
+pub struct Context {
+    pub thresholds: Thresholds,
+    pub debug: bool,
     pub now: Now,
 }
 

@@ -332,15 +332,17 @@ fn one_line(text: &str) -> String {
 /// state and the counts, then one block per host in input order. The performance data closes
 /// the output; with several hosts each label carries the host (`'cloud.example.com rating'`).
 pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
-    let settings = ctx.settings;
     let mut lines: Vec<String> = Vec::new();
     let mut perf: Vec<String> = Vec::new();
     if let [single] = results {
         lines.extend(host_block(single));
-        if settings.debug {
+        if ctx.debug {
             lines.push(debug_text(single).trim_end().to_string());
         }
-        perf.push(perfdata::render(&perfdata::metrics(single, settings)));
+        perf.push(perfdata::render(&perfdata::metrics(
+            single,
+            &ctx.thresholds,
+        )));
     } else {
         lines.push(format!(
             "Checked {} host(s): overall {} ({})",
@@ -350,12 +352,12 @@ pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
         ));
         for result in results {
             lines.extend(host_block(result));
-            if settings.debug {
+            if ctx.debug {
                 lines.push(debug_text(result).trim_end().to_string());
             }
             let host = perfdata::label_safe(&result.host);
             perf.extend(
-                perfdata::metrics(result, settings)
+                perfdata::metrics(result, &ctx.thresholds)
                     .iter()
                     .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
             );

@@ -93,10 +93,7 @@ mod tests {
     #[test]
     fn one_resource_per_host_with_string_time_and_int64() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let out = render(
             &[scanned("a.example:8443", "8.1.0", Some(-3)), failed("b")],
             &ctx,

@@ -1,8 +1,8 @@
 //! Performance data of one host (spec "Performance data metrics"): values and the threshold
 //! carrying rules. Every format that shows metrics reads them from here.
 
+use super::Thresholds;
 use crate::report::ScanResult;
-use crate::settings::Settings;
 
 /// One metric: `<name>=<value>[unit];<warn>;<crit>;<min>;<max>`.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,7 +77,7 @@ impl Metric {
 }
 
 /// The metrics of one scan, in the order of the spec's table.
-pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
+pub fn metrics(result: &ScanResult, thresholds: &Thresholds) -> Vec<Metric> {
     let mut out = Vec::new();
     let rating = match result.rating {
         Some(r) if r <= 5 => r.to_string(),
@@ -85,8 +85,8 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
     };
     out.push(
         Metric::new("rating", rating)
-            .warn(format!("@0:{}", settings.warning))
-            .crit(format!("@0:{}", settings.critical))
+            .warn(format!("@0:{}", thresholds.warning))
+            .crit(format!("@0:{}", thresholds.critical))
             .min(0)
             .max(5),
     );
@@ -114,7 +114,7 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
         let mut m = Metric::new("update_available", u8::from(available))
             .min(0)
             .max(1);
-        if settings.update_warning {
+        if thresholds.update_warning {
             m = m.warn(0);
         }
         out.push(m);
@@ -123,7 +123,7 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
         let mut m = Metric::new("support_days_left", days);
         // A line is end of life from the first day of its support end on, when 0 days are
         // left: the critical range holds 0, so a line reported end of life is always in it.
-        if let Some(window) = settings.eol_warning {
+        if let Some(window) = thresholds.eol_warning {
             m = m.warn(format!("@~:{window}")).crit("@~:0");
         }
         out.push(m);
@@ -131,7 +131,7 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
     if let Some(days) = result.tls.as_ref().and_then(|t| t.cert_days_left) {
         out.push(
             Metric::new("cert_days_left", days)
-                .warn(format!("@~:{}", settings.tls_min_days))
+                .warn(format!("@~:{}", thresholds.tls_min_days))
                 .crit("@~:-1"),
         );
     }
@@ -144,7 +144,7 @@ pub fn metrics(result: &ScanResult, settings: &Settings) -> Vec<Metric> {
     }
     if let Some(days) = result.waiver_days_left {
         let mut m = Metric::new("waiver_days_left", days.max(0)).min(0);
-        if let Some(window) = settings.waiver_warning {
+        if let Some(window) = thresholds.waiver_warning {
             m = m.warn(format!("@~:{window}"));
         }
         out.push(m);

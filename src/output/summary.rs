@@ -65,7 +65,7 @@ fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
         Some(LineState::Supported | LineState::Unknown) => "no",
         None => "-",
     };
-    let vulns = perfdata::metrics(result, ctx.settings)
+    let vulns = perfdata::metrics(result, &ctx.thresholds)
         .into_iter()
         .find(|m| m.name == "vulnerabilities")
         .map(|m| m.value)
@@ -117,10 +117,7 @@ mod tests {
     #[test]
     fn aligned_rows_in_input_order_then_the_tally() {
         let s = settings(&["-H", "a.example"]);
-        let ctx = Context {
-            settings: &s,
-            now: now(),
-        };
+        let ctx = s.output_context(now());
         let mut old = scanned("old.example.com", "7.3.0", Some(-40));
         old.state = State::Critical;
         old.rating = Some(0);

@@ -23,7 +23,7 @@
 
 use crate::budget::Budget;
 use crate::clock::Now;
-use crate::output::{self, metrics};
+use crate::output::metrics;
 use crate::process::{Outcome, unknown};
 use crate::redact;
 use crate::report::ScanResult;
@@ -438,13 +438,7 @@ impl Exporter {
 
     /// The eight families of the targets, as `--format metrics` prints them.
     fn render(&self, results: &[ScanResult], now: Now) -> String {
-        metrics::render(
-            results,
-            &output::Context {
-                settings: &self.settings,
-                now,
-            },
-        )
+        metrics::render(results, &self.settings.output_context(now))
     }
 
     /// The exporter's own families.

@@ -72,34 +72,6 @@ impl Profile {
     }
 }
 
-/// Output formats of `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Monitoring,
-    Metrics,
-    Otlp,
-    AgentLocal,
-    Summary,
-    Json,
-    Sarif,
-    Junit,
-}
-
-impl Format {
-    fn parse(text: &str) -> Option<Format> {
-        Some(match text {
-            "metrics" => Format::Metrics,
-            "otlp" => Format::Otlp,
-            "agentlocal" => Format::AgentLocal,
-            "summary" => Format::Summary,
-            "json" => Format::Json,
-            "sarif" => Format::Sarif,
-            "junit" => Format::Junit,
-            _ => return None,
-        })
-    }
-}
-
 /// Where the update check learns the newest release.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UpdateSource {
@@ -302,13 +274,7 @@ pub struct ExporterSettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsError(pub String);
 
-/// How `--diff-format` renders the change report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffFormat {
-    Text,
-    Markdown,
-    ChatBlocks,
-}
+pub use crate::output::{DiffFormat, Format};
 
 impl std::fmt::Display for SettingsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -762,6 +728,22 @@ fn rating(text: &str) -> Option<u8> {
 }
 
 impl Settings {
+    /// What the renderers take of the settings: the thresholds and the debug switch.
+    pub fn output_context(&self, now: crate::clock::Now) -> crate::output::Context {
+        crate::output::Context {
+            thresholds: crate::output::Thresholds {
+                warning: self.warning,
+                critical: self.critical,
+                update_warning: self.update_warning,
+                eol_warning: self.eol_warning,
+                tls_min_days: self.tls_min_days,
+                waiver_warning: self.waiver_warning,
+            },
+            debug: self.debug,
+            now,
+        }
+    }
+
     /// The release feed the update check asks for an instance of `family`.
     pub fn releases_url_for(&self, family: crate::family::ProductFamily) -> String {
         match &self.releases_url {

@@ -59,7 +59,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "settings",
         "webhook settings and the product name move down",
     ),
-    ("output", "settings", "renderers take their own options"),
     (
         "probe",
         "settings",
