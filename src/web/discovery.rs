@@ -229,11 +229,12 @@ fn error_response(description: &str, retry_after: bool) -> Value {
 
 /// What the HTTP layer (`serve::http`) answers before any route sees the request, so every
 /// operation can get it: (status, the component that describes it).
-const TRANSPORT_ANSWERS: [(&str, &str); 7] = [
+const TRANSPORT_ANSWERS: [(&str, &str); 8] = [
     ("400", "BadRequest"),
     ("408", "RequestTimeout"),
     ("411", "LengthRequired"),
     ("413", "PayloadTooLarge"),
+    ("429", "TooManyConnections"),
     ("431", "HeadTooLarge"),
     ("500", "Internal"),
     ("503", "Unavailable"),
@@ -376,7 +377,16 @@ fn components() -> Value {
                  message names the end of the pause, RFC 3339). Every attempt counts against \
                  its address's minute, before anything else (no DNS lookup) is done for it; \
                  the target's cooldown and the network's day count only a submission that \
-                 passes both. Retry-After says when to try again.",
+                 passes both. Or (too_many_connections) the client holds as many connections \
+                 (or, behind a trusted proxy, requests) as one client may. Retry-After says \
+                 when to try again.",
+                true,
+            ),
+            "TooManyConnections": error_response(
+                "The client (an IPv4 address, an IPv6 /64, or behind a trusted proxy the \
+                 forwarded address) holds as many open connections, or requests in progress, \
+                 as one client may (--connections-per-address, default 8); code \
+                 too_many_connections. Close one and retry after Retry-After.",
                 true,
             ),
             "RequestTimeout": error_response(
