@@ -33,6 +33,7 @@ pub mod serve;
 pub mod settings;
 pub mod severity;
 pub mod target;
+pub mod text;
 pub mod verdict;
 pub mod verify;
 pub mod web;

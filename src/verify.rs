@@ -34,6 +34,7 @@ use crate::report::{Finding, State, Status};
 use crate::settings::{Format, Settings, manual};
 use crate::severity::Severity;
 use crate::target::Target;
+use crate::text::monitoring_line;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -727,19 +728,6 @@ pub fn exit_state(v: &Verification) -> State {
         .fold(State::Ok, State::worst)
 }
 
-/// One line of monitoring output: no control characters, no `|` (it starts perfdata).
-fn one_line(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| match c {
-            '|' => '/',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn details(r: &IdOutcome) -> String {
     r.findings
         .iter()
@@ -752,7 +740,7 @@ fn details(r: &IdOutcome) -> String {
 /// Monitoring-style output: `<STATE>: <summary>`, then one line per id.
 pub fn render_text(v: &Verification) -> String {
     let state = exit_state(v);
-    let host = one_line(&v.host);
+    let host = monitoring_line(&v.host);
     let total = v.results.len();
     let passing = v
         .results
@@ -804,7 +792,7 @@ pub fn render_text(v: &Verification) -> String {
         parts.push(format!("{passing} of {total} pass"));
         format!("remediation not verified on {host}: {}", parts.join("; "))
     };
-    let mut out = format!("{}: {}\n", state.label(), one_line(&summary));
+    let mut out = format!("{}: {}\n", state.label(), monitoring_line(&summary));
     for r in &v.results {
         let (verdict, why) = match &r.outcome {
             Outcome::Passes => ("passes".to_string(), details(r)),
@@ -817,7 +805,7 @@ pub fn render_text(v: &Verification) -> String {
         } else {
             format!("{}: {verdict}: {why}", r.id)
         };
-        out.push_str(&one_line(&line));
+        out.push_str(&monitoring_line(&line));
         out.push('\n');
     }
     out

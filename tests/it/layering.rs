@@ -42,6 +42,7 @@ const LAYERS: &[&[&str]] = &[
         "files",
         "atomic_file",
         "severity",
+        "text",
         "diagnostics",
         "redact",
     ],
