@@ -1,5 +1,7 @@
-//! Text from elsewhere (a scanned server, a document, the operating system) made fit for one
-//! line of our output. Two rules, one per kind of output:
+//! Text we write: what came from elsewhere (a scanned server, a document, the operating system)
+//! made fit for one line of our output, and bytes as base64.
+//!
+//! One line, two rules, one per kind of output:
 //!
 //! - [`one_line`]: a message or report line. Control characters (newlines, tabs, escapes)
 //!   cannot break the line or reach a terminal, and white space is folded.
@@ -27,6 +29,28 @@ fn fold(text: &str, map: impl Fn(char) -> char) -> String {
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Standard base64 with padding (RFC 4648): Basic credentials, a PDF in an MCP resource.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +75,21 @@ mod tests {
             monitoring_line("rating=0;4;3 |\nnext\u{7}line"),
             "rating=0;4;3 / next line"
         );
+    }
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
     }
 }
