@@ -26,7 +26,7 @@
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::checks::{self, CheckSpec, Measure};
 use crate::clock::Now;
-use crate::net::http::{ClientOptions, Scheme};
+use crate::net::http::{ClientOptions, Scheme, canonical_header_name};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
 use crate::probe::{self, Measurements, ProbeFailure, plan};
@@ -323,7 +323,7 @@ impl Selection {
                 self.measure(spec.verified_by);
                 self.push(Requested::Finding(format!(
                     "versionDisclosure:{}",
-                    canonical_header(member)
+                    canonical_header_name(member)
                 )));
                 return true;
             }
@@ -348,22 +348,6 @@ fn is_header_name(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// `x-web-version` -> `X-Web-Version`, as the version-disclosure check names its members.
-fn canonical_header(name: &str) -> String {
-    name.split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => {
-                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
-                }
-                None => String::new(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 /// Which probes measure the ids. Family roots expand to every member; ids that no probe run
