@@ -23,6 +23,7 @@ pub mod notify;
 pub mod output;
 pub mod probe;
 pub mod process;
+pub mod program;
 pub mod redact;
 pub mod report;
 pub mod run;

@@ -31,7 +31,7 @@ use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
 use crate::probe::{self, Measurements, ProbeFailure, plan};
 use crate::report::{Finding, State, Status};
-use crate::settings::{Format, Settings, manual};
+use crate::settings::{Format, Settings};
 use crate::severity::Severity;
 use crate::target::Target;
 use crate::text::monitoring_line;
@@ -648,7 +648,7 @@ fn measure(
                 timeout: access.budget.step_timeout(settings.timeout),
                 proxy: settings.proxy.clone(),
                 pin: None,
-                user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+                user_agent: crate::program::user_agent(),
             };
             let transport = net::select_transport(
                 &dest,

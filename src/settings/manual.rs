@@ -5,7 +5,7 @@
 
 use super::options::{Availability, Group, Kind, OPTIONS, OptionSpec, Program};
 
-pub const PROGRAM: &str = "check-storage-security";
+pub use crate::program::PROGRAM;
 
 /// What a program's manual says besides the option rows its command line takes.
 pub struct Page {
