@@ -482,12 +482,7 @@ fn agent(
         // Pinned connections go to the pinned addresses, never to a proxy that would resolve
         // the name itself.
         Some(_) if options.pin.is_some() => None,
-        Some(url) => Some(ureq::Proxy::new(url).map_err(|e| {
-            format!(
-                "--proxy {:?} is not usable: {e}",
-                super::proxy::redacted(url)
-            )
-        })?),
+        Some(url) => Some(super::proxy::for_ureq(url)?),
         None => None,
     };
     let config = ureq::config::Config::builder()

@@ -16,6 +16,11 @@ pub struct Proxy {
     pub authorization: Option<String>,
 }
 
+/// `--proxy` as ureq takes it; a message naming the address (password hidden) when it will not.
+pub fn for_ureq(url: &str) -> Result<ureq::Proxy, String> {
+    ureq::Proxy::new(url).map_err(|e| format!("--proxy {:?} is not usable: {e}", redacted(url)))
+}
+
 /// The proxy address as messages show it: user information (the proxy's password) replaced
 /// by `***`.
 pub fn redacted(url: &str) -> String {
