@@ -193,20 +193,6 @@ fn stamp(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// Severity order of monitoring states for "never better than": UNKNOWN stays UNKNOWN.
-fn rank(state: State) -> u8 {
-    match state {
-        State::Ok => 0,
-        State::Warning => 1,
-        State::Critical => 2,
-        State::Unknown => 3,
-    }
-}
-
-fn worse(a: State, b: State) -> State {
-    if rank(b) > rank(a) { b } else { a }
-}
-
 /// Text from a document as the view prints it: control characters and bidirectional
 /// overrides escaped (nothing of a file reaches a terminal as is), cut at `max` characters.
 fn shown(text: &str, max: usize) -> String {
@@ -267,7 +253,8 @@ pub fn judge(documents: Vec<Document>, today: &Today) -> View {
         let news = |r: &Row| r.reasons.iter().filter(|x| x.new).count();
         b.urgency
             .cmp(&a.urgency)
-            .then(rank_now(b.state_now).cmp(&rank_now(a.state_now)))
+            // CRITICAL, WARNING, UNKNOWN, OK: the monitoring priority.
+            .then(b.state_now.priority().cmp(&a.state_now.priority()))
             .then(news(b).cmp(&news(a)))
             .then(b.days_since_scan.cmp(&a.days_since_scan))
             .then(a.host.cmp(&b.host))
@@ -294,11 +281,6 @@ pub fn judge(documents: Vec<Document>, today: &Today) -> View {
         superseded,
         knowledge,
     }
-}
-
-/// The order of states now in the view: CRITICAL, WARNING, UNKNOWN, OK.
-fn rank_now(state: State) -> u8 {
-    state.priority()
 }
 
 /// `OpenCloud release schedule of 2026-10-12, advisories of 2026-10-12`.
@@ -581,7 +563,8 @@ fn state_now(
     if raise && state == State::Ok {
         state = State::Warning;
     }
-    worse(doc.state, state)
+    // Never better than the document's own state (an UNKNOWN one returned above).
+    doc.state.worst(state)
 }
 
 impl View {

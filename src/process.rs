@@ -34,7 +34,7 @@ pub fn setup_process(settings: &Settings) -> Result<Now, String> {
     }
     net::resolve::install(settings.resolve.clone());
     net::resolve::install_zones(crate::scanner::target_zones(&settings.targets)?);
-    Ok(settings.now.map(Now).unwrap_or_else(Now::system))
+    Ok(Now::pinned_or_system(settings.now))
 }
 
 /// `--version`: the plugin and the age of what it knows.

@@ -14,7 +14,7 @@ use crate::net::http::{ClientOptions, Verification};
 use crate::net::{self, Destination, tls};
 use crate::probe::{self, Measurements, ProbeFailure, status};
 use crate::report::ScanResult;
-use crate::settings::{Settings, UpdateSource, manual};
+use crate::settings::{Settings, UpdateSource};
 use crate::target::{HostName, Target};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -157,7 +157,7 @@ impl<'a> Scanner<'a> {
             timeout: self.budget.step_timeout(self.settings.timeout),
             proxy: self.settings.proxy.clone(),
             pin: None,
-            user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+            user_agent: crate::program::user_agent(),
         }
     }
 

@@ -26,14 +26,15 @@
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::checks::{self, CheckSpec, Measure};
 use crate::clock::Now;
-use crate::net::http::{ClientOptions, Scheme};
+use crate::net::http::{ClientOptions, Scheme, canonical_header_name};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
 use crate::probe::{self, Measurements, ProbeFailure, plan};
 use crate::report::{Finding, State, Status};
-use crate::settings::{Format, Settings, manual};
+use crate::settings::{Format, Settings};
 use crate::severity::Severity;
 use crate::target::Target;
+use crate::text::monitoring_line;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -322,7 +323,7 @@ impl Selection {
                 self.measure(spec.verified_by);
                 self.push(Requested::Finding(format!(
                     "versionDisclosure:{}",
-                    canonical_header(member)
+                    canonical_header_name(member)
                 )));
                 return true;
             }
@@ -347,22 +348,6 @@ fn is_header_name(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// `x-web-version` -> `X-Web-Version`, as the version-disclosure check names its members.
-fn canonical_header(name: &str) -> String {
-    name.split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => {
-                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
-                }
-                None => String::new(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 /// Which probes measure the ids. Family roots expand to every member; ids that no probe run
@@ -663,7 +648,7 @@ fn measure(
                 timeout: access.budget.step_timeout(settings.timeout),
                 proxy: settings.proxy.clone(),
                 pin: None,
-                user_agent: format!("{}/{}", manual::PROGRAM, env!("CARGO_PKG_VERSION")),
+                user_agent: crate::program::user_agent(),
             };
             let transport = net::select_transport(
                 &dest,
@@ -727,19 +712,6 @@ pub fn exit_state(v: &Verification) -> State {
         .fold(State::Ok, State::worst)
 }
 
-/// One line of monitoring output: no control characters, no `|` (it starts perfdata).
-fn one_line(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| match c {
-            '|' => '/',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn details(r: &IdOutcome) -> String {
     r.findings
         .iter()
@@ -752,7 +724,7 @@ fn details(r: &IdOutcome) -> String {
 /// Monitoring-style output: `<STATE>: <summary>`, then one line per id.
 pub fn render_text(v: &Verification) -> String {
     let state = exit_state(v);
-    let host = one_line(&v.host);
+    let host = monitoring_line(&v.host);
     let total = v.results.len();
     let passing = v
         .results
@@ -804,7 +776,7 @@ pub fn render_text(v: &Verification) -> String {
         parts.push(format!("{passing} of {total} pass"));
         format!("remediation not verified on {host}: {}", parts.join("; "))
     };
-    let mut out = format!("{}: {}\n", state.label(), one_line(&summary));
+    let mut out = format!("{}: {}\n", state.label(), monitoring_line(&summary));
     for r in &v.results {
         let (verdict, why) = match &r.outcome {
             Outcome::Passes => ("passes".to_string(), details(r)),
@@ -817,7 +789,7 @@ pub fn render_text(v: &Verification) -> String {
         } else {
             format!("{}: {verdict}: {why}", r.id)
         };
-        out.push_str(&one_line(&line));
+        out.push_str(&monitoring_line(&line));
         out.push('\n');
     }
     out

@@ -21,6 +21,7 @@
 use crate::files::{self, Kind};
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, State, Status};
+use crate::text::one_line;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -788,11 +789,6 @@ fn date_of(recorded_at: &str) -> String {
         .parse::<jiff::Timestamp>()
         .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date().to_string())
         .unwrap_or_else(|_| recorded_at.to_string())
-}
-
-/// Error text on one line (an operating-system or parser message could span several).
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Replaces `path` with what `write` produces, atomically: the target is either its old

@@ -8,7 +8,7 @@
 //! for one.
 
 use super::{CheckSpec, INSTANCE, Measure, finding};
-use crate::net::http::Response;
+use crate::net::http::{Response, canonical_header_name};
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
@@ -239,23 +239,8 @@ fn version_header(r: &Response) -> Option<(String, String)> {
     r.headers.iter().find_map(|(n, v)| {
         let lower = n.to_ascii_lowercase();
         (lower.starts_with("x-") && lower.ends_with("-version") && lower.len() > 10)
-            .then(|| (canonical_name(&lower), v.clone()))
+            .then(|| (canonical_header_name(n), v.clone()))
     })
-}
-
-/// `x-proxy-version` as `X-Proxy-Version` (the client reads header names in lower case).
-fn canonical_name(lower: &str) -> String {
-    lower
-        .split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1472,6 +1457,5 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(3)), "3s");
         assert_eq!(seconds(Duration::from_millis(300)), "0.3s");
         assert_eq!(printable("a\nb\x1b[31m"), "a b [31m");
-        assert_eq!(canonical_name("x-proxy-version"), "X-Proxy-Version");
     }
 }

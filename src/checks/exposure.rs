@@ -6,7 +6,7 @@
 //! to a random path) and look like the thing itself.
 
 use super::{CheckSpec, Measure, REVERSE_PROXY, finding};
-use crate::net::http::Response;
+use crate::net::http::{Response, canonical_header_name};
 use crate::probe::status::printable;
 use crate::probe::{Measurements, Observation, plan};
 use crate::report::{Finding, Role, Status};
@@ -493,7 +493,7 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
                 && discloses_version(value)
                 && !seen.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
             {
-                seen.push((canonical(name), printable(value)));
+                seen.push((canonical_header_name(name), printable(value)));
             }
         }
     }
@@ -529,22 +529,6 @@ fn strip_header_advice(name: &str) -> String {
         "Strip the {name} header at the reverse proxy (nginx: proxy_hide_header {name}; \
          Caddy: header -{name}; Apache: Header unset {name})."
     )
-}
-
-/// `x-web-version` -> `X-Web-Version`, so ids read the same whatever the server's case.
-fn canonical(name: &str) -> String {
-    name.split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => {
-                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
-                }
-                None => String::new(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {

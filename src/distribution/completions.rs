@@ -28,15 +28,6 @@ impl Shell {
         }
     }
 
-    /// Where the package installs it (the shells' vendor directories).
-    pub fn install_dir(self) -> &'static str {
-        match self {
-            Shell::Bash => "/usr/share/bash-completion/completions",
-            Shell::Zsh => "/usr/share/zsh/vendor-completions",
-            Shell::Fish => "/usr/share/fish/vendor_completions.d",
-        }
-    }
-
     pub fn script(self, program: Program) -> String {
         match self {
             Shell::Bash => bash(program),

@@ -114,25 +114,14 @@ pub fn download(
     out: &mut dyn Write,
     options: &Options,
 ) -> Result<Downloaded, String> {
-    let proxy =
-        match &options.proxy {
-            Some(p) => Some(ureq::Proxy::new(p).map_err(|e| {
-                format!("--proxy {:?} is not usable: {e}", super::proxy::redacted(p))
-            })?),
-            None => None,
-        };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .proxy(proxy)
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .max_response_header_size(super::http::MAX_HEADER_BYTES)
-        .timeout_global(Some(options.total))
-        .timeout_connect(Some(options.timeout))
-        .timeout_recv_response(Some(options.timeout))
-        .timeout_per_read(Some(options.timeout))
-        .user_agent(options.user_agent.as_str())
-        .build()
-        .into();
+    let agent = super::fetch_agent(options.proxy.as_deref(), &options.user_agent, |config| {
+        config
+            .max_redirects(0)
+            .timeout_global(Some(options.total))
+            .timeout_connect(Some(options.timeout))
+            .timeout_recv_response(Some(options.timeout))
+            .timeout_per_read(Some(options.timeout))
+    })?;
     let mut current = url.to_string();
     allowed(&current)?;
     for _ in 0..=MAX_REDIRECTS {

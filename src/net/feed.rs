@@ -3,7 +3,7 @@
 //! an earlier answer is at hand, as a conditional request (`If-None-Match` /
 //! `If-Modified-Since`) so that an unchanged feed answers `304 Not Modified` with no body.
 
-use super::http::{ClientOptions, MAX_HEADER_BYTES};
+use super::http::ClientOptions;
 use std::io::Read;
 
 /// What identifies an answer to the server: its `ETag` and `Last-Modified` headers.
@@ -57,25 +57,11 @@ pub fn fetch(
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(format!("{url} is not an http(s) address"));
     }
-    let proxy =
-        match &options.proxy {
-            Some(p) => Some(ureq::Proxy::new(p).map_err(|e| {
-                format!("--proxy {:?} is not usable: {e}", super::proxy::redacted(p))
-            })?),
-            None => None,
-        };
-    use ureq::unversioned::{resolver::DefaultResolver, transport::Connector};
-    let config = ureq::Agent::config_builder()
-        .proxy(proxy)
-        .http_status_as_error(false)
-        .max_redirects(3)
-        .max_response_header_size(MAX_HEADER_BYTES)
-        .timeout_global(Some(options.timeout.now()))
-        .user_agent(options.user_agent.as_str())
-        .build();
-    let connector =
-        ureq::unversioned::transport::DefaultConnector::default().chain(super::SlicedWaits);
-    let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
+    let agent = super::fetch_agent(options.proxy.as_deref(), &options.user_agent, |config| {
+        config
+            .max_redirects(3)
+            .timeout_global(Some(options.timeout.now()))
+    })?;
     let mut request = agent.get(url).header("Accept", "application/json");
     if let Some(token) = bearer_token {
         request = request.header("Authorization", format!("Bearer {token}"));

@@ -184,6 +184,23 @@ impl Response {
     }
 }
 
+/// A header name as findings and ids spell it, whatever case the server sent:
+/// `x-WEB-version` -> `X-Web-Version`.
+pub fn canonical_header_name(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => {
+                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
+                }
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// Why a request got no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FetchError {
@@ -465,12 +482,7 @@ fn agent(
         // Pinned connections go to the pinned addresses, never to a proxy that would resolve
         // the name itself.
         Some(_) if options.pin.is_some() => None,
-        Some(url) => Some(ureq::Proxy::new(url).map_err(|e| {
-            format!(
-                "--proxy {:?} is not usable: {e}",
-                super::proxy::redacted(url)
-            )
-        })?),
+        Some(url) => Some(super::proxy::for_ureq(url)?),
         None => None,
     };
     let config = ureq::config::Config::builder()
@@ -537,6 +549,14 @@ fn classify_io(e: &std::io::Error, url: &str) -> FetchError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_names_are_capitalised_per_word_whatever_their_case() {
+        assert_eq!(canonical_header_name("x-WEB-version"), "X-Web-Version");
+        assert_eq!(canonical_header_name("x-proxy-version"), "X-Proxy-Version");
+        assert_eq!(canonical_header_name("SERVER"), "Server");
+        assert_eq!(canonical_header_name("x--a-"), "X--A-");
+    }
 
     /// A body of `len` bytes that differ from one position to the next.
     fn body(len: usize) -> Vec<u8> {

@@ -16,6 +16,8 @@ pub mod tls;
 use crate::budget::StepTimeout;
 use http::{Client, ClientOptions, Endpoint, Scheme, Verification};
 use std::time::Duration;
+use ureq::config::ConfigBuilder;
+use ureq::typestate::AgentScope;
 
 /// What the HTTPS step of transport selection observed (spec "Transport selection").
 #[derive(Clone, Debug)]
@@ -206,4 +208,33 @@ pub fn read_before(
             done => return done,
         }
     }
+}
+
+/// The agent of a fetch outside a scan (a feed document, a release asset): through the
+/// operator's proxy only (set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY /
+/// ALL_PROXY), every status an answer, header blocks capped, our user agent, and no wait on
+/// the server longer than a slice ([`SlicedWaits`]). `tune` sets what the fetch decides
+/// itself: the redirects it follows and its timeouts.
+pub(crate) fn fetch_agent(
+    proxy: Option<&str>,
+    user_agent: &str,
+    tune: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
+) -> Result<ureq::Agent, String> {
+    use ureq::unversioned::resolver::DefaultResolver;
+    use ureq::unversioned::transport::{Connector, DefaultConnector};
+    let proxy = proxy.map(proxy::for_ureq).transpose()?;
+    let config = tune(
+        ureq::Agent::config_builder()
+            .proxy(proxy)
+            .http_status_as_error(false)
+            .max_response_header_size(http::MAX_HEADER_BYTES)
+            .user_agent(user_agent),
+    )
+    .build();
+    let connector = DefaultConnector::default().chain(SlicedWaits);
+    Ok(ureq::Agent::with_parts(
+        config,
+        connector,
+        DefaultResolver::default(),
+    ))
 }

@@ -16,6 +16,11 @@ pub struct Proxy {
     pub authorization: Option<String>,
 }
 
+/// `--proxy` as ureq takes it; a message naming the address (password hidden) when it will not.
+pub fn for_ureq(url: &str) -> Result<ureq::Proxy, String> {
+    ureq::Proxy::new(url).map_err(|e| format!("--proxy {:?} is not usable: {e}", redacted(url)))
+}
+
 /// The proxy address as messages show it: user information (the proxy's password) replaced
 /// by `***`.
 pub fn redacted(url: &str) -> String {
@@ -80,7 +85,7 @@ impl Proxy {
         Ok(Proxy {
             host: host.to_string(),
             port,
-            authorization: userinfo.map(|u| format!("Basic {}", base64(u.as_bytes()))),
+            authorization: userinfo.map(|u| format!("Basic {}", crate::text::base64(u.as_bytes()))),
         })
     }
 
@@ -138,28 +143,6 @@ impl Proxy {
     }
 }
 
-/// Standard base64 with padding (RFC 4648), for Basic credentials.
-pub fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,19 +173,6 @@ mod tests {
             "http://p/path",
         ] {
             assert!(Proxy::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded);
         }
     }
 }

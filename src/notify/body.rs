@@ -57,7 +57,7 @@ fn host_line(result: &ScanResult) -> String {
 fn footer(result: &ScanResult) -> String {
     format!(
         "{} {}, scanned {}",
-        crate::settings::manual::PROGRAM,
+        crate::program::PROGRAM,
         env!("CARGO_PKG_VERSION"),
         result.scanned_at
     )
@@ -138,7 +138,7 @@ pub fn chat_embed(result: &ScanResult) -> Value {
             field("Grade", result.grade),
             field("Version", &version(result)),
         ],
-        "footer": { "text": clip(&format!("{} {}", crate::settings::manual::PROGRAM, env!("CARGO_PKG_VERSION")), 2048) },
+        "footer": { "text": clip(&format!("{} {}", crate::program::PROGRAM, env!("CARGO_PKG_VERSION")), 2048) },
     });
     if result.scanned_at.parse::<jiff::Timestamp>().is_ok() {
         embed["timestamp"] = Value::String(result.scanned_at.clone());

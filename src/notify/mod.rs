@@ -385,11 +385,7 @@ fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>
         .save_redirect_history(false)
         .max_response_header_size(crate::net::http::MAX_HEADER_BYTES)
         .timeout_global(Some(timeout))
-        .user_agent(format!(
-            "{}/{}",
-            crate::settings::manual::PROGRAM,
-            env!("CARGO_PKG_VERSION")
-        ))
+        .user_agent(crate::program::user_agent())
         .build();
     let resolver = crate::net::resolve::ScanResolver { pin };
     use ureq::unversioned::transport::{Connector, DefaultConnector};

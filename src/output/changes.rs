@@ -8,6 +8,7 @@ use super::DiffFormat;
 use crate::assess::baseline::{BaselineComparison, Change};
 use crate::notify::body::clip;
 use crate::report::ScanResult;
+use crate::text::one_line;
 use serde_json::{Value, json};
 
 pub fn render(format: DiffFormat, results: &[ScanResult]) -> String {
@@ -68,12 +69,6 @@ fn changes(result: &ScanResult) -> &[Change] {
         .as_ref()
         .map(|c| c.changes.as_slice())
         .unwrap_or(&[])
-}
-
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 fn text(results: &[ScanResult]) -> String {

@@ -12,6 +12,7 @@
 use super::perfdata;
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, Status};
+use crate::text::monitoring_line;
 
 /// The lines of one host, without the perfdata line, in the order of the spec's "Default
 /// output layout": lifecycle, missing hardening, additional checks, update check, coverage,
@@ -22,7 +23,7 @@ pub fn host_block(result: &ScanResult) -> Vec<String> {
     let mut block = host_details(result);
     // What line 1 had to leave out stays in the long output, in full.
     if shortened {
-        block.push(format!("Causes: {}", one_line(&result.message)));
+        block.push(format!("Causes: {}", monitoring_line(&result.message)));
     }
     lines.append(&mut block);
     lines
@@ -38,7 +39,7 @@ pub const LINE_ONE_LIMIT: usize = 200;
 pub fn line_one(result: &ScanResult) -> (String, bool) {
     let label = result.state.label();
     let budget = LINE_ONE_LIMIT - label.chars().count() - ": ".len();
-    let whole = one_line(&result.message);
+    let whole = monitoring_line(&result.message);
     if whole.chars().count() <= budget {
         return (format!("{label}: {whole}"), false);
     }
@@ -51,12 +52,12 @@ pub fn line_one(result: &ScanResult) -> (String, bool) {
         }
     };
     let mut text = cut(
-        &one_line(&causes[0].text),
+        &monitoring_line(&causes[0].text),
         budget - more(causes.len() - 1).chars().count(),
     );
     let mut shown = 1;
     for cause in &causes[1..] {
-        let next = format!("; {}", one_line(&cause.short));
+        let next = format!("; {}", monitoring_line(&cause.short));
         let left = causes.len() - shown - 1;
         if text.chars().count() + next.chars().count() + more(left).chars().count() > budget {
             break;
@@ -87,16 +88,16 @@ fn host_details(result: &ScanResult) -> Vec<String> {
     let Some(product) = &result.product else {
         lines.push(format!(
             "scan of {} failed, last attempted: {}",
-            one_line(&result.host),
+            monitoring_line(&result.host),
             result.scanned_at
         ));
         return lines;
     };
     lines.push(format!(
         "{} {} on {}, rating: {}, last scanned: {}",
-        one_line(&product.name),
-        one_line(&product.version),
-        one_line(&result.host),
+        monitoring_line(&product.name),
+        monitoring_line(&product.version),
+        monitoring_line(&result.host),
         result.grade,
         result.scanned_at
     ));
@@ -141,7 +142,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
     if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {
         lines.push(format!(
             "Login throttling (not rated): {}",
-            one_line(&f.detail)
+            monitoring_line(&f.detail)
         ));
     }
     if let Some(update) = &result.update
@@ -150,7 +151,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
         lines.push(format!(
             "Update check ({}, installed {}): {}",
             update.mode,
-            one_line(&update.installed),
+            monitoring_line(&update.installed),
             update_text(result)
         ));
     }
@@ -177,7 +178,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             lines.push(format!(
                 "Policy: {} requirement(s) unmet: {}",
                 unmet.len(),
-                one_line(&unmet.join("; "))
+                monitoring_line(&unmet.join("; "))
             ));
         }
     }
@@ -303,29 +304,18 @@ fn update_text(result: &ScanResult) -> String {
     match (&u.source, &u.error) {
         // An earlier run's feed answer standing in: the error says when it is from and why.
         (Some(source), Some(error)) if source == "cache" => {
-            text.push_str(&format!(" ({})", one_line(error)));
+            text.push_str(&format!(" ({})", monitoring_line(error)));
         }
         (Some(source), Some(error)) if source != &u.mode => {
-            text.push_str(&format!(" (from {source} data: {})", one_line(error)));
+            text.push_str(&format!(
+                " (from {source} data: {})",
+                monitoring_line(error)
+            ));
         }
-        (None, Some(error)) => text.push_str(&format!(" ({})", one_line(error))),
+        (None, Some(error)) => text.push_str(&format!(" ({})", monitoring_line(error))),
         _ => {}
     }
     text
-}
-
-/// Server-provided text is made one printable line before it reaches the output.
-/// A `|` would start the performance data, so it becomes `/`.
-fn one_line(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| match c {
-            '|' => '/',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The whole monitoring output. One host: its block. Several: a first line with the overall

@@ -257,11 +257,7 @@ fn fetch_handlers(
         // Direct, never through the operator's proxy (see the module comment).
         proxy: None,
         pin: None,
-        user_agent: format!(
-            "{}/{}",
-            crate::settings::manual::PROGRAM,
-            env!("CARGO_PKG_VERSION")
-        ),
+        user_agent: crate::program::user_agent(),
     };
     let client = match Client::over(endpoint, connection, &options) {
         Ok(client) => client,

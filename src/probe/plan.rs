@@ -516,7 +516,7 @@ pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
 fn basic_credentials(user: &str, password: &str) -> String {
     format!(
         "Basic {}",
-        crate::net::proxy::base64(format!("{user}:{password}").as_bytes())
+        crate::text::base64(format!("{user}:{password}").as_bytes())
     )
 }
 

@@ -216,17 +216,6 @@ pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
     })
 }
 
-/// The `capabilities` object of the v1 document, or `None` when it cannot be read.
-pub fn probe_capabilities(client: &Client) -> Option<Value> {
-    let response = client
-        .get(CAPABILITIES_PATH, super::plan::KEEP_CAPABILITIES)
-        .ok()?;
-    if response.status != 200 || !response.is_whole() {
-        return None;
-    }
-    parse_capabilities(&response.body)
-}
-
 /// The members of the capabilities object that are read: the release (`core.status`), the
 /// sharing and password settings (`sharing`, `parity`) and what the configuration fingerprint
 /// digests (`graph`). The others are skipped unread.

@@ -19,6 +19,7 @@ use crate::diagnostics::debug_log;
 use crate::feeds::{Feed, FeedCache, Origin};
 use crate::net::feed::Validators;
 use crate::net::http::ClientOptions;
+use crate::program::user_agent;
 use crate::settings::manual::PROGRAM;
 use crate::settings::{Format, Settings};
 use jiff::Timestamp;
@@ -85,7 +86,7 @@ fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>
             timeout: budget.step_timeout(settings.timeout),
             pin: None,
             proxy: settings.proxy.clone(),
-            user_agent: format!("{PROGRAM}/{}", env!("CARGO_PKG_VERSION")),
+            user_agent: user_agent(),
         };
         let fetch = |validators: Option<&Validators>| {
             crate::net::feed::fetch(url, None, validators, Feed::Releases.cap(), &options)

@@ -34,6 +34,7 @@ use crate::net::download::{self, Options};
 use crate::net::feed::Fetched;
 use crate::net::http::ClientOptions;
 use crate::process::{Outcome, unknown};
+use crate::program::user_agent;
 use crate::settings::cli::CommandLine;
 use crate::settings::manual::PROGRAM;
 use crate::settings::options::Program;
@@ -135,7 +136,7 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
         proxy: settings.proxy.clone(),
         timeout: settings.timeout,
         total: DOWNLOAD_TIME,
-        user_agent: format!("{PROGRAM}/{running}"),
+        user_agent: user_agent(),
     };
     let sums = fetch_checksums(&plan.checksums, &options)?;
     let downloads: Vec<&Asset> = match &plan.archive {
@@ -259,7 +260,7 @@ fn newest_release(settings: &Settings, url: &str) -> Result<Release, String> {
         timeout: settings.timeout.into(),
         pin: None,
         proxy: settings.proxy.clone(),
-        user_agent: format!("{PROGRAM}/{}", env!("CARGO_PKG_VERSION")),
+        user_agent: user_agent(),
     };
     let shown = download::shown(url);
     let body = match crate::net::feed::fetch(url, None, None, Feed::Releases.cap(), &options) {

@@ -196,7 +196,7 @@ fn log(message: &str) {
 
 /// The report clock of a round: `COS_NOW` when pinned, else the system clock now.
 fn report_now(settings: &Settings) -> Now {
-    settings.now.map(Now).unwrap_or_else(Now::system)
+    Now::pinned_or_system(settings.now)
 }
 
 /// The result of a target that has no scan result: UNKNOWN, `scrape_success 0`.

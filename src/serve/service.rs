@@ -108,7 +108,7 @@ pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
     // asks the feeds once per window even without a state directory.
     let memory = RenewedMemory::new(settings.feed_cache_ttl);
     Arc::new(move |target: &Target| {
-        let now = settings.now.map(Now).unwrap_or_else(Now::system);
+        let now = Now::pinned_or_system(settings.now);
         let budget = Budget::new(Instant::now(), settings.time_budget);
         let result = Scanner::new(&settings, now, budget)?
             .with_memory(memory.current())
@@ -151,7 +151,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let listen = settings.scanner.listen;
     check_token(listen, settings.scanner.token.as_deref())?;
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
-    let now = settings.now.map(Now).unwrap_or_else(Now::system);
+    let now = Now::pinned_or_system(settings.now);
     Scanner::new(
         &settings,
         now,

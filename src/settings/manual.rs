@@ -3,9 +3,9 @@
 //! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
 //! `scanner_cli`); one generator renders every page as text and as roff.
 
-use super::options::{Availability, Group, Kind, OPTIONS, OptionSpec, Program};
+use super::options::{Group, Kind, OPTIONS, OptionSpec, Program};
 
-pub const PROGRAM: &str = "check-storage-security";
+pub use crate::program::PROGRAM;
 
 /// What a program's manual says besides the option rows its command line takes.
 pub struct Page {
@@ -155,7 +155,7 @@ fn flag_forms(o: &OptionSpec) -> String {
     text
 }
 
-/// The extra facts of a row: variable, key, default, choices, availability.
+/// The extra facts of a row: variable, key, default, choices.
 fn facts(o: &OptionSpec) -> Vec<String> {
     let mut facts = Vec::new();
     if !o.env.is_empty() {
@@ -169,9 +169,6 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     }
     if !o.choices.is_empty() {
         facts.push(format!("one of {}", o.choices.join(", ")));
-    }
-    if o.availability == Availability::NotYet {
-        facts.push("not available in this version yet (ends the run UNKNOWN)".to_string());
     }
     facts
 }

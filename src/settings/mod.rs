@@ -17,7 +17,7 @@ use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
 use crate::target::{self, Target};
 use config_file::{ConfigFile, ConfigValue};
-use options::{Availability, Kind, OptionSpec};
+use options::{Kind, OptionSpec};
 use secrets::Environment;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -767,15 +767,6 @@ impl Settings {
         env: &dyn Environment,
         component: Component,
     ) -> Result<Settings, SettingsError> {
-        // Features that have not landed yet end the run plainly instead of being ignored.
-        for spec in options::OPTIONS {
-            if spec.availability == Availability::NotYet && is_given(spec, line, env) {
-                return Err(SettingsError(format!(
-                    "{} is not available in this version yet; remove it to run the check",
-                    spec.display_name()
-                )));
-            }
-        }
         let no_profile = Layers::new(component, line, env, None);
         let explicit_config = no_profile.given("config")?;
         let scrub_config = |e: String| match &explicit_config {
@@ -811,22 +802,6 @@ impl Settings {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
         layers.profile = layers.parsed("profile", "a profile", Profile::parse)?;
-        for spec in options::OPTIONS {
-            if spec.availability == Availability::NotYet
-                && let Some(config) = config
-                && spec
-                    .config_key
-                    .is_some_and(|k| config.values.contains_key(k))
-            {
-                return Err(SettingsError(format!(
-                    "{} (configuration key {}) is not available in this version yet; remove it \
-                     from {}",
-                    spec.display_name(),
-                    spec.config_key.unwrap_or_default(),
-                    config.path.display()
-                )));
-            }
-        }
         Settings::from_layers(&layers, config.map(|c| c.path.clone()))
     }
 
@@ -1566,18 +1541,6 @@ fn exporter_settings(
         listen: std::net::SocketAddr::new(address, port),
         scrape_interval,
     }))
-}
-
-/// Whether a not-yet-available setting was used on the command line or in the environment.
-fn is_given(spec: &OptionSpec, line: &cli::CommandLine, env: &dyn Environment) -> bool {
-    !line.all(spec.id).is_empty()
-        || spec.env.iter().any(|name| {
-            env.var(name).is_some_and(|v| match spec.kind {
-                // A disabled boolean variable asks for nothing.
-                Kind::Switch => truthy(&v),
-                _ => !v.is_empty(),
-            })
-        })
 }
 
 #[cfg(test)]

@@ -13,15 +13,6 @@ pub enum Kind {
     Repeatable(&'static str),
 }
 
-/// Whether the behaviour behind a setting exists in this build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Availability {
-    Available,
-    /// Accepted and documented, but using it ends the run UNKNOWN with a plain message, so a
-    /// setting is never silently ignored.
-    NotYet,
-}
-
 /// The programs of the package. Variables and the configuration file are shared (one file
 /// serves the plugin and the scanner); a flag is accepted only by the programs it belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +64,6 @@ pub struct OptionSpec {
     pub choices: &'static [&'static str],
     pub help: &'static str,
     pub group: Group,
-    pub availability: Availability,
     /// The programs whose command line takes the flag.
     pub programs: &'static [Program],
     /// The components that read the setting; empty: every component of its programs. Any
@@ -174,7 +164,6 @@ impl Group {
     }
 }
 
-use Availability::Available;
 use Kind::{Repeatable, Switch, Value};
 
 const fn row(id: &'static str, help: &'static str) -> OptionSpec {
@@ -190,7 +179,6 @@ const fn row(id: &'static str, help: &'static str) -> OptionSpec {
         choices: &[],
         help,
         group: Group::Program,
-        availability: Available,
         programs: BOTH,
         components: &[],
     }

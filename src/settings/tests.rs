@@ -666,9 +666,7 @@ fn no_message_prints_a_value_read_from_a_reference() {
     let dir = temp_dir("planted");
     let mut checked = 0;
     for spec in options::OPTIONS {
-        if spec.kind == options::Kind::Switch
-            || spec.availability != options::Availability::Available
-        {
+        if spec.kind == options::Kind::Switch {
             continue;
         }
         for (form, env, args, reference) in reference_forms(spec, &dir) {

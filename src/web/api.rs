@@ -35,45 +35,7 @@ const MAX_TARGET_CHARS: usize = 2048;
 const MAX_WAIVERS: usize = 50;
 const MAX_WAIVER_CHARS: usize = 200;
 
-/// The time, in Unix seconds: the system clock, or a test's.
-pub trait Clock: Send + Sync {
-    fn now(&self) -> i64;
-
-    /// The time in Unix milliseconds, which the limits count by (a limit counted in whole
-    /// seconds would let a burst through between two of them).
-    fn now_millis(&self) -> i64 {
-        self.now() * 1000
-    }
-}
-
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> i64 {
-        jiff::Timestamp::now().as_second()
-    }
-
-    fn now_millis(&self) -> i64 {
-        jiff::Timestamp::now().as_millisecond()
-    }
-}
-
-/// A clock that starts at a given time and runs on (`COS_NOW` for `web`): a test moves a
-/// node into the future to see another node's leases end.
-pub struct StartedClock {
-    pub start: i64,
-    pub at: std::time::Instant,
-}
-
-impl Clock for StartedClock {
-    fn now(&self) -> i64 {
-        self.start + self.at.elapsed().as_secs() as i64
-    }
-
-    fn now_millis(&self) -> i64 {
-        self.start * 1000 + self.at.elapsed().as_millis() as i64
-    }
-}
+pub use crate::clock::{Clock, StartedClock, SystemClock};
 
 /// Decides whether a target may be scanned at all (the address guard, `lookups`): the
 /// addresses its name resolved to (every one allowed), or why not.

@@ -1416,35 +1416,13 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
             {"type": "resource", "resource": {
                 "uri": uri,
                 "mimeType": mime,
-                "blob": base64(&body),
+                "blob": crate::text::base64(&body),
             }},
         ])
     } else {
         json!([{"type": "text", "text": String::from_utf8_lossy(&body)}])
     };
     json!({"content": content, "structuredContent": structured, "isError": false})
-}
-
-/// Standard base64 (RFC 4648, with padding).
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The prompts, each with its one argument.
@@ -1527,22 +1505,6 @@ fn get_prompt(params: &Value) -> Result<Value, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
-        }
-        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
-    }
 
     #[test]
     fn versions_are_echoed_when_spoken_else_the_newest() {

@@ -153,7 +153,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
     Scanner::new(
         &settings,
-        settings.now.map(Now).unwrap_or_else(Now::system),
+        Now::pinned_or_system(settings.now),
         Budget::new(Instant::now(), settings.time_budget),
     )?;
     if let Some(token) = &web.mcp_token {

@@ -42,8 +42,10 @@ const LAYERS: &[&[&str]] = &[
         "files",
         "atomic_file",
         "severity",
+        "text",
         "diagnostics",
         "redact",
+        "program",
     ],
 ];
 
@@ -53,16 +55,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "assess",
         "settings",
         "assess takes its own inputs, not the whole Settings (item 1)",
-    ),
-    (
-        "notify",
-        "settings",
-        "webhook settings and the product name move down",
-    ),
-    (
-        "probe",
-        "settings",
-        "the product's user agent comes from one place below",
     ),
     ("scanner", "settings", "the scanner takes its own inputs"),
     ("verify", "settings", "verify takes its own inputs"),

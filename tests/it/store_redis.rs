@@ -5,12 +5,12 @@
 //! `StoreError` in bounded time.
 
 use crate::support::redis::RedisServer;
+use crate::support::store_conformance::{self as conformance, T0};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use storage_security::web::store::conformance::{self, T0};
 use storage_security::web::store::redis::RedisStore;
 use storage_security::web::store::{self, Store};
 

@@ -1,10 +1,10 @@
 //! The SQLite store (`--store sqlite:PATH`): the store conformance suite on real files, two
 //! processes' worth of stores on one file, and a restart that keeps records, queue and counters.
 
+use crate::support::store_conformance::{self as conformance, T0};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use storage_security::web::store::conformance::{self, T0};
 use storage_security::web::store::sqlite::SqliteStore;
 use storage_security::web::store::{self, Status, Store};
 

@@ -36,6 +36,9 @@ pub mod redis;
 pub mod server;
 pub mod service;
 pub mod stall;
+/// Only in integration tests: the checks every store passes (tests/it/store_*.rs).
+#[cfg(test)]
+pub mod store_conformance;
 /// Only in integration tests: it needs the test binary's compile-time paths.
 #[cfg(test)]
 pub mod web;

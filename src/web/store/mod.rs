@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::time::Duration;
 
-pub mod conformance;
 pub mod redis;
 pub mod sqlite;
 

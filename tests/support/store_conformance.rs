@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use super::{Admission, Limit, ScanRecord, ScanRequest, Status, Store};
+use storage_security::web::store::{Admission, Limit, ScanRecord, ScanRequest, Status, Store};
 
 /// The checks' clock starts here: 2100-01-01T00:00:00Z, a multiple of every window they use,
 /// and far enough ahead that a store expiring keys by its own clock (Redis) keeps them while
