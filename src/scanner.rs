@@ -379,7 +379,7 @@ impl<'a> Scanner<'a> {
             product,
             knowledge: &knowledge,
             update,
-            settings: view,
+            rules: &view.assess_rules(),
             now: self.now,
             duration_seconds: started.elapsed().as_secs_f64(),
         }))

@@ -13,11 +13,11 @@ pub mod waivers;
 use crate::checks;
 use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
+use crate::knowledge::update::UpdateSource;
 use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
 use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
-use crate::settings::{Settings, UpdateSource};
 use crate::severity::Severity;
 use crate::verdict;
 use semver::Version;
@@ -47,13 +47,33 @@ pub struct UpdateInputs {
     pub cached_at: Option<String>,
 }
 
+/// The operator's rules the assessment follows (`Settings::assess_rules`): thresholds, the
+/// release track, what counts, the update source, the policy and the waivers.
+#[derive(Clone, Debug)]
+pub struct Rules<'a> {
+    pub warning: u8,
+    pub critical: u8,
+    pub check_hardening: bool,
+    pub release_track: TrackChoice,
+    pub eol_warning: Option<i64>,
+    pub waiver_warning: Option<i64>,
+    pub extra_checks_rating: bool,
+    pub insecure: bool,
+    pub use_release_schedule: bool,
+    pub update_source: UpdateSource,
+    pub update_warning: bool,
+    pub tls_min_days: i64,
+    pub policy: Option<&'a policy::Policy>,
+    pub waivers: &'a [waivers::Waiver],
+}
+
 pub struct Input<'a> {
     pub host: String,
     pub measurements: &'a Measurements,
     pub product: Identified,
     pub knowledge: &'a Knowledge,
     pub update: UpdateInputs,
-    pub settings: &'a Settings,
+    pub rules: &'a Rules<'a>,
     pub now: Now,
     pub duration_seconds: f64,
 }
@@ -66,20 +86,20 @@ pub fn assess(input: Input) -> ScanResult {
         product,
         knowledge,
         update,
-        settings,
+        rules,
         now,
         duration_seconds,
     } = input;
     let installed = &product.version;
 
     // Lifecycle from the release schedule.
-    let life = match (&knowledge.schedule, settings.use_release_schedule) {
+    let life = match (&knowledge.schedule, rules.use_release_schedule) {
         (Some(schedule), true) => Some(lifecycle::assess(
             schedule,
             installed,
-            settings.release_track,
+            rules.release_track,
             now.today(),
-            settings.eol_warning,
+            rules.eol_warning,
         )),
         _ => None,
     };
@@ -91,7 +111,7 @@ pub fn assess(input: Input) -> ScanResult {
     let track = life
         .as_ref()
         .and_then(|l| l.track)
-        .or(match settings.release_track {
+        .or(match rules.release_track {
             TrackChoice::Fixed(t) => Some(t),
             TrackChoice::Auto => None,
         });
@@ -101,7 +121,7 @@ pub fn assess(input: Input) -> ScanResult {
         .as_ref()
         .and_then(|s| s.newest_overall().cloned());
     let update_report = update_check(
-        settings,
+        rules,
         installed,
         &product.version_text,
         track,
@@ -144,17 +164,14 @@ pub fn assess(input: Input) -> ScanResult {
     // Findings: checks from measurements, then the version's standing.
     let ctx = checks::Context {
         now: now.0,
-        tls_min_days: settings.tls_min_days,
-        insecure: settings.insecure,
+        tls_min_days: rules.tls_min_days,
+        insecure: rules.insecure,
         // A policy that requires measures has them evaluated, without the --check-hardening
         // rule that turns OK into WARNING.
-        check_hardening: settings.check_hardening
-            || settings
-                .policy
-                .as_ref()
-                .is_some_and(|p| p.needs_hardening()),
-        extra_checks_rating: settings.extra_checks_rating,
-        waived: settings.waivers.iter().map(|w| w.pattern.clone()).collect(),
+        check_hardening: rules.check_hardening
+            || rules.policy.as_ref().is_some_and(|p| p.needs_hardening()),
+        extra_checks_rating: rules.extra_checks_rating,
+        waived: rules.waivers.iter().map(|w| w.pattern.clone()).collect(),
     };
     let mut findings = checks::evaluate(m, &ctx);
     if let Some(l) = &life {
@@ -206,7 +223,7 @@ pub fn assess(input: Input) -> ScanResult {
         }
     }
 
-    let waived = waivers::apply(&settings.waivers, &mut findings, now.0);
+    let waived = waivers::apply(rules.waivers, &mut findings, now.0);
 
     // Rating.
     let standing = rating::VersionStanding {
@@ -224,7 +241,7 @@ pub fn assess(input: Input) -> ScanResult {
         f.decisive = start == final_rating;
     }
     let mut notes = Vec::new();
-    if settings.insecure
+    if rules.insecure
         && findings
             .iter()
             .any(|f| f.id == "tlsTrusted" && f.status == Status::Failed)
@@ -233,7 +250,7 @@ pub fn assess(input: Input) -> ScanResult {
             "--insecure: the untrusted certificate chain is listed but does not count".into(),
         );
     }
-    if !settings.extra_checks_rating {
+    if !rules.extra_checks_rating {
         notes.push(
             "scanner.extra_checks_rating is false: failed checks do not cap the rating".into(),
         );
@@ -245,17 +262,17 @@ pub fn assess(input: Input) -> ScanResult {
         .count();
     let inputs = verdict::Inputs {
         rating: Some(final_rating),
-        warning: settings.warning,
-        critical: settings.critical,
+        warning: rules.warning,
+        critical: rules.critical,
         vulnerabilities: vulnerabilities.len(),
         end_of_life,
-        check_hardening: settings.check_hardening,
+        check_hardening: rules.check_hardening,
         missing_hardening,
-        update_warning: settings.update_warning,
+        update_warning: rules.update_warning,
         update_available: update_report.update_available == Some(true),
-        eol_warning: settings.eol_warning,
+        eol_warning: rules.eol_warning,
         support_days_left: life.as_ref().and_then(|l| l.support_days_left),
-        waiver_warning: settings.waiver_warning,
+        waiver_warning: rules.waiver_warning,
         waiver_days_left: waived.waiver_days_left,
     };
     let state = verdict::decide(&inputs);
@@ -275,7 +292,7 @@ pub fn assess(input: Input) -> ScanResult {
         line: format!("{}.{}", l.line.0, l.line.1),
         track: l.track,
         track_detected: l.track_detected,
-        track_note: match settings.release_track {
+        track_note: match rules.release_track {
             TrackChoice::Fixed(asked) if !product.family.describe().offers(asked) => Some(format!(
                 "{} publishes no {asked} track; {}",
                 product.family.display_name(),
@@ -321,15 +338,15 @@ pub fn assess(input: Input) -> ScanResult {
             certificate_issuer: tls.certificate_issuer.as_deref(),
         },
     );
-    let scan_conditions = conditions(settings, knowledge, &update_report);
+    let scan_conditions = conditions(rules, knowledge, &update_report);
     let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
         installed,
         schedule: knowledge
             .schedule
             .as_ref()
-            .filter(|_| settings.use_release_schedule),
+            .filter(|_| rules.use_release_schedule),
         advisories: &knowledge.advisories,
-        track_choice: settings.release_track,
+        track_choice: rules.release_track,
         today: now.today(),
         life: life.as_ref(),
         recommended: recommended.as_ref(),
@@ -359,15 +376,15 @@ pub fn assess(input: Input) -> ScanResult {
         tls: Some(tls),
         vulnerabilities,
         findings,
-        check_hardening: settings.check_hardening,
+        check_hardening: rules.check_hardening,
         rating_explanation: report::RatingExplanation {
             starting_rating: Some(start),
             starting_reason: start_reason,
             limits,
             final_rating: Some(final_rating),
             final_grade: report::grade(Some(final_rating)),
-            warning_threshold: settings.warning,
-            critical_threshold: settings.critical,
+            warning_threshold: rules.warning,
+            critical_threshold: rules.critical,
             notes,
         },
         remediation_plan: plan,
@@ -411,7 +428,7 @@ pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
 /// The conditions of this scan (`conditions`): what a later run compares to tell a change of
 /// the instance from a change of knowledge, scanner or rules.
 fn conditions(
-    settings: &Settings,
+    rules: &Rules,
     knowledge: &Knowledge,
     update: &report::UpdateCheck,
 ) -> report::Conditions {
@@ -423,7 +440,7 @@ fn conditions(
             .map(|b| format!("{b:02x}"))
             .collect()
     };
-    let waivers: Vec<String> = settings
+    let waivers: Vec<String> = rules
         .waivers
         .iter()
         .map(|w| match w.expires {
@@ -436,18 +453,18 @@ fn conditions(
         "warning={} critical={} check_hardening={} release_track={:?} eol_warning={:?} \
          waiver_warning={:?} extra_checks_rating={} insecure={} use_release_schedule={} \
          update_source={:?} update_warning={} policy={} waivers={}",
-        settings.warning,
-        settings.critical,
-        settings.check_hardening,
-        settings.release_track,
-        settings.eol_warning,
-        settings.waiver_warning,
-        settings.extra_checks_rating,
-        settings.insecure,
-        settings.use_release_schedule,
-        settings.update_source,
-        settings.update_warning,
-        settings.policy.is_some(),
+        rules.warning,
+        rules.critical,
+        rules.check_hardening,
+        rules.release_track,
+        rules.eol_warning,
+        rules.waiver_warning,
+        rules.extra_checks_rating,
+        rules.insecure,
+        rules.use_release_schedule,
+        rules.update_source,
+        rules.update_warning,
+        rules.policy.is_some(),
         waivers.join(","),
     );
     let checks: Vec<&str> = checks::registry().map(|c| c.id).collect();
@@ -513,7 +530,7 @@ fn vulnerability(a: &advisories::Advisory, installed: &Version) -> report::Vulne
 }
 
 fn update_check(
-    settings: &Settings,
+    rules: &Rules,
     installed: &Version,
     installed_text: &str,
     track: Option<Track>,
@@ -521,14 +538,14 @@ fn update_check(
     schedule_newest: Option<&Version>,
     inputs: &UpdateInputs,
 ) -> report::UpdateCheck {
-    let mode = settings.update_source.mode_name().to_string();
+    let mode = rules.update_source.mode_name().to_string();
     let rolling = track == Some(Track::Rolling);
     let (source, recommended, newest, error): (
         Option<&str>,
         Option<Version>,
         Option<Version>,
         Option<String>,
-    ) = match &settings.update_source {
+    ) = match &rules.update_source {
         UpdateSource::Off => (None, None, None, None),
         UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
         UpdateSource::Bundled => (
@@ -559,7 +576,7 @@ fn update_check(
                         None => format!("cached answer from {at}"),
                     }),
             ),
-            None if settings.update_source == UpdateSource::Auto => (
+            None if rules.update_source == UpdateSource::Auto => (
                 Some("bundled"),
                 update::recommend(installed, schedule_target, rolling, &[]),
                 schedule_newest.cloned(),
@@ -568,7 +585,7 @@ fn update_check(
             None => (None, None, None, inputs.feed_error.clone()),
         },
     };
-    let update_available = match (&settings.update_source, &recommended) {
+    let update_available = match (&rules.update_source, &recommended) {
         (UpdateSource::Off, _) | (_, None) => None,
         (_, Some(r)) => Some(r > installed),
     };

@@ -10,6 +10,28 @@ use serde::de::DeserializeSeed;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
+/// Where the update check learns the newest release.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UpdateSource {
+    Auto,
+    Feed,
+    Pinned(semver::Version),
+    Bundled,
+    Off,
+}
+
+impl UpdateSource {
+    pub fn mode_name(&self) -> &'static str {
+        match self {
+            UpdateSource::Auto => "auto",
+            UpdateSource::Feed => "feed",
+            UpdateSource::Pinned(_) => "pinned",
+            UpdateSource::Bundled => "bundled",
+            UpdateSource::Off => "off",
+        }
+    }
+}
+
 /// Release lines a feed may list; OpenCloud has a dozen. A feed listing more is refused rather
 /// than allowed to grow the process.
 pub const MAX_RELEASE_LINES: usize = 1000;

@@ -72,27 +72,7 @@ impl Profile {
     }
 }
 
-/// Where the update check learns the newest release.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpdateSource {
-    Auto,
-    Feed,
-    Pinned(semver::Version),
-    Bundled,
-    Off,
-}
-
-impl UpdateSource {
-    pub fn mode_name(&self) -> &'static str {
-        match self {
-            UpdateSource::Auto => "auto",
-            UpdateSource::Feed => "feed",
-            UpdateSource::Pinned(_) => "pinned",
-            UpdateSource::Bundled => "bundled",
-            UpdateSource::Off => "off",
-        }
-    }
-}
+pub use crate::knowledge::update::UpdateSource;
 
 /// Which layer a value came from; shown in `--debug` so an operator can see why a value holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -728,6 +708,26 @@ fn rating(text: &str) -> Option<u8> {
 }
 
 impl Settings {
+    /// What the assessment takes of the settings: the rules a verdict follows.
+    pub fn assess_rules(&self) -> crate::assess::Rules<'_> {
+        crate::assess::Rules {
+            warning: self.warning,
+            critical: self.critical,
+            check_hardening: self.check_hardening,
+            release_track: self.release_track,
+            eol_warning: self.eol_warning,
+            waiver_warning: self.waiver_warning,
+            extra_checks_rating: self.extra_checks_rating,
+            insecure: self.insecure,
+            use_release_schedule: self.use_release_schedule,
+            update_source: self.update_source.clone(),
+            update_warning: self.update_warning,
+            tls_min_days: self.tls_min_days,
+            policy: self.policy.as_ref(),
+            waivers: &self.waivers,
+        }
+    }
+
     /// What the renderers take of the settings: the thresholds and the debug switch.
     pub fn output_context(&self, now: crate::clock::Now) -> crate::output::Context {
         crate::output::Context {

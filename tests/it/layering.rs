@@ -51,11 +51,6 @@ const LAYERS: &[&[&str]] = &[
 
 /// Upward imports still there, and what removes each (issue 23).
 const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
-    (
-        "assess",
-        "settings",
-        "assess takes its own inputs, not the whole Settings (item 1)",
-    ),
     ("scanner", "settings", "the scanner takes its own inputs"),
     ("verify", "settings", "verify takes its own inputs"),
 ];
