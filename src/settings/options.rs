@@ -918,7 +918,8 @@ pub static OPTIONS: &[OptionSpec] = &[
             "web: connections one client holds at once, queued or served (1-16 of the 32 that \
              are served at once); one more is answered 429 too_many_connections. A client is \
              an IPv4 address or an IPv6 /64; behind a --trusted-proxy, the forwarded address, \
-             counted per request.",
+             counted per request (the proxy's own requests, without X-Forwarded-For, are not \
+             counted).",
         )
     },
     OptionSpec {

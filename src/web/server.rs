@@ -287,8 +287,12 @@ impl ClientShare {
         if !self.is_trusted(request.peer.ip()) {
             return handle(request);
         }
-        let client = limits::address_key(limits::client_of(request, &self.trusted));
-        let Some(seat) = self.forwarded.take(&client) else {
+        let client = limits::client_of(request, &self.trusted);
+        if self.is_trusted(client) {
+            // No forwarded client: the proxy's own request (a health check), not counted.
+            return handle(request);
+        }
+        let Some(seat) = self.forwarded.take(&limits::address_key(client)) else {
             return Response::error(
                 429,
                 "too_many_connections",
@@ -386,6 +390,13 @@ mod tests {
         // An answer written frees its seat.
         drop(first);
         assert_eq!(share.serve(&from("198.51.100.7"), streamed).status, 200);
+        // The proxy's own requests (no forwarded client) are not counted.
+        let own = Request {
+            headers: Vec::new(),
+            ..from("198.51.100.7")
+        };
+        let held: Vec<Response> = (0..5).map(|_| share.serve(&own, streamed)).collect();
+        assert!(held.iter().all(|r| r.status == 200));
         // A client that is not behind the proxy is counted by its connections, not here.
         let direct = Request {
             peer: SocketAddr::from(([192, 0, 2, 1], 40000)),
