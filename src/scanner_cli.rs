@@ -913,5 +913,5 @@ pub static PAGE: Page = Page {
         ),
     ],
     see_also: &["check-storage-security(1)"],
-    help_footer: "See man check-storage-scanner(1), and README.md for the result document.",
+    help_footer: "See man check-storage-scanner(1), and docs/outputs.md for the result document.",
 };

@@ -57,7 +57,7 @@ pub static PLUGIN: Page = Page {
     exit_status: EXIT_STATUS,
     examples: EXAMPLES,
     see_also: &["check-storage-scanner(1)"],
-    help_footer: "See man check-storage-security(1) and README.md for the output format.",
+    help_footer: "See man check-storage-security(1) and docs/outputs.md for the output format.",
 };
 
 const DESCRIPTION: &[&str] = &[

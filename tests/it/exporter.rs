@@ -714,7 +714,8 @@ fn rounds_share_what_they_learn_so_the_release_feed_is_asked_once_per_window() {
 /// The alerting rules the package ships, in the repository.
 const ALERT_RULES: &str = "packaging/prometheus/storage-security.rules.yml";
 
-/// The job name the rules expect the exporter to be scraped under (README's scrape config).
+/// The job name the rules expect the exporter to be scraped under (the scrape config in
+/// docs/service-and-exporter.md).
 const JOB: &str = "storage_security";
 
 /// The alerts of the rules file, in its order.
@@ -784,12 +785,14 @@ fn promtool_checks_the_shipped_alerting_rules() {
     let rules = alert_rules();
     let names: Vec<&str> = rules.iter().filter_map(|r| r["alert"].as_str()).collect();
     assert_eq!(names, ALERTS, "only alerts, each tested below");
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/service-and-exporter.md"),
+    )
+    .unwrap();
     for alert in ALERTS {
         assert!(
-            readme.contains(&format!("| `{alert}` |")),
-            "README's table lacks {alert}"
+            guide.contains(&format!("| `{alert}` |")),
+            "the alerts table of docs/service-and-exporter.md lacks {alert}"
         );
     }
     for rule in &rules {

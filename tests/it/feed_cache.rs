@@ -406,10 +406,10 @@ fn hostile_list(bytes: usize) -> String {
 #[test]
 fn hostile_feed_answers_cost_a_few_mib() {
     const MIB: usize = 1024 * 1024;
-    // The debug binary itself takes about 20 MiB, the release build about 11 (README). An
-    // answer costs at most about twice its size: the body, and serde_json's scratch buffer
-    // (the longest escaped string read, or one byte per level of nesting skipped). Before the
-    // typed readers, the 8 MiB list took over 700 MiB.
+    // The debug binary itself takes about 20 MiB, the release build about 11
+    // (docs/performance.md). An answer costs at most about twice its size: the body, and
+    // serde_json's scratch buffer (the longest escaped string read, or one byte per level of
+    // nesting skipped). Before the typed readers, the 8 MiB list took over 700 MiB.
     const LIMIT_KIB: u64 = 48 * 1024;
     const OVER_BASELINE_KIB: u64 = 20 * 1024;
     let fake = FakeInstance::start(plugin::healthy("4.0.8"));

@@ -4,7 +4,7 @@
 //!
 //! Peak memory is the plugin's VmHWM, read from `/proc/<pid>/status` while it runs (Linux;
 //! elsewhere the bound is not checked). The bound holds for the debug build the tests run; the
-//! release binary's figures are in the README (Performance, Limits).
+//! release binary's figures are in docs/performance.md (Performance, Limits).
 
 use crate::support::plugin::{healthy, hermetic, run_with_peak};
 use crate::support::{FakeInstance, InstanceConfig, RawResponse};

@@ -14,6 +14,7 @@ mod deb_package;
 mod debug_ports;
 mod dns;
 mod dnssec;
+mod docs_links;
 mod exporter;
 mod fake_instance_selftest;
 mod feed_cache;

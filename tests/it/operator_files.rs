@@ -5,7 +5,7 @@
 //! waits for a writer forever) and fails the test instead of hanging the suite. Peak memory
 //! is the child's VmHWM, read from `/proc/<pid>/status` while it runs (Linux; elsewhere the
 //! memory bounds are not checked). The bound holds for the debug build the tests run; the
-//! release binary's figures are in the README (Limits).
+//! release binary's figures are in docs/performance.md (Limits).
 
 use crate::support::plugin::{NOW, scratch};
 use crate::support::{FakeInstance, InstanceConfig};
