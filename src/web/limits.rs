@@ -42,6 +42,11 @@ pub fn in_network(ip: IpAddr, (network, length): (IpAddr, u8)) -> bool {
     }
 }
 
+/// Whether `ip` is one of the `--trusted-proxy` networks.
+pub fn is_trusted(ip: IpAddr, trusted: &[(IpAddr, u8)]) -> bool {
+    trusted.iter().any(|net| in_network(ip, *net))
+}
+
 /// An IPv4-mapped IPv6 address as the IPv4 address it is (a dual-stack socket reports IPv4
 /// clients so).
 fn canonical(ip: IpAddr) -> IpAddr {
@@ -63,7 +68,7 @@ pub fn client_address(
     forwarded_for: Option<&str>,
     trusted: &[(IpAddr, u8)],
 ) -> IpAddr {
-    let is_trusted = |ip: IpAddr| trusted.iter().any(|net| in_network(ip, *net));
+    let is_trusted = |ip: IpAddr| is_trusted(ip, trusted);
     let peer = canonical(peer);
     if !is_trusted(peer) {
         return peer;

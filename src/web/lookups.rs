@@ -17,11 +17,11 @@
 use super::api::{TargetCheck, TargetRefusal};
 use super::store::ScanRecord;
 use crate::net::guard::{self, Pins};
+use crate::serve::occupancy::{Occupancy, Seat};
 use crate::target::{HostName, Target};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How long a submission waits for its target's name to resolve.
@@ -36,19 +36,10 @@ pub type Lookup = dyn Fn(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + Sync
 
 /// The seats of the resolver threads, and the resolver they run.
 pub struct Lookups {
-    alive: Arc<AtomicUsize>,
-    max: usize,
+    /// One seat per resolver thread alive (one key: the cap is the total).
+    seats: Arc<Occupancy>,
     timeout: Duration,
     lookup: Arc<Lookup>,
-}
-
-/// A taken seat, given back when dropped (by the resolver thread, once its lookup returned).
-struct Seat(Arc<AtomicUsize>);
-
-impl Drop for Seat {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 impl Lookups {
@@ -64,8 +55,7 @@ impl Lookups {
     /// `lookup` with `max` seats, each lookup waited for `timeout` at most.
     pub fn with(lookup: Arc<Lookup>, max: usize, timeout: Duration) -> Lookups {
         Lookups {
-            alive: Arc::new(AtomicUsize::new(0)),
-            max,
+            seats: Occupancy::new(max, Some(max)),
             timeout,
             lookup,
         }
@@ -73,16 +63,13 @@ impl Lookups {
 
     /// Resolver threads alive now (seats taken).
     pub fn alive(&self) -> usize {
-        self.alive.load(Ordering::SeqCst)
+        self.seats.taken()
     }
 
+    /// A resolver thread's seat, given back when dropped (by the thread, once its lookup
+    /// returned), or `None` when every seat is taken.
     fn seat(&self) -> Option<Seat> {
-        self.alive
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |alive| {
-                (alive < self.max).then_some(alive + 1)
-            })
-            .ok()
-            .map(|_| Seat(self.alive.clone()))
+        self.seats.take("lookup")
     }
 
     /// Resolves `target` (a name on a seat of its own, within the timeout) and checks every
@@ -168,6 +155,7 @@ pub fn scan_pins(
 mod tests {
     use super::*;
     use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     use std::time::Instant;
 

@@ -266,29 +266,22 @@ impl ClientShare {
         }
     }
 
-    fn is_trusted(&self, peer: std::net::IpAddr) -> bool {
-        self.trusted
-            .iter()
-            .any(|net| limits::in_network(peer, *net))
-    }
-
     /// The cap of connections from direct clients.
     fn connections(&self) -> ConnectionCap {
         let trusted = self.trusted.clone();
         ConnectionCap::new(self.per_client, move |peer| {
-            (!trusted.iter().any(|net| limits::in_network(peer, *net)))
-                .then(|| limits::address_key(peer))
+            (!limits::is_trusted(peer, &trusted)).then(|| limits::address_key(peer))
         })
     }
 
     /// Serves a request, holding a seat of the forwarded client while it is handled (and
     /// while a streamed answer is written).
     fn serve(&self, request: &Request, handle: impl Fn(&Request) -> Response) -> Response {
-        if !self.is_trusted(request.peer.ip()) {
+        if !limits::is_trusted(request.peer.ip(), &self.trusted) {
             return handle(request);
         }
         let client = limits::client_of(request, &self.trusted);
-        if self.is_trusted(client) {
+        if limits::is_trusted(client, &self.trusted) {
             // No forwarded client: the proxy's own request (a health check), not counted.
             return handle(request);
         }

@@ -250,6 +250,19 @@ fn assert_limited(response: &Response, code: &str, retry_after: i64) {
     );
 }
 
+/// Fifty scans from 198.51.100.0/24, its day's cap: five addresses of it, each under its
+/// per-minute limit, for targets `host0` to `host49.example.com`.
+fn fill_network_day(rig: &Rig) {
+    for n in 0..50 {
+        if n % 10 == 0 {
+            rig.advance(60);
+        }
+        let peer = format!("198.51.100.{}", n % 5 + 1);
+        let answer = rig.submit(&format!("host{n}.example.com"), &peer);
+        assert_eq!(answer.status, 202, "submission {n}");
+    }
+}
+
 #[test]
 fn a_submission_is_queued_with_its_uuid_links_and_location() {
     let rig = rig("submit", &[]);
@@ -391,13 +404,7 @@ fn a_flood_of_unresolvable_names_is_refused_before_any_lookup() {
 #[test]
 fn an_attempt_spends_its_address_minute_whatever_refuses_it_later() {
     let rig = rig("attempt-spent", &[]);
-    for n in 0..50 {
-        if n % 10 == 0 {
-            rig.advance(60);
-        }
-        let peer = format!("198.51.100.{}", n % 5 + 1);
-        assert_eq!(rig.submit(&format!("h{n}.example.com"), &peer).status, 202);
-    }
+    fill_network_day(&rig);
     rig.advance(60);
     for _ in 0..10 {
         let refused = rig.submit("victim.example.com", "198.51.100.77");
@@ -429,28 +436,14 @@ fn a_busy_resolver_is_a_503_with_retry_after() {
 fn ten_mcp_sessions_a_minute_from_one_address() {
     let rig = rig("mcp-sessions", &[]);
     let initialize = |peer: &str| {
-        let mut request = Request {
-            method: "POST".into(),
-            path: "/mcp".into(),
-            query: Vec::new(),
-            headers: vec![
-                ("content-type".to_string(), "application/json".to_string()),
-                (
-                    "accept".to_string(),
-                    "application/json, text/event-stream".to_string(),
-                ),
-            ],
-            body: json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "t", "version": "1"}}})
-            .to_string()
-            .into_bytes(),
-            peer: SocketAddr::new(peer.parse::<IpAddr>().unwrap(), 40000),
-        };
-        request
-            .headers
-            .push(("host".to_string(), "127.0.0.1".to_string()));
-        rig.api.handle(&request)
+        mcp_message(
+            &rig,
+            peer,
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}}),
+        )
     };
     for n in 0..10 {
         let answer = initialize("198.51.100.7");
@@ -510,13 +503,7 @@ fn limits_roll_across_clock_edges() {
 #[test]
 fn a_refusal_spends_no_limit() {
     let rig = rig("all-or-nothing", &[]);
-    for n in 0..50 {
-        if n % 10 == 0 {
-            rig.advance(60);
-        }
-        let peer = format!("198.51.100.{}", n % 5 + 1);
-        assert_eq!(rig.submit(&format!("h{n}.example.com"), &peer).status, 202);
-    }
+    fill_network_day(&rig);
     rig.advance(60);
     for _ in 0..3 {
         let refused = rig.submit("victim.example.com", "198.51.100.77");
@@ -738,15 +725,7 @@ fn mcp_erases_a_scan_with_its_erase_key_only() {
 #[test]
 fn fifty_scans_a_day_from_one_network() {
     let rig = rig("network", &[]);
-    for n in 0..50 {
-        // Five addresses of one /24, each under its per-minute limit.
-        if n % 10 == 0 {
-            rig.advance(60);
-        }
-        let peer = format!("198.51.100.{}", n % 5 + 1);
-        let answer = rig.submit(&format!("host{n}.example.com"), &peer);
-        assert_eq!(answer.status, 202, "submission {n}");
-    }
+    fill_network_day(&rig);
     rig.advance(60);
     let refused = rig.submit("host50.example.com", "198.51.100.200");
     assert_eq!(refused.status, 429);
@@ -1166,12 +1145,9 @@ fn mcp_session(rig: &Rig, peer: &str) -> String {
                           "clientInfo": {"name": "t", "version": "1"}}}),
     );
     assert_eq!(answer.status, 200, "{:?}", body(&answer));
-    answer
-        .headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"))
-        .map(|(_, value)| value.clone())
+    header(&answer, "mcp-session-id")
         .expect("a session id")
+        .to_string()
 }
 
 /// `scan_instance` of `target` from `peer`: the tool's result.
