@@ -8,7 +8,6 @@ use crate::output;
 use crate::process::{Outcome, setup_process, unknown, version_text};
 use crate::redact;
 use crate::report::{self, ScanResult, State};
-use crate::scanner::Scanner;
 use crate::settings::secrets::Environment;
 use crate::settings::{Format, Settings, cli, manual};
 use std::time::Instant;
@@ -68,7 +67,7 @@ where
         return crate::serve::exporter::run(settings);
     }
     let budget = Budget::new(started, settings.time_budget);
-    let mut scanner = match Scanner::new(&settings, now, budget) {
+    let mut scanner = match settings.scanner(now, budget) {
         Ok(s) => s,
         Err(e) => return unknown(&e),
     };
@@ -77,7 +76,10 @@ where
     if !settings.verify_remediation.is_empty() {
         let mut stdout = String::new();
         let mut worst = State::Ok;
+        let config = settings.scan_config();
         let access = crate::verify::Access {
+            config: &config,
+            tls_min_days: settings.tls_min_days,
             roots: &scanner.roots,
             proxy: scanner.proxy.as_ref(),
             budget: scanner.budget(),
@@ -86,8 +88,8 @@ where
             let (text, code) = crate::verify::run(
                 target,
                 &settings.verify_remediation,
-                &settings,
                 &access,
+                settings.format,
                 now,
             );
             stdout.push_str(&text);

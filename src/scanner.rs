@@ -1,24 +1,27 @@
 //! The one scan pipeline every face of the scanner uses: the plugin (`run`), the scan service
-//! and the exporter. A `Scanner` holds what does not depend on the target (settings, trust
-//! roots, the proxy, the feed cache, per-family knowledge, one release-feed answer) and a time
-//! budget; `scan` takes one target from the wire to its result document, policy applied.
+//! and the exporter. A `Scanner` holds what does not depend on the target (its `Config`, the
+//! assessment's rules, trust roots, the proxy, the feed cache, per-family knowledge, one
+//! release-feed answer) and a time budget; `scan` takes one target from the wire to its result
+//! document, policy applied. The faces build it from their settings
+//! (`Settings::scanner`); nothing here reads the settings.
 
-use crate::assess::{self, Identified, UpdateInputs};
+use crate::assess::{self, Identified, Rules, UpdateInputs};
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::clock::Now;
 use crate::diagnostics::debug_log;
 use crate::feeds::{Feed, FeedCache, Origin};
+use crate::knowledge::update::UpdateSource;
 use crate::knowledge::{self, FeedAdvisories, Knowledge, KnowledgeSources, ProductFamily};
 use crate::net::guard::Pins;
 use crate::net::http::{ClientOptions, Verification};
 use crate::net::{self, Destination, tls};
 use crate::probe::{self, Measurements, ProbeFailure, status};
 use crate::report::ScanResult;
-use crate::settings::{Settings, UpdateSource};
 use crate::target::{HostName, Target};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What a scanner learns once and its scans share: per-family knowledge (bundled data,
 /// advisory files, the advisory feed) and the release-feed answer. The plugin's run has one;
@@ -60,11 +63,57 @@ impl RenewedMemory {
     }
 }
 
-/// Scans targets with shared settings, trust roots, per-family knowledge and one release-feed
+/// What a scan reads besides the assessment's rules: how to reach the instance, what to probe,
+/// and where knowledge comes from (`Settings::scan_config`). `--verify-remediation` reaches
+/// the instance with the same.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub ca_file: Option<PathBuf>,
+    pub proxy: Option<String>,
+    pub insecure: bool,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub backoff_factor: f64,
+    pub concurrency: usize,
+    pub target_port: Option<u16>,
+    pub extra_checks: bool,
+    pub all_addresses: bool,
+    pub ipv6_enabled: bool,
+    pub dns_server: Option<std::net::SocketAddr>,
+    pub login_throttling: bool,
+    pub debug_ports: Vec<u16>,
+    /// `--debug-ports` was given: those ports, whatever the family.
+    pub debug_ports_given: bool,
+    pub debug_port_timeout: Duration,
+    pub state_dir: Option<PathBuf>,
+    pub feed_cache_ttl: Duration,
+    pub release_schedule: Option<PathBuf>,
+    pub vulnerability_db: Vec<PathBuf>,
+    pub vulnerability_feed: Option<String>,
+    pub update_source: UpdateSource,
+    /// `--releases-url`, `{product}` standing for the family's id.
+    pub releases_url: Option<String>,
+    pub release_token: Option<String>,
+}
+
+impl Config {
+    /// The release feed of a family: `--releases-url` with `{product}` replaced, or the
+    /// family's own.
+    pub fn releases_url_for(&self, family: ProductFamily) -> String {
+        match &self.releases_url {
+            Some(url) => url.replace("{product}", family.id()),
+            None => family.describe().releases_url.to_string(),
+        }
+    }
+}
+
+/// Scans targets with a shared configuration, trust roots, per-family knowledge and one release-feed
 /// answer: host workers share them, so a run asks each feed at most once, however many hosts,
 /// and not at all while the feed cache holds a fresh answer.
 pub struct Scanner<'a> {
-    settings: &'a Settings,
+    config: Config,
+    /// The rules a plain `scan` assesses under.
+    rules: Rules<'a>,
     /// Prints a progress line per attempt when stderr is a terminal (the plugin); a server
     /// keeps its stderr for its request log.
     pub show_progress: bool,
@@ -85,26 +134,32 @@ pub struct Scanner<'a> {
 impl<'a> Scanner<'a> {
     /// Everything a scan needs besides its target. `Err` is an operator mistake (a CA file that
     /// holds no certificate), found before any traffic.
-    pub fn new(settings: &'a Settings, now: Now, budget: Budget) -> Result<Scanner<'a>, String> {
+    pub fn new(
+        config: Config,
+        rules: Rules<'a>,
+        now: Now,
+        budget: Budget,
+    ) -> Result<Scanner<'a>, String> {
         Ok(Scanner {
-            settings,
+            rules,
             show_progress: false,
             budget,
-            roots: tls::Roots::new(settings.ca_file.as_deref())?,
+            roots: tls::Roots::new(config.ca_file.as_deref())?,
             // Validated when the settings were read; parsed once here for the TLS inspection.
-            proxy: settings
+            proxy: config
                 .proxy
                 .as_deref()
                 .and_then(|p| net::proxy::Proxy::parse(p.trim()).ok()),
             memory: Arc::new(Memory::default()),
             feeds: FeedCache::new(
-                settings.state_dir.as_deref(),
-                settings.feed_cache_ttl,
+                config.state_dir.as_deref(),
+                config.feed_cache_ttl,
                 now.0,
                 debug_log,
             ),
             now,
             pins: None,
+            config,
         })
     }
 
@@ -137,7 +192,7 @@ impl<'a> Scanner<'a> {
         if targets.len() == 1 {
             return Ok(vec![self.scan(&targets[0])?]);
         }
-        let workers = self.settings.concurrency.min(targets.len());
+        let workers = self.config.concurrency.min(targets.len());
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .thread_name(|i| format!("host-worker-{i}"))
@@ -154,8 +209,8 @@ impl<'a> Scanner<'a> {
     /// the run's budget when it starts.
     fn client_options(&self) -> ClientOptions {
         ClientOptions {
-            timeout: self.budget.step_timeout(self.settings.timeout),
-            proxy: self.settings.proxy.clone(),
+            timeout: self.budget.step_timeout(self.config.timeout),
+            proxy: self.config.proxy.clone(),
             pin: None,
             user_agent: crate::program::user_agent(),
         }
@@ -177,20 +232,15 @@ impl<'a> Scanner<'a> {
     /// Scans one target. `Err` only for operator mistakes found late (an unreadable advisory
     /// file); everything the server does ends in a result, UNKNOWN at worst.
     pub fn scan(&self, target: &Target) -> Result<ScanResult, String> {
-        let mut results = self.scan_under(target, &[self.settings])?;
+        let mut results = self.scan_under(target, std::slice::from_ref(&self.rules))?;
         Ok(results.remove(0))
     }
 
     /// Scans one target once and assesses what it measured under each of `views`, in order:
-    /// settings that differ from the scanner's only in what the assessment reads (waivers,
-    /// thresholds, policy, release track). The public API judges a submission with and without
+    /// the assessment's rules (waivers, thresholds, policy, release track). The public API judges a submission with and without
     /// its submitter's waivers this way: both grades rest on the same measurements, and the
     /// instance is scanned once.
-    pub fn scan_under(
-        &self,
-        target: &Target,
-        views: &[&Settings],
-    ) -> Result<Vec<ScanResult>, String> {
+    pub fn scan_under(&self, target: &Target, views: &[Rules]) -> Result<Vec<ScanResult>, String> {
         if let Some(pins) = &self.pins
             && !pins.covers(&target.host_str())
         {
@@ -202,7 +252,7 @@ impl<'a> Scanner<'a> {
         }
         let mut results = self.scan_unjudged(target, views)?;
         for (result, view) in results.iter_mut().zip(views) {
-            if let Some(policy) = &view.policy {
+            if let Some(policy) = view.policy {
                 assess::apply_policy(result, policy);
             }
         }
@@ -210,34 +260,28 @@ impl<'a> Scanner<'a> {
     }
 
     /// The scan, assessed under each view, without the operator's policy.
-    fn scan_unjudged(
-        &self,
-        target: &Target,
-        views: &[&Settings],
-    ) -> Result<Vec<ScanResult>, String> {
+    fn scan_unjudged(&self, target: &Target, views: &[Rules]) -> Result<Vec<ScanResult>, String> {
         let started = Instant::now();
-        let dest = destination(target, self.settings.target_port);
-        let attempts = self.settings.retries + 1;
-        let measured = self.budget.retry(
-            self.settings.retries,
-            self.settings.backoff_factor,
-            |attempt| {
-                if self.show_progress {
-                    crate::diagnostics::progress(&format!(
-                        "scanning {} (attempt {attempt}/{attempts})",
-                        target.display_name()
-                    ));
-                }
-                match self.attempt(&dest) {
-                    Ok(Ok(m)) => Attempt::Done((m, attempt)),
-                    Ok(Err(ProbeFailure::Transient(message))) => Attempt::Transient(message),
-                    Ok(Err(ProbeFailure::Definite(message))) => {
-                        Attempt::Failed(Ok((message, attempt)))
+        let dest = destination(target, self.config.target_port);
+        let attempts = self.config.retries + 1;
+        let measured =
+            self.budget
+                .retry(self.config.retries, self.config.backoff_factor, |attempt| {
+                    if self.show_progress {
+                        crate::diagnostics::progress(&format!(
+                            "scanning {} (attempt {attempt}/{attempts})",
+                            target.display_name()
+                        ));
                     }
-                    Err(operator) => Attempt::Failed(Err(operator)),
-                }
-            },
-        );
+                    match self.attempt(&dest) {
+                        Ok(Ok(m)) => Attempt::Done((m, attempt)),
+                        Ok(Err(ProbeFailure::Transient(message))) => Attempt::Transient(message),
+                        Ok(Err(ProbeFailure::Definite(message))) => {
+                            Attempt::Failed(Ok((message, attempt)))
+                        }
+                        Err(operator) => Attempt::Failed(Err(operator)),
+                    }
+                });
         let failed = |message: String, attempts: u32| {
             views
                 .iter()
@@ -268,7 +312,7 @@ impl<'a> Scanner<'a> {
             dest,
             &self.roots,
             route,
-            self.settings.insecure,
+            self.config.insecure,
             options.timeout,
         );
         debug_log(&format!(
@@ -279,29 +323,26 @@ impl<'a> Scanner<'a> {
         let client = transport.client(&options)?;
         let plain_client = dest.plain_http_client(&options);
         let probe_options = probe::Options {
-            extra_checks: self.settings.extra_checks,
+            extra_checks: self.config.extra_checks,
             // However slowly the instance answers, the scan ends: three request timeouts,
             // and never past the run's budget.
-            deadline: self.budget.deadline_in(self.settings.timeout * 3),
+            deadline: self.budget.deadline_in(self.config.timeout * 3),
             host: dest.host.clone(),
-            debug_ports: self.settings.debug_ports.clone(),
-            debug_ports_of_family: !self.settings.debug_ports_given,
-            debug_port_timeout: self.settings.debug_port_timeout,
+            debug_ports: self.config.debug_ports.clone(),
+            debug_ports_of_family: !self.config.debug_ports_given,
+            debug_port_timeout: self.config.debug_port_timeout,
             request_timeout: options.timeout,
             proxy: self.proxy.clone().filter(|_| self.pins.is_none()),
             plain_client,
-            login_throttling: self.settings.login_throttling,
-            dns_server: self
-                .settings
-                .dns_server
-                .or_else(net::dns::system_nameserver),
+            login_throttling: self.config.login_throttling,
+            dns_server: self.config.dns_server.or_else(net::dns::system_nameserver),
         };
         let measured = probe::measure(&client, transport.https, &probe_options);
         // Close the attempt's connections before the nodes are probed: a node may be this
         // very server, and idle connections would add to the nodes' own.
         drop((client, probe_options));
         Ok(measured.map(|mut m| {
-            if self.settings.all_addresses && self.settings.extra_checks {
+            if self.config.all_addresses && self.config.extra_checks {
                 m.nodes = self.observe_nodes(dest, &m, &transport.verification, &options);
             }
             m
@@ -323,12 +364,12 @@ impl<'a> Scanner<'a> {
             // A guarded scan compares the nodes the guard validated.
             Some(pins) => probe::pinned_addresses(pins, &dest.host).map(|ips| {
                 ips.into_iter()
-                    .filter(|ip| self.settings.ipv6_enabled || ip.is_ipv4())
+                    .filter(|ip| self.config.ipv6_enabled || ip.is_ipv4())
                     .collect::<Vec<_>>()
             }),
             None => probe::addresses::addresses_of(
                 &dest.host,
-                self.settings.ipv6_enabled,
+                self.config.ipv6_enabled,
                 options.timeout.deadline(),
             ),
         };
@@ -351,10 +392,10 @@ impl<'a> Scanner<'a> {
         Some(probe::addresses::observe(&node_probe, &addresses))
     }
 
-    /// The measurements judged under `view` (the scanner's settings, or a variant of them).
+    /// The measurements judged under `view` (the scanner's rules, or a variant of them).
     fn assess(
         &self,
-        view: &Settings,
+        view: &Rules,
         target: &Target,
         m: &Measurements,
         started: Instant,
@@ -379,7 +420,7 @@ impl<'a> Scanner<'a> {
             product,
             knowledge: &knowledge,
             update,
-            rules: &view.assess_rules(),
+            rules: view,
             now: self.now,
             duration_seconds: started.elapsed().as_secs_f64(),
         }))
@@ -397,9 +438,9 @@ impl<'a> Scanner<'a> {
             return Ok(known.clone());
         }
         let sources = KnowledgeSources {
-            release_schedule: self.settings.release_schedule.clone(),
-            vulnerability_db: self.settings.vulnerability_db.clone(),
-            vulnerability_feed: self.settings.vulnerability_feed.clone(),
+            release_schedule: self.config.release_schedule.clone(),
+            vulnerability_db: self.config.vulnerability_db.clone(),
+            vulnerability_feed: self.config.vulnerability_feed.clone(),
         };
         let options = self.client_options();
         let fetch = |url: &str| -> Result<FeedAdvisories, String> {
@@ -434,13 +475,13 @@ impl<'a> Scanner<'a> {
 
     fn update_inputs(&self, family: ProductFamily) -> UpdateInputs {
         if !matches!(
-            self.settings.update_source,
+            self.config.update_source,
             UpdateSource::Auto | UpdateSource::Feed
         ) {
             return UpdateInputs::default();
         }
-        let url = &self.settings.releases_url_for(family);
-        let token = self.settings.release_token.as_deref();
+        let url = &self.config.releases_url_for(family);
+        let token = self.config.release_token.as_deref();
         let options = self.client_options();
         let ask = |validators: Option<&net::feed::Validators>| {
             net::feed::fetch(url, token, validators, Feed::Releases.cap(), &options)
@@ -482,7 +523,7 @@ impl<'a> Scanner<'a> {
     /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
     fn failed(
         &self,
-        view: &Settings,
+        view: &Rules,
         target: &Target,
         message: String,
         attempts: u32,

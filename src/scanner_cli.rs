@@ -8,7 +8,6 @@ use crate::assess::waiver_review;
 use crate::budget::Budget;
 use crate::process::{Outcome, setup_process, unknown};
 use crate::report::State;
-use crate::scanner::Scanner;
 use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
 use crate::settings::secrets::Environment;
@@ -194,7 +193,7 @@ fn scan(
         Ok(now) => now,
         Err(e) => return unknown(&e),
     };
-    let scanner = match Scanner::new(&settings, now, Budget::new(started, settings.time_budget)) {
+    let scanner = match settings.scanner(now, Budget::new(started, settings.time_budget)) {
         Ok(s) => s,
         Err(e) => return unknown(&e),
     };

@@ -29,9 +29,10 @@ use crate::clock::Now;
 use crate::net::http::{ClientOptions, Scheme, canonical_header_name};
 use crate::net::proxy::Proxy;
 use crate::net::{self, HttpsObservation, tls};
+use crate::output::Format;
 use crate::probe::{self, Measurements, ProbeFailure, plan};
 use crate::report::{Finding, State, Status};
-use crate::settings::{Format, Settings};
+use crate::scanner;
 use crate::severity::Severity;
 use crate::target::Target;
 use crate::text::monitoring_line;
@@ -395,11 +396,11 @@ fn in_family(id: &str, root: &str) -> bool {
 
 /// The checks' context of a verification: every measure judged (hardening too, since it was
 /// asked for), nothing waived.
-pub fn context(settings: &Settings, now: Now) -> checks::Context {
+pub fn context(access: &Access, now: Now) -> checks::Context {
     checks::Context {
         now: now.0,
-        tls_min_days: settings.tls_min_days,
-        insecure: settings.insecure,
+        tls_min_days: access.tls_min_days,
+        insecure: access.config.insecure,
         check_hardening: true,
         extra_checks_rating: true,
         waived: Vec::new(),
@@ -584,21 +585,17 @@ fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
 
 /// Measures the selection's probes on one target and judges the ids: no rating, no baseline,
 /// no webhook, no waivers. Retries like a scan (`--retries`, `--backoff-factor`).
-/// How a verification reaches the instance: trust roots, the operator's proxy, and the run's
-/// time budget.
+/// How a verification reaches the instance and judges it: the scan's configuration, trust
+/// roots, the operator's proxy, the run's time budget, and `--tls-min-days`.
 pub struct Access<'a> {
+    pub config: &'a scanner::Config,
+    pub tls_min_days: i64,
     pub roots: &'a tls::Roots,
     pub proxy: Option<&'a Proxy>,
     pub budget: &'a Budget,
 }
 
-pub fn verify(
-    target: &Target,
-    ids: &[String],
-    settings: &Settings,
-    access: &Access,
-    now: Now,
-) -> Verification {
+pub fn verify(target: &Target, ids: &[String], access: &Access, now: Now) -> Verification {
     let mut verification = Verification {
         host: target.display_name(),
         url: None,
@@ -617,10 +614,10 @@ pub fn verify(
         verification.results = unmeasured(&selection, "");
         return verification;
     }
-    match measure(target, &selection, settings, access) {
+    match measure(target, &selection, access) {
         Ok(m) => {
             verification.url = Some(m.endpoint.base_url());
-            verification.results = judge(&selection, &m, &context(settings, now));
+            verification.results = judge(&selection, &m, &context(access, now));
         }
         Err(message) => {
             let message = format!("cannot scan {}: {message}", verification.host);
@@ -636,17 +633,17 @@ pub fn verify(
 fn measure(
     target: &Target,
     selection: &Selection,
-    settings: &Settings,
     access: &Access,
 ) -> Result<Measurements, String> {
-    let dest = crate::scanner::destination(target, settings.target_port);
+    let config = access.config;
+    let dest = scanner::destination(target, config.target_port);
     let wanted = |key: &str| selection.wants(key);
     let measured = access
         .budget
-        .retry(settings.retries, settings.backoff_factor, |_| {
+        .retry(config.retries, config.backoff_factor, |_| {
             let options = ClientOptions {
-                timeout: access.budget.step_timeout(settings.timeout),
-                proxy: settings.proxy.clone(),
+                timeout: access.budget.step_timeout(config.timeout),
+                proxy: config.proxy.clone(),
                 pin: None,
                 user_agent: crate::program::user_agent(),
             };
@@ -654,7 +651,7 @@ fn measure(
                 &dest,
                 access.roots,
                 access.proxy,
-                settings.insecure,
+                config.insecure,
                 options.timeout,
             );
             let client = match transport.client(&options) {
@@ -667,18 +664,18 @@ fn measure(
                 .flatten();
             let probe_options = probe::Options {
                 extra_checks: true,
-                deadline: access.budget.deadline_in(settings.timeout * 3),
+                deadline: access.budget.deadline_in(config.timeout * 3),
                 host: dest.host.clone(),
-                debug_ports: selection.debug_ports(&settings.debug_ports),
+                debug_ports: selection.debug_ports(&config.debug_ports),
                 // The ports asked for, whatever the family.
                 debug_ports_of_family: false,
-                debug_port_timeout: settings.debug_port_timeout,
+                debug_port_timeout: config.debug_port_timeout,
                 request_timeout: options.timeout,
                 proxy: access.proxy.cloned(),
                 plain_client,
                 login_throttling: selection.login_throttling(),
                 dns_server: if selection.wants(probe::DNS) {
-                    settings.dns_server.or_else(net::dns::system_nameserver)
+                    config.dns_server.or_else(net::dns::system_nameserver)
                 } else {
                     None
                 },
@@ -819,12 +816,12 @@ pub fn render_json(v: &Verification) -> String {
 pub fn run(
     target: &Target,
     ids: &[String],
-    settings: &Settings,
     access: &Access,
+    format: Format,
     now: Now,
 ) -> (String, i32) {
-    let v = verify(target, ids, settings, access, now);
-    let stdout = match settings.format {
+    let v = verify(target, ids, access, now);
+    let stdout = match format {
         Format::Json => render_json(&v),
         _ => render_text(&v),
     };

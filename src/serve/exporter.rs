@@ -27,7 +27,7 @@ use crate::output::metrics;
 use crate::process::{Outcome, unknown};
 use crate::redact;
 use crate::report::ScanResult;
-use crate::scanner::{RenewedMemory, Scanner};
+use crate::scanner::RenewedMemory;
 use crate::serve::http::{Limits, Request, Response, Server};
 use crate::serve::signals;
 use crate::settings::{Settings, UpdateSource};
@@ -92,11 +92,7 @@ pub fn run(settings: Settings) -> Outcome {
     };
     // Found before listening, as the plugin finds it before any traffic.
     let now = report_now(&settings);
-    if let Err(e) = Scanner::new(
-        &settings,
-        now,
-        Budget::new(Instant::now(), settings.time_budget),
-    ) {
+    if let Err(e) = settings.scanner(now, Budget::new(Instant::now(), settings.time_budget)) {
         return unknown(&e);
     }
     let stop = match signals::stop_flag() {
@@ -221,7 +217,7 @@ fn scan_round(settings: Arc<Settings>, pool: rayon::ThreadPool) -> Arc<RoundFn> 
     Arc::new(move |done: &Done| {
         let now = report_now(&settings);
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let scanner = match Scanner::new(&settings, now, budget) {
+        let scanner = match settings.scanner(now, budget) {
             Ok(scanner) => scanner.with_memory(memory.current()),
             Err(e) => {
                 log(&e);

@@ -24,7 +24,7 @@ use super::http::{self, Limits, Request, Response, Server};
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::redact;
-use crate::scanner::{RenewedMemory, Scanner};
+use crate::scanner::RenewedMemory;
 use crate::settings::Settings;
 use crate::settings::options::Program;
 use crate::target::Target;
@@ -110,7 +110,8 @@ pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
     Arc::new(move |target: &Target| {
         let now = Now::pinned_or_system(settings.now);
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let result = Scanner::new(&settings, now, budget)?
+        let result = settings
+            .scanner(now, budget)?
             .with_memory(memory.current())
             .scan(target)?;
         let text = serde_json::to_string(&result)
@@ -152,11 +153,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     check_token(listen, settings.scanner.token.as_deref())?;
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
     let now = Now::pinned_or_system(settings.now);
-    Scanner::new(
-        &settings,
-        now,
-        Budget::new(Instant::now(), settings.time_budget),
-    )?;
+    settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;
     let addr = SocketAddr::new(listen, settings.scanner.port);
     let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let config = Config::from_settings(&settings);

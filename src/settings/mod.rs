@@ -744,12 +744,44 @@ impl Settings {
         }
     }
 
-    /// The release feed the update check asks for an instance of `family`.
-    pub fn releases_url_for(&self, family: crate::family::ProductFamily) -> String {
-        match &self.releases_url {
-            Some(url) => url.replace("{product}", family.id()),
-            None => family.describe().releases_url.to_string(),
+    /// What a scan reads of the settings besides the assessment's rules.
+    pub fn scan_config(&self) -> crate::scanner::Config {
+        crate::scanner::Config {
+            ca_file: self.ca_file.clone(),
+            proxy: self.proxy.clone(),
+            insecure: self.insecure,
+            timeout: self.timeout,
+            retries: self.retries,
+            backoff_factor: self.backoff_factor,
+            concurrency: self.concurrency,
+            target_port: self.target_port,
+            extra_checks: self.extra_checks,
+            all_addresses: self.all_addresses,
+            ipv6_enabled: self.ipv6_enabled,
+            dns_server: self.dns_server,
+            login_throttling: self.login_throttling,
+            debug_ports: self.debug_ports.clone(),
+            debug_ports_given: self.debug_ports_given,
+            debug_port_timeout: self.debug_port_timeout,
+            state_dir: self.state_dir.clone(),
+            feed_cache_ttl: self.feed_cache_ttl,
+            release_schedule: self.release_schedule.clone(),
+            vulnerability_db: self.vulnerability_db.clone(),
+            vulnerability_feed: self.vulnerability_feed.clone(),
+            update_source: self.update_source.clone(),
+            releases_url: self.releases_url.clone(),
+            release_token: self.release_token.clone(),
         }
+    }
+
+    /// The scanner of these settings: their scan configuration and assessment rules. `Err` is
+    /// an operator mistake found before any traffic (a CA file that holds no certificate).
+    pub fn scanner(
+        &self,
+        now: crate::clock::Now,
+        budget: crate::budget::Budget,
+    ) -> Result<crate::scanner::Scanner<'_>, String> {
+        crate::scanner::Scanner::new(self.scan_config(), self.assess_rules(), now, budget)
     }
 
     /// Builds the settings of a scan from the command line, the environment and the

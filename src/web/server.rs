@@ -5,6 +5,7 @@ use super::limits;
 use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
 use super::worker::{Pool, RecordScan, Wakeup, start_purger};
+use crate::assess::Rules;
 use crate::assess::waivers::Waiver;
 use crate::budget::Budget;
 use crate::clock::Now;
@@ -14,7 +15,7 @@ use crate::net::guard;
 use crate::output::sarif;
 use crate::redact;
 use crate::report::{ScanResult, Status as FindingStatus};
-use crate::scanner::{RenewedMemory, Scanner};
+use crate::scanner::RenewedMemory;
 use crate::serve::http::{ConnectionCap, Limits, Request, Response, Server};
 use crate::serve::occupancy::Occupancy;
 use crate::settings::options::Program;
@@ -91,15 +92,17 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
             );
             waived
         });
-        let views: Vec<&Settings> = std::iter::once(&scan_settings)
+        let views: Vec<Rules> = std::iter::once(&scan_settings)
             .chain(with_waivers.as_ref())
+            .map(Settings::assess_rules)
             .collect();
         let now = settings
             .now
             .map(Now)
             .unwrap_or_else(|| Now(jiff::Timestamp::from_second(clock.now()).unwrap_or_default()));
         let budget = Budget::new(Instant::now(), settings.time_budget);
-        let mut results = Scanner::new(&scan_settings, now, budget)?
+        let mut results = scan_settings
+            .scanner(now, budget)?
             .with_memory(memory.current())
             .with_pins(pins)
             .scan_under(&target, &views)?;
@@ -151,8 +154,7 @@ fn submitter_view(headline: &ScanResult, waived: &ScanResult) -> serde_json::Res
 pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let web = settings.scanner.web.clone();
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
-    Scanner::new(
-        &settings,
+    settings.scanner(
         Now::pinned_or_system(settings.now),
         Budget::new(Instant::now(), settings.time_budget),
     )?;

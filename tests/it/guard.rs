@@ -16,7 +16,6 @@ use storage_security::budget::Budget;
 use storage_security::clock::Now;
 use storage_security::net::guard::{self, Blocked, Pins, Refusal};
 use storage_security::report::{ScanResult, Status};
-use storage_security::scanner::Scanner;
 use storage_security::settings::Settings;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -67,7 +66,8 @@ fn settings(name: &str, host: &str, ca: &Path, debug_ports: &str, extra: &[&str]
 fn guarded_scan(settings: &Settings, pins: Pins) -> Result<ScanResult, String> {
     let now = Now(NOW.parse().unwrap());
     let budget = Budget::new(Instant::now(), settings.time_budget);
-    Scanner::new(settings, now, budget)?
+    settings
+        .scanner(now, budget)?
         .with_pins(pins)
         .scan(&settings.targets[0])
 }

@@ -2,9 +2,6 @@
 //! only modules of its own layer or below, and no two modules name each other through any
 //! chain. Read from the sources (test code aside: `tests.rs` files and whatever follows a
 //! file's first `#[cfg(test)]`), so a new upward import fails here, naming the file.
-//!
-//! [`KNOWN_UPWARD`] lists the upward imports that remain, each with what removes it; the test
-//! fails as well when one of them is gone, so the list only shrinks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -47,12 +44,6 @@ const LAYERS: &[&[&str]] = &[
         "redact",
         "program",
     ],
-];
-
-/// Upward imports still there, and what removes each (issue 23).
-const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
-    ("scanner", "settings", "the scanner takes its own inputs"),
-    ("verify", "settings", "verify takes its own inputs"),
 ];
 
 /// Every `crate::<module>` a file's non-test code names, by module of the file.
@@ -119,8 +110,7 @@ fn modules_only_import_their_own_layer_or_below() {
     let mut upward = Vec::new();
     for (from, targets) in &imports {
         for (to, files) in targets {
-            let known = KNOWN_UPWARD.iter().any(|(f, t, _)| f == from && t == to);
-            if layer_of(to) < layer_of(from) && !known {
+            if layer_of(to) < layer_of(from) {
                 upward.push(format!(
                     "{from} -> {to} ({})",
                     files.iter().cloned().collect::<Vec<_>>().join(", ")
@@ -133,32 +123,15 @@ fn modules_only_import_their_own_layer_or_below() {
         "upward imports (a lower layer naming a higher one):\n{}",
         upward.join("\n")
     );
-    let gone: Vec<String> = KNOWN_UPWARD
-        .iter()
-        .filter(|(from, to, _)| !imports.get(*from).is_some_and(|t| t.contains_key(*to)))
-        .map(|(from, to, _)| format!("{from} -> {to}"))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "gone, take them out of KNOWN_UPWARD: {}",
-        gone.join(", ")
-    );
 }
 
 #[test]
 fn no_two_modules_import_each_other_through_any_chain() {
     let imports = imports();
-    // The known upward imports aside, the graph has no cycle: walk it depth first.
+    // The graph has no cycle: walk it depth first.
     let graph: BTreeMap<&str, Vec<&str>> = imports
         .iter()
-        .map(|(from, targets)| {
-            let to = targets
-                .keys()
-                .map(String::as_str)
-                .filter(|to| !KNOWN_UPWARD.iter().any(|(f, t, _)| f == from && t == to))
-                .collect();
-            (from.as_str(), to)
-        })
+        .map(|(from, targets)| (from.as_str(), targets.keys().map(String::as_str).collect()))
         .collect();
     fn visit<'a>(
         node: &'a str,

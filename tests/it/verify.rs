@@ -12,7 +12,6 @@ use storage_security::checks;
 use storage_security::clock::Now;
 use storage_security::probe::plan;
 use storage_security::report::Status;
-use storage_security::scanner::Scanner;
 use storage_security::settings::Settings;
 use storage_security::severity::Severity;
 use storage_security::verify::{self, Access, Outcome};
@@ -369,7 +368,7 @@ fn compare_with_full_scan(
     let settings = scan_settings(name, fake, debug_ports);
     let now = Now(NOW.parse().unwrap());
     let budget = Budget::new(Instant::now(), settings.time_budget);
-    let scanner = Scanner::new(&settings, now, budget).unwrap();
+    let scanner = settings.scanner(now, budget).unwrap();
     let target = &settings.targets[0];
     let scan = scanner.scan(target).unwrap();
     assert!(scan.error.is_none(), "{name}: {:?}", scan.error);
@@ -391,14 +390,17 @@ fn compare_with_full_scan(
             .filter(|c| c.verifiable())
             .map(|c| c.id.to_string()),
     );
+    let config = settings.scan_config();
     let access = Access {
+        config: &config,
+        tls_min_days: settings.tls_min_days,
         roots: &scanner.roots,
         proxy: scanner.proxy.as_ref(),
         budget: scanner.budget(),
     };
     let mut mismatches = Vec::new();
     for id in asked {
-        let v = verify::verify(target, std::slice::from_ref(&id), &settings, &access, now);
+        let v = verify::verify(target, std::slice::from_ref(&id), &access, now);
         // A family root stands for its members: each is compared on its own.
         for r in &v.results {
             let Some(expected) = full.get(&r.id) else {
