@@ -496,7 +496,10 @@ fn absent(id: &str, m: &Measurements) -> IdOutcome {
     let passed = |detail: String| IdOutcome {
         id: id.to_string(),
         outcome: Outcome::Passes,
-        findings: vec![checks::finding(id, Status::Passed, detail)],
+        // The selection holds registry ids only.
+        findings: checks::finding_for(id, Status::Passed, detail)
+            .into_iter()
+            .collect(),
     };
     let over_plain_http = m.endpoint.scheme == Scheme::Http;
     if let Some(header) = id.strip_prefix("versionDisclosure:")
@@ -1270,11 +1273,14 @@ mod tests {
     #[test]
     fn text_lines_lead_with_the_state() {
         let mut failing = outcome("demoUsersDisabled", fails(Severity::Critical));
-        failing.findings.push(checks::finding(
-            "demoUsersDisabled",
-            Status::Failed,
-            "demo accounts sign in | with their published password",
-        ));
+        failing.findings.push(
+            checks::finding_for(
+                "demoUsersDisabled",
+                Status::Failed,
+                "demo accounts sign in | with their published password",
+            )
+            .unwrap(),
+        );
         let v = verification(vec![
             failing,
             outcome("traceMethodDisabled", Outcome::Passes),

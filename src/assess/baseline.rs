@@ -810,7 +810,7 @@ fn write_atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::finding;
+    use crate::checks::finding_for;
     use crate::output::metrics::testing::{failed, scanned};
     use crate::report::Fingerprint;
     use std::fs;
@@ -821,10 +821,10 @@ mod tests {
         let mut r = scanned(host, "8.1.0", Some(200));
         r.message = "OpenCloud 8.1.0 is up to date and no check failed".into();
         r.findings = vec![
-            finding("exposed:/opencloud.yaml", Status::Passed, "refused"),
-            finding("corsOriginRestricted", Status::Passed, "restricted"),
-            finding("directoryListing", Status::Passed, "no listing"),
-            finding("eol", Status::Passed, "release line 8.1 is supported"),
+            finding_for("exposed:/opencloud.yaml", Status::Passed, "refused").unwrap(),
+            finding_for("corsOriginRestricted", Status::Passed, "restricted").unwrap(),
+            finding_for("directoryListing", Status::Passed, "no listing").unwrap(),
+            finding_for("eol", Status::Passed, "release line 8.1 is supported").unwrap(),
         ];
         r.configuration_fingerprint = Some(fingerprint("f1"));
         r
@@ -1000,7 +1000,8 @@ mod tests {
         set(&mut now, "corsOriginRestricted", Status::Failed);
         set(&mut now, "exposed:/opencloud.yaml", Status::Failed);
         now.findings[0].ignored = true;
-        let mut observation = finding("loginThrottling", Status::Failed, "not throttled");
+        let mut observation =
+            finding_for("loginThrottling", Status::Failed, "not throttled").unwrap();
         observation.role = Role::Observation;
         now.findings.push(observation);
         let r = compared(healthy("a.example"), now, false);
@@ -1550,7 +1551,8 @@ mod tests {
     }
 
     fn with_failed(mut r: ScanResult, id: &str) -> ScanResult {
-        r.findings.push(finding(id, Status::Failed, "seen now"));
+        r.findings
+            .push(finding_for(id, Status::Failed, "seen now").unwrap());
         r
     }
 
@@ -1608,7 +1610,7 @@ mod tests {
     #[test]
     fn every_cause_is_told_apart() {
         let mut before = with_conditions(healthy("a.example"), &["bundled"]);
-        let mut waived = finding("corsOriginRestricted", Status::Failed, "any origin");
+        let mut waived = finding_for("corsOriginRestricted", Status::Failed, "any origin").unwrap();
         waived.ignored = true;
         before.findings.retain(|f| f.id != "corsOriginRestricted");
         before.findings.push(waived);
@@ -1623,7 +1625,7 @@ mod tests {
         set(&mut now, "corsOriginRestricted", Status::Failed);
         set(&mut now, "directoryListing", Status::Failed);
         now.findings
-            .push(finding("dnssec", Status::Failed, "not signed"));
+            .push(finding_for("dnssec", Status::Failed, "not signed").unwrap());
         now.configuration_fingerprint = Some(fingerprint("f2"));
         let mut results = [now];
         Baseline::apply(Some(&previous), &mut results, false);

@@ -195,11 +195,11 @@ pub fn assess(input: Input) -> ScanResult {
             LineState::Unknown => Status::Indeterminate,
             _ => Status::Passed,
         };
-        findings.push(checks::finding("eol", status, detail));
+        findings.push(checks::finding(&checks::EOL, status, detail));
     }
     for (advisory, vuln) in matched.iter().zip(&vulnerabilities) {
         let mut f = checks::finding(
-            &format!("vulnerability:{}", advisory.id),
+            &checks::VULNERABILITY.member(&advisory.id),
             Status::Failed,
             format!("{}: {}", advisory.id, advisory.summary),
         );
@@ -215,7 +215,7 @@ pub fn assess(input: Input) -> ScanResult {
     // The checks' advice is written for OpenCloud; the family's own settings and docs replace it.
     let family = product.family.describe();
     for f in &mut findings {
-        if let Some(advice) = family.remediation_for(&f.id) {
+        if let Some(advice) = checks::spec(&f.id).and_then(|c| c.advice_for(product.family)) {
             f.remediation = advice.to_string();
         }
         if let Some(link) = &f.documentation {
@@ -983,12 +983,12 @@ mod tests {
     #[test]
     fn one_change_that_fixes_several_findings_is_one_step_and_named_in_the_summary() {
         let findings = vec![
-            checks::finding("vulnerability:GHSA-1", Status::Failed, "x"),
-            checks::finding("versionDisclosure:X-Web-Version", Status::Failed, "x"),
-            checks::finding("tlsTrusted", Status::Failed, "x"),
-            checks::finding("versionDisclosure:X-Idp-Version", Status::Failed, "x"),
-            checks::finding("hstsPreload", Status::Failed, "x"),
-            checks::finding("tlsCertificate", Status::Passed, "x"),
+            checks::finding_for("vulnerability:GHSA-1", Status::Failed, "x").unwrap(),
+            checks::finding_for("versionDisclosure:X-Web-Version", Status::Failed, "x").unwrap(),
+            checks::finding_for("tlsTrusted", Status::Failed, "x").unwrap(),
+            checks::finding_for("versionDisclosure:X-Idp-Version", Status::Failed, "x").unwrap(),
+            checks::finding_for("hstsPreload", Status::Failed, "x").unwrap(),
+            checks::finding_for("tlsCertificate", Status::Passed, "x").unwrap(),
         ];
         let plan = remediation_plan(&findings, &update(Some("4.0.8"), true), false, &SUBJECT);
         let steps: Vec<(usize, &str, Vec<&str>)> = plan
@@ -1057,7 +1057,7 @@ mod tests {
 
     #[test]
     fn nothing_open_means_an_empty_plan() {
-        let findings = vec![checks::finding("tlsTrusted", Status::Passed, "x")];
+        let findings = vec![checks::finding_for("tlsTrusted", Status::Passed, "x").unwrap()];
         let plan = remediation_plan(&findings, &update(Some("4.0.0"), false), false, &SUBJECT);
         assert!(plan.steps.is_empty() && plan.groups.is_empty());
     }

@@ -626,7 +626,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::finding;
+    use crate::checks::finding_for;
     use crate::output::metrics::testing::{failed, scanned};
     use crate::report::Vulnerability;
     use crate::severity::Severity;
@@ -1040,7 +1040,7 @@ mod tests {
                 "publicLinkExpirationEnforced",
             ]
             .iter()
-            .map(|id| finding(id, Status::Passed, "in place"))
+            .map(|id| finding_for(id, Status::Passed, "in place").unwrap())
             .collect(),
         );
         assert!(p.evaluate(&all_passed).met);
@@ -1048,11 +1048,11 @@ mod tests {
         let mixed = host(
             5,
             vec![
-                finding("hstsPreload", Status::Passed, "preloaded"),
-                finding("cspWithoutUnsafeInline", Status::Failed, "unsafe-inline"),
-                finding("Permissions-Policy", Status::Indeterminate, "?"),
-                finding("Referrer-Policy", Status::NetworkLimited, "timeout"),
-                finding("caaRecord", Status::Skipped, "no DNS"),
+                finding_for("hstsPreload", Status::Passed, "preloaded").unwrap(),
+                finding_for("cspWithoutUnsafeInline", Status::Failed, "unsafe-inline").unwrap(),
+                finding_for("Permissions-Policy", Status::Indeterminate, "?").unwrap(),
+                finding_for("Referrer-Policy", Status::NetworkLimited, "timeout").unwrap(),
+                finding_for("caaRecord", Status::Skipped, "no DNS").unwrap(),
             ],
         );
         let verdict = p.evaluate(&mixed);
@@ -1083,11 +1083,9 @@ mod tests {
         let p = policy("required_hardenings: [cspWithoutUnsafeInline]");
         let result = host(
             5,
-            vec![waived(finding(
-                "cspWithoutUnsafeInline",
-                Status::Failed,
-                "unsafe-inline",
-            ))],
+            vec![waived(
+                finding_for("cspWithoutUnsafeInline", Status::Failed, "unsafe-inline").unwrap(),
+            )],
         );
         assert_eq!(result.missing_hardening().count(), 0, "the waiver hides it");
         let verdict = p.evaluate(&result);
@@ -1107,11 +1105,7 @@ mod tests {
         assert_eq!(
             p.evaluate(&host(
                 2,
-                vec![finding(
-                    "demoUsersDisabled",
-                    Status::Failed,
-                    "dennis signs in"
-                )]
+                vec![finding_for("demoUsersDisabled", Status::Failed, "dennis signs in").unwrap()]
             ))
             .unmet,
             ["forbidden finding demoUsersDisabled is present"]
@@ -1122,7 +1116,10 @@ mod tests {
             Status::NetworkLimited,
             Status::Skipped,
         ] {
-            let result = host(5, vec![finding("demoUsersDisabled", status, "x")]);
+            let result = host(
+                5,
+                vec![finding_for("demoUsersDisabled", status, "x").unwrap()],
+            );
             assert!(p.evaluate(&result).met, "{status:?}");
         }
         assert!(p.evaluate(&host(5, Vec::new())).met, "absent is met");
@@ -1134,8 +1131,8 @@ mod tests {
         let result = host(
             5,
             vec![
-                waived(finding("demoUsersDisabled", Status::Failed, "dennis")),
-                waived(finding("hstsPreload", Status::Failed, "no preload")),
+                waived(finding_for("demoUsersDisabled", Status::Failed, "dennis").unwrap()),
+                waived(finding_for("hstsPreload", Status::Failed, "no preload").unwrap()),
             ],
         );
         assert_eq!(
@@ -1154,13 +1151,13 @@ mod tests {
         let result = host(
             2,
             vec![
-                finding("exposed:/.env", Status::Failed, "served"),
-                finding("exposed:/.git/config", Status::Failed, "served"),
-                finding("exposed:/opencloud.yaml", Status::Passed, "refused"),
-                finding("versionDisclosure:X-Web-Version", Status::Failed, "8.1.0"),
-                finding("hstsPreload", Status::Failed, "no preload"),
+                finding_for("exposed:/.env", Status::Failed, "served").unwrap(),
+                finding_for("exposed:/.git/config", Status::Failed, "served").unwrap(),
+                finding_for("exposed:/opencloud.yaml", Status::Passed, "refused").unwrap(),
+                finding_for("versionDisclosure:X-Web-Version", Status::Failed, "8.1.0").unwrap(),
+                finding_for("hstsPreload", Status::Failed, "no preload").unwrap(),
                 // Observations are never forbidden findings.
-                finding("loginThrottling", Status::Failed, "not throttled"),
+                finding_for("loginThrottling", Status::Failed, "not throttled").unwrap(),
             ],
         );
         assert_eq!(
@@ -1202,8 +1199,8 @@ mod tests {
         let mut result = host(
             3,
             vec![
-                finding("vulnerability:GHSA-aaaa-bbbb-cccc", Status::Failed, "bad"),
-                finding("eol", Status::Passed, "supported"),
+                finding_for("vulnerability:GHSA-aaaa-bbbb-cccc", Status::Failed, "bad").unwrap(),
+                finding_for("eol", Status::Passed, "supported").unwrap(),
             ],
         );
         result.vulnerabilities = vec![Vulnerability {
@@ -1260,8 +1257,8 @@ mod tests {
         let verdict = p.evaluate(&host(
             2,
             vec![
-                finding("demoUsersDisabled", Status::Failed, "dennis"),
-                finding("hstsPreload", Status::Failed, "no preload"),
+                finding_for("demoUsersDisabled", Status::Failed, "dennis").unwrap(),
+                finding_for("hstsPreload", Status::Failed, "no preload").unwrap(),
             ],
         ));
         assert_eq!(
@@ -1288,7 +1285,10 @@ mod tests {
             "3 requirement(s) unmet: rating 2 (D) is below the minimum 4 (A); required \
              hardening hstsPreload is missing; forbidden finding demoUsersDisabled is present"
         );
-        let met = p.evaluate(&host(5, vec![finding("hstsPreload", Status::Passed, "ok")]));
+        let met = p.evaluate(&host(
+            5,
+            vec![finding_for("hstsPreload", Status::Passed, "ok").unwrap()],
+        ));
         assert_eq!(
             serde_json::to_value(&met).unwrap(),
             serde_json::json!({"met": true, "unmet": []})

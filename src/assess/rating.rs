@@ -78,7 +78,7 @@ pub fn apply_caps(start: u8, findings: &mut [Finding]) -> (u8, Vec<RatingLimit>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::finding;
+    use crate::checks::finding_for;
 
     fn v(s: &str) -> Version {
         Version::parse(s).unwrap()
@@ -111,8 +111,8 @@ mod tests {
     #[test]
     fn caps_by_severity_and_decisive_marking() {
         let mut findings = vec![
-            finding("httpsAvailable", Status::Failed, "plain"),
-            finding("tlsTrusted", Status::Passed, "ok"),
+            finding_for("httpsAvailable", Status::Failed, "plain").unwrap(),
+            finding_for("tlsTrusted", Status::Passed, "ok").unwrap(),
         ];
         let (rating, limits) = apply_caps(5, &mut findings);
         assert_eq!(rating, 2);
@@ -120,24 +120,21 @@ mod tests {
         assert!(findings[0].decisive);
 
         // A failure that does not lower the rating is listed but not decisive.
-        let mut findings = vec![finding("tlsTrusted", Status::Failed, "self-signed")];
+        let mut findings = vec![finding_for("tlsTrusted", Status::Failed, "self-signed").unwrap()];
         let (rating, limits) = apply_caps(1, &mut findings);
         assert_eq!((rating, limits.len()), (1, 1));
         assert!(!findings[0].decisive);
 
         // Checks that do not count (--insecure, extra_checks_rating false) never cap.
-        let mut findings = vec![finding("tlsTrusted", Status::Failed, "self-signed")];
+        let mut findings = vec![finding_for("tlsTrusted", Status::Failed, "self-signed").unwrap()];
         findings[0].counts = false;
         assert_eq!(apply_caps(5, &mut findings).0, 5);
     }
 
     #[test]
     fn hardening_never_caps() {
-        let mut findings = vec![finding(
-            "cspWithoutUnsafeInline",
-            Status::Failed,
-            "unsafe-inline",
-        )];
+        let mut findings =
+            vec![finding_for("cspWithoutUnsafeInline", Status::Failed, "unsafe-inline").unwrap()];
         assert_eq!(apply_caps(5, &mut findings).0, 5);
     }
 }

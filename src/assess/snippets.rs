@@ -4,8 +4,8 @@
 //! environment lines with the family's setting names (`OC_*` for OpenCloud, `OCIS_*` for
 //! ownCloud Infinite Scale), DNS fixes as zone-file lines for the scanned name.
 //!
-//! Pure: finding ids, the product family and the scanned host in, snippets out. [`TABLE`] is
-//! the one place that knows which check is fixed how; an id it does not list gets no snippet,
+//! Pure: finding ids, the product family and the scanned host in, snippets out. Which check is
+//! fixed how is its registry row's `fix` (`checks::Fix`); a check without one gets no snippet,
 //! never a guessed one. Where no configuration line can express the fix (a CORS rule to
 //! remove, a Set-Cookie Traefik cannot edit) the snippet is a comment saying what to do.
 //! Snippets for the same file merge into one (`merge`): the header lines of several steps
@@ -15,6 +15,7 @@
 //! validate`, `apache2 -t`, `named-checkzone`, `sh` for the environment lines); Traefik has no
 //! Debian package, so its labels are checked against its documented option names there.
 
+use crate::checks::{self, CheckSpec, CookieAttribute, Fix};
 use crate::family::{Family, ProductFamily};
 
 pub use crate::report::{Form, Snippet};
@@ -38,9 +39,9 @@ pub fn for_findings<S: AsRef<str>>(ids: &[S], subject: &Subject) -> Vec<Snippet>
     merge(parts, &ctx)
 }
 
-/// Whether the table knows a fix for `id` (whatever the host).
+/// Whether the check of `id` has a fix (whatever the host).
 pub fn known(id: &str) -> bool {
-    row(id).is_some()
+    fixable(id).is_some()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,230 +360,72 @@ impl Ctx {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The table
+// Each check's fix (its row's `fix`), written
 
-/// A fix: the finding's detail (after `root:`, empty for a plain id) to its parts.
-type Fix = fn(&Ctx, &str) -> Vec<Part>;
-
-/// One row: a check id, or a family root (`exposed` for every `exposed:<path>`).
-pub struct Row {
-    pub id: &'static str,
-    /// The row stands for the ids `<id>:<detail>`, not for `<id>` itself.
-    pub root: bool,
-    fix: Fix,
-}
-
-/// Every check with a fix snippet. Checks not listed (upgrades, certificates, DNSSEC,
-/// settings the product does not offer, ...) get none.
-pub static TABLE: &[Row] = &[
-    Row {
-        id: "httpsEnforced",
-        root: false,
-        fix: https_redirect,
-    },
-    Row {
-        id: "tlsDeprecatedProtocol",
-        root: false,
-        fix: tls_minimum,
-    },
-    Row {
-        id: "tlsProtocol",
-        root: false,
-        fix: tls_minimum,
-    },
-    Row {
-        id: "Strict-Transport-Security",
-        root: false,
-        fix: |ctx, _| hsts(ctx, false),
-    },
-    Row {
-        id: "hstsPreload",
-        root: false,
-        fix: |ctx, _| hsts(ctx, true),
-    },
-    Row {
-        id: "Content-Security-Policy",
-        root: false,
-        fix: csp_passthrough,
-    },
-    Row {
-        id: "cspWithoutUnsafeInline",
-        root: false,
-        fix: csp_without_inline,
-    },
-    Row {
-        id: "X-Content-Type-Options",
-        root: false,
-        fix: |ctx, _| {
-            set_header(
-                ctx,
-                "X-Content-Type-Options",
-                "nosniff",
-                None,
-                &["contentTypeNosniff=true"],
-            )
-        },
-    },
-    Row {
-        id: "X-Frame-Options",
-        root: false,
-        fix: |ctx, _| {
-            set_header(
-                ctx,
-                "X-Frame-Options",
-                "SAMEORIGIN",
-                None,
-                &["customFrameOptionsValue=SAMEORIGIN"],
-            )
-        },
-    },
-    Row {
-        id: "Referrer-Policy",
-        root: false,
-        fix: |ctx, _| {
-            set_header(
-                ctx,
-                "Referrer-Policy",
-                "strict-origin-when-cross-origin",
-                None,
-                &["referrerPolicy=strict-origin-when-cross-origin"],
-            )
-        },
-    },
-    Row {
-        id: "Permissions-Policy",
-        root: false,
-        fix: |ctx, _| {
-            set_header(
-                ctx,
-                "Permissions-Policy",
-                PERMISSIONS_POLICY,
-                None,
-                &["permissionsPolicy=camera=(), microphone=(), geolocation=(), payment=(), usb=()"],
-            )
-        },
-    },
-    Row {
-        id: "exposed",
-        root: true,
-        fix: exposed_file,
-    },
-    Row {
-        id: "directoryListing",
-        root: false,
-        fix: directory_listing,
-    },
-    Row {
-        id: "traceMethodDisabled",
-        root: false,
-        fix: trace_disabled,
-    },
-    Row {
-        id: "corsOriginRestricted",
-        root: false,
-        fix: cors_reflection,
-    },
-    Row {
-        id: "versionDisclosure",
-        root: true,
-        fix: version_header,
-    },
-    Row {
-        id: "cookieSecure",
-        root: false,
-        fix: |ctx, _| cookie_attribute(ctx, Cookie::Secure),
-    },
-    Row {
-        id: "cookieHttpOnly",
-        root: false,
-        fix: |ctx, _| cookie_attribute(ctx, Cookie::HttpOnly),
-    },
-    Row {
-        id: "cookieSameSite",
-        root: false,
-        fix: |ctx, _| cookie_attribute(ctx, Cookie::SameSite),
-    },
-    Row {
-        id: "debugPort",
-        root: true,
-        fix: debug_port,
-    },
-    Row {
-        id: "debugEndpoint",
-        root: true,
-        fix: debug_endpoint,
-    },
-    Row {
-        id: "demoUsersDisabled",
-        root: false,
-        fix: demo_users,
-    },
-    Row {
-        id: "basicAuthDisabled",
-        root: false,
-        fix: |_, _| {
-            vec![part(
-                Place::Env,
-                vec![line("PROXY_ENABLE_BASIC_AUTH=false")],
-            )]
-        },
-    },
-    Row {
-        id: "identityProviderConsistent",
-        root: false,
-        fix: public_url,
-    },
-    Row {
-        id: "publicLinkPasswordEnforced",
-        root: false,
-        fix: |ctx, _| {
-            vec![part(
-                Place::Env,
-                vec![
-                    line(format!(
-                        "{}=true",
-                        ctx.setting("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD")
-                    )),
-                    line(format!(
-                        "{}=true",
-                        ctx.setting("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD")
-                    )),
-                ],
-            )]
-        },
-    },
-    Row {
-        id: "passwordPolicyEnforced",
-        root: false,
-        fix: password_policy,
-    },
-    Row {
-        id: "caaRecord",
-        root: false,
-        fix: caa_record,
-    },
-];
-
-fn row(id: &str) -> Option<(&'static Row, &str)> {
-    if let Some(r) = TABLE.iter().find(|r| !r.root && r.id == id) {
-        return Some((r, ""));
+/// The registry row of `id` and the member's detail (after `root:`, empty for a plain id),
+/// when the check has a fix. A family's root alone (`exposed`) names no member to fix.
+fn fixable(id: &str) -> Option<(&'static CheckSpec, &str)> {
+    let check = checks::spec(id).filter(|c| c.fix != Fix::None)?;
+    match check.family {
+        None => Some((check, "")),
+        Some(_) => id
+            .split_once(':')
+            .map(|(_, detail)| detail)
+            .filter(|detail| !detail.is_empty())
+            .map(|detail| (check, detail)),
     }
-    let (root, detail) = id.split_once(':')?;
-    let r = TABLE.iter().find(|r| r.root && r.id == root)?;
-    (!detail.is_empty()).then_some((r, detail))
 }
 
 fn fixes(id: &str, ctx: &Ctx) -> Vec<Part> {
-    match row(id) {
-        Some((r, detail)) => (r.fix)(ctx, detail),
-        None => Vec::new(),
+    let Some((check, detail)) = fixable(id) else {
+        return Vec::new();
+    };
+    match check.fix {
+        Fix::None => Vec::new(),
+        Fix::HttpsRedirect => https_redirect(ctx),
+        Fix::TlsMinimum => tls_minimum(),
+        Fix::Hsts { preload } => hsts(ctx, preload),
+        Fix::Header {
+            name,
+            value,
+            traefik,
+        } => set_header(ctx, name, value, None, &[traefik]),
+        Fix::CspPassthrough => csp_passthrough(),
+        Fix::CspWithoutInline => csp_without_inline(ctx),
+        Fix::DenyPath => exposed_file(ctx, detail),
+        Fix::DirectoryListing => directory_listing(),
+        Fix::TraceDisabled => trace_disabled(ctx),
+        Fix::CorsReflection => cors_reflection(ctx),
+        Fix::StripVersionHeader => version_header(ctx, detail),
+        Fix::Cookie(attribute) => cookie_attribute(attribute),
+        Fix::DebugPort => debug_port(detail),
+        Fix::DebugEndpoint => debug_endpoint(ctx, detail),
+        Fix::DemoUsers => demo_users(ctx),
+        Fix::BasicAuthOff => vec![part(
+            Place::Env,
+            vec![line("PROXY_ENABLE_BASIC_AUTH=false")],
+        )],
+        Fix::PublicUrl => public_url(ctx),
+        Fix::PublicLinkPassword => vec![part(
+            Place::Env,
+            vec![
+                line(format!(
+                    "{}=true",
+                    ctx.setting("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD")
+                )),
+                line(format!(
+                    "{}=true",
+                    ctx.setting("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD")
+                )),
+            ],
+        )],
+        Fix::PasswordPolicy => password_policy(ctx),
+        Fix::CaaRecord => caa_record(ctx),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reverse-proxy fixes
-
-const PERMISSIONS_POLICY: &str = "camera=(), microphone=(), geolocation=(), payment=(), usb=()";
 
 /// A header name as it may go into configuration: a token of letters, digits and dashes.
 fn header_name(name: &str) -> bool {
@@ -689,7 +532,7 @@ fn hsts(ctx: &Ctx, preload: bool) -> Vec<Part> {
     parts
 }
 
-fn csp_passthrough(_: &Ctx, _: &str) -> Vec<Part> {
+fn csp_passthrough() -> Vec<Part> {
     let keep = "keep the instance's Content-Security-Policy:";
     vec![
         part(
@@ -723,7 +566,7 @@ fn csp_passthrough(_: &Ctx, _: &str) -> Vec<Part> {
     ]
 }
 
-fn https_redirect(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn https_redirect(ctx: &Ctx) -> Vec<Part> {
     let Some(host) = &ctx.host else {
         return Vec::new();
     };
@@ -777,7 +620,7 @@ fn https_redirect(ctx: &Ctx, _: &str) -> Vec<Part> {
     ]
 }
 
-fn tls_minimum(_: &Ctx, _: &str) -> Vec<Part> {
+fn tls_minimum() -> Vec<Part> {
     vec![
         part(
             Place::NginxServer,
@@ -889,7 +732,7 @@ fn exposed_file(ctx: &Ctx, path: &str) -> Vec<Part> {
     parts
 }
 
-fn directory_listing(_: &Ctx, _: &str) -> Vec<Part> {
+fn directory_listing() -> Vec<Part> {
     vec![
         part(Place::NginxServer, vec![line("autoindex off;")]),
         part(
@@ -909,7 +752,7 @@ fn directory_listing(_: &Ctx, _: &str) -> Vec<Part> {
     ]
 }
 
-fn trace_disabled(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn trace_disabled(ctx: &Ctx) -> Vec<Part> {
     let router = format!("{}-deny-trace", ctx.router());
     vec![
         part(
@@ -940,7 +783,7 @@ fn trace_disabled(ctx: &Ctx, _: &str) -> Vec<Part> {
     ]
 }
 
-fn cors_reflection(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn cors_reflection(ctx: &Ctx) -> Vec<Part> {
     let what = "stop echoing the request's Origin (or allowing null):";
     vec![
         part(
@@ -1015,28 +858,21 @@ fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {
     parts
 }
 
-#[derive(Clone, Copy)]
-enum Cookie {
-    Secure,
-    HttpOnly,
-    SameSite,
-}
-
-fn cookie_attribute(_: &Ctx, cookie: Cookie) -> Vec<Part> {
+fn cookie_attribute(cookie: CookieAttribute) -> Vec<Part> {
     let (nginx, apache, caddy, attribute) = match cookie {
-        Cookie::Secure => (
+        CookieAttribute::Secure => (
             "secure",
             r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*secure\b).)+)$" "$1; Secure""#,
             Some(r#"Set-Cookie "^(.+)$" "$1; Secure""#),
             "Secure",
         ),
-        Cookie::HttpOnly => (
+        CookieAttribute::HttpOnly => (
             "httponly",
             r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*httponly\b).)+)$" "$1; HttpOnly""#,
             Some(r#"Set-Cookie "^(.+)$" "$1; HttpOnly""#),
             "HttpOnly",
         ),
-        Cookie::SameSite => (
+        CookieAttribute::SameSite => (
             "samesite=lax",
             r#"Header edit Set-Cookie "(?i)^((?:(?!;\s*samesite=).)+)$" "$1; SameSite=Lax""#,
             None,
@@ -1146,7 +982,7 @@ fn loopback_entries(port: u16) -> Vec<Entry> {
     ]
 }
 
-fn debug_port(_: &Ctx, port: &str) -> Vec<Part> {
+fn debug_port(port: &str) -> Vec<Part> {
     match port.parse::<u16>() {
         Ok(port) if port > 0 => vec![part(Place::Env, loopback_entries(port))],
         _ => Vec::new(),
@@ -1190,7 +1026,7 @@ fn debug_endpoint(ctx: &Ctx, detail: &str) -> Vec<Part> {
     vec![part(Place::Env, entries)]
 }
 
-fn demo_users(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn demo_users(ctx: &Ctx) -> Vec<Part> {
     let names: Vec<&str> = ctx.family.demo_accounts.iter().map(|a| a.user).collect();
     vec![part(
         Place::Env,
@@ -1204,7 +1040,7 @@ fn demo_users(ctx: &Ctx, _: &str) -> Vec<Part> {
     )]
 }
 
-fn public_url(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn public_url(ctx: &Ctx) -> Vec<Part> {
     let Some(host) = &ctx.host else {
         return Vec::new();
     };
@@ -1218,7 +1054,7 @@ fn public_url(ctx: &Ctx, _: &str) -> Vec<Part> {
     )]
 }
 
-fn password_policy(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn password_policy(ctx: &Ctx) -> Vec<Part> {
     let lines = [
         ("PASSWORD_POLICY_DISABLED", "false"),
         ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
@@ -1236,7 +1072,7 @@ fn password_policy(ctx: &Ctx, _: &str) -> Vec<Part> {
     )]
 }
 
-fn csp_without_inline(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn csp_without_inline(ctx: &Ctx) -> Vec<Part> {
     vec![part(
         Place::Env,
         vec![
@@ -1267,7 +1103,7 @@ const CAA_DOMAINS: &[(&str, &str)] = &[
     ("buypass", "buypass.com"),
 ];
 
-fn caa_record(ctx: &Ctx, _: &str) -> Vec<Part> {
+fn caa_record(ctx: &Ctx) -> Vec<Part> {
     let Some(host) = ctx.host.as_ref().filter(|h| !h.address) else {
         return Vec::new();
     };

@@ -161,7 +161,7 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::finding;
+    use crate::checks::finding_for;
     use crate::checks::pattern::glob;
     use crate::report::Status;
 
@@ -185,8 +185,8 @@ mod tests {
     #[test]
     fn waived_failures_are_marked_and_reported() {
         let mut findings = vec![
-            finding("hstsPreload", Status::Failed, "x"),
-            finding("cspWithoutUnsafeInline", Status::Passed, "x"),
+            finding_for("hstsPreload", Status::Failed, "x").unwrap(),
+            finding_for("cspWithoutUnsafeInline", Status::Passed, "x").unwrap(),
         ];
         let waivers = [
             Waiver::permanent("hstsPreload", "--ignore-hardening"),
@@ -273,7 +273,7 @@ mod tests {
 #[cfg(test)]
 mod expiry_tests {
     use super::*;
-    use crate::checks::finding;
+    use crate::checks::finding_for;
     use crate::report::Status;
 
     fn at(text: &str) -> jiff::Timestamp {
@@ -288,13 +288,13 @@ mod expiry_tests {
     fn a_waiver_hides_until_its_expiry_and_alerts_again_after_it() {
         let waivers = [until("hstsPreload", "2026-12-01T00:00:00Z")];
         // One second before the expiry: hidden, 0 whole days left.
-        let mut findings = vec![finding("hstsPreload", Status::Failed, "x")];
+        let mut findings = vec![finding_for("hstsPreload", Status::Failed, "x").unwrap()];
         let applied = apply(&waivers, &mut findings, at("2026-11-30T23:59:59Z"));
         assert!(findings[0].ignored);
         assert_eq!(applied.reports[0].state, "active");
         assert_eq!(applied.waiver_days_left, Some(0));
         // At the expiry: the check alerts again, no configuration change needed.
-        let mut findings = vec![finding("hstsPreload", Status::Failed, "x")];
+        let mut findings = vec![finding_for("hstsPreload", Status::Failed, "x").unwrap()];
         let applied = apply(&waivers, &mut findings, at("2026-12-01T00:00:00Z"));
         assert!(!findings[0].ignored);
         assert_eq!(applied.reports[0].state, "expired");
@@ -311,8 +311,8 @@ mod expiry_tests {
             Waiver::permanent("csp*", "--ignore-hardening"),
         ];
         let mut findings = vec![
-            finding("hstsPreload", Status::Failed, "x"),
-            finding("cspWithoutUnsafeInline", Status::Failed, "x"),
+            finding_for("hstsPreload", Status::Failed, "x").unwrap(),
+            finding_for("cspWithoutUnsafeInline", Status::Failed, "x").unwrap(),
         ];
         let applied = apply(&waivers, &mut findings, at("2026-11-22T03:00:00Z"));
         // hstsPreload stays hidden until the later of its two waivers; the CSP one is also

@@ -5,7 +5,7 @@
 //! Cookies that are being deleted carry nothing to protect and are left out, except for the
 //! prefix rules, which browsers enforce on deletions too. No cookie seen, no finding.
 
-use super::{CheckSpec, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, finding};
 use crate::net::http::{Response, Scheme};
 use crate::probe::Measurements;
 use crate::probe::status::printable;
@@ -15,61 +15,77 @@ use std::collections::BTreeSet;
 
 const DOCS: &str = "https://developer.mozilla.org/docs/Web/HTTP/Headers/Set-Cookie";
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "cookieSecure",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "cookies",
-        title: "Cookies are sent over HTTPS only",
-        remediation: "Set the Secure attribute on every cookie (in the reverse proxy, e.g. nginx \
-                      proxy_cookie_flags ~ secure, or in the application that sets it) so the \
-                      browser never sends it over plain HTTP.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::EveryAnswer],
-    },
-    CheckSpec {
-        id: "cookieHttpOnly",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "cookies",
-        title: "Cookies are hidden from scripts",
-        remediation: "Set the HttpOnly attribute on every cookie scripts do not need to read, so \
-                      an injected script cannot steal it.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::EveryAnswer],
-    },
-    CheckSpec {
-        id: "cookieSameSite",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Low,
-        category: "cookies",
-        title: "Cookies declare SameSite",
-        remediation: "Set SameSite=Lax or SameSite=Strict on every cookie (SameSite=None only \
-                      together with Secure), so other sites cannot ride on it.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::EveryAnswer],
-    },
-    CheckSpec {
-        id: "cookiePrefix",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "cookies",
-        title: "Prefixed cookies meet their prefix rules",
-        remediation: "A __Secure- cookie needs Secure; a __Host- cookie needs Secure, Path=/ \
-                      and no Domain. Fix the attributes or drop the prefix; browsers refuse a \
-                      cookie that breaks its prefix.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::EveryAnswer],
-    },
+pub static COOKIE_SECURE: CheckSpec = CheckSpec {
+    id: "cookieSecure",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "cookies",
+    title: "Cookies are sent over HTTPS only",
+    remediation: "Set the Secure attribute on every cookie (in the reverse proxy, e.g. nginx \
+                  proxy_cookie_flags ~ secure, or in the application that sets it) so the \
+                  browser never sends it over plain HTTP.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    fix: Fix::Cookie(CookieAttribute::Secure),
+    advice: &[],
+};
+
+pub static COOKIE_HTTP_ONLY: CheckSpec = CheckSpec {
+    id: "cookieHttpOnly",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "cookies",
+    title: "Cookies are hidden from scripts",
+    remediation: "Set the HttpOnly attribute on every cookie scripts do not need to read, so \
+                  an injected script cannot steal it.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    fix: Fix::Cookie(CookieAttribute::HttpOnly),
+    advice: &[],
+};
+
+pub static COOKIE_SAME_SITE: CheckSpec = CheckSpec {
+    id: "cookieSameSite",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Low,
+    category: "cookies",
+    title: "Cookies declare SameSite",
+    remediation: "Set SameSite=Lax or SameSite=Strict on every cookie (SameSite=None only \
+                  together with Secure), so other sites cannot ride on it.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    fix: Fix::Cookie(CookieAttribute::SameSite),
+    advice: &[],
+};
+
+pub static COOKIE_PREFIX: CheckSpec = CheckSpec {
+    id: "cookiePrefix",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "cookies",
+    title: "Prefixed cookies meet their prefix rules",
+    remediation: "A __Secure- cookie needs Secure; a __Host- cookie needs Secure, Path=/ \
+                  and no Domain. Fix the attributes or drop the prefix; browsers refuse a \
+                  cookie that breaks its prefix.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[
+    &COOKIE_SECURE,
+    &COOKIE_HTTP_ONLY,
+    &COOKIE_SAME_SITE,
+    &COOKIE_PREFIX,
 ];
 
 /// A `Set-Cookie` header: name, value and attributes (names lower-cased, values as sent).
@@ -337,7 +353,7 @@ fn display_name(cookie: &SetCookie) -> String {
 
 /// Passed when no live cookie breaks the rule, failed naming those that do.
 fn judge<'a>(
-    id: &str,
+    id: &'static CheckSpec,
     cookies: impl Iterator<Item = &'a SetCookie>,
     breaks: impl Fn(&SetCookie) -> bool,
     failed: &str,
@@ -389,7 +405,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
         // Over plain HTTP the transport is the finding (`httpsAvailable`), not the attribute.
         if m.endpoint.scheme == Scheme::Https {
             findings.push(judge(
-                "cookieSecure",
+                &COOKIE_SECURE,
                 live.iter().copied(),
                 |c| !c.secure(),
                 "cookie(s) without Secure",
@@ -397,14 +413,14 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
             ));
         }
         findings.push(judge(
-            "cookieHttpOnly",
+            &COOKIE_HTTP_ONLY,
             live.iter().copied(),
             |c| !c.http_only(),
             "cookie(s) without HttpOnly",
             "every cookie is HttpOnly",
         ));
         findings.push(judge(
-            "cookieSameSite",
+            &COOKIE_SAME_SITE,
             live.iter().copied(),
             same_site_problem,
             "cookie(s) without SameSite=Strict/Lax (or SameSite=None without Secure)",
@@ -425,20 +441,20 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
         .collect();
     findings.push(if !violations.is_empty() {
         finding(
-            "cookiePrefix",
+            &COOKIE_PREFIX,
             Status::Failed,
             format!("prefix rules broken: {}", names(&violations)),
         )
     } else if prefixed.is_empty() {
         finding(
-            "cookiePrefix",
+            &COOKIE_PREFIX,
             Status::Passed,
             "no cookie claims a __Secure- or __Host- prefix",
         )
     } else {
         let all: BTreeSet<String> = prefixed.iter().map(|c| display_name(c)).collect();
         finding(
-            "cookiePrefix",
+            &COOKIE_PREFIX,
             Status::Passed,
             format!("prefixed cookies meet their rules: {}", names(&all)),
         )

@@ -7,7 +7,8 @@
 //! critical. A debug token protects only `/metrics`; `/config` and `/debug/pprof/` never ask
 //! for one.
 
-use super::{CheckSpec, INSTANCE, Measure, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, MemberId, finding};
+use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{Measurements, plan};
@@ -19,46 +20,59 @@ use std::fmt;
 
 const PROXY_DOCS: &str = "https://docs.opencloud.eu/docs/dev/server/services/proxy";
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "debugPort",
-        family: Some("debugPort"),
-        role: Role::Check,
-        severity: Severity::High,
-        category: "exposure",
-        title: "Debug listeners are not reachable from outside",
-        remediation: "Bind every service's debug listener to loopback (`<SERVICE>_DEBUG_ADDR`, \
-                      e.g. `PROXY_DEBUG_ADDR=127.0.0.1:9205`, the default) and never publish or \
-                      forward the debug ports (9205, 9141, 9124, 9134, 9239, ...); block them \
-                      at the firewall.",
-        documentation: PROXY_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::DebugPorts],
-    },
-    CheckSpec {
-        id: "debugEndpoint",
-        family: Some("debugEndpoint"),
-        role: Role::Check,
-        severity: Severity::High,
-        category: "exposure",
-        title: "Debug handlers (/config, /metrics, /debug/pprof/) are not reachable (critical when \
-                /config shows a clear-text secret; /metrics medium)",
-        remediation: "Keep the debug handlers off the network: bind the debug listeners to \
-                      loopback (`PROXY_DEBUG_ADDR=127.0.0.1:9205`, likewise every \
-                      `<SERVICE>_DEBUG_ADDR`), never publish the debug ports or route their \
-                      paths through the reverse proxy, set `<SERVICE>_DEBUG_TOKEN` for \
-                      `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After `/config` was \
-                      reachable, set `OC_SERVICE_ACCOUNT_SECRET` (and every other secret it \
-                      showed) anew.",
-        documentation: PROXY_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[
-            Measure::Probe(plan::BASELINE),
-            Measure::Probes(plan::PUBLIC_DEBUG),
-            Measure::DebugPorts,
-        ],
-    },
-];
+pub static DEBUG_PORT: CheckSpec = CheckSpec {
+    id: "debugPort",
+    family: Some("debugPort"),
+    role: Role::Check,
+    severity: Severity::High,
+    category: "exposure",
+    title: "Debug listeners are not reachable from outside",
+    remediation: "Bind every service's debug listener to loopback (`<SERVICE>_DEBUG_ADDR`, \
+                  e.g. `PROXY_DEBUG_ADDR=127.0.0.1:9205`, the default) and never publish or \
+                  forward the debug ports (9205, 9141, 9124, 9134, 9239, ...); block them \
+                  at the firewall.",
+    documentation: PROXY_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::DebugPorts],
+    fix: Fix::DebugPort,
+    advice: &[],
+};
+
+pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
+    id: "debugEndpoint",
+    family: Some("debugEndpoint"),
+    role: Role::Check,
+    severity: Severity::High,
+    category: "exposure",
+    title: "Debug handlers (/config, /metrics, /debug/pprof/) are not reachable (critical when \
+            /config shows a clear-text secret; /metrics medium)",
+    remediation: "Keep the debug handlers off the network: bind the debug listeners to \
+                  loopback (`PROXY_DEBUG_ADDR=127.0.0.1:9205`, likewise every \
+                  `<SERVICE>_DEBUG_ADDR`), never publish the debug ports or route their \
+                  paths through the reverse proxy, set `<SERVICE>_DEBUG_TOKEN` for \
+                  `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After `/config` was \
+                  reachable, set `OC_SERVICE_ACCOUNT_SECRET` (and every other secret it \
+                  showed) anew.",
+    documentation: PROXY_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[
+        Measure::Probe(plan::BASELINE),
+        Measure::Probes(plan::PUBLIC_DEBUG),
+        Measure::DebugPorts,
+    ],
+    fix: Fix::DebugEndpoint,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Keep the debug handlers off the network: bind the debug listeners to loopback \
+         (`PROXY_DEBUG_ADDR=127.0.0.1:9205`, likewise every `<SERVICE>_DEBUG_ADDR`), never \
+         publish the debug ports or route their paths through the reverse proxy, set \
+         `<SERVICE>_DEBUG_TOKEN` for `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After \
+         `/config` was reachable, set `OCIS_SERVICE_ACCOUNT_SECRET` (and every other secret \
+         it showed) anew.",
+    )],
+};
+
+pub static ROWS: &[&CheckSpec] = &[&DEBUG_PORT, &DEBUG_ENDPOINT];
 
 /// The handlers judged on every open debug port, in finding order.
 const JUDGED_PATHS: &[&str] = &["/config", "/metrics", "/debug/pprof/"];
@@ -78,7 +92,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 // Debug ports
 
 fn debug_port(port: &DebugPort) -> Vec<Finding> {
-    let id = format!("debugPort:{}", port.port);
+    let id = DEBUG_PORT.member(port.port);
     let n = port.port;
     match &port.state {
         PortState::Closed => vec![finding(
@@ -104,7 +118,7 @@ fn debug_port(port: &DebugPort) -> Vec<Finding> {
     }
 }
 
-fn open_port(port: &DebugPort, id: &str) -> Vec<Finding> {
+fn open_port(port: &DebugPort, id: &MemberId) -> Vec<Finding> {
     let n = port.port;
     let at = port
         .address
@@ -168,7 +182,7 @@ fn open_port(port: &DebugPort, id: &str) -> Vec<Finding> {
         )
     });
     for path in JUDGED_PATHS {
-        let id = format!("debugEndpoint:{n}{path}");
+        let id = DEBUG_ENDPOINT.member(format!("{n}{path}"));
         let Some(endpoint) = port.endpoints.iter().find(|e| e.path == *path) else {
             continue;
         };
@@ -250,8 +264,8 @@ fn public_paths(m: &Measurements) -> Vec<Finding> {
     let baseline = m.answer(plan::BASELINE);
     let mut findings = Vec::new();
     for path in plan::PUBLIC_DEBUG_PATHS {
-        let id = format!("debugEndpoint:{path}");
-        let Some(observation) = m.http.get(&id) else {
+        let id = DEBUG_ENDPOINT.member(path);
+        let Some(observation) = m.http.get(id.as_str()) else {
             continue;
         };
         let where_ = format!("{path} on the public address");
@@ -356,7 +370,7 @@ fn judge(path: &str, r: &Response) -> Judgment {
     }
 }
 
-fn judged(id: &str, where_: &str, judgment: Judgment) -> Finding {
+fn judged(id: &MemberId, where_: &str, judgment: Judgment) -> Finding {
     match judgment {
         Judgment::Exposed { severity, what } => {
             let mut f = finding(id, Status::Failed, format!("{where_} {what}"));

@@ -6,7 +6,7 @@
 //! and DNSSEC; CAA also needs a certificate a publicly trusted CA issued, the only kind CAA
 //! binds.
 
-use super::{CheckSpec, DNS_ZONE, Measure, finding};
+use super::{CheckSpec, DNS_ZONE, Fix, Measure, finding};
 use crate::net::HttpsObservation;
 use crate::net::dns::{
     CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name, special_use,
@@ -21,50 +21,58 @@ use crate::severity::Severity;
 const CAA_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc8659";
 const DNSSEC_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc9364";
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "caaRecord",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "dns",
-        title: "A CAA record names the CAs that may issue certificates for the name",
-        remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
-                      the instance's certificate (e.g. `example.com. CAA 0 issue \
-                      \"letsencrypt.org\"`), so no other CA may issue one for it.",
-        documentation: CAA_DOCS,
-        fixed_in: DNS_ZONE,
-        verified_by: &[Measure::Probe(probe::DNS)],
-    },
-    CheckSpec {
-        id: "dnssec",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "dns",
-        title: "The name's DNS zone is signed (DNSSEC) and its parent publishes DS for it",
-        remediation: "Sign the zone holding the name (in BIND `dnssec-policy default;` on the \
-                      zone, or the DNS host's DNSSEC switch), then publish the key-signing \
-                      key's DS record at the registrar (or in the parent zone) so validating \
-                      resolvers can verify the answers for the name.",
-        documentation: DNSSEC_DOCS,
-        fixed_in: DNS_ZONE,
-        verified_by: &[Measure::Probe(probe::DNS)],
-    },
-    CheckSpec {
-        id: "dnsAddresses",
-        family: None,
-        role: Role::Observation,
-        severity: Severity::Low,
-        category: "dns",
-        title: "The addresses the name resolves to (for information)",
-        remediation: "Nothing to fix: the addresses are listed so the result records them; \
-                      check they are the ones the instance should be reached at.",
-        documentation: super::DOCS,
-        fixed_in: DNS_ZONE,
-        verified_by: &[],
-    },
-];
+pub static CAA_RECORD: CheckSpec = CheckSpec {
+    id: "caaRecord",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "dns",
+    title: "A CAA record names the CAs that may issue certificates for the name",
+    remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
+                  the instance's certificate (e.g. `example.com. CAA 0 issue \
+                  \"letsencrypt.org\"`), so no other CA may issue one for it.",
+    documentation: CAA_DOCS,
+    fixed_in: DNS_ZONE,
+    verified_by: &[Measure::Probe(probe::DNS)],
+    fix: Fix::CaaRecord,
+    advice: &[],
+};
+
+pub static DNSSEC: CheckSpec = CheckSpec {
+    id: "dnssec",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "dns",
+    title: "The name's DNS zone is signed (DNSSEC) and its parent publishes DS for it",
+    remediation: "Sign the zone holding the name (in BIND `dnssec-policy default;` on the \
+                  zone, or the DNS host's DNSSEC switch), then publish the key-signing \
+                  key's DS record at the registrar (or in the parent zone) so validating \
+                  resolvers can verify the answers for the name.",
+    documentation: DNSSEC_DOCS,
+    fixed_in: DNS_ZONE,
+    verified_by: &[Measure::Probe(probe::DNS)],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static DNS_ADDRESSES: CheckSpec = CheckSpec {
+    id: "dnsAddresses",
+    family: None,
+    role: Role::Observation,
+    severity: Severity::Low,
+    category: "dns",
+    title: "The addresses the name resolves to (for information)",
+    remediation: "Nothing to fix: the addresses are listed so the result records them; \
+                  check they are the ones the instance should be reached at.",
+    documentation: super::DOCS,
+    fixed_in: DNS_ZONE,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[&CAA_RECORD, &DNSSEC, &DNS_ADDRESSES];
 
 /// At most this many CAs or addresses are named in a detail.
 const LISTED: usize = 8;
@@ -82,7 +90,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 
 fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) -> Finding {
     let name = printable(&dns.name);
-    let skipped = |detail: String| finding("caaRecord", Status::Skipped, detail);
+    let skipped = |detail: String| finding(&CAA_RECORD, Status::Skipped, detail);
     if scheme == Scheme::Http {
         return skipped(format!(
             "the scan runs over plain HTTP: no certificate of {name} to restrict"
@@ -120,7 +128,7 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) ->
             if issue.is_empty() && wild.is_empty() {
                 let tags = listed(records.iter().map(|r| r.tag.as_str()));
                 return finding(
-                    "caaRecord",
+                    &CAA_RECORD,
                     Status::Failed,
                     format!(
                         "the CAA records on {owner} ({tags}) have no issue or issuewild \
@@ -144,15 +152,15 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) ->
                     listed(wild.iter().map(String::as_str))
                 ));
             }
-            finding("caaRecord", Status::Passed, detail)
+            finding(&CAA_RECORD, Status::Passed, detail)
         }
         CaaLookup::NoRecords => finding(
-            "caaRecord",
+            &CAA_RECORD,
             Status::Failed,
             format!("no CAA record on {name} or its parents: any CA may issue certificates for it"),
         ),
         CaaLookup::Failed(reason) => finding(
-            "caaRecord",
+            &CAA_RECORD,
             Status::Indeterminate,
             format!(
                 "the CAA records of {name} could not be looked up: {}",
@@ -168,7 +176,7 @@ fn dnssec(dns: &DnsObservation) -> Finding {
     let name = printable(&dns.name);
     if let Some(kind) = special_use(&dns.name) {
         return finding(
-            "dnssec",
+            &DNSSEC,
             Status::Skipped,
             format!(
                 "{name} is {kind}, which public DNS does not serve: it has no zone there to \
@@ -180,14 +188,14 @@ fn dnssec(dns: &DnsObservation) -> Finding {
         DnssecLookup::Zone(zone) => zone,
         DnssecLookup::NotAsked => {
             return finding(
-                "dnssec",
+                &DNSSEC,
                 Status::Skipped,
                 format!("the zone of {name} was not asked about"),
             );
         }
         DnssecLookup::Failed(reason) => {
             return finding(
-                "dnssec",
+                &DNSSEC,
                 Status::Indeterminate,
                 format!(
                     "whether the zone of {name} is signed could not be decided: {}",
@@ -248,7 +256,7 @@ fn dnssec(dns: &DnsObservation) -> Finding {
             )
         }
     };
-    finding("dnssec", status, detail)
+    finding(&DNSSEC, status, detail)
 }
 
 /// `2 DNSKEY (ECDSAP256SHA256, key tags 31663, 4711)`: the keys and their algorithms.
@@ -333,7 +341,7 @@ fn dns_addresses(dns: &DnsObservation) -> Finding {
         Ok(addresses) if !addresses.is_empty() => {
             let addresses: Vec<String> = addresses.iter().map(ToString::to_string).collect();
             finding(
-                "dnsAddresses",
+                &DNS_ADDRESSES,
                 Status::Passed,
                 format!(
                     "{name} resolves to {}",
@@ -342,12 +350,12 @@ fn dns_addresses(dns: &DnsObservation) -> Finding {
             )
         }
         Ok(_) => finding(
-            "dnsAddresses",
+            &DNS_ADDRESSES,
             Status::Indeterminate,
             format!("{name} resolves to no address"),
         ),
         Err(reason) => finding(
-            "dnsAddresses",
+            &DNS_ADDRESSES,
             Status::Indeterminate,
             format!("{name} could not be resolved: {}", printable(reason)),
         ),

@@ -5,7 +5,8 @@
 //! "exposed" because it answered 200: an answer must differ from the catch-all page (the answer
 //! to a random path) and look like the thing itself.
 
-use super::{CheckSpec, Measure, REVERSE_PROXY, finding};
+use super::{Check, CheckSpec, Fix, Measure, REVERSE_PROXY, finding};
+use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::status::printable;
 use crate::probe::{Measurements, Observation, plan};
@@ -16,99 +17,129 @@ const EXPOSURE_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/
 /// Why version headers matter, and how they are read: OWASP's testing guide.
 const VERSION_DISCLOSURE_DOCS: &str = "https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/01-Information_Gathering/02-Fingerprint_Web_Server";
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "exposed",
-        family: Some("exposed"),
-        role: Role::Check,
-        severity: Severity::High,
-        category: "exposure",
-        title: "No deployment file is served",
-        remediation: "Serve only the instance through the web server: remove the file from any \
-                      folder the reverse proxy publishes and rotate every secret it contained.",
-        documentation: EXPOSURE_DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[
-            Measure::Probe(plan::BASELINE),
-            Measure::Probes(plan::EXPOSED),
-        ],
-    },
-    CheckSpec {
-        id: "directoryListing",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "exposure",
-        title: "No folder is listed",
-        remediation: "Turn off directory indexes (nginx autoindex off; Apache Options -Indexes) and \
-                      do not publish data folders.",
-        documentation: EXPOSURE_DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[
-            Measure::Probe(plan::BASELINE),
-            Measure::Probes(plan::LISTING),
-        ],
-    },
-    CheckSpec {
-        id: "authentication",
-        family: Some("authentication"),
-        role: Role::Check,
-        severity: Severity::Critical,
-        category: "authentication",
-        title: "File and user APIs refuse anonymous callers",
-        remediation: "Route the API paths to the instance unchanged and do not add rules that \
-                      answer them without authentication.",
-        documentation: EXPOSURE_DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
-    },
-    CheckSpec {
-        id: "traceMethodDisabled",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "exposure",
-        title: "TRACE requests are not echoed",
-        remediation: "Refuse the TRACE method at the reverse proxy (e.g. nginx: if ($request_method \
-                      = TRACE) { return 405; }).",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::TRACE)],
-    },
-    CheckSpec {
-        id: "corsOriginRestricted",
-        family: None,
-        role: Role::Check,
-        // The worst case: a reflected origin with credentials lets any site act as the
-        // signed-in user. A reflection without credentials is medium; `*` passes (see `cors`).
-        severity: Severity::Critical,
-        category: "exposure",
-        title: "Other sites cannot call the API with the signed-in user's credentials",
-        remediation: "Stop reflecting the request's Origin (or allowing 'null'): remove the rule \
-                      that echoes it, usually in the reverse proxy, and list trusted clients in \
-                      OC_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send \
-                      credentials to it.",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[
-            Measure::Probe(plan::CORS_PREFLIGHT),
-            Measure::Probe(plan::CORS_GET),
-        ],
-    },
-    CheckSpec {
-        id: "versionDisclosure",
-        family: Some("versionDisclosure"),
-        role: Role::Check,
-        severity: Severity::Low,
-        category: "exposure",
-        title: "Response headers do not disclose versions",
-        remediation: "Strip the headers that name a version (X-*-Version, Server, X-Powered-By) \
-                      at the reverse proxy; each failed header's finding names the line that \
-                      removes it.",
-        documentation: VERSION_DISCLOSURE_DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::EveryAnswer],
-    },
+pub static EXPOSED: CheckSpec = CheckSpec {
+    id: "exposed",
+    family: Some("exposed"),
+    role: Role::Check,
+    severity: Severity::High,
+    category: "exposure",
+    title: "No deployment file is served",
+    remediation: "Serve only the instance through the web server: remove the file from any \
+                  folder the reverse proxy publishes and rotate every secret it contained.",
+    documentation: EXPOSURE_DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[
+        Measure::Probe(plan::BASELINE),
+        Measure::Probes(plan::EXPOSED),
+    ],
+    fix: Fix::DenyPath,
+    advice: &[],
+};
+
+pub static DIRECTORY_LISTING: CheckSpec = CheckSpec {
+    id: "directoryListing",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "exposure",
+    title: "No folder is listed",
+    remediation: "Turn off directory indexes (nginx autoindex off; Apache Options -Indexes) and \
+                  do not publish data folders.",
+    documentation: EXPOSURE_DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[
+        Measure::Probe(plan::BASELINE),
+        Measure::Probes(plan::LISTING),
+    ],
+    fix: Fix::DirectoryListing,
+    advice: &[],
+};
+
+pub static AUTHENTICATION: CheckSpec = CheckSpec {
+    id: "authentication",
+    family: Some("authentication"),
+    role: Role::Check,
+    severity: Severity::Critical,
+    category: "authentication",
+    title: "File and user APIs refuse anonymous callers",
+    remediation: "Route the API paths to the instance unchanged and do not add rules that \
+                  answer them without authentication.",
+    documentation: EXPOSURE_DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static TRACE_METHOD_DISABLED: CheckSpec = CheckSpec {
+    id: "traceMethodDisabled",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "exposure",
+    title: "TRACE requests are not echoed",
+    remediation: "Refuse the TRACE method at the reverse proxy (e.g. nginx: if ($request_method \
+                  = TRACE) { return 405; }).",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::TRACE)],
+    fix: Fix::TraceDisabled,
+    advice: &[],
+};
+
+pub static CORS_ORIGIN_RESTRICTED: CheckSpec = CheckSpec {
+    id: "corsOriginRestricted",
+    family: None,
+    role: Role::Check,
+    // The worst case: a reflected origin with credentials lets any site act as the
+    // signed-in user. A reflection without credentials is medium; `*` passes (see `cors`).
+    severity: Severity::Critical,
+    category: "exposure",
+    title: "Other sites cannot call the API with the signed-in user's credentials",
+    remediation: "Stop reflecting the request's Origin (or allowing 'null'): remove the rule \
+                  that echoes it, usually in the reverse proxy, and list trusted clients in \
+                  OC_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send \
+                  credentials to it.",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[
+        Measure::Probe(plan::CORS_PREFLIGHT),
+        Measure::Probe(plan::CORS_GET),
+    ],
+    fix: Fix::CorsReflection,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Stop reflecting the request's Origin (or allowing 'null'): remove the rule that \
+         echoes it, usually in the reverse proxy, and list trusted clients in \
+         OCIS_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send credentials \
+         to it.",
+    )],
+};
+
+pub static VERSION_DISCLOSURE: CheckSpec = CheckSpec {
+    id: "versionDisclosure",
+    family: Some("versionDisclosure"),
+    role: Role::Check,
+    severity: Severity::Low,
+    category: "exposure",
+    title: "Response headers do not disclose versions",
+    remediation: "Strip the headers that name a version (X-*-Version, Server, X-Powered-By) \
+                  at the reverse proxy; each failed header's finding names the line that \
+                  removes it.",
+    documentation: VERSION_DISCLOSURE_DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    fix: Fix::StripVersionHeader,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[
+    &EXPOSED,
+    &DIRECTORY_LISTING,
+    &AUTHENTICATION,
+    &TRACE_METHOD_DISABLED,
+    &CORS_ORIGIN_RESTRICTED,
+    &VERSION_DISCLOSURE,
 ];
 
 /// The catch-all answer a random path got.
@@ -205,7 +236,7 @@ fn exposed_severity(path: &str) -> Severity {
     }
 }
 
-fn network_limited(id: &str, error: &crate::net::http::FetchError) -> Finding {
+fn network_limited(id: impl Check, error: &crate::net::http::FetchError) -> Finding {
     finding(
         id,
         Status::NetworkLimited,
@@ -218,8 +249,8 @@ fn exposed_files(m: &Measurements) -> Vec<Finding> {
     plan::exposed_files()
         .into_iter()
         .filter_map(|path| {
-            let id = format!("exposed:{path}");
-            let observation = m.http.get(&id)?;
+            let id = EXPOSED.member(path);
+            let observation = m.http.get(id.as_str())?;
             Some(match observation {
                 Err(e) => network_limited(&id, e),
                 Ok(r) if r.status != 200 => {
@@ -273,19 +304,19 @@ fn directory_listing(m: &Measurements) -> Option<Finding> {
     }
     Some(if !listed.is_empty() {
         finding(
-            "directoryListing",
+            &DIRECTORY_LISTING,
             Status::Failed,
             format!("folder listings are served for {}", listed.join(", ")),
         )
     } else if answered {
         finding(
-            "directoryListing",
+            &DIRECTORY_LISTING,
             Status::Passed,
             "no folder listing is served",
         )
     } else {
         finding(
-            "directoryListing",
+            &DIRECTORY_LISTING,
             Status::NetworkLimited,
             "no listing probe got an answer",
         )
@@ -335,19 +366,24 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
                 .filter(|(_, o)| matches!(o, Ok(r) if refused(r, base).is_some()))
                 .count();
             let path = id.trim_start_matches("authentication:");
+            let member = AUTHENTICATION.member(path);
             let mut f = if !served.is_empty() {
-                finding(id, Status::Failed, format!("{path}: {}", served.join("; ")))
+                finding(
+                    &member,
+                    Status::Failed,
+                    format!("{path}: {}", served.join("; ")),
+                )
             } else if decided == answers.len() {
                 finding(
-                    id,
+                    &member,
                     Status::Passed,
                     format!("{path} refuses anonymous callers"),
                 )
             } else if let Some((_, Err(e))) = answers.iter().find(|(_, o)| o.is_err()) {
-                network_limited(id, e)
+                network_limited(&member, e)
             } else {
                 finding(
-                    id,
+                    &member,
                     Status::Indeterminate,
                     format!("{path} answered with a server error"),
                 )
@@ -364,7 +400,7 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
 fn trace(m: &Measurements) -> Option<Finding> {
     let observation = m.http.get(plan::TRACE)?;
     Some(match observation {
-        Err(e) => network_limited("traceMethodDisabled", e),
+        Err(e) => network_limited(&TRACE_METHOD_DISABLED, e),
         Ok(r) => {
             let content_type = r.header("content-type").unwrap_or("").to_ascii_lowercase();
             let body = String::from_utf8_lossy(&r.body).to_ascii_lowercase();
@@ -373,13 +409,13 @@ fn trace(m: &Measurements) -> Option<Finding> {
                     || body.contains(&plan::TRACE_MARKER_HEADER.to_ascii_lowercase()));
             if echoed {
                 finding(
-                    "traceMethodDisabled",
+                    &TRACE_METHOD_DISABLED,
                     Status::Failed,
                     "TRACE / is answered with an echo of the request (headers, cookies included)",
                 )
             } else {
                 finding(
-                    "traceMethodDisabled",
+                    &TRACE_METHOD_DISABLED,
                     Status::Passed,
                     format!("TRACE / answered HTTP {} without an echo", r.status),
                 )
@@ -396,7 +432,7 @@ fn trace(m: &Measurements) -> Option<Finding> {
 /// credentials any site can act as the signed-in user (critical), without them any site can
 /// read what anonymous callers can (medium).
 fn cors(m: &Measurements) -> Option<Finding> {
-    let id = "corsOriginRestricted";
+    let id = &CORS_ORIGIN_RESTRICTED;
     let answers: Vec<&Response> = [plan::CORS_PREFLIGHT, plan::CORS_GET]
         .iter()
         .filter_map(|k| m.answer(k))
@@ -500,7 +536,7 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     seen.sort();
     if seen.is_empty() {
         return vec![finding(
-            "versionDisclosure",
+            &VERSION_DISCLOSURE,
             Status::Passed,
             "no response header names a version",
         )];
@@ -508,7 +544,7 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     seen.into_iter()
         .map(|(name, value)| {
             let mut f = finding(
-                &format!("versionDisclosure:{name}"),
+                &VERSION_DISCLOSURE.member(&name),
                 Status::Failed,
                 format!("{name}: {value}"),
             );

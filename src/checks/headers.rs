@@ -1,7 +1,8 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::{CheckSpec, INSTANCE, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, REVERSE_PROXY, finding};
+use crate::family::ProductFamily;
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
 use crate::probe::Measurements;
@@ -12,110 +13,171 @@ use crate::severity::Severity;
 /// One year, the usual floor for HSTS preloading.
 const HSTS_PRELOAD_MIN_AGE: u64 = 31_536_000;
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "Strict-Transport-Security",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "HSTS is sent",
-        remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
-                      reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
+pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
+    id: "Strict-Transport-Security",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "headers",
+    title: "HSTS is sent",
+    remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
+                  reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Hsts { preload: false },
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
+         reverse proxy (Infinite Scale only sends it when its proxy terminates TLS itself, \
+         or from 8.0 with PROXY_FORCE_STRICT_TRANSPORT_SECURITY=true).",
+    )],
+};
+
+pub static HSTS_PRELOAD: CheckSpec = CheckSpec {
+    id: "hstsPreload",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "headers",
+    title: "HSTS is ready for preloading",
+    remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
+                  of at least one year, then submit the domain to the preload list.",
+    documentation: "https://hstspreload.org/",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Hsts { preload: true },
+    advice: &[],
+};
+
+pub static CONTENT_SECURITY_POLICY: CheckSpec = CheckSpec {
+    id: "Content-Security-Policy",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "headers",
+    title: "A Content-Security-Policy is sent",
+    remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
+                  proxy does not strip it.",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::CspPassthrough,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Keep Infinite Scale's built-in Content-Security-Policy (or your own through \
+         PROXY_CSP_CONFIG_FILE_LOCATION) and make sure the reverse proxy does not strip it.",
+    )],
+};
+
+pub static CSP_WITHOUT_UNSAFE_INLINE: CheckSpec = CheckSpec {
+    id: "cspWithoutUnsafeInline",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "headers",
+    title: "The CSP allows no inline scripts",
+    remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
+                  script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
+                  where inline code is needed.",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::CspWithoutInline,
+    advice: &[],
+};
+
+pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
+    id: "X-Content-Type-Options",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "headers",
+    title: "MIME sniffing is disabled",
+    remediation: "Send X-Content-Type-Options: nosniff.",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Header {
+        name: "X-Content-Type-Options",
+        value: "nosniff",
+        traefik: "contentTypeNosniff=true",
     },
-    CheckSpec {
-        id: "hstsPreload",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "HSTS is ready for preloading",
-        remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
-                      of at least one year, then submit the domain to the preload list.",
-        documentation: "https://hstspreload.org/",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
+    advice: &[],
+};
+
+pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
+    id: "X-Frame-Options",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "headers",
+    title: "Framing by other sites is refused",
+    remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
+                  directive without wildcards.",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Header {
+        name: "X-Frame-Options",
+        value: "SAMEORIGIN",
+        traefik: "customFrameOptionsValue=SAMEORIGIN",
     },
-    CheckSpec {
-        id: "Content-Security-Policy",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "A Content-Security-Policy is sent",
-        remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
-                      proxy does not strip it.",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
+    advice: &[],
+};
+
+pub static REFERRER_POLICY: CheckSpec = CheckSpec {
+    id: "Referrer-Policy",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "headers",
+    title: "A restrictive Referrer-Policy is sent",
+    remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Header {
+        name: "Referrer-Policy",
+        value: "strict-origin-when-cross-origin",
+        traefik: "referrerPolicy=strict-origin-when-cross-origin",
     },
-    CheckSpec {
-        id: "cspWithoutUnsafeInline",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "The CSP allows no inline scripts",
-        remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
-                      script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
-                      where inline code is needed.",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::Probe(plan::ROOT)],
+    advice: &[],
+};
+
+pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
+    id: "Permissions-Policy",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "headers",
+    title: "Browser features the app does not use are switched off",
+    remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
+                  geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
+    documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    fix: Fix::Header {
+        name: "Permissions-Policy",
+        value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+        traefik: "permissionsPolicy=camera=(), microphone=(), geolocation=(), payment=(), usb=()",
     },
-    CheckSpec {
-        id: "X-Content-Type-Options",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "MIME sniffing is disabled",
-        remediation: "Send X-Content-Type-Options: nosniff.",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
-    },
-    CheckSpec {
-        id: "X-Frame-Options",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "headers",
-        title: "Framing by other sites is refused",
-        remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
-                      directive without wildcards.",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
-    },
-    CheckSpec {
-        id: "Referrer-Policy",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "A restrictive Referrer-Policy is sent",
-        remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
-    },
-    CheckSpec {
-        id: "Permissions-Policy",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "headers",
-        title: "Browser features the app does not use are switched off",
-        remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
-                      geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
-        documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::ROOT)],
-    },
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
+         geolocation=(), payment=(), usb=() (Infinite Scale sends none itself).",
+    )],
+};
+
+pub static ROWS: &[&CheckSpec] = &[
+    &STRICT_TRANSPORT_SECURITY,
+    &HSTS_PRELOAD,
+    &CONTENT_SECURITY_POLICY,
+    &CSP_WITHOUT_UNSAFE_INLINE,
+    &X_CONTENT_TYPE_OPTIONS,
+    &X_FRAME_OPTIONS,
+    &REFERRER_POLICY,
+    &PERMISSIONS_POLICY,
 ];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
@@ -124,7 +186,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
             .iter()
             .map(|row| {
                 finding(
-                    row.id,
+                    *row,
                     Status::Indeterminate,
                     "the start page could not be read",
                 )
@@ -164,20 +226,20 @@ fn hsts(root: &Response, over_https: bool) -> Vec<Finding> {
     let (sts, preload) = match (over_https, header) {
         (false, _) => (
             finding(
-                "Strict-Transport-Security",
+                &STRICT_TRANSPORT_SECURITY,
                 Status::Failed,
                 "served over plain HTTP, where browsers ignore HSTS",
             ),
-            finding("hstsPreload", Status::Failed, "no HSTS over HTTPS"),
+            finding(&HSTS_PRELOAD, Status::Failed, "no HSTS over HTTPS"),
         ),
         (true, None) => (
             finding(
-                "Strict-Transport-Security",
+                &STRICT_TRANSPORT_SECURITY,
                 Status::Failed,
                 "no Strict-Transport-Security header",
             ),
             finding(
-                "hstsPreload",
+                &HSTS_PRELOAD,
                 Status::Failed,
                 "no Strict-Transport-Security header",
             ),
@@ -186,12 +248,12 @@ fn hsts(root: &Response, over_https: bool) -> Vec<Finding> {
             let (max_age, subdomains, preload) = parse_hsts(value);
             let sts = match max_age {
                 Some(age) if age > 0 => finding(
-                    "Strict-Transport-Security",
+                    &STRICT_TRANSPORT_SECURITY,
                     Status::Passed,
                     format!("Strict-Transport-Security: {}", value.trim()),
                 ),
                 _ => finding(
-                    "Strict-Transport-Security",
+                    &STRICT_TRANSPORT_SECURITY,
                     Status::Failed,
                     format!(
                         "Strict-Transport-Security without a positive max-age: {}",
@@ -211,13 +273,13 @@ fn hsts(root: &Response, over_https: bool) -> Vec<Finding> {
             }
             let preload = if missing.is_empty() {
                 finding(
-                    "hstsPreload",
+                    &HSTS_PRELOAD,
                     Status::Passed,
                     "HSTS meets the preload requirements",
                 )
             } else {
                 finding(
-                    "hstsPreload",
+                    &HSTS_PRELOAD,
                     Status::Failed,
                     format!("HSTS lacks {}", missing.join(", ")),
                 )
@@ -244,12 +306,12 @@ fn csp(root: &Response) -> Vec<Finding> {
     let Some(value) = root.header("content-security-policy") else {
         return vec![
             finding(
-                "Content-Security-Policy",
+                &CONTENT_SECURITY_POLICY,
                 Status::Failed,
                 "no Content-Security-Policy header",
             ),
             finding(
-                "cspWithoutUnsafeInline",
+                &CSP_WITHOUT_UNSAFE_INLINE,
                 Status::Failed,
                 "no Content-Security-Policy header",
             ),
@@ -260,7 +322,7 @@ fn csp(root: &Response) -> Vec<Finding> {
     let scripts = sources("script-src").or_else(|| sources("default-src"));
     let inline = match scripts {
         None => finding(
-            "cspWithoutUnsafeInline",
+            &CSP_WITHOUT_UNSAFE_INLINE,
             Status::Failed,
             "the CSP restricts neither script-src nor default-src",
         ),
@@ -278,13 +340,13 @@ fn csp(root: &Response) -> Vec<Finding> {
             }
             if unsafe_sources.is_empty() {
                 finding(
-                    "cspWithoutUnsafeInline",
+                    &CSP_WITHOUT_UNSAFE_INLINE,
                     Status::Passed,
                     "script-src allows no inline code",
                 )
             } else {
                 finding(
-                    "cspWithoutUnsafeInline",
+                    &CSP_WITHOUT_UNSAFE_INLINE,
                     Status::Failed,
                     format!("script-src allows {}", unsafe_sources.join(" and ")),
                 )
@@ -293,7 +355,7 @@ fn csp(root: &Response) -> Vec<Finding> {
     };
     vec![
         finding(
-            "Content-Security-Policy",
+            &CONTENT_SECURITY_POLICY,
             Status::Passed,
             "a Content-Security-Policy is sent",
         ),
@@ -304,12 +366,12 @@ fn csp(root: &Response) -> Vec<Finding> {
 fn nosniff(root: &Response) -> Finding {
     match root.header("x-content-type-options") {
         Some(v) if v.trim().eq_ignore_ascii_case("nosniff") => finding(
-            "X-Content-Type-Options",
+            &X_CONTENT_TYPE_OPTIONS,
             Status::Passed,
             "X-Content-Type-Options: nosniff",
         ),
         Some(v) => finding(
-            "X-Content-Type-Options",
+            &X_CONTENT_TYPE_OPTIONS,
             Status::Failed,
             format!(
                 "X-Content-Type-Options is {:?}, not nosniff",
@@ -317,7 +379,7 @@ fn nosniff(root: &Response) -> Finding {
             ),
         ),
         None => finding(
-            "X-Content-Type-Options",
+            &X_CONTENT_TYPE_OPTIONS,
             Status::Failed,
             "no X-Content-Type-Options header",
         ),
@@ -338,7 +400,7 @@ fn framing(root: &Response) -> Finding {
             .any(|s| s == "*" || s == "https:" || s == "http:")
     {
         return finding(
-            "X-Frame-Options",
+            &X_FRAME_OPTIONS,
             Status::Passed,
             format!("CSP frame-ancestors {}", sources.join(" ")),
         );
@@ -348,12 +410,12 @@ fn framing(root: &Response) -> Finding {
         .map(|v| v.trim().to_ascii_uppercase())
     {
         Some(v) if v == "DENY" || v == "SAMEORIGIN" => finding(
-            "X-Frame-Options",
+            &X_FRAME_OPTIONS,
             Status::Passed,
             format!("X-Frame-Options: {v}"),
         ),
         Some(v) => finding(
-            "X-Frame-Options",
+            &X_FRAME_OPTIONS,
             Status::Failed,
             format!(
                 "X-Frame-Options {:?} is not DENY or SAMEORIGIN",
@@ -361,7 +423,7 @@ fn framing(root: &Response) -> Finding {
             ),
         ),
         None => finding(
-            "X-Frame-Options",
+            &X_FRAME_OPTIONS,
             Status::Failed,
             "neither X-Frame-Options nor a restrictive CSP frame-ancestors is sent",
         ),
@@ -371,12 +433,12 @@ fn framing(root: &Response) -> Finding {
 fn permissions(root: &Response) -> Finding {
     match root.header("permissions-policy").map(str::trim) {
         Some(v) if !v.is_empty() => finding(
-            "Permissions-Policy",
+            &PERMISSIONS_POLICY,
             Status::Passed,
             format!("Permissions-Policy: {}", crate::probe::status::printable(v)),
         ),
         _ => finding(
-            "Permissions-Policy",
+            &PERMISSIONS_POLICY,
             Status::Failed,
             "no Permissions-Policy header",
         ),
@@ -387,7 +449,7 @@ fn referrer(root: &Response) -> Finding {
     const WEAK: [&str; 2] = ["unsafe-url", "no-referrer-when-downgrade"];
     match root.header("referrer-policy") {
         None => finding(
-            "Referrer-Policy",
+            &REFERRER_POLICY,
             Status::Failed,
             "no Referrer-Policy header",
         ),
@@ -400,7 +462,7 @@ fn referrer(root: &Response) -> Finding {
                 .unwrap_or("");
             if WEAK.contains(&last.to_ascii_lowercase().as_str()) || last.is_empty() {
                 finding(
-                    "Referrer-Policy",
+                    &REFERRER_POLICY,
                     Status::Failed,
                     format!(
                         "Referrer-Policy {:?} leaks full addresses",
@@ -409,7 +471,7 @@ fn referrer(root: &Response) -> Finding {
                 )
             } else {
                 finding(
-                    "Referrer-Policy",
+                    &REFERRER_POLICY,
                     Status::Passed,
                     format!("Referrer-Policy: {last}"),
                 )

@@ -2,74 +2,99 @@
 //! basic auth (decided by a real credential, never by the `Basic` challenge that every default
 //! instance sends), and the identity provider's discovery document.
 
-use super::{CheckSpec, IDENTITY_PROVIDER, INSTANCE, Measure, finding};
-use crate::family::DemoAccount;
+use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, finding};
+use crate::family::{DemoAccount, ProductFamily};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "loginThrottling",
-        family: None,
-        role: Role::Observation,
-        severity: Severity::Low,
-        category: "authentication",
-        title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
-        remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
-                      /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
-        documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
-        fixed_in: super::REVERSE_PROXY,
-        verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
-    },
-    CheckSpec {
-        id: "demoUsersDisabled",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Critical,
-        category: "authentication",
-        title: "Published demo accounts cannot sign in",
-        remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
-                      IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
-                      remove accounts already created.",
-        documentation: "https://docs.opencloud.eu/docs/admin/resources/demo-user",
-        fixed_in: IDENTITY_PROVIDER,
-        verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::DEMO)],
-    },
-    CheckSpec {
-        id: "basicAuthDisabled",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "authentication",
-        title: "Passwords are not accepted over basic auth",
-        remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
-                      on every request and bypasses the identity provider's protections. App \
-                      tokens keep working.",
-        documentation: "https://docs.opencloud.eu/docs/admin/configuration/",
-        fixed_in: INSTANCE,
-        verified_by: &[
-            Measure::Probe(plan::OIDC),
-            // A refused credential proves basic auth off only for an account that signs in.
-            Measure::Keys(plan::first_demo_sign_ins),
-            Measure::Probes(plan::BASIC),
-        ],
-    },
-    CheckSpec {
-        id: "identityProviderConsistent",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "authentication",
-        title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
-        remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
-                      address of the instance so every endpoint in the discovery document uses it.",
-        documentation: "https://openid.net/specs/openid-connect-discovery-1_0.html",
-        fixed_in: IDENTITY_PROVIDER,
-        verified_by: &[Measure::Probe(plan::OIDC)],
-    },
+pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
+    id: "loginThrottling",
+    family: None,
+    role: Role::Observation,
+    severity: Severity::Low,
+    category: "authentication",
+    title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
+    remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
+                  /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
+    documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
+    fixed_in: super::REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
+    id: "demoUsersDisabled",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Critical,
+    category: "authentication",
+    title: "Published demo accounts cannot sign in",
+    remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
+                  IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
+                  remove accounts already created.",
+    documentation: "https://docs.opencloud.eu/docs/admin/resources/demo-user",
+    fixed_in: IDENTITY_PROVIDER,
+    verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::DEMO)],
+    fix: Fix::DemoUsers,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Delete the demo accounts (einstein, marie, moss, richard, katherine) and set \
+         IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
+         accounts already created.",
+    )],
+};
+
+pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
+    id: "basicAuthDisabled",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "authentication",
+    title: "Passwords are not accepted over basic auth",
+    remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
+                  on every request and bypasses the identity provider's protections. App \
+                  tokens keep working.",
+    documentation: "https://docs.opencloud.eu/docs/admin/configuration/",
+    fixed_in: INSTANCE,
+    verified_by: &[
+        Measure::Probe(plan::OIDC),
+        // A refused credential proves basic auth off only for an account that signs in.
+        Measure::Keys(plan::first_demo_sign_ins),
+        Measure::Probes(plan::BASIC),
+    ],
+    fix: Fix::BasicAuthOff,
+    advice: &[],
+};
+
+pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
+    id: "identityProviderConsistent",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "authentication",
+    title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
+    remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
+                  address of the instance so every endpoint in the discovery document uses it.",
+    documentation: "https://openid.net/specs/openid-connect-discovery-1_0.html",
+    fixed_in: IDENTITY_PROVIDER,
+    verified_by: &[Measure::Probe(plan::OIDC)],
+    fix: Fix::PublicUrl,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
+         of the instance so every endpoint in the discovery document uses it.",
+    )],
+};
+
+pub static ROWS: &[&CheckSpec] = &[
+    &LOGIN_THROTTLING,
+    &DEMO_USERS_DISABLED,
+    &BASIC_AUTH_DISABLED,
+    &IDENTITY_PROVIDER_CONSISTENT,
 ];
 
 /// Whether a body is a JSON document, read without keeping any of it.
@@ -98,7 +123,7 @@ fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static DemoAccount>, usize, 
 }
 
 fn demo_users(m: &Measurements) -> Finding {
-    let id = "demoUsersDisabled";
+    let id = &DEMO_USERS_DISABLED;
     match demo_sign_ins(m) {
         None => finding(
             id,
@@ -134,7 +159,7 @@ fn demo_users(m: &Measurements) -> Finding {
 }
 
 fn basic_auth(m: &Measurements) -> Finding {
-    let id = "basicAuthDisabled";
+    let id = &BASIC_AUTH_DISABLED;
     let user = m.family().describe().demo_accounts[0].user;
     let Some(observation) = m.http.get(&format!("basic:{user}")) else {
         return finding(
@@ -183,7 +208,7 @@ fn origin_of(url: &str) -> Option<String> {
 }
 
 fn discovery(m: &Measurements) -> Option<Finding> {
-    let id = "identityProviderConsistent";
+    let id = &IDENTITY_PROVIDER_CONSISTENT;
     let r = m.answer(plan::OIDC)?;
     if r.status != 200 {
         return None;
@@ -213,7 +238,7 @@ fn discovery(m: &Measurements) -> Option<Finding> {
 }
 
 fn throttling(m: &Measurements) -> Option<Finding> {
-    let id = "loginThrottling";
+    let id = &LOGIN_THROTTLING;
     let answers: Vec<&crate::probe::Observation> = (1..=plan::THROTTLING_ATTEMPTS)
         .filter_map(|n| m.http.get(&format!("throttle:{n}")))
         .collect();

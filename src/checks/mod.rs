@@ -14,6 +14,7 @@ pub mod sharing;
 pub mod tls_extra;
 pub mod transport;
 
+use crate::family::ProductFamily;
 use crate::probe::Measurements;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
@@ -42,12 +43,25 @@ pub struct CheckSpec {
     /// to settle it. Empty: only a full scan settles it (the version standing,
     /// `httpsAvailable`, the address-parity checks).
     pub verified_by: &'static [Measure],
+    /// Its fix in the operator's configuration, which `assess::snippets` writes in each form.
+    pub fix: Fix,
+    /// Remediation for a product family whose settings or behaviour differ from what
+    /// `remediation` (written for OpenCloud) says.
+    pub advice: &'static [(ProductFamily, &'static str)],
 }
 
 impl CheckSpec {
     /// `--verify-remediation` can settle it with the probes that measure it.
     pub fn verifiable(&self) -> bool {
         !self.verified_by.is_empty()
+    }
+
+    /// The family's own remediation, when it differs from the check's.
+    pub fn advice_for(&self, family: ProductFamily) -> Option<&'static str> {
+        self.advice
+            .iter()
+            .find(|(f, _)| *f == family)
+            .map(|(_, text)| *text)
     }
 }
 
@@ -73,41 +87,94 @@ pub enum Measure {
     DebugPorts,
 }
 
+/// How the operator fixes a failing check: `assess::snippets` writes it in each form (nginx,
+/// Caddy, Apache, Traefik, environment lines, zone file). `None`: no snippet, never a guessed
+/// one (upgrades, certificates, DNSSEC, settings the product does not offer). A family's fix
+/// reads the member's detail (the path of `exposed:<path>`, the port of `debugPort:<port>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fix {
+    None,
+    HttpsRedirect,
+    /// TLS 1.2 and 1.3 only.
+    TlsMinimum,
+    Hsts {
+        preload: bool,
+    },
+    /// The reverse proxy sends `name: value`; `traefik` is the headers middleware's option.
+    Header {
+        name: &'static str,
+        value: &'static str,
+        traefik: &'static str,
+    },
+    /// The reverse proxy passes the instance's own Content-Security-Policy on.
+    CspPassthrough,
+    CspWithoutInline,
+    /// The reverse proxy refuses the member's path.
+    DenyPath,
+    DirectoryListing,
+    TraceDisabled,
+    CorsReflection,
+    /// The reverse proxy strips the member's header.
+    StripVersionHeader,
+    Cookie(CookieAttribute),
+    DebugPort,
+    DebugEndpoint,
+    DemoUsers,
+    BasicAuthOff,
+    PublicUrl,
+    PublicLinkPassword,
+    PasswordPolicy,
+    CaaRecord,
+}
+
+/// A cookie attribute the reverse proxy adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CookieAttribute {
+    Secure,
+    HttpOnly,
+    SameSite,
+}
+
 pub(crate) const DOCS: &str = "https://docs.opencloud.eu/docs/admin/";
 /// The product's published security advisories.
 const ADVISORIES_DOCS: &str = "https://github.com/opencloud-eu/opencloud/security/advisories";
 
 /// Rows of the version standing; the other rows live beside the checks that produce them.
-pub static VERSION_ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "eol",
-        family: None,
-        role: Role::Version,
-        severity: Severity::Critical,
-        category: "lifecycle",
-        title: "The release line is supported",
-        remediation: "Upgrade to a supported release line; an end-of-life line receives no \
-                      security fixes.",
-        documentation: "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
-        fixed_in: INSTANCE,
-        verified_by: &[],
-    },
-    CheckSpec {
-        id: "vulnerability",
-        family: Some("vulnerability"),
-        role: Role::Version,
-        severity: Severity::High,
-        category: "vulnerability",
-        title: "No published advisory affects the running release",
-        remediation: "Upgrade to a release that fixes the advisory.",
-        documentation: ADVISORIES_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[],
-    },
-];
+pub static EOL: CheckSpec = CheckSpec {
+    id: "eol",
+    family: None,
+    role: Role::Version,
+    severity: Severity::Critical,
+    category: "lifecycle",
+    title: "The release line is supported",
+    remediation: "Upgrade to a supported release line; an end-of-life line receives no \
+                  security fixes.",
+    documentation: "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
+    fixed_in: INSTANCE,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static VULNERABILITY: CheckSpec = CheckSpec {
+    id: "vulnerability",
+    family: Some("vulnerability"),
+    role: Role::Version,
+    severity: Severity::High,
+    category: "vulnerability",
+    title: "No published advisory affects the running release",
+    remediation: "Upgrade to a release that fixes the advisory.",
+    documentation: ADVISORIES_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static VERSION_ROWS: &[&CheckSpec] = &[&EOL, &VULNERABILITY];
 
 /// Every table of checks. A new check module adds its `ROWS` here.
-pub static TABLES: &[&[CheckSpec]] = &[
+pub static TABLES: &[&[&CheckSpec]] = &[
     VERSION_ROWS,
     transport::ROWS,
     tls_extra::ROWS,
@@ -123,7 +190,7 @@ pub static TABLES: &[&[CheckSpec]] = &[
 
 /// Every check, once.
 pub fn registry() -> impl Iterator<Item = &'static CheckSpec> {
-    TABLES.iter().flat_map(|t| t.iter())
+    TABLES.iter().flat_map(|t| t.iter().copied())
 }
 
 /// Looks a check up by id, or by family root for ids such as `vulnerability:GHSA-...`.
@@ -184,20 +251,79 @@ pub struct Context {
     pub waived: Vec<String>,
 }
 
-/// Builds a finding from its registry row.
-pub fn finding(id: &str, status: Status, detail: impl Into<String>) -> Finding {
-    let spec = spec(id).unwrap_or_else(|| panic!("check {id} missing from the registry"));
+/// A finding of `check`: a registry row (`&headers::HSTS_PRELOAD`) or a member of a family
+/// made from its row (`exposure::EXPOSED.member("/.env")`), so a finding of an unknown check
+/// cannot be written.
+pub fn finding(check: impl Check, status: Status, detail: impl Into<String>) -> Finding {
+    finding_as(check.spec(), check.id(), status, detail.into())
+}
+
+/// What a finding can be made of: a registry row, or a member of a family of checks.
+pub trait Check {
+    fn spec(&self) -> &'static CheckSpec;
+    fn id(&self) -> String;
+}
+
+impl Check for &'static CheckSpec {
+    fn spec(&self) -> &'static CheckSpec {
+        self
+    }
+    fn id(&self) -> String {
+        self.id.to_string()
+    }
+}
+
+/// The id of one member of a family of checks (`exposed:/.env`, `debugPort:9205`).
+#[derive(Clone, Debug)]
+pub struct MemberId {
+    root: &'static CheckSpec,
+    id: String,
+}
+
+impl CheckSpec {
+    /// A member of this family of checks (`self` is the family's root row).
+    pub fn member(&'static self, member: impl std::fmt::Display) -> MemberId {
+        debug_assert_eq!(self.family, Some(self.id), "{} is no family root", self.id);
+        MemberId {
+            root: self,
+            id: format!("{}:{member}", self.id),
+        }
+    }
+}
+
+impl MemberId {
+    pub fn as_str(&self) -> &str {
+        &self.id
+    }
+}
+
+impl Check for &MemberId {
+    fn spec(&self) -> &'static CheckSpec {
+        self.root
+    }
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+}
+
+/// A finding for an id that came from outside the code (`--verify-remediation`, a document):
+/// `None` when no check has it.
+pub fn finding_for(id: &str, status: Status, detail: impl Into<String>) -> Option<Finding> {
+    spec(id).map(|check| finding_as(check, id.to_string(), status, detail.into()))
+}
+
+fn finding_as(check: &'static CheckSpec, id: String, status: Status, detail: String) -> Finding {
     Finding {
-        id: id.to_string(),
-        role: spec.role,
+        id,
+        role: check.role,
         status,
-        severity: spec.severity,
-        category: spec.category,
-        detail: detail.into(),
-        remediation: spec.remediation.to_string(),
-        documentation: Some(spec.documentation.to_string()),
-        fixed_in: spec.fixed_in,
-        counts: spec.role == Role::Check,
+        severity: check.severity,
+        category: check.category,
+        detail,
+        remediation: check.remediation.to_string(),
+        documentation: Some(check.documentation.to_string()),
+        fixed_in: check.fixed_in,
+        counts: check.role == Role::Check,
         decisive: false,
         ignored: false,
     }

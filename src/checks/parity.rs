@@ -4,40 +4,45 @@
 //! resolves but does not answer fails it). Waived headers and checks are left out.
 
 use super::pattern;
-use super::{CheckSpec, REVERSE_PROXY, finding};
+use super::{CheckSpec, Fix, REVERSE_PROXY, finding};
 use crate::probe::Measurements;
 use crate::probe::addresses::NodeObservation;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "addressParity",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "deployment",
-        title: "Every address of the name serves the same instance",
-        remediation: "Bring every node behind the name to the same release and configuration \
-                      (or take the odd one out of DNS / the load balancer).",
-        documentation: super::DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[],
-    },
-    CheckSpec {
-        id: "tlsAddressParity",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Medium,
-        category: "transport",
-        title: "Every address of the name offers the same TLS",
-        remediation: "Deploy the same certificate and TLS settings on every address, IPv4 and \
-                      IPv6 alike.",
-        documentation: "https://wiki.mozilla.org/Security/Server_Side_TLS",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[],
-    },
-];
+pub static ADDRESS_PARITY: CheckSpec = CheckSpec {
+    id: "addressParity",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "deployment",
+    title: "Every address of the name serves the same instance",
+    remediation: "Bring every node behind the name to the same release and configuration \
+                  (or take the odd one out of DNS / the load balancer).",
+    documentation: super::DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static TLS_ADDRESS_PARITY: CheckSpec = CheckSpec {
+    id: "tlsAddressParity",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Medium,
+    category: "transport",
+    title: "Every address of the name offers the same TLS",
+    remediation: "Deploy the same certificate and TLS settings on every address, IPv4 and \
+                  IPv6 alike.",
+    documentation: "https://wiki.mozilla.org/Security/Server_Side_TLS",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[&ADDRESS_PARITY, &TLS_ADDRESS_PARITY];
 
 /// Response headers compared across nodes (per-request ones like Date never are).
 const COMPARED_HEADERS: &[&str] = &[
@@ -161,13 +166,13 @@ fn address_parity(nodes: &[NodeObservation], waived_ids: &[String]) -> Finding {
     let addresses: Vec<String> = nodes.iter().map(|n| n.address.to_string()).collect();
     match diffs.iter().map(|(s, _)| *s).max() {
         None => finding(
-            "addressParity",
+            &ADDRESS_PARITY,
             Status::Passed,
             format!("{} answer alike", addresses.join(", ")),
         ),
         Some(worst) => {
             let mut f = finding(
-                "addressParity",
+                &ADDRESS_PARITY,
                 Status::Failed,
                 diffs
                     .into_iter()
@@ -217,12 +222,12 @@ fn tls_parity(nodes: &[NodeObservation]) -> Option<Finding> {
     }
     Some(if diffs.is_empty() {
         finding(
-            "tlsAddressParity",
+            &TLS_ADDRESS_PARITY,
             Status::Passed,
             "every address offers the same TLS",
         )
     } else {
-        finding("tlsAddressParity", Status::Failed, diffs.join("; "))
+        finding(&TLS_ADDRESS_PARITY, Status::Failed, diffs.join("; "))
     })
 }
 

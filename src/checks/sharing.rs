@@ -2,7 +2,8 @@
 //! passwords and expiry, user enumeration, the password policy. Evaluated with
 //! `--check-hardening`; a missing measure never caps the rating.
 
-use super::{CheckSpec, INSTANCE, Measure, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, finding};
+use crate::family::ProductFamily;
 use crate::probe::Measurements;
 use crate::probe::plan;
 use crate::report::{Finding, Role, Status};
@@ -11,62 +12,87 @@ use serde_json::Value;
 
 const SHARING_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/";
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "publicLinkPasswordEnforced",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "sharing",
-        title: "Every public link needs a password",
-        remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
-                      OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
-        documentation: SHARING_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    },
-    CheckSpec {
-        id: "publicLinkExpirationEnforced",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "sharing",
-        title: "Public links expire",
-        remediation: "Enforce an expiry date on public links where the product offers a setting \
-                      for it; until then review old links regularly.",
-        documentation: SHARING_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    },
-    CheckSpec {
-        id: "userEnumerationRestricted",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Low,
-        category: "sharing",
-        title: "Users can only find members of their own groups",
-        remediation: "Restrict user search for sharing to group members.",
-        documentation: SHARING_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    },
-    CheckSpec {
-        id: "passwordPolicyEnforced",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "authentication",
-        title: "A password policy of at least 8 characters with every character class",
-        remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
-                      OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
-                      upper-case, digit and special character.",
-        documentation: SHARING_DOCS,
-        fixed_in: INSTANCE,
-        verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    },
+pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
+    id: "publicLinkPasswordEnforced",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "sharing",
+    title: "Every public link needs a password",
+    remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
+                  OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
+    documentation: SHARING_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
+    fix: Fix::PublicLinkPassword,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Set OCIS_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
+         OCIS_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
+    )],
+};
+
+pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
+    id: "publicLinkExpirationEnforced",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "sharing",
+    title: "Public links expire",
+    remediation: "Enforce an expiry date on public links where the product offers a setting \
+                  for it; until then review old links regularly.",
+    documentation: SHARING_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
+    id: "userEnumerationRestricted",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Low,
+    category: "sharing",
+    title: "Users can only find members of their own groups",
+    remediation: "Restrict user search for sharing to group members.",
+    documentation: SHARING_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
+    id: "passwordPolicyEnforced",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "authentication",
+    title: "A password policy of at least 8 characters with every character class",
+    remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
+                  OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
+                  upper-case, digit and special character.",
+    documentation: SHARING_DOCS,
+    fixed_in: INSTANCE,
+    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
+    fix: Fix::PasswordPolicy,
+    advice: &[(
+        ProductFamily::InfiniteScale,
+        "Keep the password policy on (OCIS_PASSWORD_POLICY_DISABLED=false) with \
+         OCIS_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
+         upper-case, digit and special character.",
+    )],
+};
+
+pub static ROWS: &[&CheckSpec] = &[
+    &PUBLIC_LINK_PASSWORD_ENFORCED,
+    &PUBLIC_LINK_EXPIRATION_ENFORCED,
+    &USER_ENUMERATION_RESTRICTED,
+    &PASSWORD_POLICY_ENFORCED,
 ];
 
-fn unread(id: &str) -> Finding {
+fn unread(id: &'static CheckSpec) -> Finding {
     finding(
         id,
         Status::Indeterminate,
@@ -75,7 +101,7 @@ fn unread(id: &str) -> Finding {
 }
 
 fn link_passwords(caps: &Value) -> Finding {
-    let id = "publicLinkPasswordEnforced";
+    let id = &PUBLIC_LINK_PASSWORD_ENFORCED;
     let Some(enforced_for) = caps
         .pointer("/files_sharing/public/password/enforced_for")
         .and_then(Value::as_object)
@@ -115,7 +141,7 @@ fn link_passwords(caps: &Value) -> Finding {
 }
 
 fn link_expiry(caps: &Value) -> Finding {
-    let id = "publicLinkExpirationEnforced";
+    let id = &PUBLIC_LINK_EXPIRATION_ENFORCED;
     let expire = caps.pointer("/files_sharing/public/expire_date");
     match expire
         .and_then(|e| e.get("enforced"))
@@ -134,7 +160,7 @@ fn link_expiry(caps: &Value) -> Finding {
 }
 
 fn enumeration(caps: &Value) -> Finding {
-    let id = "userEnumerationRestricted";
+    let id = &USER_ENUMERATION_RESTRICTED;
     let Some(e) = caps.pointer("/files_sharing/user_enumeration") else {
         return finding(
             id,
@@ -169,7 +195,7 @@ fn enumeration(caps: &Value) -> Finding {
 }
 
 fn password_policy(caps: &Value) -> Finding {
-    let id = "passwordPolicyEnforced";
+    let id = &PASSWORD_POLICY_ENFORCED;
     let Some(policy) = caps.get("password_policy").filter(|p| p.is_object()) else {
         return finding(id, Status::Indeterminate, "no password policy reported");
     };
@@ -203,7 +229,7 @@ fn password_policy(caps: &Value) -> Finding {
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(caps) = &m.capabilities else {
-        return ROWS.iter().map(|r| unread(r.id)).collect();
+        return ROWS.iter().map(|r| unread(r)).collect();
     };
     vec![
         link_passwords(caps),

@@ -3,7 +3,7 @@
 //! the scan's own handshake negotiated) and `httpsEnforced` (plain HTTP on the HTTP port
 //! redirects to HTTPS).
 
-use super::{CheckSpec, DOCS, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, DOCS, Fix, Measure, REVERSE_PROXY, finding};
 use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
 use crate::probe::status::printable;
@@ -15,49 +15,57 @@ use crate::severity::Severity;
 /// it is the default HTTP port (a target with a port serves both schemes on it, if at all).
 pub const PLAIN_HTTP_PORT: u16 = 80;
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "tlsDeprecatedProtocol",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "TLS 1.0 and TLS 1.1 are refused",
-        remediation: "Set the minimum protocol of the TLS listener to TLS 1.2 (nginx \
-                      ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
-                      Caddy and Traefik default to TLS 1.2) so no client can be held to the old \
-                      protocols.",
-        documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
-    },
-    CheckSpec {
-        id: "tlsProtocol",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "The negotiated protocol is TLS 1.2 or newer",
-        remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
-                      protocol.",
-        documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Transport],
-    },
-    CheckSpec {
-        id: "httpsEnforced",
-        family: None,
-        role: Role::Hardening,
-        severity: Severity::Medium,
-        category: "transport",
-        title: "Plain HTTP redirects to HTTPS",
-        remediation: "Answer every plain-HTTP request with a permanent redirect (301 or 308) to \
-                      the same path over https://, or close port 80.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
-    },
-];
+pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
+    id: "tlsDeprecatedProtocol",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "transport",
+    title: "TLS 1.0 and TLS 1.1 are refused",
+    remediation: "Set the minimum protocol of the TLS listener to TLS 1.2 (nginx \
+                  ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
+                  Caddy and Traefik default to TLS 1.2) so no client can be held to the old \
+                  protocols.",
+    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
+    fix: Fix::TlsMinimum,
+    advice: &[],
+};
+
+pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
+    id: "tlsProtocol",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "transport",
+    title: "The negotiated protocol is TLS 1.2 or newer",
+    remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
+                  protocol.",
+    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Transport],
+    fix: Fix::TlsMinimum,
+    advice: &[],
+};
+
+pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
+    id: "httpsEnforced",
+    family: None,
+    role: Role::Hardening,
+    severity: Severity::Medium,
+    category: "transport",
+    title: "Plain HTTP redirects to HTTPS",
+    remediation: "Answer every plain-HTTP request with a permanent redirect (301 or 308) to \
+                  the same path over https://, or close port 80.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
+    fix: Fix::HttpsRedirect,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[&TLS_DEPRECATED_PROTOCOL, &TLS_PROTOCOL, &HTTPS_ENFORCED];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -86,14 +94,14 @@ fn deprecated_protocols(legacy: &LegacyTls) -> Finding {
         .collect();
     if !accepted.is_empty() {
         return finding(
-            "tlsDeprecatedProtocol",
+            &TLS_DEPRECATED_PROTOCOL,
             Status::Failed,
             format!("the server still accepts {}", accepted.join(" and ")),
         );
     }
     if versions.iter().all(|(_, v)| *v == Some(false)) {
         return finding(
-            "tlsDeprecatedProtocol",
+            &TLS_DEPRECATED_PROTOCOL,
             Status::Passed,
             "TLS 1.0 and TLS 1.1 are refused",
         );
@@ -116,7 +124,7 @@ fn deprecated_protocols(legacy: &LegacyTls) -> Finding {
             refused.join(", ")
         )
     };
-    finding("tlsDeprecatedProtocol", Status::Indeterminate, detail)
+    finding(&TLS_DEPRECATED_PROTOCOL, Status::Indeterminate, detail)
 }
 
 fn negotiated_protocol(protocol: &str) -> Finding {
@@ -126,12 +134,12 @@ fn negotiated_protocol(protocol: &str) -> Finding {
         .replace(['_', ' '], ".");
     match normalized.as_str() {
         "tlsv1.2" | "tlsv1.3" => finding(
-            "tlsProtocol",
+            &TLS_PROTOCOL,
             Status::Passed,
             format!("the scan negotiated {}", printable(protocol)),
         ),
         "tlsv1" | "tlsv1.0" | "tlsv1.1" | "sslv3" | "sslv2" => finding(
-            "tlsProtocol",
+            &TLS_PROTOCOL,
             Status::Failed,
             format!(
                 "the scan negotiated {}, older than TLS 1.2",
@@ -139,12 +147,12 @@ fn negotiated_protocol(protocol: &str) -> Finding {
             ),
         ),
         "" => finding(
-            "tlsProtocol",
+            &TLS_PROTOCOL,
             Status::Indeterminate,
             "the negotiated protocol was not recorded",
         ),
         _ => finding(
-            "tlsProtocol",
+            &TLS_PROTOCOL,
             Status::Indeterminate,
             format!("unknown negotiated protocol {}", printable(protocol)),
         ),
@@ -167,7 +175,7 @@ fn https_enforced(plain: &Observation) -> Finding {
     let response = match plain {
         Err(e) => {
             return finding(
-                "httpsEnforced",
+                &HTTPS_ENFORCED,
                 Status::Passed,
                 format!(
                     "port {port} does not serve plain HTTP ({})",
@@ -180,7 +188,7 @@ fn https_enforced(plain: &Observation) -> Finding {
     if matches!(response.status, 301 | 302 | 303 | 307 | 308) {
         let Some(location) = response.header("location").map(str::trim) else {
             return finding(
-                "httpsEnforced",
+                &HTTPS_ENFORCED,
                 Status::Indeterminate,
                 format!(
                     "port {port} answers HTTP {} without a Location",
@@ -194,7 +202,7 @@ fn https_enforced(plain: &Observation) -> Finding {
             .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
         {
             finding(
-                "httpsEnforced",
+                &HTTPS_ENFORCED,
                 Status::Passed,
                 format!(
                     "plain HTTP on port {port} redirects ({}) to {shown}",
@@ -203,7 +211,7 @@ fn https_enforced(plain: &Observation) -> Finding {
             )
         } else {
             finding(
-                "httpsEnforced",
+                &HTTPS_ENFORCED,
                 Status::Failed,
                 format!(
                     "plain HTTP on port {port} redirects ({}) to {shown}, which is not an \
@@ -215,7 +223,7 @@ fn https_enforced(plain: &Observation) -> Finding {
     }
     if https_only_answer(response) {
         return finding(
-            "httpsEnforced",
+            &HTTPS_ENFORCED,
             Status::Passed,
             format!("port {port} speaks only HTTPS (plain HTTP is answered 400)"),
         );
@@ -228,7 +236,7 @@ fn https_enforced(plain: &Observation) -> Finding {
             response.status
         )
     };
-    finding("httpsEnforced", Status::Failed, detail)
+    finding(&HTTPS_ENFORCED, Status::Failed, detail)
 }
 
 #[cfg(test)]

@@ -1,82 +1,90 @@
 //! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
 
-use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, Context, DOCS, Fix, Measure, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
-pub static ROWS: &[CheckSpec] = &[
-    CheckSpec {
-        id: "httpsAvailable",
-        family: None,
-        role: Role::Check,
-        severity: Severity::Critical,
-        category: "transport",
-        title: "HTTPS is available",
-        remediation: "Serve the instance over HTTPS (terminate TLS at the reverse proxy or enable \
-                      PROXY_TLS) so credentials and files never cross the network in clear text.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[],
-    },
-    CheckSpec {
-        id: "tlsTrusted",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "The certificate chain is trusted",
-        remediation: "Install a certificate from a public CA (or distribute your private CA to \
-                      every client) instead of the self-signed certificate; clients that click \
-                      through warnings can be intercepted.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Transport],
-    },
-    CheckSpec {
-        id: "tlsCertificate",
-        family: None,
-        role: Role::Check,
-        severity: Severity::High,
-        category: "transport",
-        title: "The certificate is valid for long enough",
-        remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
-        documentation: DOCS,
-        fixed_in: REVERSE_PROXY,
-        verified_by: &[Measure::Transport],
-    },
-];
+pub static HTTPS_AVAILABLE: CheckSpec = CheckSpec {
+    id: "httpsAvailable",
+    family: None,
+    role: Role::Check,
+    severity: Severity::Critical,
+    category: "transport",
+    title: "HTTPS is available",
+    remediation: "Serve the instance over HTTPS (terminate TLS at the reverse proxy or enable \
+                  PROXY_TLS) so credentials and files never cross the network in clear text.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static TLS_TRUSTED: CheckSpec = CheckSpec {
+    id: "tlsTrusted",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "transport",
+    title: "The certificate chain is trusted",
+    remediation: "Install a certificate from a public CA (or distribute your private CA to \
+                  every client) instead of the self-signed certificate; clients that click \
+                  through warnings can be intercepted.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Transport],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static TLS_CERTIFICATE: CheckSpec = CheckSpec {
+    id: "tlsCertificate",
+    family: None,
+    role: Role::Check,
+    severity: Severity::High,
+    category: "transport",
+    title: "The certificate is valid for long enough",
+    remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Transport],
+    fix: Fix::None,
+    advice: &[],
+};
+
+pub static ROWS: &[&CheckSpec] = &[&HTTPS_AVAILABLE, &TLS_TRUSTED, &TLS_CERTIFICATE];
 
 pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
     let mut findings = Vec::new();
     match &m.https {
         HttpsObservation::Unavailable(reason) => {
             findings.push(finding(
-                "httpsAvailable",
+                &HTTPS_AVAILABLE,
                 Status::Failed,
                 format!("HTTPS is not available ({reason}); the scan fell back to plain HTTP"),
             ));
         }
         HttpsObservation::Verified(handshake) | HttpsObservation::Unverified(handshake) => {
             findings.push(finding(
-                "httpsAvailable",
+                &HTTPS_AVAILABLE,
                 Status::Passed,
                 "HTTPS is available",
             ));
             let mut trusted = match &handshake.trust {
                 Ok(tls::TrustedBy::PublicRoots) => finding(
-                    "tlsTrusted",
+                    &TLS_TRUSTED,
                     Status::Passed,
                     "the chain verifies against the public roots",
                 ),
                 Ok(tls::TrustedBy::PrivateCa) => finding(
-                    "tlsTrusted",
+                    &TLS_TRUSTED,
                     Status::Passed,
                     "the chain verifies against the private CA given",
                 ),
-                Err(reason) => finding("tlsTrusted", Status::Failed, reason.clone()),
+                Err(reason) => finding(&TLS_TRUSTED, Status::Failed, reason.clone()),
             };
             // --insecure: the untrusted chain is still listed but no longer counts.
             if ctx.insecure {
@@ -92,18 +100,18 @@ pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
 fn certificate(handshake: &tls::Handshake, ctx: &Context) -> Finding {
     match tls::leaf_days_left(&handshake.chain, ctx.now) {
         None => finding(
-            "tlsCertificate",
+            &TLS_CERTIFICATE,
             Status::Indeterminate,
             "the certificate's validity dates could not be read",
         ),
         Some(days) if days < 0 => finding(
-            "tlsCertificate",
+            &TLS_CERTIFICATE,
             Status::Failed,
             format!("the certificate expired {} day(s) ago", -days),
         ),
         Some(days) if days <= ctx.tls_min_days => {
             let mut f = finding(
-                "tlsCertificate",
+                &TLS_CERTIFICATE,
                 Status::Failed,
                 format!(
                     "the certificate expires in {days} day(s), at or below the {} days asked for",
@@ -115,7 +123,7 @@ fn certificate(handshake: &tls::Handshake, ctx: &Context) -> Finding {
             f
         }
         Some(days) => finding(
-            "tlsCertificate",
+            &TLS_CERTIFICATE,
             Status::Passed,
             format!("the certificate is valid for {days} more day(s)"),
         ),

@@ -98,9 +98,6 @@ pub struct Family {
     pub advisories: &'static str,
     /// The root of the family's administrator documentation.
     pub docs: &'static str,
-    /// Advice that differs from the checks' (written for OpenCloud): check id and the
-    /// family's remediation text.
-    pub remediation: &'static [(&'static str, &'static str)],
     /// Documentation links that differ: the checks' link and the family's. A link to the
     /// OpenCloud documentation not listed here is replaced by [`Family::docs`].
     pub documentation: &'static [(&'static str, &'static str)],
@@ -196,16 +193,6 @@ impl ProductFamily {
 }
 
 impl Family {
-    /// The remediation an operator of this family should follow for check `id`, when it
-    /// differs from the check's own.
-    pub fn remediation_for(&self, id: &str) -> Option<&'static str> {
-        let root = id.split(':').next().unwrap_or(id);
-        self.remediation
-            .iter()
-            .find(|(check, _)| *check == id || *check == root)
-            .map(|(_, text)| *text)
-    }
-
     /// The documentation link for this family in place of the check's `link`.
     pub fn documentation_for(&self, link: &str) -> String {
         if let Some((_, ours)) = self.documentation.iter().find(|(from, _)| *from == link) {

@@ -62,62 +62,6 @@ pub static FAMILY: Family = Family {
     release_schedule: include_str!("../../assets/ocis/release-schedule.json"),
     advisories: include_str!("../../assets/ocis/advisories.json"),
     docs: DOCS,
-    remediation: &[
-        (
-            "demoUsersDisabled",
-            "Delete the demo accounts (einstein, marie, moss, richard, katherine) and set \
-             IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
-             accounts already created.",
-        ),
-        (
-            "identityProviderConsistent",
-            "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
-             of the instance so every endpoint in the discovery document uses it.",
-        ),
-        (
-            "corsOriginRestricted",
-            "Stop reflecting the request's Origin (or allowing 'null'): remove the rule that \
-             echoes it, usually in the reverse proxy, and list trusted clients in \
-             OCIS_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send credentials \
-             to it.",
-        ),
-        (
-            "Strict-Transport-Security",
-            "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
-             reverse proxy (Infinite Scale only sends it when its proxy terminates TLS itself, \
-             or from 8.0 with PROXY_FORCE_STRICT_TRANSPORT_SECURITY=true).",
-        ),
-        (
-            "Content-Security-Policy",
-            "Keep Infinite Scale's built-in Content-Security-Policy (or your own through \
-             PROXY_CSP_CONFIG_FILE_LOCATION) and make sure the reverse proxy does not strip it.",
-        ),
-        (
-            "Permissions-Policy",
-            "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
-             geolocation=(), payment=(), usb=() (Infinite Scale sends none itself).",
-        ),
-        (
-            "debugEndpoint",
-            "Keep the debug handlers off the network: bind the debug listeners to loopback \
-             (`PROXY_DEBUG_ADDR=127.0.0.1:9205`, likewise every `<SERVICE>_DEBUG_ADDR`), never \
-             publish the debug ports or route their paths through the reverse proxy, set \
-             `<SERVICE>_DEBUG_TOKEN` for `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After \
-             `/config` was reachable, set `OCIS_SERVICE_ACCOUNT_SECRET` (and every other secret \
-             it showed) anew.",
-        ),
-        (
-            "publicLinkPasswordEnforced",
-            "Set OCIS_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
-             OCIS_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
-        ),
-        (
-            "passwordPolicyEnforced",
-            "Keep the password policy on (OCIS_PASSWORD_POLICY_DISABLED=false) with \
-             OCIS_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
-             upper-case, digit and special character.",
-        ),
-    ],
     documentation: &[
         (
             "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",

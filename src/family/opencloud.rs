@@ -51,7 +51,6 @@ pub static FAMILY: Family = Family {
     release_schedule: include_str!("../../assets/opencloud/release-schedule.json"),
     advisories: include_str!("../../assets/opencloud/advisories.json"),
     docs: "https://docs.opencloud.eu/docs/admin/",
-    remediation: &[],
     documentation: &[],
     settings_prefix: "OC_",
     config_dir: "/etc/opencloud",

@@ -491,18 +491,20 @@ mod tests {
     }
 
     fn findings() -> Vec<Finding> {
-        let mut waived = checks::finding("corsOriginRestricted", Status::Failed, "any origin");
+        let mut waived =
+            checks::finding_for("corsOriginRestricted", Status::Failed, "any origin").unwrap();
         waived.ignored = true;
         vec![
-            checks::finding("httpsAvailable", Status::Passed, "HTTPS is available"),
-            checks::finding(
+            checks::finding_for("httpsAvailable", Status::Passed, "HTTPS is available").unwrap(),
+            checks::finding_for(
                 "exposed:/.env",
                 Status::Failed,
                 "served \"x\" <y> & \u{1b}\n",
-            ),
+            )
+            .unwrap(),
             waived,
-            checks::finding("tlsCertificate", Status::NetworkLimited, "timed out"),
-            checks::finding("loginThrottling", Status::Failed, "not throttled"),
+            checks::finding_for("tlsCertificate", Status::NetworkLimited, "timed out").unwrap(),
+            checks::finding_for("loginThrottling", Status::Failed, "not throttled").unwrap(),
         ]
     }
 

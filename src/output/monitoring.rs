@@ -474,7 +474,7 @@ mod tests {
         for i in 0..n {
             let id = format!("exposed:/{i}-{}", "ä".repeat(30));
             let detail = format!("served {}\n|x; y", "€".repeat(300));
-            let mut f = checks::finding("exposed:/.env", Status::Failed, &detail);
+            let mut f = checks::finding_for("exposed:/.env", Status::Failed, &detail).unwrap();
             f.id = id.clone();
             f.severity = Severity::High;
             causes.push(Cause::new(

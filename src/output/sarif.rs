@@ -443,19 +443,22 @@ pub(crate) mod tests {
     }
 
     fn findings() -> Vec<Finding> {
-        let mut waived = checks::finding("corsOriginRestricted", Status::Failed, "any origin");
+        let mut waived =
+            checks::finding_for("corsOriginRestricted", Status::Failed, "any origin").unwrap();
         waived.ignored = true;
-        let mut member = checks::finding("exposed:/.env", Status::Failed, "served \"x\" <y>");
+        let mut member =
+            checks::finding_for("exposed:/.env", Status::Failed, "served \"x\" <y>").unwrap();
         member.severity = Severity::Critical;
-        let mut vuln = checks::finding("vulnerability:GHSA-aaaa-bbbb-cccc", Status::Failed, "v");
+        let mut vuln =
+            checks::finding_for("vulnerability:GHSA-aaaa-bbbb-cccc", Status::Failed, "v").unwrap();
         vuln.severity = Severity::Medium;
         vec![
-            checks::finding("httpsAvailable", Status::Passed, "HTTPS is available"),
+            checks::finding_for("httpsAvailable", Status::Passed, "HTTPS is available").unwrap(),
             member,
             waived,
-            checks::finding("hstsPreload", Status::Failed, "no preload"),
-            checks::finding("loginThrottling", Status::Failed, "not throttled"),
-            checks::finding("tlsCertificate", Status::Indeterminate, "?"),
+            checks::finding_for("hstsPreload", Status::Failed, "no preload").unwrap(),
+            checks::finding_for("loginThrottling", Status::Failed, "not throttled").unwrap(),
+            checks::finding_for("tlsCertificate", Status::Indeterminate, "?").unwrap(),
             vuln,
         ]
     }
@@ -583,7 +586,7 @@ pub(crate) mod tests {
 
     #[test]
     fn an_unknown_finding_id_gets_a_rule_of_its_own() {
-        let mut odd = checks::finding("hstsPreload", Status::Failed, "x");
+        let mut odd = checks::finding_for("hstsPreload", Status::Failed, "x").unwrap();
         odd.id = "brandNewCheck".into();
         let doc = document(&[result("h", vec![odd.clone(), odd])], now());
         let run = &doc["runs"][0];

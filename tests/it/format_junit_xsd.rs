@@ -251,7 +251,8 @@ fn hostile_text_in_every_field_validates() {
         .enumerate()
         {
             for ignored in [false, true] {
-                let mut f = checks::finding("corsOriginRestricted", status, text("detail"));
+                let mut f =
+                    checks::finding_for("corsOriginRestricted", status, text("detail")).unwrap();
                 f.id = text("id");
                 f.role = role;
                 f.severity = severities[(i + j) % severities.len()];

@@ -147,7 +147,8 @@ fn the_newest_release_has_no_options() {
 /// candidate at 2.
 #[test]
 fn failed_checks_cap_every_candidate() {
-    let mut failed = crate::checks::finding("demoUsersDisabled", Status::Failed, "dennis");
+    let mut failed =
+        crate::checks::finding_for("demoUsersDisabled", Status::Failed, "dennis").unwrap();
     assert_eq!(
         (failed.role, failed.severity),
         (Role::Check, Severity::Critical)
