@@ -9,9 +9,9 @@
 //!
 //! The documents are public (no authentication) and cacheable for five minutes.
 
-use super::api::{ApiError, ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
+use super::api::{ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
 use super::store::Status;
-use crate::serve::http::{Request, Response};
+use crate::serve::http::Response;
 use serde_json::{Map, Value, json};
 
 pub const AI_PATH: &str = "/.well-known/ai.json";
@@ -49,35 +49,9 @@ impl Mcp {
     }
 }
 
-/// The answer to a request for one of the documents; `None` for every other path.
-/// `mcp`: how `/mcp` is served (`--no-mcp` removes its entries from ai.json and openapi.json).
-pub fn handle(request: &Request, base_url: &str, mcp: Mcp) -> Option<Response> {
-    let base = base_url.trim_end_matches('/');
-    let path = request.path.as_str();
-    let path = if path.len() > 1 {
-        path.trim_end_matches('/')
-    } else {
-        path
-    };
-    let document = match path {
-        AI_PATH => ai(base, mcp),
-        OPENAPI_PATH => openapi(base, mcp),
-        ARAZZO_PATH => arazzo(base),
-        _ => return None,
-    };
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        return Some(
-            ApiError {
-                status: 405,
-                code: "method_not_allowed",
-                message: "use GET".into(),
-                field: None,
-            }
-            .response()
-            .with_header("Allow", "GET, HEAD"),
-        );
-    }
-    Some(Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL))
+/// A document as it is served: public, cacheable for five minutes.
+pub fn answer(document: Value) -> Response {
+    Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL)
 }
 
 /// The state after `status` in a scan's life (`None` → the first). The match is exhaustive:
@@ -878,25 +852,6 @@ mod tests {
 
     const BASE: &str = "https://scan.example.com";
 
-    fn request(method: &str, path: &str) -> Request {
-        Request {
-            method: method.into(),
-            path: path.into(),
-            query: Vec::new(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            peer: "127.0.0.1:1".parse().unwrap(),
-        }
-    }
-
-    fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
-        response
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
     fn strings(value: &Value) -> Vec<&str> {
         value
             .as_array()
@@ -1027,46 +982,6 @@ mod tests {
             "#/components/schemas/Result"
         );
         assert_eq!(schemas["Result"]["type"], "object");
-    }
-
-    #[test]
-    fn the_documents_are_served_cacheable_for_get_and_head_only() {
-        for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
-            for method in ["GET", "HEAD"] {
-                let response = handle(&request(method, path), BASE, Mcp::Open).expect(path);
-                assert_eq!(response.status, 200);
-                assert_eq!(header(&response, "content-type"), Some("application/json"));
-                assert_eq!(header(&response, "cache-control"), Some(CACHE_CONTROL));
-                let _: Value = serde_json::from_slice(&response.body).unwrap();
-            }
-            let refused = handle(&request("POST", path), BASE, Mcp::Open).unwrap();
-            assert_eq!(refused.status, 405);
-            assert_eq!(header(&refused, "allow"), Some("GET, HEAD"));
-        }
-        for path in [
-            "/",
-            "/api/scans",
-            "/healthz",
-            "/.well-known/",
-            "/openapi.yaml",
-        ] {
-            assert!(
-                handle(&request("GET", path), BASE, Mcp::Open).is_none(),
-                "{path}"
-            );
-        }
-        // A trailing slash on the base URL makes no double slash.
-        let response = handle(
-            &request("GET", AI_PATH),
-            "https://scan.example.com/",
-            Mcp::Open,
-        )
-        .unwrap();
-        let value: Value = serde_json::from_slice(&response.body).unwrap();
-        assert_eq!(
-            value["mcp"]["client_configuration"],
-            json!({"type": "http", "url": "https://scan.example.com/mcp"})
-        );
     }
 
     #[test]
