@@ -232,6 +232,19 @@ pub struct Route<S: 'static> {
     pub handle: Handler<S>,
     /// Whether the server serves the route at all (`--no-mcp` turns routes off): `None` always.
     pub served: Option<fn(&S) -> bool>,
+    /// How a server's API documents describe it (`None`: they do not).
+    pub doc: Option<Operation>,
+}
+
+/// A route as an API document describes it (an OpenAPI operation): the documents are
+/// generated from the route table, so a route cannot be served undescribed or described
+/// unserved.
+pub struct Operation {
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub tag: &'static str,
+    /// The rest of the operation: its description, parameters, body and answers.
+    pub describe: fn() -> Value,
 }
 
 impl<S> Route<S> {
@@ -245,6 +258,15 @@ impl<S> Route<S> {
             path,
             handle,
             served: None,
+            doc: None,
+        }
+    }
+
+    /// The route, described as `doc`.
+    pub const fn doc(self, doc: Operation) -> Route<S> {
+        Route {
+            doc: Some(doc),
+            ..self
         }
     }
 
