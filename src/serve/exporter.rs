@@ -19,7 +19,8 @@
 //! completed `_last_round_timestamp_seconds` and `_last_round_duration_seconds`.
 //!
 //! Other paths: `/` points at `/metrics`, `/healthz` answers 200 while the process serves;
-//! anything else is 404, methods other than GET and HEAD 405, as JSON errors of `serve::http`.
+//! anything else is 404, methods other than GET and HEAD 405, as JSON errors of `serve::http`
+//! (its route table, [`ROUTES`]).
 
 use crate::budget::Budget;
 use crate::clock::Now;
@@ -28,7 +29,7 @@ use crate::process::{Outcome, unknown};
 use crate::redact;
 use crate::report::ScanResult;
 use crate::scanner::RenewedMemory;
-use crate::serve::http::{Limits, Request, Response, Server};
+use crate::serve::http::{self, Limits, Request, Response, Route, Server};
 use crate::serve::signals;
 use crate::settings::{Settings, UpdateSource};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -286,24 +287,12 @@ impl Exporter {
     }
 
     fn handle(self: &Arc<Self>, request: &Request) -> Response {
-        if request.method != "GET" && request.method != "HEAD" {
-            return Response::error(
-                405,
-                "method_not_allowed",
-                "the exporter answers GET and HEAD only",
-            )
-            .with_header("Allow", "GET, HEAD");
-        }
-        match request.path.as_str() {
-            "/metrics" => Response::new(200, CONTENT_TYPE, self.scrape()),
-            "/" => Response::new(200, "text/html; charset=utf-8", index_page()),
-            "/healthz" => Response::new(200, "text/plain; charset=utf-8", "ok\n"),
-            _ => Response::error(
-                404,
-                "not_found",
-                "no such path; the metrics are at /metrics",
-            ),
-        }
+        http::route(
+            ROUTES,
+            self,
+            request,
+            "no such path; the metrics are at /metrics",
+        )
     }
 
     /// The answer to a scrape: the last completed round, or during the first round what is
@@ -481,6 +470,19 @@ impl Exporter {
         out
     }
 }
+
+/// Every route of the exporter.
+const ROUTES: &[Route<Arc<Exporter>>] = &[
+    Route::new(&["GET", "HEAD"], "/metrics", |exporter, _, _| {
+        Response::new(200, CONTENT_TYPE, exporter.scrape())
+    }),
+    Route::new(&["GET", "HEAD"], "/", |_, _, _| {
+        Response::new(200, "text/html; charset=utf-8", index_page())
+    }),
+    Route::new(&["GET", "HEAD"], "/healthz", |_, _, _| {
+        Response::new(200, "text/plain; charset=utf-8", "ok\n")
+    }),
+];
 
 fn index_page() -> String {
     format!(

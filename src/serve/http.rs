@@ -217,6 +217,122 @@ impl Response {
     }
 }
 
+/// A route's handler: the server, the request, and the values of the path's `{parameters}`
+/// in their order.
+pub type Handler<S> = fn(&S, &Request, &[&str]) -> Response;
+
+/// One row of a server's route table: the methods it answers, its path and its handler.
+pub struct Route<S: 'static> {
+    /// What `Allow` lists for the path: HEAD only where a route says so (the layer then
+    /// answers the head of the GET answer). None: every method no other route of the path
+    /// takes (a handler that answers its own 405).
+    pub methods: &'static [&'static str],
+    /// `/api/scans/{uuid}`: each `{name}` stands for one non-empty segment.
+    pub path: &'static str,
+    pub handle: Handler<S>,
+    /// Whether the server serves the route at all (`--no-mcp` turns routes off): `None` always.
+    pub served: Option<fn(&S) -> bool>,
+    /// How a server's API documents describe it (`None`: they do not).
+    pub doc: Option<Operation>,
+}
+
+/// A route as an API document describes it (an OpenAPI operation): the documents are
+/// generated from the route table, so a route cannot be served undescribed or described
+/// unserved.
+pub struct Operation {
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub tag: &'static str,
+    /// The rest of the operation: its description, parameters, body and answers.
+    pub describe: fn() -> Value,
+}
+
+impl<S> Route<S> {
+    pub const fn new(
+        methods: &'static [&'static str],
+        path: &'static str,
+        handle: Handler<S>,
+    ) -> Route<S> {
+        Route {
+            methods,
+            path,
+            handle,
+            served: None,
+            doc: None,
+        }
+    }
+
+    /// The route, described as `doc`.
+    pub const fn doc(self, doc: Operation) -> Route<S> {
+        Route {
+            doc: Some(doc),
+            ..self
+        }
+    }
+
+    /// The route, served only when `served` says so.
+    pub const fn when(self, served: fn(&S) -> bool) -> Route<S> {
+        Route {
+            served: Some(served),
+            ..self
+        }
+    }
+
+    /// The values of the path's parameters when `path` is this route's.
+    fn capture<'p>(&self, path: &'p str) -> Option<Vec<&'p str>> {
+        let mut values = Vec::new();
+        let mut given = path.split('/');
+        for pattern in self.path.split('/') {
+            let segment = given.next()?;
+            if pattern.starts_with('{') {
+                if segment.is_empty() {
+                    return None;
+                }
+                values.push(segment);
+            } else if pattern != segment {
+                return None;
+            }
+        }
+        given.next().is_none().then_some(values)
+    }
+}
+
+/// Answers `request` from `routes`: the route of its path and method (or the path's route for
+/// any method); 405 with `Allow` (the methods of the path's routes) for another method; 404 with `not_found` for a path no
+/// route has. A trailing slash does not count (`/healthz/` is `/healthz`).
+pub fn route<S>(routes: &[Route<S>], server: &S, request: &Request, not_found: &str) -> Response {
+    let path = match request.path.trim_end_matches('/') {
+        "" => "/",
+        path => path,
+    };
+    let mut allowed: Vec<&str> = Vec::new();
+    let mut any_method = None;
+    for route in routes {
+        if route.served.is_some_and(|served| !served(server)) {
+            continue;
+        }
+        let Some(values) = route.capture(path) else {
+            continue;
+        };
+        if route.methods.contains(&request.method.as_str()) {
+            return (route.handle)(server, request, &values);
+        }
+        if route.methods.is_empty() {
+            any_method = any_method.or(Some((route.handle, values)));
+        }
+        allowed.extend(route.methods);
+    }
+    if let Some((handle, values)) = any_method {
+        return handle(server, request, &values);
+    }
+    if allowed.is_empty() {
+        return Response::error(404, "not_found", not_found);
+    }
+    let allow = allowed.join(", ");
+    Response::error(405, "method_not_allowed", &format!("{path} takes {allow}"))
+        .with_header("Allow", &allow)
+}
+
 /// Why a request could not be read: the answer to send, if the client can still take one.
 enum Unreadable {
     Answer(Response),
@@ -1302,6 +1418,63 @@ mod tests {
             assert!(!reason(status).is_empty(), "{status} has no reason phrase");
         }
         assert_eq!(reason(303), "See Other");
+    }
+
+    /// The one way every server routes: parameters, trailing slashes, 405 with the path's
+    /// methods, a route for any other method, a route turned off, 404.
+    #[test]
+    fn routes_match_path_then_method() {
+        fn echo(on: &bool, r: &Request, values: &[&str]) -> Response {
+            Response::json(
+                200,
+                &serde_json::json!({"on": on, "method": r.method, "values": values}),
+            )
+        }
+        const ROUTES: &[Route<bool>] = &[
+            Route::new(&["GET", "HEAD"], "/", echo),
+            Route::new(&["GET"], "/a/{x}/b/{y}", echo),
+            Route::new(&["DELETE"], "/a/{x}/b/{y}", echo),
+            Route::new(&["POST"], "/any", echo),
+            Route::new(&[], "/any", |_, _, _| {
+                Response::error(405, "own", "its own")
+            }),
+            Route::new(&["GET"], "/off", echo).when(|on| *on),
+        ];
+        let ask = |on: bool, method: &str, path: &str| {
+            let request = Request {
+                method: method.into(),
+                path: path.into(),
+                query: Vec::new(),
+                headers: Vec::new(),
+                body: Vec::new(),
+                peer: "127.0.0.1:1".parse().unwrap(),
+            };
+            let response = route(ROUTES, &on, &request, "nothing here");
+            let body: Value = serde_json::from_slice(&response.body).unwrap();
+            let allow = response.headers.iter().find(|(n, _)| n == "Allow");
+            (response.status, body, allow.map(|(_, v)| v.clone()))
+        };
+        let (status, body, _) = ask(false, "GET", "/a/1/b/two/");
+        assert_eq!(
+            (status, &body["values"]),
+            (200, &serde_json::json!(["1", "two"]))
+        );
+        assert_eq!(ask(false, "HEAD", "/").0, 200);
+        assert_eq!(ask(false, "GET", "//").0, 200);
+        let (status, body, allow) = ask(false, "PUT", "/a/1/b/2");
+        assert_eq!((status, allow.as_deref()), (405, Some("GET, DELETE")));
+        assert_eq!(body["error"]["code"], "method_not_allowed");
+        assert_eq!(ask(false, "POST", "/any").0, 200);
+        assert_eq!(ask(false, "GET", "/any").1["error"]["code"], "own");
+        assert_eq!(ask(true, "GET", "/off").0, 200);
+        for path in ["/off", "/a//b/2", "/a/1/b", "/a/1/b/2/c", "/x"] {
+            let (status, body, _) = ask(false, "GET", path);
+            assert_eq!(
+                (status, &body["error"]["message"]),
+                (404, &serde_json::json!("nothing here")),
+                "{path}"
+            );
+        }
     }
 
     #[test]

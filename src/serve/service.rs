@@ -20,7 +20,7 @@
 //! The service scans whatever host a request names, loopback and private addresses included:
 //! it is the operator's own scanner. The token is what keeps others from using it.
 
-use super::http::{self, Limits, Request, Response, Server};
+use super::http::{self, Limits, Request, Response, Route, Server};
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::redact;
@@ -492,27 +492,13 @@ impl Service {
             )
             .with_header("WWW-Authenticate", &challenge);
         }
-        let matching: Vec<&Route> = ROUTES.iter().filter(|r| r.matches(path)).collect();
-        if matching.is_empty() {
-            return Response::error(
-                404,
-                "not_found",
-                "no such path; the service answers /api/queue, /api/result/<uuid>, \
-                 /api/requeue, /api/scan and /healthz",
-            );
-        }
-        match matching.iter().find(|r| r.method == request.method) {
-            Some(route) => (route.handle)(self, request, &path[route.path.len()..]),
-            None => {
-                let allowed: Vec<&str> = matching.iter().map(|r| r.method).collect();
-                Response::error(
-                    405,
-                    "method_not_allowed",
-                    &format!("{path} takes {}", allowed.join(", ")),
-                )
-                .with_header("Allow", &allowed.join(", "))
-            }
-        }
+        http::route(
+            ROUTES,
+            self,
+            request,
+            "no such path; the service answers /api/queue, /api/result/<uuid>, /api/requeue, \
+             /api/scan and /healthz",
+        )
     }
 }
 
@@ -558,68 +544,24 @@ pub fn new_uuid() -> Result<String, String> {
     ))
 }
 
-/// One route: method, path (a prefix when `prefix`), handler given the rest of the path.
-struct Route {
-    method: &'static str,
-    path: &'static str,
-    prefix: bool,
-    handle: fn(&Service, &Request, &str) -> Response,
-}
-
-impl Route {
-    fn matches(&self, path: &str) -> bool {
-        if self.prefix {
-            path.strip_prefix(self.path)
-                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
-        } else {
-            path == self.path
-        }
-    }
-}
-
 /// Every route of the service. `/api/` routes need the token when one is configured.
-const ROUTES: &[Route] = &[
-    Route {
-        method: "GET",
-        path: "/healthz",
-        prefix: false,
-        handle: healthz,
-    },
-    Route {
-        method: "POST",
-        path: "/api/queue",
-        prefix: false,
-        handle: queue,
-    },
-    Route {
-        method: "GET",
-        path: "/api/result/",
-        prefix: true,
-        handle: result,
-    },
-    Route {
-        method: "POST",
-        path: "/api/requeue",
-        prefix: false,
-        handle: requeue,
-    },
-    Route {
-        method: "GET",
-        path: "/api/scan",
-        prefix: false,
-        handle: scan,
-    },
+const ROUTES: &[Route<Service>] = &[
+    Route::new(&["GET"], "/healthz", healthz),
+    Route::new(&["POST"], "/api/queue", queue),
+    Route::new(&["GET"], "/api/result/{uuid}", result),
+    Route::new(&["POST"], "/api/requeue", requeue),
+    Route::new(&["GET"], "/api/scan", scan),
 ];
 
-fn healthz(_: &Service, _: &Request, _: &str) -> Response {
+fn healthz(_: &Service, _: &Request, _: &[&str]) -> Response {
     Response::json(200, &json!({"status": "ok"}))
 }
 
-fn queue(service: &Service, request: &Request, _: &str) -> Response {
+fn queue(service: &Service, request: &Request, _: &[&str]) -> Response {
     submit(service, request, false)
 }
 
-fn requeue(service: &Service, request: &Request, _: &str) -> Response {
+fn requeue(service: &Service, request: &Request, _: &[&str]) -> Response {
     submit(service, request, true)
 }
 
@@ -641,7 +583,8 @@ fn submit(service: &Service, request: &Request, fresh: bool) -> Response {
 }
 
 /// `GET /api/result/<uuid>`.
-fn result(service: &Service, _: &Request, uuid: &str) -> Response {
+fn result(service: &Service, _: &Request, path: &[&str]) -> Response {
+    let uuid = path[0];
     let job = lock(&service.shared.state).records.get(uuid).cloned();
     let Some(job) = job else {
         return Response::error(
@@ -662,7 +605,7 @@ fn result(service: &Service, _: &Request, uuid: &str) -> Response {
 }
 
 /// `GET /api/scan?url=<host>`: the document, from the cache or a scan it waits for.
-fn scan(service: &Service, request: &Request, _: &str) -> Response {
+fn scan(service: &Service, request: &Request, _: &[&str]) -> Response {
     let target = match target_of(request, false) {
         Ok(t) => t,
         Err(response) => return response,

@@ -379,46 +379,9 @@ fn is_uuid(text: &str) -> bool {
 }
 
 impl Api {
-    pub fn handle(&self, request: &Request) -> Response {
-        let path = request.path.trim_end_matches('/');
-        let parts: Vec<&str> = path.split('/').skip(1).collect();
-        if let Some(answer) = super::mcp::handle(self, request) {
-            return answer;
-        }
-        if let Some(answer) = super::discovery::handle(
-            request,
-            &self.config.base_url,
-            super::discovery::Mcp::of(self.config.mcp, self.config.mcp_token.as_deref()),
-        ) {
-            return answer;
-        }
-        if let Some(answer) = self.page(request) {
-            return answer;
-        }
-        match (request.method.as_str(), parts.as_slice()) {
-            ("POST", ["api", "scans"]) => self.submit(request),
-            ("GET", ["api", "scans", uuid]) => self.poll(uuid),
-            ("GET", ["api", "scans", uuid, "export", format]) => self.export(uuid, format),
-            ("DELETE", ["api", "scans", uuid]) => {
-                self.erase(uuid, request.header(ERASE_KEY_HEADER))
-            }
-            ("GET" | "HEAD", ["healthz"]) => self.health(),
-            (_, ["api", "scans"]) => method_not_allowed("POST"),
-            (_, ["api", "scans", _]) => method_not_allowed("GET, DELETE"),
-            (_, ["api", "scans", _, "export", _]) => method_not_allowed("GET"),
-            _ => ApiError {
-                status: 404,
-                code: "not_found",
-                message: "no such route; see /openapi.json".into(),
-                field: None,
-            }
-            .response(),
-        }
-    }
-
     /// `/healthz`: 200 when the store answers within [`HEALTH_DEADLINE`], else 503 with
     /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
-    fn health(&self) -> Response {
+    pub(super) fn health(&self) -> Response {
         match self.store.ping(HEALTH_DEADLINE) {
             Ok(()) => Response::json(200, &json!({"status": "ok"})),
             Err(e) => unavailable(e),
@@ -448,7 +411,7 @@ impl Api {
         links
     }
 
-    fn submit(&self, request: &Request) -> Response {
+    pub(super) fn submit(&self, request: &Request) -> Response {
         if let Err(e) = ApiError::unless_json(request, "POST /api/scans") {
             return e.response();
         }
@@ -550,7 +513,7 @@ impl Api {
         }
     }
 
-    fn poll(&self, uuid: &str) -> Response {
+    pub(super) fn poll(&self, uuid: &str) -> Response {
         let record = match self.record(uuid) {
             Ok(r) => r,
             Err(answer) => return answer,
@@ -571,7 +534,7 @@ impl Api {
         }
     }
 
-    fn export(&self, uuid: &str, format: &str) -> Response {
+    pub(super) fn export(&self, uuid: &str, format: &str) -> Response {
         let record = match self.record(uuid) {
             Ok(r) => r,
             Err(answer) => return answer,
@@ -608,7 +571,7 @@ impl Api {
         )
     }
 
-    fn erase(&self, uuid: &str, erase_key: Option<&str>) -> Response {
+    pub(super) fn erase(&self, uuid: &str, erase_key: Option<&str>) -> Response {
         match self.erase_with_key(uuid, erase_key) {
             Ok(()) => Response::json(200, &json!({"erased": 1})),
             Err(answer) => answer,
@@ -653,17 +616,6 @@ impl Api {
             Err(e) => Err(unavailable(e)),
         }
     }
-}
-
-fn method_not_allowed(allow: &str) -> Response {
-    ApiError {
-        status: 405,
-        code: "method_not_allowed",
-        message: format!("use {allow}"),
-        field: None,
-    }
-    .response()
-    .with_header("Allow", allow)
 }
 
 /// Where a scan's document keeps what the submitter's waivers make of it, beside the headline

@@ -1,7 +1,9 @@
 //! The documents that describe the public API to programs and agents: `/.well-known/ai.json`,
 //! `/openapi.json` and `/arazzo.json`, all naming absolute URLs from `--base-url`.
 //!
-//! They are built from what the handlers validate with, not kept by hand: the submission's
+//! They are built from what the handlers validate with, not kept by hand: the paths are the
+//! described routes of `web::routes::ROUTES` (each route names its [`Operation`] here), the
+//! submission's
 //! properties are `api::FIELDS`, its enums `api::RELEASE_TRACKS` and `api::EXPORT_FORMATS`, the
 //! states the store's `Status` (every variant, through an exhaustive match), the export paths
 //! and links `api::EXPORT_FORMATS`. A new field or value changes the documents in the same edit;
@@ -9,9 +11,10 @@
 //!
 //! The documents are public (no authentication) and cacheable for five minutes.
 
-use super::api::{ApiError, ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
+use super::api::Api;
+use super::api::{ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
 use super::store::Status;
-use crate::serve::http::{Request, Response};
+use crate::serve::http::{Operation, Response, Route};
 use serde_json::{Map, Value, json};
 
 pub const AI_PATH: &str = "/.well-known/ai.json";
@@ -49,35 +52,9 @@ impl Mcp {
     }
 }
 
-/// The answer to a request for one of the documents; `None` for every other path.
-/// `mcp`: how `/mcp` is served (`--no-mcp` removes its entries from ai.json and openapi.json).
-pub fn handle(request: &Request, base_url: &str, mcp: Mcp) -> Option<Response> {
-    let base = base_url.trim_end_matches('/');
-    let path = request.path.as_str();
-    let path = if path.len() > 1 {
-        path.trim_end_matches('/')
-    } else {
-        path
-    };
-    let document = match path {
-        AI_PATH => ai(base, mcp),
-        OPENAPI_PATH => openapi(base, mcp),
-        ARAZZO_PATH => arazzo(base),
-        _ => return None,
-    };
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        return Some(
-            ApiError {
-                status: 405,
-                code: "method_not_allowed",
-                message: "use GET".into(),
-                field: None,
-            }
-            .response()
-            .with_header("Allow", "GET, HEAD"),
-        );
-    }
-    Some(Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL))
+/// A document as it is served: public, cacheable for five minutes.
+pub fn answer(document: Value) -> Response {
+    Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL)
 }
 
 /// The state after `status` in a scan's life (`None` → the first). The match is exhaustive:
@@ -420,219 +397,282 @@ fn components() -> Value {
     })
 }
 
-fn openapi_paths() -> Value {
-    let export_content: Map<String, Value> = EXPORT_FORMATS
-        .iter()
-        .map(|f| {
-            let media = export_media_type(f).unwrap_or("application/octet-stream");
-            let schema = match media {
-                "application/json" => json!({"$ref": "#/components/schemas/Result"}),
-                "application/sarif+json" => {
-                    json!({"type": "object", "description": "A SARIF 2.1.0 log."})
-                }
-                _ => json!({"type": "string", "contentMediaType": media}),
-            };
-            (media.to_string(), json!({"schema": schema}))
+/// `POST /api/scans`.
+pub const SUBMIT_SCAN: Operation = Operation {
+    id: "submitScan",
+    summary: "Submit an instance for a scan",
+    tag: "scans",
+    describe: || {
+        json!({
+            "description": "Queues a scan of one instance. The scan is asynchronous: poll the \
+                            Location (or links.self) until status is completed.",
+            "requestBody": {
+                "required": true,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanSubmission"}}},
+            },
+            "responses": {
+                "202": {
+                    "description": "Queued.",
+                    "headers": {"Location": {"$ref": "#/components/headers/Location"}},
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanAccepted"}}},
+                },
+                "400": {"$ref": "#/components/responses/BadRequest"},
+                "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+                "429": {"$ref": "#/components/responses/TooManyRequests"},
+            },
         })
-        .collect();
-    let pending_list = pending_statuses().join(" or ");
+    },
+};
+
+/// `GET /api/scans/{uuid}`.
+pub const GET_SCAN: Operation = Operation {
+    id: "getScan",
+    summary: "Poll a scan",
+    tag: "scans",
+    describe: || {
+        let pending_list = pending_statuses().join(" or ");
+        json!({
+            "description": format!("While the scan is {pending_list} the answer carries its \
+                                    links and a Retry-After header; once completed, its result."),
+            "responses": {
+                "200": {
+                    "description": "The scan's state, and its result once completed.",
+                    "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
+                    "content": {"application/json": {"schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/ScanPending"},
+                        {"$ref": "#/components/schemas/ScanCompleted"},
+                    ]}}},
+                },
+                "404": {"$ref": "#/components/responses/NotFound"},
+            },
+        })
+    },
+};
+
+/// `DELETE /api/scans/{uuid}`.
+pub const ERASE_SCAN: Operation = Operation {
+    id: "eraseScan",
+    summary: "Erase a scan, with its erase key",
+    tag: "scans",
+    describe: || {
+        json!({
+            "description": format!("Erases the scan's stored record and its result, given \
+                            the erase key its submission was answered with in the \
+                            {ERASE_KEY_HEADER} header: only the submitter can, and only that \
+                            scan (another submission of the same instance has its own key). \
+                            The service keeps only the key's SHA-256; no other answer \
+                            carries the key."),
+            "parameters": [{"$ref": "#/components/parameters/EraseKey"}],
+            "responses": {
+                "200": {
+                    "description": "Erased.",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Erased"}}},
+                },
+                "403": error_response(
+                    "No erase key (erase_key_required), or not this scan's \
+                     (erase_key_invalid): nothing was erased.",
+                    false,
+                ),
+                "404": {"$ref": "#/components/responses/NotFound"},
+            },
+        })
+    },
+};
+
+/// `GET /api/scans/{uuid}/export/{format}`.
+pub const EXPORT_SCAN: Operation = Operation {
+    id: "exportScan",
+    summary: "Download an export of a completed scan",
+    tag: "scans",
+    describe: || {
+        let content: Map<String, Value> = EXPORT_FORMATS
+            .iter()
+            .map(|f| {
+                let media = export_media_type(f).unwrap_or("application/octet-stream");
+                let schema = match media {
+                    "application/json" => json!({"$ref": "#/components/schemas/Result"}),
+                    "application/sarif+json" => {
+                        json!({"type": "object", "description": "A SARIF 2.1.0 log."})
+                    }
+                    _ => json!({"type": "string", "contentMediaType": media}),
+                };
+                (media.to_string(), json!({"schema": schema}))
+            })
+            .collect();
+        json!({
+            "responses": {
+                "200": {
+                    "description": "The export, as an attachment.",
+                    "headers": {"Content-Disposition": {
+                        "description": "attachment, with a file name naming the host.",
+                        "schema": {"type": "string"},
+                    }},
+                    "content": content,
+                },
+                "404": {"$ref": "#/components/responses/NotFound"},
+                "409": error_response(
+                    "The scan has not completed yet; poll it, then export.",
+                    true,
+                ),
+            },
+        })
+    },
+};
+
+/// `GET /healthz`.
+pub const GET_HEALTH: Operation = Operation {
+    id: "getHealth",
+    summary: "Health of the service",
+    tag: "service",
+    describe: || {
+        json!({
+            "responses": {
+                "200": {
+                    "description": "The service answers and its store too.",
+                    "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "properties": {"status": {"type": "string", "const": "ok"}},
+                        "required": ["status"],
+                    }}},
+                },
+            },
+        })
+    },
+};
+
+/// The `Mcp-Session-Id` header of a request to `/mcp`.
+fn mcp_session(required: bool) -> Value {
     json!({
-        "/api/scans": {
-            "post": {
-                "operationId": "submitScan",
-                "summary": "Submit an instance for a scan",
-                "description": "Queues a scan of one instance. The scan is asynchronous: poll the \
-                                Location (or links.self) until status is completed.",
-                "tags": ["scans"],
-                "requestBody": {
-                    "required": true,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanSubmission"}}},
-                },
-                "responses": responses(json!({
-                    "202": {
-                        "description": "Queued.",
-                        "headers": {"Location": {"$ref": "#/components/headers/Location"}},
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanAccepted"}}},
-                    },
-                    "400": {"$ref": "#/components/responses/BadRequest"},
-                    "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
-                    "429": {"$ref": "#/components/responses/TooManyRequests"},
-                })),
-            },
-        },
-        "/api/scans/{uuid}": {
-            "parameters": [{"$ref": "#/components/parameters/Uuid"}],
-            "get": {
-                "operationId": "getScan",
-                "summary": "Poll a scan",
-                "description": format!("While the scan is {pending_list} the answer carries its \
-                                        links and a Retry-After header; once completed, its result."),
-                "tags": ["scans"],
-                "responses": responses(json!({
-                    "200": {
-                        "description": "The scan's state, and its result once completed.",
-                        "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
-                        "content": {"application/json": {"schema": {"oneOf": [
-                            {"$ref": "#/components/schemas/ScanPending"},
-                            {"$ref": "#/components/schemas/ScanCompleted"},
-                        ]}}},
-                    },
-                    "404": {"$ref": "#/components/responses/NotFound"},
-                })),
-            },
-            "delete": {
-                "operationId": "eraseScan",
-                "summary": "Erase a scan, with its erase key",
-                "description": format!("Erases the scan's stored record and its result, given \
-                                the erase key its submission was answered with in the \
-                                {ERASE_KEY_HEADER} header: only the submitter can, and only that \
-                                scan (another submission of the same instance has its own key). \
-                                The service keeps only the key's SHA-256; no other answer \
-                                carries the key."),
-                "tags": ["scans"],
-                "parameters": [{"$ref": "#/components/parameters/EraseKey"}],
-                "responses": responses(json!({
-                    "200": {
-                        "description": "Erased.",
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Erased"}}},
-                    },
-                    "403": error_response(
-                        "No erase key (erase_key_required), or not this scan's \
-                         (erase_key_invalid): nothing was erased.",
-                        false,
-                    ),
-                    "404": {"$ref": "#/components/responses/NotFound"},
-                })),
-            },
-        },
-        "/api/scans/{uuid}/export/{format}": {
-            "parameters": [
-                {"$ref": "#/components/parameters/Uuid"},
-                {
-                    "name": "format",
-                    "in": "path",
-                    "required": true,
-                    "description": "The export format.",
-                    "schema": {"type": "string", "enum": EXPORT_FORMATS},
-                },
-            ],
-            "get": {
-                "operationId": "exportScan",
-                "summary": "Download an export of a completed scan",
-                "tags": ["scans"],
-                "responses": responses(json!({
-                    "200": {
-                        "description": "The export, as an attachment.",
-                        "headers": {"Content-Disposition": {
-                            "description": "attachment, with a file name naming the host.",
-                            "schema": {"type": "string"},
-                        }},
-                        "content": export_content,
-                    },
-                    "404": {"$ref": "#/components/responses/NotFound"},
-                    "409": error_response(
-                        "The scan has not completed yet; poll it, then export.",
-                        true,
-                    ),
-                })),
-            },
-        },
-        "/healthz": {
-            "get": {
-                "operationId": "getHealth",
-                "summary": "Health of the service",
-                "tags": ["service"],
-                "responses": responses(json!({
-                    "200": {
-                        "description": "The service answers and its store too.",
-                        "content": {"application/json": {"schema": {
-                            "type": "object",
-                            "properties": {"status": {"type": "string", "const": "ok"}},
-                            "required": ["status"],
-                        }}},
-                    },
-                })),
-            },
-        },
+        "name": "Mcp-Session-Id",
+        "in": "header",
+        "required": required,
+        "description": "The session initialize answered; every request after initialize \
+                        carries it.",
+        "schema": {"type": "string"},
     })
 }
 
-/// `/mcp` as OpenAPI describes it: JSON-RPC messages in, JSON-RPC answers (or server-sent
-/// events) out, each refusal the endpoint can answer (`web::mcp::handle`).
-fn mcp_path(mcp: Mcp) -> Value {
-    let session = |required: bool| {
+/// `POST /mcp`: JSON-RPC messages in, JSON-RPC answers (or server-sent events) out, each
+/// refusal the endpoint can answer (`web::mcp::handle`).
+pub const CALL_MCP: Operation = Operation {
+    id: "callMcp",
+    summary: "Send one MCP message (JSON-RPC 2.0)",
+    tag: "mcp",
+    describe: || {
+        let rpc = json!({"$ref": "#/components/schemas/JsonRpcMessage"});
         json!({
-            "name": "Mcp-Session-Id",
-            "in": "header",
-            "required": required,
-            "description": "The session initialize answered; every request after initialize \
-                            carries it.",
-            "schema": {"type": "string"},
-        })
-    };
-    let rpc = json!({"$ref": "#/components/schemas/JsonRpcMessage"});
-    let mut post = json!({
-        "operationId": "callMcp",
-        "summary": "Send one MCP message (JSON-RPC 2.0)",
-        "description": "The Model Context Protocol over streamable HTTP: initialize, tools/list, \
-                        tools/call, prompts/list, prompts/get, ping; one message per request (no \
-                        batches). A tools/call with _meta.progressToken from a client that \
-                        accepts text/event-stream is answered as server-sent events.",
-        "tags": ["mcp"],
-        "parameters": [session(false)],
-        "requestBody": {
-            "required": true,
-            "content": {"application/json": {"schema": rpc}},
-        },
-        "responses": responses(json!({
-            "200": {
-                "description": "The JSON-RPC response (a protocol error included), or for a \
-                                tools/call with a progress token the progress notifications and \
-                                then the response as server-sent events.",
-                "headers": {"Mcp-Session-Id": {
-                    "description": "On the answer to initialize: the new session.",
-                    "schema": {"type": "string"},
-                }},
-                "content": {
-                    "application/json": {"schema": rpc},
-                    "text/event-stream": {"schema": {"type": "string"}},
-                },
-            },
-            "202": {"description": "A notification or a response of the client: taken, no body."},
-            "400": {
-                "description": "Not one JSON-RPC 2.0 message, an unsupported protocol version, \
-                                or no Mcp-Session-Id after initialize (a JSON-RPC error); or a \
-                                request the server could not read (the Error schema).",
-                "content": {"application/json": {"schema": {"anyOf": [
-                    rpc,
-                    {"$ref": "#/components/schemas/Error"},
-                ]}}},
-            },
-            "403": error_response(
-                "Sent from another site's page (its Origin is not the base URL's): refused, \
-                 DNS-rebinding protection.",
-                false,
-            ),
-            "404": {
-                "description": "The session is unknown (ended or forgotten): initialize again.",
+            "description": "The Model Context Protocol over streamable HTTP: initialize, tools/list, \
+                            tools/call, prompts/list, prompts/get, ping; one message per request (no \
+                            batches). A tools/call with _meta.progressToken from a client that \
+                            accepts text/event-stream is answered as server-sent events.",
+            "parameters": [mcp_session(false)],
+            "requestBody": {
+                "required": true,
                 "content": {"application/json": {"schema": rpc}},
             },
-            "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
-        })),
-    });
-    let mut delete = json!({
-        "operationId": "endMcpSession",
-        "summary": "End an MCP session",
-        "tags": ["mcp"],
-        "parameters": [session(true)],
-        "responses": responses(json!({
-            "204": {"description": "The session ended."},
-            "403": error_response("Sent from another site's page: refused.", false),
-            "404": error_response("No such session.", false),
-        })),
-    });
-    if mcp == Mcp::Token {
-        for operation in [&mut post, &mut delete] {
+            "responses": {
+                "200": {
+                    "description": "The JSON-RPC response (a protocol error included), or for a \
+                                    tools/call with a progress token the progress notifications and \
+                                    then the response as server-sent events.",
+                    "headers": {"Mcp-Session-Id": {
+                        "description": "On the answer to initialize: the new session.",
+                        "schema": {"type": "string"},
+                    }},
+                    "content": {
+                        "application/json": {"schema": rpc},
+                        "text/event-stream": {"schema": {"type": "string"}},
+                    },
+                },
+                "202": {"description": "A notification or a response of the client: taken, no body."},
+                "400": {
+                    "description": "Not one JSON-RPC 2.0 message, an unsupported protocol version, \
+                                    or no Mcp-Session-Id after initialize (a JSON-RPC error); or a \
+                                    request the server could not read (the Error schema).",
+                    "content": {"application/json": {"schema": {"anyOf": [
+                        rpc,
+                        {"$ref": "#/components/schemas/Error"},
+                    ]}}},
+                },
+                "403": error_response(
+                    "Sent from another site's page (its Origin is not the base URL's): refused, \
+                     DNS-rebinding protection.",
+                    false,
+                ),
+                "404": {
+                    "description": "The session is unknown (ended or forgotten): initialize again.",
+                    "content": {"application/json": {"schema": rpc}},
+                },
+                "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+            },
+        })
+    },
+};
+
+/// `DELETE /mcp`.
+pub const END_MCP_SESSION: Operation = Operation {
+    id: "endMcpSession",
+    summary: "End an MCP session",
+    tag: "mcp",
+    describe: || {
+        json!({
+            "parameters": [mcp_session(true)],
+            "responses": {
+                "204": {"description": "The session ended."},
+                "403": error_response("Sent from another site's page: refused.", false),
+                "404": error_response("No such session.", false),
+            },
+        })
+    },
+};
+
+/// A path parameter (`{name}` of a route's path) as the operations take it.
+fn path_parameter(name: &str) -> Value {
+    match name {
+        "uuid" => json!({"$ref": "#/components/parameters/Uuid"}),
+        "format" => json!({
+            "name": "format",
+            "in": "path",
+            "required": true,
+            "description": "The export format.",
+            "schema": {"type": "string", "enum": EXPORT_FORMATS},
+        }),
+        other => {
+            json!({"name": other, "in": "path", "required": true, "schema": {"type": "string"}})
+        }
+    }
+}
+
+/// The paths of the document: every described route of the table (`/mcp`'s only when it is
+/// served, behind its token when it has one), each operation with every answer of the HTTP
+/// layer it does not describe itself.
+fn paths(routes: &[Route<Api>], mcp: Mcp) -> Value {
+    let mut paths = Map::new();
+    for route in routes {
+        let (Some(doc), Some(method)) = (&route.doc, route.methods.first()) else {
+            continue;
+        };
+        if doc.tag == "mcp" && mcp == Mcp::Off {
+            continue;
+        }
+        let item = paths.entry(route.path).or_insert_with(|| {
+            let parameters: Vec<Value> = route
+                .path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+                .map(path_parameter)
+                .collect();
+            match parameters.is_empty() {
+                true => json!({}),
+                false => json!({ "parameters": parameters }),
+            }
+        });
+        let mut operation = (doc.describe)();
+        operation["operationId"] = json!(doc.id);
+        operation["summary"] = json!(doc.summary);
+        operation["tags"] = json!([doc.tag]);
+        operation["responses"] = responses(operation["responses"].take());
+        if doc.tag == "mcp" && mcp == Mcp::Token {
             operation["security"] = json!([{"mcpToken": []}]);
             operation["responses"]["401"] = error_response(
                 "No Authorization: Bearer with the operator's MCP token (WWW-Authenticate \
@@ -640,12 +680,14 @@ fn mcp_path(mcp: Mcp) -> Value {
                 false,
             );
         }
+        item[method.to_ascii_lowercase()] = operation;
     }
-    json!({"post": post, "delete": delete})
+    Value::Object(paths)
 }
 
-/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API (`/mcp` as it is served).
-pub fn openapi(base: &str, mcp: Mcp) -> Value {
+/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API (`/mcp` as it is served),
+/// its paths those of the route table `routes` (`web::routes::ROUTES`).
+pub fn openapi(base: &str, mcp: Mcp, routes: &[Route<Api>]) -> Value {
     let mut document = json!({
         "openapi": "3.1.0",
         "info": {
@@ -663,11 +705,10 @@ pub fn openapi(base: &str, mcp: Mcp) -> Value {
             {"name": "scans", "description": "Submit, poll, export and erase scans."},
             {"name": "service", "description": "The service itself."},
         ],
-        "paths": openapi_paths(),
+        "paths": paths(routes, mcp),
         "components": components(),
     });
     if mcp != Mcp::Off {
-        document["paths"][MCP_PATH] = mcp_path(mcp);
         document["tags"]
             .as_array_mut()
             .expect("tags")
@@ -738,7 +779,7 @@ pub fn arazzo(base: &str) -> Value {
                     "description": "Submit the instance; the answer names the scan's uuid and \
                                     its erase key (keep it: only it erases the scan, with \
                                     eraseScan).",
-                    "operationId": "submitScan",
+                    "operationId": SUBMIT_SCAN.id,
                     "requestBody": {
                         "contentType": "application/json",
                         "payload": payload,
@@ -761,7 +802,7 @@ pub fn arazzo(base: &str) -> Value {
                     "stepId": "poll",
                     "description": "Poll the scan until its status is completed (detects \
                                     completion); while it is pending, wait and poll again.",
-                    "operationId": "getScan",
+                    "operationId": GET_SCAN.id,
                     "parameters": [
                         {"name": "uuid", "in": "path", "value": "$steps.submit.outputs.uuid"},
                     ],
@@ -791,7 +832,7 @@ pub fn arazzo(base: &str) -> Value {
                 {
                     "stepId": "export",
                     "description": "Download the export in the format asked for.",
-                    "operationId": "exportScan",
+                    "operationId": EXPORT_SCAN.id,
                     "parameters": [
                         {"name": "uuid", "in": "path", "value": "$steps.submit.outputs.uuid"},
                         {"name": "format", "in": "path", "value": "$inputs.format"},
@@ -875,27 +916,9 @@ pub fn ai(base: &str, served: Mcp) -> Value {
 mod tests {
     use super::*;
     use crate::web::api::parse_submission;
+    use crate::web::routes::ROUTES;
 
     const BASE: &str = "https://scan.example.com";
-
-    fn request(method: &str, path: &str) -> Request {
-        Request {
-            method: method.into(),
-            path: path.into(),
-            query: Vec::new(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            peer: "127.0.0.1:1".parse().unwrap(),
-        }
-    }
-
-    fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
-        response
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
 
     fn strings(value: &Value) -> Vec<&str> {
         value
@@ -980,7 +1003,7 @@ mod tests {
             );
         }
         // Every export has its path value, its media type and its link.
-        let doc = openapi(BASE, Mcp::Open);
+        let doc = openapi(BASE, Mcp::Open, ROUTES);
         let export = &doc["paths"]["/api/scans/{uuid}/export/{format}"];
         assert_eq!(
             strings(&export["parameters"][1]["schema"]["enum"]),
@@ -1009,7 +1032,7 @@ mod tests {
                 json!(status.as_str())
             );
         }
-        let schemas = &openapi(BASE, Mcp::Open)["components"]["schemas"];
+        let schemas = &openapi(BASE, Mcp::Open, ROUTES)["components"]["schemas"];
         let mut named = strings(&schemas["ScanPending"]["properties"]["status"]["enum"]);
         named.push(
             schemas["ScanCompleted"]["properties"]["status"]["const"]
@@ -1027,46 +1050,6 @@ mod tests {
             "#/components/schemas/Result"
         );
         assert_eq!(schemas["Result"]["type"], "object");
-    }
-
-    #[test]
-    fn the_documents_are_served_cacheable_for_get_and_head_only() {
-        for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
-            for method in ["GET", "HEAD"] {
-                let response = handle(&request(method, path), BASE, Mcp::Open).expect(path);
-                assert_eq!(response.status, 200);
-                assert_eq!(header(&response, "content-type"), Some("application/json"));
-                assert_eq!(header(&response, "cache-control"), Some(CACHE_CONTROL));
-                let _: Value = serde_json::from_slice(&response.body).unwrap();
-            }
-            let refused = handle(&request("POST", path), BASE, Mcp::Open).unwrap();
-            assert_eq!(refused.status, 405);
-            assert_eq!(header(&refused, "allow"), Some("GET, HEAD"));
-        }
-        for path in [
-            "/",
-            "/api/scans",
-            "/healthz",
-            "/.well-known/",
-            "/openapi.yaml",
-        ] {
-            assert!(
-                handle(&request("GET", path), BASE, Mcp::Open).is_none(),
-                "{path}"
-            );
-        }
-        // A trailing slash on the base URL makes no double slash.
-        let response = handle(
-            &request("GET", AI_PATH),
-            "https://scan.example.com/",
-            Mcp::Open,
-        )
-        .unwrap();
-        let value: Value = serde_json::from_slice(&response.body).unwrap();
-        assert_eq!(
-            value["mcp"]["client_configuration"],
-            json!({"type": "http", "url": "https://scan.example.com/mcp"})
-        );
     }
 
     #[test]
@@ -1093,7 +1076,7 @@ mod tests {
 
     #[test]
     fn the_workflow_uses_operations_the_openapi_document_has() {
-        let api = openapi(BASE, Mcp::Open);
+        let api = openapi(BASE, Mcp::Open, ROUTES);
         let mut operations = Vec::new();
         for item in api["paths"].as_object().unwrap().values() {
             for operation in item.as_object().unwrap().values() {

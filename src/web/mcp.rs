@@ -266,32 +266,27 @@ fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The answer to a request for `/mcp`; `None` for every other path.
-pub fn handle(api: &Api, request: &Request) -> Option<Response> {
-    let path = request.path.trim_end_matches('/');
-    if path != PATH || !api.config.mcp {
-        return None;
-    }
+/// The answer to a request for `/mcp`, whatever its method (`web::routes` routes them all
+/// here).
+pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
     if let Some(token) = &api.config.mcp_token
         && !request.bearer_matches(token)
     {
-        return Some(
-            plain_error(
-                401,
-                "unauthorized",
-                "/mcp needs Authorization: Bearer with the operator's MCP token",
-            )
-            .with_header("WWW-Authenticate", "Bearer realm=\"mcp\""),
-        );
+        return plain_error(
+            401,
+            "unauthorized",
+            "/mcp needs Authorization: Bearer with the operator's MCP token",
+        )
+        .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
     if super::origin::from_another_site(request, &api.config.base_url) {
-        return Some(plain_error(
+        return plain_error(
             403,
             "forbidden_origin",
             "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
-        ));
+        );
     }
-    Some(match request.method.as_str() {
+    match request.method.as_str() {
         "POST" => match ApiError::unless_json(request, "POST /mcp") {
             Ok(()) => post(api, request),
             Err(e) => e.response(),
@@ -309,7 +304,7 @@ pub fn handle(api: &Api, request: &Request) -> Option<Response> {
         .with_header("Allow", "POST"),
         _ => plain_error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
             .with_header("Allow", "POST, DELETE"),
-    })
+    }
 }
 
 fn plain_error(status: u16, code: &str, message: &str) -> Response {

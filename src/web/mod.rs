@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod origin;
 pub mod pages;
 pub mod pdf;
+pub mod routes;
 pub mod server;
 pub mod store;
 pub mod visitor;

@@ -24,10 +24,10 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
                        connect-src 'self'; img-src 'self'; form-action 'self'; \
                        base-uri 'none'; frame-ancestors 'none'";
 
-const STYLE: &str = include_str!("static/style.css");
-const SCRIPT: &str = include_str!("static/app.js");
+pub(super) const STYLE: &str = include_str!("static/style.css");
+pub(super) const SCRIPT: &str = include_str!("static/app.js");
 /// WebMCP tools for an agent in the browser (draft API, feature-detected).
-const WEBMCP: &str = include_str!("static/webmcp.js");
+pub(super) const WEBMCP: &str = include_str!("static/webmcp.js");
 
 /// Seconds between refreshes of a pending result page without JavaScript.
 const REFRESH_SECS: u32 = 3;
@@ -47,6 +47,11 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A file of `/static/`, cached for an hour.
+pub(super) fn static_file(media: &str, body: &'static str) -> Response {
+    Response::new(200, media, body).with_header("Cache-Control", "public, max-age=3600")
 }
 
 /// A whole page. `root` is the base URL's path (`/scanner` behind a proxy that strips it, or
@@ -118,34 +123,13 @@ impl Api {
         self.html(status, "Storage security check", &form, "")
     }
 
-    /// The answer when `request` is for a page or a static file; `None` otherwise.
-    pub fn page(&self, request: &Request) -> Option<Response> {
-        let path = request.path.as_str();
-        let get = matches!(request.method.as_str(), "GET" | "HEAD");
-        Some(match path {
-            "/" if get => self.html(
-                200,
-                "Storage security check",
-                &form(self.config.path_prefix(), None, ""),
-                "",
-            ),
-            "/scans" if request.method == "POST" => self.form_submission(request),
-            "/static/style.css" if get => Response::new(200, "text/css; charset=utf-8", STYLE)
-                .with_header("Cache-Control", "public, max-age=3600"),
-            "/static/app.js" if get => Response::new(200, "text/javascript; charset=utf-8", SCRIPT)
-                .with_header("Cache-Control", "public, max-age=3600"),
-            "/static/webmcp.js" if get && self.config.mcp => {
-                Response::new(200, "text/javascript; charset=utf-8", WEBMCP)
-                    .with_header("Cache-Control", "public, max-age=3600")
-            }
-            _ => {
-                let uuid = path.strip_prefix("/scans/").filter(|_| get)?;
-                self.result_page(uuid.trim_end_matches('/'))
-            }
-        })
+    /// The landing page: the submission form.
+    pub(super) fn landing_page(&self) -> Response {
+        let form = form(self.config.path_prefix(), None, "");
+        self.html(200, "Storage security check", &form, "")
     }
 
-    fn form_submission(&self, request: &Request) -> Response {
+    pub(super) fn form_submission(&self, request: &Request) -> Response {
         // Another site's page could make its visitors submit scans through their browsers.
         if super::origin::from_another_site(request, &self.config.base_url) {
             return self.form_page(
@@ -208,7 +192,7 @@ impl Api {
         }
     }
 
-    fn result_page(&self, uuid: &str) -> Response {
+    pub(super) fn result_page(&self, uuid: &str) -> Response {
         let root = escape(self.config.path_prefix());
         let record = match self.record(uuid) {
             Ok(record) => record,

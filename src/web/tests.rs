@@ -1256,3 +1256,58 @@ fn mcp_calls_wait_for_their_scans_within_a_bounded_share_of_the_workers() {
         );
     }
 }
+
+/// The discovery documents, as the route table serves them: GET and HEAD, cacheable, a
+/// trailing slash of the path or of the base URL aside; nothing else answers so.
+#[test]
+fn the_documents_are_served_cacheable_for_get_and_head_only() {
+    use super::discovery::{AI_PATH, ARAZZO_PATH, CACHE_CONTROL, OPENAPI_PATH};
+    let header = |response: &Response, name: &str| {
+        response
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let mut rig = rig("discovery", &[]);
+    for path in [AI_PATH, OPENAPI_PATH, ARAZZO_PATH, "/openapi.json/"] {
+        for method in ["GET", "HEAD"] {
+            let response = rig.send(method, path, &[], b"", "192.0.2.1");
+            assert_eq!(response.status, 200, "{method} {path}");
+            assert_eq!(
+                header(&response, "content-type").as_deref(),
+                Some("application/json")
+            );
+            assert_eq!(
+                header(&response, "cache-control").as_deref(),
+                Some(CACHE_CONTROL)
+            );
+            let _: Value = serde_json::from_slice(&response.body).unwrap();
+        }
+        let refused = rig.send("POST", path, &[], b"", "192.0.2.1");
+        assert_eq!(refused.status, 405);
+        assert_eq!(header(&refused, "allow").as_deref(), Some("GET, HEAD"));
+    }
+    for path in [
+        "/",
+        "/api/scans",
+        "/healthz",
+        "/.well-known/",
+        "/openapi.yaml",
+    ] {
+        let other = rig.send("GET", path, &[], b"", "192.0.2.1");
+        assert_ne!(
+            header(&other, "cache-control").as_deref(),
+            Some(CACHE_CONTROL),
+            "{path}"
+        );
+    }
+    // A trailing slash on the base URL makes no double slash.
+    rig.api.config.base_url = "https://scan.example.com/".into();
+    let response = rig.get(AI_PATH);
+    let value: Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(
+        value["mcp"]["client_configuration"],
+        json!({"type": "http", "url": "https://scan.example.com/mcp"})
+    );
+}

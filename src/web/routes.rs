@@ -1,0 +1,127 @@
+//! Every route of the public scan API (`check-storage-scanner web`), in one table of
+//! `serve::http`: the JSON API (`api`), MCP (`mcp`), the discovery documents (`discovery`) and
+//! the pages (`pages`). The table is the only place that knows them all; the modules it names
+//! do not name each other to route.
+
+use super::api::{Api, ERASE_KEY_HEADER};
+use super::{discovery, mcp, pages};
+use crate::serve::http::{self, Request, Response, Route};
+
+/// GET, and HEAD answered with the head of the GET answer.
+const GET: &[&str] = &["GET", "HEAD"];
+
+/// Whether `/mcp` (and the WebMCP script) is served: not with `--no-mcp`.
+fn mcp_served(api: &Api) -> bool {
+    api.config.mcp
+}
+
+/// The table. A path with routes but not for the method is answered 405 with `Allow`.
+pub const ROUTES: &[Route<Api>] = &[
+    Route::new(&["POST"], "/api/scans", |api: &Api, request, _| {
+        api.submit(request)
+    })
+    .doc(discovery::SUBMIT_SCAN),
+    Route::new(&["GET"], "/api/scans/{uuid}", |api: &Api, _, path| {
+        api.poll(path[0])
+    })
+    .doc(discovery::GET_SCAN),
+    Route::new(
+        &["DELETE"],
+        "/api/scans/{uuid}",
+        |api: &Api, request, path| api.erase(path[0], request.header(ERASE_KEY_HEADER)),
+    )
+    .doc(discovery::ERASE_SCAN),
+    Route::new(
+        &["GET"],
+        "/api/scans/{uuid}/export/{format}",
+        |api: &Api, _, path| api.export(path[0], path[1]),
+    )
+    .doc(discovery::EXPORT_SCAN),
+    Route::new(GET, "/healthz", |api: &Api, _, _| api.health()).doc(discovery::GET_HEALTH),
+    Route::new(&["POST"], mcp::PATH, mcp::handle)
+        .when(mcp_served)
+        .doc(discovery::CALL_MCP),
+    Route::new(&["DELETE"], mcp::PATH, mcp::handle)
+        .when(mcp_served)
+        .doc(discovery::END_MCP_SESSION),
+    // Any other method: MCP says why (GET opens no event stream here).
+    Route::new(&[], mcp::PATH, mcp::handle).when(mcp_served),
+    Route::new(GET, discovery::AI_PATH, |api, _, _| {
+        discovery::answer(discovery::ai(base(api), mcp_of(api)))
+    }),
+    Route::new(GET, discovery::OPENAPI_PATH, |api, _, _| {
+        discovery::answer(discovery::openapi(base(api), mcp_of(api), ROUTES))
+    }),
+    Route::new(GET, discovery::ARAZZO_PATH, |api, _, _| {
+        discovery::answer(discovery::arazzo(base(api)))
+    }),
+    Route::new(GET, "/", |api, _, _| api.landing_page()),
+    Route::new(&["POST"], "/scans", |api, request, _| {
+        api.form_submission(request)
+    }),
+    Route::new(GET, "/scans/{uuid}", |api, _, path| {
+        api.result_page(path[0])
+    }),
+    Route::new(GET, "/static/style.css", |_, _, _| {
+        pages::static_file("text/css; charset=utf-8", pages::STYLE)
+    }),
+    Route::new(GET, "/static/app.js", |_, _, _| {
+        pages::static_file("text/javascript; charset=utf-8", pages::SCRIPT)
+    }),
+    Route::new(GET, "/static/webmcp.js", |_, _, _| {
+        pages::static_file("text/javascript; charset=utf-8", pages::WEBMCP)
+    })
+    .when(mcp_served),
+];
+
+/// The base URL as the documents name it, without a trailing slash.
+fn base(api: &Api) -> &str {
+    api.config.base_url.trim_end_matches('/')
+}
+
+fn mcp_of(api: &Api) -> discovery::Mcp {
+    discovery::Mcp::of(api.config.mcp, api.config.mcp_token.as_deref())
+}
+
+impl Api {
+    /// Answers one request from [`ROUTES`].
+    pub fn handle(&self, request: &Request) -> Response {
+        http::route(ROUTES, self, request, "no such route; see /openapi.json")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documents are generated from the table: every route of the API (not the pages,
+    /// the static files or the documents themselves) is described, and each description names
+    /// an operation of its own.
+    #[test]
+    fn every_api_route_is_described_once() {
+        let mut ids = Vec::new();
+        for route in ROUTES.iter().filter(|r| !r.methods.is_empty()) {
+            let api =
+                route.path.starts_with("/api/") || ["/healthz", mcp::PATH].contains(&route.path);
+            assert_eq!(
+                route.doc.is_some(),
+                api,
+                "{:?} {}",
+                route.methods,
+                route.path
+            );
+            ids.extend(route.doc.as_ref().map(|doc| doc.id));
+        }
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        let openapi = discovery::openapi("https://scan.example.com", discovery::Mcp::Open, ROUTES);
+        for route in ROUTES {
+            if let (Some(doc), Some(method)) = (&route.doc, route.methods.first()) {
+                let operation = &openapi["paths"][route.path][method.to_ascii_lowercase()];
+                assert_eq!(operation["operationId"], doc.id, "{}", route.path);
+            }
+        }
+    }
+}
