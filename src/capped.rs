@@ -148,8 +148,8 @@ impl<'de, R: Reader<'de>> Visitor<'de> for Read<R> {
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<R::Value, E> {
         self.0.shallow(Shallow::Number(v.to_string()))
     }
-    /// As JSON writes it (`3.0`, never `3`); YAML's `.nan` and `.inf` are no JSON numbers
-    /// and read as text.
+    /// As JSON writes it (`3.0`, never `3`); a non-finite float (no JSON number, and refused
+    /// by `files::yaml_options`) would read as text.
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<R::Value, E> {
         self.0.shallow(match serde_json::Number::from_f64(v) {
             Some(n) => Shallow::Number(n.to_string()),
@@ -605,5 +605,42 @@ mod tests {
         assert_eq!(serde_json::from_str::<Text>(&deep).unwrap(), Text(None));
         let unbalanced = "[".repeat(100_000);
         assert!(serde_json::from_str::<Text>(&unbalanced).is_err());
+    }
+
+    #[test]
+    fn shallow_values_keep_scalars_as_written_and_only_name_the_rest() {
+        let read = |text: &str| serde_json::from_str::<Shallow>(text).unwrap();
+        assert_eq!(read("null"), Shallow::Null);
+        assert_eq!(read("true"), Shallow::Bool(true));
+        assert_eq!(read("-4"), Shallow::Number("-4".into()));
+        assert_eq!(read("3.0"), Shallow::Number("3.0".into()));
+        assert_eq!(read("\"x\""), Shallow::Text("x".into()));
+        assert_eq!(read("[[1], {}]"), Shallow::List);
+        assert_eq!(read("{\"a\": [1]}"), Shallow::Mapping);
+        let yaml = |text: &str| {
+            serde_saphyr::from_str_with_options::<Shallow>(text, crate::files::yaml_options())
+                .unwrap()
+        };
+        assert_eq!(yaml("0.5"), Shallow::Number("0.5".into()));
+        assert_eq!(yaml("~"), Shallow::Null);
+        assert_eq!(Shallow::Bool(false).into_plain().as_deref(), Some("false"));
+        assert_eq!(Shallow::List.into_plain(), None);
+    }
+
+    #[test]
+    fn listed_keeps_at_most_n_and_skips_the_rest() {
+        let many = format!("[{}{{}}]", "{},".repeat(1_000_000));
+        let listed: Listed<Shallow, 3> = serde_json::from_str(&many).unwrap();
+        assert_eq!(
+            listed,
+            Listed::List {
+                items: vec![Shallow::Mapping; 3],
+                more: true
+            }
+        );
+        let listed: Listed<Shallow, 3> = serde_json::from_str("[1, \"a\"]").unwrap();
+        assert!(matches!(listed, Listed::List { ref items, more: false } if items.len() == 2));
+        let listed: Listed<Shallow, 3> = serde_json::from_str("{}").unwrap();
+        assert_eq!(listed, Listed::Other(Shallow::Mapping));
     }
 }

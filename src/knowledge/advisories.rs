@@ -135,7 +135,7 @@ impl std::error::Error for AdvisoryError {}
 /// single odd entry in a feed cannot hide the others; an advisory without any usable range
 /// would otherwise match nothing (or, worse, everything).
 ///
-/// The document is read into typed values member by member (`knowledge::json`), never into a
+/// The document is read into typed values member by member (`capped`), never into a
 /// `serde_json::Value` tree: what does not concern the product is skipped as it is read, and
 /// what is kept is bounded by [`MAX_KEPT_BYTES`], so a hostile feed answer costs about its own
 /// size (and serde_json's buffer for its longest string), never a tree of it.
