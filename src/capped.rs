@@ -9,7 +9,8 @@
 //!
 //! - [`Text`], [`Flag`], [`NonNull`], [`Obj`]: a member of an unexpected type counts as absent
 //!   (as `Value::as_str` and friends did), and is skipped unread; a kept string is cut at
-//!   [`MAX_STRING`] bytes;
+//!   [`MAX_STRING`] bytes (a [`Shallow`] string is copied whole, one at a time, and cut where
+//!   it is kept);
 //! - [`ForEach`] visits a list element by element, so the caller keeps only what it converts,
 //!   never one entry per element of a list of `{}`; [`Listed`] keeps at most `N` elements;
 //! - [`BoundedValue`] keeps a whole subtree within a budget of values;
