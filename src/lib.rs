@@ -9,6 +9,7 @@
 pub mod assess;
 pub mod atomic_file;
 pub mod budget;
+pub mod capped;
 pub mod checks;
 pub mod clock;
 pub mod diagnostics;

@@ -18,11 +18,12 @@
 //! are never absorbed: they alert until they are fixed or the file is deleted to record a new
 //! baseline. `recordedAt` and the configuration fingerprint stay as recorded.
 
+use crate::capped::{self, Reader, Shallow};
 use crate::files::{self, Kind};
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, State, Status};
 use crate::text::one_line;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -130,19 +131,21 @@ impl Baseline {
     /// `version` member is looked at first (the rest skipped unread), then the entries are
     /// read within [`MAX_HOSTS`] and [`MAX_IDS`].
     fn parse(bytes: &[u8]) -> Result<Baseline, String> {
-        let probe: VersionProbe =
-            serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let version = capped::read(&mut de, VersionProbe)
+            .and_then(|version| de.end().map(|()| version))
+            .map_err(|e| match e.classify() {
                 serde_json::error::Category::Data => {
                     "is not a baseline (no JSON object)".to_string()
                 }
                 _ => format!("is not valid JSON ({e})"),
             })?;
-        match probe.0 {
-            Some(VersionSeen::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+        match version {
+            Some(Shallow::Number(n)) if n == FORMAT_VERSION.to_string() => {}
             Some(seen) => {
                 return Err(format!(
                     "has version {}; this check reads baseline version {FORMAT_VERSION}",
-                    seen.text()
+                    version_text(&seen)
                 ));
             }
             None => return Err("is not a baseline (no \"version\" member)".into()),
@@ -351,102 +354,46 @@ impl Baseline {
     }
 }
 
-/// The `version` member of a file, if it has one; everything else is skipped unread.
-struct VersionProbe(Option<VersionSeen>);
+/// Reads the `version` member of a file, if it has one; everything else is skipped unread. A
+/// document that is not an object is an error.
+struct VersionProbe;
 
-/// A version as written: a number, or what stands there instead, shown as JSON.
-enum VersionSeen {
-    Number(serde_json::Number),
-    Other(String),
-}
+impl<'de> Reader<'de> for VersionProbe {
+    type Value = Option<Shallow>;
 
-impl VersionSeen {
-    fn text(&self) -> String {
-        match self {
-            VersionSeen::Number(n) => n.to_string(),
-            VersionSeen::Other(text) => text.clone(),
-        }
+    fn shallow<E: de::Error>(self, _: Shallow) -> Result<Option<Shallow>, E> {
+        Err(E::custom("not a JSON object"))
+    }
+
+    fn list<A: SeqAccess<'de>>(self, _: A) -> Result<Option<Shallow>, A::Error> {
+        Err(de::Error::custom("not a JSON object"))
+    }
+
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Option<Shallow>, A::Error> {
+        let mut version = None;
+        capped::each_member(map, |key, map| {
+            if key != "version" {
+                return Ok(false);
+            }
+            version = Some(map.next_value()?);
+            Ok(true)
+        })?;
+        Ok(version)
     }
 }
 
-impl<'de> Deserialize<'de> for VersionProbe {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<VersionProbe, D::Error> {
-        struct Probe;
-        impl<'de> Visitor<'de> for Probe {
-            type Value = VersionProbe;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionProbe, A::Error> {
-                let mut version = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if key == "version" {
-                        version = Some(map.next_value()?);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(VersionProbe(version))
-            }
+/// A version as written, shown as JSON (`2`, `1.0`, `"1"`, `[...]`).
+fn version_text(seen: &Shallow) -> String {
+    match seen {
+        Shallow::Null => "null".into(),
+        Shallow::Bool(b) => b.to_string(),
+        Shallow::Number(n) => n.clone(),
+        Shallow::Text(text) => {
+            let shown: String = text.chars().take(40).collect();
+            serde_json::to_string(&shown).unwrap_or_default()
         }
-        deserializer.deserialize_map(Probe)
-    }
-}
-
-impl<'de> Deserialize<'de> for VersionSeen {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<VersionSeen, D::Error> {
-        struct Seen;
-        impl<'de> Visitor<'de> for Seen {
-            type Value = VersionSeen;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a version")
-            }
-
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<VersionSeen, E> {
-                Ok(VersionSeen::Number(v.into()))
-            }
-
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<VersionSeen, E> {
-                Ok(VersionSeen::Number(v.into()))
-            }
-
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<VersionSeen, E> {
-                // As JSON writes it: `1.0`, never the `1` the version must be.
-                Ok(VersionSeen::Other(
-                    serde_json::Number::from_f64(v)
-                        .map_or_else(|| v.to_string(), |n| n.to_string()),
-                ))
-            }
-
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<VersionSeen, E> {
-                Ok(VersionSeen::Other(v.to_string()))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<VersionSeen, E> {
-                Ok(VersionSeen::Other("null".into()))
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionSeen, E> {
-                let shown: String = v.chars().take(40).collect();
-                Ok(VersionSeen::Other(
-                    serde_json::to_string(&shown).unwrap_or_default(),
-                ))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<VersionSeen, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(VersionSeen::Other("[...]".into()))
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionSeen, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(VersionSeen::Other("{...}".into()))
-            }
-        }
-        deserializer.deserialize_any(Seen)
+        Shallow::List => "[...]".into(),
+        Shallow::Mapping => "{...}".into(),
     }
 }
 

@@ -8,11 +8,11 @@
 //! Waivers never excuse a requirement: a waived (`ignored`) finding still counts here.
 
 use crate::assess::waivers;
+use crate::capped::{self, Listed, Reader, Shallow};
 use crate::files::{self, Kind};
 use crate::report::{Finding, Role, ScanResult, Status, grade};
 use serde::Serialize;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use std::fmt;
+use serde::de::{self, Deserialize, Deserializer, MapAccess};
 use std::path::Path;
 
 /// The keys a policy file may hold.
@@ -226,39 +226,33 @@ fn names(finding: &Finding, result: &ScanResult) -> Vec<String> {
 }
 
 fn minimum_rating(value: &Shallow) -> Result<Option<u8>, String> {
+    const FIX: &str = "write an integer from 0 (F) to 5 (A+), e.g. minimum_rating: 4 for grade A";
     match value {
         Shallow::Null => Ok(None),
-        Shallow::Number(n) if n.is_u64() || n.is_i64() => match n.as_u64() {
-            Some(r) if r <= 5 => Ok(Some(r as u8)),
-            _ => Err(format!(
-                "minimum_rating {n} is outside 0-5; write an integer from 0 (F) to 5 (A+), \
-                 e.g. minimum_rating: 4 for grade A"
-            )),
+        Shallow::Number(n) if n.parse::<i128>().is_ok() => match n.parse::<u8>() {
+            Ok(r) if r <= 5 => Ok(Some(r)),
+            _ => Err(format!("minimum_rating {n} is outside 0-5; {FIX}")),
         },
-        Shallow::Number(n) => Err(format!(
-            "minimum_rating {n} is not an integer; write an integer from 0 (F) to 5 (A+), \
-             e.g. minimum_rating: 4 for grade A"
-        )),
+        Shallow::Number(n) => Err(format!("minimum_rating {n} is not an integer; {FIX}")),
         other => Err(format!(
-            "minimum_rating is {}, not an integer; write an integer from 0 (F) to 5 (A+), \
-             e.g. minimum_rating: 4 for grade A",
+            "minimum_rating is {}, not an integer; {FIX}",
             other.kind()
         )),
     }
 }
 
 /// The entries of a list of names: non-empty strings, duplicates dropped, order kept.
-fn names_list(key: &str, value: &Shallow) -> Result<Vec<String>, String> {
+fn names_list(key: &str, value: &Names) -> Result<Vec<String>, String> {
     let items = match value {
-        Shallow::Null => return Ok(Vec::new()),
-        Shallow::List { items, more: false } => items,
-        Shallow::List { more: true, .. } => {
+        Listed::Other(Shallow::Null) => return Ok(Vec::new()),
+        Listed::List { items, more: false } => items,
+        Listed::List { more: true, .. } => {
             return Err(format!(
                 "{key} has more than {MAX_LIST_ENTRIES} entries; a policy names far fewer \
                  findings (use patterns such as exposed or versionDisclosure:*)"
             ));
         }
-        other => {
+        Listed::Other(other) => {
             return Err(format!(
                 "{key} is {}, not a list; write one name per line as a YAML list (- name) or \
                  a JSON array",
@@ -268,14 +262,12 @@ fn names_list(key: &str, value: &Shallow) -> Result<Vec<String>, String> {
     };
     let mut names: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let text = match item {
-            Entry::Text(text) => text,
-            Entry::Other(kind) => {
-                return Err(format!(
-                    "{key} entry {} is {kind}, not a name; write each entry as text",
-                    i + 1
-                ));
-            }
+        let Shallow::Text(text) = item else {
+            return Err(format!(
+                "{key} entry {} is {}, not a name; write each entry as text",
+                i + 1,
+                item.kind()
+            ));
         };
         let name = text.trim();
         if name.is_empty() {
@@ -291,7 +283,7 @@ fn names_list(key: &str, value: &Shallow) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-fn required(value: &Shallow) -> Result<Vec<String>, String> {
+fn required(value: &Names) -> Result<Vec<String>, String> {
     let names = names_list("required_hardenings", value)?;
     let known: Vec<&str> = hardening_measures().collect();
     for name in &names {
@@ -325,7 +317,7 @@ fn required(value: &Shallow) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-fn forbidden(value: &Shallow) -> Result<Vec<String>, String> {
+fn forbidden(value: &Names) -> Result<Vec<String>, String> {
     names_list("forbidden", value)
 }
 
@@ -370,256 +362,49 @@ fn first_line(text: &str) -> &str {
 #[derive(Default)]
 struct Document {
     minimum_rating: Option<Shallow>,
-    required_hardenings: Option<Shallow>,
-    forbidden: Option<Shallow>,
+    required_hardenings: Option<Names>,
+    forbidden: Option<Names>,
     /// The first key that is not one of [`KEYS`].
     unknown_key: Option<String>,
     /// The kind of a top level that is not a mapping (`a list`).
     not_a_mapping: Option<&'static str>,
 }
 
-/// A value as far as the policy looks at it.
-#[derive(Debug, PartialEq)]
-enum Shallow {
-    Null,
-    Bool,
-    Number(serde_json::Number),
-    Text,
-    /// At most [`MAX_LIST_ENTRIES`] entries; `more` when the list had more.
-    List {
-        items: Vec<Entry>,
-        more: bool,
-    },
-    Mapping,
-}
-
-/// One entry of a list: a name, or the kind of what stands there instead.
-#[derive(Debug, PartialEq)]
-enum Entry {
-    Text(String),
-    Other(&'static str),
-}
-
-impl Shallow {
-    fn kind(&self) -> &'static str {
-        match self {
-            Shallow::Null => "empty",
-            Shallow::Bool => "a boolean",
-            Shallow::Number(_) => "a number",
-            Shallow::Text => "text",
-            Shallow::List { .. } => "a list",
-            Shallow::Mapping => "a mapping",
-        }
-    }
-}
+/// A list of names as read: at most [`MAX_LIST_ENTRIES`] entries, or what stands there instead.
+type Names = Listed<Shallow, MAX_LIST_ENTRIES>;
 
 impl<'de> Deserialize<'de> for Document {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Document, D::Error> {
-        deserializer.deserialize_any(DocumentVisitor)
-    }
-}
-
-struct DocumentVisitor;
-
-impl DocumentVisitor {
-    fn not_a_mapping<E>(kind: &'static str) -> Result<Document, E> {
-        Ok(Document {
-            not_a_mapping: Some(kind),
-            ..Document::default()
-        })
-    }
-}
-
-impl<'de> Visitor<'de> for DocumentVisitor {
-    type Value = Document;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a mapping with minimum_rating, required_hardenings and forbidden")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
-        let mut document = Document::default();
-        while let Some(key) = map.next_key::<String>()? {
-            let slot = match key.as_str() {
-                "minimum_rating" => &mut document.minimum_rating,
-                "required_hardenings" => &mut document.required_hardenings,
-                "forbidden" => &mut document.forbidden,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    document.unknown_key.get_or_insert(key);
-                    continue;
-                }
-            };
-            *slot = Some(map.next_value()?);
-        }
-        Ok(document)
-    }
-
-    /// An empty document (or one holding only comments) asks for nothing.
-    fn visit_unit<E: de::Error>(self) -> Result<Document, E> {
-        Ok(Document::default())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Document, E> {
-        Ok(Document::default())
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Document, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Document, E> {
-        Self::not_a_mapping("a boolean")
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Document, E> {
-        Self::not_a_mapping("a number")
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Document, E> {
-        Self::not_a_mapping("a number")
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Document, E> {
-        Self::not_a_mapping("a number")
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Document, E> {
-        Self::not_a_mapping("text")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Self::not_a_mapping("a list")
-    }
-}
-
-impl<'de> Deserialize<'de> for Shallow {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Shallow, D::Error> {
-        deserializer.deserialize_any(ShallowVisitor)
-    }
-}
-
-struct ShallowVisitor;
-
-impl<'de> Visitor<'de> for ShallowVisitor {
-    type Value = Shallow;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a value")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Shallow, E> {
-        Ok(Shallow::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Shallow, E> {
-        Ok(Shallow::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Shallow, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shallow, E> {
-        Ok(Shallow::Bool)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shallow, E> {
-        Ok(Shallow::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shallow, E> {
-        Ok(Shallow::Number(v.into()))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shallow, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Shallow::Text, Shallow::Number))
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shallow, E> {
-        Ok(Shallow::Text)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shallow, A::Error> {
-        let mut items = Vec::new();
-        while items.len() < MAX_LIST_ENTRIES {
-            match seq.next_element()? {
-                Some(entry) => items.push(entry),
-                None => return Ok(Shallow::List { items, more: false }),
+        struct AsDocument;
+        impl<'de> Reader<'de> for AsDocument {
+            type Value = Document;
+            /// An empty document (or one holding only comments) asks for nothing.
+            fn shallow<E: de::Error>(self, value: Shallow) -> Result<Document, E> {
+                Ok(Document {
+                    not_a_mapping: (value != Shallow::Null).then(|| value.kind()),
+                    ..Document::default()
+                })
+            }
+            fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Document, A::Error> {
+                let mut document = Document::default();
+                capped::each_member(map, |key, map| {
+                    match key {
+                        "minimum_rating" => document.minimum_rating = Some(map.next_value()?),
+                        "required_hardenings" => {
+                            document.required_hardenings = Some(map.next_value()?)
+                        }
+                        "forbidden" => document.forbidden = Some(map.next_value()?),
+                        _ => {
+                            document.unknown_key.get_or_insert_with(|| key.to_string());
+                            return Ok(false);
+                        }
+                    }
+                    Ok(true)
+                })?;
+                Ok(document)
             }
         }
-        let more = seq.next_element::<IgnoredAny>()?.is_some();
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Shallow::List { items, more })
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shallow, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Shallow::Mapping)
-    }
-}
-
-impl<'de> Deserialize<'de> for Entry {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entry, D::Error> {
-        deserializer.deserialize_any(EntryVisitor)
-    }
-}
-
-/// A name is kept; anything else only by its kind, its contents skipped unread.
-struct EntryVisitor;
-
-impl<'de> Visitor<'de> for EntryVisitor {
-    type Value = Entry;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a name")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Entry, E> {
-        Ok(Entry::Text(v.to_string()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Entry, E> {
-        Ok(Entry::Text(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Entry, E> {
-        Ok(Entry::Other("empty"))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Entry, E> {
-        Ok(Entry::Other("empty"))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Entry, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Entry, E> {
-        Ok(Entry::Other("a boolean"))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Entry, E> {
-        Ok(Entry::Other("a number"))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Entry, E> {
-        Ok(Entry::Other("a number"))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Entry, E> {
-        Ok(Entry::Other("a number"))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Entry::Other("a list"))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entry, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Entry::Other("a mapping"))
+        capped::read(deserializer, AsDocument)
     }
 }
 

@@ -8,15 +8,15 @@
 //! for one.
 
 use super::{CheckSpec, Fix, INSTANCE, Measure, MemberId, finding};
+use crate::capped::{self, Read, Reader, Shallow};
 use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess};
 use std::cell::RefCell;
-use std::fmt;
 
 const PROXY_DOCS: &str = "https://docs.opencloud.eu/docs/dev/server/services/proxy";
 
@@ -486,7 +486,7 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
 fn scan_config(text: &str) -> Result<Option<Vec<String>>, ()> {
     let walk = RefCell::new(Walk::default());
     let mut de = serde_json::Deserializer::from_str(text);
-    let configuration = ConfigTop(&walk).deserialize(&mut de).map_err(|_| ())?;
+    let configuration = capped::read(&mut de, ConfigTop(&walk)).map_err(|_| ())?;
     de.end().map_err(|_| ())?;
     if !configuration {
         return Ok(None);
@@ -547,46 +547,17 @@ struct ConfigWalk<'w> {
     secret_name: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for ConfigTop<'_> {
+impl<'de> Reader<'de> for ConfigTop<'_> {
     type Value = bool;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
+    fn shallow<E: de::Error>(self, _: Shallow) -> Result<bool, E> {
+        Ok(false)
     }
-}
-
-impl<'de> Visitor<'de> for ConfigTop<'_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a configuration object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
         let mut configuration = false;
         members(self.0, map, |key| {
             configuration |= !ERROR_KEYS.contains(&key)
         })?;
         Ok(configuration)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(false)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
     }
 }
 
@@ -600,28 +571,29 @@ fn members<'de, A: MapAccess<'de>>(
         key(&name);
         let secret_name = is_secret_name(&name);
         let before = walk.borrow_mut().enter(Step::Key(name));
-        map.next_value_seed(ConfigWalk { walk, secret_name })?;
+        map.next_value_seed(Read(ConfigWalk { walk, secret_name }))?;
         walk.borrow_mut().leave(before);
     }
     Ok(())
 }
 
-impl<'de> DeserializeSeed<'de> for ConfigWalk<'_> {
+impl<'de> Reader<'de> for ConfigWalk<'_> {
     type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<(), E> {
+        if let Shallow::Text(text) = value
+            && self.secret_name
+            && is_clear_value(&text)
+        {
+            let mut walk = self.walk.borrow_mut();
+            let leak = (walk.path.clone(), walk.shown.clone());
+            walk.found.push(leak);
+        }
+        Ok(())
     }
-}
-
-impl<'de> Visitor<'de> for ConfigWalk<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
         members(self.walk, map, |_| {})
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         for index in 0.. {
             let before = self.walk.borrow_mut().enter(Step::Index(index));
             // An element is never under a secret's name: only members are.
@@ -629,35 +601,12 @@ impl<'de> Visitor<'de> for ConfigWalk<'_> {
                 walk: self.walk,
                 secret_name: false,
             };
-            let more = seq.next_element_seed(element)?.is_some();
+            let more = seq.next_element_seed(Read(element))?.is_some();
             self.walk.borrow_mut().leave(before);
             if !more {
                 break;
             }
         }
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        if self.secret_name && is_clear_value(v) {
-            let mut walk = self.walk.borrow_mut();
-            let leak = (walk.path.clone(), walk.shown.clone());
-            walk.found.push(leak);
-        }
-        Ok(())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Ok(())
     }
 }

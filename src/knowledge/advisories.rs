@@ -5,11 +5,11 @@
 //! hide the other advisories) but strict about the document's shape, so that a wrong file is
 //! reported instead of silently yielding "no advisories".
 
-use super::json::{self, Flag, ForEach, Kind, Members, NonNull, Obj, ObjSeed, Text};
 use super::{ProductFamily, parse_version};
+use crate::capped::{self, Flag, ForEach, Members, NonNull, Obj, ObjSeed, Reader, Shallow, Text};
 use crate::severity::Severity;
 use semver::{Prerelease, Version};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use std::cell::Cell;
@@ -135,7 +135,7 @@ impl std::error::Error for AdvisoryError {}
 /// single odd entry in a feed cannot hide the others; an advisory without any usable range
 /// would otherwise match nothing (or, worse, everything).
 ///
-/// The document is read into typed values member by member (`knowledge::json`), never into a
+/// The document is read into typed values member by member (`capped`), never into a
 /// `serde_json::Value` tree: what does not concern the product is skipped as it is read, and
 /// what is kept is bounded by [`MAX_KEPT_BYTES`], so a hostile feed answer costs about its own
 /// size (and serde_json's buffer for its longest string), never a tree of it.
@@ -146,9 +146,8 @@ pub fn parse_document(text: &str, family: ProductFamily) -> Result<Vec<Advisory>
         over: Cell::new(false),
     };
     let mut de = serde_json::Deserializer::from_str(text);
-    let read = DocumentSeed(&ctx)
-        .deserialize(&mut de)
-        .and_then(|document| de.end().map(|()| document));
+    let read =
+        capped::read(&mut de, DocumentSeed(&ctx)).and_then(|document| de.end().map(|()| document));
     let document = read.map_err(|e| {
         AdvisoryError::new(format!(
             "advisory document is not valid JSON ({e}): fix the file or point the setting at a JSON advisory document"
@@ -223,22 +222,14 @@ fn unrecognised(what: &str) -> AdvisoryError {
 /// a list of GitHub or OSV advisories.
 struct DocumentSeed<'a>(C<'a>);
 
-impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
+impl<'de> Reader<'de> for DocumentSeed<'_> {
     type Value = Result<Vec<Advisory>, AdvisoryError>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DocumentSeed<'_> {
-    type Value = Result<Vec<Advisory>, AdvisoryError>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an advisory document")
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<Self::Value, E> {
+        Ok(Err(unrecognised(json_kind(&value))))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut list = ItemList::default();
         while let Some(item) = seq.next_element_seed(ObjSeed::<AdvisoryObject, _>::new(self.0))? {
             list.push(self.0, item);
@@ -246,29 +237,22 @@ impl<'de> Visitor<'de> for DocumentSeed<'_> {
         Ok(list.result())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let mut top = TopLevel::default();
-        json::each_member(map, |key, map| top.member(self.0, key, map))?;
+        capped::each_member(map, |key, map| top.member(self.0, key, map))?;
         Ok(top.finish(self.0))
     }
+}
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("JSON null")))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("a JSON boolean")))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("a JSON number")))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("a JSON number")))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("a JSON number")))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err(unrecognised("a JSON string")))
+/// A JSON value that is no advisory document or list item, as messages name it.
+fn json_kind(value: &Shallow) -> &'static str {
+    match value {
+        Shallow::Null => "JSON null",
+        Shallow::Bool(_) => "a JSON boolean",
+        Shallow::Number(_) => "a JSON number",
+        Shallow::Text(_) => "a JSON string",
+        Shallow::List => "a JSON list",
+        Shallow::Mapping => "a JSON object",
     }
 }
 
@@ -342,7 +326,7 @@ struct ItemList {
 }
 
 impl ItemList {
-    fn push(&mut self, ctx: C, item: Result<AdvisoryObject, Kind>) {
+    fn push(&mut self, ctx: C, item: Result<AdvisoryObject, Shallow>) {
         self.index += 1;
         if self.error.is_some() {
             return;
@@ -357,7 +341,8 @@ impl ItemList {
             Err(kind) => {
                 self.error = Some(unrecognised(&format!(
                     "list item {} ({})",
-                    self.index, kind.0
+                    self.index,
+                    json_kind(&kind)
                 )))
             }
         }
@@ -456,7 +441,7 @@ impl<'c> Members<C<'c>> for AdvisoryObject {
                 let ranges = &mut self.github_ranges;
                 map.next_value_seed(ForEach {
                     seed: ObjSeed::<GithubVulnerability, _>::new(ctx),
-                    each: |v: Result<GithubVulnerability, Kind>| {
+                    each: |v: Result<GithubVulnerability, Shallow>| {
                         if let Ok(v) = v {
                             ranges.extend(v.ranges(ctx));
                         }
@@ -468,7 +453,7 @@ impl<'c> Members<C<'c>> for AdvisoryObject {
                 let (ranges, severity) = (&mut self.osv_ranges, &mut self.osv_affected_severity);
                 map.next_value_seed(ForEach {
                     seed: ObjSeed::<OsvAffected, _>::new(ctx),
-                    each: |a: Result<OsvAffected, Kind>| {
+                    each: |a: Result<OsvAffected, Shallow>| {
                         if let Ok(a) = a
                             && let Some((found, found_severity)) = a.finish(ctx.family)
                         {
@@ -628,19 +613,16 @@ struct SeverityMember {
 
 impl<'de> Deserialize<'de> for SeverityMember {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SeverityMember, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
+        struct AsSeverity;
+        impl<'de> Reader<'de> for AsSeverity {
             type Value = SeverityMember;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a severity")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<SeverityMember, E> {
+            fn shallow<E: de::Error>(self, value: Shallow) -> Result<SeverityMember, E> {
                 Ok(SeverityMember {
-                    text: Text::deserialize(de::value::StrDeserializer::<E>::new(v))?,
+                    text: Text::from(value),
                     cvss: None,
                 })
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<SeverityMember, A::Error> {
+            fn list<A: SeqAccess<'de>>(self, seq: A) -> Result<SeverityMember, A::Error> {
                 let mut cvss = None;
                 ForEach {
                     seed: PhantomData::<Obj<Score>>,
@@ -653,16 +635,14 @@ impl<'de> Deserialize<'de> for SeverityMember {
                         }
                     },
                 }
-                .visit_seq(seq)?;
+                .list(seq)?;
                 Ok(SeverityMember {
                     text: Text(None),
                     cvss,
                 })
             }
-            json::skip_scalars!(SeverityMember::default());
-            json::skip_map!(SeverityMember::default());
         }
-        d.deserialize_any(V)
+        capped::read(d, AsSeverity)
     }
 }
 
@@ -837,7 +817,7 @@ fn read_native<'de, A: MapAccess<'de>>(
     let mut index = 0;
     let was_list = map.next_value_seed(ForEach {
         seed: ObjSeed::<NativeEntry, _>::new(ctx),
-        each: |entry: Result<NativeEntry, Kind>| {
+        each: |entry: Result<NativeEntry, Shallow>| {
             index += 1;
             if error.is_some() {
                 return;
@@ -973,7 +953,8 @@ impl NativeEntry {
 
 /// A native range member: absent, `null`, a string, or another JSON type (which spoils the
 /// range).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "Shallow")]
 enum Bound {
     #[default]
     Absent,
@@ -982,42 +963,13 @@ enum Bound {
     Other,
 }
 
-impl<'de> Deserialize<'de> for Bound {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Bound;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a version or null")
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Bound, E> {
-                Ok(Bound::Null)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Bound, E> {
-                Ok(Bound::Null)
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bound, E> {
-                Ok(match Text::new(v).0 {
-                    Some(text) => Bound::Text(text),
-                    None => Bound::Other,
-                })
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Bound, E> {
-                Ok(Bound::Other)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Bound, E> {
-                Ok(Bound::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Bound, E> {
-                Ok(Bound::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Bound, E> {
-                Ok(Bound::Other)
-            }
-            json::skip_seq!(Bound::Other);
-            json::skip_map!(Bound::Other);
+impl From<Shallow> for Bound {
+    fn from(value: Shallow) -> Bound {
+        match value {
+            Shallow::Null => Bound::Null,
+            Shallow::Text(_) => Bound::Text(Text::from(value).0.unwrap_or_default()),
+            _ => Bound::Other,
         }
-        d.deserialize_any(V)
     }
 }
 
@@ -1171,19 +1123,16 @@ impl<'de> Deserialize<'de> for Patched {
         struct WithIdentifier {
             identifier: Text,
         }
-        struct V;
-        impl<'de> Visitor<'de> for V {
+        struct AsPatched;
+        impl<'de> Reader<'de> for AsPatched {
             type Value = Patched;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a version or an object with `identifier`")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Patched, E> {
+            fn shallow<E: de::Error>(self, value: Shallow) -> Result<Patched, E> {
                 Ok(Patched {
-                    text: Text::new(v),
+                    text: Text::from(value),
                     identifier: Text(None),
                 })
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Patched, A::Error> {
+            fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Patched, A::Error> {
                 let object =
                     WithIdentifier::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(Patched {
@@ -1191,12 +1140,11 @@ impl<'de> Deserialize<'de> for Patched {
                     identifier: object.identifier,
                 })
             }
-            json::skip_scalars!(Patched::default());
-            json::skip_seq!(Patched::default());
         }
-        d.deserialize_any(V)
+        capped::read(d, AsPatched)
     }
 }
+
 /// Parses GitHub's `vulnerable_version_range` (`>= 4.0.0, < 4.0.3`, `<= 1.2.0`, `= 2.0.0`).
 /// `None` when any part is not understood (prose such as `stable releases 4.0.x`): a guessed
 /// range is worse than none.
@@ -1396,7 +1344,7 @@ fn read_osv_ranges<'de, A: MapAccess<'de>>(
     let mut ranges = Vec::new();
     let was_list = map.next_value_seed(ForEach {
         seed: ObjSeed::<OsvRange, _>::new(ctx),
-        each: |range: Result<OsvRange, Kind>| {
+        each: |range: Result<OsvRange, Shallow>| {
             elements += 1;
             if let Ok(range) = range {
                 for found in range.finish() {

@@ -3,7 +3,6 @@
 //! product (ownCloud Infinite Scale) can be added with its own data files.
 
 pub mod advisories;
-pub(crate) mod json;
 pub mod lifecycle;
 pub mod releases;
 mod sources;

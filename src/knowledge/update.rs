@@ -2,8 +2,8 @@
 //! release overall, from the release feed (GitHub releases API shape), a pinned version or the
 //! bundled schedule. Pure: the feed body is fetched by the caller.
 
-use super::json::{Flag, ForEach, Obj, Text};
 use super::parse_version;
+use crate::capped::{Flag, ForEach, Obj, Text};
 use semver::Version;
 use serde::Deserialize;
 use serde::de::DeserializeSeed;

@@ -2,8 +2,8 @@
 //! answers. Keys of probes that decide one finding are that finding's id.
 
 use super::Observation;
+use crate::capped;
 use crate::family::{DemoAccount, ProductFamily};
-use crate::knowledge::json;
 use crate::net::http::{Endpoint, Keep, Scheme};
 
 pub const CAPABILITIES: &str = "capabilities";
@@ -313,7 +313,7 @@ pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
         userinfo_endpoint,
         jwks_uri,
         end_session_endpoint,
-    ] = read_members::<json::Text, 6>(
+    ] = read_members::<capped::Text, 6>(
         body,
         [
             "issuer",
@@ -342,28 +342,18 @@ fn read_members<T, const N: usize>(body: &[u8], keys: [&str; N]) -> Option<[T; N
 where
     T: for<'de> serde::Deserialize<'de> + Default,
 {
-    use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
     struct Members<'k, T, const N: usize>(&'k [&'k str; N], std::marker::PhantomData<T>);
-    impl<'de, T, const N: usize> DeserializeSeed<'de> for Members<'_, T, N>
+    impl<'de, T, const N: usize> capped::Reader<'de> for Members<'_, T, N>
     where
         T: for<'a> serde::Deserialize<'a> + Default,
     {
         type Value = [T; N];
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<[T; N], D::Error> {
-            d.deserialize_any(self)
+        fn shallow<E: serde::de::Error>(self, _: capped::Shallow) -> Result<[T; N], E> {
+            Ok(std::array::from_fn(|_| T::default()))
         }
-    }
-    impl<'de, T, const N: usize> Visitor<'de> for Members<'_, T, N>
-    where
-        T: for<'a> serde::Deserialize<'a> + Default,
-    {
-        type Value = [T; N];
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
+        fn mapping<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
             let mut values: [T; N] = std::array::from_fn(|_| T::default());
-            json::each_member(map, |key, map| {
+            capped::each_member(map, |key, map| {
                 match self.0.iter().position(|k| *k == key) {
                     Some(i) => values[i] = map.next_value()?,
                     None => return Ok(false),
@@ -372,16 +362,9 @@ where
             })?;
             Ok(values)
         }
-        json::skip_scalars!(std::array::from_fn(|_| T::default()));
-        json::skip_seq!(std::array::from_fn(|_| T::default()));
-        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<[T; N], E> {
-            Ok(std::array::from_fn(|_| T::default()))
-        }
     }
     let mut de = serde_json::Deserializer::from_slice(body);
-    let values = Members(&keys, std::marker::PhantomData)
-        .deserialize(&mut de)
-        .ok()?;
+    let values = capped::read(&mut de, Members(&keys, std::marker::PhantomData)).ok()?;
     de.end().ok()?;
     Some(values)
 }
@@ -485,7 +468,7 @@ pub fn first_demo_sign_ins() -> Vec<String> {
 /// Whether an answer of the sign-in call is a successful sign-in (200 with `success: true`).
 pub fn is_successful_sign_in(response: &crate::net::http::Response) -> bool {
     response.status == 200
-        && read_members::<json::Flag, 1>(&response.body, ["success"])
+        && read_members::<capped::Flag, 1>(&response.body, ["success"])
             .is_some_and(|[success]| success.0 == Some(true))
 }
 

@@ -5,13 +5,11 @@
 //! sign-in on real instances.
 
 use super::ProbeFailure;
-use crate::knowledge::json;
+use crate::capped::{self, Reader, Shallow};
 use crate::net::http::Client;
-use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 use std::cell::Cell;
-use std::fmt;
 
 pub const STATUS_PATH: &str = "/status.php";
 pub const CAPABILITIES_PATH: &str = "/ocs/v1.php/cloud/capabilities?format=json";
@@ -49,7 +47,7 @@ impl StatusReport {
 /// the rest skipped unread, so a hostile document never becomes a tree.
 pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
     let mut de = serde_json::Deserializer::from_slice(body);
-    let members = StatusSeed.deserialize(&mut de).ok()??;
+    let members = capped::read(&mut de, StatusSeed).ok()??;
     de.end().ok()?;
     // Bounded and printable: these strings end up in every output format.
     let text = |scalar: &Option<String>| scalar.as_deref().map(printable);
@@ -66,7 +64,8 @@ pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
         .then_some(report)
 }
 
-/// The members of a status document the report takes, as sent: a string or number as text.
+/// The members of a status document the report takes, as sent: a string or number as text
+/// (any other JSON type reads as absent).
 #[derive(Default)]
 struct StatusMembers {
     productname: Option<String>,
@@ -74,30 +73,22 @@ struct StatusMembers {
     productversion: Option<String>,
     version: Option<String>,
     edition: Option<String>,
-    maintenance: json::Flag,
+    maintenance: capped::Flag,
 }
 
 /// Reads the top-level object of a status document; any other JSON value is `None`.
 struct StatusSeed;
 
-impl<'de> DeserializeSeed<'de> for StatusSeed {
+impl<'de> Reader<'de> for StatusSeed {
     type Value = Option<StatusMembers>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for StatusSeed {
-    type Value = Option<StatusMembers>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a status document")
+    fn shallow<E: de::Error>(self, _: Shallow) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let mut members = StatusMembers::default();
-        json::each_member(map, |key, map| {
+        capped::each_member(map, |key, map| {
             let slot = match key {
                 "productname" => &mut members.productname,
                 "product" => &mut members.product,
@@ -111,55 +102,14 @@ impl<'de> Visitor<'de> for StatusSeed {
                 _ => return Ok(false),
             };
             // A later member of the same name wins, as in a JSON object read whole.
-            *slot = map.next_value::<Scalar>()?.0;
+            *slot = match map.next_value()? {
+                Shallow::Text(text) => Some(text.chars().take(MAX_SCALAR_CHARS).collect()),
+                Shallow::Number(number) => Some(number),
+                _ => None,
+            };
             Ok(true)
         })?;
         Ok(Some(members))
-    }
-
-    json::skip_scalars!(None);
-    json::skip_seq!(None);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-}
-
-/// A string or a number, as text (a number written as serde_json writes it); any other JSON
-/// type reads as absent.
-struct Scalar(Option<String>);
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.chars().take(MAX_SCALAR_CHARS).collect())))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
-                Ok(Scalar(
-                    serde_json::Number::from_f64(v).map(|n| n.to_string()),
-                ))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
-                Ok(Scalar(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
-                Ok(Scalar(None))
-            }
-            json::skip_seq!(Scalar(None));
-            json::skip_map!(Scalar(None));
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -252,25 +202,25 @@ impl<'de> DeserializeSeed<'de> for Descend<'_> {
     type Value = Option<Value>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+        capped::read(d, self)
     }
 }
 
-impl<'de> Visitor<'de> for Descend<'_> {
+impl<'de> Reader<'de> for Descend<'_> {
     type Value = Option<Value>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a capabilities document")
+    fn shallow<E: de::Error>(self, _: Shallow) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let Some((step, rest)) = self.steps.split_first() else {
             let mut kept = serde_json::Map::new();
-            json::each_member(map, |key, map| {
+            capped::each_member(map, |key, map| {
                 if !CAPABILITIES_READ.contains(&key) {
                     return Ok(false);
                 }
-                let value = map.next_value_seed(json::BoundedValue {
+                let value = map.next_value_seed(capped::BoundedValue {
                     budget: self.budget,
                 })?;
                 kept.insert(key.to_string(), value);
@@ -280,7 +230,7 @@ impl<'de> Visitor<'de> for Descend<'_> {
         };
         // A later member of the same name wins, as in a JSON object read whole.
         let mut found = None;
-        json::each_member(map, |key, map| {
+        capped::each_member(map, |key, map| {
             if key != *step {
                 return Ok(false);
             }
@@ -291,12 +241,6 @@ impl<'de> Visitor<'de> for Descend<'_> {
             Ok(true)
         })?;
         Ok(found)
-    }
-
-    json::skip_scalars!(None);
-    json::skip_seq!(None);
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
     }
 }
 

@@ -20,11 +20,10 @@ pub mod check;
 pub mod owner;
 pub mod upgrade;
 
-use crate::knowledge::json::{Flag, Obj, Text, drain_map, drain_seq};
+use crate::capped::{self, Flag, Obj, Reader, Shallow, Text};
 use semver::Version;
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::fmt;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 
 /// The version of the running program.
 pub fn running_version() -> Version {
@@ -91,13 +90,13 @@ struct Assets(Vec<Asset>);
 
 impl<'de> Deserialize<'de> for Assets {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Assets, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
+        struct AsAssets;
+        impl<'de> Reader<'de> for AsAssets {
             type Value = Assets;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of assets")
+            fn shallow<E: de::Error>(self, _: Shallow) -> Result<Assets, E> {
+                Ok(Assets::default())
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Assets, A::Error> {
+            fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Assets, A::Error> {
                 let mut kept = Vec::new();
                 while let Some(Obj(raw)) = seq.next_element::<Obj<RawAsset>>()? {
                     let Some(raw) = raw else { continue };
@@ -115,73 +114,22 @@ impl<'de> Deserialize<'de> for Assets {
                 }
                 Ok(Assets(kept))
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Assets, A::Error> {
-                drain_map(map)?;
-                Ok(Assets::default())
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Assets, E> {
-                Ok(Assets::default())
-            }
         }
-        d.deserialize_any(V)
+        capped::read(d, AsAssets)
     }
 }
 
 /// A size in bytes; any other JSON value reads as absent.
-#[derive(Default)]
+#[derive(Default, Deserialize)]
+#[serde(from = "Shallow")]
 struct Size(Option<u64>);
 
-impl<'de> Deserialize<'de> for Size {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Size, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Size;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a size")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
-                Ok(Size(Some(v)))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Size, E> {
-                Ok(Size(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Size, E> {
-                Ok(Size(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Size, E> {
-                Ok(Size(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Size, E> {
-                Ok(Size(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Size, E> {
-                Ok(Size(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Size, A::Error> {
-                drain_seq(seq)?;
-                Ok(Size(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Size, A::Error> {
-                drain_map(map)?;
-                Ok(Size(None))
-            }
+impl From<Shallow> for Size {
+    fn from(value: Shallow) -> Size {
+        match value {
+            Shallow::Number(n) => Size(n.parse().ok()),
+            _ => Size(None),
         }
-        d.deserialize_any(V)
     }
 }
 
@@ -214,18 +162,12 @@ pub fn parse_feed(body: &[u8]) -> Result<Release, String> {
         }
     }
     struct Feed<'a>(&'a mut Newest);
-    impl<'de> DeserializeSeed<'de> for Feed<'_> {
+    impl<'de> Reader<'de> for Feed<'_> {
         type Value = bool;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-            d.deserialize_any(self)
+        fn shallow<E: de::Error>(self, _: Shallow) -> Result<bool, E> {
+            Ok(false)
         }
-    }
-    impl<'de> Visitor<'de> for Feed<'_> {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a list of releases or one release")
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
             while let Some(Obj(raw)) = seq.next_element::<Obj<RawRelease>>()? {
                 if let Some(raw) = raw {
                     self.0.offer(raw);
@@ -233,34 +175,15 @@ pub fn parse_feed(body: &[u8]) -> Result<Release, String> {
             }
             Ok(true)
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
             let raw = RawRelease::deserialize(de::value::MapAccessDeserializer::new(map))?;
             self.0.offer(raw);
             Ok(true)
         }
-        fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-            Ok(false)
-        }
     }
     let mut newest = Newest(None);
     let mut de = serde_json::Deserializer::from_slice(body);
-    let shaped = Feed(&mut newest)
-        .deserialize(&mut de)
+    let shaped = capped::read(&mut de, Feed(&mut newest))
         .and_then(|shaped| de.end().map(|()| shaped))
         .map_err(|e| format!("the release feed is not JSON ({e})"))?;
     if !shaped {

@@ -3,11 +3,11 @@
 
 use super::options::{self, OptionSpec};
 use super::secrets::Environment;
+use crate::capped::{self, Read, Reader, Shallow};
 use crate::files::{self, Kind};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Most list entries a configuration file may hold, all keys together: lists of hosts or
@@ -106,14 +106,14 @@ pub fn parse(text: &str, is_json: bool, origin: &Path) -> Result<ConfigFile, Str
     };
     let parsed = if is_json {
         let mut de = serde_json::Deserializer::from_str(text);
-        top.deserialize(&mut de)
+        capped::read(&mut de, top)
             .and_then(|()| de.end())
             .map_err(|e| format!("not valid JSON ({e}); fix the syntax"))
     } else if text.trim().is_empty() {
         Ok(())
     } else {
         serde_saphyr::with_deserializer_from_str_with_options(text, files::yaml_options(), |de| {
-            top.deserialize(de)
+            capped::read(de, top)
         })
         .map_err(|e| files::yaml_problem(&e))
     };
@@ -190,22 +190,22 @@ impl Section<'_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Section<'_> {
+impl<'de> Reader<'de> for Section<'_> {
     type Value = ();
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Section<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a mapping of keys to values")
+    /// `scanner:` with nothing after it sets nothing.
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<(), E> {
+        match value {
+            Shallow::Null => Ok(()),
+            _ => Err(self.not_a_mapping()),
+        }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn list<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.not_a_mapping())
+    }
+
+    fn mapping<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<String>()? {
             let key = if self.prefix.is_empty() {
                 key
@@ -213,15 +213,15 @@ impl<'de> Visitor<'de> for Section<'_> {
                 format!("{}.{key}", self.prefix)
             };
             if known_key(&key).is_some() {
-                map.next_value_seed(Leaf {
+                map.next_value_seed(Read(Leaf {
                     reading: self.reading,
                     key,
-                })?;
+                }))?;
             } else if is_section(&key) {
-                map.next_value_seed(Section {
+                map.next_value_seed(Read(Section {
                     reading: self.reading,
                     prefix: key,
-                })?;
+                }))?;
             } else {
                 return Err(self.reading.stop(format!(
                     "unknown key {key:?}; see the CONFIGURATION section of \
@@ -231,43 +231,6 @@ impl<'de> Visitor<'de> for Section<'_> {
         }
         Ok(())
     }
-
-    /// `scanner:` with nothing after it sets nothing.
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Err(self.not_a_mapping())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Err(self.not_a_mapping())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Err(self.not_a_mapping())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Err(self.not_a_mapping())
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Err(self.not_a_mapping())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
-        Err(self.not_a_mapping())
-    }
 }
 
 /// The value of a known key: a plain value, a list of plain values, or nothing.
@@ -276,83 +239,25 @@ struct Leaf<'r> {
     key: String,
 }
 
-impl Leaf<'_> {
-    fn set<E>(self, value: String) -> Result<(), E> {
-        self.reading
-            .values
-            .borrow_mut()
-            .insert(self.key, ConfigValue::Scalar(value));
-        Ok(())
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Leaf<'_> {
+impl<'de> Reader<'de> for Leaf<'_> {
     type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Leaf<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a value or a list of values")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        self.set(number_text(v))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        self.set(v.to_string())
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<(), E> {
-        self.set(v)
-    }
 
     /// `key:` with nothing after it means "not set".
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.reading.values.borrow_mut().remove(&self.key);
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<(), E> {
+        let mut values = self.reading.values.borrow_mut();
+        match value.into_plain() {
+            Some(text) => values.insert(self.key, ConfigValue::Scalar(text)),
+            None => values.remove(&self.key),
+        };
         Ok(())
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.visit_unit()
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut list = Vec::new();
-        while let Some(item) = seq.next_element_seed(Item {
+        while let Some(item) = seq.next_element_seed(Read(Item {
             reading: self.reading,
             key: &self.key,
-        })? {
+        }))? {
             let entries = self.reading.entries.get() + 1;
             if entries > MAX_LIST_ENTRIES {
                 return Err(self.reading.stop(format!(
@@ -372,7 +277,7 @@ impl<'de> Visitor<'de> for Leaf<'_> {
     }
 
     /// A mapping under a known leaf key (e.g. `host: {a: b}`) is a mistake, not nesting.
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+    fn mapping<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
         Err(self
             .reading
             .stop(format!("key {:?} takes a value, not a mapping", self.key)))
@@ -392,79 +297,20 @@ impl Item<'_, '_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Item<'_, '_> {
+impl<'de> Reader<'de> for Item<'_, '_> {
     type Value = String;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Item<'_, '_> {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a plain value")
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<String, E> {
+        value.into_plain().ok_or_else(|| self.not_plain())
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-        Ok(number_text(v))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-        Ok(v)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+    fn list<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
         Err(self.not_plain())
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+    fn mapping<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
         Err(self.not_plain())
     }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(self.not_plain())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
-        Err(self.not_plain())
-    }
-}
-
-/// A number as JSON writes it (`0.5`, `3.0`), as the values were read before.
-fn number_text(v: f64) -> String {
-    serde_json::Number::from_f64(v)
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| v.to_string())
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ const LAYERS: &[&[&str]] = &[
     // The base every layer may use.
     &[
         "budget",
+        "capped",
         "clock",
         "files",
         "atomic_file",
