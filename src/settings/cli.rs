@@ -145,10 +145,10 @@ where
             }
             // `--prometheus-listen-port` alone is its row's default port; a value is taken
             // only when it is attached or the next word is a number.
-            Kind::Value(_) if spec.bare.is_some() && !next_is_value(&mut parser) => {
+            Kind::Value(..) if spec.bare.is_some() && !next_is_value(&mut parser) => {
                 spec.bare.unwrap_or_default().to_string()
             }
-            Kind::Value(meta) | Kind::Repeatable(meta) => {
+            Kind::Value(meta, _) | Kind::Repeatable(meta) => {
                 let missing = || usage(format!("{written} needs a value ({meta})"));
                 // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
                 let (v, attached) = match parser.optional_value() {
