@@ -190,6 +190,8 @@ pub struct ScannerSettings {
     pub results: Vec<NamedFile>,
     /// `--for`: the one form `snippets` prints; `None`: every form.
     pub snippets_for: Option<crate::assess::snippets::Form>,
+    /// `fleet --format json`: the judgement as JSON instead of the table.
+    pub fleet_json: bool,
 }
 
 /// The public scan API's settings (`check-storage-scanner web`).
@@ -1151,6 +1153,7 @@ impl Settings {
                 cache_ttl: l.value("cache_ttl")?,
                 results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
                 snippets_for: l.parsed("snippets_for", crate::assess::snippets::Form::from_name)?,
+                fleet_json: l.choice("fleet_format")? == "json",
             },
             warnings: secrets_in_clear_on_the_command_line(l)?,
             secrets: l.secrets(),

@@ -140,9 +140,14 @@ pub enum Component {
     Serve,
     /// `check-storage-scanner web`: the public scan API.
     Web,
-    /// Work on saved documents, no scan: `review-waivers`, `fleet`, `snippets`, and the
-    /// plugin's `--upgrade-self`.
-    Offline,
+    /// `check-storage-scanner review-waivers`: the waivers of saved result documents.
+    ReviewWaivers,
+    /// `check-storage-scanner fleet`: saved result documents judged again.
+    Fleet,
+    /// `check-storage-scanner snippets`: the fix snippets of saved result documents.
+    Snippets,
+    /// The plugin's `--upgrade-self`: no scan.
+    Upgrade,
     /// `check-storage-scanner limits`: the public API's store, from an operator's shell.
     Limits,
 }
@@ -155,7 +160,10 @@ impl Component {
             Component::Scan => "scan",
             Component::Serve => "serve",
             Component::Web => "web",
-            Component::Offline => "review-waivers, fleet and snippets",
+            Component::ReviewWaivers => "review-waivers",
+            Component::Fleet => "fleet",
+            Component::Snippets => "snippets",
+            Component::Upgrade => "--upgrade-self",
             Component::Limits => "limits",
         }
     }
@@ -1068,7 +1076,11 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Repeatable("FILE"),
         group: Group::Scanner,
         programs: SCANNER,
-        components: &[Component::Offline],
+        components: &[
+            Component::ReviewWaivers,
+            Component::Fleet,
+            Component::Snippets,
+        ],
         ..row(
             "result",
             "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
@@ -1082,11 +1094,26 @@ pub static OPTIONS: &[OptionSpec] = &[
         choices: &["nginx", "caddy", "apache", "traefik", "env", "zone"],
         group: Group::Scanner,
         programs: SCANNER,
-        components: &[Component::Offline],
+        components: &[Component::Snippets],
         ..row(
             "snippets_for",
             "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
              labels, env lines, zone records).",
+        )
+    },
+    // fleet's own --format: the flag names the plugin's output format row in the plugin.
+    OptionSpec {
+        long: Some("format"),
+        kind: Value("FORMAT", Choice("a fleet output format")),
+        default: Some("text"),
+        choices: &["text", "json"],
+        group: Group::Scanner,
+        programs: SCANNER,
+        components: &[Component::Fleet],
+        ..row(
+            "fleet_format",
+            "fleet: text prints the hosts most urgent first, a table with the reason for each; \
+             json prints the same judgement as one JSON document.",
         )
     },
     OptionSpec {
@@ -1439,13 +1466,26 @@ pub fn by_config_key(key: &str) -> Option<&'static OptionSpec> {
     OPTIONS.iter().find(|o| o.config_key == Some(key))
 }
 
-/// The row the flag `--name` stands for in `component`: `--listen` is the scan service's
-/// address under `serve` and the public API's under `web`. `None` when no row of that flag is
-/// the component's.
-pub fn by_long_for(name: &str, component: Component) -> Option<&'static OptionSpec> {
+/// The row the flag `--name` stands for in `program`, else in another program (which then
+/// refuses it by name): `--format` is the plugin's output format and `fleet`'s.
+pub fn by_long_in(name: &str, program: Program) -> Option<&'static OptionSpec> {
     OPTIONS
         .iter()
-        .find(|o| o.long == Some(name) && o.read_by(component))
+        .find(|o| o.long == Some(name) && o.programs.contains(&program))
+        .or_else(|| by_long(name))
+}
+
+/// The row the flag `--name` stands for in `component` of `program`: `--listen` is the scan
+/// service's address under `serve` and the public API's under `web`. `None` when no row of that
+/// flag is the component's.
+pub fn by_long_for(
+    name: &str,
+    program: Program,
+    component: Component,
+) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|o| o.long == Some(name) && o.programs.contains(&program) && o.read_by(component))
 }
 
 impl OptionSpec {
@@ -1491,13 +1531,15 @@ mod tests {
         let mut keys = HashSet::new();
         for o in OPTIONS {
             assert!(ids.insert(o.id), "duplicate id {}", o.id);
-            // A flag may name several rows when no component reads two of them.
+            // A flag may name several rows when no component of a program reads two of them.
             if let Some(l) = o.long {
                 for other in OPTIONS.iter().filter(|p| p.long == Some(l) && p.id != o.id) {
+                    let programs_apart = o.programs.iter().all(|p| !other.programs.contains(p));
                     assert!(
-                        !o.components.is_empty()
-                            && !other.components.is_empty()
-                            && o.components.iter().all(|c| !other.read_by(*c)),
+                        programs_apart
+                            || (!o.components.is_empty()
+                                && !other.components.is_empty()
+                                && o.components.iter().all(|c| !other.read_by(*c))),
                         "flag --{l} of {} and {} is read by one component twice",
                         o.id,
                         other.id
