@@ -963,24 +963,15 @@ impl Settings {
         let tls_min_days = l.value("tls_min_days")?;
         // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
         // COS_WAIVE_UNTIL) that a CI step sets.
-        let from_variable = |id: &str| -> Result<bool, SettingsError> {
-            Ok(matches!(
-                l.raw(options::spec(id))?,
-                Some((_, Source::Variable(_)))
-            ))
+        let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
+            let spec = options::spec(id);
+            Ok(match l.raw(spec)? {
+                Some((_, Source::Variable(_))) => spec.env[0],
+                _ => flag,
+            })
         };
-        let (ignore_source, until_source) = (
-            if from_variable("ignore_hardening")? {
-                "COS_IGNORE_HARDENING"
-            } else {
-                "--ignore-hardening"
-            },
-            if from_variable("waive_until")? {
-                "COS_WAIVE_UNTIL"
-            } else {
-                "--waive-until"
-            },
-        );
+        let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
+        let until_source = source("waive_until", "--waive-until")?;
         let mut waivers: Vec<crate::assess::waivers::Waiver> = l
             .comma_list("ignore_hardening")?
             .iter()
