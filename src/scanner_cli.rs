@@ -65,7 +65,6 @@ where
     I::Item: Into<OsString>,
 {
     let started = Instant::now();
-    let (args, fleet_format) = take_fleet_format(args.into_iter().map(Into::into).collect());
     let (invocation, words) = match cli::parse_for(Program::Scanner, args) {
         Ok(parsed) => parsed,
         Err(message) => return unknown(&message),
@@ -100,20 +99,6 @@ where
         };
     };
     let rest = &words[1..];
-    if fleet_format.is_some() && subcommand != "fleet" && names().contains(&subcommand.as_str()) {
-        return unknown(&format!(
-            "--format is an option of check-storage-security and of fleet, not of {subcommand}; \
-             see check-storage-scanner -h"
-        ));
-    }
-    if line.last("snippets_for").is_some()
-        && subcommand != "snippets"
-        && names().contains(&subcommand.as_str())
-    {
-        return unknown(&format!(
-            "--for is an option of snippets, not of {subcommand}; see check-storage-scanner -h"
-        ));
-    }
     let mut line = line;
     if let Some(component) = component_of(subcommand)
         && let Err(message) = line.bind_to(component, Program::Scanner)
@@ -130,7 +115,7 @@ where
         "web" => web(line, rest, env),
         "limits" => crate::web::admin::main(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
-        "fleet" => fleet(line, rest, fleet_format, env),
+        "fleet" => fleet(line, rest, env),
         "snippets" => snippets(line, rest, env),
         "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
@@ -150,7 +135,9 @@ fn component_of(subcommand: &str) -> Option<Component> {
         "scan" => Some(Component::Scan),
         "serve" => Some(Component::Serve),
         "web" => Some(Component::Web),
-        "review-waivers" | "fleet" | "snippets" => Some(Component::Offline),
+        "review-waivers" => Some(Component::ReviewWaivers),
+        "fleet" => Some(Component::Fleet),
+        "snippets" => Some(Component::Snippets),
         "limits" => Some(Component::Limits),
         // The wizard writes every component's settings.
         _ => None,
@@ -291,9 +278,9 @@ fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcom
 fn offline_settings(
     line: &cli::CommandLine,
     env: &dyn Environment,
+    component: Component,
 ) -> Result<(Settings, crate::clock::Now), Outcome> {
-    let settings =
-        Settings::resolve_for(line, env, Component::Offline).map_err(|e| unknown(&e.0))?;
+    let settings = Settings::resolve_for(line, env, component).map_err(|e| unknown(&e.0))?;
     let now = setup_process(&settings).map_err(|e| unknown(&e))?;
     Ok((settings, now))
 }
@@ -308,7 +295,7 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
             "review-waivers takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    let (settings, now) = match offline_settings(&line, env) {
+    let (settings, now) = match offline_settings(&line, env, Component::ReviewWaivers) {
         Ok(ready) => ready,
         Err(refused) => return refused,
     };
@@ -348,7 +335,7 @@ fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             "snippets takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    let (settings, _) = match offline_settings(&line, env) {
+    let (settings, _) = match offline_settings(&line, env, Component::Snippets) {
         Ok(ready) => ready,
         Err(refused) => return refused,
     };
@@ -380,56 +367,6 @@ fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
         stdout: crate::assess::snippets::saved_text(&hosts, settings.scanner.snippets_for),
         exit_code: 0,
     }
-}
-
-/// `fleet`'s own `--format json|text` (the option table's `--format` is the plugin's), taken
-/// off the command line before the table reads the rest: every `--format VALUE` or
-/// `--format=VALUE` that is not the value of the flag before it, up to `--`. `Some(None)`: the
-/// flag without a value.
-fn take_fleet_format(args: Vec<OsString>) -> (Vec<OsString>, Option<Option<String>>) {
-    let takes_value = |word: &OsString| {
-        let Some(word) = word.to_str() else {
-            return false;
-        };
-        let spec = if let Some(long) = word.strip_prefix("--") {
-            if long.contains('=') {
-                return false;
-            }
-            options::by_long(long)
-        } else {
-            let mut chars = word.strip_prefix('-').unwrap_or("").chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => options::by_short(c),
-                _ => None,
-            }
-        };
-        spec.is_some_and(|s| !matches!(s.kind, options::Kind::Switch))
-    };
-    let mut kept: Vec<OsString> = Vec::new();
-    let mut format = None;
-    let mut words = args.into_iter().peekable();
-    while let Some(word) = words.next() {
-        if word == "--" {
-            kept.push(word);
-            kept.extend(words);
-            break;
-        }
-        let after_flag = kept.last().is_some_and(takes_value);
-        match word.to_str() {
-            Some("--format") if !after_flag => {
-                format = Some(
-                    words
-                        .next_if(|next| !next.to_string_lossy().starts_with('-'))
-                        .map(|v| v.to_string_lossy().into_owned()),
-                );
-            }
-            Some(w) if w.starts_with("--format=") && !after_flag => {
-                format = Some(Some(w["--format=".len()..].to_string()));
-            }
-            _ => kept.push(word),
-        }
-    }
-    (kept, format)
 }
 
 /// The fix for a file `fleet` cannot read.
@@ -502,24 +439,8 @@ fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
 /// `scanner.vulnerability_db` files (never the network), most urgent host first. A file that
 /// cannot be read is skipped with a line on stderr (and the exit is at least 1); when no file
 /// holds a result document, the lines are the output and the exit is 3.
-fn fleet(
-    line: cli::CommandLine,
-    rest: &[String],
-    format: Option<Option<String>>,
-    env: &dyn Environment,
-) -> Outcome {
-    let json = match format.as_ref().map(|f| f.as_deref()) {
-        None | Some(Some("text")) => false,
-        Some(Some("json")) => true,
-        Some(None) => return unknown("fleet --format needs a value: json, or text (the table)"),
-        Some(Some(other)) => {
-            let shown: String = other.chars().take(40).collect();
-            return unknown(&format!(
-                "fleet --format takes json or text (the table), not {shown:?}"
-            ));
-        }
-    };
-    let (settings, now) = match offline_settings(&line, env) {
+fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    let (settings, now) = match offline_settings(&line, env, Component::Fleet) {
         Ok(ready) => ready,
         Err(refused) => return refused,
     };
@@ -629,7 +550,7 @@ fn fleet(
         use_release_schedule: settings.use_release_schedule,
     };
     let view = crate::fleet::judge(documents, &today);
-    let stdout = if json {
+    let stdout = if settings.scanner.fleet_json {
         view.json()
     } else {
         view.text(read, problems.len())

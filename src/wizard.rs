@@ -28,7 +28,7 @@
 
 use crate::process::{Outcome, unknown};
 use crate::settings::config_file::{self, ConfigValue};
-use crate::settings::options::{self, Kind, Program};
+use crate::settings::options::{self, Kind, Program, Type};
 use crate::settings::secrets::{self, Environment};
 use crate::settings::{self, Component, Profile, Settings, cli};
 use std::collections::BTreeMap;
@@ -1008,9 +1008,9 @@ fn document(file: &BTreeMap<String, ConfigValue>) -> serde_json::Value {
 
 fn typed(spec: &options::OptionSpec, text: &str) -> serde_json::Value {
     use serde_json::Value;
-    match spec.kind {
-        Kind::Switch | Kind::Value("BOOL") => Value::Bool(settings::truthy(text)),
-        Kind::Value("RATING" | "DAYS" | "SECONDS" | "N" | "PORT") => {
+    match (spec.kind, spec.ty()) {
+        (Kind::Switch, _) | (_, Type::Bool) => Value::Bool(settings::truthy(text)),
+        (_, Type::Number { .. } | Type::Seconds { .. } | Type::Port { .. }) => {
             if let Ok(n) = text.parse::<u64>() {
                 Value::from(n)
             } else {

@@ -50,7 +50,7 @@ fn subcommands(program: Program) -> Vec<(&'static str, &'static str)> {
 
 fn takes_value(o: &OptionSpec) -> Option<&'static str> {
     match o.kind {
-        Kind::Value(meta) | Kind::Repeatable(meta) => Some(meta),
+        Kind::Value(meta, _) | Kind::Repeatable(meta) => Some(meta),
         Kind::Switch => None,
     }
 }

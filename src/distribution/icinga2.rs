@@ -82,7 +82,7 @@ pub fn configuration() -> String {
         let description = string(o.help);
         let body = match o.kind {
             Kind::Switch => format!("set_if = \"${variable}$\""),
-            Kind::Value(_) => format!("value = \"${variable}$\""),
+            Kind::Value(..) => format!("value = \"${variable}$\""),
             Kind::Repeatable(_) => format!("value = \"${variable}$\"\n      repeat_key = true"),
         };
         let required = if o.id == "host" {

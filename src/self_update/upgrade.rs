@@ -66,7 +66,7 @@ pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
         return unknown("--upgrade-self upgrades this program and scans nothing; remove -H");
     }
     let check_only = line.last("check_only").is_some();
-    let settings = match Settings::resolve_for(line, env, Component::Offline) {
+    let settings = match Settings::resolve_for(line, env, Component::Upgrade) {
         Ok(s) => s,
         Err(e) => return unknown(&e.0),
     };

@@ -47,18 +47,20 @@ impl CommandLine {
             let Some(long) = spec.long else {
                 continue;
             };
-            if let Some(own) = options::by_long_for(long, component) {
+            if let Some(own) = options::by_long_for(long, program, component) {
                 *spec = own;
                 continue;
             }
-            let owners: Vec<&str> = options::OPTIONS
-                .iter()
-                .filter(|o| o.long == Some(long))
-                .flat_map(|o| o.components.iter().map(|c| c.name()))
+            // The other program's, then each component's of this program.
+            let rows = || options::OPTIONS.iter().filter(|o| o.long == Some(long));
+            let owners: Vec<&str> = rows()
+                .filter(|o| !o.programs.contains(&program))
+                .flat_map(|o| o.programs.iter().map(|p| p.name()))
+                .chain(rows().flat_map(|o| o.components.iter().map(|c| c.name())))
                 .collect();
             return Err(format!(
                 "--{long} is an option of {}, not of {}; see {} -h",
-                owners.join(" and "),
+                and_list(&owners),
                 component.name(),
                 program.name()
             ));
@@ -102,7 +104,8 @@ where
                 format!("-{c}"),
             ),
             Arg::Long(name) => (
-                options::by_long(name).ok_or_else(|| unknown_flag(&format!("--{name}")))?,
+                options::by_long_in(name, program)
+                    .ok_or_else(|| unknown_flag(&format!("--{name}")))?,
                 format!("--{name}"),
             ),
             Arg::Value(v) => {
@@ -145,10 +148,10 @@ where
             }
             // `--prometheus-listen-port` alone is its row's default port; a value is taken
             // only when it is attached or the next word is a number.
-            Kind::Value(_) if spec.bare.is_some() && !next_is_value(&mut parser) => {
+            Kind::Value(..) if spec.bare.is_some() && !next_is_value(&mut parser) => {
                 spec.bare.unwrap_or_default().to_string()
             }
-            Kind::Value(meta) | Kind::Repeatable(meta) => {
+            Kind::Value(meta, _) | Kind::Repeatable(meta) => {
                 let missing = || usage(format!("{written} needs a value ({meta})"));
                 // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
                 let (v, attached) = match parser.optional_value() {
@@ -225,6 +228,15 @@ fn looks_like_option(word: &str) -> bool {
     }
     let mut chars = word.chars();
     chars.next() == Some('-') && chars.next().is_some_and(|c| options::by_short(c).is_some())
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 fn usage(message: String) -> String {

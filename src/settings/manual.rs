@@ -146,7 +146,7 @@ fn flag_forms(o: &OptionSpec) -> String {
         forms.push(format!("--{l}"));
     }
     let mut text = forms.join(", ");
-    if let Kind::Value(meta) | Kind::Repeatable(meta) = o.kind
+    if let Kind::Value(meta, _) | Kind::Repeatable(meta) = o.kind
         && o.long.is_some()
     {
         text.push(' ');
@@ -155,7 +155,7 @@ fn flag_forms(o: &OptionSpec) -> String {
     text
 }
 
-/// The extra facts of a row: variable, key, default, choices.
+/// The extra facts of a row: variable, key, default, bounds, choices.
 fn facts(o: &OptionSpec) -> Vec<String> {
     let mut facts = Vec::new();
     if !o.env.is_empty() {
@@ -167,6 +167,7 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     if let Some(default) = o.default {
         facts.push(format!("default {default}"));
     }
+    facts.extend(o.ty().bounds());
     if !o.choices.is_empty() {
         facts.push(format!("one of {}", o.choices.join(", ")));
     }

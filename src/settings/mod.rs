@@ -17,7 +17,7 @@ use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
 use crate::target::{self, Target};
 use config_file::{ConfigFile, ConfigValue};
-use options::{Kind, OptionSpec};
+use options::{Kind, OptionSpec, Type};
 use secrets::Environment;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -190,6 +190,8 @@ pub struct ScannerSettings {
     pub results: Vec<NamedFile>,
     /// `--for`: the one form `snippets` prints; `None`: every form.
     pub snippets_for: Option<crate::assess::snippets::Form>,
+    /// `fleet --format json`: the judgement as JSON instead of the table.
+    pub fleet_json: bool,
 }
 
 /// The public scan API's settings (`check-storage-scanner web`).
@@ -602,12 +604,13 @@ impl Layers<'_> {
         Ok(self.given_list(id)?.into_iter().map(|g| g.text).collect())
     }
 
-    /// Switches and boolean settings. Variables follow the spec's boolean rule (`1`, `true`,
-    /// `yes`, `on` enable; anything else disables). A configuration file has real booleans, so
-    /// a value there that is neither true nor false (`check_hardening: maybe`) is refused rather
-    /// than quietly read as off.
-    pub fn switch(&self, id: &str, default: bool) -> Result<bool, SettingsError> {
-        Ok(match self.raw(options::spec(id))? {
+    /// Switches and boolean settings, the row's default when unset. Variables follow the
+    /// spec's boolean rule (`1`, `true`, `yes`, `on` enable; anything else disables). A
+    /// configuration file has real booleans, so a value there that is neither true nor false
+    /// (`check_hardening: maybe`) is refused rather than quietly read as off.
+    pub fn switch(&self, id: &str) -> Result<bool, SettingsError> {
+        let spec = options::spec(id);
+        Ok(match self.raw(spec)? {
             Some((values, Source::ConfigFile(_))) => {
                 let given = values.last().expect("a value was found");
                 match boolean(&given.text) {
@@ -622,39 +625,75 @@ impl Layers<'_> {
                 }
             }
             Some((values, _)) => values.last().is_some_and(|v| truthy(&v.text)),
-            None => default,
+            None => spec.default.is_some_and(truthy),
         })
     }
 
+    /// The value of a row read as its [`Type`] says (bounds included); `None`: unset.
+    pub fn optional<T: FromText>(&self, id: &str) -> Result<Option<T>, SettingsError> {
+        let ty = options::spec(id).ty();
+        self.parsed(id, |t| T::from_text(ty, t))
+    }
+
+    /// Like `optional`, the row's default when unset.
+    pub fn value<T: FromText>(&self, id: &str) -> Result<T, SettingsError> {
+        let ty = options::spec(id).ty();
+        self.parsed_or_default(id, |t| T::from_text(ty, t))
+    }
+
+    /// The value of a row read with `parse`; a refusal says what the row's type must be.
     pub fn parsed<T>(
         &self,
         id: &str,
-        what: &str,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Option<T>, SettingsError> {
-        Ok(self.parsed_given(id, what, parse)?.map(|(value, _)| value))
+        let spec = options::spec(id);
+        let Some(given) = self.given(id)? else {
+            return Ok(None);
+        };
+        match parse(given.text.trim()) {
+            Some(value) => Ok(Some(value)),
+            None => Err(SettingsError(format!(
+                "{} {} is not {}{}",
+                given.name,
+                given.shown(),
+                spec.ty().what(),
+                fix_hint(spec)
+            ))),
+        }
     }
 
-    /// Like `parsed`, keeping how the value was given for later messages about it.
-    pub fn parsed_given<T>(
+    /// Like `parsed`, the row's default (read with `parse` too) when unset.
+    pub fn parsed_or_default<T>(
         &self,
         id: &str,
-        what: &str,
         parse: impl Fn(&str) -> Option<T>,
-    ) -> Result<Option<(T, Given)>, SettingsError> {
-        let spec = options::spec(id);
-        match self.given(id)? {
-            None => Ok(None),
-            Some(given) => match parse(given.text.trim()) {
-                Some(value) => Ok(Some((value, given))),
-                None => Err(SettingsError(format!(
-                    "{} {} is not {what}{}",
-                    given.name,
-                    given.shown(),
-                    fix_hint(spec)
-                ))),
-            },
+    ) -> Result<T, SettingsError> {
+        if let Some(value) = self.parsed(id, &parse)? {
+            return Ok(value);
         }
+        let default = options::spec(id).default_value();
+        Ok(default
+            .and_then(parse)
+            .unwrap_or_else(|| panic!("the default {default:?} of row {id:?} does not parse")))
+    }
+
+    /// The name of one of the row's choices, the row's default when unset.
+    fn choice(&self, id: &str) -> Result<&'static str, SettingsError> {
+        let choices = options::spec(id).choices;
+        self.parsed_or_default(id, |t| choices.iter().find(|c| **c == t).copied())
+    }
+
+    /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
+    fn comma_list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
+        Ok(self
+            .list(id)?
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(String::from)
+            .collect())
     }
 }
 
@@ -667,6 +706,53 @@ fn fix_hint(spec: &OptionSpec) -> String {
         format!("; use one of {}", spec.choices.join(", "))
     }
 }
+
+/// A Rust type a row's text is read into, within the bounds of the row's [`Type`].
+pub trait FromText: Sized {
+    fn from_text(ty: Type, text: &str) -> Option<Self>;
+}
+
+/// Seconds: fractions above 0 for `Type::Seconds`, whole ones for `Type::Number`.
+impl FromText for Duration {
+    fn from_text(ty: Type, text: &str) -> Option<Duration> {
+        match ty {
+            Type::Seconds { max } => {
+                let value: f64 = text.parse().ok()?;
+                (value.is_finite() && value > 0.0 && value <= max as f64)
+                    .then(|| Duration::from_secs_f64(value))
+            }
+            _ => u64::from_text(ty, text).map(Duration::from_secs),
+        }
+    }
+}
+
+/// A number with fractions (`--backoff-factor 0.5`).
+impl FromText for f64 {
+    fn from_text(ty: Type, text: &str) -> Option<f64> {
+        let Type::Number { min, max, .. } = ty else {
+            return None;
+        };
+        let value: f64 = text.parse().ok()?;
+        (value.is_finite() && (min as f64..=max as f64).contains(&value)).then_some(value)
+    }
+}
+
+macro_rules! whole_numbers {
+    ($($t:ty),*) => {$(
+        impl FromText for $t {
+            fn from_text(ty: Type, text: &str) -> Option<$t> {
+                let (min, max) = match ty {
+                    Type::Number { min, max, .. } => (min, max),
+                    Type::Port { free } => (i64::from(!free), 65535),
+                    _ => return None,
+                };
+                let value: i64 = text.parse().ok()?;
+                (min..=max).contains(&value).then(|| value.try_into().ok())?
+            }
+        }
+    )*};
+}
+whole_numbers!(u8, u16, u32, u64, usize, i64);
 
 /// The entries of a repeatable setting given as one variable (or one scalar in the file):
 /// headers are separated by `;`, waivers by newlines (a reason may hold `;` and `,`), anything
@@ -685,14 +771,6 @@ fn split_list(value: &str, spec: &OptionSpec) -> Vec<String> {
         .collect()
 }
 
-fn seconds(text: &str) -> Option<Duration> {
-    let value: f64 = text.parse().ok()?;
-    (value.is_finite() && value > 0.0 && value <= 3600.0).then(|| Duration::from_secs_f64(value))
-}
-
-/// Debug listeners of the proxy, frontend, graph, idp and idm services.
-pub const DEFAULT_DEBUG_PORTS: [u16; 5] = [9205, 9141, 9124, 9134, 9239];
-
 fn parse_ports(text: &str) -> Option<Vec<u16>> {
     let ports: Option<Vec<u16>> = text
         .split(',')
@@ -701,10 +779,6 @@ fn parse_ports(text: &str) -> Option<Vec<u16>> {
         .map(|p| p.parse::<u16>().ok().filter(|p| *p > 0))
         .collect();
     ports.filter(|p| !p.is_empty())
-}
-
-fn rating(text: &str) -> Option<u8> {
-    text.parse::<u8>().ok().filter(|r| *r <= 5)
 }
 
 impl Settings {
@@ -833,7 +907,7 @@ impl Settings {
     ) -> Result<Settings, SettingsError> {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
-        layers.profile = layers.parsed("profile", "a profile", Profile::parse)?;
+        layers.profile = layers.parsed("profile", Profile::parse)?;
         Settings::from_layers(&layers, config.map(|c| c.path.clone()))
     }
 
@@ -845,36 +919,33 @@ impl Settings {
             targets(l).unwrap_or_default()
         };
 
-        let warning = l.parsed_given("warning", "a rating from 0 to 5", rating)?;
-        let critical = l.parsed_given("critical", "a rating from 0 to 5", rating)?;
-        let named = |flag: &str, value: u8, given: Option<&Given>| match given {
-            Some(g) => match &g.reference {
-                Some(reference) => format!("{} (from {reference})", g.name),
-                None => format!("{} {value}", g.name),
-            },
-            None => format!("{flag} {value} (the default)"),
-        };
-        let (warning, warning_given) = warning.map_or((3, None), |(v, g)| (v, Some(g)));
-        let (critical, critical_given) = critical.map_or((1, None), |(v, g)| (v, Some(g)));
+        let warning: u8 = l.value("warning")?;
+        let critical: u8 = l.value("critical")?;
         if critical > warning {
+            // Each as it was given; one read from a reference by its reference.
+            let named = |id: &str, value: u8| -> Result<String, SettingsError> {
+                Ok(match l.given(id)? {
+                    Some(given) => match &given.reference {
+                        Some(reference) => format!("{} (from {reference})", given.name),
+                        None => format!("{} {value}", given.name),
+                    },
+                    None => format!("--{id} {value} (the default)"),
+                })
+            };
             return Err(SettingsError(format!(
                 "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
-                named("--critical", critical, critical_given.as_ref()),
-                named("--warning", warning, warning_given.as_ref()),
+                named("critical", critical)?,
+                named("warning", warning)?,
             )));
         }
 
         let format = l
-            .parsed("format", "an output format", Format::parse)?
+            .parsed("format", Format::parse)?
             .unwrap_or(Format::Monitoring);
 
-        let concurrency = l
-            .parsed("concurrency", "a number of workers from 1 to 32", |t| {
-                t.parse::<usize>().ok().filter(|n| (1..=32).contains(n))
-            })?
-            .unwrap_or(5);
-
-        let insecure = l.switch("insecure", false)? || !l.switch("verify_tls", true)?;
+        // Read in the order of the manual, so of two wrong values the first is named.
+        let concurrency = l.value("concurrency")?;
+        let insecure = l.switch("insecure")? || !l.switch("verify_tls")?;
         let ca_file = l.operator_file("ca_file", crate::files::Kind::CaBundle)?;
         let proxy = l.given("proxy")?;
         if let Some(given) = &proxy {
@@ -885,49 +956,15 @@ impl Settings {
             crate::net::proxy::Proxy::parse_shown(given.text.trim(), &shown)?;
         }
         let proxy = proxy.map(|g| g.text);
-        let timeout = l
-            .parsed(
-                "timeout",
-                "a number of seconds above 0 (at most 3600)",
-                seconds,
-            )?
-            .unwrap_or(Duration::from_secs(10));
-        let time_budget = l
-            .parsed(
-                "time_budget",
-                "a number of seconds above 0 (at most 3600)",
-                seconds,
-            )?
-            .unwrap_or(Duration::from_secs(55));
-        let retries = l
-            .parsed("retries", "a number of retries from 0 to 10", |t| {
-                t.parse::<u32>().ok().filter(|n| *n <= 10)
-            })?
-            .unwrap_or(2);
-        let backoff_factor = l
-            .parsed("backoff_factor", "a number of seconds from 0 to 60", |t| {
-                t.parse::<f64>()
-                    .ok()
-                    .filter(|f| f.is_finite() && (0.0..=60.0).contains(f))
-            })?
-            .unwrap_or(0.5);
+        let (timeout, time_budget) = (l.value("timeout")?, l.value("time_budget")?);
+        let retries = l.value("retries")?;
+        let backoff_factor = l.value("backoff_factor")?;
 
-        let latest_version = l.parsed(
-            "latest_version",
-            "a release version such as 4.0.8",
-            crate::knowledge::parse_version,
-        )?;
-        let mode = l
-            .parsed("update_source", "an update source", |t| {
-                ["auto", "feed", "pinned", "bundled", "off"]
-                    .contains(&t)
-                    .then(|| t.to_string())
-            })?
-            .unwrap_or_else(|| "auto".to_string());
-        let update_source = if l.switch("no_update_check", false)? {
+        let latest_version = l.parsed("latest_version", crate::knowledge::parse_version)?;
+        let update_source = if l.switch("no_update_check")? {
             UpdateSource::Off
         } else {
-            match mode.as_str() {
+            match l.choice("update_source")? {
                 "feed" => UpdateSource::Feed,
                 "bundled" => UpdateSource::Bundled,
                 "off" => UpdateSource::Off,
@@ -949,50 +986,27 @@ impl Settings {
             ));
         }
 
-        let release_track = l
-            .parsed("release_track", "a release track", |t| match t {
-                "auto" => Some(TrackChoice::Auto),
-                other => Track::parse(other).map(TrackChoice::Fixed),
-            })?
-            .unwrap_or(TrackChoice::Auto);
-
-        let eol_warning = l.parsed("eol_warning", "a number of days (0 or more)", |t| {
-            t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
+        let release_track = l.parsed_or_default("release_track", |t| match t {
+            "auto" => Some(TrackChoice::Auto),
+            other => Track::parse(other).map(TrackChoice::Fixed),
         })?;
-        let target_port = l.parsed("target_port", "a port from 1 to 65535", |t| {
-            t.parse::<u16>().ok().filter(|p| *p > 0)
-        })?;
-        let tls_min_days = l
-            .parsed("tls_min_days", "a number of days (0 or more)", |t| {
-                t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
-            })?
-            .unwrap_or(14);
+        let eol_warning = l.optional("eol_warning")?;
+        let target_port = l.optional("target_port")?;
+        let tls_min_days = l.value("tls_min_days")?;
         // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
         // COS_WAIVE_UNTIL) that a CI step sets.
-        let from_variable = |id: &str| -> Result<bool, SettingsError> {
-            Ok(matches!(
-                l.raw(options::spec(id))?,
-                Some((_, Source::Variable(_)))
-            ))
+        let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
+            let spec = options::spec(id);
+            Ok(match l.raw(spec)? {
+                Some((_, Source::Variable(_))) => spec.env[0],
+                _ => flag,
+            })
         };
-        let (ignore_source, until_source) = (
-            if from_variable("ignore_hardening")? {
-                "COS_IGNORE_HARDENING"
-            } else {
-                "--ignore-hardening"
-            },
-            if from_variable("waive_until")? {
-                "COS_WAIVE_UNTIL"
-            } else {
-                "--waive-until"
-            },
-        );
+        let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
+        let until_source = source("waive_until", "--waive-until")?;
         let mut waivers: Vec<crate::assess::waivers::Waiver> = l
-            .list("ignore_hardening")?
+            .comma_list("ignore_hardening")?
             .iter()
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
             .map(|p| crate::assess::waivers::Waiver::permanent(p, ignore_source))
             .collect();
         for given in l.given_list("waive_until")? {
@@ -1008,33 +1022,21 @@ impl Settings {
             waiver.source = until_source;
             waivers.push(waiver);
         }
-        let check_debug_ports =
-            !l.switch("no_debug_ports", false)? && l.switch("check_debug_ports", true)?;
+        let check_debug_ports = !l.switch("no_debug_ports")? && l.switch("check_debug_ports")?;
         let debug_ports_given = l.given("debug_ports")?.is_some();
         let debug_ports = if check_debug_ports {
-            l.parsed("debug_ports", "a list of ports (1-65535)", parse_ports)?
-                .unwrap_or_else(|| DEFAULT_DEBUG_PORTS.to_vec())
+            l.parsed_or_default("debug_ports", parse_ports)?
         } else {
             Vec::new()
         };
-        let debug_port_timeout = l
-            .parsed(
-                "debug_port_timeout",
-                "a number of seconds above 0 (at most 3600)",
-                seconds,
-            )?
-            .unwrap_or(Duration::from_secs(3));
-        let now = l.parsed(
-            "now",
-            "an RFC 3339 timestamp such as 2026-11-22T03:00:00Z",
-            |t| t.parse::<jiff::Timestamp>().ok(),
-        )?;
+        let debug_port_timeout = l.value("debug_port_timeout")?;
+        let now = l.parsed("now", |t| t.parse::<jiff::Timestamp>().ok())?;
 
         let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
         let exporter = exporter_settings(l, format)?;
-        let service_listen = listen_address(l, "listen", "port", 8811)?;
-        let web_listen = listen_address(l, "web_listen", "web_port", 8080)?;
-        let diff_format = l.parsed("diff_format", "a change report format", |t| match t {
+        let service_listen = listen_address(l, "listen", "port")?;
+        let web_listen = listen_address(l, "web_listen", "web_port")?;
+        let diff_format = l.parsed("diff_format", |t| match t {
             "text" => Some(DiffFormat::Text),
             "markdown" => Some(DiffFormat::Markdown),
             "chatblocks" => Some(DiffFormat::ChatBlocks),
@@ -1054,8 +1056,8 @@ impl Settings {
         };
         Ok(Settings {
             targets,
-            debug: l.switch("debug", false)?,
-            check_hardening: l.switch("check_hardening", false)?,
+            debug: l.switch("debug")?,
+            check_hardening: l.switch("check_hardening")?,
             warning,
             critical,
             profile: l.profile,
@@ -1071,60 +1073,46 @@ impl Settings {
             update_source,
             release_token,
             releases_url: l.string("releases_url")?,
-            feed_cache_ttl: l
-                .parsed(
-                    "feed_cache_ttl",
-                    "a number of seconds from 0 (no cache) to 2592000 (30 days)",
-                    |t| t.parse::<u64>().ok().filter(|s| *s <= 2_592_000),
-                )?
-                .map_or(Duration::from_secs(3600), Duration::from_secs),
+            feed_cache_ttl: l.value("feed_cache_ttl")?,
             state_dir: l
                 .string("state_dir")?
                 .map(PathBuf::from)
                 .or_else(|| state_dir::default_state_dir(l.env)),
-            update_warning: l.switch("update_warning", false)?,
-            self_update_check: l.switch("self_update_check", false)?,
-            self_update_url: self_update_url(l)?,
+            update_warning: l.switch("update_warning")?,
+            self_update_check: l.switch("self_update_check")?,
+            self_update_url: l.parsed_or_default("self_update_url", |t| {
+                let lower = t.to_ascii_lowercase();
+                (lower.starts_with("https://") || lower.starts_with("http://")).then(|| t.into())
+            })?,
             eol_warning,
             release_track,
             target_port,
             tls_min_days,
-            use_release_schedule: l.switch("use_release_schedule", true)?,
+            use_release_schedule: l.switch("use_release_schedule")?,
             release_schedule: l
                 .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
             vulnerability_db: l
                 .operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
             vulnerability_feed: l.string("vulnerability_feed")?,
-            extra_checks_rating: l.switch("extra_checks_rating", true)?,
-            extra_checks: !l.switch("no_extra_checks", false)?,
+            extra_checks_rating: l.switch("extra_checks_rating")?,
+            extra_checks: !l.switch("no_extra_checks")?,
             debug_ports,
             debug_ports_given,
             debug_port_timeout,
-            all_addresses: l.switch("all_addresses", false)?
-                || l.switch("check_all_addresses", false)?,
-            ipv6_enabled: l.switch("ipv6_enabled", true)?,
+            all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
+            ipv6_enabled: l.switch("ipv6_enabled")?,
             resolve: l
-                .parsed(
-                    "resolve",
-                    "a list of pins such as cloud.example=192.0.2.1,192.0.2.2",
-                    crate::net::resolve::parse_pins,
-                )?
+                .parsed("resolve", crate::net::resolve::parse_pins)?
                 .unwrap_or_default(),
-            dns_server: l.parsed(
-                "dns_server",
-                "a DNS server address such as 192.0.2.53 or 192.0.2.53:53",
-                |t| {
-                    t.parse::<std::net::SocketAddr>()
-                        .ok()
-                        .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
-                },
-            )?,
-            login_throttling: l.switch("login_throttling", false)?
-                || l.switch("check_login_throttling", false)?,
-            waivers,
-            waiver_warning: l.parsed("waiver_warning", "a number of days (0 or more)", |t| {
-                t.parse::<i64>().ok().filter(|d| (0..=3650).contains(d))
+            dns_server: l.parsed("dns_server", |t| {
+                t.parse::<std::net::SocketAddr>()
+                    .ok()
+                    .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
             })?,
+            login_throttling: l.switch("login_throttling")?
+                || l.switch("check_login_throttling")?,
+            waivers,
+            waiver_warning: l.optional("waiver_warning")?,
             policy: match l.given("policy")? {
                 Some(given) => Some(
                     crate::assess::policy::Policy::load(Path::new(&given.text))
@@ -1133,16 +1121,9 @@ impl Settings {
                 None => None,
             },
             baseline: l.operator_file("baseline", crate::files::Kind::Baseline)?,
-            warn_on_new: l.switch("warn_on_new", false)?,
+            warn_on_new: l.switch("warn_on_new")?,
             diff_format,
-            verify_remediation: l
-                .list("verify_remediation")?
-                .iter()
-                .flat_map(|v| v.split(','))
-                .map(str::trim)
-                .filter(|id| !id.is_empty())
-                .map(String::from)
-                .collect(),
+            verify_remediation: l.comma_list("verify_remediation")?,
             webhook,
             exporter,
             now,
@@ -1152,53 +1133,21 @@ impl Settings {
                 port: service_listen.port(),
                 web: WebSettings {
                     listen: web_listen,
-                    base_url: l.parsed(
-                        "base_url",
-                        "an absolute http:// or https:// URL such as https://scan.example.com, \
-                         with a path when a reverse proxy serves it there \
-                         (https://example.com/scanner)",
-                        |t| {
-                            // Kept without a trailing slash: routes are appended to it.
-                            let t = t.trim_end_matches('/');
-                            let rest = t
-                                .strip_prefix("https://")
-                                .or_else(|| t.strip_prefix("http://"))?;
-                            let host = rest.split('/').next().unwrap_or_default();
-                            (!host.is_empty()
-                                && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
+                    base_url: l.parsed("base_url", |t| {
+                        // Kept without a trailing slash: routes are appended to it.
+                        let t = t.trim_end_matches('/');
+                        let rest = t
+                            .strip_prefix("https://")
+                            .or_else(|| t.strip_prefix("http://"))?;
+                        let host = rest.split('/').next().unwrap_or_default();
+                        (!host.is_empty() && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
                             .then(|| t.to_string())
-                        },
-                    )?,
+                    })?,
                     store: l.string("store")?,
-                    store_timeout: l
-                        .parsed(
-                            "store_timeout",
-                            "a number of seconds above 0 (at most 60)",
-                            |t| seconds(t).filter(|d| *d <= Duration::from_secs(60)),
-                        )?
-                        .unwrap_or(Duration::from_secs(2)),
-                    workers: l
-                        .parsed("workers", "a number from 1 to 64", |t| {
-                            t.parse::<usize>().ok().filter(|n| (1..=64).contains(n))
-                        })?
-                        .unwrap_or(4),
-                    connections_per_address: l
-                        .parsed("connections_per_address", "a number from 1 to 16", |t| {
-                            t.parse::<usize>().ok().filter(|n| (1..=16).contains(n))
-                        })?
-                        .unwrap_or(8),
-                    record_ttl: l
-                        .parsed(
-                            "record_ttl",
-                            "a number of seconds from 60 to 31536000 (a year)",
-                            |t| {
-                                t.parse::<u64>()
-                                    .ok()
-                                    .filter(|s| (60..=365 * 24 * 3600).contains(s))
-                                    .map(Duration::from_secs)
-                            },
-                        )?
-                        .unwrap_or(Duration::from_secs(7 * 24 * 3600)),
+                    store_timeout: l.value("store_timeout")?,
+                    workers: l.value("workers")?,
+                    connections_per_address: l.value("connections_per_address")?,
+                    record_ttl: l.value("record_ttl")?,
                     trusted_proxies: {
                         let mut networks = Vec::new();
                         for given in l.given_list("trusted_proxy")? {
@@ -1219,25 +1168,15 @@ impl Settings {
                         }
                         networks
                     },
-                    allow_private_targets: l.switch("allow_private_targets", false)?,
+                    allow_private_targets: l.switch("allow_private_targets")?,
                     mcp_token: l.string("mcp_token")?,
-                    mcp: !l.switch("no_mcp", false)?,
+                    mcp: !l.switch("no_mcp")?,
                 },
                 token: l.string("token")?,
-                cache_ttl: l
-                    .parsed("cache_ttl", "a number of seconds (0 or more)", |t| {
-                        t.parse::<u64>()
-                            .ok()
-                            .filter(|s| *s <= 30 * 24 * 3600)
-                            .map(Duration::from_secs)
-                    })?
-                    .unwrap_or(Duration::from_secs(900)),
+                cache_ttl: l.value("cache_ttl")?,
                 results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
-                snippets_for: l.parsed(
-                    "snippets_for",
-                    "a snippet form",
-                    crate::assess::snippets::Form::from_name,
-                )?,
+                snippets_for: l.parsed("snippets_for", crate::assess::snippets::Form::from_name)?,
+                fleet_json: l.choice("fleet_format")? == "json",
             },
             warnings: secrets_in_clear_on_the_command_line(l)?,
             secrets: l.secrets(),
@@ -1298,35 +1237,31 @@ fn url_has_password(url: &str) -> bool {
 }
 
 /// A server's address: `listen_id` (`ADDRESS[:PORT]`, a port written there wins) and
-/// `port_id` (0: a free port, named on stderr at start), loopback and `default_port` unless
-/// given.
+/// `port_id` (0: a free port, named on stderr at start).
 fn listen_address(
     l: &Layers,
     listen_id: &str,
     port_id: &str,
-    default_port: u16,
 ) -> Result<std::net::SocketAddr, SettingsError> {
-    let listen = l
-        .parsed(
-            listen_id,
-            "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080",
-            |t| {
-                if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
-                    return Some((socket.ip(), Some(socket.port())));
-                }
-                t.trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .ok()
-                    .map(|ip| (ip, None))
-            },
-        )?
-        .unwrap_or((std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), None));
-    let port = l.parsed(port_id, "a port from 0 to 65535", |t| t.parse::<u16>().ok())?;
+    let (ip, port_in_listen) = l.parsed_or_default(listen_id, |t| {
+        if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
+            return Some((socket.ip(), Some(socket.port())));
+        }
+        ip_address(t).map(|ip| (ip, None))
+    })?;
+    let port = l.value(port_id)?;
     Ok(std::net::SocketAddr::new(
-        listen.0,
-        listen.1.or(port).unwrap_or(default_port),
+        ip,
+        port_in_listen.unwrap_or(port),
     ))
+}
+
+/// An IP address, IPv6 with or without brackets.
+fn ip_address(text: &str) -> Option<std::net::IpAddr> {
+    text.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 /// Checks settings the way a run reads them: `file` as a configuration file holding exactly
@@ -1405,24 +1340,6 @@ fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
     Ok(targets)
 }
 
-/// `--self-update-url`: an http(s) address (the upgrade itself further needs https).
-fn self_update_url(l: &Layers) -> Result<String, SettingsError> {
-    let Some(given) = l.given("self_update_url")? else {
-        let default = options::spec("self_update_url").default.unwrap_or_default();
-        return Ok(default.to_string());
-    };
-    let text = given.text.trim();
-    let lower = text.to_ascii_lowercase();
-    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
-        return Err(SettingsError(format!(
-            "{} {} is not an http(s) address; give the release feed's URL",
-            given.name,
-            given.shown()
-        )));
-    }
-    Ok(text.to_string())
-}
-
 fn webhook_settings(
     l: &Layers,
     retries: u32,
@@ -1445,25 +1362,19 @@ fn webhook_settings(
             "{named} is not an http(s) address; give the receiver's URL"
         )));
     }
-    let on = l
-        .parsed("webhook_on", "a webhook level", |t| match t {
-            "critical" => Some(NotifyOn::Critical),
-            "warning" => Some(NotifyOn::Warning),
-            "unknown" => Some(NotifyOn::Unknown),
-            "always" => Some(NotifyOn::Always),
-            _ => None,
-        })?
-        .unwrap_or(NotifyOn::Critical);
-    let format = l
-        .parsed("webhook_format", "a webhook format", |t| match t {
-            "generic" => Some(BodyFormat::Generic),
-            "chatblocks" => Some(BodyFormat::ChatBlocks),
-            "chatembed" => Some(BodyFormat::ChatEmbed),
-            "pushtopic" => Some(BodyFormat::PushTopic),
-            "pushserver" => Some(BodyFormat::PushServer),
-            _ => None,
-        })?
-        .unwrap_or(BodyFormat::Generic);
+    let on = match l.choice("webhook_on")? {
+        "warning" => NotifyOn::Warning,
+        "unknown" => NotifyOn::Unknown,
+        "always" => NotifyOn::Always,
+        _ => NotifyOn::Critical,
+    };
+    let format = match l.choice("webhook_format")? {
+        "chatblocks" => BodyFormat::ChatBlocks,
+        "chatembed" => BodyFormat::ChatEmbed,
+        "pushtopic" => BodyFormat::PushTopic,
+        "pushserver" => BodyFormat::PushServer,
+        _ => BodyFormat::Generic,
+    };
     let mut headers = Vec::new();
     for (n, entry) in l.given_list("webhook_header")?.iter().enumerate() {
         // Entries are named by position, never quoted: a header carries credentials.
@@ -1485,21 +1396,14 @@ fn webhook_settings(
             })?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
-    let timeout = l
-        .parsed(
-            "webhook_timeout",
-            "a number of seconds above 0 (at most 3600)",
-            seconds,
-        )?
-        .unwrap_or(Duration::from_secs(10));
     let settings = WebhookSettings {
         url: url.text,
         url_reference: url.reference,
         on,
         format,
         headers,
-        timeout,
-        allow_private: l.switch("allow_private_webhooks", false)?,
+        timeout: l.value("webhook_timeout")?,
+        allow_private: l.switch("allow_private_webhooks")?,
         retries,
         backoff_factor,
         proxy,
@@ -1516,30 +1420,9 @@ fn exporter_settings(
     l: &Layers,
     format: Format,
 ) -> Result<Option<ExporterSettings>, SettingsError> {
-    let address = l
-        .parsed(
-            "prometheus_listen_addr",
-            "an IP address such as 127.0.0.1, ::1 or 0.0.0.0",
-            |t| {
-                t.trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .ok()
-            },
-        )?
-        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
-    let scrape_interval = l
-        .parsed(
-            "scrape_interval",
-            "a number of seconds above 0 (at most 3600)",
-            seconds,
-        )?
-        .unwrap_or(Duration::from_secs(60));
-    let port = l.parsed(
-        "prometheus_listen_port",
-        "a port from 0 (a free port) to 65535",
-        |t| t.parse::<u16>().ok(),
-    )?;
+    let address = l.parsed_or_default("prometheus_listen_addr", ip_address)?;
+    let scrape_interval = l.value("scrape_interval")?;
+    let port = l.optional("prometheus_listen_port")?;
     let given = |id: &str| !l.cli.all(id).is_empty();
     let Some(port) = port else {
         for id in ["prometheus_listen_addr", "scrape_interval"] {

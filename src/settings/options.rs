@@ -7,10 +7,61 @@
 pub enum Kind {
     /// A switch: present on the command line means on; variables use the boolean rules.
     Switch,
-    /// Takes one value (`--timeout 5`); a later source replaces an earlier one.
-    Value(&'static str),
-    /// May be given several times; all occurrences are kept, in order.
+    /// Takes one value (`--timeout 5`) of a type; a later source replaces an earlier one.
+    Value(&'static str, Type),
+    /// May be given several times; all occurrences (text) are kept, in order.
     Repeatable(&'static str),
+}
+
+/// What a setting's value is: how its text is read, what a refusal says it must be
+/// ("--timeout \"0\" is not a number of seconds above 0 (at most 3600)"), and the bounds the
+/// manual states. `Settings` reads a row as its type says, so the bounds are written here only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    /// Free text (a path, an address, a token), checked where it is used if at all; a
+    /// switch's value is on or off by its `Kind`.
+    Text,
+    /// true or false (in a variable: the boolean rules of `truthy`).
+    Bool,
+    /// A number from `min` to `max` (whole, unless read as a fraction); `what` names it:
+    /// "a number of workers" makes "a number of workers from 1 to 32".
+    Number {
+        what: &'static str,
+        min: i64,
+        max: i64,
+    },
+    /// A time above 0 seconds, fractions allowed, at most `max`.
+    Seconds { max: i64 },
+    /// A TCP port; `free`: 0 takes a free one.
+    Port { free: bool },
+    /// One of the row's `choices`; `what` names the set ("an output format").
+    Choice(&'static str),
+    /// Read by its own parser in `Settings`; `what` says what it must be.
+    Checked(&'static str),
+}
+
+impl Type {
+    /// What a value must be, as a refusal says it: "is not <this>".
+    pub fn what(self) -> String {
+        match self {
+            Type::Text => "a value".to_string(),
+            Type::Bool => "a boolean".to_string(),
+            Type::Number { what, min, max } => format!("{what} from {min} to {max}"),
+            Type::Seconds { max } => format!("a number of seconds above 0 (at most {max})"),
+            Type::Port { free: true } => "a port from 0 (a free port) to 65535".to_string(),
+            Type::Port { free: false } => "a port from 1 to 65535".to_string(),
+            Type::Choice(what) | Type::Checked(what) => what.to_string(),
+        }
+    }
+
+    /// The bounds the manual states beside the default.
+    pub fn bounds(self) -> Option<String> {
+        match self {
+            Type::Number { min, max, .. } => Some(format!("from {min} to {max}")),
+            Type::Seconds { max } => Some(format!("above 0, at most {max}")),
+            _ => None,
+        }
+    }
 }
 
 /// The programs of the package. Variables and the configuration file are shared (one file
@@ -40,6 +91,8 @@ const WEB: &[Component] = &[Component::Web];
 /// The public API's store, which `limits` opens too.
 const WEB_STORE: &[Component] = &[Component::Web, Component::Limits];
 const PLUGIN_ONLY: &[Component] = &[Component::Plugin];
+const LISTEN: &str =
+    "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080";
 
 /// One row of the option table.
 #[derive(Debug)]
@@ -55,7 +108,9 @@ pub struct OptionSpec {
     /// Configuration-file key (dotted path), if the setting can live in a file.
     pub config_key: Option<&'static str>,
     pub kind: Kind,
-    /// Default as shown to the operator (`None`: unset).
+    /// Default as shown to the operator (`None`: unset). The value before a remark in
+    /// parentheses (`604800 (7 days)`) is the one a run takes where `Settings` reads the
+    /// default from here.
     pub default: Option<&'static str>,
     /// The value of the flag written alone, without one (`--prometheus-listen-port`: 9102);
     /// `None`: the flag needs its value.
@@ -85,9 +140,14 @@ pub enum Component {
     Serve,
     /// `check-storage-scanner web`: the public scan API.
     Web,
-    /// Work on saved documents, no scan: `review-waivers`, `fleet`, `snippets`, and the
-    /// plugin's `--upgrade-self`.
-    Offline,
+    /// `check-storage-scanner review-waivers`: the waivers of saved result documents.
+    ReviewWaivers,
+    /// `check-storage-scanner fleet`: saved result documents judged again.
+    Fleet,
+    /// `check-storage-scanner snippets`: the fix snippets of saved result documents.
+    Snippets,
+    /// The plugin's `--upgrade-self`: no scan.
+    Upgrade,
     /// `check-storage-scanner limits`: the public API's store, from an operator's shell.
     Limits,
 }
@@ -100,7 +160,10 @@ impl Component {
             Component::Scan => "scan",
             Component::Serve => "serve",
             Component::Web => "web",
-            Component::Offline => "review-waivers, fleet and snippets",
+            Component::ReviewWaivers => "review-waivers",
+            Component::Fleet => "fleet",
+            Component::Snippets => "snippets",
+            Component::Upgrade => "--upgrade-self",
             Component::Limits => "limits",
         }
     }
@@ -165,6 +228,15 @@ impl Group {
 }
 
 use Kind::{Repeatable, Switch, Value};
+use Type::{Bool, Checked, Choice, Port, Seconds, Text};
+
+/// `Type::Number` on one line.
+const fn number(what: &'static str, min: i64, max: i64) -> Type {
+    Type::Number { what, min, max }
+}
+const RATING: Type = number("a rating", 0, 5);
+const DAYS: Type = number("a number of days", 0, 3650);
+const SECONDS: Type = Seconds { max: 3600 };
 
 const fn row(id: &'static str, help: &'static str) -> OptionSpec {
     OptionSpec {
@@ -211,7 +283,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         short: Some('w'),
         env: &["COS_WARNING"],
         config_key: Some("warning"),
-        kind: Value("RATING"),
+        kind: Value("RATING", RATING),
         default: Some("3"),
         group: Group::Verdict,
         ..row(
@@ -224,7 +296,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         short: Some('c'),
         env: &["COS_CRITICAL"],
         config_key: Some("critical"),
-        kind: Value("RATING"),
+        kind: Value("RATING", RATING),
         default: Some("1"),
         group: Group::Verdict,
         ..row(
@@ -237,7 +309,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("profile"),
         env: &["COS_PROFILE"],
         config_key: Some("profile"),
-        kind: Value("NAME"),
+        kind: Value("NAME", Choice("a profile")),
         choices: &["strict", "ops", "lenient"],
         group: Group::Verdict,
         ..row(
@@ -272,7 +344,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("eol-warning"),
         env: &["COS_EOL_WARNING"],
         config_key: Some("eol_warning"),
-        kind: Value("DAYS"),
+        kind: Value("DAYS", DAYS),
         group: Group::Verdict,
         ..row(
             "eol_warning",
@@ -320,7 +392,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: PLUGIN,
         long: Some("format"),
         env: &["COS_FORMAT"],
-        kind: Value("FORMAT"),
+        kind: Value("FORMAT", Choice("an output format")),
         default: Some("the monitoring line"),
         choices: &[
             "metrics",
@@ -364,7 +436,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("ca-file"),
         env: &["COS_SCANNER_TLS_CA_FILE"],
         config_key: Some("scanner.tls_ca_file"),
-        kind: Value("FILE"),
+        kind: Value("FILE", Text),
         group: Group::Transport,
         ..row(
             "ca_file",
@@ -376,7 +448,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("proxy"),
         env: &["COS_PROXY"],
         config_key: Some("proxy"),
-        kind: Value("URL"),
+        kind: Value("URL", Text),
         group: Group::Transport,
         ..row(
             "proxy",
@@ -388,7 +460,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("timeout"),
         env: &["COS_TIMEOUT"],
         config_key: Some("timeout"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", SECONDS),
         default: Some("10"),
         group: Group::Transport,
         ..row(
@@ -400,7 +472,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("time-budget"),
         env: &["COS_TIME_BUDGET"],
         config_key: Some("time_budget"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", SECONDS),
         default: Some("55"),
         group: Group::Transport,
         ..row(
@@ -415,7 +487,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("retries"),
         env: &["COS_RETRIES"],
         config_key: Some("retries"),
-        kind: Value("N"),
+        kind: Value("N", number("a number of retries", 0, 10)),
         default: Some("2"),
         group: Group::Transport,
         ..row(
@@ -428,7 +500,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("backoff-factor"),
         env: &["COS_BACKOFF_FACTOR"],
         config_key: Some("backoff_factor"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", number("a number of seconds", 0, 60)),
         default: Some("0.5"),
         group: Group::Transport,
         ..row(
@@ -440,7 +512,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("concurrency"),
         env: &["COS_CONCURRENCY", "COS_SCANNER_CONCURRENCY"],
         config_key: Some("scanner.concurrency"),
-        kind: Value("N"),
+        kind: Value("N", number("a number of workers", 1, 32)),
         default: Some("5"),
         group: Group::Transport,
         ..row("concurrency", "Host workers in multi-host runs (1-32).")
@@ -450,7 +522,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("update-source"),
         env: &["COS_RELEASES_MODE"],
         config_key: Some("releases.mode"),
-        kind: Value("MODE"),
+        kind: Value("MODE", Choice("an update source")),
         default: Some("auto"),
         choices: &["auto", "feed", "pinned", "bundled", "off"],
         group: Group::Updates,
@@ -464,7 +536,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         long: Some("latest-version"),
-        kind: Value("VERSION"),
+        kind: Value("VERSION", Checked("a release version such as 4.0.8")),
         group: Group::Updates,
         ..row(
             "latest_version",
@@ -475,7 +547,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("release-token"),
         env: &["COS_RELEASES_TOKEN"],
         config_key: Some("releases.token"),
-        kind: Value("TOKEN"),
+        kind: Value("TOKEN", Text),
         group: Group::Updates,
         ..row(
             "release_token",
@@ -487,7 +559,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("feed-cache-ttl"),
         env: &["COS_FEED_CACHE_TTL", "COS_RELEASES_CACHE_TTL"],
         config_key: Some("releases.cache_ttl"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", number("a number of seconds", 0, 2_592_000)),
         default: Some("3600"),
         group: Group::Updates,
         ..row(
@@ -502,7 +574,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("state-dir"),
         env: &["COS_STATE_DIR"],
         config_key: Some("state_dir"),
-        kind: Value("DIR"),
+        kind: Value("DIR", Text),
         default: Some(
             "$STATE_DIRECTORY (systemd), else $XDG_STATE_HOME/check-storage-security, else \
              ~/.local/state/check-storage-security",
@@ -524,7 +596,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("release-track"),
         env: &["COS_RELEASE_TRACK"],
         config_key: Some("release_track"),
-        kind: Value("TRACK"),
+        kind: Value("TRACK", Choice("a release track")),
         default: Some("auto"),
         choices: &["auto", "rolling", "production", "lts"],
         group: Group::Updates,
@@ -537,7 +609,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     // --- Waivers, policy, baseline --------------------------------------------------------
     OptionSpec {
         long: Some("policy"),
-        kind: Value("FILE"),
+        kind: Value("FILE", Text),
         group: Group::Waivers,
         ..row(
             "policy",
@@ -548,7 +620,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         long: Some("ignore-hardening"),
         env: &["COS_IGNORE_HARDENING"],
-        kind: Value("PATTERNS"),
+        kind: Value("PATTERNS", Text),
         group: Group::Waivers,
         ..row(
             "ignore_hardening",
@@ -573,7 +645,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("waiver-warning"),
         env: &["COS_WAIVER_WARNING"],
         config_key: Some("waiver_warning"),
-        kind: Value("DAYS"),
+        kind: Value("DAYS", DAYS),
         group: Group::Waivers,
         ..row(
             "waiver_warning",
@@ -583,7 +655,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         programs: PLUGIN,
         long: Some("baseline"),
-        kind: Value("FILE"),
+        kind: Value("FILE", Text),
         group: Group::Waivers,
         ..row(
             "baseline",
@@ -603,7 +675,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         programs: PLUGIN,
         long: Some("diff-format"),
         env: &["COS_DIFF_FORMAT"],
-        kind: Value("FORMAT"),
+        kind: Value("FORMAT", Choice("a change report format")),
         choices: &["text", "markdown", "chatblocks"],
         group: Group::Waivers,
         ..row(
@@ -630,7 +702,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("webhook-url"),
         env: &["COS_WEBHOOK_URL"],
         config_key: Some("webhook_url"),
-        kind: Value("URL"),
+        kind: Value("URL", Text),
         group: Group::Webhook,
         components: PLUGIN_ONLY,
         ..row(
@@ -643,7 +715,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("webhook-on"),
         env: &["COS_WEBHOOK_ON"],
         config_key: Some("webhook_on"),
-        kind: Value("LEVEL"),
+        kind: Value("LEVEL", Choice("a webhook level")),
         default: Some("critical"),
         choices: &["critical", "warning", "unknown", "always"],
         group: Group::Webhook,
@@ -655,7 +727,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("webhook-format"),
         env: &["COS_WEBHOOK_FORMAT"],
         config_key: Some("webhook_format"),
-        kind: Value("FORMAT"),
+        kind: Value("FORMAT", Choice("a webhook format")),
         default: Some("generic"),
         choices: &[
             "generic",
@@ -687,7 +759,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("webhook-timeout"),
         env: &["COS_WEBHOOK_TIMEOUT"],
         config_key: Some("webhook_timeout"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", SECONDS),
         default: Some("10"),
         group: Group::Webhook,
         components: PLUGIN_ONLY,
@@ -714,7 +786,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("prometheus-listen-port"),
         env: &["COS_PROMETHEUS_LISTEN_PORT"],
         config_key: Some("prometheus_listen_port"),
-        kind: Value("PORT"),
+        kind: Value("PORT", Port { free: true }),
         default: Some("9102"),
         bare: Some("9102"),
         group: Group::Exporter,
@@ -734,7 +806,10 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("prometheus-listen-addr"),
         env: &["COS_PROMETHEUS_LISTEN_ADDR"],
         config_key: Some("prometheus_listen_addr"),
-        kind: Value("ADDRESS"),
+        kind: Value(
+            "ADDRESS",
+            Checked("an IP address such as 127.0.0.1, ::1 or 0.0.0.0"),
+        ),
         default: Some("127.0.0.1"),
         group: Group::Exporter,
         components: PLUGIN_ONLY,
@@ -751,7 +826,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("scrape-interval"),
         env: &["COS_SCRAPE_INTERVAL"],
         config_key: Some("scrape_interval"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", SECONDS),
         default: Some("60"),
         group: Group::Exporter,
         components: PLUGIN_ONLY,
@@ -770,7 +845,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("listen"),
         env: &["COS_SERVICE_LISTEN"],
         config_key: Some("service.listen"),
-        kind: Value("ADDRESS[:PORT]"),
+        kind: Value("ADDRESS[:PORT]", Checked(LISTEN)),
         default: Some("127.0.0.1"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -785,7 +860,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("port"),
         env: &["COS_SERVICE_PORT"],
         config_key: Some("service.port"),
-        kind: Value("PORT"),
+        kind: Value("PORT", Port { free: true }),
         default: Some("8811"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -801,7 +876,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("listen"),
         env: &["COS_WEB_LISTEN"],
         config_key: Some("web.listen"),
-        kind: Value("ADDRESS[:PORT]"),
+        kind: Value("ADDRESS[:PORT]", Checked(LISTEN)),
         default: Some("127.0.0.1"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -816,7 +891,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("port"),
         env: &["COS_WEB_PORT"],
         config_key: Some("web.port"),
-        kind: Value("PORT"),
+        kind: Value("PORT", Port { free: true }),
         default: Some("8080"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -830,7 +905,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("token"),
         env: &["COS_SERVICE_TOKEN"],
         config_key: Some("service.token"),
-        kind: Value("TOKEN"),
+        kind: Value("TOKEN", Text),
         group: Group::Scanner,
         programs: SCANNER,
         components: SERVE,
@@ -845,7 +920,13 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("base-url"),
         env: &["COS_WEB_BASE_URL"],
         config_key: Some("web.base_url"),
-        kind: Value("URL"),
+        kind: Value(
+            "URL",
+            Checked(
+                "an absolute http:// or https:// URL such as https://scan.example.com, with a path \
+             when a reverse proxy serves it there (https://example.com/scanner)",
+            ),
+        ),
         default: Some("http://<listen address>"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -862,7 +943,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("store"),
         env: &["COS_WEB_STORE"],
         config_key: Some("web.store"),
-        kind: Value("STORE"),
+        kind: Value("STORE", Text),
         default: Some("sqlite:<state directory>/web.sqlite"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -878,7 +959,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("store-timeout"),
         env: &["COS_WEB_STORE_TIMEOUT"],
         config_key: Some("web.store_timeout"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", Seconds { max: 60 }),
         default: Some("2"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -894,7 +975,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("workers"),
         env: &["COS_WEB_WORKERS"],
         config_key: Some("web.workers"),
-        kind: Value("N"),
+        kind: Value("N", number("a number", 1, 64)),
         default: Some("4"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -908,7 +989,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("connections-per-address"),
         env: &["COS_WEB_CONNECTIONS_PER_ADDRESS"],
         config_key: Some("web.connections_per_address"),
-        kind: Value("N"),
+        kind: Value("N", number("a number", 1, 16)),
         default: Some("8"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -926,7 +1007,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("record-ttl"),
         env: &["COS_WEB_RECORD_TTL"],
         config_key: Some("web.record_ttl"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", number("a number of seconds", 60, 31_536_000)),
         default: Some("604800 (7 days)"),
         group: Group::Scanner,
         programs: SCANNER,
@@ -967,7 +1048,7 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("mcp-token"),
         env: &["COS_WEB_MCP_TOKEN"],
         config_key: Some("web.mcp_token"),
-        kind: Value("TOKEN"),
+        kind: Value("TOKEN", Text),
         group: Group::Scanner,
         programs: SCANNER,
         components: WEB,
@@ -995,7 +1076,11 @@ pub static OPTIONS: &[OptionSpec] = &[
         kind: Repeatable("FILE"),
         group: Group::Scanner,
         programs: SCANNER,
-        components: &[Component::Offline],
+        components: &[
+            Component::ReviewWaivers,
+            Component::Fleet,
+            Component::Snippets,
+        ],
         ..row(
             "result",
             "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
@@ -1004,22 +1089,37 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         long: Some("for"),
-        kind: Value("FORM"),
+        kind: Value("FORM", Choice("a snippet form")),
         default: Some("every form"),
         choices: &["nginx", "caddy", "apache", "traefik", "env", "zone"],
         group: Group::Scanner,
         programs: SCANNER,
-        components: &[Component::Offline],
+        components: &[Component::Snippets],
         ..row(
             "snippets_for",
             "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
              labels, env lines, zone records).",
         )
     },
+    // fleet's own --format: the flag names the plugin's output format row in the plugin.
+    OptionSpec {
+        long: Some("format"),
+        kind: Value("FORMAT", Choice("a fleet output format")),
+        default: Some("text"),
+        choices: &["text", "json"],
+        group: Group::Scanner,
+        programs: SCANNER,
+        components: &[Component::Fleet],
+        ..row(
+            "fleet_format",
+            "fleet: text prints the hosts most urgent first, a table with the reason for each; \
+             json prints the same judgement as one JSON document.",
+        )
+    },
     OptionSpec {
         long: Some("config"),
         env: &["COS_CONFIG_FILE"],
-        kind: Value("FILE"),
+        kind: Value("FILE", Text),
         default: Some("search list"),
         group: Group::Program,
         ..row(
@@ -1068,7 +1168,10 @@ pub static OPTIONS: &[OptionSpec] = &[
         long: Some("self-update-url"),
         env: &["COS_SELF_UPDATE_URL"],
         config_key: Some("self_update.url"),
-        kind: Value("URL"),
+        kind: Value(
+            "URL",
+            Checked("an http(s) address; give the release feed's URL"),
+        ),
         default: Some(
             "https://api.github.com/repos/storage-security/check-storage-security/releases",
         ),
@@ -1127,7 +1230,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_VERIFY_TLS"],
         config_key: Some("scanner.verify_tls"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("true"),
         group: Group::ConfigOnly,
         ..row("verify_tls", "false is the same as --insecure.")
@@ -1135,7 +1238,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_TARGET_PORT"],
         config_key: Some("scanner.target_port"),
-        kind: Value("PORT"),
+        kind: Value("PORT", Port { free: false }),
         default: Some("443 (80 for plain HTTP)"),
         group: Group::ConfigOnly,
         ..row("target_port", "Port used for targets written without one.")
@@ -1143,7 +1246,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_TLS_MIN_DAYS"],
         config_key: Some("scanner.tls_min_days"),
-        kind: Value("DAYS"),
+        kind: Value("DAYS", DAYS),
         default: Some("14"),
         group: Group::ConfigOnly,
         ..row(
@@ -1154,7 +1257,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_USE_RELEASE_SCHEDULE"],
         config_key: Some("scanner.use_release_schedule"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("true"),
         group: Group::ConfigOnly,
         ..row(
@@ -1165,7 +1268,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_RELEASE_SCHEDULE"],
         config_key: Some("scanner.release_schedule"),
-        kind: Value("FILE"),
+        kind: Value("FILE", Text),
         group: Group::ConfigOnly,
         ..row(
             "release_schedule",
@@ -1186,7 +1289,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_VULNERABILITY_FEED"],
         config_key: Some("scanner.vulnerability_feed"),
-        kind: Value("URL"),
+        kind: Value("URL", Text),
         group: Group::ConfigOnly,
         ..row(
             "vulnerability_feed",
@@ -1196,7 +1299,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_EXTRA_CHECKS_RATING"],
         config_key: Some("scanner.extra_checks_rating"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("true"),
         group: Group::ConfigOnly,
         ..row(
@@ -1207,7 +1310,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_CHECK_DEBUG_PORTS"],
         config_key: Some("scanner.check_debug_ports"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("true"),
         group: Group::ConfigOnly,
         ..row(
@@ -1218,7 +1321,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_DEBUG_PORTS"],
         config_key: Some("scanner.debug_ports"),
-        kind: Value("PORTS"),
+        kind: Value("PORTS", Checked("a list of ports (1-65535)")),
         default: Some("9205,9141,9124,9134,9239"),
         group: Group::ConfigOnly,
         ..row(
@@ -1229,7 +1332,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_DEBUG_PORT_TIMEOUT"],
         config_key: Some("scanner.debug_port_timeout"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", SECONDS),
         default: Some("3"),
         group: Group::ConfigOnly,
         ..row(
@@ -1240,7 +1343,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_IPV6_ENABLED"],
         config_key: Some("scanner.ipv6_enabled"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("true"),
         group: Group::ConfigOnly,
         ..row(
@@ -1251,7 +1354,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_CHECK_LOGIN_THROTTLING"],
         config_key: Some("scanner.check_login_throttling"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("false"),
         group: Group::ConfigOnly,
         ..row(
@@ -1262,7 +1365,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_CHECK_ALL_ADDRESSES"],
         config_key: Some("scanner.check_all_addresses"),
-        kind: Value("BOOL"),
+        kind: Value("BOOL", Bool),
         default: Some("false"),
         group: Group::ConfigOnly,
         ..row(
@@ -1273,7 +1376,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_RESOLVE"],
         config_key: Some("scanner.resolve"),
-        kind: Value("PINS"),
+        kind: Value(
+            "PINS",
+            Checked("a list of pins such as cloud.example=192.0.2.1,192.0.2.2"),
+        ),
         group: Group::ConfigOnly,
         ..row(
             "resolve",
@@ -1285,7 +1391,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SCANNER_DNS_SERVER"],
         config_key: Some("scanner.dns_server"),
-        kind: Value("ADDRESS"),
+        kind: Value(
+            "ADDRESS",
+            Checked("a DNS server address such as 192.0.2.53 or 192.0.2.53:53"),
+        ),
         default: Some("the first nameserver of /etc/resolv.conf"),
         group: Group::ConfigOnly,
         ..row(
@@ -1299,7 +1408,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_RELEASES_URL"],
         config_key: Some("releases.url"),
-        kind: Value("URL"),
+        kind: Value("URL", Text),
         group: Group::ConfigOnly,
         ..row(
             "releases_url",
@@ -1312,7 +1421,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         env: &["COS_SERVICE_CACHE_TTL"],
         config_key: Some("service.cache_ttl"),
-        kind: Value("SECONDS"),
+        kind: Value("SECONDS", number("a number of seconds", 0, 2_592_000)),
         default: Some("900"),
         group: Group::ConfigOnly,
         components: SERVE,
@@ -1323,7 +1432,10 @@ pub static OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         env: &["COS_NOW"],
-        kind: Value("TIMESTAMP"),
+        kind: Value(
+            "TIMESTAMP",
+            Checked("an RFC 3339 timestamp such as 2026-11-22T03:00:00Z"),
+        ),
         group: Group::ConfigOnly,
         ..row(
             "now",
@@ -1354,19 +1466,45 @@ pub fn by_config_key(key: &str) -> Option<&'static OptionSpec> {
     OPTIONS.iter().find(|o| o.config_key == Some(key))
 }
 
-/// The row the flag `--name` stands for in `component`: `--listen` is the scan service's
-/// address under `serve` and the public API's under `web`. `None` when no row of that flag is
-/// the component's.
-pub fn by_long_for(name: &str, component: Component) -> Option<&'static OptionSpec> {
+/// The row the flag `--name` stands for in `program`, else in another program (which then
+/// refuses it by name): `--format` is the plugin's output format and `fleet`'s.
+pub fn by_long_in(name: &str, program: Program) -> Option<&'static OptionSpec> {
     OPTIONS
         .iter()
-        .find(|o| o.long == Some(name) && o.read_by(component))
+        .find(|o| o.long == Some(name) && o.programs.contains(&program))
+        .or_else(|| by_long(name))
+}
+
+/// The row the flag `--name` stands for in `component` of `program`: `--listen` is the scan
+/// service's address under `serve` and the public API's under `web`. `None` when no row of that
+/// flag is the component's.
+pub fn by_long_for(
+    name: &str,
+    program: Program,
+    component: Component,
+) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|o| o.long == Some(name) && o.programs.contains(&program) && o.read_by(component))
 }
 
 impl OptionSpec {
+    /// What the value is (`Text` for a switch and each value of a repeatable setting).
+    pub fn ty(&self) -> Type {
+        match self.kind {
+            Value(_, ty) => ty,
+            Switch | Repeatable(_) => Text,
+        }
+    }
+
     /// Whether `component` reads this setting at all.
     pub fn read_by(&self, component: Component) -> bool {
         self.components.is_empty() || self.components.contains(&component)
+    }
+
+    /// The default a run takes, without the remark the manual shows after it.
+    pub fn default_value(&self) -> Option<&'static str> {
+        self.default.map(|d| d.split(" (").next().unwrap_or(d))
     }
 
     /// How the operator writes this setting on the command line (`--timeout`), or its config key.
@@ -1393,13 +1531,15 @@ mod tests {
         let mut keys = HashSet::new();
         for o in OPTIONS {
             assert!(ids.insert(o.id), "duplicate id {}", o.id);
-            // A flag may name several rows when no component reads two of them.
+            // A flag may name several rows when no component of a program reads two of them.
             if let Some(l) = o.long {
                 for other in OPTIONS.iter().filter(|p| p.long == Some(l) && p.id != o.id) {
+                    let programs_apart = o.programs.iter().all(|p| !other.programs.contains(p));
                     assert!(
-                        !o.components.is_empty()
-                            && !other.components.is_empty()
-                            && o.components.iter().all(|c| !other.read_by(*c)),
+                        programs_apart
+                            || (!o.components.is_empty()
+                                && !other.components.is_empty()
+                                && o.components.iter().all(|c| !other.read_by(*c))),
                         "flag --{l} of {} and {} is read by one component twice",
                         o.id,
                         other.id

@@ -1120,3 +1120,78 @@ fn the_store_timeout_defaults_to_two_seconds_and_is_bounded() {
         assert!(error.0.contains("at most 60"), "{error:?}");
     }
 }
+
+#[test]
+fn every_typed_default_is_a_value_of_its_row() {
+    use options::Type;
+    for o in options::OPTIONS {
+        let Some(default) = o.default_value() else {
+            continue;
+        };
+        let fits = match o.ty() {
+            Type::Bool => boolean(default).is_some(),
+            Type::Number { .. } => f64::from_text(o.ty(), default).is_some(),
+            Type::Seconds { .. } => Duration::from_text(o.ty(), default).is_some(),
+            Type::Port { .. } => u16::from_text(o.ty(), default).is_some(),
+            // A default that is a description ("every form") is no choice.
+            Type::Choice(_) => o.choices.contains(&default) || default.contains(' '),
+            Type::Text | Type::Checked(_) => true,
+        };
+        assert!(
+            fits,
+            "the default {default:?} of {} is no value of it",
+            o.id
+        );
+    }
+}
+
+#[test]
+fn types_read_within_their_bounds_and_say_them() {
+    use options::Type;
+    let seconds = Type::Seconds { max: 60 };
+    assert_eq!(
+        Duration::from_text(seconds, "0.5"),
+        Some(Duration::from_millis(500))
+    );
+    for wrong in ["0", "60.5", "-1", "NaN", "inf", "soon"] {
+        assert_eq!(Duration::from_text(seconds, wrong), None, "{wrong}");
+    }
+    assert_eq!(seconds.what(), "a number of seconds above 0 (at most 60)");
+    let workers = Type::Number {
+        what: "a number of workers",
+        min: 1,
+        max: 32,
+    };
+    assert_eq!(usize::from_text(workers, "32"), Some(32));
+    assert_eq!(usize::from_text(workers, "0"), None);
+    assert_eq!(usize::from_text(workers, "1.5"), None);
+    assert_eq!(f64::from_text(workers, "1.5"), Some(1.5));
+    assert_eq!(workers.what(), "a number of workers from 1 to 32");
+    assert_eq!(workers.bounds().as_deref(), Some("from 1 to 32"));
+    // Whole seconds for a number of seconds, fractions for `Seconds`.
+    let ttl = Type::Number {
+        what: "a number of seconds",
+        min: 0,
+        max: 10,
+    };
+    assert_eq!(Duration::from_text(ttl, "0"), Some(Duration::ZERO));
+    assert_eq!(Duration::from_text(ttl, "1.5"), None);
+    let port = Type::Port { free: false };
+    assert_eq!(u16::from_text(port, "0"), None);
+    assert_eq!(u16::from_text(Type::Port { free: true }, "0"), Some(0));
+    assert_eq!(u16::from_text(port, "65536"), None);
+    // A type read as another Rust type than its own is never a value.
+    assert_eq!(u8::from_text(Type::Text, "3"), None);
+}
+
+#[test]
+fn listen_ports_take_a_free_port_and_say_so() {
+    let env = clean_env("listen-port", &[]);
+    let err = resolve(&["--port", "65536"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--port \"65536\" is not a port from 0 (a free port) to 65535"
+    );
+    let settings = resolve(&["--port", "0"], &env).unwrap();
+    assert_eq!(settings.scanner.port, 0);
+}

@@ -363,7 +363,8 @@ fn files_that_are_not_result_documents_are_named_with_the_fix() {
         ),
         (
             vec![notes.as_str(), "--format", "xml"],
-            "UNKNOWN: fleet --format takes json or text (the table), not \"xml\"".to_string(),
+            "UNKNOWN: --format \"xml\" is not a fleet output format; use one of text, json"
+                .to_string(),
         ),
     ] {
         let mut all = vec!["fleet"];
@@ -390,7 +391,7 @@ fn files_that_are_not_result_documents_are_named_with_the_fix() {
     assert_eq!(out.code, 3);
     assert_eq!(
         out.stdout,
-        "UNKNOWN: --format is an option of check-storage-security and of fleet, not of scan; see \
+        "UNKNOWN: --format is an option of check-storage-security and fleet, not of scan; see \
          check-storage-scanner -h\n"
     );
 }

@@ -76,11 +76,12 @@ fn the_scanner_page_has_its_subcommands_first_and_its_own_flags() {
             l.starts_with("\\fB")
                 && (l.contains(&format!("\\fB{flag}")) || l.contains(&format!(", {flag}")))
         });
-        assert_eq!(
-            listed,
-            o.programs.contains(&Program::Scanner),
-            "--{long} on the scanner page"
-        );
+        // A flag of several rows (--format: the plugin's and fleet's) is listed when the
+        // scanner takes one of them.
+        let taken = OPTIONS
+            .iter()
+            .any(|p| p.long == o.long && p.programs.contains(&Program::Scanner));
+        assert_eq!(listed, taken, "--{long} on the scanner page");
     }
     for (section, text) in [
         (

@@ -68,7 +68,7 @@ fn each_program_takes_its_own_flags() {
     assert_eq!(
         out.stdout.lines().next(),
         Some(
-            "UNKNOWN: --format is an option of check-storage-security and of fleet, not of scan; see check-storage-scanner -h"
+            "UNKNOWN: --format is an option of check-storage-security and fleet, not of scan; see check-storage-scanner -h"
         )
     );
     let plugin =
@@ -131,7 +131,7 @@ fn each_subcommand_refuses_the_options_of_the_others_by_name() {
         ),
         (
             &["review-waivers", "--listen", "::1"][..],
-            "UNKNOWN: --listen is an option of serve and web, not of review-waivers, fleet and snippets; see check-storage-scanner -h",
+            "UNKNOWN: --listen is an option of serve and web, not of review-waivers; see check-storage-scanner -h",
         ),
         (
             &["scan", "x.example", "--result", "r.json"][..],
