@@ -1162,7 +1162,12 @@ mod tests {
         // A list of them, and a pretty-printed one.
         let two = serde_json::to_vec_pretty(&[rich(), rich()]).unwrap();
         assert_eq!(read_documents(&two).unwrap().len(), 2);
-        assert_eq!(read_documents(written.to_string().as_bytes()).unwrap().len(), 1);
+        assert_eq!(
+            read_documents(written.to_string().as_bytes())
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -1171,7 +1176,10 @@ mod tests {
             "rating": 5, "findings": [{"id": "hsts", "status": "passed", "severity": "medium"}],
             "waivers": [], "someMemberOfANewerScanner": {"x": [1]}}"#;
         let r = read_document(old).unwrap();
-        assert_eq!((r.host.as_str(), r.state, r.rating), ("a.example", State::Ok, Some(5)));
+        assert_eq!(
+            (r.host.as_str(), r.state, r.rating),
+            ("a.example", State::Ok, Some(5))
+        );
         assert_eq!(r.findings[0].role, Role::Observation, "an unrated finding");
         assert!(r.upgrade_options.is_empty() && r.conditions.is_none() && r.policy.is_none());
         // What identifies a document is required.
@@ -1192,9 +1200,18 @@ mod tests {
     fn what_is_not_a_document_is_refused_in_one_line() {
         for (bytes, expected) in [
             (&b"{"[..], "is not JSON (EOF while parsing"),
-            (b"[]", "is not a result document (an empty array holds no result document)"),
-            (b"\"x\"", "is not a result document (invalid type: string \"x\", expected a result document (a JSON object)"),
-            (b"[1]", "is not a result document (invalid type: integer `1`, expected a result document"),
+            (
+                b"[]",
+                "is not a result document (an empty array holds no result document)",
+            ),
+            (
+                b"\"x\"",
+                "is not a result document (invalid type: string \"x\", expected a result document (a JSON object)",
+            ),
+            (
+                b"[1]",
+                "is not a result document (invalid type: integer `1`, expected a result document",
+            ),
         ] {
             let problem = read_documents(bytes).unwrap_err().to_string();
             assert!(problem.starts_with(expected), "{problem}");

@@ -598,10 +598,7 @@ fn end_of_life(result: &ScanResult) -> bool {
 
 /// A policy only worsens a verdict: an unmet requirement is never excused by a baseline.
 fn policy_unmet(result: &ScanResult) -> bool {
-    result
-        .policy
-        .as_ref()
-        .is_some_and(|p| !p.met)
+    result.policy.as_ref().is_some_and(|p| !p.met)
 }
 
 fn recorded(result: &ScanResult) -> HostEntry {

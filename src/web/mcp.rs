@@ -21,8 +21,7 @@
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
 use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused,
-    parse_submission,
+    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused, parse_submission,
 };
 use super::store::{ScanRecord, Status};
 use crate::report::{ScanResult, Status as FindingStatus};

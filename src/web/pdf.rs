@@ -514,7 +514,10 @@ fn header(content: &mut Content, document: &ScanResult) {
     let host = fit(&encode(&document.host, 200), Font::Bold, 13.0, left);
     draw_text(content, MARGIN, y, Font::Bold, 13.0, BLACK, &host);
     let rows: [(&[u8], Vec<u8>); 2] = [
-        (b"URL", encode(document.url.as_deref().unwrap_or_default(), 300)),
+        (
+            b"URL",
+            encode(document.url.as_deref().unwrap_or_default(), 300),
+        ),
         (b"Scanned", encode(&document.scanned_at, 40)),
     ];
     for (label, value) in rows {

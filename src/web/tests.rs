@@ -7,8 +7,8 @@ use super::limits;
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
 use super::worker::{Pool, RecordScan, Wakeup};
-use crate::serve::http::{Request, Response};
 use crate::report::ScanResult;
+use crate::serve::http::{Request, Response};
 use serde_json::{Value, json};
 
 /// The result document a fake scan completes with.

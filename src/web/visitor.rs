@@ -321,8 +321,16 @@ mod tests {
         });
         let read = crate::report::read_document(written.to_string().as_bytes()).unwrap();
         let translated = document(&read);
-        assert!(!translated.message.contains("--ca-file"), "{}", translated.message);
-        assert!(!translated.findings[0].detail.contains("--"), "{}", translated.findings[0].detail);
+        assert!(
+            !translated.message.contains("--ca-file"),
+            "{}",
+            translated.message
+        );
+        assert!(
+            !translated.findings[0].detail.contains("--"),
+            "{}",
+            translated.findings[0].detail
+        );
         assert_eq!(
             translated.rating_explanation.notes[0],
             "on this service failed checks do not cap the rating"

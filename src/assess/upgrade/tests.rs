@@ -44,7 +44,12 @@ fn an_lts_instance_behind_on_patches_is_told_to_take_the_patch() {
     let options = rehearse_opencloud("4.0.2", &[]);
     let versions: Vec<(&str, Vec<&str>)> = options
         .iter()
-        .map(|o| (o.version.as_str(), o.kinds.iter().map(String::as_str).collect()))
+        .map(|o| {
+            (
+                o.version.as_str(),
+                o.kinds.iter().map(String::as_str).collect(),
+            )
+        })
         .collect();
     assert_eq!(
         versions,
