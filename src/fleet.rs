@@ -14,26 +14,29 @@
 //! | `scan-failed` | the document is a failed scan (UNKNOWN) |
 //! | `old-scan` | the scan is [`OLD_SCAN_DAYS`] days old or older |
 //!
-//! The state now is an estimate made the plugin's way from the document's rating and the
-//! thresholds: end of life is CRITICAL; a new advisory starts the rating at 1 (high or
-//! critical) or 2; a failing check a waiver no longer hides caps it by its severity; a new
-//! advisory, a line ending soon or a hardening finding no longer hidden (under
-//! `--check-hardening`) turns OK into WARNING. It is never better than the state at the scan.
+//! The state now is an estimate made the plugin's way (`verdict::decide`, the rating's start
+//! and caps of `assess::rating`) from the document's rating and the thresholds: end of life is
+//! CRITICAL; a new advisory starts the rating at 1 (high or critical) or 2; a failing check a
+//! waiver no longer hides caps it by its severity; a new advisory, a line ending soon or a
+//! hardening finding no longer hidden (under `--check-hardening`) turns OK into WARNING. It is
+//! never better than the state at the scan.
+//!
+//! Documents are read with the result document's reader (`report::read_documents`); the view
+//! adds its caps on names and lists, which bound its matching work.
 //!
 //! Urgency: CRITICAL now is critical; WARNING or UNKNOWN now, an old scan, or an expired
 //! waiver that hid a failing finding is a warning; anything else needs no action. Hosts are
 //! ordered by urgency, then the state now, then how much is new since the scan, then the age
 //! of the scan (older first), then the host name.
 
+use crate::assess::rating::{self, VersionStanding};
 use crate::assess::waivers::matches;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
-use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, parse_version};
-use crate::report::State;
-use crate::severity::Severity;
+use crate::knowledge::{Knowledge, ProductFamily, advisories, parse_version};
+use crate::report::{Finding, Role, ScanResult, State, Status, WaiverReport};
+use crate::verdict;
 use jiff::Timestamp;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
-use std::fmt;
+use serde::Serialize;
 
 /// Files one view reads (the files named and the `*.json` files of the directories named).
 pub const MAX_FILES: usize = 10_000;
@@ -45,62 +48,14 @@ pub const MAX_DOCUMENTS: usize = 100_000;
 pub const MAX_NAME_BYTES: usize = 256;
 /// Failing findings and listed advisories of one document.
 pub const MAX_LIST: usize = 4096;
+/// Aliases of one listed advisory that are matched (a CVE and a GHSA id, a few more at most).
+pub const MAX_ALIASES: usize = 16;
 /// Waivers of one document; a configuration has a handful.
 pub const MAX_WAIVERS: usize = 128;
 /// A scan this many days old or older is a reason by itself: scan the host again.
 pub const OLD_SCAN_DAYS: i64 = 7;
 /// Characters of a document's message or error kept for the `why` column.
 const MAX_MESSAGE_CHARS: usize = 200;
-
-/// What the view keeps of one result document.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Document {
-    pub host: String,
-    pub scanned_at: Timestamp,
-    pub state: State,
-    pub message: String,
-    pub rating: Option<u8>,
-    /// The scan failed: its message.
-    pub error: Option<String>,
-    pub product: Option<Product>,
-    pub lifecycle: Option<DocumentLifecycle>,
-    /// Ids and aliases of the advisories the document lists.
-    pub vulnerabilities: Vec<String>,
-    /// Failing findings only.
-    pub failed: Vec<FailedFinding>,
-    pub waivers: Vec<Waiver>,
-    pub check_hardening: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Product {
-    pub family: ProductFamily,
-    /// As the document gives it (`4.0.8`, `v7.1.0+abc`).
-    pub version: String,
-}
-
-/// The document's lifecycle: the track it judged and what it found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DocumentLifecycle {
-    pub track: Option<Track>,
-    pub state: LineState,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FailedFinding {
-    pub id: String,
-    /// `check`, `hardening`, `version`, `observation`.
-    pub role: String,
-    pub severity: Option<Severity>,
-    pub counts: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Waiver {
-    pub pattern: String,
-    /// `None`: permanent.
-    pub expires: Option<Timestamp>,
-}
 
 /// Today's knowledge and the operator's thresholds.
 pub struct Today<'k> {
@@ -213,14 +168,6 @@ fn shown(text: &str, max: usize) -> String {
     out
 }
 
-/// At most `max` characters of `text`, `...` marking a cut; escaped only when shown.
-fn truncated(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}...", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
 fn days_text(n: i64) -> String {
     if n == 1 {
         "1 day".to_string()
@@ -229,15 +176,26 @@ fn days_text(n: i64) -> String {
     }
 }
 
+/// When the document's scan ran; its reader refuses a document whose `scannedAt` is not a
+/// timestamp.
+fn scanned_at(doc: &ScanResult) -> Timestamp {
+    doc.scanned_at.parse().unwrap_or_default()
+}
+
+/// When a waiver of the document expires; `None`: permanent.
+fn expires(waiver: &WaiverReport) -> Option<Timestamp> {
+    waiver.expires.as_deref().and_then(|e| e.parse().ok())
+}
+
 /// Judges every document at `today`, keeps each host's newest, and orders the hosts.
-pub fn judge(documents: Vec<Document>, today: &Today) -> View {
+pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     let total = documents.len();
-    let mut newest: Vec<Document> = Vec::new();
+    let mut newest: Vec<ScanResult> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for doc in documents {
         match index.get(&doc.host) {
             Some(&i) => {
-                if doc.scanned_at > newest[i].scanned_at {
+                if scanned_at(&doc) > scanned_at(&newest[i]) {
                     newest[i] = doc;
                 }
             }
@@ -305,8 +263,9 @@ fn knowledge_text(k: &Knowledge) -> String {
 }
 
 /// One document judged at `today`.
-pub fn judge_one(doc: &Document, today: &Today) -> Row {
-    let days = whole_days(doc.scanned_at, today.now);
+pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
+    let scanned = scanned_at(doc);
+    let days = whole_days(scanned, today.now);
     let mut reasons: Vec<Reason> = Vec::new();
     let mut reason = |kind, detail: String, new, action| {
         reasons.push(Reason {
@@ -323,7 +282,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         Some((known, parse_version(&p.version)?))
     });
     let mut end_of_life = false;
-    let mut ending_soon = false;
+    let mut support_days_left = None;
     let mut new_advisories: Vec<&advisories::Advisory> = Vec::new();
     if let Some((known, version)) = &version {
         if let Some(schedule) = known
@@ -333,11 +292,13 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         {
             let choice = doc
                 .lifecycle
+                .as_ref()
                 .and_then(|l| l.track)
                 .map_or(TrackChoice::Auto, TrackChoice::Fixed);
             let life =
                 lifecycle::assess(schedule, version, choice, day(today.now), today.eol_warning);
-            let then = doc.lifecycle.map(|l| l.state);
+            support_days_left = life.support_days_left;
+            let then = doc.lifecycle.as_ref().map(|l| l.state);
             let line = format!("{}.{}", life.line.0, life.line.1);
             let upgrade = life
                 .move_to
@@ -348,7 +309,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
                 (LineState::EndOfLife, Some(end)) => {
                     end_of_life = true;
                     if then != Some(LineState::EndOfLife) {
-                        let since = end > day(doc.scanned_at);
+                        let since = end > day(scanned);
                         let detail = if since {
                             format!("line {line} reached end of life on {end} (since the scan)")
                         } else {
@@ -357,20 +318,19 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
                         reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since, true);
                     }
                 }
-                (LineState::EndingSoon, Some(end)) => {
-                    ending_soon = true;
-                    if !matches!(then, Some(LineState::EndingSoon | LineState::EndOfLife)) {
-                        let left = life.support_days_left.unwrap_or(0);
-                        reason(
-                            Kind::EndingSoon,
-                            format!(
-                                "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
-                                days_text(left)
-                            ),
-                            true,
-                            true,
-                        );
-                    }
+                (LineState::EndingSoon, Some(end))
+                    if !matches!(then, Some(LineState::EndingSoon | LineState::EndOfLife)) =>
+                {
+                    let left = life.support_days_left.unwrap_or(0);
+                    reason(
+                        Kind::EndingSoon,
+                        format!(
+                            "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
+                            days_text(left)
+                        ),
+                        true,
+                        true,
+                    );
                 }
                 _ => {}
             }
@@ -378,7 +338,11 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         for advisory in advisories::matching(&known.advisories, version) {
             let listed = std::iter::once(&advisory.id)
                 .chain(&advisory.aliases)
-                .any(|id| doc.vulnerabilities.iter().any(|v| v == id));
+                .any(|id| {
+                    doc.vulnerabilities
+                        .iter()
+                        .any(|v| v.id == *id || v.aliases.iter().take(MAX_ALIASES).any(|a| a == id))
+                });
             if listed {
                 continue;
             }
@@ -406,19 +370,19 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
     }
 
     // Waivers that expired between the scan and today, and what they hid.
-    let live_now = |w: &Waiver| w.expires.is_none_or(|e| e > today.now);
-    let mut counting_again: Vec<&FailedFinding> = Vec::new();
+    let live_now = |w: &WaiverReport| expires(w).is_none_or(|e| e > today.now);
+    let mut counting_again: Vec<&Finding> = Vec::new();
     for waiver in &doc.waivers {
-        let Some(expires) = waiver.expires else {
+        let Some(expires) = expires(waiver) else {
             continue;
         };
-        if expires <= doc.scanned_at || expires > today.now {
+        if expires <= scanned || expires > today.now {
             continue;
         }
-        let hidden: Vec<&FailedFinding> = doc
-            .failed
+        let hidden: Vec<&Finding> = doc
+            .findings
             .iter()
-            .filter(|f| matches(&waiver.pattern, &f.id))
+            .filter(|f| f.status == Status::Failed && matches(&waiver.pattern, &f.id))
             .filter(|f| {
                 !doc.waivers
                     .iter()
@@ -432,10 +396,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         let mut names: Vec<String> = hidden
             .iter()
             .take(3)
-            .map(|f| match f.severity {
-                Some(s) => format!("{} ({s})", shown(&f.id, 100)),
-                None => shown(&f.id, 100),
-            })
+            .map(|f| format!("{} ({})", shown(&f.id, 100), f.severity))
             .collect();
         if hidden.len() > 3 {
             names.push(format!("{} more", hidden.len() - 3));
@@ -452,7 +413,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
             true,
         );
         for f in hidden {
-            if !counting_again.contains(&f) {
+            if !counting_again.iter().any(|c| std::ptr::eq(*c, f)) {
                 counting_again.push(f);
             }
         }
@@ -465,7 +426,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
             format!(
                 "{} at the scan: {}",
                 doc.state.label(),
-                shown(&doc.message, usize::MAX)
+                shown(&doc.message, MAX_MESSAGE_CHARS)
             ),
             false,
             false,
@@ -474,7 +435,10 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
             Kind::ScanFailed,
             format!(
                 "the scan failed: {}; scan it again",
-                shown(doc.error.as_deref().unwrap_or(&doc.message), usize::MAX)
+                shown(
+                    doc.error.as_ref().map_or(&doc.message, |e| &e.message),
+                    MAX_MESSAGE_CHARS
+                )
             ),
             false,
             true,
@@ -494,7 +458,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         doc,
         today,
         end_of_life,
-        ending_soon,
+        support_days_left,
         &new_advisories,
         &counting_again,
     );
@@ -509,7 +473,7 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
         host: doc.host.clone(),
         family: doc.product.as_ref().map(|p| p.family),
         version: doc.product.as_ref().map(|p| p.version.clone()),
-        scanned_at: doc.scanned_at,
+        scanned_at: scanned,
         days_since_scan: days,
         state_then: doc.state,
         state_now,
@@ -519,51 +483,54 @@ pub fn judge_one(doc: &Document, today: &Today) -> Row {
     }
 }
 
-/// The state the plugin would reach today, as far as the document tells (see the module).
+/// The state the plugin would reach today, as far as the document tells (see the module):
+/// the document's rating, started again by the advisories published since and capped by the
+/// failing checks a waiver no longer hides, judged by the plugin's rules.
 fn state_now(
-    doc: &Document,
+    doc: &ScanResult,
     today: &Today,
     end_of_life: bool,
-    ending_soon: bool,
+    support_days_left: Option<i64>,
     new_advisories: &[&advisories::Advisory],
-    counting_again: &[&FailedFinding],
+    counting_again: &[&Finding],
 ) -> State {
     if doc.state == State::Unknown {
         return State::Unknown;
     }
-    if end_of_life {
-        return State::Critical;
-    }
-    let mut rating = doc.rating.unwrap_or(5);
-    for a in new_advisories {
-        let start = match a.severity {
-            Some(Severity::High | Severity::Critical) => 1,
-            _ => 2,
-        };
-        rating = rating.min(start);
-    }
-    for f in counting_again {
-        if f.role == "check"
-            && f.counts
-            && let Some(severity) = f.severity
-        {
-            rating = rating.min(severity.rating_cap());
-        }
-    }
-    let mut state = if rating <= today.critical {
-        State::Critical
-    } else if rating <= today.warning {
-        State::Warning
-    } else {
-        State::Ok
+    let standing = VersionStanding {
+        advisories: new_advisories.iter().map(|a| a.severity).collect(),
+        ..VersionStanding::default()
     };
-    let raise = !new_advisories.is_empty()
-        || ending_soon
-        || (doc.check_hardening && counting_again.iter().any(|f| f.role == "hardening"));
-    if raise && state == State::Ok {
-        state = State::Warning;
-    }
-    // Never better than the document's own state (an UNKNOWN one returned above).
+    let start = doc
+        .rating
+        .unwrap_or(5)
+        .min(rating::starting_rating(&standing).0);
+    let mut no_longer_hidden: Vec<Finding> = counting_again
+        .iter()
+        .map(|f| Finding {
+            ignored: false,
+            ..(*f).clone()
+        })
+        .collect();
+    let (rating, _) = rating::apply_caps(start, &mut no_longer_hidden);
+    let missing_hardening = doc.missing_hardening().count()
+        + no_longer_hidden
+            .iter()
+            .filter(|f| f.role == Role::Hardening)
+            .count();
+    let state = verdict::decide(&verdict::Inputs {
+        rating: Some(rating),
+        warning: today.warning,
+        critical: today.critical,
+        vulnerabilities: doc.vulnerabilities.len() + new_advisories.len(),
+        end_of_life,
+        check_hardening: doc.check_hardening,
+        missing_hardening,
+        eol_warning: today.eol_warning,
+        support_days_left,
+        ..verdict::Inputs::default()
+    });
+    // Never better than the document's own state.
     doc.state.worst(state)
 }
 
@@ -749,163 +716,32 @@ fn counted(n: usize, one: &str, many: &str) -> String {
 /// `check-storage-security --format json` and `check-storage-scanner scan` print). `room`:
 /// how many more documents the view takes. `Err` says what is wrong, as the rest of a sentence
 /// about the file (`is not JSON (...)`).
-pub fn read(bytes: &[u8], room: usize) -> Result<Vec<Document>, String> {
-    let mut docs = Vec::new();
-    let mut over = false;
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed = FileSeed {
-        docs: &mut docs,
-        room,
-        over: &mut over,
-    }
-    .deserialize(&mut de)
-    .and_then(|()| de.end());
-    match parsed {
-        Ok(()) => Ok(docs),
-        Err(_) if over => Err(format!(
+pub fn read(bytes: &[u8], room: usize) -> Result<Vec<ScanResult>, String> {
+    let documents = crate::report::read_documents(bytes).map_err(|e| e.to_string())?;
+    if documents.len() > room {
+        return Err(format!(
             "holds more than {MAX_DOCUMENTS} result documents (with the files before it); give \
              fewer files at once"
-        )),
-        Err(e) => Err(problem(&e)),
+        ));
     }
-}
-
-fn problem(e: &serde_json::Error) -> String {
-    let text: String = e
-        .to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let text = shown(&text, 160);
-    match e.classify() {
-        serde_json::error::Category::Data => format!("is not a result document ({text})"),
-        _ => format!("is not JSON ({text})"),
+    for doc in &documents {
+        within_caps(doc)
+            .map_err(|why| format!("is not a result document ({})", shown(&why, 160)))?;
     }
+    Ok(documents)
 }
 
-struct FileSeed<'a> {
-    docs: &'a mut Vec<Document>,
-    room: usize,
-    over: &'a mut bool,
-}
-
-impl<'de> DeserializeSeed<'de> for FileSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl FileSeed<'_> {
-    fn push<E: de::Error>(&mut self, raw: RawDocument) -> Result<(), E> {
-        if self.docs.len() >= self.room {
-            *self.over = true;
-            return Err(E::custom("over the cap"));
-        }
-        self.docs.push(raw.checked().map_err(E::custom)?);
-        Ok(())
-    }
-}
-
-impl<'de> Visitor<'de> for FileSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a result document (a JSON object) or an array of them")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, map: A) -> Result<(), A::Error> {
-        let raw = RawDocument::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        self.push(raw)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        let mut n = 0;
-        while let Some(raw) = seq.next_element::<RawDocument>()? {
-            self.push(raw)?;
-            n += 1;
-        }
-        if n == 0 {
-            return Err(de::Error::custom("an empty array holds no result document"));
-        }
-        Ok(())
-    }
-}
-
-/// A result document as read: only the members the view uses (the rest is skipped unread).
-#[derive(Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    expecting = "a result document (a JSON object)"
-)]
-struct RawDocument {
-    host: String,
-    scanned_at: String,
-    state: String,
-    message: Option<String>,
-    rating: Option<u8>,
-    error: Option<RawError>,
-    product: Option<RawProduct>,
-    lifecycle: Option<RawLifecycle>,
-    #[serde(default)]
-    vulnerabilities: Vec<RawVulnerability>,
-    findings: Vec<RawFinding>,
-    waivers: Vec<RawWaiver>,
-    #[serde(default)]
-    check_hardening: bool,
-}
-
-#[derive(Deserialize)]
-struct RawError {
-    message: String,
-}
-
-#[derive(Deserialize)]
-struct RawProduct {
-    family: ProductFamily,
-    version: String,
-}
-
-#[derive(Deserialize)]
-struct RawLifecycle {
-    track: Option<Track>,
-    state: LineState,
-}
-
-#[derive(Deserialize)]
-struct RawVulnerability {
-    id: String,
-    #[serde(default)]
-    aliases: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct RawFinding {
-    id: String,
-    status: String,
-    role: Option<String>,
-    severity: Option<Severity>,
-    counts: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct RawWaiver {
-    pattern: String,
-    expires: Option<String>,
-}
-
-fn name(text: String, what: &str) -> Result<String, String> {
+fn name(text: &str, what: &str) -> Result<(), String> {
     if text.is_empty() || text.len() > MAX_NAME_BYTES {
         return Err(format!(
             "{what} that is empty or longer than {MAX_NAME_BYTES} bytes"
         ));
     }
-    Ok(text)
+    Ok(())
 }
 
-fn timestamp(text: &str, what: &str) -> Result<Timestamp, String> {
-    text.parse::<Timestamp>().map_err(|_| {
+fn timestamp(text: &str, what: &str) -> Result<(), String> {
+    text.parse::<Timestamp>().map(|_| ()).map_err(|_| {
         format!(
             "{what} {:?} that is no timestamp with a time zone",
             shown(text, 40)
@@ -913,94 +749,44 @@ fn timestamp(text: &str, what: &str) -> Result<Timestamp, String> {
     })
 }
 
-impl RawDocument {
-    /// The document the view keeps, every name within its cap.
-    fn checked(self) -> Result<Document, String> {
-        let host = name(self.host, "a host")?;
-        let scanned_at = timestamp(&self.scanned_at, "a scannedAt")?;
-        let state = match self.state.as_str() {
-            "OK" => State::Ok,
-            "WARNING" => State::Warning,
-            "CRITICAL" => State::Critical,
-            "UNKNOWN" => State::Unknown,
-            other => {
-                return Err(format!(
-                    "a state {:?} that is none of OK, WARNING, CRITICAL, UNKNOWN",
-                    shown(other, 40)
-                ));
-            }
-        };
-        let product = match self.product {
-            Some(p) => Some(Product {
-                family: p.family,
-                version: name(p.version, "a product version")?,
-            }),
-            None => None,
-        };
-        if self.vulnerabilities.len() > MAX_LIST {
-            return Err(format!("more than {MAX_LIST} vulnerabilities"));
-        }
-        let mut vulnerabilities = Vec::new();
-        for v in self.vulnerabilities {
-            vulnerabilities.push(name(v.id, "an advisory id")?);
-            for alias in v.aliases.into_iter().take(16) {
-                vulnerabilities.push(name(alias, "an advisory alias")?);
-            }
-        }
-        let mut failed = Vec::new();
-        for f in self.findings {
-            match f.status.as_str() {
-                "failed" => {}
-                "passed" | "skipped" | "indeterminate" | "network-limited" => continue,
-                other => {
-                    return Err(format!(
-                        "a finding with the unknown status {:?}",
-                        shown(other, 40)
-                    ));
-                }
-            }
-            if failed.len() >= MAX_LIST {
-                return Err(format!("more than {MAX_LIST} failing findings"));
-            }
-            failed.push(FailedFinding {
-                id: name(f.id, "a finding id")?,
-                role: f.role.map(|r| truncated(&r, 20)).unwrap_or_default(),
-                severity: f.severity,
-                counts: f.counts.unwrap_or(true),
-            });
-        }
-        if self.waivers.len() > MAX_WAIVERS {
-            return Err(format!("more than {MAX_WAIVERS} waivers"));
-        }
-        let mut waivers = Vec::new();
-        for w in self.waivers {
-            waivers.push(Waiver {
-                pattern: name(w.pattern, "a waiver pattern")?,
-                expires: match w.expires {
-                    Some(text) => Some(timestamp(&text, "a waiver expiry")?),
-                    None => None,
-                },
-            });
-        }
-        let cut = |text: String| truncated(&text, MAX_MESSAGE_CHARS);
-        Ok(Document {
-            host,
-            scanned_at,
-            state,
-            message: self.message.map(cut).unwrap_or_default(),
-            rating: self.rating,
-            error: self.error.map(|e| cut(e.message)),
-            product,
-            lifecycle: self.lifecycle.map(|l| DocumentLifecycle {
-                track: l.track,
-                state: l.state,
-            }),
-            vulnerabilities,
-            failed,
-            waivers,
-            check_hardening: self.check_hardening,
-        })
+/// Every name the view matches within its cap, every list within its cap, and the times it
+/// compares readable.
+fn within_caps(doc: &ScanResult) -> Result<(), String> {
+    name(&doc.host, "a host")?;
+    timestamp(&doc.scanned_at, "a scannedAt")?;
+    if let Some(p) = &doc.product {
+        name(&p.version, "a product version")?;
     }
+    if doc.vulnerabilities.len() > MAX_LIST {
+        return Err(format!("more than {MAX_LIST} vulnerabilities"));
+    }
+    for v in &doc.vulnerabilities {
+        name(&v.id, "an advisory id")?;
+        for alias in v.aliases.iter().take(MAX_ALIASES) {
+            name(alias, "an advisory alias")?;
+        }
+    }
+    let failed: Vec<&Finding> = doc
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Failed)
+        .collect();
+    if failed.len() > MAX_LIST {
+        return Err(format!("more than {MAX_LIST} failing findings"));
+    }
+    for f in failed {
+        name(&f.id, "a finding id")?;
+    }
+    if doc.waivers.len() > MAX_WAIVERS {
+        return Err(format!("more than {MAX_WAIVERS} waivers"));
+    }
+    for w in &doc.waivers {
+        name(&w.pattern, "a waiver pattern")?;
+        if let Some(expiry) = &w.expires {
+            timestamp(expiry, "a waiver expiry")?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,13 +1,26 @@
 //! The scan result document: one per host, built by the assessment, rendered by every output
 //! format and nothing else. The JSON format is this document.
+//!
+//! Every type of the document is here, and so is the one reader of documents written earlier
+//! ([`read_document`], [`read_documents`]): stores, pages, exports, MCP, the fleet view and the
+//! waiver review read this type, so a member renamed here fails to compile where it is shown.
+//!
+//! Reading back: a member a reader cannot do without is required (a document's `host`,
+//! `scannedAt`, `state`, `findings` and `waivers`; a finding's `id`, `status` and `severity`; the
+//! names of a product, a lifecycle, an advisory, a waiver). Every other member reads as absent,
+//! empty, zero or false when it is missing (`#[serde(default)]`): documents of earlier versions
+//! lack the members added since (`upgradeOptions`, `coverage`, `conditions`, `baseline`, ...),
+//! and a missing member says no more than an empty one. A finding without a `role` is an
+//! observation: it was never rated. Members this version does not know (a newer scanner's) are
+//! skipped.
 
 use crate::knowledge::lifecycle::LineState;
 use crate::knowledge::{ProductFamily, Track};
 use crate::severity::Severity;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Monitoring state, ordered by how much attention it needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum State {
     Ok,
@@ -69,7 +82,7 @@ pub fn grade(rating: Option<u8>) -> &'static str {
 }
 
 /// Whether a check found its measure in place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Passed,
@@ -83,8 +96,21 @@ pub enum Status {
     Skipped,
 }
 
+impl Status {
+    /// As the document writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Indeterminate => "indeterminate",
+            Status::NetworkLimited => "network-limited",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
 /// What role a check plays in the rating.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// An additional check: a failure caps the rating by its severity.
@@ -94,90 +120,120 @@ pub enum Role {
     /// The version's standing: end of life or a matched advisory; sets the starting rating.
     Version,
     /// Reported for information only: never rated, never changes the state.
+    #[default]
     Observation,
 }
 
 /// One evaluated check.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub id: String,
+    #[serde(default)]
     pub role: Role,
     pub status: Status,
     pub severity: Severity,
-    pub category: &'static str,
+    #[serde(default)]
+    pub category: String,
     /// What was observed, in one sentence.
+    #[serde(default)]
     pub detail: String,
+    #[serde(default)]
     pub remediation: String,
+    #[serde(default)]
     pub documentation: Option<String>,
     /// The system an operator edits to fix it.
-    pub fixed_in: &'static str,
+    #[serde(default)]
+    pub fixed_in: String,
     /// A failed check counts against the rating (false with `--insecure` for `tlsTrusted`,
     /// with `scanner.extra_checks_rating: false`, and for hardening measures).
+    #[serde(default)]
     pub counts: bool,
     /// This failure set or limited the final rating.
+    #[serde(default)]
     pub decisive: bool,
     /// Waived by the operator; waived findings stay in the document.
+    #[serde(default)]
     pub ignored: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Product {
     pub family: ProductFamily,
+    #[serde(default)]
     pub name: String,
     pub version: String,
     /// The legacy `version` field of `/status.php` (`0.1.0.0` on OpenCloud): not the release.
+    #[serde(default)]
     pub legacy_version: Option<String>,
+    #[serde(default)]
     pub edition: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Vulnerability {
     pub id: String,
+    #[serde(default)]
     pub aliases: Vec<String>,
+    #[serde(default)]
     pub severity: Option<Severity>,
+    #[serde(default)]
     pub summary: String,
+    #[serde(default)]
     pub url: Option<String>,
     /// Affected ranges as text, e.g. `>=4.0.0, <4.0.3`.
+    #[serde(default)]
     pub affected: Vec<String>,
     /// Lowest fixed release at or above the installed one, when known.
+    #[serde(default)]
     pub fixed_in: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lifecycle {
     pub line: String,
+    #[serde(default)]
     pub track: Option<Track>,
+    #[serde(default)]
     pub track_detected: bool,
     /// Why the track judged is not the one the operator asked for (a track the product does
     /// not publish, e.g. lts for Infinite Scale); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_note: Option<String>,
     pub state: LineState,
+    #[serde(default)]
     pub line_opened: Option<String>,
+    #[serde(default)]
     pub support_end: Option<String>,
+    #[serde(default)]
     pub support_days_left: Option<i64>,
+    #[serde(default)]
     pub current_release: bool,
+    #[serde(default)]
     pub latest_in_line: Option<String>,
     /// The release to move to given the line's state (past the `--eol-warning` window for a
     /// line ending soon), and the track its line is on.
+    #[serde(default)]
     pub upgrade_target: Option<String>,
+    #[serde(default)]
     pub upgrade_target_track: Option<Track>,
+    #[serde(default)]
     pub schedule_updated: String,
+    #[serde(default)]
     pub schedule_stale: bool,
 }
 
 /// One candidate upgrade, rehearsed (`assess::upgrade`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct UpgradeOption {
     pub version: String,
     /// What the candidate is: `patch` (newest of the installed line), `track` (newest on the
     /// instance's track), `production` (newest of the current production line).
-    pub kinds: Vec<&'static str>,
+    pub kinds: Vec<String>,
     /// Advisories matching the installed release that this one does not.
     pub fixes: Vec<String>,
     /// Advisories that still match this release.
@@ -185,7 +241,7 @@ pub struct UpgradeOption {
     /// The rating the instance would reach: this release's standing, capped by today's
     /// failed checks.
     pub rating: u8,
-    pub grade: &'static str,
+    pub grade: String,
     pub line: String,
     pub line_state: Option<LineState>,
     pub line_support_end: Option<String>,
@@ -196,8 +252,8 @@ pub struct UpgradeOption {
     pub best: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct UpdateCheck {
     /// `auto`, `feed`, `pinned`, `bundled`, `off`.
     pub mode: String,
@@ -217,8 +273,8 @@ pub struct UpdateCheck {
     pub upgrade_path_complete: Option<bool>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Tls {
     /// `https` or `http` (after falling back).
     pub scheme: String,
@@ -234,7 +290,7 @@ pub struct Tls {
     pub https_error: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RatingLimit {
     pub id: String,
@@ -242,43 +298,43 @@ pub struct RatingLimit {
     pub cap: u8,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RatingExplanation {
     pub starting_rating: Option<u8>,
     pub starting_reason: String,
     /// Every failed check that counts, with the cap it imposes.
     pub limits: Vec<RatingLimit>,
     pub final_rating: Option<u8>,
-    pub final_grade: &'static str,
+    pub final_grade: String,
     pub warning_threshold: u8,
     pub critical_threshold: u8,
     /// Why checks were left out of the rating (`--insecure`, `extra_checks_rating: false`).
     pub notes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RemediationStep {
     pub order: usize,
     pub action: String,
     /// Finding ids this step resolves.
     pub resolves: Vec<String>,
-    pub fixed_in: &'static str,
+    pub fixed_in: String,
     /// The change in the syntax of each file it can be made in (nginx, Caddy, Apache,
     /// Traefik, environment lines, zone file); empty when no file expresses it (an upgrade).
     pub snippets: Vec<Snippet>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RemediationGroup {
-    pub system: &'static str,
+    pub system: String,
     pub findings: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RemediationPlan {
     pub steps: Vec<RemediationStep>,
     pub groups: Vec<RemediationGroup>,
@@ -288,10 +344,11 @@ pub struct RemediationPlan {
 }
 
 /// Why a scan produced no assessment.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScanError {
     pub message: String,
+    #[serde(default)]
     pub attempts: u32,
 }
 
@@ -314,63 +371,186 @@ impl Cause {
 }
 
 /// The result document of one host.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a result document (a JSON object)"
+)]
 pub struct ScanResult {
     pub host: String,
+    #[serde(default)]
     pub url: Option<String>,
     pub scanned_at: String,
+    #[serde(default)]
     pub duration_seconds: f64,
     pub state: State,
     /// What made the state, most urgent first: the texts of `causes` joined by "; ".
+    #[serde(default)]
     pub message: String,
     /// The same reasons one by one, each also in a few words: line 1 of the monitoring output
     /// is built from them within its limit. Not a member of the document: `message` is.
     #[serde(skip)]
     pub causes: Vec<Cause>,
+    #[serde(default)]
     pub rating: Option<u8>,
-    pub grade: &'static str,
+    #[serde(default)]
+    pub grade: String,
+    #[serde(default)]
     pub error: Option<ScanError>,
+    #[serde(default)]
     pub product: Option<Product>,
+    #[serde(default)]
     pub lifecycle: Option<Lifecycle>,
+    #[serde(default)]
     pub update: Option<UpdateCheck>,
     /// Candidate upgrades and what each would bring; empty when none is newer.
+    #[serde(default)]
     pub upgrade_options: Vec<UpgradeOption>,
+    #[serde(default)]
     pub tls: Option<Tls>,
     /// Matched advisories; empty means nothing in the configured database matched, not that
     /// the version is safe.
+    #[serde(default)]
     pub vulnerabilities: Vec<Vulnerability>,
     pub findings: Vec<Finding>,
+    #[serde(default)]
     pub check_hardening: bool,
+    #[serde(default)]
     pub rating_explanation: RatingExplanation,
+    #[serde(default)]
     pub remediation_plan: RemediationPlan,
-    pub waivers: Vec<serde_json::Value>,
+    /// Each waiver of the run and what it did to this host's findings.
+    pub waivers: Vec<WaiverReport>,
     /// Days until the next time-limited waiver stops hiding a failing check.
+    #[serde(default)]
     pub waiver_days_left: Option<i64>,
-    pub policy: Option<serde_json::Value>,
+    /// The verdict of `--policy`, when one was given.
+    #[serde(default)]
+    pub policy: Option<PolicyVerdict>,
     /// Comparison with `--baseline`, when one was given.
+    #[serde(default)]
     pub baseline: Option<BaselineComparison>,
     /// Webhook delivery for this host, when one was attempted.
+    #[serde(default)]
     pub webhook: Option<WebhookDelivery>,
     /// Counts of checks by outcome; absent when the scan produced no findings.
+    #[serde(default)]
     pub coverage: Option<Coverage>,
     /// Digests of what the instance reports, by area; no configuration values.
+    #[serde(default)]
     pub configuration_fingerprint: Option<Fingerprint>,
     /// Knowledge the verdict was based on (bundled data date, configured sources).
+    #[serde(default)]
     pub knowledge: KnowledgeInfo,
     /// The conditions of the scan; `None` for a scan that produced no assessment.
+    #[serde(default)]
     pub conditions: Option<Conditions>,
+    /// What the submitter's waivers make of a scan of the public API, beside the headline
+    /// (which is always without them); absent everywhere else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitter_waivers: Option<SubmitterWaivers>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One waiver of the run as a document lists it (`waivers`), with what it did to this host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+pub struct WaiverReport {
+    pub pattern: String,
+    /// Where it was given: `--ignore-hardening`, `--waive-until`, `waive` (a submitter's).
+    pub source: String,
+    /// `active` while it hides at least one failing finding, `expired` once its expiry has
+    /// passed (the check alerts again, with no change of configuration), `unmatched` otherwise.
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub permanent: bool,
+    /// RFC 3339, for time-limited waivers.
+    #[serde(default)]
+    pub expires: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Whole days until a time-limited waiver expires (never negative).
+    #[serde(default)]
+    pub days_left: Option<i64>,
+    /// Failing findings it hides (or would hide, once expired).
+    #[serde(default)]
+    pub matched: Vec<String>,
+}
+
+/// The `policy` member: whether the `--policy` requirements are met.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyVerdict {
+    pub met: bool,
+    /// One sentence per unmet requirement.
+    #[serde(default)]
+    pub unmet: Vec<String>,
+}
+
+impl PolicyVerdict {
+    /// The text after `Policy: ` in the default output.
+    pub fn summary(&self) -> String {
+        if self.unmet.is_empty() {
+            "every requirement is met".to_string()
+        } else {
+            format!(
+                "{} requirement(s) unmet: {}",
+                self.unmet.len(),
+                self.unmet.join("; ")
+            )
+        }
+    }
+}
+
+/// The `submitterWaivers` member of a public API scan: the instance is scanned once and judged
+/// twice, and every face (page, PDF, exports, MCP) shows the headline without the submitter's
+/// waivers and this beside it, marked as the submitter's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmitterWaivers {
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// The grade, rating, state and message with the waivers.
+    #[serde(default)]
+    pub grade: String,
+    #[serde(default)]
+    pub rating: Option<u8>,
+    pub state: State,
+    #[serde(default)]
+    pub message: String,
+    /// The failed findings the waivers hide (which the headline shows failed).
+    #[serde(default)]
+    pub waived: Vec<String>,
+    /// Their reports.
+    #[serde(default)]
+    pub waivers: Vec<WaiverReport>,
+}
+
+impl SubmitterWaivers {
+    pub fn hides(&self, finding_id: &str) -> bool {
+        self.waived.iter().any(|w| w == finding_id)
+    }
+
+    /// One line, for text faces: "with the submitter's waivers (p1, p2): grade A+, state OK".
+    pub fn summary(&self) -> String {
+        format!(
+            "with the submitter's waivers ({}): grade {}, state {}",
+            self.patterns.join(", "),
+            self.grade,
+            self.state.label()
+        )
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct WebhookDelivery {
     pub delivered: bool,
     pub error: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Coverage {
     /// Checks that reached a decision (passed or failed).
     pub evaluated: usize,
@@ -404,18 +584,18 @@ impl Coverage {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Fingerprint {
     /// First 8 hex characters of the digest over every area.
     pub short: String,
     pub digest: String,
     /// Area name to the digest of what was observed there.
-    pub areas: std::collections::BTreeMap<&'static str, String>,
+    pub areas: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct KnowledgeInfo {
     pub advisories_updated: Option<String>,
     pub schedule_updated: Option<String>,
@@ -425,8 +605,8 @@ pub struct KnowledgeInfo {
 
 /// The conditions a verdict was reached under (`conditions`): with them, a later run can tell
 /// whether a change came from the instance or from what the scanner knew.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Conditions {
     /// This program's version.
     pub scanner_version: String,
@@ -471,7 +651,7 @@ impl ScanResult {
             duration_seconds,
             state: State::Unknown,
             rating: None,
-            grade: grade(None),
+            grade: grade(None).into(),
             error: Some(ScanError { message, attempts }),
             product: None,
             lifecycle: None,
@@ -486,7 +666,7 @@ impl ScanResult {
                 starting_reason: "the scan failed".into(),
                 limits: Vec::new(),
                 final_rating: None,
-                final_grade: grade(None),
+                final_grade: grade(None).into(),
                 warning_threshold: warning,
                 critical_threshold: critical,
                 notes: Vec::new(),
@@ -506,6 +686,7 @@ impl ScanResult {
                 notes: Vec::new(),
             },
             conditions: None,
+            submitter_waivers: None,
         }
     }
 
@@ -563,11 +744,89 @@ impl ScanResult {
     }
 }
 
+// Reading documents back.
+
+/// The most bytes read as result documents: a result file's cap (`files::Kind::ResultDocument`,
+/// about 40 KiB a host: the `--format json` array of a few hundred hosts). A document is our
+/// own output, read by a derived reader that keeps all it reads: the byte cap bounds its
+/// memory, and serde_json's recursion limit (128 levels) its depth.
+pub const MAX_READ_BYTES: u64 = crate::files::Kind::ResultDocument.cap();
+
+/// Characters of serde_json's words kept in a [`ReadError`]: it quotes what it did not expect.
+const MAX_PROBLEM_CHARS: usize = 160;
+
+/// Why bytes are not result documents. Shown as the rest of a sentence about the file
+/// (`result file x.json is not JSON (...)`), on one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    TooLarge,
+    NotJson(String),
+    NotADocument(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            ReadError::TooLarge => write!(
+                f,
+                "is larger than {}",
+                crate::files::size_text(MAX_READ_BYTES)
+            ),
+            ReadError::NotJson(why) => write!(f, "is not JSON ({why})"),
+            ReadError::NotADocument(why) => write!(f, "is not a result document ({why})"),
+        }
+    }
+}
+
+impl From<serde_json::Error> for ReadError {
+    fn from(e: serde_json::Error) -> ReadError {
+        let mut why = crate::text::one_line(&e.to_string());
+        if let Some((at, _)) = why.char_indices().nth(MAX_PROBLEM_CHARS) {
+            why.truncate(at);
+            why.push_str("...");
+        }
+        match e.classify() {
+            serde_json::error::Category::Data => ReadError::NotADocument(why),
+            _ => ReadError::NotJson(why),
+        }
+    }
+}
+
+/// Reads what holds result documents: one document ([`read_document`]), a list
+/// ([`read_documents`]), or a store's record of a completed scan. Refuses more than
+/// [`MAX_READ_BYTES`] before parsing.
+pub fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ReadError> {
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(serde_json::from_slice(bytes)?)
+}
+
+/// One result document (`check-storage-scanner scan`'s output, a public API scan's).
+pub fn read_document(bytes: &[u8]) -> Result<ScanResult, ReadError> {
+    read(bytes)
+}
+
+/// A file of result documents: one document, or a JSON array of at least one (the plugin's
+/// `--format json`).
+pub fn read_documents(bytes: &[u8]) -> Result<Vec<ScanResult>, ReadError> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
+        return read_document(bytes).map(|one| vec![one]);
+    }
+    let documents: Vec<ScanResult> = read(bytes)?;
+    if documents.is_empty() {
+        return Err(ReadError::NotADocument(
+            "an empty array holds no result document".into(),
+        ));
+    }
+    Ok(documents)
+}
+
 // The parts of the document that assess fills: the fix snippets of the remediation plan and
 // the comparison with the baseline.
 
 /// The syntax a snippet is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Form {
     Nginx,
@@ -618,7 +877,7 @@ impl Form {
 }
 
 /// One snippet: the text to put into one file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snippet {
     #[serde(rename = "for")]
     pub form: Form,
@@ -629,8 +888,8 @@ pub struct Snippet {
 }
 
 /// What the comparison with the baseline found for one host (the `baseline` member).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BaselineComparison {
     /// This run recorded the host's first baseline.
     pub recorded: bool,
@@ -661,17 +920,18 @@ impl BaselineComparison {
 }
 
 /// One change since the baseline, and why it happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     /// The finding id, or `rating` for a lower rating without a new finding.
     pub id: String,
     pub cause: ChangeCause,
+    #[serde(default)]
     pub detail: String,
 }
 
 /// Where a change since the baseline came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeCause {
     /// The instance changed: its release or its configuration.
@@ -717,6 +977,252 @@ mod tests {
         assert_eq!(State::Unknown.worst(State::Warning), State::Warning);
         assert_eq!(State::Critical.worst(State::Warning), State::Critical);
         assert_eq!(State::Critical.exit_code(), 2);
+    }
+
+    /// A document with a member of every kind filled in, as assess, policy, baseline,
+    /// webhook and the public API write them.
+    fn rich() -> ScanResult {
+        let mut r = ScanResult::failed(
+            "cloud.example.com".into(),
+            "connection reset".into(),
+            2,
+            "2026-11-22T03:00:00Z".into(),
+            1.25,
+            true,
+            3,
+            1,
+        );
+        r.url = Some("https://cloud.example.com/".into());
+        r.state = State::Warning;
+        r.rating = Some(3);
+        r.grade = grade(Some(3)).into();
+        r.product = Some(Product {
+            family: ProductFamily::OpenCloud,
+            name: "OpenCloud".into(),
+            version: "4.0.5".into(),
+            legacy_version: Some("0.1.0.0".into()),
+            edition: None,
+        });
+        r.lifecycle = Some(Lifecycle {
+            line: "4.0".into(),
+            track: Some(Track::Lts),
+            track_detected: true,
+            track_note: Some("lts judged".into()),
+            state: LineState::EndingSoon,
+            line_opened: Some("2026-01-01".into()),
+            support_end: Some("2027-12-01".into()),
+            support_days_left: Some(30),
+            current_release: false,
+            latest_in_line: Some("4.0.8".into()),
+            upgrade_target: Some("7.2.4".into()),
+            upgrade_target_track: Some(Track::Production),
+            schedule_updated: "2026-10-12".into(),
+            schedule_stale: false,
+        });
+        r.update = Some(UpdateCheck {
+            mode: "auto".into(),
+            source: Some("bundled".into()),
+            installed: "4.0.5".into(),
+            recommended: Some("4.0.8".into()),
+            newest: Some("8.1.0".into()),
+            update_available: Some(true),
+            error: None,
+            upgrade_path_complete: Some(true),
+        });
+        r.upgrade_options = vec![UpgradeOption {
+            version: "4.0.8".into(),
+            kinds: vec!["patch".into(), "track".into()],
+            fixes: vec!["GHSA-1".into()],
+            stays_open: Vec::new(),
+            rating: 4,
+            grade: grade(Some(4)).into(),
+            line: "4.0".into(),
+            line_state: Some(LineState::Supported),
+            line_support_end: Some("2027-12-01".into()),
+            outlasts_installed: None,
+            best: true,
+        }];
+        r.tls = Some(Tls {
+            scheme: "https".into(),
+            protocol: Some("TLSv1.3".into()),
+            trusted: Some(false),
+            cert_days_left: Some(-3),
+            ..Tls::default()
+        });
+        r.vulnerabilities = vec![Vulnerability {
+            id: "GHSA-1".into(),
+            aliases: vec!["CVE-2026-1".into()],
+            severity: Some(Severity::High),
+            summary: "s".into(),
+            url: None,
+            affected: vec![">=4.0.0, <4.0.8".into()],
+            fixed_in: Some("4.0.8".into()),
+        }];
+        let snippet = Snippet {
+            form: Form::Nginx,
+            file: "server block".into(),
+            text: "add_header X-A b;".into(),
+        };
+        r.findings = vec![Finding {
+            id: "hsts".into(),
+            role: Role::Check,
+            status: Status::Failed,
+            severity: Severity::Medium,
+            category: "transport".into(),
+            detail: "d".into(),
+            remediation: "r".into(),
+            documentation: Some("https://docs.example/".into()),
+            fixed_in: "reverse proxy".into(),
+            counts: true,
+            decisive: true,
+            ignored: false,
+        }];
+        r.rating_explanation.limits = vec![RatingLimit {
+            id: "hsts".into(),
+            severity: Severity::Medium,
+            cap: 4,
+        }];
+        r.remediation_plan = RemediationPlan {
+            steps: vec![RemediationStep {
+                order: 1,
+                action: "Send HSTS.".into(),
+                resolves: vec!["hsts".into()],
+                fixed_in: "reverse proxy".into(),
+                snippets: vec![snippet.clone()],
+            }],
+            groups: vec![RemediationGroup {
+                system: "reverse proxy".into(),
+                findings: vec!["hsts".into()],
+            }],
+            group_summary: vec!["one".into()],
+            snippets: vec![snippet],
+        };
+        let waiver = WaiverReport {
+            pattern: "hstsPreload".into(),
+            source: "--waive-until".into(),
+            state: "active".into(),
+            permanent: false,
+            expires: Some("2026-12-01T00:00:00Z".into()),
+            reason: Some("later".into()),
+            days_left: Some(8),
+            matched: vec!["hstsPreload".into()],
+        };
+        r.waivers = vec![waiver.clone()];
+        r.waiver_days_left = Some(8);
+        r.policy = Some(PolicyVerdict {
+            met: false,
+            unmet: vec!["rating C below A".into()],
+        });
+        r.baseline = Some(BaselineComparison {
+            new_findings: vec!["hsts".into()],
+            changes: vec![Change {
+                id: "hsts".into(),
+                cause: ChangeCause::Instance,
+                detail: "the instance changed".into(),
+            }],
+            recorded_on: Some("2026-11-01".into()),
+            ..BaselineComparison::default()
+        });
+        r.webhook = Some(WebhookDelivery {
+            delivered: false,
+            error: Some("timeout".into()),
+        });
+        r.coverage = Some(Coverage::of(&r.findings));
+        r.configuration_fingerprint = Some(Fingerprint {
+            short: "abcd1234".into(),
+            digest: "abcd1234ef".into(),
+            areas: [("headers".to_string(), "00ff".to_string())].into(),
+        });
+        r.conditions = Some(Conditions {
+            scanner_version: "0.1.0".into(),
+            waivers: vec!["hstsPreload until 2026-12-01T00:00:00Z".into()],
+            checks: 90,
+            ..Conditions::default()
+        });
+        r.submitter_waivers = Some(SubmitterWaivers {
+            patterns: vec!["hsts".into()],
+            grade: "A".into(),
+            rating: Some(4),
+            state: State::Ok,
+            message: "m".into(),
+            waived: vec!["hsts".into()],
+            waivers: vec![waiver],
+        });
+        r
+    }
+
+    #[test]
+    fn a_document_reads_back_as_it_was_written() {
+        let written = serde_json::to_value(rich()).unwrap();
+        let read = read_document(written.to_string().as_bytes()).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), written);
+        // Every member of the document was filled: nothing reads back by default.
+        let members = written.as_object().unwrap();
+        assert!(members.values().all(|v| !v.is_null()), "{written}");
+        // A list of them, and a pretty-printed one.
+        let two = serde_json::to_vec_pretty(&[rich(), rich()]).unwrap();
+        assert_eq!(read_documents(&two).unwrap().len(), 2);
+        assert_eq!(
+            read_documents(written.to_string().as_bytes())
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn an_older_document_reads_with_what_it_lacks_empty() {
+        let old = br#"{"host": "a.example", "scannedAt": "2026-01-01T00:00:00Z", "state": "OK",
+            "rating": 5, "findings": [{"id": "hsts", "status": "passed", "severity": "medium"}],
+            "waivers": [], "someMemberOfANewerScanner": {"x": [1]}}"#;
+        let r = read_document(old).unwrap();
+        assert_eq!(
+            (r.host.as_str(), r.state, r.rating),
+            ("a.example", State::Ok, Some(5))
+        );
+        assert_eq!(r.findings[0].role, Role::Observation, "an unrated finding");
+        assert!(r.upgrade_options.is_empty() && r.conditions.is_none() && r.policy.is_none());
+        // What identifies a document is required.
+        for member in ["host", "scannedAt", "state", "findings", "waivers"] {
+            let mut value: serde_json::Value = serde_json::from_slice(old).unwrap();
+            value.as_object_mut().unwrap().remove(member);
+            let problem = read_document(value.to_string().as_bytes()).unwrap_err();
+            assert!(
+                problem.to_string().starts_with(&format!(
+                    "is not a result document (missing field `{member}`"
+                )),
+                "{problem}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_document_is_refused_in_one_line() {
+        for (bytes, expected) in [
+            (&b"{"[..], "is not JSON (EOF while parsing"),
+            (
+                b"[]",
+                "is not a result document (an empty array holds no result document)",
+            ),
+            (
+                b"\"x\"",
+                "is not a result document (invalid type: string \"x\", expected a result document (a JSON object)",
+            ),
+            (
+                b"[1]",
+                "is not a result document (invalid type: integer `1`, expected a result document",
+            ),
+        ] {
+            let problem = read_documents(bytes).unwrap_err().to_string();
+            assert!(problem.starts_with(expected), "{problem}");
+        }
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let problem = read_documents(deep.as_bytes()).unwrap_err().to_string();
+        assert!(problem.len() < 260 && !problem.contains('\n'), "{problem}");
+        // Past the byte cap nothing is parsed.
+        let large = vec![b' '; MAX_READ_BYTES as usize + 1];
+        assert_eq!(read_document(&large).unwrap_err(), ReadError::TooLarge);
+        assert_eq!(ReadError::TooLarge.to_string(), "is larger than 16 MiB");
     }
 
     #[test]

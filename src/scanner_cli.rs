@@ -351,7 +351,7 @@ fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             Ok(bytes) => bytes,
             Err(refusal) => return unknown(&refusal.line(&file.shown)),
         };
-        match crate::assess::snippets::read_saved(&bytes) {
+        match crate::report::read_documents(&bytes) {
             Ok(read) => hosts.extend(read),
             Err(problem) => {
                 return unknown(&format!(

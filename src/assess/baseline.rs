@@ -545,10 +545,7 @@ fn end_of_life(result: &ScanResult) -> bool {
 
 /// A policy only worsens a verdict: an unmet requirement is never excused by a baseline.
 fn policy_unmet(result: &ScanResult) -> bool {
-    result
-        .policy
-        .as_ref()
-        .is_some_and(|p| p.get("met").and_then(serde_json::Value::as_bool) == Some(false))
+    result.policy.as_ref().is_some_and(|p| !p.met)
 }
 
 fn recorded(result: &ScanResult) -> HostEntry {
@@ -795,7 +792,7 @@ mod tests {
         let mut r = healthy(host);
         set(&mut r, "exposed:/opencloud.yaml", Status::Failed);
         r.rating = Some(3);
-        r.grade = crate::report::grade(Some(3));
+        r.grade = crate::report::grade(Some(3)).into();
         r.state = State::Warning;
         r.message = "exposed:/opencloud.yaml failed (high): served".into();
         r
@@ -959,7 +956,7 @@ mod tests {
     fn a_lower_rating_is_worse_and_restores_the_normal_state() {
         let mut now = exposed("a.example");
         now.rating = Some(2);
-        now.grade = crate::report::grade(Some(2));
+        now.grade = crate::report::grade(Some(2)).into();
         let r = compared(exposed("a.example"), now, true);
         let b = r.baseline.unwrap();
         assert!(b.worse_rating);
@@ -1009,12 +1006,18 @@ mod tests {
             "policy requirement(s) unmet: rating C below A; {}",
             now.message
         );
-        now.policy = Some(serde_json::json!({"met": false, "unmet": ["rating C below A"]}));
+        now.policy = Some(crate::report::PolicyVerdict {
+            met: false,
+            unmet: vec!["rating C below A".into()],
+        });
         let r = compared(exposed("a.example"), now.clone(), true);
         assert_eq!(r.state, State::Critical);
         assert_eq!(r.message, now.message);
         // A met policy does not stand in the way.
-        now.policy = Some(serde_json::json!({"met": true, "unmet": []}));
+        now.policy = Some(crate::report::PolicyVerdict {
+            met: true,
+            unmet: Vec::new(),
+        });
         now.state = State::Warning;
         assert_eq!(compared(exposed("a.example"), now, true).state, State::Ok);
     }

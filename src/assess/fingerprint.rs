@@ -94,7 +94,10 @@ pub fn of(m: &Measurements) -> Fingerprint {
     Fingerprint {
         short: overall[..8].to_string(),
         digest: overall,
-        areas,
+        areas: areas
+            .into_iter()
+            .map(|(area, digest)| (area.to_string(), digest))
+            .collect(),
     }
 }
 

@@ -361,7 +361,7 @@ pub fn assess(input: Input) -> ScanResult {
         message: join_causes(&causes),
         causes,
         rating: Some(final_rating),
-        grade: report::grade(Some(final_rating)),
+        grade: report::grade(Some(final_rating)).into(),
         error: None,
         product: Some(report::Product {
             family: product.family,
@@ -382,18 +382,14 @@ pub fn assess(input: Input) -> ScanResult {
             starting_reason: start_reason,
             limits,
             final_rating: Some(final_rating),
-            final_grade: report::grade(Some(final_rating)),
+            final_grade: report::grade(Some(final_rating)).into(),
             warning_threshold: rules.warning,
             critical_threshold: rules.critical,
             notes,
         },
         remediation_plan: plan,
         waiver_days_left: waived.waiver_days_left,
-        waivers: waived
-            .reports
-            .iter()
-            .filter_map(|w| serde_json::to_value(w).ok())
-            .collect(),
+        waivers: waived.reports,
         policy: None,
         baseline: None,
         webhook: None,
@@ -401,6 +397,7 @@ pub fn assess(input: Input) -> ScanResult {
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: knowledge_info(knowledge),
         conditions: Some(scan_conditions),
+        submitter_waivers: None,
     }
 }
 
@@ -422,7 +419,7 @@ pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
         result.set_causes(causes);
         result.state = report::State::Critical;
     }
-    result.policy = serde_json::to_value(&verdict).ok();
+    result.policy = Some(verdict);
 }
 
 /// The conditions of this scan (`conditions`): what a later run compares to tell a change of
@@ -895,7 +892,7 @@ fn remediation_plan(
                 format!("Upgrade to {target}.")
             },
             resolves: version_ids,
-            fixed_in: checks::INSTANCE,
+            fixed_in: checks::INSTANCE.into(),
             snippets: Vec::new(),
         });
     }
@@ -921,7 +918,7 @@ fn remediation_plan(
                 order: 0,
                 action: f.remediation.clone(),
                 resolves: vec![f.id.clone()],
-                fixed_in: f.fixed_in,
+                fixed_in: f.fixed_in.clone(),
                 snippets: Vec::new(),
             }),
         }
@@ -939,7 +936,7 @@ fn remediation_plan(
         match groups.iter_mut().find(|g| g.system == step.fixed_in) {
             Some(g) => g.findings.extend(step.resolves.iter().cloned()),
             None => groups.push(report::RemediationGroup {
-                system: step.fixed_in,
+                system: step.fixed_in.clone(),
                 findings: step.resolves.clone(),
             }),
         }
@@ -997,7 +994,7 @@ mod tests {
             .map(|s| {
                 (
                     s.order,
-                    s.fixed_in,
+                    s.fixed_in.as_str(),
                     s.resolves.iter().map(String::as_str).collect(),
                 )
             })
@@ -1020,7 +1017,7 @@ mod tests {
         );
         assert_eq!(plan.steps[0].action, "Upgrade to 4.0.8.");
         // Grouped by the system edited.
-        let systems: Vec<&str> = plan.groups.iter().map(|g| g.system).collect();
+        let systems: Vec<&str> = plan.groups.iter().map(|g| g.system.as_str()).collect();
         assert_eq!(systems, vec![checks::INSTANCE, checks::REVERSE_PROXY]);
         assert_eq!(plan.group_summary.len(), 1);
         assert!(

@@ -11,7 +11,6 @@ use crate::assess::waivers;
 use crate::capped::{self, Listed, Reader, Shallow};
 use crate::files::{self, Kind};
 use crate::report::{Finding, Role, ScanResult, Status, grade};
-use serde::Serialize;
 use serde::de::{self, Deserialize, Deserializer, MapAccess};
 use std::path::Path;
 
@@ -31,28 +30,7 @@ pub struct Policy {
 }
 
 /// The `policy` member of a result document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PolicyVerdict {
-    pub met: bool,
-    /// One sentence per unmet requirement.
-    pub unmet: Vec<String>,
-}
-
-impl PolicyVerdict {
-    /// The text after `Policy: ` in the default output.
-    pub fn summary(&self) -> String {
-        if self.unmet.is_empty() {
-            "every requirement is met".to_string()
-        } else {
-            format!(
-                "{} requirement(s) unmet: {}",
-                self.unmet.len(),
-                self.unmet.join("; ")
-            )
-        }
-    }
-}
+pub use crate::report::PolicyVerdict;
 
 impl Policy {
     /// Reads and validates a policy file (YAML, or JSON for `.json`); errors are one line.
@@ -438,7 +416,7 @@ mod tests {
     fn host(rating: u8, findings: Vec<Finding>) -> ScanResult {
         let mut r = scanned("cloud.example", "8.1.0", Some(90));
         r.rating = Some(rating);
-        r.grade = grade(Some(rating));
+        r.grade = grade(Some(rating)).into();
         r.findings = findings;
         r
     }

@@ -17,6 +17,7 @@
 
 use crate::checks::{self, CheckSpec, CookieAttribute, Fix};
 use crate::family::{Family, ProductFamily};
+use crate::report::ScanResult;
 
 pub use crate::report::{Form, Snippet};
 
@@ -1137,138 +1138,53 @@ fn caa_record(ctx: &Ctx) -> Vec<Part> {
 // ---------------------------------------------------------------------------------------------
 // Saved result documents (`check-storage-scanner snippets`)
 
-/// One host of a saved result document, with the snippets of its remediation plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SavedHost {
-    pub host: String,
-    pub family: Option<ProductFamily>,
-    /// The scan produced no assessment (its document has an `error`).
-    pub failed: bool,
-    /// Steps of its remediation plan.
-    pub steps: usize,
-    /// Every step's snippets, one per file.
-    pub snippets: Vec<Snippet>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Saved {
-    host: String,
-    #[serde(default)]
-    error: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    product: Option<SavedProduct>,
-    #[serde(default)]
-    tls: Option<SavedTls>,
-    remediation_plan: SavedPlan,
-}
-
-#[derive(serde::Deserialize)]
-struct SavedProduct {
-    family: ProductFamily,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SavedTls {
-    #[serde(default)]
-    certificate_issuer: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct SavedPlan {
-    steps: Vec<SavedStep>,
-}
-
-#[derive(serde::Deserialize)]
-struct SavedStep {
-    resolves: Vec<String>,
-}
-
-/// Reads what `--format json` or `scan` printed: a result document or an array of them,
-/// and works out each host's snippets again from the finding ids of its remediation plan
-/// (so a document saved before snippets existed gets them too). `Err` is the rest of a
-/// sentence about the file (`is not JSON (...)`).
-pub fn read_saved(bytes: &[u8]) -> Result<Vec<SavedHost>, String> {
-    let array = bytes
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| *b == b'[');
-    let docs: Vec<Saved> = if array {
-        serde_json::from_slice(bytes)
-    } else {
-        serde_json::from_slice(bytes).map(|one| vec![one])
-    }
-    .map_err(|e| {
-        let text: String = e.to_string().chars().take(160).collect();
-        match e.classify() {
-            serde_json::error::Category::Data => format!("is not a result document ({text})"),
-            _ => format!("is not JSON ({text})"),
-        }
-    })?;
-    Ok(docs
-        .into_iter()
-        .map(|doc| {
-            let family = doc.product.as_ref().map(|p| p.family);
-            let ids: Vec<&String> = doc
-                .remediation_plan
-                .steps
-                .iter()
-                .flat_map(|s| &s.resolves)
-                .collect();
-            let snippets = for_findings(
-                &ids,
-                &Subject {
-                    family: family.unwrap_or(ProductFamily::OpenCloud),
-                    host: &doc.host,
-                    certificate_issuer: doc
-                        .tls
-                        .as_ref()
-                        .and_then(|t| t.certificate_issuer.as_deref()),
-                },
-            );
-            SavedHost {
-                host: doc.host,
-                family,
-                failed: doc.error.is_some(),
-                steps: doc.remediation_plan.steps.len(),
-                snippets,
-            }
-        })
-        .collect())
-}
-
-/// The snippets of every host, ready to paste: each under a comment line naming the host,
-/// the form and the file (`# == cloud.example.com (OpenCloud): nginx, ... ==`); `only` keeps
-/// one form. A host with nothing to paste gets one comment line saying why.
-pub fn saved_text(hosts: &[SavedHost], only: Option<Form>) -> String {
+/// The snippets of every host of saved result documents (what `--format json` or `scan`
+/// printed), ready to paste: each under a comment line naming the host, the form and the file
+/// (`# == cloud.example.com (OpenCloud): nginx, ... ==`); `only` keeps one form. A host with
+/// nothing to paste gets one comment line saying why. The snippets are worked out again from
+/// the finding ids of each remediation plan, so a document saved before snippets existed gets
+/// them too.
+pub fn saved_text(documents: &[ScanResult], only: Option<Form>) -> String {
     let mut blocks: Vec<String> = Vec::new();
-    for h in hosts {
-        let host: String = h
+    for doc in documents {
+        let host: String = doc
             .host
             .chars()
             .map(|c| if c.is_control() { '?' } else { c })
             .take(200)
             .collect();
-        let product = h.family.map_or("unknown product", |f| f.display_name());
-        let shown: Vec<&Snippet> = h
-            .snippets
+        let family = doc.product.as_ref().map(|p| p.family);
+        let product = family.map_or("unknown product", |f| f.display_name());
+        let steps = &doc.remediation_plan.steps;
+        let ids: Vec<&String> = steps.iter().flat_map(|s| &s.resolves).collect();
+        let snippets = for_findings(
+            &ids,
+            &Subject {
+                family: family.unwrap_or(ProductFamily::OpenCloud),
+                host: &doc.host,
+                certificate_issuer: doc
+                    .tls
+                    .as_ref()
+                    .and_then(|t| t.certificate_issuer.as_deref()),
+            },
+        );
+        let shown: Vec<&Snippet> = snippets
             .iter()
             .filter(|s| only.is_none_or(|form| s.form == form))
             .collect();
         if shown.is_empty() {
-            let why = if h.failed {
+            let why = if doc.error.is_some() {
                 "the scan failed, so its result has nothing to fix; scan again".to_string()
-            } else if h.steps == 0 {
+            } else if steps.is_empty() {
                 "nothing to fix (the remediation plan is empty)".to_string()
-            } else if h.snippets.is_empty() {
+            } else if snippets.is_empty() {
                 format!(
                     "no snippet: the remediation plan's {} step(s) change no configuration file \
                      (an upgrade, a certificate, ...); see the plan",
-                    h.steps
+                    steps.len()
                 )
             } else {
-                let mut forms: Vec<&str> = h.snippets.iter().map(|s| s.form.name()).collect();
+                let mut forms: Vec<&str> = snippets.iter().map(|s| s.form.name()).collect();
                 forms.dedup();
                 format!(
                     "no {} snippet: the remediation plan's fixes are for {}",

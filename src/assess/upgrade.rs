@@ -188,11 +188,11 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
         options.push((
             report::UpgradeOption {
                 version: version.to_string(),
-                kinds: kinds.iter().map(|k| k.as_str()).collect(),
+                kinds: kinds.iter().map(|k| k.as_str().to_string()).collect(),
                 fixes,
                 stays_open,
                 rating,
-                grade: report::grade(Some(rating)),
+                grade: report::grade(Some(rating)).into(),
                 line: format!("{}.{}", version.major, version.minor),
                 line_state: life.as_ref().map(|l| l.state),
                 line_support_end: life

@@ -16,8 +16,9 @@
 //! active when the host was scanned may have expired since. A finding that reached no decision
 //! (indeterminate, network-limited) keeps a waiver matching it from being called unused.
 //!
-//! Reading (`read`) is typed and bounded like the baseline's: a file that holds more than the
-//! caps below is refused rather than held in memory. The caps bound the work too: every waiver
+//! Reading (`read`) takes the result document's reader (`report::read_documents`, capped in
+//! bytes), then keeps of each document only the interned ids and waivers the review needs: a
+//! file that holds more than the caps below is refused rather than held in memory. The caps bound the work too: every waiver
 //! is matched once against every distinct failing id, and each pair of waivers looks at the
 //! sets of waivers found hiding one finding together (at most [`MAX_OVERLAP_SETS`]).
 
@@ -76,8 +77,6 @@ pub struct Documents {
     ids: Vec<String>,
     id_index: HashMap<String, u32>,
     files: usize,
-    /// Which cap a read ran into, when one did (a serde error cannot carry it out).
-    exceeded: Option<String>,
 }
 
 /// A set of small numbers (interned ids), one bit each.

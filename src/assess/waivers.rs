@@ -66,23 +66,7 @@ impl Waiver {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WaiverReport {
-    pub pattern: String,
-    pub source: &'static str,
-    /// `active` while it hides at least one failing finding, `expired` once its expiry has
-    /// passed (the check alerts again, with no change of configuration), `unmatched` otherwise.
-    pub state: &'static str,
-    pub permanent: bool,
-    /// RFC 3339, for time-limited waivers.
-    pub expires: Option<String>,
-    pub reason: Option<String>,
-    /// Whole days until a time-limited waiver expires (never negative).
-    pub days_left: Option<i64>,
-    /// Failing findings it hides (or would hide, once expired).
-    pub matched: Vec<String>,
-}
+pub use crate::report::WaiverReport;
 
 /// Waiver patterns are check-id patterns (see `checks::pattern`).
 pub use crate::checks::pattern::matches;
@@ -124,8 +108,8 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
         };
         reports.push(WaiverReport {
             pattern: w.pattern.clone(),
-            source: w.source,
-            state,
+            source: w.source.into(),
+            state: state.into(),
             permanent: w.expires.is_none(),
             expires: w.expires.map(|e| e.to_string()),
             reason: w.reason.clone(),

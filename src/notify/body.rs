@@ -97,7 +97,7 @@ pub fn chat_blocks(result: &ScanResult) -> Value {
                 "fields": [
                     field("State", state(result).label()),
                     field("Host", &result.host),
-                    field("Grade", result.grade),
+                    field("Grade", &result.grade),
                     field("Version", &version(result)),
                 ],
             },
@@ -135,7 +135,7 @@ pub fn chat_embed(result: &ScanResult) -> Value {
         "fields": [
             field("State", state(result).label()),
             field("Host", &result.host),
-            field("Grade", result.grade),
+            field("Grade", &result.grade),
             field("Version", &version(result)),
         ],
         "footer": { "text": clip(&format!("{} {}", crate::program::PROGRAM, env!("CARGO_PKG_VERSION")), 2048) },
@@ -214,7 +214,10 @@ mod tests {
         let mut r = scanned("cloud.example", "8.1.0\"}<!channel> @everyone", Some(100));
         r.state = State::Critical;
         r.message = "OpenCloud \"8.1.0\" <b>&</b>\n|x".into();
-        r.policy = Some(json!({ "met": false }));
+        r.policy = Some(crate::report::PolicyVerdict {
+            met: false,
+            unmet: Vec::new(),
+        });
         r
     }
 
@@ -223,7 +226,7 @@ mod tests {
         let r = hostile();
         let body = build(&BodyFormat::Generic, &r, None);
         assert_eq!(body, serde_json::to_value(&r).unwrap());
-        assert_eq!(body["policy"], json!({ "met": false }));
+        assert_eq!(body["policy"], json!({ "met": false, "unmet": [] }));
         assert_eq!(body["host"], "cloud.example");
         assert_eq!(body["state"], "CRITICAL");
         let plain = build(&BodyFormat::Generic, &failed("down.example"), None);

@@ -513,7 +513,7 @@ mod tests {
         let mut down = result("down.example", Vec::new());
         down.state = State::Unknown;
         down.rating = None;
-        down.grade = "U";
+        down.grade = "U".into();
         down.product = None;
         down.message = "cannot scan down.example: refused".into();
         down.error = Some(ScanError {

@@ -246,7 +246,7 @@ pub(crate) mod testing {
         r.state = State::Ok;
         r.message = format!("OpenCloud {version} on {host} is up to date");
         r.rating = Some(5);
-        r.grade = report::grade(Some(5));
+        r.grade = report::grade(Some(5)).into();
         r.duration_seconds = 1.25;
         r.product = Some(report::Product {
             family: ProductFamily::OpenCloud,

@@ -168,19 +168,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
         lines.push(baseline_line(b));
     }
     if let Some(policy) = &result.policy {
-        let unmet: Vec<&str> = policy["unmet"]
-            .as_array()
-            .map(|u| u.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        if unmet.is_empty() {
-            lines.push("Policy: every requirement is met".to_string());
-        } else {
-            lines.push(format!(
-                "Policy: {} requirement(s) unmet: {}",
-                unmet.len(),
-                monitoring_line(&unmet.join("; "))
-            ));
-        }
+        lines.push(format!("Policy: {}", monitoring_line(&policy.summary())));
     }
     if result.webhook.as_ref().is_some_and(|w| !w.delivered) {
         lines.push("Webhook delivery failed".to_string());

@@ -390,7 +390,7 @@ pub(crate) mod tests {
             message: "something failed".into(),
             causes: Vec::new(),
             rating: Some(3),
-            grade: "C",
+            grade: "C".into(),
             error: None,
             product: Some(Product {
                 family: crate::knowledge::ProductFamily::OpenCloud,
@@ -420,7 +420,7 @@ pub(crate) mod tests {
                 starting_reason: "up to date".into(),
                 limits: Vec::new(),
                 final_rating: Some(3),
-                final_grade: "C",
+                final_grade: "C".into(),
                 warning_threshold: 3,
                 critical_threshold: 1,
                 notes: Vec::new(),
@@ -431,6 +431,7 @@ pub(crate) mod tests {
             policy: None,
             baseline: None,
             webhook: None,
+            submitter_waivers: None,
             configuration_fingerprint: None,
             knowledge: KnowledgeInfo {
                 advisories_updated: None,

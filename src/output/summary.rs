@@ -72,7 +72,7 @@ fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
         .unwrap_or_else(|| "-".into());
     [
         host,
-        result.grade.into(),
+        result.grade.clone(),
         version,
         eol.into(),
         vulns,
@@ -121,7 +121,7 @@ mod tests {
         let mut old = scanned("old.example.com", "7.3.0", Some(-40));
         old.state = State::Critical;
         old.rating = Some(0);
-        old.grade = "F";
+        old.grade = "F".into();
         old.lifecycle.as_mut().unwrap().state = LineState::EndOfLife;
         let mut soon = scanned("s", "4.0.\u{1b}[31m9\n", Some(3));
         soon.lifecycle.as_mut().unwrap().state = LineState::EndingSoon;

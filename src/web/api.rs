@@ -16,9 +16,11 @@
 use super::limits::{self, Limited};
 use super::store::{ScanRecord, ScanRequest, Status, Store};
 use super::worker::Wakeup;
+use crate::report::ScanResult;
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
 use crate::target::Target;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -521,8 +523,7 @@ impl Api {
         let mut body = json!({"uuid": record.uuid, "status": record.status.as_str()});
         if record.status == Status::Completed {
             body["result"] = Completed::parse(record.result.as_deref())
-                .map(|c| c.document)
-                .unwrap_or(Value::Null);
+                .map_or(Value::Null, |c| json!(c.document));
         } else {
             body["links"] = self.links(&record.uuid, record.request.format.as_deref());
         }
@@ -618,77 +619,23 @@ impl Api {
     }
 }
 
-/// Where a scan's document keeps what the submitter's waivers make of it, beside the headline
-/// (grade, state, findings), which is always the scan without them (`server::record_scan`).
-pub const SUBMITTER_WAIVERS: &str = "submitterWaivers";
-
-/// The submitter's waivers as a document carries them: every face (page, PDF, exports, MCP)
-/// shows the headline without them and this beside it, marked as the submitter's.
-pub struct SubmitterWaivers<'a> {
-    pub patterns: Vec<&'a str>,
-    /// The grade and state with the waivers.
-    pub grade: &'a str,
-    pub state: &'a str,
-    /// The failed findings the waivers hide.
-    pub waived: Vec<&'a str>,
-}
-
-impl<'a> SubmitterWaivers<'a> {
-    /// `None` when the submission named no waiver.
-    pub fn of(document: &'a Value) -> Option<SubmitterWaivers<'a>> {
-        let view = document.get(SUBMITTER_WAIVERS)?;
-        let strings = |key: &str| -> Vec<&'a str> {
-            view[key]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect()
-        };
-        Some(SubmitterWaivers {
-            patterns: strings("patterns"),
-            grade: view["grade"].as_str().unwrap_or("U"),
-            state: view["state"].as_str().unwrap_or("UNKNOWN"),
-            waived: strings("waived"),
-        })
-    }
-
-    pub fn hides(&self, finding_id: &str) -> bool {
-        self.waived.contains(&finding_id)
-    }
-
-    /// One line, for text faces: "with the submitter's waivers (p1, p2): grade A+, state OK".
-    pub fn summary(&self) -> String {
-        format!(
-            "with the submitter's waivers ({}): grade {}, state {}",
-            self.patterns.join(", "),
-            self.grade,
-            self.state
-        )
-    }
-}
-
 /// What a worker stores for a completed scan: the result document and the SARIF rendered from
-/// the same result (the result type is not read back from JSON).
+/// the same result, read back through the result document's reader.
+#[derive(Serialize, Deserialize)]
 pub struct Completed {
-    pub document: Value,
+    pub document: ScanResult,
+    #[serde(default)]
     pub sarif: Value,
 }
 
 impl Completed {
     pub fn to_text(&self) -> String {
-        json!({"document": self.document, "sarif": self.sarif}).to_string()
+        serde_json::to_string(self).unwrap_or_default()
     }
 
+    /// `None` for a record without a result, or one no reader of this version can read.
     pub fn parse(text: Option<&str>) -> Option<Completed> {
-        let mut value: Value = serde_json::from_str(text?).ok()?;
-        Some(Completed {
-            document: value.get_mut("document")?.take(),
-            sarif: value
-                .get_mut("sarif")
-                .map(Value::take)
-                .unwrap_or(Value::Null),
-        })
+        crate::report::read(text?.as_bytes()).ok()
     }
 }
 

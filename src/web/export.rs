@@ -4,8 +4,9 @@
 //! `,`, `;`, tab or line break, whichever separator the reader's locale uses) is neutralised
 //! with a `'`: the text comes from the scanned server, which is hostile.
 
-use super::api::{Completed, SubmitterWaivers};
-use serde_json::Value;
+use super::api::Completed;
+use crate::report::ScanResult;
+use serde::Serialize;
 
 /// One export of a completed scan as a file: what the HTTP API serves as an attachment and
 /// the MCP `export_scan` tool returns.
@@ -19,8 +20,9 @@ pub struct Exported {
 /// is the PDF report), named `storage-security-<host>-<uuid prefix>.<format>` with the host
 /// reduced to letters, digits, dots and dashes (it came from the scanned server).
 pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
-    let host = completed.document["host"].as_str().unwrap_or("instance");
-    let safe_host: String = host
+    let safe_host: String = completed
+        .document
+        .host
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -31,11 +33,11 @@ pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
         })
         .take(100)
         .collect();
-    let pretty = |value: &Value| {
+    fn pretty(value: &impl Serialize) -> Vec<u8> {
         let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
         text.push(b'\n');
         text
-    };
+    }
     let (media, body) = match format {
         "json" => ("application/json", pretty(&completed.document)),
         "sarif" => ("application/sarif+json", pretty(&completed.sarif)),
@@ -90,37 +92,25 @@ pub fn neutralise(cell: &str) -> String {
     out
 }
 
-fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The findings of a result document as CSV, a header row first.
-pub fn csv(document: &Value) -> Vec<u8> {
+pub fn csv(document: &ScanResult) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let _ = writer.write_record(CSV_COLUMNS);
-    let host = text(&document["host"]);
-    let scanned_at = text(&document["scannedAt"]);
-    let submitter = SubmitterWaivers::of(document);
-    let empty = Vec::new();
-    for finding in document["findings"].as_array().unwrap_or(&empty) {
-        let id = text(&finding["id"]);
-        let by_submitter = submitter.as_ref().is_some_and(|s| s.hides(&id));
+    let submitter = document.submitter_waivers.as_ref();
+    for f in &document.findings {
+        let by_submitter = submitter.is_some_and(|s| s.hides(&f.id));
         let row = [
-            host.clone(),
-            id,
-            text(&finding["status"]),
-            text(&finding["severity"]),
-            text(&finding["category"]),
-            text(&finding["detail"]),
-            text(&finding["remediation"]),
-            text(&finding["fixedIn"]),
-            text(&finding["ignored"]),
-            scanned_at.clone(),
-            by_submitter.to_string(),
+            &document.host,
+            &f.id,
+            f.status.as_str(),
+            f.severity.as_str(),
+            &f.category,
+            &f.detail,
+            &f.remediation,
+            &f.fixed_in,
+            &f.ignored.to_string(),
+            &document.scanned_at,
+            &by_submitter.to_string(),
         ];
         let _ = writer.write_record(row.iter().map(|c| neutralise(c)));
     }
@@ -130,11 +120,19 @@ pub fn csv(document: &Value) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn document(members: Value) -> ScanResult {
+        let mut value = json!({"state": "OK", "waivers": []});
+        for (key, member) in members.as_object().unwrap() {
+            value[key] = member.clone();
+        }
+        crate::report::read_document(value.to_string().as_bytes()).unwrap()
+    }
 
     #[test]
     fn formula_cells_are_neutralised_and_quoting_holds() {
-        let document = json!({
+        let document = document(json!({
             "host": "cloud.example.com",
             "scannedAt": "2026-11-25T10:00:00Z",
             "findings": [
@@ -145,7 +143,7 @@ mod tests {
                  "category": "@SUM(A1)", "detail": "line\nbreak, \"quoted\"", "remediation": "\tx",
                  "fixedIn": "\rcmd", "ignored": true},
             ]
-        });
+        }));
         let text = String::from_utf8(csv(&document)).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         assert_eq!(
@@ -198,7 +196,8 @@ mod tests {
                             "ignored": false})
             })
             .collect();
-        let document = json!({"host": "cloud.example.com", "scannedAt": "x", "findings": findings});
+        let document =
+            document(json!({"host": "cloud.example.com", "scannedAt": "x", "findings": findings}));
         let text = String::from_utf8(csv(&document)).unwrap();
         for separator in [',', ';', '\t'] {
             for line in text.lines() {

@@ -21,10 +21,10 @@
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
 use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused, SubmitterWaivers,
-    parse_submission,
+    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused, parse_submission,
 };
 use super::store::{ScanRecord, Status};
+use crate::report::{ScanResult, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -1221,18 +1221,15 @@ fn scanned_entry(
                 .map(|done| done.document);
             match &document {
                 Some(document) => {
-                    for key in ["grade", "state"] {
-                        if let Some(value) = document[key].as_str() {
-                            entry[key] = json!(value);
-                        }
-                    }
-                    if let Some(submitter) = SubmitterWaivers::of(document) {
+                    entry["grade"] = json!(document.grade);
+                    entry["state"] = json!(document.state);
+                    if let Some(submitter) = &document.submitter_waivers {
                         entry["submitter_grade"] = json!(submitter.grade);
                     }
                     format!(
                         "{target_url}: scan {uuid}, grade {}, state {}{}",
-                        document["grade"].as_str().unwrap_or("?"),
-                        document["state"].as_str().unwrap_or("?"),
+                        document.grade,
+                        document.state.label(),
                         submitter_note(document),
                     )
                 }
@@ -1295,39 +1292,30 @@ fn scan_answer(uuid: &str, status: Status, result: Option<&str>) -> Value {
     )
 }
 
-fn summary(uuid: &str, document: &Value) -> String {
-    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
-    let failed = document["findings"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .filter(|f| {
-                    f["status"]
-                        .as_str()
-                        .is_some_and(|s| s.eq_ignore_ascii_case("failed"))
-                        && f["ignored"] != json!(true)
-                })
-                .count()
-        })
-        .unwrap_or(0);
-    let steps = document["remediationPlan"]["steps"]
-        .as_array()
-        .map_or(0, Vec::len);
+fn summary(uuid: &str, document: &ScanResult) -> String {
+    let failed = document
+        .findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed && !f.ignored)
+        .count();
     format!(
-        "scan {uuid} of {}: grade {}, state {}, {failed} failed check(s), {steps} remediation \
+        "scan {uuid} of {}: grade {}, state {}, {failed} failed check(s), {} remediation \
          step(s){}. {}",
-        text(&document["host"]),
-        text(&document["grade"]),
-        text(&document["state"]),
+        document.host,
+        document.grade,
+        document.state.label(),
+        document.remediation_plan.steps.len(),
         submitter_note(document),
-        text(&document["message"]),
+        document.message,
     )
 }
 
 /// "; with the submitter's waivers (...): grade A+, state OK" after a headline, or nothing:
 /// the headline is always without them.
-fn submitter_note(document: &Value) -> String {
-    SubmitterWaivers::of(document)
+fn submitter_note(document: &ScanResult) -> String {
+    document
+        .submitter_waivers
+        .as_ref()
         .map(|s| format!("; {}", s.summary()))
         .unwrap_or_default()
 }
@@ -1347,40 +1335,26 @@ fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
         .ok_or_else(|| tool_error("the completed scan has no readable result; scan again".into()))
 }
 
-fn plan(uuid: &str, document: &Value) -> Value {
-    let plan = document["remediationPlan"].clone();
-    let plan = if plan.is_object() {
-        plan
-    } else {
-        json!({"steps": [], "groups": [], "groupSummary": []})
-    };
+fn plan(uuid: &str, document: &ScanResult) -> Value {
+    let plan = &document.remediation_plan;
     let mut text = format!(
         "remediation plan for {} (grade {}):",
-        document["host"].as_str().unwrap_or("?"),
-        document["grade"].as_str().unwrap_or("?")
+        document.host, document.grade
     );
-    let steps = plan["steps"].as_array().cloned().unwrap_or_default();
-    if steps.is_empty() {
+    if plan.steps.is_empty() {
         text.push_str(" nothing to do.");
     }
-    for (i, step) in steps.iter().enumerate() {
-        text.push_str(&format!(
-            "\n{}. [{}] {}",
-            i + 1,
-            step["fixedIn"].as_str().unwrap_or("?"),
-            step["action"].as_str().unwrap_or("")
-        ));
+    for (i, step) in plan.steps.iter().enumerate() {
+        text.push_str(&format!("\n{}. [{}] {}", i + 1, step.fixed_in, step.action));
     }
-    for line in plan["groupSummary"].as_array().into_iter().flatten() {
-        if let Some(line) = line.as_str() {
-            text.push_str(&format!("\n{line}"));
-        }
+    for line in &plan.group_summary {
+        text.push_str(&format!("\n{line}"));
     }
     tool_result(
         json!({
             "uuid": uuid,
-            "host": document["host"].as_str().unwrap_or_default(),
-            "grade": document["grade"].as_str().unwrap_or_default(),
+            "host": document.host,
+            "grade": document.grade,
             "remediationPlan": plan,
         }),
         text,

@@ -12,12 +12,11 @@
 //! and reloads once the scan completed. Every value from a submission or a scanned server is
 //! escaped.
 
-use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS, SubmitterWaivers};
+use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::{ScanRequest, Status};
-use crate::assess::snippets::Form;
+use crate::report::{Finding, Form, ScanResult, Snippet, State, Status as FindingStatus};
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;
-use serde_json::Value;
 
 /// Every page's policy: our own style sheet, script and form target only.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; \
@@ -233,16 +232,24 @@ impl Api {
                 &format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n"),
             );
         }
-        let document = Completed::parse(record.result.as_deref())
-            .map(|c| c.document)
-            .unwrap_or(Value::Null);
+        let Some(completed) = Completed::parse(record.result.as_deref()) else {
+            return self.html(
+                503,
+                "Scan not readable",
+                &format!(
+                    "<h1>Scan not readable</h1>\n<p>The result of this scan cannot be read; \
+                     check the instance again.</p>\n<p><a href=\"{root}/\">Check an instance</a></p>"
+                ),
+                "",
+            );
+        };
         self.html(
             200,
             &format!("{} — storage security", record.request.target_url),
             &render_result(
                 self.config.path_prefix(),
                 &record.uuid,
-                &document,
+                &completed.document,
                 record.request.format.as_deref(),
             ),
             "",
@@ -250,75 +257,63 @@ impl Api {
     }
 }
 
-fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The completed result: grade, state, product, findings that failed (worst first) with
 /// their remediation, the remediation plan, the exports; every text as a visitor reads it.
-pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option<&str>) -> String {
+pub fn render_result(
+    root: &str,
+    uuid: &str,
+    document: &ScanResult,
+    preferred: Option<&str>,
+) -> String {
     let document = &super::visitor::document(document);
     let root = escape(root);
-    let grade = text(&document["grade"]);
-    let state = text(&document["state"]);
-    let state_class = match state.as_str() {
-        "OK" => "ok",
-        "WARNING" => "warning",
-        "CRITICAL" => "critical",
-        _ => "unknown",
+    let grade = document.grade.as_str();
+    let state = document.state.label();
+    let state_class = match document.state {
+        State::Ok => "ok",
+        State::Warning => "warning",
+        State::Critical => "critical",
+        State::Unknown => "unknown",
     };
-    let grade_class = match grade.as_str() {
+    let grade_class = match grade {
         "A+" | "A" => "good",
         "B" | "C" => "fair",
         "U" | "" => "unknown",
         _ => "poor",
     };
-    let product = match (
-        document["product"]["name"].as_str(),
-        document["product"]["version"].as_str(),
-    ) {
-        (Some(name), Some(version)) => format!("{} {}", escape(name), escape(version)),
-        _ => "No supported product identified".into(),
+    let product = match &document.product {
+        Some(p) => format!("{} {}", escape(&p.name), escape(&p.version)),
+        None => "No supported product identified".into(),
     };
-    let empty = Vec::new();
-    let findings = document["findings"].as_array().unwrap_or(&empty);
-    let rank = |s: &str| match s {
-        "critical" => 0,
-        "high" => 1,
-        "medium" => 2,
-        "low" => 3,
-        _ => 4,
-    };
-    let mut failed: Vec<&Value> = findings
+    let findings = &document.findings;
+    let mut failed: Vec<&Finding> = findings
         .iter()
-        .filter(|f| f["status"] == "failed")
+        .filter(|f| f.status == FindingStatus::Failed)
         .collect();
-    failed.sort_by_key(|f| rank(f["severity"].as_str().unwrap_or_default()));
-    let passed = findings.iter().filter(|f| f["status"] == "passed").count();
-    let submitter = SubmitterWaivers::of(document);
+    // Worst first.
+    failed.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let passed = findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Passed)
+        .count();
+    let submitter = document.submitter_waivers.as_ref();
     let rows: String = failed
         .iter()
         .map(|f| {
-            let severity = text(&f["severity"]);
-            let waived = if f["ignored"] == true {
+            let severity = f.severity.as_str();
+            let waived = if f.ignored {
                 " <span class=\"waived\">accepted</span>"
-            } else if submitter.as_ref().is_some_and(|s| s.hides(&text(&f["id"]))) {
+            } else if submitter.is_some_and(|s| s.hides(&f.id)) {
                 " <span class=\"waived\">waived by the submitter</span>"
             } else {
                 ""
             };
             format!(
-                "<tr class=\"{sev}\"><td><span class=\"severity {sev}\">{sev_text}</span></td>\
+                "<tr class=\"{severity}\"><td><span class=\"severity {severity}\">{severity}</span></td>\
                  <td><code>{id}</code>{waived}</td><td>{detail}</td><td>{remediation}</td></tr>\n",
-                sev = escape(&severity),
-                sev_text = escape(&severity),
-                id = escape(&text(&f["id"])),
-                detail = escape(&text(&f["detail"])),
-                remediation = escape(&text(&f["remediation"])),
+                id = escape(&f.id),
+                detail = escape(&f.detail),
+                remediation = escape(&f.remediation),
             )
         })
         .collect();
@@ -332,27 +327,19 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
             failed.len()
         )
     };
-    let plan: String = document["remediationPlan"]["steps"]
-        .as_array()
-        .unwrap_or(&empty)
+    let plan: String = document
+        .remediation_plan
+        .steps
         .iter()
         .take(20)
-        .map(|step| {
-            let what = step["action"]
-                .as_str()
-                .or_else(|| step["summary"].as_str())
-                .or_else(|| step["remediation"].as_str())
-                .map(String::from)
-                .unwrap_or_else(|| text(step));
-            format!("<li>{}</li>\n", escape(&what))
-        })
+        .map(|step| format!("<li>{}</li>\n", escape(&step.action)))
         .collect();
     let plan_html = if plan.is_empty() {
         String::new()
     } else {
         format!("<h2>Remediation plan</h2>\n<ol class=\"plan\">\n{plan}</ol>")
     };
-    let snippets_html = snippet_tabs(&document["remediationPlan"]["snippets"]);
+    let snippets_html = snippet_tabs(&document.remediation_plan.snippets);
     let exports: String = EXPORT_FORMATS
         .iter()
         .map(|f| {
@@ -377,9 +364,8 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
          <h2>Findings</h2>\n{findings_html}\n{plan_html}\n{snippets_html}\
          <h2>Download</h2>\n<p class=\"exports\">{exports}</p>\n\
          <p><a href=\"{root}/\">Check another instance</a></p>",
-        grade = escape(if grade.is_empty() { "U" } else { &grade }),
+        grade = escape(if grade.is_empty() { "U" } else { grade }),
         submitter_line = submitter
-            .as_ref()
             .map(|s| {
                 format!(
                     "<p class=\"submitter-grade\">The grade and state above are without the \
@@ -389,15 +375,14 @@ pub fn render_result(root: &str, uuid: &str, document: &Value, preferred: Option
                         .map(|p| format!("<code>{}</code>", escape(p)))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    escape(s.grade),
-                    escape(s.state),
+                    escape(&s.grade),
+                    escape(s.state.label()),
                 )
             })
             .unwrap_or_default(),
-        host = escape(&text(&document["host"])),
-        state = escape(&state),
-        message = escape(&text(&document["message"])),
-        scanned = escape(&text(&document["scannedAt"])),
+        host = escape(&document.host),
+        message = escape(&document.message),
+        scanned = escape(&document.scanned_at),
         uuid = escape(uuid),
     )
 }
@@ -417,15 +402,9 @@ fn form_label(form: Form) -> &'static str {
 /// The plan's merged fix snippets, one tab per form that has one, the first shown. The tabs
 /// are radio buttons that the style sheet turns into tabs (`:checked ~`): no script, and
 /// without the style sheet every form shows one after the other.
-fn snippet_tabs(snippets: &Value) -> String {
-    let snippets = snippets.as_array().map_or(&[][..], |s| s);
-    let of = |form: Form| -> Vec<&Value> {
-        snippets
-            .iter()
-            .filter(|s| s["for"].as_str() == Some(form.name()))
-            .collect()
-    };
-    let forms: Vec<(Form, Vec<&Value>)> = Form::ALL
+fn snippet_tabs(snippets: &[Snippet]) -> String {
+    let of = |form: Form| -> Vec<&Snippet> { snippets.iter().filter(|s| s.form == form).collect() };
+    let forms: Vec<(Form, Vec<&Snippet>)> = Form::ALL
         .into_iter()
         .map(|form| (form, of(form)))
         .filter(|(_, snippets)| !snippets.is_empty())
@@ -454,8 +433,8 @@ fn snippet_tabs(snippets: &Value) -> String {
                 .map(|s| {
                     format!(
                         "<p class=\"file\">{}:</p>\n<pre><code>{}</code></pre>\n",
-                        escape(&text(&s["file"])),
-                        escape(&text(&s["text"])),
+                        escape(&s.file),
+                        escape(&s.text),
                     )
                 })
                 .collect();
@@ -471,20 +450,31 @@ fn snippet_tabs(snippets: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// A document as the plugin writes it, with the members given (and those every document
+    /// has).
+    fn document(members: Value) -> ScanResult {
+        let mut value = json!({"host": "cloud.example.com", "scannedAt": "2026-11-25T10:00:00Z",
+                               "state": "OK", "findings": [], "waivers": []});
+        for (key, member) in members.as_object().unwrap() {
+            value[key] = member.clone();
+        }
+        crate::report::read_document(value.to_string().as_bytes()).unwrap()
+    }
 
     #[test]
     fn everything_from_a_server_is_escaped() {
         let html = render_result(
             "",
             "0f8fad5b-d9cb-469f-a165-70867728950e",
-            &json!({
+            &document(json!({
                 "host": "<script>alert(1)</script>",
                 "state": "CRITICAL", "grade": "D", "message": "\"><img src=x onerror=alert(1)>",
-                "product": {"name": "OpenCloud", "version": "4.0.0</p>"},
+                "product": {"family": "opencloud", "name": "OpenCloud", "version": "4.0.0</p>"},
                 "findings": [{"id": "exposed:/<b>", "status": "failed", "severity": "high",
                               "detail": "a & b", "remediation": "'quote'", "ignored": false}],
-            }),
+            })),
             None,
         );
         assert!(!html.contains("<script>"), "{html}");
@@ -500,14 +490,14 @@ mod tests {
         let html = render_result(
             "",
             "0f8fad5b-d9cb-469f-a165-70867728950e",
-            &json!({
+            &document(json!({
                 "host": "cloud.example.com", "state": "WARNING", "grade": "C",
                 "findings": [
                     {"id": "cspPresent", "status": "failed", "severity": "low", "detail": "d1", "remediation": "r1"},
                     {"id": "tlsTrusted", "status": "failed", "severity": "high", "detail": "d2", "remediation": "r2"},
                     {"id": "hsts", "status": "passed", "severity": "medium"},
                 ],
-            }),
+            })),
             Some("csv"),
         );
         let high = html.find("tlsTrusted").unwrap();
@@ -524,12 +514,16 @@ mod tests {
 
     #[test]
     fn snippets_get_a_tab_per_form_that_has_one_every_value_escaped() {
-        let html = snippet_tabs(&json!([
-            {"for": "nginx", "file": "server block", "text": "proxy_hide_header X-A</pre>;"},
-            {"for": "nginx", "file": "http block", "text": "b"},
-            {"for": "zone", "file": "the <zone>", "text": "x. IN CAA 0 issue \"ca\""},
-            {"for": "<script>", "file": "f", "text": "never shown"},
-        ]));
+        let snippet = |form: Form, file: &str, text: &str| Snippet {
+            form,
+            file: file.into(),
+            text: text.into(),
+        };
+        let html = snippet_tabs(&[
+            snippet(Form::Nginx, "server block", "proxy_hide_header X-A</pre>;"),
+            snippet(Form::Nginx, "http block", "b"),
+            snippet(Form::Zone, "the <zone>", "x. IN CAA 0 issue \"ca\""),
+        ]);
         let tabs: Vec<&str> = html.matches("<input type=\"radio\"").collect();
         assert_eq!(tabs.len(), 2, "{html}");
         assert!(html.contains("id=\"snippets-nginx\" checked>"), "{html}");
@@ -537,9 +531,13 @@ mod tests {
         assert!(html.contains("<code>proxy_hide_header X-A&lt;/pre&gt;;</code>"));
         assert!(html.contains("<p class=\"file\">http block:</p>"));
         assert!(html.contains("the &lt;zone&gt;:") && html.contains("&quot;ca&quot;"));
-        assert!(!html.contains("never shown") && !html.contains("<script>"));
-        assert_eq!(snippet_tabs(&json!([])), "");
-        assert_eq!(snippet_tabs(&Value::Null), "");
+        assert!(!html.contains("<script>"));
+        assert_eq!(snippet_tabs(&[]), "");
+        // A form no tab knows never reaches a page: a document naming one is not read.
+        let unknown = json!({"host": "h", "scannedAt": "t", "state": "OK", "findings": [],
+            "waivers": [], "remediationPlan": {"snippets": [
+                {"for": "<script>", "file": "f", "text": "never shown"}]}});
+        assert!(crate::report::read_document(unknown.to_string().as_bytes()).is_err());
     }
 
     #[test]

@@ -8,9 +8,9 @@
 //! pages: failed findings that do not fit are left out with a line saying how many, and that the
 //! JSON export holds them all.
 
-use super::api::SubmitterWaivers;
+use crate::report::{Finding, RemediationStep, ScanResult, State, Status};
+use crate::severity::Severity;
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
-use serde_json::Value;
 
 const PAGE_WIDTH: f32 = 595.0;
 const PAGE_HEIGHT: f32 = 842.0;
@@ -128,15 +128,6 @@ fn win_ansi(c: char) -> u8 {
 }
 
 /// A document field as WinAnsi text of at most `max` characters (an ellipsis marks a cut).
-fn field(value: &Value, max: usize) -> Vec<u8> {
-    let text = match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    encode(&text, max)
-}
-
 fn encode(text: &str, max: usize) -> Vec<u8> {
     let mut out: Vec<u8> = text.trim().chars().take(max).map(win_ansi).collect();
     if text.trim().chars().nth(max).is_some() {
@@ -287,23 +278,12 @@ impl Block {
     }
 }
 
-fn severity_color(severity: &str) -> [f32; 3] {
+fn severity_color(severity: Severity) -> [f32; 3] {
     match severity {
-        "critical" => [0.55, 0.0, 0.1],
-        "high" => [0.8, 0.1, 0.1],
-        "medium" => [0.85, 0.42, 0.0],
-        "low" => [0.55, 0.5, 0.0],
-        _ => GRAY,
-    }
-}
-
-fn severity_rank(severity: &str) -> u8 {
-    match severity {
-        "critical" => 0,
-        "high" => 1,
-        "medium" => 2,
-        "low" => 3,
-        _ => 4,
+        Severity::Critical => [0.55, 0.0, 0.1],
+        Severity::High => [0.8, 0.1, 0.1],
+        Severity::Medium => [0.85, 0.42, 0.0],
+        Severity::Low => [0.55, 0.5, 0.0],
     }
 }
 
@@ -318,36 +298,33 @@ fn grade_color(grade: &str) -> [f32; 3] {
     }
 }
 
-fn state_color(state: &str) -> [f32; 3] {
+fn state_color(state: State) -> [f32; 3] {
     match state {
-        "OK" => [0.1, 0.5, 0.2],
-        "WARNING" => [0.8, 0.45, 0.0],
-        "CRITICAL" => [0.78, 0.1, 0.1],
-        _ => DARK,
+        State::Ok => [0.1, 0.5, 0.2],
+        State::Warning => [0.8, 0.45, 0.0],
+        State::Critical => [0.78, 0.1, 0.1],
+        State::Unknown => DARK,
     }
 }
 
 /// The summary under the header: state and message, product, counts.
-fn summary(document: &Value, failed: usize, waived: usize) -> Block {
+fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
     let mut block = Block::new(0.0);
-    let state = field(&document["state"], 20);
-    let state_text = String::from_utf8_lossy(&state).into_owned();
-    let mut label = state.clone();
-    label.push(b':');
+    let label = format!("{}:", document.state.label());
     block.labelled(
         MARGIN,
-        (&label, Font::Bold, state_color(&state_text)),
-        &field(&document["message"], 300),
+        (label.as_bytes(), Font::Bold, state_color(document.state)),
+        &encode(&document.message, 300),
         Font::Regular,
         10.0,
         BLACK,
     );
-    let product = &document["product"];
-    let mut name = field(&product["name"], 60);
+    let product = document.product.as_ref();
+    let mut name = encode(product.map_or("", |p| &p.name), 60);
     if name.is_empty() {
         name = b"unknown".to_vec();
     }
-    let version = field(&product["version"], 60);
+    let version = encode(product.map_or("", |p| &p.version), 60);
     if !version.is_empty() {
         name.push(b' ');
         name.extend_from_slice(&version);
@@ -364,10 +341,10 @@ fn summary(document: &Value, failed: usize, waived: usize) -> Block {
         10.0,
         BLACK,
     );
-    let findings = document["findings"].as_array().map_or(&[][..], |f| f);
+    let findings = &document.findings;
     let passed = findings
         .iter()
-        .filter(|f| f["status"].as_str() == Some("passed"))
+        .filter(|f| f.status == Status::Passed)
         .count();
     let other = findings.len().saturating_sub(passed + failed);
     let mut counts = format!("{} checked: {failed} failed", findings.len());
@@ -386,12 +363,12 @@ fn summary(document: &Value, failed: usize, waived: usize) -> Block {
         10.0,
         BLACK,
     );
-    if let Some(submitter) = SubmitterWaivers::of(document) {
+    if let Some(submitter) = &document.submitter_waivers {
         let line = format!(
             "the grade and state above are without them. With them ({}): grade {}, state {}.",
             submitter.patterns.join(", "),
             submitter.grade,
-            submitter.state
+            submitter.state.label()
         );
         block.labelled(
             MARGIN,
@@ -407,42 +384,36 @@ fn summary(document: &Value, failed: usize, waived: usize) -> Block {
 
 /// One failed finding; `by_submitter`: the submitter's waivers hide it (it stays failed in
 /// the headline, and is marked).
-fn finding_block(finding: &Value, by_submitter: bool) -> Block {
+fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
     let mut block = Block::new(7.0);
-    let severity = field(&finding["severity"], 16);
-    let severity_text = String::from_utf8_lossy(&severity).to_ascii_lowercase();
-    let waived = finding["ignored"].as_bool() == Some(true);
-    let mut id = field(&finding["id"], 120);
+    let waived = finding.ignored;
+    let mut id = encode(&finding.id, 120);
     if waived {
         id.extend_from_slice(b"  [waived]");
     } else if by_submitter {
         id.extend_from_slice(b"  [waived by the submitter]");
     }
     let color = if waived { GRAY } else { BLACK };
-    let label = if severity.is_empty() {
-        b"UNRATED".to_vec()
-    } else {
-        severity.to_ascii_uppercase()
-    };
+    let label = finding.severity.as_str().to_ascii_uppercase();
     let label_color = if waived {
         GRAY
     } else {
-        severity_color(&severity_text)
+        severity_color(finding.severity)
     };
     block.labelled(
         MARGIN,
-        (&label, Font::Bold, label_color),
+        (label.as_bytes(), Font::Bold, label_color),
         &id,
         Font::Bold,
         10.0,
         color,
     );
     let indent = MARGIN + 12.0;
-    let detail = field(&finding["detail"], 240);
+    let detail = encode(&finding.detail, 240);
     if !detail.is_empty() {
         block.text(indent, &detail, Font::Regular, 9.0, color);
     }
-    let remediation = field(&finding["remediation"], 240);
+    let remediation = encode(&finding.remediation, 240);
     if !remediation.is_empty() {
         block.labelled(
             indent,
@@ -456,24 +427,24 @@ fn finding_block(finding: &Value, by_submitter: bool) -> Block {
     block
 }
 
-fn step_block(number: usize, step: &Value) -> Block {
+fn step_block(number: usize, step: &RemediationStep) -> Block {
     let mut block = Block::new(5.0);
     let label = format!("{number}.");
     block.labelled(
         MARGIN,
         (label.as_bytes(), Font::Bold, BLACK),
-        &field(&step["action"], 240),
+        &encode(&step.action, 240),
         Font::Regular,
         10.0,
         BLACK,
     );
     let mut note = Vec::new();
-    let system = field(&step["fixedIn"], 60);
+    let system = encode(&step.fixed_in, 60);
     if !system.is_empty() {
         note.extend_from_slice(b"in ");
         note.extend_from_slice(&system);
     }
-    let resolves = step["resolves"].as_array().map_or(0, Vec::len);
+    let resolves = step.resolves.len();
     if resolves > 0 {
         if !note.is_empty() {
             note.extend_from_slice(b"; ");
@@ -524,7 +495,7 @@ fn draw_text(
 }
 
 /// The first page's header: title, host, URL and scan time on the left, the grade on the right.
-fn header(content: &mut Content, document: &Value) {
+fn header(content: &mut Content, document: &ScanResult) {
     let box_size = 84.0;
     let box_x = PAGE_WIDTH - MARGIN - box_size;
     let box_y = PAGE_HEIGHT - MARGIN - box_size;
@@ -540,11 +511,14 @@ fn header(content: &mut Content, document: &Value) {
         b"Storage security report",
     );
     y -= 24.0;
-    let host = fit(&field(&document["host"], 200), Font::Bold, 13.0, left);
+    let host = fit(&encode(&document.host, 200), Font::Bold, 13.0, left);
     draw_text(content, MARGIN, y, Font::Bold, 13.0, BLACK, &host);
     let rows: [(&[u8], Vec<u8>); 2] = [
-        (b"URL", field(&document["url"], 300)),
-        (b"Scanned", field(&document["scannedAt"], 40)),
+        (
+            b"URL",
+            encode(document.url.as_deref().unwrap_or_default(), 300),
+        ),
+        (b"Scanned", encode(&document.scanned_at, 40)),
     ];
     for (label, value) in rows {
         if value.is_empty() {
@@ -556,7 +530,7 @@ fn header(content: &mut Content, document: &Value) {
         draw_text(content, MARGIN + 48.0, y, Font::Regular, 9.0, DARK, &value);
     }
 
-    let grade = field(&document["grade"], 3);
+    let grade = encode(&document.grade, 3);
     let grade = if grade.is_empty() {
         b"?".to_vec()
     } else {
@@ -625,33 +599,23 @@ fn footer(content: &mut Content, page: usize, pages: usize) {
 
 /// The PDF report of a result document: one or two A4 pages, every text as a visitor reads
 /// it.
-pub fn render(document: &Value) -> Vec<u8> {
+pub fn render(document: &ScanResult) -> Vec<u8> {
     let document = &super::visitor::document(document);
-    let submitter = SubmitterWaivers::of(document);
-    let all = document["findings"].as_array().map_or(&[][..], |f| f);
-    let mut failed: Vec<&Value> = all
+    let submitter = document.submitter_waivers.as_ref();
+    let mut failed: Vec<&Finding> = document
+        .findings
         .iter()
-        .filter(|f| f["status"].as_str() == Some("failed"))
+        .filter(|f| f.status == Status::Failed)
         .collect();
-    failed.sort_by_key(|f| {
-        (
-            f["ignored"].as_bool() == Some(true),
-            severity_rank(f["severity"].as_str().unwrap_or("")),
-        )
-    });
-    let waived = failed
-        .iter()
-        .filter(|f| f["ignored"].as_bool() == Some(true))
-        .count();
+    // Waived last, the worst first.
+    failed.sort_by_key(|f| (f.ignored, std::cmp::Reverse(f.severity)));
+    let waived = failed.iter().filter(|f| f.ignored).count();
 
     let summary = summary(document, failed.len(), waived);
     let mut findings: Vec<Block> = failed
         .iter()
         .take(MAX_FINDINGS)
-        .map(|f| {
-            let id = f["id"].as_str().unwrap_or_default();
-            finding_block(f, submitter.as_ref().is_some_and(|s| s.hides(id)))
-        })
+        .map(|f| finding_block(f, submitter.is_some_and(|s| s.hides(&f.id))))
         .collect();
     let mut findings_heading = Block::new(16.0);
     findings_heading.heading(&format!("Failed findings ({})", failed.len()));
@@ -666,9 +630,7 @@ pub fn render(document: &Value) -> Vec<u8> {
             findings.push(findings_heading);
         }
     }
-    let steps_source = document["remediationPlan"]["steps"]
-        .as_array()
-        .map_or(&[][..], |s| s);
+    let steps_source = &document.remediation_plan.steps;
     let mut steps: Vec<Block> = steps_source
         .iter()
         .take(MAX_STEPS)
@@ -766,9 +728,8 @@ pub fn render(document: &Value) -> Vec<u8> {
     pdf.type1_font(bold)
         .base_font(Name(b"Helvetica-Bold"))
         .encoding_predefined(Name(b"WinAnsiEncoding"));
-    let host: String = document["host"]
-        .as_str()
-        .unwrap_or("")
+    let host: String = document
+        .host
         .chars()
         .filter(|c| !c.is_control())
         .take(100)
@@ -855,12 +816,12 @@ mod tests {
     #[test]
     fn hostile_strings_stay_inside_string_objects() {
         let document = json!({
-            "host": "evil.example", "grade": "F", "state": "CRITICAL",
-            "message": ") Tj ET BT /F1 99 Tf (pwned) Tj (",
+            "host": "evil.example", "grade": "F", "state": "CRITICAL", "scannedAt": "x",
+            "message": ") Tj ET BT /F1 99 Tf (pwned) Tj (", "waivers": [],
             "findings": [{"id": "x\\", "status": "failed", "severity": "high",
                           "detail": "((unbalanced \\) \r\n endstream", "remediation": ")"}],
         });
-        let pdf = render(&document);
+        let pdf = render(&crate::report::read_document(document.to_string().as_bytes()).unwrap());
         let text = String::from_utf8_lossy(&pdf);
         assert!(
             !text.contains("(pwned) Tj"),
@@ -871,9 +832,9 @@ mod tests {
 
     #[test]
     fn empty_documents_still_render() {
-        let pdf = render(&json!({}));
-        assert!(pdf.starts_with(b"%PDF-"));
-        let pdf = render(&Value::Null);
+        let empty = br#"{"host": "", "scannedAt": "", "state": "UNKNOWN", "findings": [],
+                         "waivers": []}"#;
+        let pdf = render(&crate::report::read_document(empty).unwrap());
         assert!(pdf.starts_with(b"%PDF-"));
     }
 }

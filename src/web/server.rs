@@ -1,6 +1,6 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{Api, ApiConfig, Clock, Completed, SUBMITTER_WAIVERS, StartedClock, SystemClock};
+use super::api::{Api, ApiConfig, Clock, Completed, StartedClock, SystemClock};
 use super::limits;
 use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
@@ -14,14 +14,13 @@ use crate::knowledge::lifecycle::TrackChoice;
 use crate::net::guard;
 use crate::output::sarif;
 use crate::redact;
-use crate::report::{ScanResult, Status as FindingStatus};
+use crate::report::{ScanResult, Status as FindingStatus, SubmitterWaivers, WaiverReport};
 use crate::scanner::RenewedMemory;
 use crate::serve::http::{ConnectionCap, Limits, Request, Response, Server};
 use crate::serve::occupancy::Occupancy;
 use crate::settings::options::Program;
 use crate::settings::{Settings, WebSettings};
 use crate::target::Target;
-use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -107,15 +106,16 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
             .with_pins(pins)
             .scan_under(&target, &views)?;
         let waived = (results.len() > 1).then(|| results.remove(1));
-        let result = results.remove(0);
+        let mut result = results.remove(0);
         let found_product = result.product.is_some();
-        let cannot = |e: serde_json::Error| format!("cannot serialise the result: {e}");
-        let mut document = serde_json::to_value(&result).map_err(cannot)?;
         if let Some(waived) = &waived {
-            document[SUBMITTER_WAIVERS] = submitter_view(&result, waived).map_err(cannot)?;
+            result.submitter_waivers = Some(submitter_view(&result, waived));
         }
-        let document =
-            serde_json::from_str(&redact::apply(&document.to_string())).map_err(cannot)?;
+        let cannot = |e: serde_json::Error| format!("cannot serialise the result: {e}");
+        let document = serde_json::from_str(&redact::apply(
+            &serde_json::to_string(&result).map_err(cannot)?,
+        ))
+        .map_err(cannot)?;
         let sarif = sarif::document(std::slice::from_ref(&result), now);
         Ok((Completed { document, sarif }, found_product))
     })
@@ -126,28 +126,28 @@ const SUBMITTER_WAIVER: &str = "waive";
 
 /// What the submitter's waivers make of the scan: the grade, rating, state and message with
 /// them, the failed findings they hide (which the headline shows failed), and their reports.
-fn submitter_view(headline: &ScanResult, waived: &ScanResult) -> serde_json::Result<Value> {
+fn submitter_view(headline: &ScanResult, waived: &ScanResult) -> SubmitterWaivers {
     let hidden_before = |id: &str| headline.findings.iter().any(|f| f.id == id && f.ignored);
-    let hidden: Vec<&str> = waived
-        .findings
-        .iter()
-        .filter(|f| f.status == FindingStatus::Failed && f.ignored && !hidden_before(&f.id))
-        .map(|f| f.id.as_str())
-        .collect();
-    let reports: Vec<&Value> = waived
+    let reports: Vec<WaiverReport> = waived
         .waivers
         .iter()
-        .filter(|w| w["source"] == SUBMITTER_WAIVER)
+        .filter(|w| w.source == SUBMITTER_WAIVER)
+        .cloned()
         .collect();
-    Ok(json!({
-        "patterns": reports.iter().map(|w| &w["pattern"]).collect::<Vec<_>>(),
-        "grade": waived.grade,
-        "rating": waived.rating,
-        "state": serde_json::to_value(waived.state)?,
-        "message": waived.message,
-        "waived": hidden,
-        "waivers": reports,
-    }))
+    SubmitterWaivers {
+        patterns: reports.iter().map(|w| w.pattern.clone()).collect(),
+        grade: waived.grade.clone(),
+        rating: waived.rating,
+        state: waived.state,
+        message: waived.message.clone(),
+        waived: waived
+            .findings
+            .iter()
+            .filter(|f| f.status == FindingStatus::Failed && f.ignored && !hidden_before(&f.id))
+            .map(|f| f.id.clone())
+            .collect(),
+        waivers: reports,
+    }
 }
 
 /// Serves until `stop` is set.

@@ -7,8 +7,14 @@ use super::limits;
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
 use super::worker::{Pool, RecordScan, Wakeup};
+use crate::report::ScanResult;
 use crate::serve::http::{Request, Response};
 use serde_json::{Value, json};
+
+/// The result document a fake scan completes with.
+fn scan_result(document: Value) -> ScanResult {
+    crate::report::read_document(document.to_string().as_bytes()).unwrap()
+}
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -929,13 +935,13 @@ fn a_worker_completes_the_record_and_its_submitter_erases_it() {
     let pool = rig.pool(Arc::new(|record| {
         Ok((
             Completed {
-                document: json!({
+                document: scan_result(json!({
                     "host": record.target, "state": "OK", "rating": 5, "grade": "A+",
-                    "scannedAt": "2026-11-25T10:00:00Z",
+                    "scannedAt": "2026-11-25T10:00:00Z", "waivers": [],
                     "findings": [{"id": "hsts", "status": "passed", "severity": "medium",
                                   "category": "=cmd", "detail": "d", "remediation": "r",
                                   "fixedIn": "proxy", "ignored": false}],
-                }),
+                })),
                 sarif: json!({"version": "2.1.0"}),
             },
             true,
@@ -1216,8 +1222,9 @@ fn mcp_calls_wait_for_their_scans_within_a_bounded_share_of_the_workers() {
     let pool = rig.pool(Arc::new(|record| {
         Ok((
             Completed {
-                document: json!({"host": record.target, "state": "OK", "rating": 5,
-                                 "grade": "A+", "findings": []}),
+                document: scan_result(json!({"host": record.target, "state": "OK",
+                                 "rating": 5, "grade": "A+", "findings": [], "waivers": [],
+                                 "scannedAt": "2026-11-25T10:00:00Z"})),
                 sarif: json!({"version": "2.1.0"}),
             },
             true,

@@ -8,6 +8,7 @@
 //! a new operator hint elsewhere never reaches a visitor as a flag, a `COS_` variable or a
 //! configuration key (the option table says which words are ours).
 
+use crate::report::ScanResult;
 use crate::settings::options::OPTIONS;
 use serde_json::Value;
 use std::ops::Range;
@@ -79,11 +80,19 @@ pub fn for_visitor(text: &str) -> String {
 }
 
 /// The document with every text as a visitor reads it. Snippets stay as they are: they are
-/// the scanned instance's configuration, to paste verbatim.
-pub fn document(document: &Value) -> Value {
+/// the scanned instance's configuration, to paste verbatim. Every string member is translated,
+/// a member added later too; names of the document's vocabulary (states, statuses, severities)
+/// hold none of our words, so the document reads back as the same type.
+pub fn document(document: &ScanResult) -> ScanResult {
+    serde_json::to_value(document)
+        .and_then(|value| serde_json::from_value(translated(&value)))
+        .unwrap_or_else(|_| document.clone())
+}
+
+fn translated(document: &Value) -> Value {
     match document {
         Value::String(text) => Value::String(for_visitor(text)),
-        Value::Array(items) => Value::Array(items.iter().map(self::document).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(translated).collect()),
         Value::Object(members) => Value::Object(
             members
                 .iter()
@@ -91,7 +100,7 @@ pub fn document(document: &Value) -> Value {
                     let value = if key == "snippets" {
                         value.clone()
                     } else {
-                        self::document(value)
+                        translated(value)
                     };
                     (key.clone(), value)
                 })
@@ -295,30 +304,45 @@ mod tests {
     #[test]
     fn the_document_is_translated_except_its_snippets() {
         let snippet = json!([{"for": "nginx", "file": "f", "text": "# pass --ca-file"}]);
-        let translated = document(&json!({
+        let written = json!({
+            "host": "cloud.example.com", "scannedAt": "2026-11-22T03:00:00Z",
+            "state": "WARNING", "waivers": [],
             "message": "tlsTrusted failed (high): certificate is not signed by a trusted CA \
                         (self-signed or private CA; pass --ca-file to trust a private CA)",
+            "findings": [{"id": "tlsTrusted", "role": "check", "status": "network-limited",
+                          "severity": "high", "detail": "raise --timeout (the 55 s time \
+                          budget (--time-budget) was spent before its turn; raise \
+                          --concurrency or the budget)"}],
             "ratingExplanation": {"notes": ["scanner.extra_checks_rating is false: failed \
                                              checks do not cap the rating"]},
             "remediationPlan": {"steps": [{"action": "a", "snippets": snippet}],
                                 "snippets": snippet},
             "rating": 1,
-        }));
+        });
+        let read = crate::report::read_document(written.to_string().as_bytes()).unwrap();
+        let translated = document(&read);
         assert!(
-            !translated["message"]
-                .as_str()
-                .unwrap()
-                .contains("--ca-file")
+            !translated.message.contains("--ca-file"),
+            "{}",
+            translated.message
+        );
+        assert!(
+            !translated.findings[0].detail.contains("--"),
+            "{}",
+            translated.findings[0].detail
         );
         assert_eq!(
-            translated["ratingExplanation"]["notes"][0],
+            translated.rating_explanation.notes[0],
             "on this service failed checks do not cap the rating"
         );
-        assert_eq!(translated["remediationPlan"]["snippets"], snippet);
-        assert_eq!(
-            translated["remediationPlan"]["steps"][0]["snippets"],
-            snippet
-        );
-        assert_eq!(translated["rating"], 1);
+        // The document's vocabulary reads back as it was.
+        let vocabulary = |r: &ScanResult| {
+            let f = &r.findings[0];
+            (r.state, r.rating, f.role, f.status, f.severity)
+        };
+        assert_eq!(vocabulary(&translated), vocabulary(&read));
+        let json = serde_json::to_value(&translated).unwrap();
+        assert_eq!(json["remediationPlan"]["snippets"], snippet);
+        assert_eq!(json["remediationPlan"]["steps"][0]["snippets"], snippet);
     }
 }

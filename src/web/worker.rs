@@ -10,6 +10,8 @@
 use super::api::{Clock, Completed};
 use super::limits;
 use super::store::{ScanRecord, Store};
+use crate::clock::Now;
+use crate::report::ScanResult;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -100,7 +102,7 @@ impl Pool {
                 .unwrap_or_else(|_| Err("the scan stopped on an internal error".into()));
         let (completed, found_product) = match scanned {
             Ok(done) => done,
-            Err(message) => (error_document(record, &message), false),
+            Err(message) => (error_document(record, &message, self.clock.now()), false),
         };
         let now = self.clock.now();
         match self
@@ -152,18 +154,21 @@ pub fn start_purger(
         .expect("start the purger")
 }
 
-/// The result of a scan that could not run: UNKNOWN, with the reason.
-fn error_document(record: &ScanRecord, message: &str) -> Completed {
+/// The result of a scan that could not run (at `now`): UNKNOWN, with the reason. No
+/// thresholds were applied, so the rating explanation names none.
+fn error_document(record: &ScanRecord, message: &str, now: i64) -> Completed {
+    let scanned_at = jiff::Timestamp::from_second(now).unwrap_or_default();
     Completed {
-        document: serde_json::json!({
-            "host": record.target,
-            "state": "UNKNOWN",
-            "message": message,
-            "rating": null,
-            "grade": "U",
-            "findings": [],
-            "error": {"message": message},
-        }),
+        document: ScanResult::failed(
+            record.target.clone(),
+            message.to_string(),
+            0,
+            Now(scanned_at).stamp(),
+            0.0,
+            false,
+            0,
+            0,
+        ),
         sarif: serde_json::Value::Null,
     }
 }

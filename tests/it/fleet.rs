@@ -229,7 +229,7 @@ fn the_fleet_judged_again_most_urgent_first() {
         [
             format!(
                 "check-storage-scanner: skipped result file {folder}/empty.json is not a result \
-                 document (an empty array holds no result document at line 1 column 2); {FIX}"
+                 document (an empty array holds no result document); {FIX}"
             ),
             format!(
                 "check-storage-scanner: skipped result file {folder}/notes.json is not JSON \

@@ -284,7 +284,7 @@ fn hostile_text_in_every_field_validates() {
             r.error = None;
             r.url = Some(text("url"));
             r.rating = Some(4 - n as u8);
-            r.grade = "C";
+            r.grade = "C".into();
             r.product = Some(Product {
                 family: ProductFamily::OpenCloud,
                 name: text("name"),

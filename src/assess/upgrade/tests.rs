@@ -44,7 +44,12 @@ fn an_lts_instance_behind_on_patches_is_told_to_take_the_patch() {
     let options = rehearse_opencloud("4.0.2", &[]);
     let versions: Vec<(&str, Vec<&str>)> = options
         .iter()
-        .map(|o| (o.version.as_str(), o.kinds.clone()))
+        .map(|o| {
+            (
+                o.version.as_str(),
+                o.kinds.iter().map(String::as_str).collect(),
+            )
+        })
         .collect();
     assert_eq!(
         versions,
@@ -56,7 +61,7 @@ fn an_lts_instance_behind_on_patches_is_told_to_take_the_patch() {
     let patch = &options[0];
     assert_eq!(patch.fixes, ["GHSA-vf5j-r2hw-2hrw", "GHSA-gf4p-7p27-26w7"]);
     assert!(patch.stays_open.is_empty());
-    assert_eq!((patch.rating, patch.grade), (5, "A+"));
+    assert_eq!((patch.rating, patch.grade.as_str()), (5, "A+"));
     assert_eq!(patch.line_support_end.as_deref(), Some("2027-12-01"));
     assert_eq!(patch.outlasts_installed, Some(false), "the same line");
     // The production line runs "until its successor": no date to compare with the LTS date.

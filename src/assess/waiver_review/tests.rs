@@ -37,7 +37,7 @@ fn doc(host: &str, findings: &[(&str, &str)], waivers: &[serde_json::Value]) -> 
             "detail": "x", "ignored": false
         })).collect::<Vec<_>>(),
         "waivers": waivers,
-        "knowledge": {"notes": [[[]]]},
+        "aMemberOfANewerScanner": {"notes": [[[]]]},
     })
 }
 
@@ -496,6 +496,11 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
         d.as_object_mut().unwrap().remove(member);
         d.to_string()
     };
+    let with = |member: &str, value: serde_json::Value| {
+        let mut d = good.clone();
+        d[member] = value;
+        d.to_string()
+    };
     for (content, expected) in [
         (
             "",
@@ -504,7 +509,8 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
         ("<html>", "is not JSON (expected value at line 1 column 1)"),
         (
             "\"a string\"",
-            "is not a result document (a JSON string, not a result document or an array of them",
+            "is not a result document (invalid type: string \"a string\", expected a result \
+             document (a JSON object)",
         ),
         (
             "[]",
@@ -512,19 +518,19 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
         ),
         (
             "[1]",
-            "is not a result document (a JSON number, not a result document",
+            "is not a result document (invalid type: integer `1`, expected a result document",
         ),
         (
             r#"{"version": 1, "hosts": {}}"#,
-            "is not a result document (no \"host\" member",
+            "is not a result document (missing field `host`",
         ),
         (
             &without("waivers"),
-            "is not a result document (no \"waivers\" member",
+            "is not a result document (missing field `waivers`",
         ),
         (
             &format!("[{good}, {}]", without("findings")),
-            "is not a result document (element 2 has no \"findings\" member",
+            "is not a result document (missing field `findings`",
         ),
         (
             &format!("{good} {good}"),
@@ -532,43 +538,49 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
         ),
         (
             r#"{"host": "a", "host": "b"}"#,
-            "is not a result document (the member \"host\" appears twice",
+            "is not a result document (duplicate field `host`",
         ),
         (
             r#"{"host": "a", "scannedAt": "x", "findings": [{"id": "a", "status": "odd"}]}"#,
-            "is not a result document (a finding with the unknown status \"odd\"",
+            "is not a result document (unknown variant `odd`",
         ),
         (
             r#"{"host": "a", "scannedAt": "x", "findings": [{"id": "a"}]}"#,
-            "is not a result document (a finding without \"id\" or \"status\"",
+            "is not a result document (missing field `status`",
         ),
         (
             r#"{"host": "a", "scannedAt": "x", "findings": {}}"#,
-            "is not a result document (invalid type: map, expected \"findings\" to be a list",
+            "is not a result document (invalid type: map, expected a sequence",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "findings": [], "waivers": [{"pattern": "p",
-                "source": "s", "expires": "2026-12-01"}]}"#,
+            r#"{"host": "a", "scannedAt": "x", "state": "OK", "findings": [], "waivers": [
+                {"pattern": "p", "source": "s", "expires": "2026-12-01"}]}"#,
             "is not a result document (a waiver expiry \"2026-12-01\" that is no timestamp",
         ),
         (
             r#"{"host": "a", "scannedAt": "x", "findings": [], "waivers": [{"pattern": ""}]}"#,
-            "is not a result document (a waiver without \"pattern\" or \"source\"",
+            "is not a result document (missing field `source`",
         ),
         (
-            &format!(r#"{{"host": "{}"}}"#, "h".repeat(MAX_NAME_BYTES + 1)),
+            r#"{"host": "a", "scannedAt": "x", "state": "OK", "findings": [],
+                "waivers": [{"pattern": "", "source": "s"}]}"#,
+            "is not a result document (a waiver with an empty pattern",
+        ),
+        (
+            &with("host", json!("h".repeat(MAX_NAME_BYTES + 1))),
             "is not a result document (the host is longer than 256 bytes",
         ),
         (
-            &format!(
-                r#"{{"findings": [{{"id": "{}", "status": "failed"}}]}}"#,
-                "i".repeat(MAX_NAME_BYTES + 1)
+            &with(
+                "findings",
+                json!([{"id": "i".repeat(MAX_NAME_BYTES + 1), "status": "failed",
+                        "severity": "low"}]),
             ),
             "is not a result document (a finding id that is empty or longer than 256 bytes",
         ),
         (
             &format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
-            "is not a result document (element 1 is an array, not a result document",
+            "is not a result document (invalid type: sequence",
         ),
         (
             &format!(
@@ -577,7 +589,7 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
                 "]".repeat(10_000)
             ),
             // Skipped members are skipped however deep, without recursion.
-            "is not a result document (no \"scannedAt\" member",
+            "is not a result document (missing field `scannedAt`",
         ),
     ] {
         let problem = refused(content);
