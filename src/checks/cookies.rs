@@ -17,7 +17,6 @@ const DOCS: &str = "https://developer.mozilla.org/docs/Web/HTTP/Headers/Set-Cook
 
 pub static COOKIE_SECURE: CheckSpec = CheckSpec {
     id: "cookieSecure",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "cookies",
@@ -29,12 +28,11 @@ pub static COOKIE_SECURE: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::Secure),
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static COOKIE_HTTP_ONLY: CheckSpec = CheckSpec {
     id: "cookieHttpOnly",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "cookies",
@@ -45,12 +43,11 @@ pub static COOKIE_HTTP_ONLY: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::HttpOnly),
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static COOKIE_SAME_SITE: CheckSpec = CheckSpec {
     id: "cookieSameSite",
-    family: None,
     role: Role::Check,
     severity: Severity::Low,
     category: "cookies",
@@ -61,12 +58,11 @@ pub static COOKIE_SAME_SITE: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::SameSite),
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static COOKIE_PREFIX: CheckSpec = CheckSpec {
     id: "cookiePrefix",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "cookies",
@@ -77,8 +73,7 @@ pub static COOKIE_PREFIX: CheckSpec = CheckSpec {
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

@@ -35,7 +35,7 @@ pub static DEBUG_PORT: CheckSpec = CheckSpec {
     fixed_in: INSTANCE,
     verified_by: &[Measure::DebugPorts],
     fix: Fix::DebugPort,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {

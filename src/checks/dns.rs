@@ -23,7 +23,6 @@ const DNSSEC_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc9364";
 
 pub static CAA_RECORD: CheckSpec = CheckSpec {
     id: "caaRecord",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "dns",
@@ -35,12 +34,11 @@ pub static CAA_RECORD: CheckSpec = CheckSpec {
     fixed_in: DNS_ZONE,
     verified_by: &[Measure::Probe(probe::DNS)],
     fix: Fix::CaaRecord,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static DNSSEC: CheckSpec = CheckSpec {
     id: "dnssec",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "dns",
@@ -52,13 +50,11 @@ pub static DNSSEC: CheckSpec = CheckSpec {
     documentation: DNSSEC_DOCS,
     fixed_in: DNS_ZONE,
     verified_by: &[Measure::Probe(probe::DNS)],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static DNS_ADDRESSES: CheckSpec = CheckSpec {
     id: "dnsAddresses",
-    family: None,
     role: Role::Observation,
     severity: Severity::Low,
     category: "dns",
@@ -67,9 +63,7 @@ pub static DNS_ADDRESSES: CheckSpec = CheckSpec {
                   check they are the ones the instance should be reached at.",
     documentation: super::DOCS,
     fixed_in: DNS_ZONE,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&CAA_RECORD, &DNSSEC, &DNS_ADDRESSES];

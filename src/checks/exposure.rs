@@ -33,12 +33,11 @@ pub static EXPOSED: CheckSpec = CheckSpec {
         Measure::Probes(plan::EXPOSED),
     ],
     fix: Fix::DenyPath,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static DIRECTORY_LISTING: CheckSpec = CheckSpec {
     id: "directoryListing",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "exposure",
@@ -52,7 +51,7 @@ pub static DIRECTORY_LISTING: CheckSpec = CheckSpec {
         Measure::Probes(plan::LISTING),
     ],
     fix: Fix::DirectoryListing,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static AUTHENTICATION: CheckSpec = CheckSpec {
@@ -67,13 +66,11 @@ pub static AUTHENTICATION: CheckSpec = CheckSpec {
     documentation: EXPOSURE_DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static TRACE_METHOD_DISABLED: CheckSpec = CheckSpec {
     id: "traceMethodDisabled",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "exposure",
@@ -84,12 +81,11 @@ pub static TRACE_METHOD_DISABLED: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::TRACE)],
     fix: Fix::TraceDisabled,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static CORS_ORIGIN_RESTRICTED: CheckSpec = CheckSpec {
     id: "corsOriginRestricted",
-    family: None,
     role: Role::Check,
     // The worst case: a reflected origin with credentials lets any site act as the
     // signed-in user. A reflection without credentials is medium; `*` passes (see `cors`).
@@ -114,6 +110,7 @@ pub static CORS_ORIGIN_RESTRICTED: CheckSpec = CheckSpec {
          OCIS_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send credentials \
          to it.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static VERSION_DISCLOSURE: CheckSpec = CheckSpec {
@@ -130,7 +127,7 @@ pub static VERSION_DISCLOSURE: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::StripVersionHeader,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

@@ -15,7 +15,6 @@ const HSTS_PRELOAD_MIN_AGE: u64 = 31_536_000;
 
 pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
     id: "Strict-Transport-Security",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "headers",
@@ -32,11 +31,11 @@ pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
          reverse proxy (Infinite Scale only sends it when its proxy terminates TLS itself, \
          or from 8.0 with PROXY_FORCE_STRICT_TRANSPORT_SECURITY=true).",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static HSTS_PRELOAD: CheckSpec = CheckSpec {
     id: "hstsPreload",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "headers",
@@ -47,12 +46,11 @@ pub static HSTS_PRELOAD: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Hsts { preload: true },
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static CONTENT_SECURITY_POLICY: CheckSpec = CheckSpec {
     id: "Content-Security-Policy",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "headers",
@@ -68,11 +66,11 @@ pub static CONTENT_SECURITY_POLICY: CheckSpec = CheckSpec {
         "Keep Infinite Scale's built-in Content-Security-Policy (or your own through \
          PROXY_CSP_CONFIG_FILE_LOCATION) and make sure the reverse proxy does not strip it.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static CSP_WITHOUT_UNSAFE_INLINE: CheckSpec = CheckSpec {
     id: "cspWithoutUnsafeInline",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "headers",
@@ -84,12 +82,11 @@ pub static CSP_WITHOUT_UNSAFE_INLINE: CheckSpec = CheckSpec {
     fixed_in: INSTANCE,
     verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::CspWithoutInline,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Content-Type-Options",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "headers",
@@ -103,12 +100,11 @@ pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
         value: "nosniff",
         traefik: "contentTypeNosniff=true",
     },
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Frame-Options",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "headers",
@@ -123,12 +119,11 @@ pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
         value: "SAMEORIGIN",
         traefik: "customFrameOptionsValue=SAMEORIGIN",
     },
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static REFERRER_POLICY: CheckSpec = CheckSpec {
     id: "Referrer-Policy",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "headers",
@@ -142,12 +137,11 @@ pub static REFERRER_POLICY: CheckSpec = CheckSpec {
         value: "strict-origin-when-cross-origin",
         traefik: "referrerPolicy=strict-origin-when-cross-origin",
     },
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
     id: "Permissions-Policy",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "headers",
@@ -167,6 +161,7 @@ pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
         "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
          geolocation=(), payment=(), usb=() (Infinite Scale sends none itself).",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

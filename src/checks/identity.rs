@@ -12,7 +12,6 @@ use crate::severity::Severity;
 
 pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
     id: "loginThrottling",
-    family: None,
     role: Role::Observation,
     severity: Severity::Low,
     category: "authentication",
@@ -22,13 +21,11 @@ pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
     documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
     fixed_in: super::REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
     id: "demoUsersDisabled",
-    family: None,
     role: Role::Check,
     severity: Severity::Critical,
     category: "authentication",
@@ -46,11 +43,11 @@ pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
          IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
          accounts already created.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
     id: "basicAuthDisabled",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "authentication",
@@ -67,12 +64,11 @@ pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
         Measure::Probes(plan::BASIC),
     ],
     fix: Fix::BasicAuthOff,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
     id: "identityProviderConsistent",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "authentication",
@@ -88,6 +84,7 @@ pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
         "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
          of the instance so every endpoint in the discovery document uses it.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

@@ -51,6 +51,24 @@ pub struct CheckSpec {
 }
 
 impl CheckSpec {
+    /// What a row leaves out when it has none: a family, a measurement `--verify-remediation`
+    /// can run, a fix snippet, a family's own advice. The texts, role and severity every row
+    /// states itself (`every_row_states_its_texts`).
+    pub const ROW: CheckSpec = CheckSpec {
+        id: "",
+        family: None,
+        role: Role::Check,
+        severity: Severity::Low,
+        category: "",
+        title: "",
+        remediation: "",
+        documentation: "",
+        fixed_in: "",
+        verified_by: &[],
+        fix: Fix::None,
+        advice: &[],
+    };
+
     /// `--verify-remediation` can settle it with the probes that measure it.
     pub fn verifiable(&self) -> bool {
         !self.verified_by.is_empty()
@@ -142,7 +160,6 @@ const ADVISORIES_DOCS: &str = "https://github.com/opencloud-eu/opencloud/securit
 /// Rows of the version standing; the other rows live beside the checks that produce them.
 pub static EOL: CheckSpec = CheckSpec {
     id: "eol",
-    family: None,
     role: Role::Version,
     severity: Severity::Critical,
     category: "lifecycle",
@@ -151,9 +168,7 @@ pub static EOL: CheckSpec = CheckSpec {
                   security fixes.",
     documentation: "https://docs.opencloud.eu/docs/admin/resources/lifecycle/",
     fixed_in: INSTANCE,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static VULNERABILITY: CheckSpec = CheckSpec {
@@ -166,9 +181,7 @@ pub static VULNERABILITY: CheckSpec = CheckSpec {
     remediation: "Upgrade to a release that fixes the advisory.",
     documentation: ADVISORIES_DOCS,
     fixed_in: INSTANCE,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static VERSION_ROWS: &[&CheckSpec] = &[&EOL, &VULNERABILITY];
@@ -369,6 +382,23 @@ mod tests {
     fn family_ids_resolve_to_their_root() {
         assert_eq!(spec("vulnerability:GHSA-xxxx").unwrap().id, "vulnerability");
         assert!(spec("nonsense").is_none());
+    }
+
+    #[test]
+    fn every_row_states_its_texts() {
+        for c in registry() {
+            for (what, text) in [
+                ("id", c.id),
+                ("category", c.category),
+                ("title", c.title),
+                ("remediation", c.remediation),
+                ("documentation", c.documentation),
+                ("fixed_in", c.fixed_in),
+            ] {
+                assert!(!text.trim().is_empty(), "{}: no {what}", c.id);
+            }
+            assert!(c.documentation.starts_with("https://"), "{}", c.id);
+        }
     }
 
     #[test]

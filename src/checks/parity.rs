@@ -4,7 +4,7 @@
 //! resolves but does not answer fails it). Waived headers and checks are left out.
 
 use super::pattern;
-use super::{CheckSpec, Fix, REVERSE_PROXY, finding};
+use super::{CheckSpec, REVERSE_PROXY, finding};
 use crate::probe::Measurements;
 use crate::probe::addresses::NodeObservation;
 use crate::report::{Finding, Role, Status};
@@ -12,7 +12,6 @@ use crate::severity::Severity;
 
 pub static ADDRESS_PARITY: CheckSpec = CheckSpec {
     id: "addressParity",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "deployment",
@@ -21,14 +20,11 @@ pub static ADDRESS_PARITY: CheckSpec = CheckSpec {
                   (or take the odd one out of DNS / the load balancer).",
     documentation: super::DOCS,
     fixed_in: REVERSE_PROXY,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static TLS_ADDRESS_PARITY: CheckSpec = CheckSpec {
     id: "tlsAddressParity",
-    family: None,
     role: Role::Check,
     severity: Severity::Medium,
     category: "transport",
@@ -37,9 +33,7 @@ pub static TLS_ADDRESS_PARITY: CheckSpec = CheckSpec {
                   IPv6 alike.",
     documentation: "https://wiki.mozilla.org/Security/Server_Side_TLS",
     fixed_in: REVERSE_PROXY,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&ADDRESS_PARITY, &TLS_ADDRESS_PARITY];

@@ -14,7 +14,6 @@ const SHARING_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/"
 
 pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
     id: "publicLinkPasswordEnforced",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "sharing",
@@ -30,11 +29,11 @@ pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
         "Set OCIS_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
          OCIS_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
     id: "publicLinkExpirationEnforced",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "sharing",
@@ -44,13 +43,11 @@ pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
     documentation: SHARING_DOCS,
     fixed_in: INSTANCE,
     verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
     id: "userEnumerationRestricted",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Low,
     category: "sharing",
@@ -59,13 +56,11 @@ pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
     documentation: SHARING_DOCS,
     fixed_in: INSTANCE,
     verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
     id: "passwordPolicyEnforced",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "authentication",
@@ -83,6 +78,7 @@ pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
          OCIS_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
          upper-case, digit and special character.",
     )],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

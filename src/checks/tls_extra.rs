@@ -17,7 +17,6 @@ pub const PLAIN_HTTP_PORT: u16 = 80;
 
 pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsDeprecatedProtocol",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
@@ -30,12 +29,11 @@ pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
     fix: Fix::TlsMinimum,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsProtocol",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
@@ -46,12 +44,11 @@ pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],
     fix: Fix::TlsMinimum,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
     id: "httpsEnforced",
-    family: None,
     role: Role::Hardening,
     severity: Severity::Medium,
     category: "transport",
@@ -62,7 +59,7 @@ pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
     fix: Fix::HttpsRedirect,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&TLS_DEPRECATED_PROTOCOL, &TLS_PROTOCOL, &HTTPS_ENFORCED];

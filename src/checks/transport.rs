@@ -1,6 +1,6 @@
 //! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
 
-use super::{CheckSpec, Context, DOCS, Fix, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, finding};
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
@@ -9,7 +9,6 @@ use crate::severity::Severity;
 
 pub static HTTPS_AVAILABLE: CheckSpec = CheckSpec {
     id: "httpsAvailable",
-    family: None,
     role: Role::Check,
     severity: Severity::Critical,
     category: "transport",
@@ -18,14 +17,11 @@ pub static HTTPS_AVAILABLE: CheckSpec = CheckSpec {
                   PROXY_TLS) so credentials and files never cross the network in clear text.",
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
-    verified_by: &[],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static TLS_TRUSTED: CheckSpec = CheckSpec {
     id: "tlsTrusted",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
@@ -36,13 +32,11 @@ pub static TLS_TRUSTED: CheckSpec = CheckSpec {
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static TLS_CERTIFICATE: CheckSpec = CheckSpec {
     id: "tlsCertificate",
-    family: None,
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
@@ -51,8 +45,7 @@ pub static TLS_CERTIFICATE: CheckSpec = CheckSpec {
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],
-    fix: Fix::None,
-    advice: &[],
+    ..CheckSpec::ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&HTTPS_AVAILABLE, &TLS_TRUSTED, &TLS_CERTIFICATE];
