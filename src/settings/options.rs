@@ -1250,6 +1250,40 @@ mod tests {
     }
 
     #[test]
+    fn names_are_derived_from_the_id_unless_written_out() {
+        let names = |id: &str| {
+            let o = spec(id);
+            (o.long, o.config_key, o.env.clone())
+        };
+        let time_budget = (
+            Some("time-budget"),
+            Some("time_budget"),
+            vec!["COS_TIME_BUDGET"],
+        );
+        assert_eq!(names("time_budget"), time_budget);
+        assert_eq!(
+            names("store"),
+            (Some("store"), Some("web.store"), vec!["COS_WEB_STORE"])
+        );
+        let concurrency = vec!["COS_CONCURRENCY", "COS_SCANNER_CONCURRENCY"];
+        assert_eq!(
+            names("concurrency"),
+            (
+                Some("concurrency"),
+                Some("scanner.concurrency"),
+                concurrency
+            )
+        );
+        assert_eq!(names("format"), (Some("format"), None, vec!["COS_FORMAT"]));
+        assert_eq!(names("snippets_for"), (Some("for"), None, vec![]));
+        assert_eq!(
+            names("config"),
+            (Some("config"), None, vec!["COS_CONFIG_FILE"])
+        );
+        assert_eq!(names("now"), (None, None, vec!["COS_NOW"]));
+    }
+
+    #[test]
     fn config_keys_map_onto_their_variables() {
         // Spec: nested keys join with underscores, upper-cased, prefixed COS_.
         for o in OPTIONS.iter() {
