@@ -452,7 +452,7 @@ mod tests {
             if let Some(l) = o.long {
                 assert!(help.contains(&format!("--{l}")), "--{l} missing from -h");
             }
-            for e in o.env {
+            for e in &o.env {
                 assert!(help.contains(e), "{e} missing from -h");
             }
         }

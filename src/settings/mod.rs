@@ -500,7 +500,7 @@ impl Layers<'_> {
             };
             return Ok(Some((values, Source::Flag)));
         }
-        for name in spec.env {
+        for name in &spec.env {
             if let Some(value) = self.env.var(name) {
                 // An empty variable counts as set only for switches, where the spec says empty
                 // means disabled; for values it is the usual "defined but blank" of unit files.

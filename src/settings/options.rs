@@ -2,6 +2,8 @@
 //! environment and configuration-file layering, `-h`, and the man page are all driven by it, so a
 //! new option is one row here plus its typed field in `Settings`.
 
+use std::sync::LazyLock;
+
 /// How a setting takes its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -93,6 +95,8 @@ const WEB_STORE: &[Component] = &[Component::Web, Component::Limits];
 const PLUGIN_ONLY: &[Component] = &[Component::Plugin];
 const LISTEN: &str =
     "an IP address with an optional port, such as 127.0.0.1, ::1 or 127.0.0.1:8080";
+const BASE_URL: &str = "an absolute http:// or https:// URL such as https://scan.example.com, \
+    with a path when a reverse proxy serves it there (https://example.com/scanner)";
 
 /// One row of the option table.
 #[derive(Debug)]
@@ -104,7 +108,7 @@ pub struct OptionSpec {
     pub short: Option<char>,
     /// Environment variables, strongest first. The first is the documented one; a second,
     /// derived from the configuration key (`COS_SCANNER_CONCURRENCY`), is accepted as well.
-    pub env: &'static [&'static str],
+    pub env: Vec<&'static str>,
     /// Configuration-file key (dotted path), if the setting can live in a file.
     pub config_key: Option<&'static str>,
     pub kind: Kind,
@@ -234,167 +238,297 @@ use Type::{Bool, Checked, Choice, Port, Seconds, Text};
 const fn number(what: &'static str, min: i64, max: i64) -> Type {
     Type::Number { what, min, max }
 }
-const RATING: Type = number("a rating", 0, 5);
-const DAYS: Type = number("a number of days", 0, 3650);
-const SECONDS: Type = Seconds { max: 3600 };
+const RATING: Kind = Value("RATING", number("a rating", 0, 5));
+const DAYS: Kind = Value("DAYS", number("a number of days", 0, 3650));
+const SECONDS: Kind = Value("SECONDS", Seconds { max: 3600 });
+/// A cache's lifetime: 0 (no cache) to 30 days.
+const CACHE_TTL: Kind = Value("SECONDS", number("a number of seconds", 0, 2_592_000));
+const BOOL: Kind = Value("BOOL", Bool);
 
-const fn row(id: &'static str, help: &'static str) -> OptionSpec {
-    OptionSpec {
+/// A name of a row derived from its id unless written out.
+#[derive(Clone, Copy, Debug)]
+enum Name {
+    /// The row has none (no flag, no key); for the variable: only its key's.
+    Absent,
+    /// The flag `--time-budget` of `time_budget`, the key `timeout`, the variable `COS_FORMAT`.
+    FromId,
+    /// The key `web.store` of `store`: the id in a section of the file.
+    In(&'static str),
+    Named(&'static str),
+}
+
+/// A row as the table declares it: only what differs from a setting with no flag, key or
+/// variable that both programs read. `OPTIONS` holds the rows with their names derived.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    id: &'static str,
+    flag: Name,
+    short: Option<char>,
+    key: Name,
+    variable: Name,
+    kind: Kind,
+    default: Option<&'static str>,
+    bare: Option<&'static str>,
+    choices: &'static [&'static str],
+    help: &'static str,
+    programs: &'static [Program],
+    components: &'static [Component],
+}
+
+/// A setting without a flag: read from its variable or its key only.
+const fn setting(id: &'static str, kind: Kind) -> Row {
+    Row {
         id,
-        long: None,
+        flag: Name::Absent,
         short: None,
-        env: &[],
-        config_key: None,
-        kind: Switch,
+        key: Name::Absent,
+        variable: Name::Absent,
+        kind,
         default: None,
         bare: None,
         choices: &[],
-        help,
-        group: Group::Program,
+        help: "",
         programs: BOTH,
         components: &[],
     }
 }
 
-/// Every setting, in manual order within its group.
-pub static OPTIONS: &[OptionSpec] = &[
-    // --- Target -------------------------------------------------------------------------
-    OptionSpec {
-        long: Some("host"),
-        short: Some('H'),
-        env: &["COS_HOST"],
-        config_key: Some("host"),
-        kind: Repeatable("TARGETS"),
-        group: Group::Target,
-        // The scanner takes its target as `scan <host>`; `serve` from its requests.
-        programs: PLUGIN,
-        ..row(
-            "host",
+/// A setting with a flag named after its id (`--time-budget` for `time_budget`).
+const fn flag(id: &'static str, kind: Kind) -> Row {
+    Row {
+        flag: Name::FromId,
+        ..setting(id, kind)
+    }
+}
+
+impl Row {
+    const fn flag_named(self, long: &'static str) -> Row {
+        Row {
+            flag: Name::Named(long),
+            ..self
+        }
+    }
+
+    const fn short(self, short: char) -> Row {
+        Row {
+            short: Some(short),
+            ..self
+        }
+    }
+
+    /// A key at the top of the file named as the id; the key's variable (`COS_TIMEOUT`) is read.
+    const fn key(self) -> Row {
+        Row {
+            key: Name::FromId,
+            ..self
+        }
+    }
+
+    /// The id as a key of a section of the file (`web.store`, read as `COS_WEB_STORE`).
+    const fn key_in(self, section: &'static str) -> Row {
+        Row {
+            key: Name::In(section),
+            ..self
+        }
+    }
+
+    const fn key_named(self, key: &'static str) -> Row {
+        Row {
+            key: Name::Named(key),
+            ..self
+        }
+    }
+
+    /// The variable named after the id (`COS_CONCURRENCY`), the documented one: before the
+    /// key's (`COS_SCANNER_CONCURRENCY`), which is read as well.
+    const fn env(self) -> Row {
+        Row {
+            variable: Name::FromId,
+            ..self
+        }
+    }
+
+    const fn env_named(self, variable: &'static str) -> Row {
+        Row {
+            variable: Name::Named(variable),
+            ..self
+        }
+    }
+
+    const fn default(self, default: &'static str) -> Row {
+        Row {
+            default: Some(default),
+            ..self
+        }
+    }
+
+    const fn bare(self, bare: &'static str) -> Row {
+        Row {
+            bare: Some(bare),
+            ..self
+        }
+    }
+
+    const fn choices(self, choices: &'static [&'static str]) -> Row {
+        Row { choices, ..self }
+    }
+
+    const fn programs(self, programs: &'static [Program]) -> Row {
+        Row { programs, ..self }
+    }
+
+    const fn scope(self, programs: &'static [Program], components: &'static [Component]) -> Row {
+        Row {
+            programs,
+            components,
+            ..self
+        }
+    }
+
+    const fn components(self, components: &'static [Component]) -> Row {
+        Row { components, ..self }
+    }
+
+    const fn help(self, help: &'static str) -> Row {
+        Row { help, ..self }
+    }
+
+    /// The row with its names derived: the flag from the id, the key from the id and its
+    /// section, the variables from the id and the key (`COS_` and the key upper-cased, dots
+    /// as underscores).
+    fn resolve(&self, group: Group) -> OptionSpec {
+        // The table lives as long as the program, and so do the names made for it.
+        let made = |name: String| -> &'static str { name.leak() };
+        let long = match self.flag {
+            Name::FromId => Some(made(self.id.replace('_', "-"))),
+            Name::Named(long) => Some(long),
+            Name::Absent | Name::In(_) => None,
+        };
+        let config_key = match self.key {
+            Name::FromId => Some(self.id),
+            Name::In(section) => Some(made(format!("{section}.{}", self.id))),
+            Name::Named(key) => Some(key),
+            Name::Absent => None,
+        };
+        let variable = |name: &str| format!("COS_{}", name.replace('.', "_").to_ascii_uppercase());
+        let mut env = match self.variable {
+            Name::FromId => vec![made(variable(self.id))],
+            Name::Named(name) => vec![name],
+            Name::Absent | Name::In(_) => Vec::new(),
+        };
+        if let Some(key) = config_key.map(variable)
+            && !env.contains(&key.as_str())
+        {
+            env.push(made(key));
+        }
+        OptionSpec {
+            id: self.id,
+            long,
+            short: self.short,
+            env,
+            config_key,
+            kind: self.kind,
+            default: self.default,
+            bare: self.bare,
+            choices: self.choices,
+            help: self.help,
+            group,
+            programs: self.programs,
+            components: self.components,
+        }
+    }
+}
+
+/// Every setting, in manual order: the sections in the order of the manual, with the names
+/// of their rows derived (made once, on first use).
+pub static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
+    SECTIONS
+        .iter()
+        .flat_map(|(group, rows)| rows.iter().map(|row| row.resolve(*group)))
+        .collect()
+});
+
+const SECTIONS: [(Group, &[Row]); 12] = [
+    (Group::Target, TARGET),
+    (Group::Verdict, VERDICT),
+    (Group::Checks, CHECKS),
+    (Group::Output, OUTPUT),
+    (Group::Transport, TRANSPORT),
+    (Group::Updates, UPDATES),
+    (Group::Waivers, WAIVERS),
+    (Group::Webhook, WEBHOOK),
+    (Group::Exporter, EXPORTER),
+    (Group::Scanner, SCANNER_OWN),
+    (Group::Program, PROGRAM),
+    (Group::ConfigOnly, CONFIG_ONLY),
+];
+
+const TARGET: &[Row] = &[
+    // The scanner takes its target as `scan <host>`; `serve` from its requests.
+    flag("host", Repeatable("TARGETS"))
+        .short('H')
+        .key()
+        .programs(PLUGIN)
+        .help(
             "Comma-separated targets: hostname, IPv4, [IPv6] or URL, each with an optional port \
-             (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/; \
-             a link-local address with its interface: [fe80::1%25eth0]:9200). \
-             Repeat -H to add more; a target named twice is scanned once. Written literally, \
-             never as a secret reference (a target goes to DNS). Required.",
-        )
-    },
-    // --- Verdict ------------------------------------------------------------------------
-    OptionSpec {
-        long: Some("warning"),
-        short: Some('w'),
-        env: &["COS_WARNING"],
-        config_key: Some("warning"),
-        kind: Value("RATING", RATING),
-        default: Some("3"),
-        group: Group::Verdict,
-        ..row(
-            "warning",
-            "Rating (0-5) at or below which the state is WARNING.",
-        )
-    },
-    OptionSpec {
-        long: Some("critical"),
-        short: Some('c'),
-        env: &["COS_CRITICAL"],
-        config_key: Some("critical"),
-        kind: Value("RATING", RATING),
-        default: Some("1"),
-        group: Group::Verdict,
-        ..row(
-            "critical",
-            "Rating (0-5) at or below which the state is CRITICAL; must not exceed --warning. \
-             A single critical finding caps the rating at 2 (D): use --critical 2 to page on it.",
-        )
-    },
-    OptionSpec {
-        long: Some("profile"),
-        env: &["COS_PROFILE"],
-        config_key: Some("profile"),
-        kind: Value("NAME", Choice("a profile")),
-        choices: &["strict", "ops", "lenient"],
-        group: Group::Verdict,
-        ..row(
-            "profile",
+             (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/; a \
+             link-local address with its interface: [fe80::1%25eth0]:9200). Repeat -H to add more; \
+             a target named twice is scanned once. Written literally, never as a secret reference \
+             (a target goes to DNS). Required.",
+        ),
+];
+
+const VERDICT: &[Row] = &[
+    flag("warning", RATING)
+        .short('w')
+        .key()
+        .default("3")
+        .help("Rating (0-5) at or below which the state is WARNING."),
+    flag("critical", RATING).short('c').key().default("1").help(
+        "Rating (0-5) at or below which the state is CRITICAL; must not exceed --warning. A \
+         single critical finding caps the rating at 2 (D): use --critical 2 to page on it.",
+    ),
+    flag("profile", Value("NAME", Choice("a profile")))
+        .key()
+        .choices(&["strict", "ops", "lenient"])
+        .help(
             "Threshold profile, the weakest source: strict (warning 4, critical 2, hardening, \
-             update and 90-day end-of-life warnings), ops (3, 1, hardening, 30 days), lenient (2, 0). \
-             Anything set explicitly wins over the profile.",
-        )
-    },
-    OptionSpec {
-        long: Some("check-hardening"),
-        env: &["COS_CHECK_HARDENING"],
-        config_key: Some("check_hardening"),
-        group: Group::Verdict,
-        ..row(
-            "check_hardening",
-            "Evaluate hardening measures and security headers; a missing measure turns OK into \
-             WARNING (never lowers a worse state).",
-        )
-    },
-    OptionSpec {
-        long: Some("update-warning"),
-        env: &["COS_UPDATE_WARNING"],
-        config_key: Some("update_warning"),
-        group: Group::Verdict,
-        ..row(
-            "update_warning",
-            "A pending update on the instance's track turns OK into WARNING.",
-        )
-    },
-    OptionSpec {
-        long: Some("eol-warning"),
-        env: &["COS_EOL_WARNING"],
-        config_key: Some("eol_warning"),
-        kind: Value("DAYS", DAYS),
-        group: Group::Verdict,
-        ..row(
-            "eol_warning",
-            "Turn OK into WARNING when the release line has DAYS or fewer days of support left; \
-             the message names the date and the upgrade target: the newest release of a line \
-             still supported after the window, and its track.",
-        )
-    },
-    // --- Checks -------------------------------------------------------------------------
-    OptionSpec {
-        long: Some("no-extra-checks"),
-        group: Group::Checks,
-        ..row(
-            "no_extra_checks",
-            "Disable the additional probes (exposed files, debug services, CORS, ...).",
-        )
-    },
-    OptionSpec {
-        long: Some("no-debug-ports"),
-        group: Group::Checks,
-        ..row("no_debug_ports", "Do not probe the debug ports.")
-    },
-    OptionSpec {
-        long: Some("all-addresses"),
-        env: &["COS_ALL_ADDRESSES"],
-        group: Group::Checks,
-        ..row(
-            "all_addresses",
-            "Repeat version, header, hardening and demo-account checks against every address the \
-             name resolves to (Host and SNI keep the name).",
-        )
-    },
-    OptionSpec {
-        long: Some("login-throttling"),
-        env: &["COS_LOGIN_THROTTLING"],
-        group: Group::Checks,
-        ..row(
-            "login_throttling",
-            "Send six failed sign-ins for an account that cannot exist and report whether the \
-             instance throttles them; never rated.",
-        )
-    },
-    // --- Output -------------------------------------------------------------------------
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("format"),
-        env: &["COS_FORMAT"],
-        kind: Value("FORMAT", Choice("an output format")),
-        default: Some("the monitoring line"),
-        choices: &[
+             update and 90-day end-of-life warnings), ops (3, 1, hardening, 30 days), lenient (2, \
+             0). Anything set explicitly wins over the profile.",
+        ),
+    flag("check_hardening", Switch).key().help(
+        "Evaluate hardening measures and security headers; a missing measure turns OK into \
+         WARNING (never lowers a worse state).",
+    ),
+    flag("update_warning", Switch)
+        .key()
+        .help("A pending update on the instance's track turns OK into WARNING."),
+    flag("eol_warning", DAYS).key().help(
+        "Turn OK into WARNING when the release line has DAYS or fewer days of support left; \
+         the message names the date and the upgrade target: the newest release of a line still \
+         supported after the window, and its track.",
+    ),
+];
+
+const CHECKS: &[Row] = &[
+    flag("no_extra_checks", Switch)
+        .help("Disable the additional probes (exposed files, debug services, CORS, ...)."),
+    flag("no_debug_ports", Switch).help("Do not probe the debug ports."),
+    flag("all_addresses", Switch).env().help(
+        "Repeat version, header, hardening and demo-account checks against every address the \
+         name resolves to (Host and SNI keep the name).",
+    ),
+    flag("login_throttling", Switch).env().help(
+        "Send six failed sign-ins for an account that cannot exist and report whether the \
+         instance throttles them; never rated.",
+    ),
+];
+
+const OUTPUT: &[Row] = &[
+    flag("format", Value("FORMAT", Choice("an output format")))
+        .env()
+        .default("the monitoring line")
+        .choices(&[
             "metrics",
             "otlp",
             "agentlocal",
@@ -402,1048 +536,604 @@ pub static OPTIONS: &[OptionSpec] = &[
             "json",
             "sarif",
             "junit",
-        ],
-        group: Group::Output,
-        ..row(
-            "format",
+        ])
+        .programs(PLUGIN)
+        .help(
             "Output format. Without it: the monitoring line, detail lines and performance data. \
              The exit code keeps its 0/1/2/3 meaning in every format.",
-        )
-    },
-    OptionSpec {
-        long: Some("debug"),
-        short: Some('d'),
-        env: &["COS_DEBUG"],
-        group: Group::Output,
-        ..row(
-            "debug",
-            "Print the rating explanation, the remediation plan and the explanation of every \
-             finding to stdout, and log at DEBUG level to stderr.",
-        )
-    },
-    // --- Transport ----------------------------------------------------------------------
-    OptionSpec {
-        long: Some("insecure"),
-        env: &["COS_INSECURE"],
-        group: Group::Transport,
-        ..row(
-            "insecure",
-            "Skip the verified-HTTPS step. An untrusted chain is still listed but no longer counts \
-             against the rating.",
-        )
-    },
-    OptionSpec {
-        long: Some("ca-file"),
-        env: &["COS_SCANNER_TLS_CA_FILE"],
-        config_key: Some("scanner.tls_ca_file"),
-        kind: Value("FILE", Text),
-        group: Group::Transport,
-        ..row(
-            "ca_file",
+        ),
+    flag("debug", Switch).short('d').env().help(
+        "Print the rating explanation, the remediation plan and the explanation of every \
+         finding to stdout, and log at DEBUG level to stderr.",
+    ),
+];
+
+const TRANSPORT: &[Row] = &[
+    flag("insecure", Switch).env().help(
+        "Skip the verified-HTTPS step. An untrusted chain is still listed but no longer counts \
+         against the rating.",
+    ),
+    flag("ca_file", Value("FILE", Text))
+        .key_named("scanner.tls_ca_file")
+        .help(
             "PEM bundle of a private CA to trust in addition to the public roots. CA-bundle \
              variables (SSL_CERT_FILE, ...) are never read.",
-        )
-    },
-    OptionSpec {
-        long: Some("proxy"),
-        env: &["COS_PROXY"],
-        config_key: Some("proxy"),
-        kind: Value("URL", Text),
-        group: Group::Transport,
-        ..row(
-            "proxy",
-            "Web proxy for the scan (http://host:port). HTTP_PROXY, HTTPS_PROXY and .netrc are \
-             never read.",
-        )
-    },
-    OptionSpec {
-        long: Some("timeout"),
-        env: &["COS_TIMEOUT"],
-        config_key: Some("timeout"),
-        kind: Value("SECONDS", SECONDS),
-        default: Some("10"),
-        group: Group::Transport,
-        ..row(
-            "timeout",
-            "Time limit for each request, in seconds (fractions allowed).",
-        )
-    },
-    OptionSpec {
-        long: Some("time-budget"),
-        env: &["COS_TIME_BUDGET"],
-        config_key: Some("time_budget"),
-        kind: Value("SECONDS", SECONDS),
-        default: Some("55"),
-        group: Group::Transport,
-        ..row(
-            "time_budget",
-            "Time limit for the whole run, in seconds: no retry starts that could not end \
-             within it, and every request, feed and webhook delivery is cut to what is left, so \
-             the run ends UNKNOWN naming the slow host before a monitoring core kills the check \
-             (Nagios and Icinga do at 60 s). Keep it below the core's check timeout.",
-        )
-    },
-    OptionSpec {
-        long: Some("retries"),
-        env: &["COS_RETRIES"],
-        config_key: Some("retries"),
-        kind: Value("N", number("a number of retries", 0, 10)),
-        default: Some("2"),
-        group: Group::Transport,
-        ..row(
-            "retries",
+        ),
+    flag("proxy", Value("URL", Text)).key().help(
+        "Web proxy for the scan (http://host:port). HTTP_PROXY, HTTPS_PROXY and .netrc are \
+         never read.",
+    ),
+    flag("timeout", SECONDS)
+        .key()
+        .default("10")
+        .help("Time limit for each request, in seconds (fractions allowed)."),
+    flag("time_budget", SECONDS).key().default("55").help(
+        "Time limit for the whole run, in seconds: no retry starts that could not end within \
+         it, and every request, feed and webhook delivery is cut to what is left, so the run \
+         ends UNKNOWN naming the slow host before a monitoring core kills the check (Nagios \
+         and Icinga do at 60 s). Keep it below the core's check timeout.",
+    ),
+    flag("retries", Value("N", number("a number of retries", 0, 10)))
+        .key()
+        .default("2")
+        .help(
             "Retries after the first try when the scan fails on a transient error (timeout, reset, \
              5xx); each retry re-runs the whole scan. 0 disables.",
-        )
-    },
-    OptionSpec {
-        long: Some("backoff-factor"),
-        env: &["COS_BACKOFF_FACTOR"],
-        config_key: Some("backoff_factor"),
-        kind: Value("SECONDS", number("a number of seconds", 0, 60)),
-        default: Some("0.5"),
-        group: Group::Transport,
-        ..row(
-            "backoff_factor",
-            "Wait before retry n (n = 1, 2, ...) is FACTOR * 2^n seconds.",
-        )
-    },
-    OptionSpec {
-        long: Some("concurrency"),
-        env: &["COS_CONCURRENCY", "COS_SCANNER_CONCURRENCY"],
-        config_key: Some("scanner.concurrency"),
-        kind: Value("N", number("a number of workers", 1, 32)),
-        default: Some("5"),
-        group: Group::Transport,
-        ..row("concurrency", "Host workers in multi-host runs (1-32).")
-    },
-    // --- Updates ------------------------------------------------------------------------
-    OptionSpec {
-        long: Some("update-source"),
-        env: &["COS_RELEASES_MODE"],
-        config_key: Some("releases.mode"),
-        kind: Value("MODE", Choice("an update source")),
-        default: Some("auto"),
-        choices: &["auto", "feed", "pinned", "bundled", "off"],
-        group: Group::Updates,
-        ..row(
-            "update_source",
-            "Where the update check learns the newest release: auto (the release feed, falling back \
-             to the bundled data on any failure), feed (the feed only; a failure is reported as \
-             unknown), pinned (--latest-version, no network), bundled (shipped data, no network), \
-             off. A failing update check never aborts the scan.",
-        )
-    },
-    OptionSpec {
-        long: Some("latest-version"),
-        kind: Value("VERSION", Checked("a release version such as 4.0.8")),
-        group: Group::Updates,
-        ..row(
-            "latest_version",
-            "Newest release to compare with in pinned mode.",
-        )
-    },
-    OptionSpec {
-        long: Some("release-token"),
-        env: &["COS_RELEASES_TOKEN"],
-        config_key: Some("releases.token"),
-        kind: Value("TOKEN", Text),
-        group: Group::Updates,
-        ..row(
-            "release_token",
+        ),
+    flag(
+        "backoff_factor",
+        Value("SECONDS", number("a number of seconds", 0, 60)),
+    )
+    .key()
+    .default("0.5")
+    .help("Wait before retry n (n = 1, 2, ...) is FACTOR * 2^n seconds."),
+    flag(
+        "concurrency",
+        Value("N", number("a number of workers", 1, 32)),
+    )
+    .key_in("scanner")
+    .env()
+    .default("5")
+    .help("Host workers in multi-host runs (1-32)."),
+];
+
+const UPDATES: &[Row] = &[
+    flag("update_source", Value("MODE", Choice("an update source")))
+        .key_named("releases.mode")
+        .default("auto")
+        .choices(&["auto", "feed", "pinned", "bundled", "off"])
+        .help(
+            "Where the update check learns the newest release: auto (the release feed, falling \
+             back to the bundled data on any failure), feed (the feed only; a failure is reported \
+             as unknown), pinned (--latest-version, no network), bundled (shipped data, no \
+             network), off. A failing update check never aborts the scan.",
+        ),
+    flag(
+        "latest_version",
+        Value("VERSION", Checked("a release version such as 4.0.8")),
+    )
+    .help("Newest release to compare with in pinned mode."),
+    flag("release_token", Value("TOKEN", Text))
+        .key_named("releases.token")
+        .help(
             "Token for the release feed (no scopes needed; raises the anonymous limit of 60 \
              requests an hour). Secret references allowed: secret://, file://, env://, exec://.",
-        )
-    },
-    OptionSpec {
-        long: Some("feed-cache-ttl"),
-        env: &["COS_FEED_CACHE_TTL", "COS_RELEASES_CACHE_TTL"],
-        config_key: Some("releases.cache_ttl"),
-        kind: Value("SECONDS", number("a number of seconds", 0, 2_592_000)),
-        default: Some("3600"),
-        group: Group::Updates,
-        ..row(
-            "feed_cache_ttl",
-            "How long an answer of the release feed or the advisory feed is reused from the \
-             state directory without asking the feed again; a stale answer is revalidated \
-             (If-None-Match / If-Modified-Since) and stands in, said so, when the feed fails. \
-             0 disables the cache. At most 2592000 (30 days).",
-        )
-    },
-    OptionSpec {
-        long: Some("state-dir"),
-        env: &["COS_STATE_DIR"],
-        config_key: Some("state_dir"),
-        kind: Value("DIR", Text),
-        default: Some(
+        ),
+    flag("feed_cache_ttl", CACHE_TTL)
+        .key_named("releases.cache_ttl")
+        .env()
+        .default("3600")
+        .help(
+            "How long an answer of the release feed or the advisory feed is reused from the state \
+             directory without asking the feed again; a stale answer is revalidated (If-None-Match \
+             / If-Modified-Since) and stands in, said so, when the feed fails. 0 disables the \
+             cache. At most 2592000 (30 days).",
+        ),
+    flag("state_dir", Value("DIR", Text))
+        .key()
+        .default(
             "$STATE_DIRECTORY (systemd), else $XDG_STATE_HOME/check-storage-security, else \
              ~/.local/state/check-storage-security",
-        ),
-        group: Group::Updates,
-        ..row(
-            "state_dir",
-            "Directory for what the plugin keeps between runs: the feed cache (in feeds/, \
-             created with mode 0700) and the time of the last --self-update-check look \
-             (self-update.json). Without any of these set, nothing is cached.",
         )
-    },
-    OptionSpec {
-        long: Some("no-update-check"),
-        group: Group::Updates,
-        ..row("no_update_check", "Same as --update-source off.")
-    },
-    OptionSpec {
-        long: Some("release-track"),
-        env: &["COS_RELEASE_TRACK"],
-        config_key: Some("release_track"),
-        kind: Value("TRACK", Choice("a release track")),
-        default: Some("auto"),
-        choices: &["auto", "rolling", "production", "lts"],
-        group: Group::Updates,
-        ..row(
-            "release_track",
+        .help(
+            "Directory for what the plugin keeps between runs: the feed cache (in feeds/, created \
+             with mode 0700) and the time of the last --self-update-check look (self-update.json). \
+             Without any of these set, nothing is cached.",
+        ),
+    flag("no_update_check", Switch).help("Same as --update-source off."),
+    flag("release_track", Value("TRACK", Choice("a release track")))
+        .key()
+        .default("auto")
+        .choices(&["auto", "rolling", "production", "lts"])
+        .help(
             "Track the instance follows; auto takes the longest-supported track its release line \
              is on. Recommendations stay on this track.",
-        )
-    },
-    // --- Waivers, policy, baseline --------------------------------------------------------
-    OptionSpec {
-        long: Some("policy"),
-        kind: Value("FILE", Text),
-        group: Group::Waivers,
-        ..row(
-            "policy",
-            "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
-             required_hardenings and forbidden; an unmet requirement is CRITICAL.",
-        )
-    },
-    OptionSpec {
-        long: Some("ignore-hardening"),
-        env: &["COS_IGNORE_HARDENING"],
-        kind: Value("PATTERNS", Text),
-        group: Group::Waivers,
-        ..row(
-            "ignore_hardening",
+        ),
+];
+
+const WAIVERS: &[Row] = &[
+    flag("policy", Value("FILE", Text)).help(
+        "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
+         required_hardenings and forbidden; an unmet requirement is CRITICAL.",
+    ),
+    flag("ignore_hardening", Value("PATTERNS", Text))
+        .env()
+        .help(
             "Comma-separated waiver patterns accepted permanently: a finding id (hstsPreload), a \
              family root (versionDisclosure) or a pattern with * (versionDisclosure:X-*). Waived \
              findings stay in the result, marked ignored, and no longer count.",
-        )
-    },
-    OptionSpec {
-        long: Some("waive-until"),
-        env: &["COS_WAIVE_UNTIL"],
-        kind: Repeatable("PATTERN|EXPIRY|REASON"),
-        group: Group::Waivers,
-        ..row(
-            "waive_until",
-            "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must not \
-             be empty. Repeatable; in the variable, one waiver per line (a reason may hold ';' and \
-             ',').",
-        )
-    },
-    OptionSpec {
-        long: Some("waiver-warning"),
-        env: &["COS_WAIVER_WARNING"],
-        config_key: Some("waiver_warning"),
-        kind: Value("DAYS", DAYS),
-        group: Group::Waivers,
-        ..row(
-            "waiver_warning",
-            "Turn OK into WARNING when a waiver hiding a failing check ends within DAYS.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("baseline"),
-        kind: Value("FILE", Text),
-        group: Group::Waivers,
-        ..row(
-            "baseline",
-            "File for saving and comparing findings between runs.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("warn-on-new"),
-        group: Group::Waivers,
-        ..row(
-            "warn_on_new",
-            "With --baseline: alert only on new or worse findings.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("diff-format"),
-        env: &["COS_DIFF_FORMAT"],
-        kind: Value("FORMAT", Choice("a change report format")),
-        choices: &["text", "markdown", "chatblocks"],
-        group: Group::Waivers,
-        ..row(
-            "diff_format",
-            "With --baseline: print what changed since the baseline and why (the instance, our \
-             knowledge, the scanner or a waiver) instead of the normal output, as text, Markdown \
-             or chat blocks JSON; the exit code stays the verdict's.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("verify-remediation"),
-        kind: Repeatable("IDS"),
-        group: Group::Waivers,
-        ..row(
-            "verify_remediation",
+        ),
+    flag("waive_until", Repeatable("PATTERN|EXPIRY|REASON"))
+        .env()
+        .help(
+            "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must \
+             not be empty. Repeatable; in the variable, one waiver per line (a reason may hold ';' \
+             and ',').",
+        ),
+    flag("waiver_warning", DAYS)
+        .key()
+        .help("Turn OK into WARNING when a waiver hiding a failing check ends within DAYS."),
+    flag("baseline", Value("FILE", Text))
+        .programs(PLUGIN)
+        .help("File for saving and comparing findings between runs."),
+    flag("warn_on_new", Switch)
+        .programs(PLUGIN)
+        .help("With --baseline: alert only on new or worse findings."),
+    flag(
+        "diff_format",
+        Value("FORMAT", Choice("a change report format")),
+    )
+    .env()
+    .choices(&["text", "markdown", "chatblocks"])
+    .programs(PLUGIN)
+    .help(
+        "With --baseline: print what changed since the baseline and why (the instance, our \
+         knowledge, the scanner or a waiver) instead of the normal output, as text, Markdown \
+         or chat blocks JSON; the exit code stays the verdict's.",
+    ),
+    flag("verify_remediation", Repeatable("IDS"))
+        .programs(PLUGIN)
+        .help(
             "Run only the probes measuring these comma-separated finding ids and report whether \
              they pass now. Repeatable.",
-        )
-    },
-    // --- Webhook ------------------------------------------------------------------------
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("webhook-url"),
-        env: &["COS_WEBHOOK_URL"],
-        config_key: Some("webhook_url"),
-        kind: Value("URL", Text),
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row(
-            "webhook_url",
-            "Send a notification to this address (enables the webhook).",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("webhook-on"),
-        env: &["COS_WEBHOOK_ON"],
-        config_key: Some("webhook_on"),
-        kind: Value("LEVEL", Choice("a webhook level")),
-        default: Some("critical"),
-        choices: &["critical", "warning", "unknown", "always"],
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row("webhook_on", "State from which a host is notified.")
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("webhook-format"),
-        env: &["COS_WEBHOOK_FORMAT"],
-        config_key: Some("webhook_format"),
-        kind: Value("FORMAT", Choice("a webhook format")),
-        default: Some("generic"),
-        choices: &[
-            "generic",
-            "chatblocks",
-            "chatembed",
-            "pushtopic",
-            "pushserver",
-        ],
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row("webhook_format", "Body format of the notification.")
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("webhook-header"),
-        env: &["COS_WEBHOOK_HEADERS"],
-        config_key: Some("webhook_headers"),
-        kind: Repeatable("NAME: VALUE"),
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row(
-            "webhook_header",
+        ),
+];
+
+const WEBHOOK: &[Row] = &[
+    flag("webhook_url", Value("URL", Text))
+        .key()
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help("Send a notification to this address (enables the webhook)."),
+    flag("webhook_on", Value("LEVEL", Choice("a webhook level")))
+        .key()
+        .default("critical")
+        .choices(&["critical", "warning", "unknown", "always"])
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help("State from which a host is notified."),
+    flag(
+        "webhook_format",
+        Value("FORMAT", Choice("a webhook format")),
+    )
+    .key()
+    .default("generic")
+    .choices(&[
+        "generic",
+        "chatblocks",
+        "chatembed",
+        "pushtopic",
+        "pushserver",
+    ])
+    .scope(PLUGIN, PLUGIN_ONLY)
+    .help("Body format of the notification."),
+    flag("webhook_header", Repeatable("NAME: VALUE"))
+        .key_named("webhook_headers")
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help(
             "Extra request header for the receiver; repeat the flag, or separate entries with ';' \
              in the variable.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("webhook-timeout"),
-        env: &["COS_WEBHOOK_TIMEOUT"],
-        config_key: Some("webhook_timeout"),
-        kind: Value("SECONDS", SECONDS),
-        default: Some("10"),
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row(
-            "webhook_timeout",
-            "Time limit of a delivery, independent of --timeout.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("allow-private-webhooks"),
-        env: &["COS_ALLOW_PRIVATE_WEBHOOKS"],
-        config_key: Some("allow_private_webhooks"),
-        group: Group::Webhook,
-        components: PLUGIN_ONLY,
-        ..row(
-            "allow_private_webhooks",
-            "Permit private, loopback and link-local destinations, and proxied delivery.",
-        )
-    },
-    // --- Exporter -----------------------------------------------------------------------
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("prometheus-listen-port"),
-        env: &["COS_PROMETHEUS_LISTEN_PORT"],
-        config_key: Some("prometheus_listen_port"),
-        kind: Value("PORT", Port { free: true }),
-        default: Some("9102"),
-        bare: Some("9102"),
-        group: Group::Exporter,
-        components: PLUGIN_ONLY,
-        ..row(
-            "prometheus_listen_port",
+        ),
+    flag("webhook_timeout", SECONDS)
+        .key()
+        .default("10")
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help("Time limit of a delivery, independent of --timeout."),
+    flag("allow_private_webhooks", Switch)
+        .key()
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help("Permit private, loopback and link-local destinations, and proxied delivery."),
+];
+
+const EXPORTER: &[Row] = &[
+    flag("prometheus_listen_port", Value("PORT", Port { free: true }))
+        .key()
+        .default("9102")
+        .bare("9102")
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help(
             "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
              target on http://ADDRESS:PORT/metrics until SIGTERM or SIGINT (exit 0). Only this \
              setting (flag, variable or key) starts the exporter, so keep it out of a \
-             configuration file that single runs read. The flag alone listens on 9102; 0 takes \
-             a free port; the exporter prints \"listening on ADDRESS:PORT\" on stderr at \
-             start.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("prometheus-listen-addr"),
-        env: &["COS_PROMETHEUS_LISTEN_ADDR"],
-        config_key: Some("prometheus_listen_addr"),
-        kind: Value(
+             configuration file that single runs read. The flag alone listens on 9102; 0 takes a \
+             free port; the exporter prints \"listening on ADDRESS:PORT\" on stderr at start.",
+        ),
+    flag(
+        "prometheus_listen_addr",
+        Value(
             "ADDRESS",
             Checked("an IP address such as 127.0.0.1, ::1 or 0.0.0.0"),
         ),
-        default: Some("127.0.0.1"),
-        group: Group::Exporter,
-        components: PLUGIN_ONLY,
-        ..row(
-            "prometheus_listen_addr",
-            "IP address the exporter listens on (0.0.0.0 or :: for every interface). The \
-             exporter has no access control: on any address but loopback, whoever can connect \
-             reads the targets' names, versions and ratings (a warning on stderr at start says \
-             so). Scrapes never make it scan anything but the configured targets.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("scrape-interval"),
-        env: &["COS_SCRAPE_INTERVAL"],
-        config_key: Some("scrape_interval"),
-        kind: Value("SECONDS", SECONDS),
-        default: Some("60"),
-        group: Group::Exporter,
-        components: PLUGIN_ONLY,
-        ..row(
-            "scrape_interval",
+    )
+    .key()
+    .default("127.0.0.1")
+    .scope(PLUGIN, PLUGIN_ONLY)
+    .help(
+        "IP address the exporter listens on (0.0.0.0 or :: for every interface). The exporter \
+         has no access control: on any address but loopback, whoever can connect reads the \
+         targets' names, versions and ratings (a warning on stderr at start says so). Scrapes \
+         never make it scan anything but the configured targets.",
+    ),
+    flag("scrape_interval", SECONDS)
+        .key()
+        .default("60")
+        .scope(PLUGIN, PLUGIN_ONLY)
+        .help(
             "Seconds from the start of one exporter round (a scan of every target, bounded by \
-             --time-budget) to the start of the next; a round that takes longer is followed \
-             at once, never overlapped. The first scrape of /metrics starts the first round \
-             and waits for it up to 8 s; later scrapes answer at once from the last completed \
-             round.",
-        )
-    },
-    // --- Program ------------------------------------------------------------------------
-    // --- Scanner ------------------------------------------------------------------------
-    OptionSpec {
-        long: Some("listen"),
-        env: &["COS_SERVICE_LISTEN"],
-        config_key: Some("service.listen"),
-        kind: Value("ADDRESS[:PORT]", Checked(LISTEN)),
-        default: Some("127.0.0.1"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: SERVE,
-        ..row(
-            "listen",
-            "serve: address to listen on, with an optional port ([::1]:8811, 127.0.0.1:8811) \
-             that wins over --port; any address but loopback needs --token.",
-        )
-    },
-    OptionSpec {
-        long: Some("port"),
-        env: &["COS_SERVICE_PORT"],
-        config_key: Some("service.port"),
-        kind: Value("PORT", Port { free: true }),
-        default: Some("8811"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: SERVE,
-        ..row(
-            "port",
-            "serve: port to listen on; 0 picks a free one (the address is named on stderr).",
-        )
-    },
+             --time-budget) to the start of the next; a round that takes longer is followed at \
+             once, never overlapped. The first scrape of /metrics starts the first round and waits \
+             for it up to 8 s; later scrapes answer at once from the last completed round.",
+        ),
+];
+
+const SCANNER_OWN: &[Row] = &[
+    flag("listen", Value("ADDRESS[:PORT]", Checked(LISTEN)))
+        .key_in("service")
+        .default("127.0.0.1")
+        .scope(SCANNER, SERVE)
+        .help(
+            "serve: address to listen on, with an optional port ([::1]:8811, 127.0.0.1:8811) that \
+             wins over --port; any address but loopback needs --token.",
+        ),
+    flag("port", Value("PORT", Port { free: true }))
+        .key_in("service")
+        .default("8811")
+        .scope(SCANNER, SERVE)
+        .help("serve: port to listen on; 0 picks a free one (the address is named on stderr)."),
     // web has listen settings of its own, so a file configuring both servers never makes
     // them compete for one address.
-    OptionSpec {
-        long: Some("listen"),
-        env: &["COS_WEB_LISTEN"],
-        config_key: Some("web.listen"),
-        kind: Value("ADDRESS[:PORT]", Checked(LISTEN)),
-        default: Some("127.0.0.1"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "web_listen",
-            "web: address to listen on, with an optional port ([::1]:8080, 127.0.0.1:8080) \
-             that wins over --port.",
-        )
-    },
-    OptionSpec {
-        long: Some("port"),
-        env: &["COS_WEB_PORT"],
-        config_key: Some("web.port"),
-        kind: Value("PORT", Port { free: true }),
-        default: Some("8080"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "web_port",
-            "web: port to listen on; 0 picks a free one (the address is named on stderr).",
-        )
-    },
-    OptionSpec {
-        long: Some("token"),
-        env: &["COS_SERVICE_TOKEN"],
-        config_key: Some("service.token"),
-        kind: Value("TOKEN", Text),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: SERVE,
-        ..row(
-            "token",
-            "serve: bearer token every /api/ call must present (Authorization: Bearer TOKEN), \
-             at least 32 characters; give it as a secret reference (secret://, file://, env://, \
-             exec://) or with the _file / _FILE suffix, never in clear.",
-        )
-    },
-    OptionSpec {
-        long: Some("base-url"),
-        env: &["COS_WEB_BASE_URL"],
-        config_key: Some("web.base_url"),
-        kind: Value(
-            "URL",
-            Checked(
-                "an absolute http:// or https:// URL such as https://scan.example.com, with a path \
-             when a reverse proxy serves it there (https://example.com/scanner)",
-            ),
+    flag("web_listen", Value("ADDRESS[:PORT]", Checked(LISTEN)))
+        .flag_named("listen")
+        .key_named("web.listen")
+        .default("127.0.0.1")
+        .scope(SCANNER, WEB)
+        .help(
+            "web: address to listen on, with an optional port ([::1]:8080, 127.0.0.1:8080) that \
+             wins over --port.",
         ),
-        default: Some("http://<listen address>"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB_STORE,
-        ..row(
-            "base_url",
-            "web: the absolute URL the public API is reached at (https://scan.example.com), as \
-             its pages, Location headers and discovery documents name it. With a path \
+    flag("web_port", Value("PORT", Port { free: true }))
+        .flag_named("port")
+        .key_named("web.port")
+        .default("8080")
+        .scope(SCANNER, WEB)
+        .help("web: port to listen on; 0 picks a free one (the address is named on stderr)."),
+    flag("token", Value("TOKEN", Text))
+        .key_in("service")
+        .scope(SCANNER, SERVE)
+        .help(
+            "serve: bearer token every /api/ call must present (Authorization: Bearer TOKEN), at \
+             least 32 characters; give it as a secret reference (secret://, file://, env://, \
+             exec://) or with the _file / _FILE suffix, never in clear.",
+        ),
+    flag("base_url", Value("URL", Checked(BASE_URL)))
+        .key_in("web")
+        .default("http://<listen address>")
+        .scope(SCANNER, WEB_STORE)
+        .help(
+            "web: the absolute URL the public API is reached at (https://scan.example.com), as its \
+             pages, Location headers and discovery documents name it. With a path \
              (https://example.com/scanner) every link, asset, form, redirect and discovery URL \
              carries it, for a reverse proxy that strips the path before forwarding.",
-        )
-    },
-    OptionSpec {
-        long: Some("store"),
-        env: &["COS_WEB_STORE"],
-        config_key: Some("web.store"),
-        kind: Value("STORE", Text),
-        default: Some("sqlite:<state directory>/web.sqlite"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB_STORE,
-        ..row(
-            "store",
+        ),
+    flag("store", Value("STORE", Text))
+        .key_in("web")
+        .default("sqlite:<state directory>/web.sqlite")
+        .scope(SCANNER, WEB_STORE)
+        .help(
             "web: where scan records, the queue and the limit counters live: sqlite:PATH (one \
-             node; survives restarts) or redis://HOST:PORT/DB (several nodes share it). A \
-             password in the address is a secret: give it as a reference.",
-        )
-    },
-    OptionSpec {
-        long: Some("store-timeout"),
-        env: &["COS_WEB_STORE_TIMEOUT"],
-        config_key: Some("web.store_timeout"),
-        kind: Value("SECONDS", Seconds { max: 60 }),
-        default: Some("2"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        ..row(
-            "store_timeout",
-            "web and limits: how long one call to the store may take (Redis: connect, read, \
-             write; SQLite: waiting for another process's lock), at most 60. A store that does \
-             not answer in time makes /healthz and submissions answer 503 with Retry-After; \
-             Redis is connected again on the next call.",
-        )
-    },
-    OptionSpec {
-        long: Some("workers"),
-        env: &["COS_WEB_WORKERS"],
-        config_key: Some("web.workers"),
-        kind: Value("N", number("a number", 1, 64)),
-        default: Some("4"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "workers",
+             node; survives restarts) or redis://HOST:PORT/DB (several nodes share it). A password \
+             in the address is a secret: give it as a reference.",
+        ),
+    flag("store_timeout", Value("SECONDS", Seconds { max: 60 }))
+        .key_in("web")
+        .default("2")
+        .programs(SCANNER)
+        .help(
+            "web and limits: how long one call to the store may take (Redis: connect, read, write; \
+             SQLite: waiting for another process's lock), at most 60. A store that does not answer \
+             in time makes /healthz and submissions answer 503 with Retry-After; Redis is \
+             connected again on the next call.",
+        ),
+    flag("workers", Value("N", number("a number", 1, 64)))
+        .key_in("web")
+        .default("4")
+        .scope(SCANNER, WEB)
+        .help(
             "web: scans this node runs at once (1-64); submitters set no concurrency or timeout.",
-        )
-    },
-    OptionSpec {
-        long: Some("connections-per-address"),
-        env: &["COS_WEB_CONNECTIONS_PER_ADDRESS"],
-        config_key: Some("web.connections_per_address"),
-        kind: Value("N", number("a number", 1, 16)),
-        default: Some("8"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "connections_per_address",
-            "web: connections one client holds at once, queued or served (1-16 of the 32 that \
-             are served at once); one more is answered 429 too_many_connections. A client is \
-             an IPv4 address or an IPv6 /64; behind a --trusted-proxy, the forwarded address, \
-             counted per request (the proxy's own requests, without X-Forwarded-For, are not \
-             counted).",
-        )
-    },
-    OptionSpec {
-        long: Some("record-ttl"),
-        env: &["COS_WEB_RECORD_TTL"],
-        config_key: Some("web.record_ttl"),
-        kind: Value("SECONDS", number("a number of seconds", 60, 31_536_000)),
-        default: Some("604800 (7 days)"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "record_ttl",
-            "web: how long a scan record lives after its submission; then it is gone (404).",
-        )
-    },
-    OptionSpec {
-        long: Some("trusted-proxy"),
-        env: &["COS_WEB_TRUSTED_PROXY"],
-        config_key: Some("web.trusted_proxy"),
-        kind: Repeatable("CIDRS"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "trusted_proxy",
-            "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For \
-             names the client; from anyone else the socket's address counts.",
-        )
-    },
-    OptionSpec {
-        long: Some("allow-private-targets"),
-        env: &["COS_WEB_ALLOW_PRIVATE_TARGETS"],
-        config_key: Some("web.allow_private_targets"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "allow_private_targets",
+        ),
+    flag(
+        "connections_per_address",
+        Value("N", number("a number", 1, 16)),
+    )
+    .key_in("web")
+    .default("8")
+    .scope(SCANNER, WEB)
+    .help(
+        "web: connections one client holds at once, queued or served (1-16 of the 32 that are \
+         served at once); one more is answered 429 too_many_connections. A client is an IPv4 \
+         address or an IPv6 /64; behind a --trusted-proxy, the forwarded address, counted per \
+         request (the proxy's own requests, without X-Forwarded-For, are not counted).",
+    ),
+    flag(
+        "record_ttl",
+        Value("SECONDS", number("a number of seconds", 60, 31_536_000)),
+    )
+    .key_in("web")
+    .default("604800 (7 days)")
+    .scope(SCANNER, WEB)
+    .help("web: how long a scan record lives after its submission; then it is gone (404)."),
+    flag("trusted_proxy", Repeatable("CIDRS"))
+        .key_in("web")
+        .scope(SCANNER, WEB)
+        .help(
+            "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For names \
+             the client; from anyone else the socket's address counts.",
+        ),
+    flag("allow_private_targets", Switch)
+        .key_in("web")
+        .scope(SCANNER, WEB)
+        .help(
             "web: scan targets on private, loopback and link-local addresses too (internal \
              deployments, tests); off, the public API refuses them.",
-        )
-    },
-    OptionSpec {
-        long: Some("mcp-token"),
-        env: &["COS_WEB_MCP_TOKEN"],
-        config_key: Some("web.mcp_token"),
-        kind: Value("TOKEN", Text),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "mcp_token",
+        ),
+    flag("mcp_token", Value("TOKEN", Text))
+        .key_in("web")
+        .scope(SCANNER, WEB)
+        .help(
             "web: bearer token /mcp requires (Authorization: Bearer TOKEN; 401 otherwise), at \
              least 32 characters; give it as a secret reference (secret://, file://, env://, \
              exec://), never in clear. Unset: /mcp is open like the rest of the public API.",
+        ),
+    flag("no_mcp", Switch)
+        .key_in("web")
+        .scope(SCANNER, WEB)
+        .help(
+            "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in \
+             /.well-known/ai.json.",
+        ),
+    flag("result", Repeatable("FILE"))
+        .scope(
+            SCANNER,
+            &[
+                Component::ReviewWaivers,
+                Component::Fleet,
+                Component::Snippets,
+            ],
         )
-    },
-    OptionSpec {
-        long: Some("no-mcp"),
-        env: &["COS_WEB_NO_MCP"],
-        config_key: Some("web.no_mcp"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: WEB,
-        ..row(
-            "no_mcp",
-            "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in /.well-known/ai.json.",
-        )
-    },
-    OptionSpec {
-        long: Some("result"),
-        kind: Repeatable("FILE"),
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: &[
-            Component::ReviewWaivers,
-            Component::Fleet,
-            Component::Snippets,
-        ],
-        ..row(
-            "result",
+        .help(
             "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
              read; repeatable.",
-        )
-    },
-    OptionSpec {
-        long: Some("for"),
-        kind: Value("FORM", Choice("a snippet form")),
-        default: Some("every form"),
-        choices: &["nginx", "caddy", "apache", "traefik", "env", "zone"],
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: &[Component::Snippets],
-        ..row(
-            "snippets_for",
+        ),
+    flag("snippets_for", Value("FORM", Choice("a snippet form")))
+        .flag_named("for")
+        .default("every form")
+        .choices(&["nginx", "caddy", "apache", "traefik", "env", "zone"])
+        .scope(SCANNER, &[Component::Snippets])
+        .help(
             "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
              labels, env lines, zone records).",
-        )
-    },
+        ),
     // fleet's own --format: the flag names the plugin's output format row in the plugin.
-    OptionSpec {
-        long: Some("format"),
-        kind: Value("FORMAT", Choice("a fleet output format")),
-        default: Some("text"),
-        choices: &["text", "json"],
-        group: Group::Scanner,
-        programs: SCANNER,
-        components: &[Component::Fleet],
-        ..row(
-            "fleet_format",
-            "fleet: text prints the hosts most urgent first, a table with the reason for each; \
-             json prints the same judgement as one JSON document.",
-        )
-    },
-    OptionSpec {
-        long: Some("config"),
-        env: &["COS_CONFIG_FILE"],
-        kind: Value("FILE", Text),
-        default: Some("search list"),
-        group: Group::Program,
-        ..row(
-            "config",
-            "Configuration file (JSON with a .json suffix, otherwise YAML). Without it the first of \
-             ./.env.json, ./check-storage-security.yml, ~/.config/check-storage-security/.env.json, \
+    flag(
+        "fleet_format",
+        Value("FORMAT", Choice("a fleet output format")),
+    )
+    .flag_named("format")
+    .default("text")
+    .choices(&["text", "json"])
+    .scope(SCANNER, &[Component::Fleet])
+    .help(
+        "fleet: text prints the hosts most urgent first, a table with the reason for each; \
+         json prints the same judgement as one JSON document.",
+    ),
+];
+
+const PROGRAM: &[Row] = &[
+    flag("config", Value("FILE", Text))
+        .env_named("COS_CONFIG_FILE")
+        .default("search list")
+        .help(
+            "Configuration file (JSON with a .json suffix, otherwise YAML). Without it the first \
+             of ./.env.json, ./check-storage-security.yml, \
+             ~/.config/check-storage-security/.env.json, \
              /etc/check-storage-security/{config.json,config.yml,config.yaml} is read.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("configure"),
-        group: Group::Program,
-        ..row(
-            "configure",
-            "Interactive wizard writing a JSON configuration file with mode 0600, atomically, \
-             asking before it replaces one: it asks for the host and offers the optional \
-             groups (thresholds or a profile, connection, hardening, webhook, releases, output \
-             format); every answer is checked as a run would read it; secrets are taken only as \
-             references (env://, file://, secret://). --config names the file (otherwise the \
-             question offers ~/.config/check-storage-security/.env.json, as root \
-             /etc/check-storage-security/config.json). Without a terminal the answers are read \
-             line by line from standard input. Ends with the command line that uses the file; \
-             exits 0 when the file is written, 3 when nothing is (a refused answer without a \
-             terminal, the end of the input, a file kept).",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("self-update-check"),
-        env: &["COS_SELF_UPDATE_CHECK"],
-        config_key: Some("self_update.check"),
-        group: Group::Program,
-        ..row(
-            "self_update_check",
-            "Look up the newest release of this plugin in its release feed (--self-update-url) \
-             at most once a day (the time of the last look is kept in the state directory; \
-             without one there is no look-up) and, while a newer release exists, add one line \
-             naming it: before the performance data in the default format, after the tally \
-             with --format summary, on stderr in the machine formats. A failing look-up is \
-             silent (shown with --debug) and never changes the exit code.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("self-update-url"),
-        env: &["COS_SELF_UPDATE_URL"],
-        config_key: Some("self_update.url"),
-        kind: Value(
+        ),
+    flag("configure", Switch).programs(PLUGIN).help(
+        "Interactive wizard writing a JSON configuration file with mode 0600, atomically, \
+         asking before it replaces one: it asks for the host and offers the optional groups \
+         (thresholds or a profile, connection, hardening, webhook, releases, output format); \
+         every answer is checked as a run would read it; secrets are taken only as references \
+         (env://, file://, secret://). --config names the file (otherwise the question offers \
+         ~/.config/check-storage-security/.env.json, as root \
+         /etc/check-storage-security/config.json). Without a terminal the answers are read \
+         line by line from standard input. Ends with the command line that uses the file; \
+         exits 0 when the file is written, 3 when nothing is (a refused answer without a \
+         terminal, the end of the input, a file kept).",
+    ),
+    flag("self_update_check", Switch)
+        .key_named("self_update.check")
+        .programs(PLUGIN)
+        .help(
+            "Look up the newest release of this plugin in its release feed (--self-update-url) at \
+             most once a day (the time of the last look is kept in the state directory; without \
+             one there is no look-up) and, while a newer release exists, add one line naming it: \
+             before the performance data in the default format, after the tally with --format \
+             summary, on stderr in the machine formats. A failing look-up is silent (shown with \
+             --debug) and never changes the exit code.",
+        ),
+    flag(
+        "self_update_url",
+        Value(
             "URL",
             Checked("an http(s) address; give the release feed's URL"),
         ),
-        default: Some(
-            "https://api.github.com/repos/storage-security/check-storage-security/releases",
-        ),
-        group: Group::Program,
-        ..row(
-            "self_update_url",
-            "Where this plugin's releases are published (GitHub releases API shape: tags vX.Y.Z, \
-             assets check-storage-security-X.Y.Z-TARGET[.tar.gz] and SHA256SUMS), for \
-             --self-update-check and --upgrade-self. --upgrade-self needs https (plain http \
-             only on loopback).",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("upgrade-self"),
-        group: Group::Program,
-        ..row(
-            "upgrade_self",
-            "Upgrade this program to the newest release and scan nothing: download the asset \
-             for this platform (at most 64 MiB), verify its SHA-256 against the release's \
-             SHA256SUMS (refused on a mismatch or a missing sum), check that it runs and \
-             reports the new version, and rename it over the running binary (its mode kept); \
-             a check-storage-scanner beside it is upgraded in the same step. A binary \
-             installed by a package manager (dpkg, rpm) is refused with the command to use \
-             instead. \"--upgrade-self check\" (or --check-only) shows what it would do and \
-             changes nothing. Exit 0 when done or already current, 3 with one line otherwise. \
-             A flag only: never read from a variable or the configuration file.",
-        )
-    },
-    OptionSpec {
-        programs: PLUGIN,
-        long: Some("check-only"),
-        group: Group::Program,
-        ..row(
-            "check_only",
-            "With --upgrade-self: show what it would do and change nothing.",
-        )
-    },
-    OptionSpec {
-        long: Some("version"),
-        short: Some('V'),
-        group: Group::Program,
-        ..row(
-            "version",
-            "Print the program's version and the date its bundled release and advisory data were \
-             last refreshed.",
-        )
-    },
-    OptionSpec {
-        long: Some("help"),
-        short: Some('h'),
-        group: Group::Program,
-        ..row("help", "Print this manual.")
-    },
-    // --- Configuration-only settings ----------------------------------------------------
-    OptionSpec {
-        env: &["COS_SCANNER_VERIFY_TLS"],
-        config_key: Some("scanner.verify_tls"),
-        kind: Value("BOOL", Bool),
-        default: Some("true"),
-        group: Group::ConfigOnly,
-        ..row("verify_tls", "false is the same as --insecure.")
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_TARGET_PORT"],
-        config_key: Some("scanner.target_port"),
-        kind: Value("PORT", Port { free: false }),
-        default: Some("443 (80 for plain HTTP)"),
-        group: Group::ConfigOnly,
-        ..row("target_port", "Port used for targets written without one.")
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_TLS_MIN_DAYS"],
-        config_key: Some("scanner.tls_min_days"),
-        kind: Value("DAYS", DAYS),
-        default: Some("14"),
-        group: Group::ConfigOnly,
-        ..row(
-            "tls_min_days",
-            "cert_days_left warns at or below this many days.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_USE_RELEASE_SCHEDULE"],
-        config_key: Some("scanner.use_release_schedule"),
-        kind: Value("BOOL", Bool),
-        default: Some("true"),
-        group: Group::ConfigOnly,
-        ..row(
-            "use_release_schedule",
-            "false disables end-of-life detection (no lifecycle line, no support_days_left).",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_RELEASE_SCHEDULE"],
-        config_key: Some("scanner.release_schedule"),
-        kind: Value("FILE", Text),
-        group: Group::ConfigOnly,
-        ..row(
-            "release_schedule",
-            "Release schedule file used instead of the bundled one.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_VULNERABILITY_DB"],
-        config_key: Some("scanner.vulnerability_db"),
-        kind: Repeatable("FILES"),
-        group: Group::ConfigOnly,
-        ..row(
-            "vulnerability_db",
+    )
+    .key_named("self_update.url")
+    .default("https://api.github.com/repos/storage-security/check-storage-security/releases")
+    .programs(PLUGIN)
+    .help(
+        "Where this plugin's releases are published (GitHub releases API shape: tags vX.Y.Z, \
+         assets check-storage-security-X.Y.Z-TARGET[.tar.gz] and SHA256SUMS), for \
+         --self-update-check and --upgrade-self. --upgrade-self needs https (plain http only \
+         on loopback).",
+    ),
+    flag("upgrade_self", Switch).programs(PLUGIN).help(
+        "Upgrade this program to the newest release and scan nothing: download the asset for \
+         this platform (at most 64 MiB), verify its SHA-256 against the release's SHA256SUMS \
+         (refused on a mismatch or a missing sum), check that it runs and reports the new \
+         version, and rename it over the running binary (its mode kept); a \
+         check-storage-scanner beside it is upgraded in the same step. A binary installed by a \
+         package manager (dpkg, rpm) is refused with the command to use instead. \
+         \"--upgrade-self check\" (or --check-only) shows what it would do and changes \
+         nothing. Exit 0 when done or already current, 3 with one line otherwise. A flag only: \
+         never read from a variable or the configuration file.",
+    ),
+    flag("check_only", Switch)
+        .programs(PLUGIN)
+        .help("With --upgrade-self: show what it would do and change nothing."),
+    flag("version", Switch).short('V').help(
+        "Print the program's version and the date its bundled release and advisory data were \
+         last refreshed.",
+    ),
+    flag("help", Switch).short('h').help("Print this manual."),
+];
+
+const CONFIG_ONLY: &[Row] = &[
+    setting("verify_tls", BOOL)
+        .key_in("scanner")
+        .default("true")
+        .help("false is the same as --insecure."),
+    setting("target_port", Value("PORT", Port { free: false }))
+        .key_in("scanner")
+        .default("443 (80 for plain HTTP)")
+        .help("Port used for targets written without one."),
+    setting("tls_min_days", DAYS)
+        .key_in("scanner")
+        .default("14")
+        .help("cert_days_left warns at or below this many days."),
+    setting("use_release_schedule", BOOL)
+        .key_in("scanner")
+        .default("true")
+        .help("false disables end-of-life detection (no lifecycle line, no support_days_left)."),
+    setting("release_schedule", Value("FILE", Text))
+        .key_in("scanner")
+        .help("Release schedule file used instead of the bundled one."),
+    setting("vulnerability_db", Repeatable("FILES"))
+        .key_in("scanner")
+        .help(
             "Advisory files (native, GitHub advisory or OSV JSON) merged after the bundled data; \
              the variable separates files with ','.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_VULNERABILITY_FEED"],
-        config_key: Some("scanner.vulnerability_feed"),
-        kind: Value("URL", Text),
-        group: Group::ConfigOnly,
-        ..row(
-            "vulnerability_feed",
-            "Advisory feed fetched over HTTP and merged last; unreachable means logged and ignored.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_EXTRA_CHECKS_RATING"],
-        config_key: Some("scanner.extra_checks_rating"),
-        kind: Value("BOOL", Bool),
-        default: Some("true"),
-        group: Group::ConfigOnly,
-        ..row(
-            "extra_checks_rating",
-            "false reports failed additional checks without letting them cap the rating.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_CHECK_DEBUG_PORTS"],
-        config_key: Some("scanner.check_debug_ports"),
-        kind: Value("BOOL", Bool),
-        default: Some("true"),
-        group: Group::ConfigOnly,
-        ..row(
-            "check_debug_ports",
-            "false is the same as --no-debug-ports.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_DEBUG_PORTS"],
-        config_key: Some("scanner.debug_ports"),
-        kind: Value("PORTS", Checked("a list of ports (1-65535)")),
-        default: Some("9205,9141,9124,9134,9239"),
-        group: Group::ConfigOnly,
-        ..row(
-            "debug_ports",
-            "Debug ports to probe (a list in the file, ',' in the variable).",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_DEBUG_PORT_TIMEOUT"],
-        config_key: Some("scanner.debug_port_timeout"),
-        kind: Value("SECONDS", SECONDS),
-        default: Some("3"),
-        group: Group::ConfigOnly,
-        ..row(
-            "debug_port_timeout",
-            "Connect timeout of one debug-port probe.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_IPV6_ENABLED"],
-        config_key: Some("scanner.ipv6_enabled"),
-        kind: Value("BOOL", Bool),
-        default: Some("true"),
-        group: Group::ConfigOnly,
-        ..row(
-            "ipv6_enabled",
-            "false skips IPv6 addresses with --all-addresses.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_CHECK_LOGIN_THROTTLING"],
-        config_key: Some("scanner.check_login_throttling"),
-        kind: Value("BOOL", Bool),
-        default: Some("false"),
-        group: Group::ConfigOnly,
-        ..row(
-            "check_login_throttling",
-            "true is the same as --login-throttling.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_CHECK_ALL_ADDRESSES"],
-        config_key: Some("scanner.check_all_addresses"),
-        kind: Value("BOOL", Bool),
-        default: Some("false"),
-        group: Group::ConfigOnly,
-        ..row(
-            "check_all_addresses",
-            "true is the same as --all-addresses.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_RESOLVE"],
-        config_key: Some("scanner.resolve"),
-        kind: Value(
+        ),
+    setting("vulnerability_feed", Value("URL", Text))
+        .key_in("scanner")
+        .help(
+            "Advisory feed fetched over HTTP and merged last; unreachable means logged and \
+             ignored.",
+        ),
+    setting("extra_checks_rating", BOOL)
+        .key_in("scanner")
+        .default("true")
+        .help("false reports failed additional checks without letting them cap the rating."),
+    setting("check_debug_ports", BOOL)
+        .key_in("scanner")
+        .default("true")
+        .help("false is the same as --no-debug-ports."),
+    setting(
+        "debug_ports",
+        Value("PORTS", Checked("a list of ports (1-65535)")),
+    )
+    .key_in("scanner")
+    .default("9205,9141,9124,9134,9239")
+    .help("Debug ports to probe (a list in the file, ',' in the variable)."),
+    setting("debug_port_timeout", SECONDS)
+        .key_in("scanner")
+        .default("3")
+        .help("Connect timeout of one debug-port probe."),
+    setting("ipv6_enabled", BOOL)
+        .key_in("scanner")
+        .default("true")
+        .help("false skips IPv6 addresses with --all-addresses."),
+    setting("check_login_throttling", BOOL)
+        .key_in("scanner")
+        .default("false")
+        .help("true is the same as --login-throttling."),
+    setting("check_all_addresses", BOOL)
+        .key_in("scanner")
+        .default("false")
+        .help("true is the same as --all-addresses."),
+    setting(
+        "resolve",
+        Value(
             "PINS",
             Checked("a list of pins such as cloud.example=192.0.2.1,192.0.2.2"),
         ),
-        group: Group::ConfigOnly,
-        ..row(
-            "resolve",
-            "Pin names to addresses for every direct connection, like curl --resolve: \
-             name=address,address;name2=address. Useful to check the nodes behind a name before \
-             DNS points at them.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SCANNER_DNS_SERVER"],
-        config_key: Some("scanner.dns_server"),
-        kind: Value(
+    )
+    .key_in("scanner")
+    .help(
+        "Pin names to addresses for every direct connection, like curl --resolve: \
+         name=address,address;name2=address. Useful to check the nodes behind a name before \
+         DNS points at them.",
+    ),
+    setting(
+        "dns_server",
+        Value(
             "ADDRESS",
             Checked("a DNS server address such as 192.0.2.53 or 192.0.2.53:53"),
         ),
-        default: Some("the first nameserver of /etc/resolv.conf"),
-        group: Group::ConfigOnly,
-        ..row(
-            "dns_server",
-            "DNS server (address or address:port) asked for the CAA records of the scanned name \
-             and whether its zone is signed (DNSSEC); a validating resolver also says whether the \
-             signatures validate. Never asked about names public DNS cannot know (localhost, \
-             .local, .internal, .home.arpa, .test, a single label, ...).",
-        )
-    },
-    OptionSpec {
-        env: &["COS_RELEASES_URL"],
-        config_key: Some("releases.url"),
-        kind: Value("URL", Text),
-        group: Group::ConfigOnly,
-        ..row(
-            "releases_url",
+    )
+    .key_in("scanner")
+    .default("the first nameserver of /etc/resolv.conf")
+    .help(
+        "DNS server (address or address:port) asked for the CAA records of the scanned name \
+         and whether its zone is signed (DNSSEC); a validating resolver also says whether the \
+         signatures validate. Never asked about names public DNS cannot know (localhost, \
+         .local, .internal, .home.arpa, .test, a single label, ...).",
+    ),
+    setting("releases_url", Value("URL", Text))
+        .key_named("releases.url")
+        .help(
             "Release feed (GitHub releases API shape) used by the update check in auto and feed \
-             modes. Default: the product's own (api.github.com/repos/opencloud-eu/opencloud/releases \
-             or api.github.com/repos/owncloud/ocis/releases). {product} in the URL becomes the \
+             modes. Default: the product's own \
+             (api.github.com/repos/opencloud-eu/opencloud/releases or \
+             api.github.com/repos/owncloud/ocis/releases). {product} in the URL becomes the \
              product's id (opencloud, ocis); without it, the one feed serves every product.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_SERVICE_CACHE_TTL"],
-        config_key: Some("service.cache_ttl"),
-        kind: Value("SECONDS", number("a number of seconds", 0, 2_592_000)),
-        default: Some("900"),
-        group: Group::ConfigOnly,
-        components: SERVE,
-        ..row(
-            "cache_ttl",
-            "Result cache lifetime of check-storage-scanner serve.",
-        )
-    },
-    OptionSpec {
-        env: &["COS_NOW"],
-        kind: Value(
+        ),
+    setting("cache_ttl", CACHE_TTL)
+        .key_in("service")
+        .default("900")
+        .components(SERVE)
+        .help("Result cache lifetime of check-storage-scanner serve."),
+    setting(
+        "now",
+        Value(
             "TIMESTAMP",
             Checked("an RFC 3339 timestamp such as 2026-11-22T03:00:00Z"),
         ),
-        group: Group::ConfigOnly,
-        ..row(
-            "now",
-            "Treat this RFC 3339 timestamp as the current time (reproducible reports and tests); \
-             check-storage-scanner web's clock (record expiry, limits, leases) starts there and \
-             runs on. Variable only.",
-        )
-    },
+    )
+    .env()
+    .help(
+        "Treat this RFC 3339 timestamp as the current time (reproducible reports and tests); \
+         check-storage-scanner web's clock (record expiry, limits, leases) starts there and \
+         runs on. Variable only.",
+    ),
 ];
 
 /// Looks a row up by its identifier. Panics on a typo in our own code, never on operator input.
@@ -1529,7 +1219,7 @@ mod tests {
         let mut shorts = HashSet::new();
         let mut envs = HashSet::new();
         let mut keys = HashSet::new();
-        for o in OPTIONS {
+        for o in OPTIONS.iter() {
             assert!(ids.insert(o.id), "duplicate id {}", o.id);
             // A flag may name several rows when no component of a program reads two of them.
             if let Some(l) = o.long {
@@ -1549,7 +1239,7 @@ mod tests {
             if let Some(s) = o.short {
                 assert!(shorts.insert(s), "duplicate short flag {s}");
             }
-            for e in o.env {
+            for e in &o.env {
                 assert!(envs.insert(*e), "duplicate variable {e}");
                 assert!(e.starts_with("COS_"), "{e} lacks the COS_ prefix");
             }
@@ -1560,9 +1250,43 @@ mod tests {
     }
 
     #[test]
+    fn names_are_derived_from_the_id_unless_written_out() {
+        let names = |id: &str| {
+            let o = spec(id);
+            (o.long, o.config_key, o.env.clone())
+        };
+        let time_budget = (
+            Some("time-budget"),
+            Some("time_budget"),
+            vec!["COS_TIME_BUDGET"],
+        );
+        assert_eq!(names("time_budget"), time_budget);
+        assert_eq!(
+            names("store"),
+            (Some("store"), Some("web.store"), vec!["COS_WEB_STORE"])
+        );
+        let concurrency = vec!["COS_CONCURRENCY", "COS_SCANNER_CONCURRENCY"];
+        assert_eq!(
+            names("concurrency"),
+            (
+                Some("concurrency"),
+                Some("scanner.concurrency"),
+                concurrency
+            )
+        );
+        assert_eq!(names("format"), (Some("format"), None, vec!["COS_FORMAT"]));
+        assert_eq!(names("snippets_for"), (Some("for"), None, vec![]));
+        assert_eq!(
+            names("config"),
+            (Some("config"), None, vec!["COS_CONFIG_FILE"])
+        );
+        assert_eq!(names("now"), (None, None, vec!["COS_NOW"]));
+    }
+
+    #[test]
     fn config_keys_map_onto_their_variables() {
         // Spec: nested keys join with underscores, upper-cased, prefixed COS_.
-        for o in OPTIONS {
+        for o in OPTIONS.iter() {
             if let Some(key) = o.config_key {
                 let derived = format!("COS_{}", key.replace('.', "_").to_ascii_uppercase());
                 assert!(

@@ -665,7 +665,7 @@ fn reference_forms(
 fn no_message_prints_a_value_read_from_a_reference() {
     let dir = temp_dir("planted");
     let mut checked = 0;
-    for spec in options::OPTIONS {
+    for spec in options::OPTIONS.iter() {
         if spec.kind == options::Kind::Switch {
             continue;
         }
@@ -1124,7 +1124,7 @@ fn the_store_timeout_defaults_to_two_seconds_and_is_bounded() {
 #[test]
 fn every_typed_default_is_a_value_of_its_row() {
     use options::Type;
-    for o in options::OPTIONS {
+    for o in options::OPTIONS.iter() {
         let Some(default) = o.default_value() else {
             continue;
         };

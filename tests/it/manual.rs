@@ -69,7 +69,7 @@ fn the_scanner_page_has_its_subcommands_first_and_its_own_flags() {
     let man = PAGE.man_page();
     let options =
         &man[man.find(".SH OPTIONS\n").unwrap()..man.find(".SH \"EXIT STATUS\"").unwrap()];
-    for o in OPTIONS {
+    for o in OPTIONS.iter() {
         let Some(long) = o.long else { continue };
         let flag = format!("--{long}").replace('-', "\\-");
         let listed = options.lines().any(|l| {
