@@ -170,25 +170,9 @@ impl Baseline {
         Ok(Baseline { hosts: file.hosts })
     }
 
-    /// The file's text.
-    pub fn to_json(&self) -> String {
-        let file = File1 {
-            version: FORMAT_VERSION,
-            hosts: self.hosts.clone(),
-        };
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        text.push('\n');
-        text
-    }
-
     /// The entry of one host (`result.host`).
     pub fn host(&self, host: &str) -> Option<&HostEntry> {
         self.hosts.get(host)
-    }
-
-    /// The hosts the baseline knows, sorted.
-    pub fn hosts(&self) -> impl Iterator<Item = &str> {
-        self.hosts.keys().map(String::as_str)
     }
 
     /// Compares one result with its host's entry (`None`: the host is recorded on this run).
@@ -297,17 +281,9 @@ impl Baseline {
         result.baseline = Some(comparison);
     }
 
-    /// The baseline after this run: hosts not scanned, and hosts whose scan failed, keep their
-    /// entry; a host scanned for the first time is recorded; a known host's entry tightens
-    /// (see the module documentation).
-    pub fn updated(&self, results: &[ScanResult]) -> Baseline {
-        let mut next = self.clone();
-        next.hosts.extend(self.changes(results));
-        next
-    }
-
-    /// The entries this run changes: hosts recorded for the first time and known hosts whose
-    /// entry tightens. A host listed twice tightens the entry of its first scan.
+    /// The entries this run changes (see the module documentation): hosts recorded for the
+    /// first time and known hosts whose entry tightens; hosts not scanned, and hosts whose scan
+    /// failed, keep theirs. A host listed twice tightens the entry of its first scan.
     fn changes(&self, results: &[ScanResult]) -> BTreeMap<String, HostEntry> {
         let mut changed: BTreeMap<String, HostEntry> = BTreeMap::new();
         for result in results.iter().filter(|r| r.error.is_none()) {
@@ -757,6 +733,31 @@ mod tests {
     use crate::report::Fingerprint;
     use std::fs;
     use std::path::PathBuf;
+
+    impl Baseline {
+        /// The baseline `save` writes after a run of `results`.
+        pub(crate) fn updated(&self, results: &[ScanResult]) -> Baseline {
+            let mut next = self.clone();
+            next.hosts.extend(self.changes(results));
+            next
+        }
+
+        /// The hosts the baseline knows, sorted.
+        fn hosts(&self) -> impl Iterator<Item = &str> {
+            self.hosts.keys().map(String::as_str)
+        }
+
+        /// The file's text as `save` writes it.
+        fn to_json(&self) -> String {
+            let file = File1 {
+                version: FORMAT_VERSION,
+                hosts: self.hosts.clone(),
+            };
+            let mut text = serde_json::to_string_pretty(&file).unwrap();
+            text.push('\n');
+            text
+        }
+    }
 
     /// A healthy host: rating 5, OK, two passed checks, the `eol` check passed, fingerprint `f1`.
     fn healthy(host: &str) -> ScanResult {
