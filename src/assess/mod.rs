@@ -433,7 +433,7 @@ pub fn failed(
 /// worsens a verdict), then the baseline (which never excuses an unmet policy).
 fn finish(mut result: ScanResult, rules: &Rules) -> ScanResult {
     if let Some(policy) = rules.policy {
-        apply_policy(&mut result, policy);
+        policy.judge(&mut result);
     }
     if let Some(baseline) = rules.baseline {
         baseline.judge(&mut result, rules.warn_on_new);
@@ -443,23 +443,6 @@ fn finish(mut result: ScanResult, rules: &Rules) -> ScanResult {
 
 fn track_name(track: Option<Track>) -> &'static str {
     track.map(Track::as_str).unwrap_or("unknown track")
-}
-
-/// Applies the policy to a host's result: the verdict goes in the `policy` member, and an
-/// unmet requirement makes the state CRITICAL (a policy only ever worsens a verdict; waivers
-/// never excuse a requirement). A failed scan stays UNKNOWN: nothing could be judged.
-fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
-    let verdict = policy.evaluate(result);
-    if !verdict.met && result.error.is_none() {
-        let mut causes = vec![report::Cause::new(
-            format!("policy requirement(s) unmet: {}", verdict.unmet.join("; ")),
-            format!("{} policy requirement(s) unmet", verdict.unmet.len()),
-        )];
-        causes.extend(result.take_causes());
-        result.set_causes(causes);
-        result.state = report::State::Critical;
-    }
-    result.policy = Some(verdict);
 }
 
 /// The conditions of this scan (`conditions`): what a later run compares to tell a change of
