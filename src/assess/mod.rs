@@ -356,14 +356,14 @@ pub fn assess(input: Input) -> ScanResult {
         recommended: recommended.as_ref(),
         findings: &findings,
     });
-    let result = ScanResult {
+    let mut result = ScanResult {
         host,
         url: Some(m.endpoint.base_url()),
         scanned_at: now.stamp(),
         duration_seconds,
         state,
-        message: join_causes(&causes),
-        causes,
+        message: String::new(),
+        causes: Vec::new(),
         rating: Some(final_rating),
         grade: report::grade(Some(final_rating)).into(),
         error: None,
@@ -403,6 +403,7 @@ pub fn assess(input: Input) -> ScanResult {
         conditions: Some(scan_conditions),
         submitter_waivers: None,
     };
+    result.set_causes(causes);
     finish(result, rules)
 }
 
@@ -501,7 +502,7 @@ fn conditions(
     }
 }
 
-pub fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
+fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
     KnowledgeInfo {
         advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
         schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
@@ -649,15 +650,6 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
             _ => None,
         },
     }
-}
-
-/// `message`: the causes' texts joined.
-fn join_causes(causes: &[report::Cause]) -> String {
-    causes
-        .iter()
-        .map(|c| c.text.as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// What is known of newer releases: the update check's answer, and, where it established
