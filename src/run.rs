@@ -106,24 +106,22 @@ where
             exit_code: worst.exit_code(),
         };
     }
-    // Read before scanning: a corrupt baseline is an operator problem, found before any traffic.
-    let previous = match &settings.baseline {
-        Some(path) => match Baseline::load(path) {
-            Ok(b) => b,
-            Err(e) => return unknown(&e),
-        },
-        None => None,
+    // Read once before scanning: a corrupt baseline is an operator problem, found before any
+    // traffic. Every host is compared with it in its assessment; it is saved once after.
+    let previous = match settings.baseline.as_deref().map(Baseline::load).transpose() {
+        Ok(b) => b,
+        Err(e) => return unknown(&e),
     };
+    let scanner = scanner.with_baseline(previous.as_ref());
     let mut results = match scanner.scan_all(&settings.targets) {
         Ok(r) => r,
         Err(e) => return unknown(&e),
     };
     clear_progress();
-    if let Some(path) = &settings.baseline {
-        Baseline::apply(previous.as_ref(), &mut results, settings.warn_on_new);
-        if let Err(e) = Baseline::save(path, previous.as_ref(), &results) {
-            return unknown(&e);
-        }
+    if let (Some(path), Some(previous)) = (&settings.baseline, &previous)
+        && let Err(e) = previous.save(path, &results)
+    {
+        return unknown(&e);
     }
     if let Some(webhook) = &settings.webhook {
         // The metrics formats report a failed scan as a metric value (`scrape_success 0`),

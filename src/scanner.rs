@@ -1,10 +1,11 @@
 //! The one scan pipeline every face of the scanner uses: the plugin (`run`), the scan service
 //! and the exporter. A `Scanner` holds what does not depend on the target (its `Config`, the
 //! assessment's rules, trust roots, the proxy, the feed cache, per-family knowledge, one
-//! release-feed answer) and a time budget; `scan` takes one target from the wire to its result
-//! document, policy applied. The faces build it from their settings
+//! release-feed answer) and a time budget; `scan` takes one target from the wire to its
+//! finished result document (`assess`). The faces build it from their settings
 //! (`Settings::scanner`); nothing here reads the settings.
 
+use crate::assess::baseline::Baseline;
 use crate::assess::{self, Identified, Rules, UpdateInputs};
 use crate::budget::{Attempt, Budget, GaveUp};
 use crate::clock::Now;
@@ -181,6 +182,12 @@ impl<'a> Scanner<'a> {
         self
     }
 
+    /// A scanner whose scans are compared with `baseline` (`--baseline`, loaded by the run).
+    pub fn with_baseline(mut self, baseline: Option<&'a Baseline>) -> Scanner<'a> {
+        self.rules.baseline = baseline;
+        self
+    }
+
     /// The time budget the scans of this scanner share.
     pub fn budget(&self) -> &Budget {
         &self.budget
@@ -237,9 +244,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans one target once and assesses what it measured under each of `views`, in order:
-    /// the assessment's rules (waivers, thresholds, policy, release track). The public API judges a submission with and without
-    /// its submitter's waivers this way: both grades rest on the same measurements, and the
-    /// instance is scanned once.
+    /// the assessment's rules (waivers, thresholds, policy, release track). The public API
+    /// judges a submission with and without its submitter's waivers this way: both grades rest
+    /// on the same measurements, and the instance is scanned once.
     pub fn scan_under(&self, target: &Target, views: &[Rules]) -> Result<Vec<ScanResult>, String> {
         if let Some(pins) = &self.pins
             && !pins.covers(&target.host_str())
@@ -250,17 +257,6 @@ impl<'a> Scanner<'a> {
                 pins.name()
             ));
         }
-        let mut results = self.scan_unjudged(target, views)?;
-        for (result, view) in results.iter_mut().zip(views) {
-            if let Some(policy) = view.policy {
-                assess::apply_policy(result, policy);
-            }
-        }
-        Ok(results)
-    }
-
-    /// The scan, assessed under each view, without the operator's policy.
-    fn scan_unjudged(&self, target: &Target, views: &[Rules]) -> Result<Vec<ScanResult>, String> {
         let started = Instant::now();
         let dest = destination(target, self.config.target_port);
         let attempts = self.config.retries + 1;
@@ -283,9 +279,20 @@ impl<'a> Scanner<'a> {
                     }
                 });
         let failed = |message: String, attempts: u32| {
+            let host = target.display_name();
+            let seconds = started.elapsed().as_secs_f64();
             views
                 .iter()
-                .map(|view| self.failed(view, target, message.clone(), attempts, started))
+                .map(|v| {
+                    assess::failed(
+                        v,
+                        host.clone(),
+                        message.clone(),
+                        attempts,
+                        self.now,
+                        seconds,
+                    )
+                })
                 .collect()
         };
         match measured {
@@ -403,7 +410,10 @@ impl<'a> Scanner<'a> {
         let host = target.display_name();
         let product = match identify(m) {
             Ok(p) => p,
-            Err(message) => return Ok(self.failed(view, target, message, 1, started)),
+            Err(message) => {
+                let seconds = started.elapsed().as_secs_f64();
+                return Ok(assess::failed(view, host, message, 1, self.now, seconds));
+            }
         };
         let family = product.family;
         let slot = ProductFamily::ALL
@@ -518,27 +528,6 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-    }
-
-    /// The result of a scan that produced no assessment: UNKNOWN, rating unknown.
-    fn failed(
-        &self,
-        view: &Rules,
-        target: &Target,
-        message: String,
-        attempts: u32,
-        started: Instant,
-    ) -> ScanResult {
-        ScanResult::failed(
-            target.display_name(),
-            message,
-            attempts,
-            self.now.stamp(),
-            started.elapsed().as_secs_f64(),
-            view.check_hardening,
-            view.warning,
-            view.critical,
-        )
     }
 }
 

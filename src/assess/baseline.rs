@@ -109,16 +109,17 @@ struct FileView<'a> {
 }
 
 impl Baseline {
-    /// `Ok(None)` when the file does not exist yet; an unreadable, corrupt, oversized or
-    /// foreign file is an error naming the file and the fix, never a silent reset. Anything
-    /// but a regular file is refused unread (`crate::files`).
-    pub fn load(path: &Path) -> Result<Option<Baseline>, String> {
+    /// An empty baseline when the file does not exist yet (every host is recorded on this
+    /// run); an unreadable, corrupt, oversized or foreign file is an error naming the file and
+    /// the fix, never a silent reset. Anything but a regular file is refused unread
+    /// (`crate::files`).
+    pub fn load(path: &Path) -> Result<Baseline, String> {
         let bytes = match files::read(path, Kind::Baseline) {
             Ok(bytes) => bytes,
-            Err(refusal) if refusal.is_missing() => return Ok(None),
+            Err(refusal) if refusal.is_missing() => return Ok(Baseline::default()),
             Err(refusal) => return Err(refusal.line(&path.display().to_string())),
         };
-        Baseline::parse(&bytes).map(Some).map_err(|what| {
+        Baseline::parse(&bytes).map_err(|what| {
             format!(
                 "baseline file {} {}; delete it to record a new baseline",
                 path.display(),
@@ -169,25 +170,9 @@ impl Baseline {
         Ok(Baseline { hosts: file.hosts })
     }
 
-    /// The file's text.
-    pub fn to_json(&self) -> String {
-        let file = File1 {
-            version: FORMAT_VERSION,
-            hosts: self.hosts.clone(),
-        };
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        text.push('\n');
-        text
-    }
-
     /// The entry of one host (`result.host`).
     pub fn host(&self, host: &str) -> Option<&HostEntry> {
         self.hosts.get(host)
-    }
-
-    /// The hosts the baseline knows, sorted.
-    pub fn hosts(&self) -> impl Iterator<Item = &str> {
-        self.hosts.keys().map(String::as_str)
     }
 
     /// Compares one result with its host's entry (`None`: the host is recorded on this run).
@@ -237,9 +222,10 @@ impl Baseline {
         }
     }
 
-    /// Compares each result with the baseline, sets `result.baseline`, and applies the verdict
-    /// rules of baselines. Failed scans are left alone. Only `state` and `message` change:
-    /// rating, performance data and findings stay as assessed.
+    /// Compares one host's result with its entry, sets `result.baseline`, and applies the
+    /// verdict rules of baselines (the last step of the assessment, after the policy). A failed
+    /// scan is left alone. Only `state` and `message` change: rating, performance data and
+    /// findings stay as assessed.
     ///
     /// - With `warn_on_new`, a WARNING or CRITICAL with nothing new or worse reports OK (the
     ///   message keeps the normal verdict); a new failed finding or a lower rating keeps the
@@ -250,67 +236,60 @@ impl Baseline {
     /// - Drift of the configuration fingerprint is reported in the comparison only.
     ///
     /// A host recorded on this run has nothing to compare with and keeps its normal verdict.
-    pub fn apply(previous: Option<&Baseline>, results: &mut [ScanResult], warn_on_new: bool) {
-        for result in results.iter_mut().filter(|r| r.error.is_none()) {
-            let entry = previous.and_then(|b| b.host(&result.host));
-            let comparison = Baseline::compare(entry, result);
-            if let Some(entry) = entry {
-                if warn_on_new
-                    && matches!(result.state, State::Warning | State::Critical)
-                    && comparison.new_findings.is_empty()
-                    && !comparison.worse_rating
-                    && !end_of_life(result)
-                    && !policy_unmet(result)
-                {
-                    let since = format!(
-                        "nothing new or worse since the baseline of {}",
-                        date_of(&entry.recorded_at)
-                    );
-                    let text = format!(
-                        "{since} (normally {}: {})",
-                        result.state.label(),
-                        result.message
-                    );
-                    result.set_causes(vec![crate::report::Cause::new(text, since)]);
-                    result.state = State::Ok;
-                }
-                if !comparison.inconclusive_now.is_empty() {
-                    let count = comparison.inconclusive_now.len();
-                    let mut causes = result.take_causes();
-                    causes.push(crate::report::Cause::new(
-                        format!(
-                            "{count} check(s) concluded before are inconclusive now: {}",
-                            comparison.inconclusive_now.join(", ")
-                        ),
-                        format!("{count} check(s) inconclusive now"),
-                    ));
-                    result.set_causes(causes);
-                    if result.state == State::Ok {
-                        result.state = State::Warning;
-                    }
+    pub fn judge(&self, result: &mut ScanResult, warn_on_new: bool) {
+        if result.error.is_some() {
+            return;
+        }
+        let entry = self.host(&result.host);
+        let comparison = Baseline::compare(entry, result);
+        if let Some(entry) = entry {
+            if warn_on_new
+                && matches!(result.state, State::Warning | State::Critical)
+                && comparison.new_findings.is_empty()
+                && !comparison.worse_rating
+                && !end_of_life(result)
+                && !policy_unmet(result)
+            {
+                let since = format!(
+                    "nothing new or worse since the baseline of {}",
+                    date_of(&entry.recorded_at)
+                );
+                let text = format!(
+                    "{since} (normally {}: {})",
+                    result.state.label(),
+                    result.message
+                );
+                result.set_causes(vec![crate::report::Cause::new(text, since)]);
+                result.state = State::Ok;
+            }
+            if !comparison.inconclusive_now.is_empty() {
+                let count = comparison.inconclusive_now.len();
+                let mut causes = result.take_causes();
+                causes.push(crate::report::Cause::new(
+                    format!(
+                        "{count} check(s) concluded before are inconclusive now: {}",
+                        comparison.inconclusive_now.join(", ")
+                    ),
+                    format!("{count} check(s) inconclusive now"),
+                ));
+                result.set_causes(causes);
+                if result.state == State::Ok {
+                    result.state = State::Warning;
                 }
             }
-            result.baseline = Some(comparison);
         }
+        result.baseline = Some(comparison);
     }
 
-    /// The baseline after this run: hosts not scanned, and hosts whose scan failed, keep their
-    /// entry; a host scanned for the first time is recorded; a known host's entry tightens
-    /// (see the module documentation).
-    pub fn updated(previous: Option<&Baseline>, results: &[ScanResult]) -> Baseline {
-        let mut next = previous.cloned().unwrap_or_default();
-        next.hosts.extend(Baseline::changes(previous, results));
-        next
-    }
-
-    /// The entries this run changes: hosts recorded for the first time and known hosts whose
-    /// entry tightens. A host listed twice tightens the entry of its first scan.
-    fn changes(previous: Option<&Baseline>, results: &[ScanResult]) -> BTreeMap<String, HostEntry> {
+    /// The entries this run changes (see the module documentation): hosts recorded for the
+    /// first time and known hosts whose entry tightens; hosts not scanned, and hosts whose scan
+    /// failed, keep theirs. A host listed twice tightens the entry of its first scan.
+    fn changes(&self, results: &[ScanResult]) -> BTreeMap<String, HostEntry> {
         let mut changed: BTreeMap<String, HostEntry> = BTreeMap::new();
         for result in results.iter().filter(|r| r.error.is_none()) {
             let before = changed
                 .get(&result.host)
-                .or_else(|| previous.and_then(|p| p.hosts.get(&result.host)));
+                .or_else(|| self.hosts.get(&result.host));
             let entry = match before {
                 Some(entry) => tightened(entry, result),
                 None => recorded(result),
@@ -328,18 +307,13 @@ impl Baseline {
     /// when nothing changed, or when there is nothing to record yet. The file is written
     /// from the previous entries and the changed ones as they are: no second copy of the
     /// baseline and no text of the whole file is held in memory.
-    pub fn save(
-        path: &Path,
-        previous: Option<&Baseline>,
-        results: &[ScanResult],
-    ) -> Result<(), String> {
-        let changed = Baseline::changes(previous, results);
+    pub fn save(&self, path: &Path, results: &[ScanResult]) -> Result<(), String> {
+        let changed = self.changes(results);
         if changed.is_empty() {
             return Ok(());
         }
-        let mut hosts: BTreeMap<&str, &HostEntry> = previous
-            .map(|p| p.hosts.iter().map(|(h, e)| (h.as_str(), e)).collect())
-            .unwrap_or_default();
+        let mut hosts: BTreeMap<&str, &HostEntry> =
+            self.hosts.iter().map(|(h, e)| (h.as_str(), e)).collect();
         hosts.extend(changed.iter().map(|(h, e)| (h.as_str(), e)));
         let view = FileView {
             version: FORMAT_VERSION,
@@ -760,6 +734,31 @@ mod tests {
     use std::fs;
     use std::path::PathBuf;
 
+    impl Baseline {
+        /// The baseline `save` writes after a run of `results`.
+        pub(crate) fn updated(&self, results: &[ScanResult]) -> Baseline {
+            let mut next = self.clone();
+            next.hosts.extend(self.changes(results));
+            next
+        }
+
+        /// The hosts the baseline knows, sorted.
+        fn hosts(&self) -> impl Iterator<Item = &str> {
+            self.hosts.keys().map(String::as_str)
+        }
+
+        /// The file's text as `save` writes it.
+        fn to_json(&self) -> String {
+            let file = File1 {
+                version: FORMAT_VERSION,
+                hosts: self.hosts.clone(),
+            };
+            let mut text = serde_json::to_string_pretty(&file).unwrap();
+            text.push('\n');
+            text
+        }
+    }
+
     /// A healthy host: rating 5, OK, two passed checks, the `eol` check passed, fingerprint `f1`.
     fn healthy(host: &str) -> ScanResult {
         let mut r = scanned(host, "8.1.0", Some(200));
@@ -805,13 +804,12 @@ mod tests {
         r
     }
 
-    /// Runs `apply` with `previous` recorded from `before`, returns the result of `now`.
-    fn compared(before: ScanResult, now: ScanResult, warn_on_new: bool) -> ScanResult {
-        let previous = Baseline::updated(None, &[before]);
-        let mut results = [now];
-        Baseline::apply(Some(&previous), &mut results, warn_on_new);
-        let [result] = results;
-        result
+    /// Judges `now` with a baseline recorded from `before`.
+    fn compared(before: ScanResult, mut now: ScanResult, warn_on_new: bool) -> ScanResult {
+        Baseline::default()
+            .updated(&[before])
+            .judge(&mut now, warn_on_new);
+        now
     }
 
     /// A scratch directory, removed when the test ends.
@@ -848,7 +846,9 @@ mod tests {
     #[test]
     fn the_first_run_records_and_keeps_the_normal_verdict() {
         let mut results = [exposed("a.example"), failed("down.example")];
-        Baseline::apply(None, &mut results, true);
+        results
+            .iter_mut()
+            .for_each(|r| Baseline::default().judge(r, true));
         let comparison = results[0].baseline.clone().unwrap();
         assert!(comparison.recorded);
         assert_eq!(
@@ -871,7 +871,7 @@ mod tests {
         assert_eq!(results[1].baseline, None);
         assert_eq!(results[1].state, State::Unknown);
 
-        let baseline = Baseline::updated(None, &results);
+        let baseline = Baseline::default().updated(&results);
         assert_eq!(baseline.hosts().collect::<Vec<_>>(), ["a.example"]);
         let entry = baseline.host("a.example").unwrap();
         assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
@@ -894,9 +894,9 @@ mod tests {
 
     #[test]
     fn a_host_missing_from_the_file_is_recorded_on_this_run() {
-        let previous = Baseline::updated(None, &[healthy("a.example")]);
+        let previous = Baseline::default().updated(&[healthy("a.example")]);
         let mut results = [healthy("a.example"), healthy("b.example")];
-        Baseline::apply(Some(&previous), &mut results, false);
+        results.iter_mut().for_each(|r| previous.judge(r, false));
         assert!(!results[0].baseline.as_ref().unwrap().recorded);
         assert!(results[1].baseline.as_ref().unwrap().recorded);
     }
@@ -1142,14 +1142,14 @@ mod tests {
     #[test]
     fn the_entry_tightens_and_never_absorbs_new_failures() {
         let before = with_cors_failed(exposed("a.example"));
-        let mut baseline = Baseline::updated(None, &[before]);
+        let mut baseline = Baseline::default().updated(&[before]);
         // Run 2: CORS fixed, a listing appears, the rating improves, the fingerprint drifts.
         let mut now = exposed("a.example");
         set(&mut now, "directoryListing", Status::Failed);
         now.rating = Some(4);
         now.scanned_at = "2026-11-23T03:00:00Z".into();
         now.configuration_fingerprint = Some(fingerprint("f2"));
-        baseline = Baseline::updated(Some(&baseline), &[now.clone()]);
+        baseline = baseline.updated(&[now.clone()]);
         let entry = baseline.host("a.example").unwrap();
         assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
         assert_eq!(entry.rating, Some(4));
@@ -1163,7 +1163,7 @@ mod tests {
         let mut run3 = with_cors_failed(now);
         run3.rating = Some(3);
         let mut results = [run3];
-        Baseline::apply(Some(&baseline), &mut results, true);
+        results.iter_mut().for_each(|r| baseline.judge(r, true));
         assert_eq!(
             results[0].baseline.as_ref().unwrap().new_findings,
             ["corsOriginRestricted", "directoryListing"]
@@ -1175,10 +1175,10 @@ mod tests {
 
     #[test]
     fn failed_and_unscanned_hosts_keep_their_entries() {
-        let previous = Baseline::updated(None, &[exposed("a.example"), healthy("b.example")]);
-        let next = Baseline::updated(Some(&previous), &[failed("a.example")]);
+        let previous = Baseline::default().updated(&[exposed("a.example"), healthy("b.example")]);
+        let next = previous.updated(&[failed("a.example")]);
         assert_eq!(next, previous);
-        let next = Baseline::updated(Some(&previous), &[healthy("c.example")]);
+        let next = previous.updated(&[healthy("c.example")]);
         assert_eq!(
             next.hosts().collect::<Vec<_>>(),
             ["a.example", "b.example", "c.example"]
@@ -1200,9 +1200,11 @@ mod tests {
     fn save_then_load_round_trips_and_keeps_other_hosts() {
         let dir = scratch("round-trip");
         let path = dir.join("baseline.json");
-        assert_eq!(Baseline::load(&path), Ok(None));
-        Baseline::save(&path, None, &[exposed("a.example"), failed("b.example")]).unwrap();
-        let loaded = Baseline::load(&path).unwrap().unwrap();
+        assert_eq!(Baseline::load(&path), Ok(Baseline::default()));
+        Baseline::default()
+            .save(&path, &[exposed("a.example"), failed("b.example")])
+            .unwrap();
+        let loaded = Baseline::load(&path).unwrap();
         assert_eq!(loaded.hosts().collect::<Vec<_>>(), ["a.example"]);
         let text = fs::read_to_string(&path).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1219,15 +1221,15 @@ mod tests {
             })
         );
         // Another host (another service check sharing the file) is added beside it.
-        Baseline::save(&path, Some(&loaded), &[healthy("c.example")]).unwrap();
-        let both = Baseline::load(&path).unwrap().unwrap();
+        loaded.save(&path, &[healthy("c.example")]).unwrap();
+        let both = Baseline::load(&path).unwrap();
         assert_eq!(both.hosts().collect::<Vec<_>>(), ["a.example", "c.example"]);
         assert_eq!(both.host("a.example"), loaded.host("a.example"));
         assert!(temp_files(&dir).is_empty());
         // Written from the entries as they are, the text is that of the whole baseline.
         assert_eq!(
             fs::read_to_string(&path).unwrap(),
-            Baseline::updated(Some(&loaded), &[healthy("c.example")]).to_json()
+            loaded.updated(&[healthy("c.example")]).to_json()
         );
     }
 
@@ -1277,7 +1279,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let loaded = Baseline::load(&path).unwrap().unwrap();
+        let loaded = Baseline::load(&path).unwrap();
         assert_eq!(loaded.host("a").unwrap().failed.len(), MAX_IDS);
         // The counts start afresh for every file.
         assert!(Baseline::load(&path).is_ok());
@@ -1317,7 +1319,9 @@ mod tests {
     fn nothing_is_written_without_anything_to_record() {
         let dir = scratch("nothing");
         let path = dir.join("baseline.json");
-        Baseline::save(&path, None, &[failed("a.example")]).unwrap();
+        Baseline::default()
+            .save(&path, &[failed("a.example")])
+            .unwrap();
         assert!(!path.exists());
     }
 
@@ -1400,7 +1404,9 @@ mod tests {
     fn a_failed_write_leaves_the_old_file_and_no_temporary_file() {
         let dir = scratch("failed-write");
         let path = dir.join("baseline.json");
-        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        Baseline::default()
+            .save(&path, &[exposed("a.example")])
+            .unwrap();
         let old = fs::read_to_string(&path).unwrap();
         // The writer dies half-way, as a killed run would.
         let error = write_atomically(&path, |file| {
@@ -1420,13 +1426,15 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = scratch("read-only");
         let path = dir.join("baseline.json");
-        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        Baseline::default()
+            .save(&path, &[exposed("a.example")])
+            .unwrap();
         let old = fs::read_to_string(&path).unwrap();
         let previous = Baseline::load(&path).unwrap();
         fs::set_permissions(&*dir, fs::Permissions::from_mode(0o555)).unwrap();
         // Root writes anyway: then there is no failure to observe.
         let writable = File::create(dir.join("probe")).is_ok();
-        let result = Baseline::save(&path, previous.as_ref(), &[healthy("b.example")]);
+        let result = previous.save(&path, &[healthy("b.example")]);
         fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).unwrap();
         let _ = fs::remove_file(dir.join("probe"));
         if !writable {
@@ -1447,15 +1455,17 @@ mod tests {
     fn save_replaces_the_file_and_keeps_its_permissions() {
         let dir = scratch("replace");
         let path = dir.join("baseline.json");
-        Baseline::save(&path, None, &[exposed("a.example")]).unwrap();
+        Baseline::default()
+            .save(&path, &[exposed("a.example")])
+            .unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         }
         let previous = Baseline::load(&path).unwrap();
-        Baseline::save(&path, previous.as_ref(), &[healthy("b.example")]).unwrap();
-        let loaded = Baseline::load(&path).unwrap().unwrap();
+        previous.save(&path, &[healthy("b.example")]).unwrap();
+        let loaded = Baseline::load(&path).unwrap();
         assert_eq!(
             loaded.hosts().collect::<Vec<_>>(),
             ["a.example", "b.example"]
@@ -1475,17 +1485,19 @@ mod tests {
         let dir = scratch("symlink");
         let real = dir.join("real.json");
         let link = dir.join("link.json");
-        Baseline::save(&real, None, &[exposed("a.example")]).unwrap();
+        Baseline::default()
+            .save(&real, &[exposed("a.example")])
+            .unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let previous = Baseline::load(&link).unwrap();
-        Baseline::save(&link, previous.as_ref(), &[healthy("b.example")]).unwrap();
+        previous.save(&link, &[healthy("b.example")]).unwrap();
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
                 .file_type()
                 .is_symlink()
         );
-        let loaded = Baseline::load(&real).unwrap().unwrap();
+        let loaded = Baseline::load(&real).unwrap();
         assert_eq!(loaded.hosts().count(), 2);
     }
 
@@ -1564,7 +1576,7 @@ mod tests {
         waived.ignored = true;
         before.findings.retain(|f| f.id != "corsOriginRestricted");
         before.findings.push(waived);
-        let mut previous = Baseline::updated(None, &[before]);
+        let mut previous = Baseline::default().updated(&[before]);
         // A baseline recorded by an older scanner, which never decided dnssec.
         let entry = previous.hosts.get_mut("a.example").unwrap();
         entry.conditions.as_mut().unwrap().scanner_version = "0.0.9".into();
@@ -1578,7 +1590,7 @@ mod tests {
             .push(finding_for("dnssec", Status::Failed, "not signed").unwrap());
         now.configuration_fingerprint = Some(fingerprint("f2"));
         let mut results = [now];
-        Baseline::apply(Some(&previous), &mut results, false);
+        results.iter_mut().for_each(|r| previous.judge(r, false));
         let mut got = causes(&results[0]);
         got.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
@@ -1612,20 +1624,17 @@ mod tests {
             "vulnerability:GHSA-new",
         );
         let mut results = [now];
-        Baseline::apply(Some(&previous), &mut results, false);
+        results.iter_mut().for_each(|r| previous.judge(r, false));
         let c = results[0].baseline.as_ref().unwrap();
         assert_eq!(c.changes.len(), 1);
         assert_eq!(c.changes[0].cause, Cause::Unknown);
         assert!(c.changes[0].detail.contains("record a new one"));
         assert_eq!(c.recorded_on.as_deref(), Some("2026-11-01"));
         // Recorded conditions survive a round trip through the file.
-        let recorded = Baseline::updated(
-            None,
-            &[with_conditions(
-                healthy("b.example"),
-                &["bundled", "x.json"],
-            )],
-        );
+        let recorded = Baseline::default().updated(&[with_conditions(
+            healthy("b.example"),
+            &["bundled", "x.json"],
+        )]);
         let again = Baseline::parse(recorded.to_json().as_bytes()).unwrap();
         let kept = again
             .host("b.example")

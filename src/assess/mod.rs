@@ -1,5 +1,6 @@
-//! The assessment: from measurements, version knowledge, settings and the clock to the result
-//! document. Pure: no I/O, the clock is an input.
+//! The assessment: from measurements, version knowledge, the operator's rules and the clock to
+//! the finished result document: rated, the verdict decided, the policy applied and the
+//! baseline compared. No face changes a document after it. Pure: no I/O, the clock is an input.
 
 pub mod baseline;
 pub mod fingerprint;
@@ -48,7 +49,7 @@ pub struct UpdateInputs {
 }
 
 /// The operator's rules the assessment follows (`Settings::assess_rules`): thresholds, the
-/// release track, what counts, the update source, the policy and the waivers.
+/// release track, what counts, the update source, the policy, the waivers and the baseline.
 #[derive(Clone, Debug)]
 pub struct Rules<'a> {
     pub warning: u8,
@@ -65,6 +66,9 @@ pub struct Rules<'a> {
     pub tls_min_days: i64,
     pub policy: Option<&'a policy::Policy>,
     pub waivers: &'a [waivers::Waiver],
+    /// `--baseline`: the file as the run loaded it before its scans (the run saves it after).
+    pub baseline: Option<&'a baseline::Baseline>,
+    pub warn_on_new: bool,
 }
 
 pub struct Input<'a> {
@@ -78,7 +82,7 @@ pub struct Input<'a> {
     pub duration_seconds: f64,
 }
 
-/// Builds the result document of one successfully measured host.
+/// The finished result document of one successfully measured host.
 pub fn assess(input: Input) -> ScanResult {
     let Input {
         host,
@@ -352,14 +356,14 @@ pub fn assess(input: Input) -> ScanResult {
         recommended: recommended.as_ref(),
         findings: &findings,
     });
-    ScanResult {
+    let mut result = ScanResult {
         host,
         url: Some(m.endpoint.base_url()),
         scanned_at: now.stamp(),
         duration_seconds,
         state,
-        message: join_causes(&causes),
-        causes,
+        message: String::new(),
+        causes: Vec::new(),
         rating: Some(final_rating),
         grade: report::grade(Some(final_rating)).into(),
         error: None,
@@ -398,28 +402,48 @@ pub fn assess(input: Input) -> ScanResult {
         knowledge: knowledge_info(knowledge),
         conditions: Some(scan_conditions),
         submitter_waivers: None,
+    };
+    result.set_causes(causes);
+    finish(result, rules)
+}
+
+/// The finished result document of a host that could not be measured or recognised: UNKNOWN,
+/// rating unknown, `message` saying why.
+pub fn failed(
+    rules: &Rules,
+    host: String,
+    message: String,
+    attempts: u32,
+    now: Now,
+    duration_seconds: f64,
+) -> ScanResult {
+    let result = ScanResult::failed(
+        host,
+        message,
+        attempts,
+        now.stamp(),
+        duration_seconds,
+        rules.check_hardening,
+        rules.warning,
+        rules.critical,
+    );
+    finish(result, rules)
+}
+
+/// The rules that judge the assessed document last, in this order: the policy (which only
+/// worsens a verdict), then the baseline (which never excuses an unmet policy).
+fn finish(mut result: ScanResult, rules: &Rules) -> ScanResult {
+    if let Some(policy) = rules.policy {
+        policy.judge(&mut result);
     }
+    if let Some(baseline) = rules.baseline {
+        baseline.judge(&mut result, rules.warn_on_new);
+    }
+    result
 }
 
 fn track_name(track: Option<Track>) -> &'static str {
     track.map(Track::as_str).unwrap_or("unknown track")
-}
-
-/// Applies the policy to a host's result: the verdict goes in the `policy` member, and an
-/// unmet requirement makes the state CRITICAL (a policy only ever worsens a verdict; waivers
-/// never excuse a requirement). A failed scan stays UNKNOWN: nothing could be judged.
-pub fn apply_policy(result: &mut ScanResult, policy: &policy::Policy) {
-    let verdict = policy.evaluate(result);
-    if !verdict.met && result.error.is_none() {
-        let mut causes = vec![report::Cause::new(
-            format!("policy requirement(s) unmet: {}", verdict.unmet.join("; ")),
-            format!("{} policy requirement(s) unmet", verdict.unmet.len()),
-        )];
-        causes.extend(result.take_causes());
-        result.set_causes(causes);
-        result.state = report::State::Critical;
-    }
-    result.policy = Some(verdict);
 }
 
 /// The conditions of this scan (`conditions`): what a later run compares to tell a change of
@@ -478,7 +502,7 @@ fn conditions(
     }
 }
 
-pub fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
+fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
     KnowledgeInfo {
         advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
         schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
@@ -626,15 +650,6 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
             _ => None,
         },
     }
-}
-
-/// `message`: the causes' texts joined.
-fn join_causes(causes: &[report::Cause]) -> String {
-    causes
-        .iter()
-        .map(|c| c.text.as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// What is known of newer releases: the update check's answer, and, where it established
@@ -1050,6 +1065,56 @@ mod tests {
                 nginx[0].text
             );
         }
+    }
+
+    /// The policy and the baseline judge inside the assessment, the policy first: a baseline
+    /// that finds nothing new never excuses an unmet requirement. A failed scan gets the
+    /// policy's verdict but no comparison.
+    #[test]
+    fn the_document_leaves_with_policy_and_baseline_applied() {
+        use crate::output::metrics::testing::{failed, scanned, settings};
+        let settings = settings(&["-H", "a.example"]);
+        let warned = || {
+            let mut r = scanned("a.example", "8.1.0", None);
+            r.rating = Some(3);
+            r.state = report::State::Warning;
+            r
+        };
+        let accepted = baseline::Baseline::default().updated(&[warned()]);
+        let strict = policy::Policy::parse(r#"{"minimum_rating": 4}"#, true).unwrap();
+        let rules = |policy| Rules {
+            policy,
+            baseline: Some(&accepted),
+            warn_on_new: true,
+            ..settings.assess_rules()
+        };
+
+        let lenient = finish(warned(), &rules(None));
+        assert_eq!(
+            lenient.state,
+            report::State::Ok,
+            "nothing new since the baseline"
+        );
+        assert!(lenient.baseline.is_some() && lenient.policy.is_none());
+
+        let gated = finish(warned(), &rules(Some(&strict)));
+        assert_eq!(gated.state, report::State::Critical);
+        assert!(gated.message.starts_with("policy requirement(s) unmet"));
+        assert!(gated.baseline.is_some());
+        assert!(gated.policy.as_ref().is_some_and(|p| !p.met));
+
+        let down = failed("a.example");
+        let judged = super::failed(
+            &rules(Some(&strict)),
+            down.host.clone(),
+            down.error.clone().unwrap().message,
+            1,
+            crate::output::metrics::testing::now(),
+            0.5,
+        );
+        assert_eq!(judged.state, report::State::Unknown);
+        assert!(judged.policy.is_some() && judged.baseline.is_none());
+        assert_eq!(judged.message, down.message);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use crate::assess::waivers;
 use crate::capped::{self, Listed, Reader, Shallow};
 use crate::files::{self, Kind};
-use crate::report::{Finding, Role, ScanResult, Status, grade};
+use crate::report::{Cause, Finding, Role, ScanResult, State, Status, grade};
 use serde::de::{self, Deserialize, Deserializer, MapAccess};
 use std::path::Path;
 
@@ -90,8 +90,25 @@ impl Policy {
             })
     }
 
+    /// Applies the policy to a host's result: the verdict goes in the `policy` member, and an
+    /// unmet requirement makes the state CRITICAL (a policy only ever worsens a verdict). A
+    /// failed scan stays UNKNOWN: nothing could be judged.
+    pub fn judge(&self, result: &mut ScanResult) {
+        let verdict = self.evaluate(result);
+        if !verdict.met && result.error.is_none() {
+            let mut causes = vec![Cause::new(
+                format!("policy requirement(s) unmet: {}", verdict.unmet.join("; ")),
+                format!("{} policy requirement(s) unmet", verdict.unmet.len()),
+            )];
+            causes.extend(result.take_causes());
+            result.set_causes(causes);
+            result.state = State::Critical;
+        }
+        result.policy = Some(verdict);
+    }
+
     /// Judges one host's result. Waivers never excuse a requirement.
-    pub fn evaluate(&self, result: &ScanResult) -> PolicyVerdict {
+    fn evaluate(&self, result: &ScanResult) -> PolicyVerdict {
         let mut unmet = Vec::new();
         if let Some(minimum) = self.minimum_rating {
             let wanted = format!("the minimum {minimum} ({})", grade(Some(minimum)));

@@ -198,16 +198,7 @@ fn report_now(settings: &Settings) -> Now {
 
 /// The result of a target that has no scan result: UNKNOWN, `scrape_success 0`.
 fn without_result(settings: &Settings, host: String, why: &str, now: Now) -> ScanResult {
-    ScanResult::failed(
-        host,
-        why.to_string(),
-        0,
-        now.stamp(),
-        0.0,
-        settings.check_hardening,
-        settings.warning,
-        settings.critical,
-    )
+    crate::assess::failed(&settings.assess_rules(), host, why.to_string(), 0, now, 0.0)
 }
 
 /// The production round: the plugin's scanner, a fresh time budget, `--concurrency` workers.

@@ -799,6 +799,9 @@ impl Settings {
             tls_min_days: self.tls_min_days,
             policy: self.policy.as_ref(),
             waivers: &self.waivers,
+            // Loaded by the run that scans (`Scanner::with_baseline`), not with the settings.
+            baseline: None,
+            warn_on_new: self.warn_on_new,
         }
     }
 
