@@ -14,13 +14,14 @@
 //! another submitter of the same instance has a key of their own for their own record.
 
 use super::limits::{self, Limited};
+use super::lookups::{TargetCheck, TargetRefusal};
+use super::schema::described;
 use super::store::{ScanRecord, ScanRequest, Status, Store};
-use super::worker::Wakeup;
-use crate::report::ScanResult;
+use super::worker::{Completed, Wakeup};
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
 use crate::target::Target;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -31,20 +32,6 @@ use super::submission::{MAX_TARGET_CHARS, MAX_WAIVER_CHARS, MAX_WAIVERS};
 pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub use crate::clock::{Clock, StartedClock, SystemClock};
-
-/// Decides whether a target may be scanned at all (the address guard, `lookups`): the
-/// addresses its name resolved to (every one allowed), or why not.
-pub type TargetCheck = dyn Fn(&Target) -> Result<Vec<IpAddr>, TargetRefusal> + Send + Sync;
-
-/// Why the address guard does not let a target through.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TargetRefusal {
-    /// Not to be scanned (not public, or not resolvable in time): 400 on `target_url`, with
-    /// this message.
-    Refused(String),
-    /// Every resolver thread is busy with a name: 503, try again shortly.
-    Busy,
-}
 
 /// What the API needs besides the store.
 #[derive(Clone)]
@@ -147,7 +134,7 @@ impl ApiError {
     }
 }
 
-crate::described! {
+described! {
     /// The body of every refusal (`Error` of `/openapi.json`).
     #[derive(Serialize)]
     pub struct ErrorBody {
@@ -155,7 +142,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     #[derive(Serialize)]
     pub struct ErrorDetail {
         pub code: &'static str => json!({"description": "A stable, machine-readable code \
@@ -186,7 +173,7 @@ pub fn erase_key_keywords() -> Value {
 
 const LINKS: &str = "#/components/schemas/Links";
 
-crate::described! {
+described! {
     /// The 202 answer to a submission.
     #[derive(Serialize)]
     pub struct ScanAccepted {
@@ -223,7 +210,7 @@ pub fn pending_statuses() -> Vec<&'static str> {
         .collect()
 }
 
-crate::described! {
+described! {
     /// The poll's answer while the scan waits or runs.
     #[derive(Serialize)]
     pub struct ScanPending {
@@ -233,7 +220,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     /// The poll's answer once the scan completed.
     #[derive(Serialize)]
     pub struct ScanCompleted {
@@ -243,7 +230,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     /// The answer to an erasure.
     #[derive(Serialize)]
     pub struct Erased {
@@ -741,26 +728,6 @@ impl Api {
             Ok(false) => Err(not_found()),
             Err(e) => Err(unavailable(e)),
         }
-    }
-}
-
-/// What a worker stores for a completed scan: the result document and the SARIF rendered from
-/// the same result, read back through the result document's reader.
-#[derive(Serialize, Deserialize)]
-pub struct Completed {
-    pub document: ScanResult,
-    #[serde(default)]
-    pub sarif: Value,
-}
-
-impl Completed {
-    pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// `None` for a record without a result, or one no reader of this version can read.
-    pub fn parse(text: Option<&str>) -> Option<Completed> {
-        crate::report::read(text?.as_bytes()).ok()
     }
 }
 

@@ -3,11 +3,11 @@
 //!
 //! They are built from what the handlers validate with, not kept by hand: the paths are the
 //! described routes of `web::routes::ROUTES` (each route names its [`Operation`] here), the
-//! submission's
-//! properties are `api::FIELDS`, its enums `api::RELEASE_TRACKS` and `api::EXPORT_FORMATS`, the
-//! states the store's `Status` (every variant, through an exhaustive match), the export paths
-//! and links `api::EXPORT_FORMATS`. A new field or value changes the documents in the same edit;
-//! the unit tests below hold the documents to those constants and to `api::parse_submission`.
+//! component schemas are the typed bodies the handlers read and write (`ScanRequest`,
+//! `ScanAccepted`, ... through `web::schema`), the states the store's `Status` (every
+//! variant, through an exhaustive match), the export paths and links `api::EXPORT_FORMATS`. A
+//! new field or value changes the documents in the same edit; the unit tests below hold the
+//! documents to those types and to `api::parse_submission`.
 //!
 //! The documents are public (no authentication) and cacheable for five minutes.
 

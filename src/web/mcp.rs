@@ -20,11 +20,11 @@
 //! cooldown count against the caller's address. A refusal of the API is a tool result with
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
-use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission,
-};
+use super::api::{Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission};
+use super::schema::described;
 use super::schema::{Schema, input, member};
 use super::store::{ScanRecord, ScanRequest, Status};
+use super::worker::Completed;
 use crate::report::{ScanResult, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
@@ -563,7 +563,7 @@ fn submission_member(name: &str, description: &str) -> Value {
     schema
 }
 
-crate::described! {
+described! {
     /// `scan_instances`' arguments: the targets, each read with the rest as `scan_instance`
     /// reads its arguments (a target that is no string is refused in its place).
     #[derive(Deserialize)]
@@ -584,7 +584,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     /// The arguments of the tools that read one scan.
     #[derive(Deserialize)]
     struct ScanRef {
@@ -592,7 +592,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     #[derive(Deserialize)]
     struct ExportRequest {
         uuid: String => uuid_keywords(),
@@ -600,7 +600,7 @@ crate::described! {
     }
 }
 
-crate::described! {
+described! {
     #[derive(Deserialize)]
     struct EraseRequest {
         uuid: String => uuid_keywords(),

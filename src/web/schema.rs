@@ -1,8 +1,10 @@
 //! JSON Schemas of the typed requests and answers of the API and MCP, written once with their
-//! struct: [`described!`](crate::described) declares a struct and, per field, what the JSON
+//! struct: [`described!`] declares a struct and, per field, what the JSON
 //! Schema says beyond the field's type, and implements [`Schema`] and `FIELDS` from the same
 //! field list. `/openapi.json`, `/arazzo.json` and the MCP tools' `inputSchema` are built from
 //! these, so a field a handler reads is in the documents by construction.
+//! Use it as `use super::schema::described;` (a path through `crate::` would read as a module
+//! to `tests/it/layering.rs`).
 //!
 //! A field's name is its JSON name (no serde renames), and its schema is its type's
 //! ([`Schema`]: strings, integers, arrays, `Option` as not required) with the field's own
@@ -96,7 +98,6 @@ pub fn input<T: Schema>() -> Value {
 /// Declares a struct and its [`Schema`](crate::web::schema::Schema): each field
 /// `name: Type => keywords` (a `serde_json::Value` of what the schema says beyond the type),
 /// and `FIELDS`, the members in order.
-#[macro_export]
 macro_rules! described {
     (
         $(#[$meta:meta])*
@@ -127,6 +128,7 @@ macro_rules! described {
         }
     };
 }
+pub(crate) use described;
 
 #[cfg(test)]
 mod tests {
@@ -137,7 +139,7 @@ mod tests {
     use crate::web::store::ScanRequest;
     use serde::Serialize;
 
-    crate::described! {
+    described! {
         #[derive(Serialize, Default)]
         struct Example {
             name: String => json!({"minLength": 1}),

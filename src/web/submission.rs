@@ -2,6 +2,7 @@
 //! API validates it (`api::parse_submission`) and the store keeps it, declared with its schema
 //! (`ScanSubmission` of `/openapi.json`, `scan_instance`'s `inputSchema`).
 
+use super::schema::described;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -13,7 +14,7 @@ pub const MAX_TARGET_CHARS: usize = 2048;
 pub const MAX_WAIVERS: usize = 50;
 pub const MAX_WAIVER_CHARS: usize = 200;
 
-crate::described! {
+described! {
     /// What the submitter asked for, as validated by the API.
     #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub struct ScanRequest {
