@@ -14,44 +14,24 @@
 //! another submitter of the same instance has a key of their own for their own record.
 
 use super::limits::{self, Limited};
+use super::lookups::{TargetCheck, TargetRefusal};
+use super::schema::described;
 use super::store::{ScanRecord, ScanRequest, Status, Store};
-use super::worker::Wakeup;
-use crate::report::ScanResult;
+use super::worker::{Completed, Wakeup};
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
 use crate::target::Target;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::net::IpAddr;
 use std::sync::Arc;
 
-/// The fields a submission may carry; any other is refused.
-pub const FIELDS: [&str; 4] = ["target_url", "waive", "release_track", "format"];
-pub const RELEASE_TRACKS: [&str; 4] = ["auto", "rolling", "production", "lts"];
-pub const EXPORT_FORMATS: [&str; 4] = ["json", "csv", "sarif", "pdf"];
+pub use super::submission::{EXPORT_FORMATS, RELEASE_TRACKS};
+use super::submission::{MAX_TARGET_CHARS, MAX_WAIVER_CHARS, MAX_WAIVERS};
 /// How long `/healthz` waits for the store (or `--store-timeout`, if shorter).
 pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
-/// A target longer than this is no instance address.
-const MAX_TARGET_CHARS: usize = 2048;
-/// Waiver patterns per submission, and the length of one.
-const MAX_WAIVERS: usize = 50;
-const MAX_WAIVER_CHARS: usize = 200;
 
 pub use crate::clock::{Clock, StartedClock, SystemClock};
-
-/// Decides whether a target may be scanned at all (the address guard, `lookups`): the
-/// addresses its name resolved to (every one allowed), or why not.
-pub type TargetCheck = dyn Fn(&Target) -> Result<Vec<IpAddr>, TargetRefusal> + Send + Sync;
-
-/// Why the address guard does not let a target through.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TargetRefusal {
-    /// Not to be scanned (not public, or not resolvable in time): 400 on `target_url`, with
-    /// this message.
-    Refused(String),
-    /// Every resolver thread is busy with a name: 503, try again shortly.
-    Busy,
-}
 
 /// What the API needs besides the store.
 #[derive(Clone)]
@@ -143,11 +123,121 @@ impl ApiError {
     }
 
     pub fn response(&self) -> Response {
-        let mut error = json!({"code": self.code, "message": self.message});
-        if let Some(field) = self.field {
-            error["field"] = json!(field);
-        }
-        Response::json(self.status, &json!({ "error": error }))
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message.clone(),
+                field: self.field,
+            },
+        };
+        Response::json(self.status, &json!(body))
+    }
+}
+
+described! {
+    /// The body of every refusal (`Error` of `/openapi.json`).
+    #[derive(Serialize)]
+    pub struct ErrorBody {
+        pub error: ErrorDetail => json!({}),
+    }
+}
+
+described! {
+    #[derive(Serialize)]
+    pub struct ErrorDetail {
+        pub code: &'static str => json!({"description": "A stable, machine-readable code \
+            (invalid_field, unknown_field, target_refused, not_found, rate_limited, \
+            target_cooldown, ...)."}),
+        pub message: String => json!({"description": "What went wrong, for a person."}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub field: Option<&'static str> => json!({"description": "The submission field at \
+            fault, when one is."}),
+    }
+}
+
+/// The keywords of a scan's uuid, as the answers carry it and the paths take it.
+pub fn uuid_keywords() -> Value {
+    json!({"format": "uuid", "description": "The scan's random (v4) uuid."})
+}
+
+/// The keywords of an erase key, as the 202 answers it and `DELETE` takes it.
+pub fn erase_key_keywords() -> Value {
+    json!({
+        "pattern": "^[0-9a-f]{64}$",
+        "description": "The key that erases this scan (256 random bits, hex), answered to its \
+                        submitter only: send it in the X-Erase-Key header of \
+                        DELETE /api/scans/{uuid}. The service keeps only its SHA-256; no poll, \
+                        export or page carries it.",
+    })
+}
+
+const LINKS: &str = "#/components/schemas/Links";
+
+described! {
+    /// The 202 answer to a submission.
+    #[derive(Serialize)]
+    pub struct ScanAccepted {
+        pub uuid: String => uuid_keywords(),
+        pub status: &'static str => json!({"const": Status::Queued.as_str()}),
+        pub links: Value => json!({"$ref": LINKS}),
+        pub erase_key: String => erase_key_keywords(),
+    }
+}
+
+/// The state after `status` in a scan's life (`None` → the first). The match is exhaustive:
+/// a new `Status` does not compile until it has its place here, and so in the documents (`discovery`).
+fn after(status: Option<Status>) -> Option<Status> {
+    match status {
+        None => Some(Status::Queued),
+        Some(Status::Queued) => Some(Status::Running),
+        Some(Status::Running) => Some(Status::Completed),
+        Some(Status::Completed) => None,
+    }
+}
+
+/// Every state, in the order a scan moves through them.
+pub fn statuses() -> Vec<Status> {
+    std::iter::successors(after(None), |s| after(Some(*s))).collect()
+}
+
+/// The states the poll answers with `links` and `Retry-After` (the handler's test: anything
+/// but `Completed`).
+pub fn pending_statuses() -> Vec<&'static str> {
+    statuses()
+        .into_iter()
+        .filter(|s| *s != Status::Completed)
+        .map(Status::as_str)
+        .collect()
+}
+
+described! {
+    /// The poll's answer while the scan waits or runs.
+    #[derive(Serialize)]
+    pub struct ScanPending {
+        pub uuid: String => uuid_keywords(),
+        pub status: &'static str => json!({"enum": pending_statuses()}),
+        pub links: Value => json!({"$ref": LINKS}),
+    }
+}
+
+described! {
+    /// The poll's answer once the scan completed.
+    #[derive(Serialize)]
+    pub struct ScanCompleted {
+        pub uuid: String => uuid_keywords(),
+        pub status: &'static str => json!({"const": Status::Completed.as_str()}),
+        pub result: Value => json!({"$ref": "#/components/schemas/Result"}),
+    }
+}
+
+described! {
+    /// The answer to an erasure.
+    #[derive(Serialize)]
+    pub struct Erased {
+        pub erased: u8 => json!({
+            "const": 1,
+            "description": "The scan's record (its result with it) was erased.",
+        }),
     }
 }
 
@@ -242,19 +332,31 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
             "the body must be a JSON object such as {\"target_url\": \"cloud.example.com\"}",
         ));
     };
-    if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+    if let Some(unknown) = object
+        .keys()
+        .find(|k| !ScanRequest::FIELDS.contains(&k.as_str()))
+    {
         let shown: String = unknown.chars().take(40).collect();
         return Err(ApiError {
             status: 400,
             code: "unknown_field",
             message: format!(
                 "unknown field {shown:?}; a submission takes {}",
-                FIELDS.join(", ")
+                ScanRequest::FIELDS.join(", ")
             ),
             field: None,
         });
     }
-    let waive = match object.get("waive") {
+    // Every field is read through here: one the schema (`ScanRequest`) does not name fails the
+    // tests that submit it, and could never arrive anyway (refused as unknown above).
+    let field = |name: &'static str| {
+        debug_assert!(
+            ScanRequest::FIELDS.contains(&name),
+            "{name} is not in the schema"
+        );
+        object.get(name)
+    };
+    let waive = match field("waive") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
             if items.len() > MAX_WAIVERS {
@@ -294,13 +396,13 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
             ));
         }
     };
-    let choice = |field: &'static str, allowed: &[&str]| -> Result<Option<String>, ApiError> {
-        match object.get(field) {
+    let choice = |name: &'static str, allowed: &[&str]| -> Result<Option<String>, ApiError> {
+        match field(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(v)) if allowed.contains(&v.as_str()) => Ok(Some(v.clone())),
             Some(_) => Err(ApiError::invalid(
-                field,
-                format!("{field} must be one of {}", allowed.join(", ")),
+                name,
+                format!("{name} must be one of {}", allowed.join(", ")),
             )),
         }
     };
@@ -308,7 +410,7 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     let format = choice("format", &EXPORT_FORMATS)?;
     // The target last: a refusal that names another field is about every target of a
     // call with several (MCP scan_instances), one that names target_url about that one only.
-    let target_url = match object.get("target_url") {
+    let target_url = match field("target_url") {
         Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
         Some(Value::String(_)) | None => {
             return Err(ApiError::invalid(
@@ -428,18 +530,16 @@ impl Api {
         };
         let links = self.links(&queued.uuid, preferred.as_deref());
         let location = links["self"].as_str().unwrap_or_default().to_string();
-        Response::json(
-            202,
-            &json!({
-                "uuid": queued.uuid,
-                "status": Status::Queued.as_str(),
-                "links": links,
-                "erase_key": queued.erase_key,
-            }),
-        )
-        .with_header("Location", &location)
-        // The erase key is the submitter's alone: no cache keeps this answer.
-        .with_header("Cache-Control", "no-store")
+        let accepted = ScanAccepted {
+            uuid: queued.uuid,
+            status: Status::Queued.as_str(),
+            links,
+            erase_key: queued.erase_key,
+        };
+        Response::json(202, &json!(accepted))
+            .with_header("Location", &location)
+            // The erase key is the submitter's alone: no cache keeps this answer.
+            .with_header("Cache-Control", "no-store")
     }
 
     /// Queues a validated submission (the JSON API's, the page form's and MCP's): the
@@ -520,19 +620,31 @@ impl Api {
             Ok(r) => r,
             Err(answer) => return answer,
         };
-        let mut body = json!({"uuid": record.uuid, "status": record.status.as_str()});
+        let status = record.status.as_str();
         if record.status == Status::Completed {
-            body["result"] = Completed::parse(record.result.as_deref())
+            let result = Completed::parse(record.result.as_deref())
                 .map_or(Value::Null, |c| json!(c.document));
-        } else {
-            body["links"] = self.links(&record.uuid, record.request.format.as_deref());
+            let uuid = record.uuid;
+            return Response::json(
+                200,
+                &json!(ScanCompleted {
+                    uuid,
+                    status,
+                    result
+                }),
+            );
         }
-        let response = Response::json(200, &body);
-        if record.status == Status::Completed {
-            response
-        } else {
-            response.with_header("Retry-After", "2")
-        }
+        let links = self.links(&record.uuid, record.request.format.as_deref());
+        let uuid = record.uuid;
+        Response::json(
+            200,
+            &json!(ScanPending {
+                uuid,
+                status,
+                links
+            }),
+        )
+        .with_header("Retry-After", "2")
     }
 
     pub(super) fn export(&self, uuid: &str, format: &str) -> Response {
@@ -574,7 +686,7 @@ impl Api {
 
     pub(super) fn erase(&self, uuid: &str, erase_key: Option<&str>) -> Response {
         match self.erase_with_key(uuid, erase_key) {
-            Ok(()) => Response::json(200, &json!({"erased": 1})),
+            Ok(()) => Response::json(200, &json!(Erased { erased: 1 })),
             Err(answer) => answer,
         }
     }
@@ -616,26 +728,6 @@ impl Api {
             Ok(false) => Err(not_found()),
             Err(e) => Err(unavailable(e)),
         }
-    }
-}
-
-/// What a worker stores for a completed scan: the result document and the SARIF rendered from
-/// the same result, read back through the result document's reader.
-#[derive(Serialize, Deserialize)]
-pub struct Completed {
-    pub document: ScanResult,
-    #[serde(default)]
-    pub sarif: Value,
-}
-
-impl Completed {
-    pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// `None` for a record without a result, or one no reader of this version can read.
-    pub fn parse(text: Option<&str>) -> Option<Completed> {
-        crate::report::read(text?.as_bytes()).ok()
     }
 }
 

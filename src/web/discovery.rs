@@ -3,17 +3,20 @@
 //!
 //! They are built from what the handlers validate with, not kept by hand: the paths are the
 //! described routes of `web::routes::ROUTES` (each route names its [`Operation`] here), the
-//! submission's
-//! properties are `api::FIELDS`, its enums `api::RELEASE_TRACKS` and `api::EXPORT_FORMATS`, the
-//! states the store's `Status` (every variant, through an exhaustive match), the export paths
-//! and links `api::EXPORT_FORMATS`. A new field or value changes the documents in the same edit;
-//! the unit tests below hold the documents to those constants and to `api::parse_submission`.
+//! component schemas are the typed bodies the handlers read and write (`ScanRequest`,
+//! `ScanAccepted`, ... through `web::schema`), the states the store's `Status` (every
+//! variant, through an exhaustive match), the export paths and links `api::EXPORT_FORMATS`. A
+//! new field or value changes the documents in the same edit; the unit tests below hold the
+//! documents to those types and to `api::parse_submission`.
 //!
 //! The documents are public (no authentication) and cacheable for five minutes.
 
-use super::api::Api;
-use super::api::{ERASE_KEY_HEADER, EXPORT_FORMATS, FIELDS, RELEASE_TRACKS};
-use super::store::Status;
+use super::api::{
+    Api, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, ScanAccepted, ScanCompleted,
+    ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
+};
+use super::schema::{Schema, input, member};
+use super::store::{ScanRequest, Status};
 use crate::serve::http::{Operation, Response, Route};
 use serde_json::{Map, Value, json};
 
@@ -57,32 +60,6 @@ pub fn answer(document: Value) -> Response {
     Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL)
 }
 
-/// The state after `status` in a scan's life (`None` → the first). The match is exhaustive:
-/// a new `Status` does not compile until it has its place here, and so in the documents.
-fn after(status: Option<Status>) -> Option<Status> {
-    match status {
-        None => Some(Status::Queued),
-        Some(Status::Queued) => Some(Status::Running),
-        Some(Status::Running) => Some(Status::Completed),
-        Some(Status::Completed) => None,
-    }
-}
-
-/// Every state, in the order a scan moves through them.
-pub fn statuses() -> Vec<Status> {
-    std::iter::successors(after(None), |s| after(Some(*s))).collect()
-}
-
-/// The states the poll answers with `links` and `Retry-After` (the handler's test: anything
-/// but `Completed`).
-fn pending_statuses() -> Vec<&'static str> {
-    statuses()
-        .into_iter()
-        .filter(|s| *s != Status::Completed)
-        .map(Status::as_str)
-        .collect()
-}
-
 /// The media type an export is answered with (the handler's `Content-Type` without its
 /// parameters).
 pub fn export_media_type(format: &str) -> Option<&'static str> {
@@ -95,56 +72,12 @@ pub fn export_media_type(format: &str) -> Option<&'static str> {
     }
 }
 
-/// The schema of one submission field, by the rules `api::parse_submission` applies to it.
-fn field_schema(field: &str) -> Value {
-    match field {
-        "target_url" => json!({
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 2048,
-            "description": "The instance to scan: a hostname, an address or an https/http URL, \
-                            with an optional port (one instance: no commas).",
-            "examples": ["cloud.example.com", "cloud.example.com:8443"],
-        }),
-        "waive" => json!({
-            "type": "array",
-            "maxItems": 50,
-            "items": {"type": "string", "minLength": 1, "maxLength": 200},
-            "description": "Check id patterns to waive, in the plugin's waiver syntax \
-                            (hstsPreload, versionDisclosure:X-*). The result's grade, state and \
-                            findings stay those without them; result.submitterWaivers holds the \
-                            grade and state with them and the findings they hide.",
-            "examples": [["hstsPreload"]],
-        }),
-        "release_track" => json!({
-            "type": "string",
-            "enum": RELEASE_TRACKS,
-            "description": "The release track the instance follows; auto detects it.",
-        }),
-        "format" => json!({
-            "type": "string",
-            "enum": EXPORT_FORMATS,
-            "description": "The preferred export.",
-        }),
-        // A field added to api::FIELDS without a schema here: named, untyped (the unit test
-        // `every_field_of_the_handler_is_a_typed_property` fails until it is described).
-        other => json!({"description": format!("The {other} field.")}),
-    }
-}
-
-/// The submission's schema: exactly `api::FIELDS`, nothing else, `target_url` required.
+/// The submission's schema: `ScanRequest`'s, nothing else.
 pub fn submission_schema() -> Value {
-    let properties: Map<String, Value> = FIELDS
-        .iter()
-        .map(|f| (f.to_string(), field_schema(f)))
-        .collect();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": ["target_url"],
-        "additionalProperties": false,
-        "examples": [{"target_url": "cloud.example.com", "release_track": "auto", "format": "json"}],
-    })
+    let mut schema = input::<ScanRequest>();
+    schema["examples"] =
+        json!([{"target_url": "cloud.example.com", "release_track": "auto", "format": "json"}]);
+    schema
 }
 
 fn links_schema() -> Value {
@@ -176,20 +109,18 @@ fn links_schema() -> Value {
     })
 }
 
-/// The erase key of a submission, as its 202 answers it and `DELETE` takes it.
 fn erase_key_schema() -> Value {
-    json!({
-        "type": "string",
-        "pattern": "^[0-9a-f]{64}$",
-        "description": "The key that erases this scan (256 random bits, hex), answered to its \
-                        submitter only: send it in the X-Erase-Key header of \
-                        DELETE /api/scans/{uuid}. The service keeps only its SHA-256; no poll, \
-                        export or page carries it.",
-    })
+    member(String::schema(), erase_key_keywords())
 }
 
 fn uuid_schema() -> Value {
-    json!({"type": "string", "format": "uuid", "description": "The scan's random (v4) uuid."})
+    member(String::schema(), uuid_keywords())
+}
+
+/// `schema` with its description.
+fn described(mut schema: Value, description: &str) -> Value {
+    schema["description"] = json!(description);
+    schema
 }
 
 /// A refusal answered with the Error schema, with `Retry-After` when it says when to retry.
@@ -234,71 +165,21 @@ fn components() -> Value {
         "schemas": {
             "ScanSubmission": submission_schema(),
             "Links": links_schema(),
-            "ScanAccepted": {
-                "type": "object",
-                "properties": {
-                    "uuid": uuid_schema(),
-                    "status": {"type": "string", "const": Status::Queued.as_str()},
-                    "links": {"$ref": "#/components/schemas/Links"},
-                    "erase_key": erase_key_schema(),
-                },
-                "required": ["uuid", "status", "links", "erase_key"],
-            },
-            "ScanPending": {
-                "type": "object",
-                "description": "A scan waiting for a worker or being scanned: poll again after \
-                                Retry-After seconds.",
-                "properties": {
-                    "uuid": uuid_schema(),
-                    "status": {"type": "string", "enum": pending_statuses()},
-                    "links": {"$ref": "#/components/schemas/Links"},
-                },
-                "required": ["uuid", "status", "links"],
-            },
-            "ScanCompleted": {
-                "type": "object",
-                "properties": {
-                    "uuid": uuid_schema(),
-                    "status": {"type": "string", "const": Status::Completed.as_str()},
-                    "result": {"$ref": "#/components/schemas/Result"},
-                },
-                "required": ["uuid", "status", "result"],
-            },
+            "ScanAccepted": ScanAccepted::schema(),
+            "ScanPending": described(
+                ScanPending::schema(),
+                "A scan waiting for a worker or being scanned: poll again after Retry-After \
+                 seconds.",
+            ),
+            "ScanCompleted": ScanCompleted::schema(),
             "Result": {
                 "type": "object",
                 "description": "The plugin's result document (its JSON output): host, product, \
                                 grade, state, findings, waivers.",
                 "additionalProperties": true,
             },
-            "Erased": {
-                "type": "object",
-                "properties": {
-                    "erased": {
-                        "type": "integer",
-                        "const": 1,
-                        "description": "The scan's record (its result with it) was erased.",
-                    },
-                },
-                "required": ["erased"],
-            },
-            "Error": {
-                "type": "object",
-                "properties": {
-                    "error": {
-                        "type": "object",
-                        "properties": {
-                            "code": {"type": "string", "description": "A stable, machine-readable code \
-                                     (invalid_field, unknown_field, target_refused, not_found, \
-                                     rate_limited, target_cooldown, ...)."},
-                            "message": {"type": "string", "description": "What went wrong, for a person."},
-                            "field": {"type": "string", "description": "The submission field at fault, \
-                                      when one is."},
-                        },
-                        "required": ["code", "message"],
-                    },
-                },
-                "required": ["error"],
-            },
+            "Erased": Erased::schema(),
+            "Error": ErrorBody::schema(),
         },
         "parameters": {
             "EraseKey": {
@@ -753,7 +634,7 @@ pub fn arazzo(base: &str) -> Value {
     inputs["properties"]["format"]["default"] = json!("json");
     // Each field of the submission from the input of the same name (an absent input is null,
     // which the handler takes as not given).
-    let payload: Map<String, Value> = FIELDS
+    let payload: Map<String, Value> = ScanRequest::FIELDS
         .iter()
         .map(|f| (f.to_string(), json!(format!("$inputs.{f}"))))
         .collect();
@@ -915,7 +796,7 @@ pub fn ai(base: &str, served: Mcp) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::web::api::parse_submission;
+    use crate::web::api::{RELEASE_TRACKS, parse_submission, statuses};
     use crate::web::routes::ROUTES;
 
     const BASE: &str = "https://scan.example.com";
@@ -934,7 +815,7 @@ mod tests {
         let schema = submission_schema();
         let properties = schema["properties"].as_object().unwrap();
         let names: Vec<&str> = properties.keys().map(String::as_str).collect();
-        let mut fields = FIELDS.to_vec();
+        let mut fields = ScanRequest::FIELDS.to_vec();
         fields.sort_unstable();
         let mut sorted = names.clone();
         sorted.sort_unstable();

@@ -4,7 +4,7 @@
 //! `,`, `;`, tab or line break, whichever separator the reader's locale uses) is neutralised
 //! with a `'`: the text comes from the scanned server, which is hostile.
 
-use super::api::Completed;
+use super::worker::Completed;
 use crate::report::ScanResult;
 use serde::Serialize;
 

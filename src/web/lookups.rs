@@ -14,13 +14,12 @@
 //!
 //! [`Busy`]: TargetRefusal::Busy
 
-use super::api::{TargetCheck, TargetRefusal};
 use super::store::ScanRecord;
 use crate::net::guard::{self, Pins};
 use crate::serve::occupancy::{Occupancy, Seat};
 use crate::target::{HostName, Target};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +29,20 @@ pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(2);
 pub const MAX_LOOKUPS: usize = 8;
 /// What a request told that every seat is taken waits before it tries again.
 pub const BUSY_RETRY_SECS: i64 = 2;
+
+/// Decides whether a target may be scanned at all (the address guard, `lookups`): the
+/// addresses its name resolved to (every one allowed), or why not.
+pub type TargetCheck = dyn Fn(&Target) -> Result<Vec<IpAddr>, TargetRefusal> + Send + Sync;
+
+/// Why the address guard does not let a target through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetRefusal {
+    /// Not to be scanned (not public, or not resolvable in time): 400 on `target_url`, with
+    /// this message.
+    Refused(String),
+    /// Every resolver thread is busy with a name: 503, try again shortly.
+    Busy,
+}
 
 /// A resolver: the system's (with the operator's pinned names), or a test's.
 pub type Lookup = dyn Fn(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + Sync;

@@ -20,10 +20,11 @@
 //! cooldown count against the caller's address. A refusal of the API is a tool result with
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
-use super::api::{
-    Api, ApiError, Completed, EXPORT_FORMATS, Queued, RELEASE_TRACKS, Refused, parse_submission,
-};
-use super::store::{ScanRecord, Status};
+use super::api::{Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission};
+use super::schema::described;
+use super::schema::{Schema, input, member};
+use super::store::{ScanRecord, ScanRequest, Status};
+use super::worker::Completed;
 use crate::report::{ScanResult, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
@@ -542,24 +543,75 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
     .with_header(SESSION_HEADER, &session)
 }
 
-fn uuid_schema() -> Value {
-    json!({"type": "string", "description": "the scan's uuid, as scan_instance answered it"})
+fn uuid_keywords() -> Value {
+    json!({"description": "the scan's uuid, as scan_instance answered it"})
 }
 
 /// The erase key as the submitting tools answer it and erase_instance_data takes it.
-fn erase_key_schema() -> Value {
+fn erase_key_keywords() -> Value {
     json!({
-        "type": "string",
         "pattern": "^[0-9a-f]{64}$",
         "description": "the scan's erase key, answered to its submitter only (by scan_instance \
             or scan_instances, never by get_scan_result); erase_instance_data needs it",
     })
 }
 
+/// The schema of the submission's member `name`, with the description `description`.
+fn submission_member(name: &str, description: &str) -> Value {
+    let mut schema = ScanRequest::schema()["properties"][name].take();
+    schema["description"] = json!(description);
+    schema
+}
+
+described! {
+    /// `scan_instances`' arguments: the targets, each read with the rest as `scan_instance`
+    /// reads its arguments (a target that is no string is refused in its place).
+    #[derive(Deserialize)]
+    struct ScanTargets {
+        target_urls: Value => json!({
+            "type": "array",
+            "items": {"type": "string", "description": "an instance's hostname, address or URL"},
+            "minItems": 1,
+            "maxItems": MAX_TARGETS,
+            "description": "the instances, e.g. [\"cloud.example.com\", \"files.example.org\"]",
+        }),
+        #[serde(default)]
+        waive: Option<Value> => submission_member("waive", "check id patterns to waive on \
+            every target; each grade stays the one without them (submitter_grade is with them)"),
+        #[serde(default)]
+        release_track: Option<Value> => submission_member("release_track", "the release \
+            track the instances follow; auto detects it"),
+    }
+}
+
+described! {
+    /// The arguments of the tools that read one scan.
+    #[derive(Deserialize)]
+    struct ScanRef {
+        uuid: String => uuid_keywords(),
+    }
+}
+
+described! {
+    #[derive(Deserialize)]
+    struct ExportRequest {
+        uuid: String => uuid_keywords(),
+        format: String => json!({"enum": EXPORT_FORMATS}),
+    }
+}
+
+described! {
+    #[derive(Deserialize)]
+    struct EraseRequest {
+        uuid: String => uuid_keywords(),
+        erase_key: String => erase_key_keywords(),
+    }
+}
+
 /// `scan_instance`'s answer: the scan's, with the erase key of the new submission.
 fn submission_output_schema() -> Value {
     let mut schema = scan_output_schema();
-    schema["properties"]["erase_key"] = erase_key_schema();
+    schema["properties"]["erase_key"] = member(String::schema(), erase_key_keywords());
     schema["required"] = json!(["uuid", "status", "result", "erase_key"]);
     schema
 }
@@ -592,25 +644,7 @@ pub fn tools() -> Vec<Value> {
                 then it answers the uuid for get_scan_result); \
                 a target may be scanned once per cooldown period. The answer carries the \
                 scan's erase_key, which erase_instance_data needs; nothing else answers it.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "target_url": {
-                        "type": "string",
-                        "description": "the instance's hostname, address or URL, e.g. cloud.example.com",
-                    },
-                    "waive": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "check id patterns to waive, e.g. hstsPreload; the \
-                            grade answered stays the one without them, the one with them is \
-                            reported beside it",
-                    },
-                    "release_track": {"type": "string", "enum": RELEASE_TRACKS},
-                },
-                "required": ["target_url"],
-                "additionalProperties": false,
-            },
+            "inputSchema": input::<ScanRequest>(),
             "outputSchema": submission_output_schema(),
         }),
         json!({
@@ -625,31 +659,7 @@ pub fn tools() -> Vec<Value> {
                 at most the operator's time budget; a target not completed by then is answered \
                 with its uuid for get_scan_result. Each submitted entry carries its scan's \
                 erase_key, which erase_instance_data needs.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "target_urls": {
-                        "type": "array",
-                        "items": {
-                            "type": "string",
-                            "description": "an instance's hostname, address or URL",
-                        },
-                        "minItems": 1,
-                        "maxItems": MAX_TARGETS,
-                        "description": "the instances, e.g. [\"cloud.example.com\", \
-                            \"files.example.org\"]",
-                    },
-                    "waive": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "check id patterns to waive on every target; each \
-                            grade stays the one without them (submitter_grade is with them)",
-                    },
-                    "release_track": {"type": "string", "enum": RELEASE_TRACKS},
-                },
-                "required": ["target_urls"],
-                "additionalProperties": false,
-            },
+            "inputSchema": input::<ScanTargets>(),
             "outputSchema": {
                 "type": "object",
                 "properties": {
@@ -676,7 +686,7 @@ pub fn tools() -> Vec<Value> {
                                 },
                                 "error": {"type": "string"},
                                 "retry_after": {"type": "integer"},
-                                "erase_key": erase_key_schema(),
+                                "erase_key": member(String::schema(), erase_key_keywords()),
                                 "same_as": {
                                     "type": "integer",
                                     "description": "this target is the same instance as the \
@@ -694,7 +704,7 @@ pub fn tools() -> Vec<Value> {
             "name": "get_scan_result",
             "title": "Get a scan's result",
             "description": "The state of a scan by uuid, and its result document once completed.",
-            "inputSchema": uuid_input(),
+            "inputSchema": input::<ScanRef>(),
             "outputSchema": scan_output_schema(),
             "annotations": {"readOnlyHint": true},
         }),
@@ -703,7 +713,7 @@ pub fn tools() -> Vec<Value> {
             "title": "Remediation plan",
             "description": "The remediation plan of a completed scan: ordered steps, and the \
                 findings grouped by the system that fixes them (web server, instance, DNS, ...).",
-            "inputSchema": uuid_input(),
+            "inputSchema": input::<ScanRef>(),
             "outputSchema": {
                 "type": "object",
                 "properties": {
@@ -729,15 +739,7 @@ pub fn tools() -> Vec<Value> {
             "title": "Export a scan",
             "description": "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
                 resource).",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "uuid": uuid_schema(),
-                    "format": {"type": "string", "enum": EXPORT_FORMATS},
-                },
-                "required": ["uuid", "format"],
-                "additionalProperties": false,
-            },
+            "inputSchema": input::<ExportRequest>(),
             "outputSchema": {
                 "type": "object",
                 "properties": {
@@ -757,29 +759,11 @@ pub fn tools() -> Vec<Value> {
             "description": "Erases the stored scan of the uuid (its record and result), given \
                 the erase key its submission (scan_instance, scan_instances) answered: only its \
                 submitter may erase it, and never another submitter's scan of the same instance.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"uuid": uuid_schema(), "erase_key": erase_key_schema()},
-                "required": ["uuid", "erase_key"],
-                "additionalProperties": false,
-            },
-            "outputSchema": {
-                "type": "object",
-                "properties": {"erased": {"type": "integer"}},
-                "required": ["erased"],
-            },
+            "inputSchema": input::<EraseRequest>(),
+            "outputSchema": Erased::schema(),
             "annotations": {"destructiveHint": true, "idempotentHint": true},
         }),
     ]
-}
-
-fn uuid_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"uuid": uuid_schema()},
-        "required": ["uuid"],
-        "additionalProperties": false,
-    })
 }
 
 /// The arguments, checked against the tool's input schema's property names and required list
@@ -815,10 +799,21 @@ fn checked_arguments<'a>(tool: &Value, params: &'a Value) -> Result<Map<String, 
     Ok(arguments)
 }
 
-fn string_argument<'a>(arguments: &'a Map<String, Value>, name: &str) -> Result<&'a str, Failure> {
-    match arguments.get(name) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim()),
-        _ => Err(invalid_params(format!("{name} must be a non-empty string"))),
+/// The arguments as the tool's typed request (its input schema is that type's): names and
+/// required ones checked by `checked_arguments`, types by serde.
+fn typed<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> Result<T, Failure> {
+    serde_json::from_value(Value::Object(arguments))
+        .map_err(|e| invalid_params(format!("{tool}: {e}")))
+}
+
+/// A string argument with something in it, trimmed.
+fn filled<'a>(value: &'a str, name: &str) -> Result<&'a str, Failure> {
+    match value.trim() {
+        "" => Err(invalid_params(format!("{name} must be a non-empty string"))),
+        trimmed => Ok(trimmed),
     }
 }
 
@@ -893,22 +888,24 @@ fn call_tool(
         "scan_instance" => scan_instance(api, request, &arguments, progress),
         "scan_instances" => scan_instances(api, request, &arguments, progress),
         "get_scan_result" => {
-            let uuid = string_argument(&arguments, "uuid")?;
+            let ScanRef { uuid } = typed(name, arguments)?;
+            let uuid = filled(&uuid, "uuid")?;
             Ok(match api.record(uuid) {
                 Ok(record) => scan_answer(uuid, record.status, record.result.as_deref()),
                 Err(answer) => response_result(&answer),
             })
         }
         "plan_remediation" => {
-            let uuid = string_argument(&arguments, "uuid")?;
+            let ScanRef { uuid } = typed(name, arguments)?;
+            let uuid = filled(&uuid, "uuid")?;
             Ok(match completed(api, uuid) {
                 Ok(done) => plan(uuid, &done.document),
                 Err(refusal) => refusal,
             })
         }
         "export_scan" => {
-            let uuid = string_argument(&arguments, "uuid")?;
-            let format = string_argument(&arguments, "format")?;
+            let ExportRequest { uuid, format } = typed(name, arguments)?;
+            let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
             if !EXPORT_FORMATS.contains(&format) {
                 return Err(invalid_params(format!(
                     "format must be one of {}",
@@ -921,15 +918,17 @@ fn call_tool(
             })
         }
         "erase_instance_data" => {
-            let uuid = string_argument(&arguments, "uuid")?;
-            let erase_key = string_argument(&arguments, "erase_key")?;
-            Ok(match api.erase_with_key(uuid, Some(erase_key)) {
-                Ok(()) => tool_result(
-                    json!({"erased": 1}),
-                    format!("erased scan {uuid} and its result; the uuid is gone"),
-                ),
-                Err(answer) => response_result(&answer),
-            })
+            let EraseRequest { uuid, erase_key } = typed(name, arguments)?;
+            let uuid = filled(&uuid, "uuid")?;
+            Ok(
+                match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
+                    Ok(()) => tool_result(
+                        json!(Erased { erased: 1 }),
+                        format!("erased scan {uuid} and its result; the uuid is gone"),
+                    ),
+                    Err(answer) => response_result(&answer),
+                },
+            )
         }
         _ => Err(Failure(
             INTERNAL_ERROR,
@@ -1073,8 +1072,13 @@ fn scan_instances(
     arguments: &Map<String, Value>,
     progress: &mut Progress,
 ) -> Result<Value, Failure> {
-    let items = match arguments.get("target_urls") {
-        Some(Value::Array(items)) if (1..=MAX_TARGETS).contains(&items.len()) => items,
+    let ScanTargets {
+        target_urls,
+        waive,
+        release_track,
+    } = typed("scan_instances", arguments.clone())?;
+    let items = match &target_urls {
+        Value::Array(items) if (1..=MAX_TARGETS).contains(&items.len()) => items,
         _ => {
             return Err(invalid_params(format!(
                 "target_urls must be an array of 1 to {MAX_TARGETS} instance addresses"
@@ -1093,9 +1097,7 @@ fn scan_instances(
     // target's, one that names another argument (checked before the target) the whole call's.
     let mut parsed = Vec::with_capacity(items.len());
     for item in items {
-        let mut one = arguments.clone();
-        one.remove("target_urls");
-        one.insert("target_url".into(), item.clone());
+        let one = json!({"target_url": item, "waive": waive, "release_track": release_track});
         let body = serde_json::to_vec(&one).unwrap_or_default();
         parsed.push(match parse_submission(&body) {
             Ok(submission) => Ok(submission),
@@ -1533,6 +1535,50 @@ mod tests {
         assert_eq!(key(a), key(b));
         assert_ne!(key(a), key(c));
         assert_eq!(key("::ffff:192.0.2.1".parse().unwrap()), "192.0.2.1");
+    }
+
+    /// Each tool's arguments are the typed request its handler reads, and nothing else: the
+    /// input schema is that type's, so a member the handler reads is in it.
+    #[test]
+    fn every_tool_takes_exactly_its_typed_request() {
+        let requests: [(&str, &[&str]); 6] = [
+            ("scan_instance", ScanRequest::FIELDS),
+            ("scan_instances", ScanTargets::FIELDS),
+            ("get_scan_result", ScanRef::FIELDS),
+            ("plan_remediation", ScanRef::FIELDS),
+            ("export_scan", ExportRequest::FIELDS),
+            ("erase_instance_data", EraseRequest::FIELDS),
+        ];
+        let tools = tools();
+        assert_eq!(tools.len(), requests.len());
+        for (tool, (name, fields)) in tools.iter().zip(requests) {
+            assert_eq!(tool["name"], name);
+            let schema = &tool["inputSchema"];
+            let properties: Vec<&str> = schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let mut expected = fields.to_vec();
+            expected.sort_unstable();
+            assert_eq!(properties, expected, "{name}");
+            assert_eq!(schema["additionalProperties"], false, "{name}");
+        }
+        // Arguments of every member the schema names are read as the handler's type.
+        let all = json!({"uuid": "u", "format": "json", "erase_key": "k",
+                         "target_urls": ["a.example"], "waive": ["hstsPreload"],
+                         "release_track": "lts"});
+        let only = |fields: &[&str]| -> Map<String, Value> {
+            fields
+                .iter()
+                .map(|f| (f.to_string(), all[*f].clone()))
+                .collect()
+        };
+        assert!(typed::<ScanTargets>("t", only(ScanTargets::FIELDS)).is_ok());
+        assert!(typed::<ScanRef>("t", only(ScanRef::FIELDS)).is_ok());
+        assert!(typed::<ExportRequest>("t", only(ExportRequest::FIELDS)).is_ok());
+        assert!(typed::<EraseRequest>("t", only(EraseRequest::FIELDS)).is_ok());
     }
 
     #[test]

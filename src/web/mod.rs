@@ -14,8 +14,10 @@ pub mod origin;
 pub mod pages;
 pub mod pdf;
 pub mod routes;
+pub mod schema;
 pub mod server;
 pub mod store;
+pub mod submission;
 pub mod visitor;
 pub mod worker;
 

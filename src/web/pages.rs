@@ -12,8 +12,9 @@
 //! and reloads once the scan completed. Every value from a submission or a scanned server is
 //! escaped.
 
-use super::api::{Api, ApiError, Completed, EXPORT_FORMATS, RELEASE_TRACKS};
+use super::api::{Api, ApiError, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::{ScanRequest, Status};
+use super::worker::Completed;
 use crate::report::{Finding, Form, ScanResult, Snippet, State, Status as FindingStatus};
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;

@@ -1,10 +1,10 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{Api, ApiConfig, Clock, Completed, StartedClock, SystemClock};
+use super::api::{Api, ApiConfig, Clock, StartedClock, SystemClock};
 use super::limits;
 use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
-use super::worker::{Pool, RecordScan, Wakeup, start_purger};
+use super::worker::{Completed, Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::Rules;
 use crate::assess::waivers::Waiver;
 use crate::budget::Budget;

@@ -7,11 +7,12 @@
 //! Beside them, one purger per node erases what expired ([`start_purger`]): a record past its
 //! TTL answers 404 at once, and leaves the store within [`PURGE_EVERY`].
 
-use super::api::{Clock, Completed};
 use super::limits;
 use super::store::{ScanRecord, Store};
-use crate::clock::Now;
+use crate::clock::{Clock, Now};
 use crate::report::ScanResult;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -170,5 +171,24 @@ fn error_document(record: &ScanRecord, message: &str, now: i64) -> Completed {
             0,
         ),
         sarif: serde_json::Value::Null,
+    }
+}
+/// What a worker stores for a completed scan: the result document and the SARIF rendered from
+/// the same result, read back through the result document's reader.
+#[derive(Serialize, Deserialize)]
+pub struct Completed {
+    pub document: ScanResult,
+    #[serde(default)]
+    pub sarif: Value,
+}
+
+impl Completed {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// `None` for a record without a result, or one no reader of this version can read.
+    pub fn parse(text: Option<&str>) -> Option<Completed> {
+        crate::report::read(text?.as_bytes()).ok()
     }
 }

@@ -128,8 +128,91 @@ fn modules_only_import_their_own_layer_or_below() {
 
 #[test]
 fn no_two_modules_import_each_other_through_any_chain() {
-    let imports = imports();
-    // The graph has no cycle: walk it depth first.
+    if let Some(cycle) = cycle_of(&imports()) {
+        panic!("an import cycle: {}", cycle.join(" -> "));
+    }
+}
+
+/// The submodules of `web` and of `serve` have no import cycle among them either.
+#[test]
+fn no_two_submodules_of_a_face_import_each_other_through_any_chain() {
+    for parent in ["web", "serve"] {
+        if let Some(cycle) = cycle_of(&submodule_imports(parent)) {
+            panic!("an import cycle in {parent}: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+/// Every sibling a submodule of `parent` names (`super::<name>` in `src/<parent>/<name>.rs` or
+/// `<name>/mod.rs`, `crate::<parent>::<name>` anywhere in it), by submodule.
+fn submodule_imports(parent: &str) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(parent);
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            for inner in std::fs::read_dir(&path).unwrap() {
+                let inner = inner.unwrap().path();
+                let own = inner.file_name().is_some_and(|n| n == "mod.rs");
+                files.push((name.clone(), inner, own));
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") && name != "mod" && name != "tests" {
+            files.push((name, path, true));
+        }
+    }
+    let siblings: BTreeSet<String> = files.iter().map(|(name, ..)| name.clone()).collect();
+    let mut found: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let crate_path = format!("crate::{parent}::");
+    for (module, path, own) in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut named: Vec<String> = code
+            .match_indices(&crate_path)
+            .map(|(at, _)| identifiers(&code[at + crate_path.len()..]))
+            .flat_map(|names| names.into_iter().take(1))
+            .collect();
+        if *own {
+            for (at, _) in code.match_indices("super::") {
+                let rest = &code[at + 7..];
+                // `super::{a, b::C}` names a and b; `super::a` names a.
+                match rest.strip_prefix('{') {
+                    Some(group) => named.extend(
+                        group[..group.find('}').unwrap_or(0)]
+                            .split(',')
+                            .flat_map(|item| identifiers(item.trim()).into_iter().take(1)),
+                    ),
+                    None => named.extend(identifiers(rest).into_iter().take(1)),
+                }
+            }
+        }
+        for name in named {
+            if name != *module && siblings.contains(&name) {
+                found
+                    .entry(module.clone())
+                    .or_default()
+                    .entry(name)
+                    .or_default()
+                    .insert(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// The identifier at the start of `text`, if any.
+fn identifiers(text: &str) -> Option<String> {
+    let name: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A cycle of the import graph, if it has one (walked depth first).
+fn cycle_of(imports: &BTreeMap<String, BTreeMap<String, BTreeSet<String>>>) -> Option<Vec<&str>> {
     let graph: BTreeMap<&str, Vec<&str>> = imports
         .iter()
         .map(|(from, targets)| (from.as_str(), targets.keys().map(String::as_str).collect()))
@@ -158,9 +241,7 @@ fn no_two_modules_import_each_other_through_any_chain() {
         None
     }
     let mut done = BTreeSet::new();
-    for node in graph.keys() {
-        if let Some(cycle) = visit(node, &graph, &mut Vec::new(), &mut done) {
-            panic!("an import cycle: {}", cycle.join(" -> "));
-        }
-    }
+    graph
+        .keys()
+        .find_map(|node| visit(node, &graph, &mut Vec::new(), &mut done))
 }

@@ -119,21 +119,7 @@ impl Status {
     }
 }
 
-/// What the submitter asked for, as validated by the API.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScanRequest {
-    /// The target as submitted (`cloud.example.com`, `https://cloud.example.com:8443/`).
-    pub target_url: String,
-    /// Waiver patterns (the plugin's syntax).
-    #[serde(default)]
-    pub waive: Vec<String>,
-    /// `auto`, `rolling`, `production` or `lts`.
-    #[serde(default)]
-    pub release_track: Option<String>,
-    /// The preferred export: `json`, `csv`, `sarif` or `pdf`.
-    #[serde(default)]
-    pub format: Option<String>,
-}
+pub use super::submission::ScanRequest;
 
 /// One scan. `target` names the target as the scan service keys it (host, port if given,
 /// path: what `erase_target` goes by; the cooldown has keys of its own,

@@ -1,0 +1,225 @@
+//! JSON Schemas of the typed requests and answers of the API and MCP, written once with their
+//! struct: [`described!`] declares a struct and, per field, what the JSON
+//! Schema says beyond the field's type, and implements [`Schema`] and `FIELDS` from the same
+//! field list. `/openapi.json`, `/arazzo.json` and the MCP tools' `inputSchema` are built from
+//! these, so a field a handler reads is in the documents by construction.
+//! Use it as `use super::schema::described;` (a path through `crate::` would read as a module
+//! to `tests/it/layering.rs`).
+//!
+//! A field's name is its JSON name (no serde renames), and its schema is its type's
+//! ([`Schema`]: strings, integers, arrays, `Option` as not required) with the field's own
+//! keywords laid over it; keywords with a `$ref` replace it.
+
+use serde_json::{Map, Value, json};
+
+/// A type whose JSON shape the documents describe.
+pub trait Schema {
+    fn schema() -> Value;
+    /// Whether an object must carry a member of this type (`Option` and lists may be left out).
+    const REQUIRED: bool = true;
+}
+
+impl Schema for String {
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+impl Schema for &str {
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+impl Schema for u8 {
+    fn schema() -> Value {
+        json!({"type": "integer"})
+    }
+}
+
+/// Any JSON: the field's keywords say what.
+impl Schema for Value {
+    fn schema() -> Value {
+        json!({})
+    }
+}
+
+impl<T: Schema> Schema for Option<T> {
+    fn schema() -> Value {
+        T::schema()
+    }
+    const REQUIRED: bool = false;
+}
+
+impl<T: Schema> Schema for Vec<T> {
+    fn schema() -> Value {
+        json!({"type": "array", "items": T::schema()})
+    }
+    const REQUIRED: bool = false;
+}
+
+/// The schema of a member: its type's, with the field's keywords over it (a `$ref` alone).
+pub fn member(typed: Value, keywords: Value) -> Value {
+    match (typed, keywords) {
+        (_, keywords) if keywords.get("$ref").is_some() => keywords,
+        (Value::Object(mut typed), Value::Object(keywords)) => {
+            typed.extend(keywords);
+            Value::Object(typed)
+        }
+        (typed, _) => typed,
+    }
+}
+
+/// An object of `members` (name, required, schema).
+pub fn object(members: &[(&str, bool, Value)]) -> Value {
+    let properties: Map<String, Value> = members
+        .iter()
+        .map(|(name, _, schema)| (name.to_string(), schema.clone()))
+        .collect();
+    let required: Vec<&str> = members
+        .iter()
+        .filter(|(_, required, _)| *required)
+        .map(|(name, ..)| *name)
+        .collect();
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// The schema of a request: `T`'s, refusing any other member (as the handlers do).
+pub fn input<T: Schema>() -> Value {
+    let mut schema = T::schema();
+    schema["additionalProperties"] = json!(false);
+    schema
+}
+
+/// Declares a struct and its [`Schema`](crate::web::schema::Schema): each field
+/// `name: Type => keywords` (a `serde_json::Value` of what the schema says beyond the type),
+/// and `FIELDS`, the members in order.
+macro_rules! described {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[$field_meta:meta])* $field_vis:vis $field:ident : $type:ty => $keywords:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $( $(#[$field_meta])* $field_vis $field: $type ),*
+        }
+
+        impl $name {
+            /// The members, as the schema names them.
+            #[allow(dead_code)]
+            pub const FIELDS: &[&str] = &[$(stringify!($field)),*];
+        }
+
+        impl $crate::web::schema::Schema for $name {
+            fn schema() -> serde_json::Value {
+                use $crate::web::schema::{Schema, member, object};
+                object(&[$((
+                    stringify!($field),
+                    <$type as Schema>::REQUIRED,
+                    member(<$type as Schema>::schema(), $keywords),
+                )),*])
+            }
+        }
+    };
+}
+pub(crate) use described;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::web::api::{
+        Erased, ErrorBody, ErrorDetail, ScanAccepted, ScanCompleted, ScanPending,
+    };
+    use crate::web::store::ScanRequest;
+    use serde::Serialize;
+
+    described! {
+        #[derive(Serialize, Default)]
+        struct Example {
+            name: String => json!({"minLength": 1}),
+            #[serde(default)]
+            tags: Vec<String> => json!({"maxItems": 2}),
+            count: Option<u8> => json!({"$ref": "#/elsewhere"}),
+        }
+    }
+
+    #[test]
+    fn a_described_struct_is_its_fields_types_and_keywords() {
+        assert_eq!(Example::FIELDS, ["name", "tags", "count"]);
+        assert_eq!(
+            Example::schema(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                    "count": {"$ref": "#/elsewhere"},
+                },
+                "required": ["name"],
+            })
+        );
+        assert_eq!(input::<Example>()["additionalProperties"], false);
+    }
+
+    /// The members a value serializes to are its schema's properties: every required one, and
+    /// nothing the schema does not name (a serde rename or skip would break this).
+    fn assert_written_as_described<T: Serialize + Schema>(value: T) {
+        let written = serde_json::to_value(value).unwrap();
+        let schema = T::schema();
+        let properties = schema["properties"].as_object().unwrap();
+        for name in written.as_object().unwrap().keys() {
+            assert!(properties.contains_key(name), "{name} is not in {schema}");
+        }
+        for name in schema["required"].as_array().into_iter().flatten() {
+            assert!(
+                written.get(name.as_str().unwrap()).is_some(),
+                "{name}: {written}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_typed_answer_and_request_is_written_as_its_schema_says() {
+        let text = || "x".to_string();
+        assert_written_as_described(ScanRequest {
+            target_url: text(),
+            waive: vec![text()],
+            release_track: Some(text()),
+            format: Some(text()),
+        });
+        assert_written_as_described(ScanAccepted {
+            uuid: text(),
+            status: "queued",
+            links: json!({}),
+            erase_key: text(),
+        });
+        assert_written_as_described(ScanPending {
+            uuid: text(),
+            status: "queued",
+            links: json!({}),
+        });
+        assert_written_as_described(ScanCompleted {
+            uuid: text(),
+            status: "completed",
+            result: json!({}),
+        });
+        assert_written_as_described(Erased { erased: 1 });
+        let detail = || ErrorDetail {
+            code: "c",
+            message: text(),
+            field: Some("f"),
+        };
+        assert_written_as_described(detail());
+        assert_written_as_described(ErrorBody { error: detail() });
+        assert_eq!(
+            ErrorBody::schema()["properties"]["error"]["required"],
+            json!(["code", "message"])
+        );
+    }
+}
