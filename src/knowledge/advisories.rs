@@ -534,18 +534,13 @@ impl AdvisoryObject {
             cve.into_iter()
                 .chain(self.identifiers.iter().map(String::as_str)),
         );
-        let severity = self
-            .severity
-            .text
-            .get()
-            .and_then(Severity::parse)
-            .or_else(|| {
-                self.cvss
-                    .0
-                    .as_ref()
-                    .and_then(|c| c.vector_string.get())
-                    .and_then(cvss3_severity)
-            });
+        let severity = severity(&self.severity.text).or_else(|| {
+            self.cvss
+                .0
+                .as_ref()
+                .and_then(|c| c.vector_string.get())
+                .and_then(cvss3_severity)
+        });
         Some(Advisory {
             id: id.to_string(),
             aliases,
@@ -571,8 +566,7 @@ impl AdvisoryObject {
         }
         let database = self.database_specific.0.as_ref();
         let severity = database
-            .and_then(|d| d.severity.get())
-            .and_then(Severity::parse)
+            .and_then(|d| severity(&d.severity))
             .or(self.osv_affected_severity)
             .or(self.severity.cvss);
         let aliases = aliases_of(id, self.aliases.iter().map(String::as_str));
@@ -716,6 +710,11 @@ impl References {
             self.advisory = Some(url.to_string());
         }
     }
+}
+
+/// A severity word (`high`, `moderate`...) of a member, when it is one.
+fn severity(text: &Text) -> Option<Severity> {
+    text.get().and_then(Severity::parse)
 }
 
 /// A `package` object (GitHub and OSV).
@@ -939,7 +938,7 @@ impl NativeEntry {
                 .or_else(|| self.summary.get())
                 .unwrap_or(id)
                 .to_string(),
-            severity: self.severity.get().and_then(Severity::parse),
+            severity: severity(&self.severity),
             url: self.url.get().map(str::to_string),
             ranges,
         };
@@ -1269,14 +1268,12 @@ impl OsvAffected {
         let eco_severity = self
             .ecosystem_specific
             .as_ref()
-            .and_then(|e| e.severity.get())
-            .and_then(Severity::parse);
+            .and_then(|e| severity(&e.severity));
         let db_severity = self
             .database_specific
             .0
             .as_ref()
-            .and_then(|d| d.severity.get())
-            .and_then(Severity::parse);
+            .and_then(|d| severity(&d.severity));
         // The Go database files products with non-module versions as `introduced: 0` without
         // a fix (every version!) and keeps the real ranges in `custom_ranges`.
         let custom = self
@@ -1489,42 +1486,25 @@ fn cvss3_base_score(vector: &str) -> Option<f64> {
     }
     let metrics: Vec<(&str, &str)> = parts.filter_map(|p| p.split_once(':')).collect();
     let get = |name: &str| metrics.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    // The metric's weight from the specification's table; `None` when absent or unknown.
+    let weight = |name: &str, table: &[(&str, f64)]| {
+        let value = get(name)?;
+        table.iter().find(|(v, _)| *v == value).map(|(_, w)| *w)
+    };
     let changed = match get("S")? {
         "U" => false,
         "C" => true,
         _ => return None,
     };
-    let av = match get("AV")? {
-        "N" => 0.85,
-        "A" => 0.62,
-        "L" => 0.55,
-        "P" => 0.2,
-        _ => return None,
+    let av = weight("AV", &[("N", 0.85), ("A", 0.62), ("L", 0.55), ("P", 0.2)])?;
+    let ac = weight("AC", &[("L", 0.77), ("H", 0.44)])?;
+    let pr = if changed {
+        weight("PR", &[("N", 0.85), ("L", 0.68), ("H", 0.5)])?
+    } else {
+        weight("PR", &[("N", 0.85), ("L", 0.62), ("H", 0.27)])?
     };
-    let ac = match get("AC")? {
-        "L" => 0.77,
-        "H" => 0.44,
-        _ => return None,
-    };
-    let pr = match (get("PR")?, changed) {
-        ("N", _) => 0.85,
-        ("L", false) => 0.62,
-        ("L", true) => 0.68,
-        ("H", false) => 0.27,
-        ("H", true) => 0.5,
-        _ => return None,
-    };
-    let ui = match get("UI")? {
-        "N" => 0.85,
-        "R" => 0.62,
-        _ => return None,
-    };
-    let cia = |name: &str| match get(name)? {
-        "H" => Some(0.56),
-        "L" => Some(0.22),
-        "N" => Some(0.0),
-        _ => None,
-    };
+    let ui = weight("UI", &[("N", 0.85), ("R", 0.62)])?;
+    let cia = |name: &str| weight(name, &[("H", 0.56), ("L", 0.22), ("N", 0.0)]);
     let iss = 1.0 - (1.0 - cia("C")?) * (1.0 - cia("I")?) * (1.0 - cia("A")?);
     let impact = if changed {
         7.52 * (iss - 0.029) - 3.25 * (iss - 0.02_f64).powi(15)
