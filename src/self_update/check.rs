@@ -165,16 +165,7 @@ fn write_stamp(
     checked: Timestamp,
     upgrade: Option<&str>,
 ) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(state)?;
-    }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(state)?;
+    crate::atomic_file::create_private_dir(state)?;
     let stamp = Stamp {
         format: FORMAT.to_string(),
         checked,
