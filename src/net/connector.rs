@@ -49,7 +49,10 @@ impl<In: Transport> Connector<In> for EndpointConnector {
         let stream = tls
             .connection(time_left(&details.timeout)?)
             .map_err(ureq::Error::Io)?;
-        Ok(Some(Either::B(Wire::new(details, Carried::Tls(stream)))))
+        Ok(Some(Either::B(Wire::new(
+            details,
+            Carried::Tls(Box::new(stream)),
+        ))))
     }
 }
 
@@ -109,7 +112,8 @@ pub struct Wire {
 
 enum Carried {
     Plain(TcpStream),
-    Tls(TlsStream),
+    // Boxed: rustls's connection state is a kilobyte, a TCP stream a file descriptor.
+    Tls(Box<TlsStream>),
 }
 
 impl Wire {
