@@ -520,14 +520,6 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
             crate::redact::apply(problem)
         );
     }
-    let mut families: Vec<crate::knowledge::ProductFamily> = Vec::new();
-    for doc in &documents {
-        if let Some(p) = &doc.product
-            && !families.contains(&p.family)
-        {
-            families.push(p.family);
-        }
-    }
     // Offline: the operator's files and the bundled data, never the advisory feed.
     let sources = crate::knowledge::KnowledgeSources {
         release_schedule: settings.release_schedule.clone(),
@@ -535,7 +527,7 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
         vulnerability_feed: None,
     };
     let mut knowledge = Vec::new();
-    for family in families {
+    for family in crate::fleet::families(&documents) {
         match crate::knowledge::Knowledge::load(family, &sources, &|_| {
             Err("fleet does not use the network".to_string())
         }) {
