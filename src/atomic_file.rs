@@ -13,6 +13,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+/// Creates `dir` and its parents, the new ones readable by the operator only (0700): what
+/// lands in it (the feed cache, the state of the update check and the web store) is theirs.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir)
+}
+
 /// Leftovers older than this are removed even where a process cannot be looked up.
 const STALE_AFTER: Duration = Duration::from_secs(3600);
 

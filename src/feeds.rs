@@ -310,7 +310,7 @@ fn write_entry(
     body: &[u8],
 ) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    create_private_dir(dir)?;
+    crate::atomic_file::create_private_dir(dir)?;
     let header = Header {
         format: FORMAT.to_string(),
         fetched,
@@ -325,20 +325,6 @@ fn write_entry(
         file.write_all(body)
     })
     .map_err(|failure| std::io::Error::new(failure.error.kind(), failure.to_string()))
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 #[cfg(test)]

@@ -187,6 +187,17 @@ fn expires(waiver: &WaiverReport) -> Option<Timestamp> {
     waiver.expires.as_deref().and_then(|e| e.parse().ok())
 }
 
+/// The product families of the documents, each once, in their order.
+pub fn families(documents: &[ScanResult]) -> Vec<ProductFamily> {
+    let mut families: Vec<ProductFamily> = Vec::new();
+    for p in documents.iter().filter_map(|doc| doc.product.as_ref()) {
+        if !families.contains(&p.family) {
+            families.push(p.family);
+        }
+    }
+    families
+}
+
 /// Judges every document at `today`, keeps each host's newest, and orders the hosts.
 pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     let total = documents.len();
@@ -220,15 +231,7 @@ pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     for (n, row) in rows.iter_mut().enumerate() {
         row.priority = n + 1;
     }
-    let mut families: Vec<ProductFamily> = Vec::new();
-    for doc in &newest {
-        if let Some(p) = &doc.product
-            && !families.contains(&p.family)
-        {
-            families.push(p.family);
-        }
-    }
-    let knowledge = families
+    let knowledge = families(&newest)
         .iter()
         .filter_map(|f| today.knowledge.iter().find(|k| k.family == *f))
         .map(knowledge_text)

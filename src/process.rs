@@ -7,7 +7,9 @@ use crate::knowledge::releases::ReleaseSchedule;
 use crate::knowledge::{self, ProductFamily};
 use crate::net;
 use crate::redact;
+use crate::settings::secrets::{Environment, ProcessEnv};
 use crate::settings::{Settings, manual};
+use std::io::Write;
 
 /// What the process prints and how it exits.
 #[derive(Debug)]
@@ -22,6 +24,25 @@ pub fn unknown(message: &str) -> Outcome {
         stdout: format!("UNKNOWN: {message}\n"),
         exit_code: 3,
     }
+}
+
+/// A program's `main`: runs `face` on the arguments and the process environment, prints its
+/// outcome and exits with its code. Nothing a server sends may crash us into a misleading exit
+/// code: a panic is UNKNOWN.
+pub fn exit_with<F>(face: F) -> !
+where
+    F: FnOnce(std::iter::Skip<std::env::ArgsOs>, &dyn Environment) -> Outcome
+        + std::panic::UnwindSafe,
+{
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("internal error: {info}");
+    }));
+    let outcome = std::panic::catch_unwind(|| face(std::env::args_os().skip(1), &ProcessEnv))
+        .unwrap_or_else(|_| unknown("internal error (see stderr); please report it"));
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(outcome.stdout.as_bytes());
+    let _ = stdout.flush();
+    std::process::exit(outcome.exit_code);
 }
 
 /// What the settings decide for the whole process, before any traffic: the secrets the output

@@ -124,6 +124,18 @@ pub enum Role {
     Observation,
 }
 
+impl Role {
+    /// As the document writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Check => "check",
+            Role::Hardening => "hardening",
+            Role::Version => "version",
+            Role::Observation => "observation",
+        }
+    }
+}
+
 /// One evaluated check.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

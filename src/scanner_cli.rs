@@ -285,26 +285,40 @@ fn offline_settings(
     Ok((settings, now))
 }
 
+/// The settings of a subcommand that reads the result documents `--result` names and takes
+/// no other argument (review-waivers, snippets), as [`offline_settings`]; without a
+/// `--result`, or with an argument, the refusal.
+fn result_settings(
+    line: &cli::CommandLine,
+    rest: &[String],
+    env: &dyn Environment,
+    component: Component,
+) -> Result<(Settings, crate::clock::Now), Outcome> {
+    let name = component.name();
+    if let Some(word) = rest.first() {
+        let shown: String = word.chars().take(40).collect();
+        return Err(unknown(&format!(
+            "{name} takes its files with --result FILE, not as {shown:?}"
+        )));
+    }
+    let ready = offline_settings(line, env, component)?;
+    if ready.0.scanner.results.is_empty() {
+        return Err(unknown(&format!(
+            "{name} needs --result FILE: what check-storage-security --format json or \
+             check-storage-scanner scan printed (repeat --result for several files)"
+        )));
+    }
+    Ok(ready)
+}
+
 /// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
 /// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
 /// otherwise, 3 when a file is not a result document (one line naming it).
 fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    if let Some(word) = rest.first() {
-        let shown: String = word.chars().take(40).collect();
-        return unknown(&format!(
-            "review-waivers takes its files with --result FILE, not as {shown:?}"
-        ));
-    }
-    let (settings, now) = match offline_settings(&line, env, Component::ReviewWaivers) {
+    let (settings, now) = match result_settings(&line, rest, env, Component::ReviewWaivers) {
         Ok(ready) => ready,
         Err(refused) => return refused,
     };
-    if settings.scanner.results.is_empty() {
-        return unknown(
-            "review-waivers needs --result FILE: what check-storage-security --format json or \
-             check-storage-scanner scan printed (repeat --result for several files)",
-        );
-    }
     let mut documents = waiver_review::Documents::new();
     for file in &settings.scanner.results {
         if let Err(line) = documents.load(&file.path, &file.shown) {
@@ -329,22 +343,10 @@ fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment
 /// document (one line naming it and the fix).
 fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
     use crate::files::Kind;
-    if let Some(word) = rest.first() {
-        let shown: String = word.chars().take(40).collect();
-        return unknown(&format!(
-            "snippets takes its files with --result FILE, not as {shown:?}"
-        ));
-    }
-    let (settings, _) = match offline_settings(&line, env, Component::Snippets) {
+    let (settings, _) = match result_settings(&line, rest, env, Component::Snippets) {
         Ok(ready) => ready,
         Err(refused) => return refused,
     };
-    if settings.scanner.results.is_empty() {
-        return unknown(
-            "snippets needs --result FILE: what check-storage-security --format json or \
-             check-storage-scanner scan printed (repeat --result for several files)",
-        );
-    }
     let mut hosts = Vec::new();
     for file in &settings.scanner.results {
         let bytes = match crate::files::read(&file.path, Kind::ResultDocument) {
@@ -518,14 +520,6 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
             crate::redact::apply(problem)
         );
     }
-    let mut families: Vec<crate::knowledge::ProductFamily> = Vec::new();
-    for doc in &documents {
-        if let Some(p) = &doc.product
-            && !families.contains(&p.family)
-        {
-            families.push(p.family);
-        }
-    }
     // Offline: the operator's files and the bundled data, never the advisory feed.
     let sources = crate::knowledge::KnowledgeSources {
         release_schedule: settings.release_schedule.clone(),
@@ -533,7 +527,7 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
         vulnerability_feed: None,
     };
     let mut knowledge = Vec::new();
-    for family in families {
+    for family in crate::fleet::families(&documents) {
         match crate::knowledge::Knowledge::load(family, &sources, &|_| {
             Err("fleet does not use the network".to_string())
         }) {

@@ -462,27 +462,13 @@ fn decided(id: &str, findings: Vec<Finding>) -> IdOutcome {
         Some(severity) => Outcome::Fails { severity },
         None => match findings.iter().find(|f| f.status != Status::Passed) {
             None => Outcome::Passes,
-            Some(f) => unknown(format!(
-                "not decided ({}): {}",
-                status_word(f.status),
-                f.detail
-            )),
+            Some(f) => unknown(format!("not decided ({}): {}", f.status.as_str(), f.detail)),
         },
     };
     IdOutcome {
         id: id.to_string(),
         outcome,
         findings,
-    }
-}
-
-fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Indeterminate => "indeterminate",
-        Status::NetworkLimited => "network-limited",
-        Status::Skipped => "skipped",
     }
 }
 

@@ -284,28 +284,41 @@ impl Wizard<'_, '_> {
         }
     }
 
+    /// Asks `prompt` until `take` keeps the answer (what it returns) or the wizard stops: each
+    /// answer is `accepted` or `refused` with `take`'s problem.
+    fn ask<T>(
+        &mut self,
+        prompt: &str,
+        default: Option<&str>,
+        mut take: impl FnMut(&mut Self, &str) -> Result<T, String>,
+    ) -> Result<T, Stopped> {
+        loop {
+            let answer = self.read(prompt, default)?;
+            match take(self, &answer) {
+                Ok(kept) => {
+                    self.accepted(&answer)?;
+                    return Ok(kept);
+                }
+                Err(problem) => self.refused(prompt, &problem)?,
+            }
+        }
+    }
+
     fn note(&mut self, text: &str) -> Result<(), Stopped> {
         self.say(&format!("  note: {text}\n"))
     }
 
     /// A question the wizard itself asks (yes or no).
     fn yes_no(&mut self, prompt: &str, default: bool) -> Result<bool, Stopped> {
-        loop {
-            let answer = self.read(prompt, Some(if default { "yes" } else { "no" }))?;
-            let value = match answer.to_ascii_lowercase().as_str() {
-                "" => Some(default),
-                "y" | "yes" => Some(true),
-                "n" | "no" => Some(false),
-                _ => None,
-            };
-            match value {
-                Some(v) => {
-                    self.accepted(&answer)?;
-                    return Ok(v);
-                }
-                None => self.refused(prompt, "answer yes or no")?,
+        let shown = if default { "yes" } else { "no" };
+        self.ask(prompt, Some(shown), |_, answer| {
+            match answer.to_ascii_lowercase().as_str() {
+                "" => Ok(default),
+                "y" | "yes" => Ok(true),
+                "n" | "no" => Ok(false),
+                _ => Err("answer yes or no".to_string()),
             }
-        }
+        })
     }
 
     /// The file to write: `--config`, else asked with a default; confirmed when it exists.
@@ -323,17 +336,9 @@ impl Wizard<'_, '_> {
                 let (default, why) = default_path(self.env, request.root);
                 self.say(&format!("The default is {why}.\n"))?;
                 let default = default.display().to_string();
-                loop {
-                    let answer = self.read(prompt, Some(&default))?;
-                    let given = if answer.is_empty() { &default } else { &answer };
-                    match file_path(given) {
-                        Ok(path) => {
-                            self.accepted(&answer)?;
-                            break path;
-                        }
-                        Err(problem) => self.refused(prompt, &problem)?,
-                    }
-                }
+                self.ask(prompt, Some(&default), |_, answer| {
+                    file_path(if answer.is_empty() { &default } else { answer })
+                })?
             }
         };
         if std::fs::symlink_metadata(&path).is_ok()
@@ -352,17 +357,13 @@ impl Wizard<'_, '_> {
             Program::Plugin => {
                 let prompt = "Host(s) to check, comma-separated (name, IP, [IPv6] or URL, each \
                               with an optional :port)";
-                loop {
-                    let answer = self.read(prompt, None)?;
+                self.ask(prompt, None, |w, answer| {
                     if answer.is_empty() {
-                        self.refused(prompt, "the check needs a host; give at least one")?;
-                        continue;
+                        return Err("the check needs a host; give at least one".to_string());
                     }
-                    match self.try_value("host", ConfigValue::Scalar(answer.clone())) {
-                        Ok(_) => return self.accepted(&answer),
-                        Err(problem) => self.refused(prompt, &problem)?,
-                    }
-                }
+                    w.try_value("host", ConfigValue::Scalar(answer.to_string()))
+                        .map(drop)
+                })
             }
             Program::Scanner => self.setting(
                 "host",
@@ -506,20 +507,15 @@ impl Wizard<'_, '_> {
         let prompt = "Output format: metrics, otlp, agentlocal, summary, json, sarif or junit \
                       (empty: the monitoring line; it goes on the command line, a file cannot \
                       hold it)";
-        loop {
-            let answer = self.read(prompt, None)?;
+        self.ask(prompt, None, |w, answer| {
             if answer.is_empty() {
-                return self.accepted("");
+                return Ok(());
             }
-            self.flags.push(("format", answer.clone()));
-            match self.check() {
-                Ok(_) => return self.accepted(&answer),
-                Err(problem) => {
-                    self.flags.pop();
-                    self.refused(prompt, &problem)?
-                }
-            }
-        }
+            w.flags.push(("format", answer.to_string()));
+            w.check().map(drop).inspect_err(|_| {
+                w.flags.pop();
+            })
+        })
     }
 
     fn service(&mut self) -> Result<(), Stopped> {
@@ -577,16 +573,13 @@ impl Wizard<'_, '_> {
 
     /// A plain setting: empty leaves it out of the file (the run takes the default shown).
     fn setting(&mut self, key: &str, prompt: &str, default: Option<&str>) -> Result<(), Stopped> {
-        loop {
-            let answer = self.read(prompt, default)?;
+        self.ask(prompt, default, |w, answer| {
             if answer.is_empty() {
-                return self.accepted("");
+                return Ok(());
             }
-            match self.try_value(key, ConfigValue::Scalar(answer.clone())) {
-                Ok(_) => return self.accepted(&answer),
-                Err(problem) => self.refused(prompt, &problem)?,
-            }
-        }
+            w.try_value(key, ConfigValue::Scalar(answer.to_string()))
+                .map(drop)
+        })
     }
 
     /// A boolean setting. `default`: what Enter means when it is not the run's default
@@ -604,23 +597,19 @@ impl Wizard<'_, '_> {
                 })
                 .unwrap_or_else(|| yes(run_default).to_string()),
         };
-        loop {
-            let answer = self.read(prompt, Some(&shown))?;
+        self.ask(prompt, Some(&shown), |w, answer| {
             let text = match answer.to_ascii_lowercase().as_str() {
                 "" => match default {
                     Some(d) if d != run_default => d.to_string(),
-                    _ => return self.accepted(""),
+                    _ => return Ok(()),
                 },
                 "y" => "yes".to_string(),
                 "n" => "no".to_string(),
                 other => other.to_string(),
             };
             // The file's own boolean rule decides what counts as yes or no.
-            match self.try_value(key, ConfigValue::Scalar(text)) {
-                Ok(_) => return self.accepted(&answer),
-                Err(problem) => self.refused(prompt, &problem)?,
-            }
-        }
+            w.try_value(key, ConfigValue::Scalar(text)).map(drop)
+        })
     }
 
     /// The proxy: written as it is, unless it carries a user and password, which makes it a
@@ -628,82 +617,60 @@ impl Wizard<'_, '_> {
     fn proxy(&mut self) -> Result<(), Stopped> {
         let prompt = "Web proxy, http://host:port (empty: none; with a user and password give it \
                       as a reference)";
-        loop {
-            let answer = self.read(prompt, None)?;
+        let note = self.ask(prompt, None, |w, answer| {
             if answer.is_empty() {
-                return self.accepted("");
+                return Ok(None);
             }
-            if secrets::is_reference(&answer) {
-                match self.reference("proxy", &answer, false) {
-                    Ok(note) => {
-                        self.accepted(&answer)?;
-                        return self.maybe_note(note);
-                    }
-                    Err(problem) => self.refused(prompt, &problem)?,
-                }
-                continue;
+            if secrets::is_reference(answer) {
+                return w.reference("proxy", answer, false);
             }
-            let authority = answer.split_once("://").map_or(answer.as_str(), |(_, r)| r);
+            let authority = answer.split_once("://").map_or(answer, |(_, r)| r);
             if authority.split('/').next().is_some_and(|a| a.contains('@')) {
-                self.refused(
-                    prompt,
+                return Err(
                     "a proxy with a user and password is a secret: give it as a reference \
-                     (env://NAME, file:///path or secret://NAME); the answer was not kept",
-                )?;
-                continue;
+                     (env://NAME, file:///path or secret://NAME); the answer was not kept"
+                        .to_string(),
+                );
             }
-            match self.try_value("proxy", ConfigValue::Scalar(answer.clone())) {
-                Ok(_) => return self.accepted(&answer),
-                Err(problem) => self.refused(prompt, &problem)?,
-            }
-        }
+            w.try_value("proxy", ConfigValue::Scalar(answer.to_string()))
+                .map(|_| None)
+        })?;
+        self.maybe_note(note)
     }
 
     /// The private CA bundle: a path, made absolute (the check runs from another directory).
     fn ca_file(&mut self) -> Result<(), Stopped> {
         let prompt = "Private CA bundle, a PEM file (empty: the public roots only)";
-        loop {
-            let answer = self.read(prompt, None)?;
+        let note = self.ask(prompt, None, |w, answer| {
             if answer.is_empty() {
-                return self.accepted("");
+                return Ok(None);
             }
-            let path = match std::path::absolute(&answer) {
+            let path = match std::path::absolute(answer) {
                 Ok(p) => p.display().to_string(),
-                Err(e) => {
-                    self.refused(prompt, &format!("cannot make {answer:?} absolute ({e})"))?;
-                    continue;
-                }
+                Err(e) => return Err(format!("cannot make {answer:?} absolute ({e})")),
             };
-            match self.try_value("scanner.tls_ca_file", ConfigValue::Scalar(path.clone())) {
-                Ok(_) => {
-                    self.accepted(&answer)?;
-                    if path != answer {
-                        self.note(&format!("written as {path}"))?;
-                    }
-                    return Ok(());
-                }
-                Err(problem) => self.refused(prompt, &problem)?,
-            }
-        }
+            w.try_value("scanner.tls_ca_file", ConfigValue::Scalar(path.clone()))?;
+            Ok((path != answer).then(|| format!("written as {path}")))
+        })?;
+        self.maybe_note(note)
     }
 
     /// A secret: only a reference is taken. Returns whether one was given (empty: none). A
     /// list setting (`webhook_headers`) gains an entry per call.
     fn secret(&mut self, key: &str, prompt: &str) -> Result<bool, Stopped> {
         let list = matches!(spec_of(key).kind, Kind::Repeatable(_));
-        loop {
-            let answer = self.read(prompt, None)?;
+        // `None`: no answer; else the reference's note.
+        let given = self.ask(prompt, None, |w, answer| {
             if answer.is_empty() {
-                self.accepted("")?;
-                return Ok(false);
+                return Ok(None);
             }
-            match self.reference(key, &answer, list) {
-                Ok(note) => {
-                    self.accepted(&answer)?;
-                    self.maybe_note(note)?;
-                    return Ok(true);
-                }
-                Err(problem) => self.refused(prompt, &problem)?,
+            w.reference(key, answer, list).map(Some)
+        })?;
+        match given {
+            None => Ok(false),
+            Some(note) => {
+                self.maybe_note(note)?;
+                Ok(true)
             }
         }
     }

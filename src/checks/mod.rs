@@ -233,12 +233,7 @@ pub fn inventory_markdown() -> String {
             Some(root) if root == c.id => format!("`{}:...`", c.id),
             _ => format!("`{}`", c.id),
         };
-        let role = match c.role {
-            Role::Check => "check",
-            Role::Hardening => "hardening",
-            Role::Version => "version",
-            Role::Observation => "observation",
-        };
+        let role = c.role.as_str();
         out.push_str(&format!(
             "| {id} | {role} | {} | {} | {} | {} | {} | {} |\n",
             c.severity,

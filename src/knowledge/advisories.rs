@@ -32,6 +32,18 @@ pub struct AffectedRange {
 }
 
 impl AffectedRange {
+    fn new(
+        introduced: Option<Version>,
+        fixed: Option<Version>,
+        last_affected: Option<Version>,
+    ) -> AffectedRange {
+        AffectedRange {
+            introduced,
+            fixed,
+            last_affected,
+        }
+    }
+
     /// Whether `v` lies in the range. Build metadata is ignored because it never says anything
     /// about the code (semver's `Ord` would otherwise compare it).
     pub fn contains(&self, v: &Version) -> bool {
@@ -315,9 +327,9 @@ impl TopLevel {
     }
 }
 
-/// A list of GitHub or OSV advisories, converted item by item. The first item that is neither
-/// decides the error; the rest is still read (keeping nothing), so that a syntax error further
-/// on is reported as what it is.
+/// A list of advisories (native entries, or GitHub or OSV advisories), converted item by item.
+/// The first item that cannot be converted decides the error; the rest is still read (keeping
+/// nothing), so that a syntax error further on is reported as what it is.
 #[derive(Default)]
 struct ItemList {
     advisories: Vec<Advisory>,
@@ -326,26 +338,30 @@ struct ItemList {
 }
 
 impl ItemList {
-    fn push(&mut self, ctx: C, item: Result<AdvisoryObject, Shallow>) {
+    /// Converts the next item with `convert`, given its position (from 1), unless an earlier
+    /// item failed.
+    fn add(&mut self, convert: impl FnOnce(usize) -> Result<Option<Advisory>, AdvisoryError>) {
         self.index += 1;
         if self.error.is_some() {
             return;
         }
-        match item {
-            Ok(object) => match object.finish(ctx) {
-                Ok(advisory) => self.advisories.extend(advisory),
-                Err(e) => {
-                    self.error = Some(AdvisoryError::new(format!("list item {}: {e}", self.index)))
-                }
-            },
-            Err(kind) => {
-                self.error = Some(unrecognised(&format!(
-                    "list item {} ({})",
-                    self.index,
-                    json_kind(&kind)
-                )))
-            }
+        match convert(self.index) {
+            Ok(advisory) => self.advisories.extend(advisory),
+            Err(e) => self.error = Some(e),
         }
+    }
+
+    /// Adds a GitHub or OSV advisory of a list.
+    fn push(&mut self, ctx: C, item: Result<AdvisoryObject, Shallow>) {
+        self.add(|index| match item {
+            Ok(object) => object
+                .finish(ctx)
+                .map_err(|e| AdvisoryError::new(format!("list item {index}: {e}"))),
+            Err(kind) => Err(unrecognised(&format!(
+                "list item {index} ({})",
+                json_kind(&kind)
+            ))),
+        })
     }
 
     fn result(self) -> Result<Vec<Advisory>, AdvisoryError> {
@@ -512,25 +528,19 @@ impl AdvisoryObject {
         if self.github_ranges.is_empty() {
             return None;
         }
-        let mut aliases = Vec::new();
-        if let Some(cve) = self.cve_id.get() {
-            push_alias(&mut aliases, id, cve);
-        }
-        for value in &self.identifiers {
-            push_alias(&mut aliases, id, value);
-        }
-        let severity = self
-            .severity
-            .text
-            .get()
-            .and_then(Severity::parse)
-            .or_else(|| {
-                self.cvss
-                    .0
-                    .as_ref()
-                    .and_then(|c| c.vector_string.get())
-                    .and_then(cvss3_severity)
-            });
+        let cve = self.cve_id.get();
+        let aliases = aliases_of(
+            id,
+            cve.into_iter()
+                .chain(self.identifiers.iter().map(String::as_str)),
+        );
+        let severity = severity(&self.severity.text).or_else(|| {
+            self.cvss
+                .0
+                .as_ref()
+                .and_then(|c| c.vector_string.get())
+                .and_then(cvss3_severity)
+        });
         Some(Advisory {
             id: id.to_string(),
             aliases,
@@ -556,14 +566,10 @@ impl AdvisoryObject {
         }
         let database = self.database_specific.0.as_ref();
         let severity = database
-            .and_then(|d| d.severity.get())
-            .and_then(Severity::parse)
+            .and_then(|d| severity(&d.severity))
             .or(self.osv_affected_severity)
             .or(self.severity.cvss);
-        let mut aliases = Vec::new();
-        for alias in &self.aliases {
-            push_alias(&mut aliases, id, alias);
-        }
+        let aliases = aliases_of(id, self.aliases.iter().map(String::as_str));
         let url = self
             .references
             .advisory
@@ -706,6 +712,11 @@ impl References {
     }
 }
 
+/// A severity word (`high`, `moderate`...) of a member, when it is one.
+fn severity(text: &Text) -> Option<Severity> {
+    text.get().and_then(Severity::parse)
+}
+
 /// A `package` object (GitHub and OSV).
 #[derive(Deserialize, Default, Clone)]
 #[serde(default)]
@@ -746,14 +757,19 @@ pub fn bundled(family: ProductFamily) -> Vec<Advisory> {
     parse_document(text, family).expect("bundled advisory file is valid")
 }
 
-fn push_alias(aliases: &mut Vec<String>, id: &str, alias: &str) {
-    let alias = alias.trim();
-    if !alias.is_empty()
-        && !alias.eq_ignore_ascii_case(id)
-        && !aliases.iter().any(|a| a.eq_ignore_ascii_case(alias))
-    {
-        aliases.push(alias.to_string());
+/// The other identifiers of advisory `id`, trimmed, without blanks, `id` itself and
+/// duplicates (in any case).
+fn aliases_of<'a>(id: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut aliases: Vec<String> = Vec::new();
+    for alias in candidates.into_iter().map(str::trim) {
+        if !alias.is_empty()
+            && !alias.eq_ignore_ascii_case(id)
+            && !aliases.iter().any(|a| a.eq_ignore_ascii_case(alias))
+        {
+            aliases.push(alias.to_string());
+        }
     }
+    aliases
 }
 
 /// Parses a version bound as advisory sources spell it: `v` prefixes (Go) and short forms
@@ -812,27 +828,16 @@ fn read_native<'de, A: MapAccess<'de>>(
     ctx: C,
     map: &mut A,
 ) -> Result<Result<Vec<Advisory>, AdvisoryError>, A::Error> {
-    let mut out = Vec::new();
-    let mut error: Option<AdvisoryError> = None;
-    let mut index = 0;
+    let mut list = ItemList::default();
     let was_list = map.next_value_seed(ForEach {
         seed: ObjSeed::<NativeEntry, _>::new(ctx),
         each: |entry: Result<NativeEntry, Shallow>| {
-            index += 1;
-            if error.is_some() {
-                return;
-            }
-            match entry {
-                Ok(entry) => match entry.finish(ctx, index) {
-                    Ok(advisory) => out.extend(advisory),
-                    Err(e) => error = Some(e),
-                },
-                Err(_) => {
-                    error = Some(AdvisoryError::new(format!(
-                        "advisory entry {index} is not an object: give each entry `id`, `introduced` and `fixed`"
-                    )))
-                }
-            }
+            list.add(|index| match entry {
+                Ok(entry) => entry.finish(ctx, index),
+                Err(_) => Err(AdvisoryError::new(format!(
+                    "advisory entry {index} is not an object: give each entry `id`, `introduced` and `fixed`"
+                ))),
+            })
         },
     })?;
     if !was_list {
@@ -840,10 +845,7 @@ fn read_native<'de, A: MapAccess<'de>>(
             "`advisories` is not a list: write `\"advisories\": [ {\"id\": ..., \"introduced\": ..., \"fixed\": ...} ]`",
         )));
     }
-    Ok(match error {
-        Some(e) => Err(e),
-        None => Ok(out),
-    })
+    Ok(list.result())
 }
 
 /// One native entry.
@@ -925,15 +927,8 @@ impl NativeEntry {
         if ranges.is_empty() {
             return Ok(None);
         }
-        let mut aliases = Vec::new();
-        for alias in &self.aliases {
-            push_alias(&mut aliases, id, alias);
-        }
-        for cve in [&self.cve, &self.cve_id] {
-            if let Some(cve) = cve.get() {
-                push_alias(&mut aliases, id, cve);
-            }
-        }
+        let cves = [&self.cve, &self.cve_id].into_iter().filter_map(Text::get);
+        let aliases = aliases_of(id, self.aliases.iter().map(String::as_str).chain(cves));
         let advisory = Advisory {
             id: id.to_string(),
             aliases,
@@ -943,7 +938,7 @@ impl NativeEntry {
                 .or_else(|| self.summary.get())
                 .unwrap_or(id)
                 .to_string(),
-            severity: self.severity.get().and_then(Severity::parse),
+            severity: severity(&self.severity),
             url: self.url.get().map(str::to_string),
             ranges,
         };
@@ -1006,11 +1001,11 @@ fn native_range(fields: &RangeFields) -> Option<AffectedRange> {
             _ => Ok(None),
         }
     };
-    Some(AffectedRange {
+    Some(AffectedRange::new(
         introduced,
-        fixed: upper(&fields.fixed).ok()?,
-        last_affected: upper(&fields.last_affected).ok()?,
-    })
+        upper(&fields.fixed).ok()?,
+        upper(&fields.last_affected).ok()?,
+    ))
 }
 // ---------------------------------------------------------------------------------------------
 // GitHub advisory API (global `/advisories/{id}` and repository `/security-advisories`)
@@ -1184,28 +1179,16 @@ fn parse_range_expression(expr: &str) -> Option<Vec<AffectedRange>> {
     uppers.sort();
     let close = |introduced: Option<Version>, (bound, inclusive): (Version, bool)| {
         if inclusive {
-            AffectedRange {
-                introduced,
-                fixed: None,
-                last_affected: Some(bound),
-            }
+            AffectedRange::new(introduced, None, Some(bound))
         } else {
-            AffectedRange {
-                introduced,
-                fixed: Some(bound),
-                last_affected: None,
-            }
+            AffectedRange::new(introduced, Some(bound), None)
         }
     };
     if lower.is_some() || has_exact || uppers.len() <= 1 {
         // A real intersection: the tightest upper bound wins.
         let range = match uppers.into_iter().next() {
             Some(upper) => close(lower, upper),
-            None => AffectedRange {
-                introduced: lower,
-                fixed: None,
-                last_affected: None,
-            },
+            None => AffectedRange::new(lower, None, None),
         };
         return Some(vec![range]);
     }
@@ -1264,11 +1247,7 @@ impl<'c> Members<C<'c>> for OsvAffected {
                         if let Some(v) = t.get().and_then(parse_bound)
                             && ctx.keep(RANGE_COST)
                         {
-                            versions.push(AffectedRange {
-                                introduced: Some(v.clone()),
-                                fixed: None,
-                                last_affected: Some(v),
-                            });
+                            versions.push(AffectedRange::new(Some(v.clone()), None, Some(v)));
                         }
                     },
                 })?;
@@ -1289,14 +1268,12 @@ impl OsvAffected {
         let eco_severity = self
             .ecosystem_specific
             .as_ref()
-            .and_then(|e| e.severity.get())
-            .and_then(Severity::parse);
+            .and_then(|e| severity(&e.severity));
         let db_severity = self
             .database_specific
             .0
             .as_ref()
-            .and_then(|d| d.severity.get())
-            .and_then(Severity::parse);
+            .and_then(|d| severity(&d.severity));
         // The Go database files products with non-module versions as `introduced: 0` without
         // a fix (every version!) and keeps the real ranges in `custom_ranges`.
         let custom = self
@@ -1472,30 +1449,18 @@ fn osv_events(mut events: Vec<Event>) -> Vec<AffectedRange> {
             }
             Event::Fixed(v) => {
                 if let Some(introduced) = open.take() {
-                    ranges.push(AffectedRange {
-                        introduced,
-                        fixed: Some(v),
-                        last_affected: None,
-                    });
+                    ranges.push(AffectedRange::new(introduced, Some(v), None));
                 }
             }
             Event::LastAffected(v) => {
                 if let Some(introduced) = open.take() {
-                    ranges.push(AffectedRange {
-                        introduced,
-                        fixed: None,
-                        last_affected: Some(v),
-                    });
+                    ranges.push(AffectedRange::new(introduced, None, Some(v)));
                 }
             }
         }
     }
     if let Some(introduced) = open {
-        ranges.push(AffectedRange {
-            introduced,
-            fixed: None,
-            last_affected: None,
-        });
+        ranges.push(AffectedRange::new(introduced, None, None));
     }
     ranges
 }
@@ -1521,42 +1486,25 @@ fn cvss3_base_score(vector: &str) -> Option<f64> {
     }
     let metrics: Vec<(&str, &str)> = parts.filter_map(|p| p.split_once(':')).collect();
     let get = |name: &str| metrics.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    // The metric's weight from the specification's table; `None` when absent or unknown.
+    let weight = |name: &str, table: &[(&str, f64)]| {
+        let value = get(name)?;
+        table.iter().find(|(v, _)| *v == value).map(|(_, w)| *w)
+    };
     let changed = match get("S")? {
         "U" => false,
         "C" => true,
         _ => return None,
     };
-    let av = match get("AV")? {
-        "N" => 0.85,
-        "A" => 0.62,
-        "L" => 0.55,
-        "P" => 0.2,
-        _ => return None,
+    let av = weight("AV", &[("N", 0.85), ("A", 0.62), ("L", 0.55), ("P", 0.2)])?;
+    let ac = weight("AC", &[("L", 0.77), ("H", 0.44)])?;
+    let pr = if changed {
+        weight("PR", &[("N", 0.85), ("L", 0.68), ("H", 0.5)])?
+    } else {
+        weight("PR", &[("N", 0.85), ("L", 0.62), ("H", 0.27)])?
     };
-    let ac = match get("AC")? {
-        "L" => 0.77,
-        "H" => 0.44,
-        _ => return None,
-    };
-    let pr = match (get("PR")?, changed) {
-        ("N", _) => 0.85,
-        ("L", false) => 0.62,
-        ("L", true) => 0.68,
-        ("H", false) => 0.27,
-        ("H", true) => 0.5,
-        _ => return None,
-    };
-    let ui = match get("UI")? {
-        "N" => 0.85,
-        "R" => 0.62,
-        _ => return None,
-    };
-    let cia = |name: &str| match get(name)? {
-        "H" => Some(0.56),
-        "L" => Some(0.22),
-        "N" => Some(0.0),
-        _ => None,
-    };
+    let ui = weight("UI", &[("N", 0.85), ("R", 0.62)])?;
+    let cia = |name: &str| weight(name, &[("H", 0.56), ("L", 0.22), ("N", 0.0)]);
     let iss = 1.0 - (1.0 - cia("C")?) * (1.0 - cia("I")?) * (1.0 - cia("A")?);
     let impact = if changed {
         7.52 * (iss - 0.029) - 3.25 * (iss - 0.02_f64).powi(15)

@@ -28,7 +28,7 @@ impl EndpointConnector {
 }
 
 impl<In: Transport> Connector<In> for EndpointConnector {
-    type Out = Either<In, TlsTransport>;
+    type Out = Either<In, Wire>;
 
     fn connect(
         &self,
@@ -49,13 +49,10 @@ impl<In: Transport> Connector<In> for EndpointConnector {
         let stream = tls
             .connection(time_left(&details.timeout)?)
             .map_err(ureq::Error::Io)?;
-        Ok(Some(Either::B(TlsTransport {
-            buffers: LazyBuffers::new(
-                details.config.input_buffer_size(),
-                details.config.output_buffer_size(),
-            ),
-            stream,
-        })))
+        Ok(Some(Either::B(Wire::new(
+            details,
+            Carried::Tls(Box::new(stream)),
+        ))))
     }
 }
 
@@ -84,7 +81,7 @@ impl HandedConnection {
 }
 
 impl<In: Transport> Connector<In> for HandedConnection {
-    type Out = Either<In, PlainTransport>;
+    type Out = Either<In, Wire>;
 
     fn connect(
         &self,
@@ -102,55 +99,62 @@ impl<In: Transport> Connector<In> for HandedConnection {
             return Ok(None);
         };
         let _ = stream.set_nodelay(true);
-        Ok(Some(Either::B(PlainTransport {
+        Ok(Some(Either::B(Wire::new(details, Carried::Plain(stream)))))
+    }
+}
+
+/// A connection ureq speaks HTTP over (ureq does not export its own transport): a plain TCP
+/// connection a probe handed over, or TLS over TCP.
+pub struct Wire {
+    buffers: LazyBuffers,
+    stream: Carried,
+}
+
+enum Carried {
+    Plain(TcpStream),
+    // Boxed: rustls's connection state is a kilobyte, a TCP stream a file descriptor.
+    Tls(Box<TlsStream>),
+}
+
+impl Wire {
+    fn new(details: &ConnectionDetails, stream: Carried) -> Wire {
+        Wire {
             buffers: LazyBuffers::new(
                 details.config.input_buffer_size(),
                 details.config.output_buffer_size(),
             ),
             stream,
-        })))
+        }
     }
 }
 
-/// A handed plain TCP connection as ureq's transport (ureq does not export its own).
-#[derive(Debug)]
-pub struct PlainTransport {
-    buffers: LazyBuffers,
-    stream: TcpStream,
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, sock) = match &self.stream {
+            Carried::Plain(sock) => ("Plain", sock),
+            Carried::Tls(stream) => ("Tls", &stream.sock),
+        };
+        write!(f, "Wire({kind}, {:?})", sock.peer_addr().ok())
+    }
 }
 
-impl Transport for PlainTransport {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        &mut self.buffers
-    }
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
 
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        let timeout = timeout.for_write();
-        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
-        let output = &self.buffers.output()[..amount];
-        let mut sock = Until::new(&mut self.stream, deadline);
-        sock.write_all(output)
-            .and_then(|()| sock.flush())
-            .map_err(|e| failure(e, &timeout))
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        let timeout = timeout.for_read();
-        let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
-        let input = self.buffers.input_append_buf();
-        let amount = Until::new(&mut self.stream, deadline)
-            .read(input)
-            .map_err(|e| failure(e, &timeout))?;
-        self.buffers.input_appended(amount);
-        Ok(amount > 0)
-    }
-
-    fn is_open(&mut self) -> bool {
-        still_quiet(&self.stream)
-    }
-
-    fn is_tls(&self) -> bool {
-        false
+impl Carried {
+    /// Runs `f` on the stream, its every read and write ending by `deadline`.
+    fn within<R>(
+        &mut self,
+        deadline: Option<Instant>,
+        f: impl FnOnce(&mut dyn ReadWrite) -> io::Result<R>,
+    ) -> io::Result<R> {
+        match self {
+            Carried::Plain(sock) => f(&mut Until::new(sock, deadline)),
+            Carried::Tls(stream) => {
+                let mut sock = Until::new(&mut stream.sock, deadline);
+                f(&mut rustls::Stream::new(&mut stream.conn, &mut sock))
+            }
+        }
     }
 }
 
@@ -165,18 +169,6 @@ fn still_quiet(stream: &TcpStream) -> bool {
         Err(e) if e.kind() == io::ErrorKind::WouldBlock
     );
     stream.set_nonblocking(false).is_ok() && quiet
-}
-
-/// One TLS connection as ureq's transport.
-pub struct TlsTransport {
-    buffers: LazyBuffers,
-    stream: TlsStream,
-}
-
-impl std::fmt::Debug for TlsTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TlsTransport({:?})", self.stream.sock.peer_addr().ok())
-    }
 }
 
 /// The time left before `timeout`, `None` when it never comes; an expired one is an error.
@@ -200,7 +192,7 @@ fn failure(e: io::Error, timeout: &NextTimeout) -> ureq::Error {
     }
 }
 
-impl Transport for TlsTransport {
+impl Transport for Wire {
     fn buffers(&mut self) -> &mut dyn Buffers {
         &mut self.buffers
     }
@@ -209,32 +201,33 @@ impl Transport for TlsTransport {
         let timeout = timeout.for_write();
         let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let output = &self.buffers.output()[..amount];
-        let mut sock = Until::new(&mut self.stream.sock, deadline);
-        let mut tls = rustls::Stream::new(&mut self.stream.conn, &mut sock);
-        tls.write_all(output)
-            .and_then(|()| tls.flush())
+        self.stream
+            .within(deadline, |s| s.write_all(output).and_then(|()| s.flush()))
             .map_err(|e| failure(e, &timeout))
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         let timeout = timeout.for_read();
-        // One deadline for the whole read: a record may come in many small pieces.
+        // One deadline for the whole read: a TLS record may come in many small pieces.
         let deadline = time_left(&timeout)?.map(|left| Instant::now() + left);
         let input = self.buffers.input_append_buf();
-        let mut sock = Until::new(&mut self.stream.sock, deadline);
-        let amount = rustls::Stream::new(&mut self.stream.conn, &mut sock)
-            .read(input)
+        let amount = self
+            .stream
+            .within(deadline, |s| s.read(input))
             .map_err(|e| failure(e, &timeout))?;
         self.buffers.input_appended(amount);
         Ok(amount > 0)
     }
 
     fn is_open(&mut self) -> bool {
-        tls::is_alive(&mut self.stream)
+        match &mut self.stream {
+            Carried::Plain(sock) => still_quiet(sock),
+            Carried::Tls(stream) => tls::is_alive(stream),
+        }
     }
 
     fn is_tls(&self) -> bool {
-        true
+        matches!(self.stream, Carried::Tls(_))
     }
 }
 

@@ -232,9 +232,10 @@ pub fn lookup_caa(name: &str, server: Option<SocketAddr>, timeout: Duration) -> 
         };
         match answer.rcode {
             RCODE_NOERROR => {
-                let caa = match answer.caa() {
+                // Of any owner: a CNAME chain ends at its target.
+                let caa = match answer.records(TYPE_CAA, None, parse_caa) {
                     Ok(caa) => caa,
-                    Err(why) => return CaaLookup::Failed(malformed(server, &question, why)),
+                    Err(why) => return CaaLookup::Failed(malformed(server, &question, &why)),
                 };
                 if !caa.is_empty() {
                     return CaaLookup::Records {
@@ -272,24 +273,8 @@ pub fn lookup_dnssec(name: &str, server: Option<SocketAddr>, timeout: Duration) 
 
 fn dnssec_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<DnssecZone, String> {
     let apex = zone_apex(name, server, deadline)?;
-
-    let question = Question::new(&apex, TYPE_DNSKEY, true);
-    let keys = query(&question, server, deadline)?;
-    if keys.rcode != RCODE_NOERROR {
-        return Err(refused(server, &question, keys.rcode));
-    }
-    let dnskeys = keys
-        .dnskeys(&apex)
-        .map_err(|why| malformed(server, &question, why))?;
-
-    let question = Question::new(&apex, TYPE_DS, true);
-    let delegation = query(&question, server, deadline)?;
-    if delegation.rcode != RCODE_NOERROR {
-        return Err(refused(server, &question, delegation.rcode));
-    }
-    let ds = delegation
-        .ds(&apex)
-        .map_err(|why| malformed(server, &question, why))?;
+    let (keys, dnskeys) = records_of(&apex, TYPE_DNSKEY, parse_dnskey, server, deadline)?;
+    let (delegation, ds) = records_of(&apex, TYPE_DS, parse_ds, server, deadline)?;
     // DS records live in the parent zone (RFC 4035 section 3.1.4.1). A server that holds the
     // zone but not its parent answers the DS question from the zone itself, with the zone's
     // own SOA: that "no DS" says nothing about the parent.
@@ -307,6 +292,26 @@ fn dnssec_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<Dnssec
         dnskeys,
         ds,
     })
+}
+
+/// The `rtype` records of `owner`, asked with DNSSEC, each read by `parse`; and the answer
+/// they came in (its flags and authority section). Anything but NOERROR fails.
+fn records_of<T>(
+    owner: &str,
+    rtype: u16,
+    parse: fn(&[u8]) -> Option<T>,
+    server: SocketAddr,
+    deadline: Instant,
+) -> Result<(Answer, Vec<T>), String> {
+    let question = Question::new(owner, rtype, true);
+    let answer = query(&question, server, deadline)?;
+    if answer.rcode != RCODE_NOERROR {
+        return Err(refused(server, &question, answer.rcode));
+    }
+    let records = answer
+        .records(rtype, Some(owner), parse)
+        .map_err(|why| malformed(server, &question, &why))?;
+    Ok((answer, records))
 }
 
 /// The apex of the zone holding `name`: the first of the name and its ancestors whose SOA is
@@ -458,31 +463,20 @@ struct Answer {
 }
 
 impl Answer {
-    /// The CAA records of the answer section, of any owner (a CNAME chain ends at its target).
-    fn caa(&self) -> Result<Vec<CaaRecord>, &'static str> {
+    /// The `rtype` records of the answer section (of `owner`, or of any owner), each read by
+    /// `parse`; one that does not parse fails them all.
+    fn records<T>(
+        &self,
+        rtype: u16,
+        owner: Option<&str>,
+        parse: fn(&[u8]) -> Option<T>,
+    ) -> Result<Vec<T>, String> {
         self.answers
             .iter()
-            .filter(|r| r.rtype == TYPE_CAA)
-            .map(|r| parse_caa(&r.rdata).ok_or("a CAA record does not parse"))
-            .collect()
-    }
-
-    /// The DNSKEY records of `owner` in the answer section.
-    fn dnskeys(&self, owner: &str) -> Result<Vec<Dnskey>, &'static str> {
-        self.answers
-            .iter()
-            .filter(|r| r.rtype == TYPE_DNSKEY && r.owner == owner)
-            .map(|r| parse_dnskey(&r.rdata).ok_or("a DNSKEY record does not parse"))
-            .collect()
-    }
-
-    /// The DS records of `owner` in the answer section.
-    fn ds(&self, owner: &str) -> Result<Vec<DsRecord>, &'static str> {
-        self.answers
-            .iter()
-            .filter(|r| r.rtype == TYPE_DS && r.owner == owner)
-            .map(|r| parse_ds(&r.rdata).ok_or("a DS record does not parse"))
-            .collect()
+            .filter(|r| r.rtype == rtype && owner.is_none_or(|o| r.owner == o))
+            .map(|r| parse(&r.rdata))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("a {} record does not parse", type_name(rtype)))
     }
 
     /// The owner of an SOA record in the authority section that is `name` or one of its
@@ -2131,9 +2125,9 @@ mod tests {
             };
             if let Parsed::Answer(answer) = parse_response(&msg, id, question) {
                 answers += 1;
-                let _ = answer.caa();
-                let _ = answer.dnskeys(question.name);
-                let _ = answer.ds(question.name);
+                let _ = answer.records(TYPE_CAA, None, parse_caa);
+                let _ = answer.records(TYPE_DNSKEY, Some(question.name), parse_dnskey);
+                let _ = answer.records(TYPE_DS, Some(question.name), parse_ds);
                 let _ = answer.authority_soa(question.name);
             }
             let _ = read_name(&msg, rng.below(msg.len() + 2));
@@ -2167,7 +2161,8 @@ mod tests {
         );
         assert!(matches!(
             parse_response(&valid, id, &question),
-            Parsed::Answer(ref answer) if answer.caa().map(|c| c.len()) == Ok(2)
+            Parsed::Answer(ref answer)
+                if answer.records(TYPE_CAA, None, parse_caa).map(|c| c.len()) == Ok(2)
         ));
         // The mutations leave many answers intact enough to parse.
         let answers = fuzz(&mut rng, &valid, id, &question);
@@ -2193,7 +2188,8 @@ mod tests {
         );
         match parse_response(&valid, id, &question) {
             Parsed::Answer(answer) => {
-                assert_eq!(answer.dnskeys("example.net").unwrap().len(), 1);
+                let keys = answer.records(TYPE_DNSKEY, Some("example.net"), parse_dnskey);
+                assert_eq!(keys.unwrap().len(), 1);
                 assert_eq!(answer.authority_soa("example.net"), Some("example.net"));
                 assert_ne!(answer.flags & FLAG_AD, 0);
             }

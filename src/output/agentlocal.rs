@@ -29,15 +29,7 @@ fn service_safe(host: &str) -> String {
 /// The detail: one printable line. Checkmk turns the two characters `\n` into a line break,
 /// so that sequence is broken up as well.
 fn detail_safe(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    cleaned
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace("\\n", "/n")
+    crate::text::one_line(text).replace("\\n", "/n")
 }
 
 /// The line of one host.

@@ -166,16 +166,6 @@ fn properties(result: &ScanResult) -> Vec<(&'static str, String)> {
     p
 }
 
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "passed",
-        Status::Failed => "failed",
-        Status::Indeterminate => "indeterminate",
-        Status::NetworkLimited => "network-limited",
-        Status::Skipped => "skipped",
-    }
-}
-
 fn finding_case(host: &str, f: &Finding) -> Case {
     let outcome = if f.ignored {
         Outcome::Skipped {
@@ -184,7 +174,7 @@ fn finding_case(host: &str, f: &Finding) -> Case {
     } else {
         match f.status {
             Status::Skipped | Status::Indeterminate | Status::NetworkLimited => Outcome::Skipped {
-                message: format!("{}: {}", status_name(f.status), f.detail),
+                message: format!("{}: {}", f.status.as_str(), f.detail),
             },
             Status::Passed if f.role == Role::Observation => Outcome::Passed {
                 output: Some(format!("observation (never rated), passed: {}", f.detail)),

@@ -137,15 +137,6 @@ pub fn base_url(result: &ScanResult) -> String {
     url
 }
 
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Check => "check",
-        Role::Hardening => "hardening",
-        Role::Version => "version",
-        Role::Observation => "observation",
-    }
-}
-
 /// `Strict-Transport-Security` -> `StrictTransportSecurity`, `httpsAvailable` ->
 /// `HttpsAvailable`: the rule's `name`, an identifier without separators.
 fn pascal_case(id: &str) -> String {
@@ -213,7 +204,7 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
     let full = format!(
         "{} ({} of severity {}; fixed in: {}).{members}",
         spec.title,
-        role_name(spec.role),
+        spec.role.as_str(),
         spec.severity,
         spec.fixed_in
     );
@@ -229,7 +220,7 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
             "tags": [spec.category, "security"],
             "security-severity": security_severity(spec.severity),
             "precision": "high",
-            "role": role_name(spec.role),
+            "role": spec.role.as_str(),
             "fixedIn": spec.fixed_in,
         },
     })
@@ -241,7 +232,7 @@ fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
         "name": pascal_case(id),
         "shortDescription": { "text": id },
         "fullDescription": {
-            "text": format!("{id} ({} of severity {}).", role_name(finding.role), finding.severity),
+            "text": format!("{id} ({} of severity {}).", finding.role.as_str(), finding.severity),
         },
         "help": { "text": finding.remediation },
         "defaultConfiguration": { "level": level(finding.severity) },
@@ -249,7 +240,7 @@ fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
             "tags": [finding.category, "security"],
             "security-severity": security_severity(finding.severity),
             "precision": "high",
-            "role": role_name(finding.role),
+            "role": finding.role.as_str(),
             "fixedIn": finding.fixed_in,
         },
     });
@@ -266,7 +257,7 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
     properties.insert("findingId".into(), json!(finding.id));
     properties.insert("severity".into(), json!(finding.severity));
     properties.insert("category".into(), json!(finding.category));
-    properties.insert("role".into(), json!(role_name(finding.role)));
+    properties.insert("role".into(), json!(finding.role.as_str()));
     properties.insert("remediation".into(), json!(finding.remediation));
     properties.insert("system".into(), json!(finding.fixed_in));
     if let Some(doc) = &finding.documentation {
@@ -276,7 +267,7 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
     properties.insert("decisive".into(), json!(finding.decisive));
     properties.insert(
         "tags".into(),
-        json!([finding.category, "security", role_name(finding.role)]),
+        json!([finding.category, "security", finding.role.as_str()]),
     );
     properties.insert(
         "security-severity".into(),

@@ -25,11 +25,7 @@ const MAX_CELL: usize = 40;
 /// Server text as a table cell: one printable line without runs of blanks, at most
 /// [`MAX_CELL`] characters.
 fn cell(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let cleaned = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cleaned = crate::text::one_line(text);
     if cleaned.is_empty() {
         return "-".into();
     }

@@ -117,8 +117,12 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         }
         _ => Client::new(p.endpoint.clone(), p.verification, &options),
     };
-    let client = match client {
-        Ok(c) => c,
+    let ready = client.and_then(|client| {
+        let report = status::probe_status(&client).map_err(|e| e.message().to_string())?;
+        Ok((client, report))
+    });
+    let (client, report) = match ready {
+        Ok(ready) => ready,
         Err(e) => {
             return NodeObservation {
                 address,
@@ -130,19 +134,8 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
             };
         }
     };
-    let status = status::probe_status(&client).map_err(|e| e.message().to_string());
-    if status.is_err() {
-        return NodeObservation {
-            address,
-            status,
-            root: None,
-            capabilities: None,
-            demo_sign_in: None,
-            tls,
-        };
-    }
     let mut probes = plan::independent(false);
-    if let (true, Ok(report)) = (p.demo, &status) {
+    if p.demo {
         // The first demo account of the family this node reports.
         probes.extend(
             plan::demo_sign_ins(p.endpoint, report.family())
@@ -166,7 +159,7 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
         .map(plan::is_successful_sign_in);
     NodeObservation {
         address,
-        status,
+        status: Ok(report),
         root,
         capabilities,
         demo_sign_in,

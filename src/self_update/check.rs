@@ -165,16 +165,7 @@ fn write_stamp(
     checked: Timestamp,
     upgrade: Option<&str>,
 ) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(state)?;
-    }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(state)?;
+    crate::atomic_file::create_private_dir(state)?;
     let stamp = Stamp {
         format: FORMAT.to_string(),
         checked,
@@ -191,32 +182,13 @@ fn write_stamp(
 /// their documents as they are (a parser, a schema or a monitoring agent reads them), so the
 /// line goes to stderr instead.
 pub fn add_line(format: Format, stdout: String, line: &str) -> String {
-    match format {
-        Format::Monitoring => {
-            let perfdata = stdout
-                .trim_end_matches('\n')
-                .rfind("\n|")
-                .map(|i| i + 1)
-                .unwrap_or(stdout.len());
-            let mut out = String::with_capacity(stdout.len() + line.len() + 1);
-            out.push_str(&stdout[..perfdata]);
-            if !out.is_empty() && !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(line);
-            out.push('\n');
-            out.push_str(&stdout[perfdata..]);
-            out
-        }
-        Format::Summary => {
-            let mut out = stdout;
-            if !out.is_empty() && !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(line);
-            out.push('\n');
-            out
-        }
+    let at = match format {
+        Format::Monitoring => stdout
+            .trim_end_matches('\n')
+            .rfind("\n|")
+            .map(|i| i + 1)
+            .unwrap_or(stdout.len()),
+        Format::Summary => stdout.len(),
         Format::Metrics
         | Format::Otlp
         | Format::AgentLocal
@@ -224,9 +196,18 @@ pub fn add_line(format: Format, stdout: String, line: &str) -> String {
         | Format::Sarif
         | Format::Junit => {
             eprintln!("{line}");
-            stdout
+            return stdout;
         }
+    };
+    let mut out = String::with_capacity(stdout.len() + line.len() + 2);
+    out.push_str(&stdout[..at]);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
     }
+    out.push_str(line);
+    out.push('\n');
+    out.push_str(&stdout[at..]);
+    out
 }
 
 #[cfg(test)]

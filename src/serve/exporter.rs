@@ -326,23 +326,27 @@ impl Exporter {
                 let partial = state.in_flight.clone();
                 drop(state);
                 let now = report_now(&self.settings);
-                let results: Vec<ScanResult> = partial
-                    .into_iter()
-                    .zip(&self.settings.targets)
-                    .map(|(result, target)| {
-                        result.unwrap_or_else(|| {
-                            without_result(
-                                &self.settings,
-                                target.display_name(),
-                                "not scanned yet: the exporter's first round is still running",
-                                now,
-                            )
-                        })
-                    })
-                    .collect();
+                let results = self.fill_in(
+                    partial,
+                    "not scanned yet: the exporter's first round is still running",
+                    now,
+                );
                 self.render(&results, now) + &own
             }
         }
+    }
+
+    /// The results of a round, a host without one failed for `why`.
+    fn fill_in(&self, partial: Vec<Option<ScanResult>>, why: &str, now: Now) -> Vec<ScanResult> {
+        partial
+            .into_iter()
+            .zip(&self.settings.targets)
+            .map(|(result, target)| {
+                result.unwrap_or_else(|| {
+                    without_result(&self.settings, target.display_name(), why, now)
+                })
+            })
+            .collect()
     }
 
     /// The round thread: a round, then the next one an interval after this one started (or
@@ -365,20 +369,11 @@ impl Exporter {
             }
             let now = report_now(&self.settings);
             let partial = std::mem::take(&mut self.lock().in_flight);
-            let results: Vec<ScanResult> = partial
-                .into_iter()
-                .zip(&self.settings.targets)
-                .map(|(result, target)| {
-                    result.unwrap_or_else(|| {
-                        without_result(
-                            &self.settings,
-                            target.display_name(),
-                            "the round ended without a result for this host",
-                            now,
-                        )
-                    })
-                })
-                .collect();
+            let results = self.fill_in(
+                partial,
+                "the round ended without a result for this host",
+                now,
+            );
             let text = self.render(&results, now);
             let duration = started.elapsed();
             let failed = results.iter().filter(|r| r.error.is_some()).count();

@@ -167,11 +167,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     if settings.scanner.web.store.is_none()
         && let Some(dir) = &settings.state_dir
     {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
+        crate::atomic_file::create_private_dir(dir)
             .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
     }
     let store: Arc<dyn Store> =

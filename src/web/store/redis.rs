@@ -70,6 +70,8 @@ local function ends_at(index, key, at, now)
 end
 ";
 
+/// A script with the helpers. Made for each call: hashing it costs nothing beside the round
+/// trip, and `invoke` loads it into a Redis that does not know it yet.
 fn script(body: &str) -> Script {
     Script::new(&format!("{HELPERS}{body}"))
 }
@@ -283,20 +285,6 @@ pub struct RedisStore {
     shown: String,
     prefix: String,
     timeout: Duration,
-    scripts: Scripts,
-}
-
-struct Scripts {
-    insert: Script,
-    claim: Script,
-    renew: Script,
-    complete: Script,
-    erase_target: Script,
-    erase: Script,
-    admit: Script,
-    record_outcome: Script,
-    pause: Script,
-    purge: Script,
 }
 
 impl RedisStore {
@@ -317,18 +305,6 @@ impl RedisStore {
             shown,
             prefix: prefix.to_string(),
             timeout,
-            scripts: Scripts {
-                insert: script(INSERT),
-                claim: script(CLAIM),
-                renew: script(RENEW),
-                complete: script(COMPLETE),
-                erase_target: script(ERASE_TARGET),
-                erase: script(ERASE),
-                admit: script(ADMIT),
-                record_outcome: script(RECORD_OUTCOME),
-                pause: script(PAUSE),
-                purge: script(PURGE),
-            },
         };
         store.ping(timeout)?;
         Ok(store)
@@ -530,7 +506,8 @@ impl Store for RedisStore {
         let expiry = self.key(&["expiry"]);
         let target = self.target_key(&record.target);
         self.with(|con| {
-            let mut invocation = self.scripts.insert.prepare_invoke();
+            let script = script(INSERT);
+            let mut invocation = script.prepare_invoke();
             invocation
                 .key(&record_key)
                 .key(&queue)
@@ -567,8 +544,7 @@ impl Store for RedisStore {
 
     fn claim(&self, worker: &str, now: i64, lease_secs: i64) -> StoreResult<Option<ScanRecord>> {
         let claimed: Option<HashMap<String, String>> = self.with(|con| {
-            self.scripts
-                .claim
+            script(CLAIM)
                 .key(self.key(&["queue"]))
                 .key(self.key(&["running"]))
                 .arg(self.record_prefix())
@@ -582,8 +558,7 @@ impl Store for RedisStore {
 
     fn renew(&self, uuid: &str, worker: &str, now: i64, lease_secs: i64) -> StoreResult<bool> {
         let renewed: i64 = self.with(|con| {
-            self.scripts
-                .renew
+            script(RENEW)
                 .key(self.record_key(uuid))
                 .key(self.key(&["queue"]))
                 .key(self.key(&["running"]))
@@ -598,8 +573,7 @@ impl Store for RedisStore {
 
     fn complete(&self, uuid: &str, worker: &str, result: &str, now: i64) -> StoreResult<bool> {
         let completed: i64 = self.with(|con| {
-            self.scripts
-                .complete
+            script(COMPLETE)
                 .key(self.record_key(uuid))
                 .key(self.key(&["queue"]))
                 .key(self.key(&["running"]))
@@ -614,8 +588,7 @@ impl Store for RedisStore {
 
     fn erase_target(&self, target: &str) -> StoreResult<usize> {
         self.with(|con| {
-            self.scripts
-                .erase_target
+            script(ERASE_TARGET)
                 .key(self.target_key(target))
                 .key(self.key(&["queue"]))
                 .key(self.key(&["running"]))
@@ -627,8 +600,7 @@ impl Store for RedisStore {
 
     fn erase(&self, uuid: &str) -> StoreResult<bool> {
         let erased: i64 = self.with(|con| {
-            self.scripts
-                .erase
+            script(ERASE)
                 .key(self.record_key(uuid))
                 .key(self.key(&["queue"]))
                 .key(self.key(&["running"]))
@@ -642,7 +614,8 @@ impl Store for RedisStore {
 
     fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {
         let answer: Vec<i64> = self.with(|con| {
-            let mut invocation = self.scripts.admit.prepare_invoke();
+            let script = script(ADMIT);
+            let mut invocation = script.prepare_invoke();
             invocation
                 .key(self.key(&["pauses"]))
                 .key(self.key(&["ends"]))
@@ -686,8 +659,7 @@ impl Store for RedisStore {
         ttl_secs: i64,
     ) -> StoreResult<()> {
         self.with(|con| {
-            self.scripts
-                .record_outcome
+            script(RECORD_OUTCOME)
                 .key(self.key(&["outcomes", network]))
                 .key(self.key(&["ends"]))
                 .arg(if found_product { "1" } else { "0" })
@@ -708,8 +680,7 @@ impl Store for RedisStore {
 
     fn pause(&self, network: &str, until: i64, now: i64) -> StoreResult<()> {
         self.with(|con| {
-            self.scripts
-                .pause
+            script(PAUSE)
                 .key(self.key(&["pauses"]))
                 .arg(network)
                 .arg(until)
@@ -860,8 +831,7 @@ impl Store for RedisStore {
         let mut purged = 0;
         loop {
             let (records, keys): (usize, usize) = self.with(|con| {
-                self.scripts
-                    .purge
+                script(PURGE)
                     .key(self.key(&["queue"]))
                     .key(self.key(&["running"]))
                     .key(self.key(&["expiry"]))

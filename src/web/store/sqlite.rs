@@ -268,8 +268,8 @@ impl Store for SqliteStore {
     fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
         let request = serde_json::to_string(&record.request)
             .map_err(|e| StoreError(format!("store {}: {e}", self.path.display())))?;
-        self.lock()
-            .execute(
+        self.with(|c| {
+            c.execute(
                 &format!(
                     "INSERT INTO scans ({COLUMNS}) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
@@ -292,26 +292,26 @@ impl Store for SqliteStore {
                     record.erase_hash,
                 ],
             )
-            .map_err(|e| self.error(e))?;
-        Ok(())
+            .map(drop)
+        })
     }
 
     fn get(&self, uuid: &str, now: i64) -> StoreResult<Option<ScanRecord>> {
-        self.lock()
-            .query_row(
+        self.with(|c| {
+            c.query_row(
                 &format!("SELECT {COLUMNS} FROM scans WHERE uuid = ?1 AND expires_at > ?2"),
                 params![uuid, now],
                 record_from_row,
             )
             .optional()
-            .map_err(|e| self.error(e))
+        })
     }
 
     fn claim(&self, worker: &str, now: i64, lease_secs: i64) -> StoreResult<Option<ScanRecord>> {
         // One statement: SQLite's write lock makes it atomic across threads and processes.
         // `status <> 'completed'` lets the partial queue index serve the subquery.
-        self.lock()
-            .query_row(
+        self.with(|c| {
+            c.query_row(
                 &format!(
                     "UPDATE scans SET status = 'running', worker = ?1, lease_until = ?2 + ?3, \
                          attempts = attempts + 1, started_at = COALESCE(started_at, ?2) \
@@ -325,103 +325,79 @@ impl Store for SqliteStore {
                 record_from_row,
             )
             .optional()
-            .map_err(|e| self.error(e))
+        })
     }
 
     fn renew(&self, uuid: &str, worker: &str, now: i64, lease_secs: i64) -> StoreResult<bool> {
-        let changed = self
-            .lock()
-            .execute(
-                "UPDATE scans SET lease_until = ?3 + ?4 \
-                 WHERE uuid = ?1 AND status = 'running' AND worker = ?2 AND expires_at > ?3",
-                params![uuid, worker, now, lease_secs],
-            )
-            .map_err(|e| self.error(e))?;
-        Ok(changed == 1)
+        self.changed(
+            "UPDATE scans SET lease_until = ?3 + ?4 \
+             WHERE uuid = ?1 AND status = 'running' AND worker = ?2 AND expires_at > ?3",
+            params![uuid, worker, now, lease_secs],
+        )
     }
 
     fn complete(&self, uuid: &str, worker: &str, result: &str, now: i64) -> StoreResult<bool> {
-        let changed = self
-            .lock()
-            .execute(
-                "UPDATE scans SET status = 'completed', result = ?3, finished_at = ?4, \
-                     worker = NULL, lease_until = NULL \
-                 WHERE uuid = ?1 AND status = 'running' AND worker = ?2 AND expires_at > ?4",
-                params![uuid, worker, result, now],
-            )
-            .map_err(|e| self.error(e))?;
-        Ok(changed == 1)
+        self.changed(
+            "UPDATE scans SET status = 'completed', result = ?3, finished_at = ?4, \
+                 worker = NULL, lease_until = NULL \
+             WHERE uuid = ?1 AND status = 'running' AND worker = ?2 AND expires_at > ?4",
+            params![uuid, worker, result, now],
+        )
     }
 
     fn erase_target(&self, target: &str) -> StoreResult<usize> {
-        self.lock()
-            .execute("DELETE FROM scans WHERE target = ?1", params![target])
-            .map_err(|e| self.error(e))
+        self.with(|c| c.execute("DELETE FROM scans WHERE target = ?1", params![target]))
     }
 
     fn erase(&self, uuid: &str) -> StoreResult<bool> {
-        let erased = self
-            .lock()
-            .execute("DELETE FROM scans WHERE uuid = ?1", params![uuid])
-            .map_err(|e| self.error(e))?;
-        Ok(erased == 1)
+        self.changed("DELETE FROM scans WHERE uuid = ?1", params![uuid])
     }
 
     fn admit(&self, limits: &[Limit], network: &str, now_ms: i64) -> StoreResult<Admission> {
-        let mut connection = self.lock();
         // IMMEDIATE: the write lock from the first read, so another process cannot take the
         // last room between this read and this write.
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| self.error(e))?;
-        let mut admission = Admission {
-            paused_until: tx
-                .query_row(
-                    "SELECT until FROM pauses WHERE network = ?1 AND until * 1000 > ?2",
-                    params![network, now_ms],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(|e| self.error(e))?,
-            full: Vec::new(),
-        };
-        for (index, limit) in limits.iter().enumerate() {
-            let mut newest = tx
-                .prepare_cached(
-                    "SELECT at_ms FROM hits WHERE key = ?1 AND at_ms > ?2 \
-                     ORDER BY at_ms DESC LIMIT ?3",
-                )
-                .map_err(|e| self.error(e))?;
-            let newest_first = newest
-                .query_map(
-                    params![limit.key, now_ms - limit.window_ms, limit.limit],
-                    |row| row.get::<_, i64>(0),
-                )
-                .map_err(|e| self.error(e))?
-                .collect::<rusqlite::Result<Vec<i64>>>()
-                .map_err(|e| self.error(e))?;
-            if let Some(wait) = room_in(&newest_first, limit.limit, limit.window_ms, now_ms) {
-                admission.full.push((index, wait));
+        self.transaction(|tx| {
+            let mut admission = Admission {
+                paused_until: tx
+                    .query_row(
+                        "SELECT until FROM pauses WHERE network = ?1 AND until * 1000 > ?2",
+                        params![network, now_ms],
+                        |row| row.get(0),
+                    )
+                    .optional()?,
+                full: Vec::new(),
+            };
+            for (index, limit) in limits.iter().enumerate() {
+                let newest_first = tx
+                    .prepare_cached(
+                        "SELECT at_ms FROM hits WHERE key = ?1 AND at_ms > ?2 \
+                         ORDER BY at_ms DESC LIMIT ?3",
+                    )?
+                    .query_map(
+                        params![limit.key, now_ms - limit.window_ms, limit.limit],
+                        |row| row.get::<_, i64>(0),
+                    )?
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                if let Some(wait) = room_in(&newest_first, limit.limit, limit.window_ms, now_ms) {
+                    admission.full.push((index, wait));
+                }
             }
-        }
-        if admission.admitted() {
-            for limit in limits {
-                // The hits that left the window go as the log grows, so a busy key stays small
-                // between purges.
-                tx.execute(
-                    "DELETE FROM hits WHERE key = ?1 AND at_ms <= ?2",
-                    params![limit.key, now_ms - limit.window_ms],
-                )
-                .map_err(|e| self.error(e))?;
-                tx.execute(
-                    "INSERT INTO hits (key, at_ms, ends_ms) VALUES (?1, ?2, ?3)",
-                    params![limit.key, now_ms, now_ms + limit.window_ms],
-                )
-                .map_err(|e| self.error(e))?;
+            if admission.admitted() {
+                for limit in limits {
+                    // The hits that left the window go as the log grows, so a busy key stays
+                    // small between purges.
+                    tx.execute(
+                        "DELETE FROM hits WHERE key = ?1 AND at_ms <= ?2",
+                        params![limit.key, now_ms - limit.window_ms],
+                    )?;
+                    tx.execute(
+                        "INSERT INTO hits (key, at_ms, ends_ms) VALUES (?1, ?2, ?3)",
+                        params![limit.key, now_ms, now_ms + limit.window_ms],
+                    )?;
+                }
             }
-        }
-        tx.commit().map_err(|e| self.error(e))?;
-        Ok(admission)
+            Ok(admission)
+        })
     }
 
     fn record_outcome(
@@ -432,96 +408,77 @@ impl Store for SqliteStore {
         now: i64,
         ttl_secs: i64,
     ) -> StoreResult<()> {
-        let mut connection = self.lock();
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| self.error(e))?;
-        tx.execute(
-            "INSERT INTO outcomes (network, found_product, at, expires_at) VALUES (?1, ?2, ?3, ?4)",
-            params![network, found_product, now, now + ttl_secs],
-        )
-        .map_err(|e| self.error(e))?;
-        // The older outcomes live as long as the newest: they are read together.
-        tx.execute(
-            "UPDATE outcomes SET expires_at = ?2 WHERE network = ?1",
-            params![network, now + ttl_secs],
-        )
-        .map_err(|e| self.error(e))?;
-        tx.execute(
-            "DELETE FROM outcomes WHERE network = ?1 AND seq NOT IN \
-                 (SELECT seq FROM outcomes WHERE network = ?1 ORDER BY seq DESC LIMIT ?2)",
-            params![network, i64::try_from(keep).unwrap_or(i64::MAX)],
-        )
-        .map_err(|e| self.error(e))?;
-        tx.commit().map_err(|e| self.error(e))
+        self.transaction(|tx| {
+            tx.execute(
+                "INSERT INTO outcomes (network, found_product, at, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![network, found_product, now, now + ttl_secs],
+            )?;
+            // The older outcomes live as long as the newest: they are read together.
+            tx.execute(
+                "UPDATE outcomes SET expires_at = ?2 WHERE network = ?1",
+                params![network, now + ttl_secs],
+            )?;
+            tx.execute(
+                "DELETE FROM outcomes WHERE network = ?1 AND seq NOT IN \
+                     (SELECT seq FROM outcomes WHERE network = ?1 ORDER BY seq DESC LIMIT ?2)",
+                params![network, i64::try_from(keep).unwrap_or(i64::MAX)],
+            )
+            .map(drop)
+        })
     }
 
     fn outcomes(&self, network: &str) -> StoreResult<Vec<bool>> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare_cached(
+        self.with(|c| {
+            c.prepare_cached(
                 "SELECT found_product FROM outcomes WHERE network = ?1 ORDER BY seq DESC",
-            )
-            .map_err(|e| self.error(e))?;
-        let rows = statement
-            .query_map(params![network], |row| row.get::<_, bool>(0))
-            .map_err(|e| self.error(e))?;
-        rows.collect::<rusqlite::Result<Vec<bool>>>()
-            .map_err(|e| self.error(e))
+            )?
+            .query_map(params![network], |row| row.get::<_, bool>(0))?
+            .collect()
+        })
     }
 
     fn pause(&self, network: &str, until: i64, _now: i64) -> StoreResult<()> {
-        self.lock()
-            .execute(
+        self.with(|c| {
+            c.execute(
                 "INSERT INTO pauses (network, until) VALUES (?1, ?2) \
                  ON CONFLICT (network) DO UPDATE SET until = excluded.until",
                 params![network, until],
             )
-            .map_err(|e| self.error(e))?;
-        Ok(())
+            .map(drop)
+        })
     }
 
     fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>> {
-        self.lock()
-            .query_row(
+        self.with(|c| {
+            c.query_row(
                 "SELECT until FROM pauses WHERE network = ?1 AND until > ?2",
                 params![network, now],
                 |row| row.get(0),
             )
             .optional()
-            .map_err(|e| self.error(e))
+        })
     }
 
     fn pauses(&self, now: i64) -> StoreResult<Vec<(String, i64)>> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare_cached("SELECT network, until FROM pauses WHERE until > ?1 ORDER BY network")
-            .map_err(|e| self.error(e))?;
-        let rows = statement
-            .query_map(params![now], |row| Ok((row.get(0)?, row.get(1)?)))
-            .map_err(|e| self.error(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.error(e))
+        self.with(|c| {
+            c.prepare_cached("SELECT network, until FROM pauses WHERE until > ?1 ORDER BY network")?
+                .query_map(params![now], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
+        })
     }
 
     fn lift_pause(&self, network: &str, now: i64) -> StoreResult<bool> {
-        let mut connection = self.lock();
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| self.error(e))?;
-        let paused: bool = tx
-            .query_row(
+        self.transaction(|tx| {
+            let paused: bool = tx.query_row(
                 "SELECT EXISTS (SELECT 1 FROM pauses WHERE network = ?1 AND until > ?2)",
                 params![network, now],
                 |row| row.get(0),
-            )
-            .map_err(|e| self.error(e))?;
-        tx.execute("DELETE FROM pauses WHERE network = ?1", params![network])
-            .map_err(|e| self.error(e))?;
-        tx.execute("DELETE FROM outcomes WHERE network = ?1", params![network])
-            .map_err(|e| self.error(e))?;
-        tx.commit().map_err(|e| self.error(e))?;
-        Ok(paused)
+            )?;
+            tx.execute("DELETE FROM pauses WHERE network = ?1", params![network])?;
+            tx.execute("DELETE FROM outcomes WHERE network = ?1", params![network])?;
+            Ok(paused)
+        })
     }
 
     fn full_limits(
@@ -531,21 +488,17 @@ impl Store for SqliteStore {
         window_ms: i64,
         now_ms: i64,
     ) -> StoreResult<Vec<(String, i64)>> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare_cached(
+        let rows: Vec<(String, i64)> = self.with(|c| {
+            c.prepare_cached(
                 "SELECT key, at_ms FROM hits \
                  WHERE substr(key, 1, length(?1)) = ?1 AND at_ms > ?2 \
                  ORDER BY key, at_ms DESC",
-            )
-            .map_err(|e| self.error(e))?;
-        let rows = statement
+            )?
             .query_map(params![prefix, now_ms - window_ms], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-            })
-            .map_err(|e| self.error(e))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.error(e))?;
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect()
+        })?;
         let mut full = Vec::new();
         for chunk in rows.chunk_by(|a, b| a.0 == b.0) {
             let newest_first: Vec<i64> = chunk.iter().map(|(_, at)| *at).collect();
@@ -557,11 +510,7 @@ impl Store for SqliteStore {
     }
 
     fn forget_hits(&self, key: &str) -> StoreResult<bool> {
-        let forgotten = self
-            .lock()
-            .execute("DELETE FROM hits WHERE key = ?1", params![key])
-            .map_err(|e| self.error(e))?;
-        Ok(forgotten > 0)
+        self.changed("DELETE FROM hits WHERE key = ?1", params![key])
     }
 
     fn purge_expired(&self, now: i64) -> StoreResult<usize> {
@@ -586,32 +535,49 @@ impl Store for SqliteStore {
         if records + others > 0 {
             // secure_delete zeroed the pages in the file; the WAL still holds their older
             // copies until a checkpoint writes them back and empties it.
-            self.lock()
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                .map_err(|e| self.error(e))?;
+            self.with(|c| c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))?;
         }
         Ok(records)
     }
 
     fn ping(&self, _within: Duration) -> StoreResult<()> {
         // A cheap read through the connection every call uses.
-        self.lock()
-            .query_row("PRAGMA user_version", [], |_| Ok(()))
-            .map_err(|e| self.error(e))
+        self.with(|c| c.query_row("PRAGMA user_version", [], |_| Ok(())))
     }
 }
 
 impl SqliteStore {
+    /// Runs `f` on the connection, holding the lock; an error names the store.
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> StoreResult<T> {
+        f(&mut self.lock()).map_err(|e| self.error(e))
+    }
+
+    /// Runs `f` in an IMMEDIATE transaction, committed when `f` succeeds (rolled back when it
+    /// fails).
+    fn transaction<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction) -> rusqlite::Result<T>,
+    ) -> StoreResult<T> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Runs `statement`; whether it changed a row.
+    fn changed(&self, statement: &str, params: impl rusqlite::Params) -> StoreResult<bool> {
+        self.with(|c| c.execute(statement, params)).map(|n| n > 0)
+    }
+
     /// Runs `delete` (parameters: `now`, a batch size) until it deletes less than a batch;
     /// how many rows went. The lock is released between batches, so requests are served
     /// while a large purge runs.
     fn delete_batched(&self, delete: &str, now: i64) -> StoreResult<usize> {
         let mut deleted = 0;
         loop {
-            let gone = self
-                .lock()
-                .execute(delete, params![now, PURGE_BATCH])
-                .map_err(|e| self.error(e))?;
+            let gone = self.with(|c| c.execute(delete, params![now, PURGE_BATCH]))?;
             deleted += gone;
             if (gone as i64) < PURGE_BATCH {
                 return Ok(deleted);
