@@ -339,7 +339,9 @@ settings_struct! {
         /// `--record-ttl`.
         pub record_ttl: Duration = value,
         /// `--trusted-proxy`: (network, prefix length).
-        pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = { trusted_proxies(l)? },
+        pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = {
+            l.entries("trusted_proxy", parse_cidr)?
+        },
         /// `--allow-private-targets`.
         pub allow_private_targets: bool = switch,
         /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
@@ -620,7 +622,7 @@ impl Layers<'_> {
         if !flags.is_empty() {
             let name = spec.display_name();
             let values = match spec.kind {
-                Kind::Repeatable(_) => flags
+                Kind::Repeatable(..) => flags
                     .iter()
                     .map(|v| resolve(v, &name))
                     .collect::<Result<_, _>>()?,
@@ -636,7 +638,7 @@ impl Layers<'_> {
                     continue;
                 }
                 let values = match spec.kind {
-                    Kind::Repeatable(_) => split_list(&value, spec)
+                    Kind::Repeatable(..) => split_list(&value, spec)
                         .iter()
                         .map(|v| resolve(v, name))
                         .collect::<Result<_, _>>()?,
@@ -662,11 +664,11 @@ impl Layers<'_> {
             if let Some(value) = config.values.get(key) {
                 let values = match value {
                     ConfigValue::Scalar(s) => match spec.kind {
-                        Kind::Repeatable(_) => split_list(s, spec),
+                        Kind::Repeatable(..) => split_list(s, spec),
                         _ => vec![s.clone()],
                     },
                     ConfigValue::List(items) => match spec.kind {
-                        Kind::Repeatable(_) => items.clone(),
+                        Kind::Repeatable(..) => items.clone(),
                         // Lists of ports and the like are kept as one comma-joined value.
                         _ => vec![items.join(",")],
                     },
@@ -814,14 +816,30 @@ impl Layers<'_> {
 
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
     fn comma_list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
-        Ok(self
-            .list(id)?
-            .iter()
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .filter(|entry| !entry.is_empty())
-            .map(String::from)
-            .collect())
+        self.entries(id, |entry| Some(entry.to_string()))
+    }
+
+    /// The entries of comma-separated lists, every value's, each read with `parse`; a refusal
+    /// names the entry and what the row's type says it must be.
+    fn entries<T>(
+        &self,
+        id: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Vec<T>, SettingsError> {
+        let what = options::spec(id).ty().what();
+        let mut entries = Vec::new();
+        for given in self.given_list(id)? {
+            for entry in given.text.split(',').map(str::trim) {
+                if entry.is_empty() {
+                    continue;
+                }
+                entries.push(parse(entry).ok_or_else(|| {
+                    let refusal = format!("{} {entry:?} is not {what}", given.name);
+                    SettingsError(given.scrub(&refusal))
+                })?);
+            }
+        }
+        Ok(entries)
     }
 }
 
@@ -1159,27 +1177,6 @@ fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
         ));
     }
     Ok(diff_format)
-}
-
-/// `--trusted-proxy`: every comma-separated network of every value.
-fn trusted_proxies(l: &Layers) -> Result<Vec<(std::net::IpAddr, u8)>, SettingsError> {
-    let mut networks = Vec::new();
-    for given in l.given_list("trusted_proxy")? {
-        for entry in given
-            .text
-            .split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-        {
-            networks.push(parse_cidr(entry).ok_or_else(|| {
-                SettingsError(given.scrub(&format!(
-                    "{} {entry:?} is not a network; give CIDRs such as 10.0.0.0/8,::1/128",
-                    given.name
-                )))
-            })?);
-        }
-    }
-    Ok(networks)
 }
 
 /// A warning for each secret written in clear on the command line (`--token VALUE`,
