@@ -658,7 +658,7 @@ impl Wizard<'_, '_> {
     /// A secret: only a reference is taken. Returns whether one was given (empty: none). A
     /// list setting (`webhook_headers`) gains an entry per call.
     fn secret(&mut self, key: &str, prompt: &str) -> Result<bool, Stopped> {
-        let list = matches!(spec_of(key).kind, Kind::Repeatable(_));
+        let list = matches!(spec_of(key).kind, Kind::Repeatable(..));
         // `None`: no answer; else the reference's note.
         let given = self.ask(prompt, None, |w, answer| {
             if answer.is_empty() {

@@ -50,7 +50,7 @@ fn subcommands(program: Program) -> Vec<(&'static str, &'static str)> {
 
 fn takes_value(o: &OptionSpec) -> Option<&'static str> {
     match o.kind {
-        Kind::Value(meta, _) | Kind::Repeatable(meta) => Some(meta),
+        Kind::Value(meta, _) | Kind::Repeatable(meta, _) => Some(meta),
         Kind::Switch => None,
     }
 }
@@ -147,7 +147,7 @@ fn zsh(program: Program) -> String {
     let mut specs = Vec::new();
     for o in flags(program) {
         let description = zsh_text(&first_sentence(o.help));
-        let repeat = matches!(o.kind, Kind::Repeatable(_));
+        let repeat = matches!(o.kind, Kind::Repeatable(..));
         let forms = forms(o);
         let names = if forms.len() == 1 {
             forms[0].clone()

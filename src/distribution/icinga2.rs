@@ -83,7 +83,7 @@ pub fn configuration() -> String {
         let body = match o.kind {
             Kind::Switch => format!("set_if = \"${variable}$\""),
             Kind::Value(..) => format!("value = \"${variable}$\""),
-            Kind::Repeatable(_) => format!("value = \"${variable}$\"\n      repeat_key = true"),
+            Kind::Repeatable(..) => format!("value = \"${variable}$\"\n      repeat_key = true"),
         };
         let required = if o.id == "host" {
             "\n      required = true"

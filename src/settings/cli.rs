@@ -151,7 +151,7 @@ where
             Kind::Value(..) if spec.bare.is_some() && !next_is_value(&mut parser) => {
                 spec.bare.unwrap_or_default().to_string()
             }
-            Kind::Value(meta, _) | Kind::Repeatable(meta) => {
+            Kind::Value(meta, _) | Kind::Repeatable(meta, _) => {
                 let missing = || usage(format!("{written} needs a value ({meta})"));
                 // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
                 let (v, attached) = match parser.optional_value() {

@@ -146,7 +146,7 @@ fn flag_forms(o: &OptionSpec) -> String {
         forms.push(format!("--{l}"));
     }
     let mut text = forms.join(", ");
-    if let Kind::Value(meta, _) | Kind::Repeatable(meta) = o.kind
+    if let Kind::Value(meta, _) | Kind::Repeatable(meta, _) = o.kind
         && o.long.is_some()
     {
         text.push(' ');
@@ -257,7 +257,7 @@ impl Page {
                 out.push('\n');
             }
         }
-        for group in Group::ORDER {
+        for group in Group::in_order() {
             if rows(self.program, group).next().is_none() {
                 continue;
             }
@@ -355,7 +355,7 @@ impl Page {
             }
         }
         out.push_str(".SH OPTIONS\n");
-        for group in Group::ORDER {
+        for group in Group::in_order() {
             if rows(self.program, group).next().is_none() {
                 continue;
             }

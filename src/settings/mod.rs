@@ -84,141 +84,271 @@ pub enum Source {
     Default,
 }
 
-/// Everything a run needs, typed and validated.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    pub targets: Vec<Target>,
-    pub debug: bool,
-    pub check_hardening: bool,
-    pub warning: u8,
-    pub critical: u8,
-    pub profile: Option<Profile>,
-    pub format: Format,
-    pub concurrency: usize,
-    pub insecure: bool,
-    pub ca_file: Option<PathBuf>,
-    pub proxy: Option<String>,
-    pub timeout: Duration,
-    /// The whole run's time limit (`--time-budget`).
-    pub time_budget: Duration,
-    pub retries: u32,
-    pub backoff_factor: f64,
-    pub update_source: UpdateSource,
-    pub release_token: Option<String>,
-    /// The operator's release feed (`{product}` becomes the family id); `None`: each
-    /// family's own ([`Settings::releases_url_for`]).
-    pub releases_url: Option<String>,
-    /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
-    /// feed cache.
-    pub feed_cache_ttl: Duration,
-    /// Where the feed cache lives (`--state-dir`, else `state_dir::default_state_dir`); `None`:
-    /// nowhere, nothing is cached.
-    pub state_dir: Option<PathBuf>,
-    pub update_warning: bool,
-    /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
-    pub self_update_check: bool,
-    /// `--self-update-url`: the plugin's own release feed (`self_update`).
-    pub self_update_url: String,
-    pub eol_warning: Option<i64>,
-    pub release_track: TrackChoice,
-    pub target_port: Option<u16>,
-    pub tls_min_days: i64,
-    pub use_release_schedule: bool,
-    pub release_schedule: Option<PathBuf>,
-    pub vulnerability_db: Vec<PathBuf>,
-    pub vulnerability_feed: Option<String>,
-    pub extra_checks_rating: bool,
-    /// Run the additional probes (off with `--no-extra-checks`).
-    pub extra_checks: bool,
-    /// Repeat checks against every address of the name (`--all-addresses`).
-    pub all_addresses: bool,
-    /// Include IPv6 addresses with `--all-addresses` (`scanner.ipv6_enabled`).
-    pub ipv6_enabled: bool,
-    /// Names pinned to addresses (`scanner.resolve`).
-    pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>>,
-    /// DNS server for the CAA and DNSSEC lookups (`scanner.dns_server`); the system's when unset.
-    pub dns_server: Option<std::net::SocketAddr>,
-    /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
-    pub login_throttling: bool,
-    /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
-    pub waivers: Vec<crate::assess::waivers::Waiver>,
-    /// `--waiver-warning DAYS`.
-    pub waiver_warning: Option<i64>,
-    pub policy: Option<crate::assess::policy::Policy>,
-    pub baseline: Option<PathBuf>,
-    pub warn_on_new: bool,
-    /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
-    pub diff_format: Option<DiffFormat>,
-    /// `--verify-remediation`: finding ids, comma-separated lists flattened.
-    pub verify_remediation: Vec<String>,
-    pub webhook: Option<crate::notify::WebhookSettings>,
-    /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
-    pub exporter: Option<ExporterSettings>,
-    /// Debug ports to probe; empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
-    pub debug_ports: Vec<u16>,
-    /// The operator named the ports (`scanner.debug_ports`); otherwise each scan probes those
-    /// its instance's family binds by default (the same list for both families today).
-    pub debug_ports_given: bool,
-    pub debug_port_timeout: Duration,
-    pub now: Option<jiff::Timestamp>,
-    pub config_file: Option<PathBuf>,
-    /// The scanner's own settings.
-    pub scanner: ScannerSettings,
-    /// Values never to print (`redact`): what came from references, and tokens.
-    pub secrets: Vec<redact::Secret>,
-    /// What the operator should change though the run goes on (a secret written in clear on
-    /// the command line); a server prints each once on stderr when it starts.
-    pub warnings: Vec<String>,
+/// Declares a struct of settings together with how each field is read, in the order the
+/// fields are read (so of two wrong values the first one is named): a field is written once.
+/// `= value` (or any other reader of `Layers` taking an id) reads the row named as the field;
+/// `= { .. }` is the reading itself and may use the fields and `let` values read before it.
+/// A `let` line reads a value at its place in the order that is no field of its own.
+macro_rules! settings_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident read from $l:ident $(, $arg:ident: $arg_type:ty)* {
+            $(
+                $(let $value:ident = $reading:expr;)*
+                $(#[$field_meta:meta])*
+                pub $field:ident: $type:ty = $read:tt,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $type,)*
+        }
+
+        impl $name {
+            fn read($l: &Layers $(, $arg: $arg_type)*) -> Result<$name, SettingsError> {
+                $(
+                    $(let $value = $reading;)*
+                    let $field: $type = settings_struct!(@read $l $field $read);
+                )*
+                Ok($name { $($field),* })
+            }
+        }
+    };
+    (@read $l:ident $field:ident { $($read:tt)* }) => {{ $($read)* }};
+    (@read $l:ident $field:ident $reader:ident) => { $l.$reader(stringify!($field))? };
+}
+
+settings_struct! {
+    /// Everything a run needs, typed and validated.
+    #[derive(Clone, Debug)]
+    pub struct Settings read from l, config_file: Option<PathBuf> {
+        pub targets: Vec<Target> = {
+            if l.component.scans_configured_targets() {
+                targets(l)?
+            } else {
+                // A server's targets come with its requests; -H still names some if given.
+                targets(l).unwrap_or_default()
+            }
+        },
+        pub warning: u8 = value,
+        pub critical: u8 = { critical_within_warning(l, warning)? },
+        pub format: Format = { l.parsed("format", Format::parse)?.unwrap_or(Format::Monitoring) },
+        // Read in the order of the manual, so of two wrong values the first is named.
+        pub concurrency: usize = value,
+        pub insecure: bool = { l.switch("insecure")? || !l.switch("verify_tls")? },
+        pub ca_file: Option<PathBuf> = {
+            l.operator_file("ca_file", crate::files::Kind::CaBundle)?
+        },
+        pub proxy: Option<String> = { proxy(l)? },
+        pub timeout: Duration = value,
+        /// The whole run's time limit (`--time-budget`).
+        pub time_budget: Duration = value,
+        pub retries: u32 = value,
+        pub backoff_factor: f64 = value,
+        pub update_source: UpdateSource = { update_source(l)? },
+        pub release_track: TrackChoice = {
+            l.parsed_or_default("release_track", |t| match t {
+                "auto" => Some(TrackChoice::Auto),
+                other => Track::parse(other).map(TrackChoice::Fixed),
+            })?
+        },
+        pub eol_warning: Option<i64> = optional,
+        pub target_port: Option<u16> = optional,
+        pub tls_min_days: i64 = value,
+        /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
+        pub waivers: Vec<crate::assess::waivers::Waiver> = { waivers(l)? },
+        /// Debug ports to probe; empty with `--no-debug-ports` /
+        /// `scanner.check_debug_ports: false`.
+        pub debug_ports: Vec<u16> = {
+            if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
+                l.parsed_or_default("debug_ports", parse_ports)?
+            } else {
+                Vec::new()
+            }
+        },
+        /// The operator named the ports (`scanner.debug_ports`); otherwise each scan probes those
+        /// its instance's family binds by default (the same list for both families today).
+        pub debug_ports_given: bool = { l.given("debug_ports")?.is_some() },
+        pub debug_port_timeout: Duration = value,
+        pub now: Option<jiff::Timestamp> = { l.parsed("now", |t| t.parse().ok())? },
+        pub webhook: Option<crate::notify::WebhookSettings> = {
+            webhook_settings(l, retries, backoff_factor, proxy.clone())?
+        },
+        /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
+        pub exporter: Option<ExporterSettings> = { exporter_settings(l, format)? },
+        let service_listen = listen_address(l, "listen", "port")?;
+        let web_listen = listen_address(l, "web_listen", "web_port")?;
+        /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
+        pub diff_format: Option<DiffFormat> = { diff_format(l)? },
+        /// Read only where the feed is asked: a run that never asks it needs no credential.
+        pub release_token: Option<String> = {
+            match update_source {
+                UpdateSource::Auto | UpdateSource::Feed => l.string("release_token")?,
+                _ => None,
+            }
+        },
+        pub debug: bool = switch,
+        pub check_hardening: bool = switch,
+        pub profile: Option<Profile> = { l.profile },
+        /// The operator's release feed (`{product}` becomes the family id); `None`: each
+        /// family's own ([`Settings::releases_url_for`]).
+        pub releases_url: Option<String> = string,
+        /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
+        /// feed cache.
+        pub feed_cache_ttl: Duration = value,
+        /// Where the feed cache lives (`--state-dir`, else `state_dir::default_state_dir`); `None`:
+        /// nowhere, nothing is cached.
+        pub state_dir: Option<PathBuf> = {
+            l.string("state_dir")?
+                .map(PathBuf::from)
+                .or_else(|| state_dir::default_state_dir(l.env))
+        },
+        pub update_warning: bool = switch,
+        /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
+        pub self_update_check: bool = switch,
+        /// `--self-update-url`: the plugin's own release feed (`self_update`).
+        pub self_update_url: String = {
+            l.parsed_or_default("self_update_url", |t| {
+                let lower = t.to_ascii_lowercase();
+                (lower.starts_with("https://") || lower.starts_with("http://")).then(|| t.into())
+            })?
+        },
+        pub use_release_schedule: bool = switch,
+        pub release_schedule: Option<PathBuf> = {
+            l.operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?
+        },
+        pub vulnerability_db: Vec<PathBuf> = {
+            l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
+        },
+        pub vulnerability_feed: Option<String> = string,
+        pub extra_checks_rating: bool = switch,
+        /// Run the additional probes (off with `--no-extra-checks`).
+        pub extra_checks: bool = { !l.switch("no_extra_checks")? },
+        /// Repeat checks against every address of the name (`--all-addresses`).
+        pub all_addresses: bool = {
+            l.switch("all_addresses")? || l.switch("check_all_addresses")?
+        },
+        /// Include IPv6 addresses with `--all-addresses` (`scanner.ipv6_enabled`).
+        pub ipv6_enabled: bool = switch,
+        /// Names pinned to addresses (`scanner.resolve`).
+        pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>> = {
+            l.parsed("resolve", crate::net::resolve::parse_pins)?.unwrap_or_default()
+        },
+        /// DNS server for the CAA and DNSSEC lookups (`scanner.dns_server`); the system's when
+        /// unset.
+        pub dns_server: Option<std::net::SocketAddr> = {
+            l.parsed("dns_server", |t| {
+                t.parse::<std::net::SocketAddr>()
+                    .ok()
+                    .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
+            })?
+        },
+        /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
+        pub login_throttling: bool = {
+            l.switch("login_throttling")? || l.switch("check_login_throttling")?
+        },
+        /// `--waiver-warning DAYS`.
+        pub waiver_warning: Option<i64> = optional,
+        pub policy: Option<crate::assess::policy::Policy> = {
+            match l.given("policy")? {
+                Some(given) => Some(
+                    crate::assess::policy::Policy::load(Path::new(&given.text))
+                        .map_err(|e| SettingsError(given.scrub(&e)))?,
+                ),
+                None => None,
+            }
+        },
+        pub baseline: Option<PathBuf> = {
+            l.operator_file("baseline", crate::files::Kind::Baseline)?
+        },
+        pub warn_on_new: bool = switch,
+        /// `--verify-remediation`: finding ids, comma-separated lists flattened.
+        pub verify_remediation: Vec<String> = comma_list,
+        pub config_file: Option<PathBuf> = { config_file },
+        /// The scanner's own settings.
+        pub scanner: ScannerSettings = { ScannerSettings::read(l, service_listen, web_listen)? },
+        /// What the operator should change though the run goes on (a secret written in clear on
+        /// the command line); a server prints each once on stderr when it starts.
+        pub warnings: Vec<String> = { secrets_in_clear_on_the_command_line(l)? },
+        /// Values never to print (`redact`): what came from references, and tokens. Last:
+        /// every value is read.
+        pub secrets: Vec<redact::Secret> = { l.secrets() },
+    }
 }
 
 pub use options::Component;
 
-/// The scanner's own settings (`check-storage-scanner serve` and `review-waivers`).
-#[derive(Clone, Debug)]
-pub struct ScannerSettings {
-    /// `--listen`: the address `serve` listens on.
-    pub listen: std::net::IpAddr,
-    /// `--port`, or the port written in `--listen` (which wins).
-    pub port: u16,
-    /// `check-storage-scanner web`.
-    pub web: WebSettings,
-    /// `--token`: the bearer token of `/api/` calls (a secret: never printed).
-    pub token: Option<String>,
-    /// `service.cache_ttl`: how long a host's result is served from the cache.
-    pub cache_ttl: Duration,
-    /// `--result`: the result documents `review-waivers` reads.
-    pub results: Vec<NamedFile>,
-    /// `--for`: the one form `snippets` prints; `None`: every form.
-    pub snippets_for: Option<crate::assess::snippets::Form>,
-    /// `fleet --format json`: the judgement as JSON instead of the table.
-    pub fleet_json: bool,
+settings_struct! {
+    /// The scanner's own settings (`check-storage-scanner serve` and `review-waivers`).
+    #[derive(Clone, Debug)]
+    pub struct ScannerSettings read from l,
+        service_listen: std::net::SocketAddr,
+        web_listen: std::net::SocketAddr
+    {
+        /// `--listen`: the address `serve` listens on.
+        pub listen: std::net::IpAddr = { service_listen.ip() },
+        /// `--port`, or the port written in `--listen` (which wins).
+        pub port: u16 = { service_listen.port() },
+        /// `check-storage-scanner web`.
+        pub web: WebSettings = { WebSettings::read(l, web_listen)? },
+        /// `--token`: the bearer token of `/api/` calls (a secret: never printed).
+        pub token: Option<String> = string,
+        /// `service.cache_ttl`: how long a host's result is served from the cache.
+        pub cache_ttl: Duration = value,
+        /// `--result`: the result documents `review-waivers` reads.
+        pub results: Vec<NamedFile> = {
+            l.named_operator_files("result", crate::files::Kind::ResultDocument)?
+        },
+        /// `--for`: the one form `snippets` prints; `None`: every form.
+        pub snippets_for: Option<crate::assess::snippets::Form> = {
+            l.parsed("snippets_for", crate::assess::snippets::Form::from_name)?
+        },
+        /// `fleet --format json`: the judgement as JSON instead of the table.
+        pub fleet_json: bool = { l.choice("fleet_format")? == "json" },
+    }
 }
 
-/// The public scan API's settings (`check-storage-scanner web`).
-#[derive(Clone, Debug)]
-pub struct WebSettings {
-    /// `--listen` with its port, else `--port`, else 8080.
-    pub listen: std::net::SocketAddr,
-    /// `--base-url`, without a trailing slash; `None`: `http://<listen>`.
-    pub base_url: Option<String>,
-    /// `--store`: `sqlite:PATH` or `redis://...`; `None`: SQLite in the state directory.
-    pub store: Option<String>,
-    /// `--store-timeout`: the deadline of one store call.
-    pub store_timeout: Duration,
-    /// `--workers`.
-    pub workers: usize,
-    /// `--connections-per-address`.
-    pub connections_per_address: usize,
-    /// `--record-ttl`.
-    pub record_ttl: Duration,
-    /// `--trusted-proxy`: (network, prefix length).
-    pub trusted_proxies: Vec<(std::net::IpAddr, u8)>,
-    /// `--allow-private-targets`.
-    pub allow_private_targets: bool,
-    /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
-    pub mcp_token: Option<String>,
-    /// Not `--no-mcp`.
-    pub mcp: bool,
+settings_struct! {
+    /// The public scan API's settings (`check-storage-scanner web`).
+    #[derive(Clone, Debug)]
+    pub struct WebSettings read from l, web_listen: std::net::SocketAddr {
+        /// `--listen` with its port, else `--port`, else 8080.
+        pub listen: std::net::SocketAddr = { web_listen },
+        /// `--base-url`, without a trailing slash; `None`: `http://<listen>`.
+        pub base_url: Option<String> = {
+            l.parsed("base_url", |t| {
+                // Kept without a trailing slash: routes are appended to it.
+                let t = t.trim_end_matches('/');
+                let rest = t
+                    .strip_prefix("https://")
+                    .or_else(|| t.strip_prefix("http://"))?;
+                let host = rest.split('/').next().unwrap_or_default();
+                (!host.is_empty() && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
+                    .then(|| t.to_string())
+            })?
+        },
+        /// `--store`: `sqlite:PATH` or `redis://...`; `None`: SQLite in the state directory.
+        pub store: Option<String> = string,
+        /// `--store-timeout`: the deadline of one store call.
+        pub store_timeout: Duration = value,
+        /// `--workers`.
+        pub workers: usize = value,
+        /// `--connections-per-address`.
+        pub connections_per_address: usize = value,
+        /// `--record-ttl`.
+        pub record_ttl: Duration = value,
+        /// `--trusted-proxy`: (network, prefix length).
+        pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = {
+            l.entries("trusted_proxy", parse_cidr)?
+        },
+        /// `--allow-private-targets`.
+        pub allow_private_targets: bool = switch,
+        /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
+        pub mcp_token: Option<String> = string,
+        /// Not `--no-mcp`.
+        pub mcp: bool = { !l.switch("no_mcp")? },
+    }
 }
 
 /// `10.0.0.0/8` or a lone address (its full length); `None` when it is neither.
@@ -492,7 +622,7 @@ impl Layers<'_> {
         if !flags.is_empty() {
             let name = spec.display_name();
             let values = match spec.kind {
-                Kind::Repeatable(_) => flags
+                Kind::Repeatable(..) => flags
                     .iter()
                     .map(|v| resolve(v, &name))
                     .collect::<Result<_, _>>()?,
@@ -508,7 +638,7 @@ impl Layers<'_> {
                     continue;
                 }
                 let values = match spec.kind {
-                    Kind::Repeatable(_) => split_list(&value, spec)
+                    Kind::Repeatable(..) => split_list(&value, spec)
                         .iter()
                         .map(|v| resolve(v, name))
                         .collect::<Result<_, _>>()?,
@@ -534,11 +664,11 @@ impl Layers<'_> {
             if let Some(value) = config.values.get(key) {
                 let values = match value {
                     ConfigValue::Scalar(s) => match spec.kind {
-                        Kind::Repeatable(_) => split_list(s, spec),
+                        Kind::Repeatable(..) => split_list(s, spec),
                         _ => vec![s.clone()],
                     },
                     ConfigValue::List(items) => match spec.kind {
-                        Kind::Repeatable(_) => items.clone(),
+                        Kind::Repeatable(..) => items.clone(),
                         // Lists of ports and the like are kept as one comma-joined value.
                         _ => vec![items.join(",")],
                     },
@@ -686,14 +816,30 @@ impl Layers<'_> {
 
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
     fn comma_list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
-        Ok(self
-            .list(id)?
-            .iter()
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .filter(|entry| !entry.is_empty())
-            .map(String::from)
-            .collect())
+        self.entries(id, |entry| Some(entry.to_string()))
+    }
+
+    /// The entries of comma-separated lists, every value's, each read with `parse`; a refusal
+    /// names the entry and what the row's type says it must be.
+    fn entries<T>(
+        &self,
+        id: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Vec<T>, SettingsError> {
+        let what = options::spec(id).ty().what();
+        let mut entries = Vec::new();
+        for given in self.given_list(id)? {
+            for entry in given.text.split(',').map(str::trim) {
+                if entry.is_empty() {
+                    continue;
+                }
+                entries.push(parse(entry).ok_or_else(|| {
+                    let refusal = format!("{} {entry:?} is not {what}", given.name);
+                    SettingsError(given.scrub(&refusal))
+                })?);
+            }
+        }
+        Ok(entries)
     }
 }
 
@@ -911,280 +1057,126 @@ impl Settings {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
         layers.profile = layers.parsed("profile", Profile::parse)?;
-        Settings::from_layers(&layers, config.map(|c| c.path.clone()))
+        Settings::read(&layers, config.map(|c| c.path.clone()))
     }
+}
 
-    fn from_layers(l: &Layers, config_file: Option<PathBuf>) -> Result<Settings, SettingsError> {
-        let targets = if l.component.scans_configured_targets() {
-            targets(l)?
-        } else {
-            // A server's targets come with its requests; -H still names some if given.
-            targets(l).unwrap_or_default()
-        };
-
-        let warning: u8 = l.value("warning")?;
-        let critical: u8 = l.value("critical")?;
-        if critical > warning {
-            // Each as it was given; one read from a reference by its reference.
-            let named = |id: &str, value: u8| -> Result<String, SettingsError> {
-                Ok(match l.given(id)? {
-                    Some(given) => match &given.reference {
-                        Some(reference) => format!("{} (from {reference})", given.name),
-                        None => format!("{} {value}", given.name),
-                    },
-                    None => format!("--{id} {value} (the default)"),
-                })
-            };
-            return Err(SettingsError(format!(
-                "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
-                named("critical", critical)?,
-                named("warning", warning)?,
-            )));
-        }
-
-        let format = l
-            .parsed("format", Format::parse)?
-            .unwrap_or(Format::Monitoring);
-
-        // Read in the order of the manual, so of two wrong values the first is named.
-        let concurrency = l.value("concurrency")?;
-        let insecure = l.switch("insecure")? || !l.switch("verify_tls")?;
-        let ca_file = l.operator_file("ca_file", crate::files::Kind::CaBundle)?;
-        let proxy = l.given("proxy")?;
-        if let Some(given) = &proxy {
-            let shown = match &given.reference {
-                Some(_) => given.shown(),
-                None => format!("{:?}", crate::net::proxy::redacted(given.text.trim())),
-            };
-            crate::net::proxy::Proxy::parse_shown(given.text.trim(), &shown)?;
-        }
-        let proxy = proxy.map(|g| g.text);
-        let (timeout, time_budget) = (l.value("timeout")?, l.value("time_budget")?);
-        let retries = l.value("retries")?;
-        let backoff_factor = l.value("backoff_factor")?;
-
-        let latest_version = l.parsed("latest_version", crate::knowledge::parse_version)?;
-        let update_source = if l.switch("no_update_check")? {
-            UpdateSource::Off
-        } else {
-            match l.choice("update_source")? {
-                "feed" => UpdateSource::Feed,
-                "bundled" => UpdateSource::Bundled,
-                "off" => UpdateSource::Off,
-                "pinned" => UpdateSource::Pinned(latest_version.clone().ok_or_else(|| {
-                    SettingsError(
-                        "--update-source pinned needs --latest-version VERSION (the newest \
-                         release to compare with)"
-                            .to_string(),
-                    )
-                })?),
-                _ => UpdateSource::Auto,
-            }
-        };
-        if latest_version.is_some() && !matches!(update_source, UpdateSource::Pinned(_)) {
-            return Err(SettingsError(
-                "--latest-version is only used with --update-source pinned; add \
-                 --update-source pinned or remove --latest-version"
-                    .to_string(),
-            ));
-        }
-
-        let release_track = l.parsed_or_default("release_track", |t| match t {
-            "auto" => Some(TrackChoice::Auto),
-            other => Track::parse(other).map(TrackChoice::Fixed),
-        })?;
-        let eol_warning = l.optional("eol_warning")?;
-        let target_port = l.optional("target_port")?;
-        let tls_min_days = l.value("tls_min_days")?;
-        // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
-        // COS_WAIVE_UNTIL) that a CI step sets.
-        let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
-            let spec = options::spec(id);
-            Ok(match l.raw(spec)? {
-                Some((_, Source::Variable(_))) => spec.env[0],
-                _ => flag,
-            })
-        };
-        let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
-        let until_source = source("waive_until", "--waive-until")?;
-        let mut waivers: Vec<crate::assess::waivers::Waiver> = l
-            .comma_list("ignore_hardening")?
-            .iter()
-            .map(|p| crate::assess::waivers::Waiver::permanent(p, ignore_source))
-            .collect();
-        for given in l.given_list("waive_until")? {
-            let mut waiver =
-                crate::assess::waivers::Waiver::parse_until(&given.text).map_err(|e| {
-                    // Named the way it was given: `COS_WAIVE_UNTIL expiry ...`.
-                    let e = match e.strip_prefix("--waive-until") {
-                        Some(rest) => format!("{}{rest}", given.name),
-                        None => e,
-                    };
-                    SettingsError(given.scrub(&e))
-                })?;
-            waiver.source = until_source;
-            waivers.push(waiver);
-        }
-        let check_debug_ports = !l.switch("no_debug_ports")? && l.switch("check_debug_ports")?;
-        let debug_ports_given = l.given("debug_ports")?.is_some();
-        let debug_ports = if check_debug_ports {
-            l.parsed_or_default("debug_ports", parse_ports)?
-        } else {
-            Vec::new()
-        };
-        let debug_port_timeout = l.value("debug_port_timeout")?;
-        let now = l.parsed("now", |t| t.parse::<jiff::Timestamp>().ok())?;
-
-        let webhook = webhook_settings(l, retries, backoff_factor, proxy.clone())?;
-        let exporter = exporter_settings(l, format)?;
-        let service_listen = listen_address(l, "listen", "port")?;
-        let web_listen = listen_address(l, "web_listen", "web_port")?;
-        let diff_format = l.parsed("diff_format", |t| match t {
-            "text" => Some(DiffFormat::Text),
-            "markdown" => Some(DiffFormat::Markdown),
-            "chatblocks" => Some(DiffFormat::ChatBlocks),
-            _ => None,
-        })?;
-        if diff_format.is_some() && l.string("baseline")?.is_none() {
-            return Err(SettingsError(
-                "--diff-format reports the changes since a baseline; add --baseline FILE (the \
-                 first run records it) or remove --diff-format"
-                    .into(),
-            ));
-        }
-        // Read only where the feed is asked: a run that never asks it needs no credential.
-        let release_token = match update_source {
-            UpdateSource::Auto | UpdateSource::Feed => l.string("release_token")?,
-            _ => None,
-        };
-        Ok(Settings {
-            targets,
-            debug: l.switch("debug")?,
-            check_hardening: l.switch("check_hardening")?,
-            warning,
-            critical,
-            profile: l.profile,
-            format,
-            concurrency,
-            insecure,
-            ca_file,
-            proxy,
-            timeout,
-            time_budget,
-            retries,
-            backoff_factor,
-            update_source,
-            release_token,
-            releases_url: l.string("releases_url")?,
-            feed_cache_ttl: l.value("feed_cache_ttl")?,
-            state_dir: l
-                .string("state_dir")?
-                .map(PathBuf::from)
-                .or_else(|| state_dir::default_state_dir(l.env)),
-            update_warning: l.switch("update_warning")?,
-            self_update_check: l.switch("self_update_check")?,
-            self_update_url: l.parsed_or_default("self_update_url", |t| {
-                let lower = t.to_ascii_lowercase();
-                (lower.starts_with("https://") || lower.starts_with("http://")).then(|| t.into())
-            })?,
-            eol_warning,
-            release_track,
-            target_port,
-            tls_min_days,
-            use_release_schedule: l.switch("use_release_schedule")?,
-            release_schedule: l
-                .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
-            vulnerability_db: l
-                .operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
-            vulnerability_feed: l.string("vulnerability_feed")?,
-            extra_checks_rating: l.switch("extra_checks_rating")?,
-            extra_checks: !l.switch("no_extra_checks")?,
-            debug_ports,
-            debug_ports_given,
-            debug_port_timeout,
-            all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
-            ipv6_enabled: l.switch("ipv6_enabled")?,
-            resolve: l
-                .parsed("resolve", crate::net::resolve::parse_pins)?
-                .unwrap_or_default(),
-            dns_server: l.parsed("dns_server", |t| {
-                t.parse::<std::net::SocketAddr>()
-                    .ok()
-                    .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
-            })?,
-            login_throttling: l.switch("login_throttling")?
-                || l.switch("check_login_throttling")?,
-            waivers,
-            waiver_warning: l.optional("waiver_warning")?,
-            policy: match l.given("policy")? {
-                Some(given) => Some(
-                    crate::assess::policy::Policy::load(Path::new(&given.text))
-                        .map_err(|e| SettingsError(given.scrub(&e)))?,
-                ),
-                None => None,
+/// `--critical`, which must not exceed `--warning`.
+fn critical_within_warning(l: &Layers, warning: u8) -> Result<u8, SettingsError> {
+    let critical: u8 = l.value("critical")?;
+    if critical <= warning {
+        return Ok(critical);
+    }
+    // Each as it was given; one read from a reference by its reference.
+    let named = |id: &str, value: u8| -> Result<String, SettingsError> {
+        Ok(match l.given(id)? {
+            Some(given) => match &given.reference {
+                Some(reference) => format!("{} (from {reference})", given.name),
+                None => format!("{} {value}", given.name),
             },
-            baseline: l.operator_file("baseline", crate::files::Kind::Baseline)?,
-            warn_on_new: l.switch("warn_on_new")?,
-            diff_format,
-            verify_remediation: l.comma_list("verify_remediation")?,
-            webhook,
-            exporter,
-            now,
-            config_file,
-            scanner: ScannerSettings {
-                listen: service_listen.ip(),
-                port: service_listen.port(),
-                web: WebSettings {
-                    listen: web_listen,
-                    base_url: l.parsed("base_url", |t| {
-                        // Kept without a trailing slash: routes are appended to it.
-                        let t = t.trim_end_matches('/');
-                        let rest = t
-                            .strip_prefix("https://")
-                            .or_else(|| t.strip_prefix("http://"))?;
-                        let host = rest.split('/').next().unwrap_or_default();
-                        (!host.is_empty() && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
-                            .then(|| t.to_string())
-                    })?,
-                    store: l.string("store")?,
-                    store_timeout: l.value("store_timeout")?,
-                    workers: l.value("workers")?,
-                    connections_per_address: l.value("connections_per_address")?,
-                    record_ttl: l.value("record_ttl")?,
-                    trusted_proxies: {
-                        let mut networks = Vec::new();
-                        for given in l.given_list("trusted_proxy")? {
-                            for entry in given
-                                .text
-                                .split(',')
-                                .map(str::trim)
-                                .filter(|e| !e.is_empty())
-                            {
-                                networks.push(parse_cidr(entry).ok_or_else(|| {
-                                    SettingsError(given.scrub(&format!(
-                                        "{} {entry:?} is not a network; give CIDRs such as \
-                                         10.0.0.0/8,::1/128",
-                                        given.name
-                                    )))
-                                })?);
-                            }
-                        }
-                        networks
-                    },
-                    allow_private_targets: l.switch("allow_private_targets")?,
-                    mcp_token: l.string("mcp_token")?,
-                    mcp: !l.switch("no_mcp")?,
-                },
-                token: l.string("token")?,
-                cache_ttl: l.value("cache_ttl")?,
-                results: l.named_operator_files("result", crate::files::Kind::ResultDocument)?,
-                snippets_for: l.parsed("snippets_for", crate::assess::snippets::Form::from_name)?,
-                fleet_json: l.choice("fleet_format")? == "json",
-            },
-            warnings: secrets_in_clear_on_the_command_line(l)?,
-            secrets: l.secrets(),
+            None => format!("--{id} {value} (the default)"),
         })
+    };
+    Err(SettingsError(format!(
+        "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
+        named("critical", critical)?,
+        named("warning", warning)?,
+    )))
+}
+
+/// `--proxy`, checked here so that a wrong one is refused before any traffic.
+fn proxy(l: &Layers) -> Result<Option<String>, SettingsError> {
+    let proxy = l.given("proxy")?;
+    if let Some(given) = &proxy {
+        let shown = match &given.reference {
+            Some(_) => given.shown(),
+            None => format!("{:?}", crate::net::proxy::redacted(given.text.trim())),
+        };
+        crate::net::proxy::Proxy::parse_shown(given.text.trim(), &shown)?;
     }
+    Ok(proxy.map(|g| g.text))
+}
+
+/// `--update-source`, with `--no-update-check` and the version `pinned` needs.
+fn update_source(l: &Layers) -> Result<UpdateSource, SettingsError> {
+    let latest_version = l.parsed("latest_version", crate::knowledge::parse_version)?;
+    let update_source = if l.switch("no_update_check")? {
+        UpdateSource::Off
+    } else {
+        match l.choice("update_source")? {
+            "feed" => UpdateSource::Feed,
+            "bundled" => UpdateSource::Bundled,
+            "off" => UpdateSource::Off,
+            "pinned" => UpdateSource::Pinned(latest_version.clone().ok_or_else(|| {
+                SettingsError(
+                    "--update-source pinned needs --latest-version VERSION (the newest \
+                     release to compare with)"
+                        .to_string(),
+                )
+            })?),
+            _ => UpdateSource::Auto,
+        }
+    };
+    if latest_version.is_some() && !matches!(update_source, UpdateSource::Pinned(_)) {
+        return Err(SettingsError(
+            "--latest-version is only used with --update-source pinned; add \
+             --update-source pinned or remove --latest-version"
+                .to_string(),
+        ));
+    }
+    Ok(update_source)
+}
+
+/// The waivers of `--ignore-hardening` and `--waive-until`.
+fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsError> {
+    use crate::assess::waivers::Waiver;
+    // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
+    // COS_WAIVE_UNTIL) that a CI step sets.
+    let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
+        let spec = options::spec(id);
+        Ok(match l.raw(spec)? {
+            Some((_, Source::Variable(_))) => spec.env[0],
+            _ => flag,
+        })
+    };
+    let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
+    let until_source = source("waive_until", "--waive-until")?;
+    let mut waivers: Vec<Waiver> = l
+        .comma_list("ignore_hardening")?
+        .iter()
+        .map(|p| Waiver::permanent(p, ignore_source))
+        .collect();
+    for given in l.given_list("waive_until")? {
+        let mut waiver = Waiver::parse_until(&given.text).map_err(|e| {
+            // Named the way it was given: `COS_WAIVE_UNTIL expiry ...`.
+            let e = match e.strip_prefix("--waive-until") {
+                Some(rest) => format!("{}{rest}", given.name),
+                None => e,
+            };
+            SettingsError(given.scrub(&e))
+        })?;
+        waiver.source = until_source;
+        waivers.push(waiver);
+    }
+    Ok(waivers)
+}
+
+/// `--diff-format`, which needs `--baseline`.
+fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
+    let diff_format = l.parsed("diff_format", |t| match t {
+        "text" => Some(DiffFormat::Text),
+        "markdown" => Some(DiffFormat::Markdown),
+        "chatblocks" => Some(DiffFormat::ChatBlocks),
+        _ => None,
+    })?;
+    if diff_format.is_some() && l.string("baseline")?.is_none() {
+        return Err(SettingsError(
+            "--diff-format reports the changes since a baseline; add --baseline FILE (the \
+             first run records it) or remove --diff-format"
+                .into(),
+        ));
+    }
+    Ok(diff_format)
 }
 
 /// A warning for each secret written in clear on the command line (`--token VALUE`,

@@ -11,8 +11,9 @@ pub enum Kind {
     Switch,
     /// Takes one value (`--timeout 5`) of a type; a later source replaces an earlier one.
     Value(&'static str, Type),
-    /// May be given several times; all occurrences (text) are kept, in order.
-    Repeatable(&'static str),
+    /// May be given several times; all occurrences are kept, in order, each of the type (a
+    /// value may be a comma-separated list of them where the row says so).
+    Repeatable(&'static str, Type),
 }
 
 /// What a setting's value is: how its text is read, what a refusal says it must be
@@ -198,20 +199,10 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ORDER: [Group; 12] = [
-        Group::Target,
-        Group::Verdict,
-        Group::Checks,
-        Group::Output,
-        Group::Transport,
-        Group::Updates,
-        Group::Waivers,
-        Group::Webhook,
-        Group::Exporter,
-        Group::Scanner,
-        Group::Program,
-        Group::ConfigOnly,
-    ];
+    /// The sections in the order of the manual (the table's).
+    pub fn in_order() -> impl Iterator<Item = Group> {
+        SECTIONS.iter().map(|(group, _)| *group)
+    }
 
     pub fn title(self) -> &'static str {
         match self {
@@ -465,7 +456,7 @@ const SECTIONS: [(Group, &[Row]); 12] = [
 
 const TARGET: &[Row] = &[
     // The scanner takes its target as `scan <host>`; `serve` from its requests.
-    flag("host", Repeatable("TARGETS"))
+    flag("host", Repeatable("TARGETS", Text))
         .short('H')
         .key()
         .programs(PLUGIN)
@@ -663,7 +654,7 @@ const WAIVERS: &[Row] = &[
              family root (versionDisclosure) or a pattern with * (versionDisclosure:X-*). Waived \
              findings stay in the result, marked ignored, and no longer count.",
         ),
-    flag("waive_until", Repeatable("PATTERN|EXPIRY|REASON"))
+    flag("waive_until", Repeatable("PATTERN|EXPIRY|REASON", Text))
         .env()
         .help(
             "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must \
@@ -691,7 +682,7 @@ const WAIVERS: &[Row] = &[
          knowledge, the scanner or a waiver) instead of the normal output, as text, Markdown \
          or chat blocks JSON; the exit code stays the verdict's.",
     ),
-    flag("verify_remediation", Repeatable("IDS"))
+    flag("verify_remediation", Repeatable("IDS", Text))
         .programs(PLUGIN)
         .help(
             "Run only the probes measuring these comma-separated finding ids and report whether \
@@ -725,7 +716,7 @@ const WEBHOOK: &[Row] = &[
     ])
     .scope(PLUGIN, PLUGIN_ONLY)
     .help("Body format of the notification."),
-    flag("webhook_header", Repeatable("NAME: VALUE"))
+    flag("webhook_header", Repeatable("NAME: VALUE", Text))
         .key_named("webhook_headers")
         .scope(PLUGIN, PLUGIN_ONLY)
         .help(
@@ -880,13 +871,19 @@ const SCANNER_OWN: &[Row] = &[
     .default("604800 (7 days)")
     .scope(SCANNER, WEB)
     .help("web: how long a scan record lives after its submission; then it is gone (404)."),
-    flag("trusted_proxy", Repeatable("CIDRS"))
-        .key_in("web")
-        .scope(SCANNER, WEB)
-        .help(
-            "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For names \
-             the client; from anyone else the socket's address counts.",
+    flag(
+        "trusted_proxy",
+        Repeatable(
+            "CIDRS",
+            Checked("a network; give CIDRs such as 10.0.0.0/8,::1/128"),
         ),
+    )
+    .key_in("web")
+    .scope(SCANNER, WEB)
+    .help(
+        "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For names \
+             the client; from anyone else the socket's address counts.",
+    ),
     flag("allow_private_targets", Switch)
         .key_in("web")
         .scope(SCANNER, WEB)
@@ -909,7 +906,7 @@ const SCANNER_OWN: &[Row] = &[
             "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in \
              /.well-known/ai.json.",
         ),
-    flag("result", Repeatable("FILE"))
+    flag("result", Repeatable("FILE", Text))
         .scope(
             SCANNER,
             &[
@@ -1036,7 +1033,7 @@ const CONFIG_ONLY: &[Row] = &[
     setting("release_schedule", Value("FILE", Text))
         .key_in("scanner")
         .help("Release schedule file used instead of the bundled one."),
-    setting("vulnerability_db", Repeatable("FILES"))
+    setting("vulnerability_db", Repeatable("FILES", Text))
         .key_in("scanner")
         .help(
             "Advisory files (native, GitHub advisory or OSV JSON) merged after the bundled data; \
@@ -1182,8 +1179,8 @@ impl OptionSpec {
     /// What the value is (`Text` for a switch and each value of a repeatable setting).
     pub fn ty(&self) -> Type {
         match self.kind {
-            Value(_, ty) => ty,
-            Switch | Repeatable(_) => Text,
+            Value(_, ty) | Repeatable(_, ty) => ty,
+            Switch => Text,
         }
     }
 

@@ -1195,3 +1195,29 @@ fn listen_ports_take_a_free_port_and_say_so() {
     let settings = resolve(&["--port", "0"], &env).unwrap();
     assert_eq!(settings.scanner.port, 0);
 }
+
+#[test]
+fn trusted_proxies_are_networks_of_every_value() {
+    let env = clean_env("trusted-proxy", &[]);
+    let args = [
+        "--trusted-proxy",
+        "10.0.0.0/8, ::1",
+        "--trusted-proxy",
+        "192.0.2.1",
+    ];
+    let settings = resolve(&args, &env).unwrap();
+    let networks: Vec<String> = settings
+        .scanner
+        .web
+        .trusted_proxies
+        .iter()
+        .map(|(address, length)| format!("{address}/{length}"))
+        .collect();
+    assert_eq!(networks, ["10.0.0.0/8", "::1/128", "192.0.2.1/32"]);
+    let err = resolve(&["--trusted-proxy", "10.0.0.0/8,10.0.0.0/33"], &env).unwrap_err();
+    assert_eq!(
+        err.0,
+        "--trusted-proxy \"10.0.0.0/33\" is not a network; give CIDRs such as \
+         10.0.0.0/8,::1/128"
+    );
+}
