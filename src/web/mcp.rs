@@ -20,12 +20,14 @@
 //! cooldown count against the caller's address. A refusal of the API is a tool result with
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
-use super::api::{Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission};
+use super::api::{
+    Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission, statuses,
+};
 use super::schema::described;
-use super::schema::{Schema, input, member};
+use super::schema::{Schema, input};
 use super::store::{ScanRecord, ScanRequest, Status};
 use super::worker::Completed;
-use crate::report::{ScanResult, Status as FindingStatus};
+use crate::report::{RemediationPlan, ScanResult, State, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -608,28 +610,133 @@ described! {
     }
 }
 
-/// `scan_instance`'s answer: the scan's, with the erase key of the new submission.
-fn submission_output_schema() -> Value {
-    let mut schema = scan_output_schema();
-    schema["properties"]["erase_key"] = member(String::schema(), erase_key_keywords());
-    schema["required"] = json!(["uuid", "status", "result", "erase_key"]);
-    schema
+/// The states of a scan, as its answers name them.
+fn status_names() -> Vec<&'static str> {
+    statuses().into_iter().map(Status::as_str).collect()
 }
 
-fn scan_output_schema() -> Value {
+fn status_keywords() -> Value {
+    json!({"enum": status_names()})
+}
+
+fn result_keywords() -> Value {
     json!({
-        "type": "object",
-        "properties": {
-            "uuid": {"type": "string"},
-            "status": {"type": "string", "enum": ["queued", "running", "completed"]},
-            "result": {
-                "type": ["object", "null"],
-                "description": "the result document once completed (grade, state, findings, \
-                    remediationPlan), else null",
-            },
-        },
-        "required": ["uuid", "status", "result"],
+        "type": ["object", "null"],
+        "description": "the result document once completed (grade, state, findings, \
+            remediationPlan), else null",
     })
+}
+
+described! {
+    /// `get_scan_result`'s answer.
+    #[derive(Serialize)]
+    struct ScanState {
+        uuid: String => json!({}),
+        status: &'static str => status_keywords(),
+        result: Value => result_keywords(),
+    }
+}
+
+described! {
+    /// `scan_instance`'s answer: the scan's state, with the erase key of the new submission.
+    #[derive(Serialize)]
+    struct SubmittedScan {
+        uuid: String => json!({}),
+        status: &'static str => status_keywords(),
+        result: Value => result_keywords(),
+        erase_key: String => erase_key_keywords(),
+    }
+}
+
+described! {
+    /// One target of `scan_instances`: its scan as it stands after the wait, or why not.
+    #[derive(Default, Serialize)]
+    struct TargetEntry {
+        target_url: String => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        uuid: Option<String> => json!({}),
+        status: &'static str => {
+            let named = [status_names(), vec!["refused", "error"]].concat();
+            json!({"enum": named})
+        },
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grade: Option<String> => json!({"description": "the grade without the submitter's waivers"}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<State> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        submitter_grade: Option<String> => json!({
+            "description": "the grade with the call's waive patterns (only when it named any)",
+        }),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after: Option<i64> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        erase_key: Option<String> => erase_key_keywords(),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        same_as: Option<usize> => json!({
+            "description": "this target is the same instance as the entry at this index \
+                (0-based), and answers with its scan",
+        }),
+    }
+}
+
+described! {
+    /// `scan_instances`' answer: one entry per target, in the order named.
+    #[derive(Serialize)]
+    struct TargetEntries {
+        results: Vec<TargetEntry> => json!({}),
+    }
+}
+
+/// A finding's monitoring state, as the answers write it.
+impl Schema for State {
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+described! {
+    /// `plan_remediation`'s answer.
+    #[derive(Serialize)]
+    struct PlanAnswer {
+        uuid: String => json!({}),
+        host: String => json!({}),
+        grade: String => json!({}),
+        remediation_plan as "remediationPlan": RemediationPlan => json!({}),
+    }
+}
+
+/// The report's plan, as `plan_remediation` writes it (every member, always).
+impl Schema for RemediationPlan {
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "steps": {"type": "array", "items": {"type": "object"}},
+                "groups": {"type": "array", "items": {"type": "object"}},
+                "groupSummary": {"type": "array", "items": {"type": "string"}},
+                "snippets": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "the steps' configuration snippets, one per file and form",
+                },
+            },
+            "required": ["steps", "groups", "groupSummary", "snippets"],
+        })
+    }
+}
+
+described! {
+    /// `export_scan`'s answer besides the file itself (in the content).
+    #[derive(Serialize)]
+    struct ExportAnswer {
+        uuid: String => json!({}),
+        format: String => json!({"enum": EXPORT_FORMATS}),
+        mime_type as "mimeType": &'static str => json!({}),
+        filename: String => json!({}),
+        bytes: usize => json!({}),
+    }
 }
 
 /// The tools, each with its input and output schema.
@@ -645,7 +752,7 @@ pub fn tools() -> Vec<Value> {
                 a target may be scanned once per cooldown period. The answer carries the \
                 scan's erase_key, which erase_instance_data needs; nothing else answers it.",
             "inputSchema": input::<ScanRequest>(),
-            "outputSchema": submission_output_schema(),
+            "outputSchema": SubmittedScan::schema(),
         }),
         json!({
             "name": "scan_instances",
@@ -660,52 +767,14 @@ pub fn tools() -> Vec<Value> {
                 with its uuid for get_scan_result. Each submitted entry carries its scan's \
                 erase_key, which erase_instance_data needs.",
             "inputSchema": input::<ScanTargets>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "results": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "target_url": {"type": "string"},
-                                "uuid": {"type": "string"},
-                                "status": {
-                                    "type": "string",
-                                    "enum": ["queued", "running", "completed", "refused", "error"],
-                                },
-                                "grade": {
-                                    "type": "string",
-                                    "description": "the grade without the submitter's waivers",
-                                },
-                                "state": {"type": "string"},
-                                "submitter_grade": {
-                                    "type": "string",
-                                    "description": "the grade with the call's waive patterns \
-                                        (only when it named any)",
-                                },
-                                "error": {"type": "string"},
-                                "retry_after": {"type": "integer"},
-                                "erase_key": member(String::schema(), erase_key_keywords()),
-                                "same_as": {
-                                    "type": "integer",
-                                    "description": "this target is the same instance as the \
-                                        entry at this index (0-based), and answers with its scan",
-                                },
-                            },
-                            "required": ["target_url", "status"],
-                        },
-                    },
-                },
-                "required": ["results"],
-            },
+            "outputSchema": TargetEntries::schema(),
         }),
         json!({
             "name": "get_scan_result",
             "title": "Get a scan's result",
             "description": "The state of a scan by uuid, and its result document once completed.",
             "inputSchema": input::<ScanRef>(),
-            "outputSchema": scan_output_schema(),
+            "outputSchema": ScanState::schema(),
             "annotations": {"readOnlyHint": true},
         }),
         json!({
@@ -714,24 +783,7 @@ pub fn tools() -> Vec<Value> {
             "description": "The remediation plan of a completed scan: ordered steps, and the \
                 findings grouped by the system that fixes them (web server, instance, DNS, ...).",
             "inputSchema": input::<ScanRef>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "uuid": {"type": "string"},
-                    "host": {"type": "string"},
-                    "grade": {"type": "string"},
-                    "remediationPlan": {
-                        "type": "object",
-                        "properties": {
-                            "steps": {"type": "array", "items": {"type": "object"}},
-                            "groups": {"type": "array", "items": {"type": "object"}},
-                            "groupSummary": {"type": "array", "items": {"type": "string"}},
-                        },
-                        "required": ["steps", "groups"],
-                    },
-                },
-                "required": ["uuid", "remediationPlan"],
-            },
+            "outputSchema": PlanAnswer::schema(),
             "annotations": {"readOnlyHint": true},
         }),
         json!({
@@ -740,17 +792,7 @@ pub fn tools() -> Vec<Value> {
             "description": "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
                 resource).",
             "inputSchema": input::<ExportRequest>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "uuid": {"type": "string"},
-                    "format": {"type": "string", "enum": EXPORT_FORMATS},
-                    "mimeType": {"type": "string"},
-                    "filename": {"type": "string"},
-                    "bytes": {"type": "integer"},
-                },
-                "required": ["uuid", "format", "mimeType", "filename", "bytes"],
-            },
+            "outputSchema": ExportAnswer::schema(),
             "annotations": {"readOnlyHint": true},
         }),
         json!({
@@ -890,10 +932,16 @@ fn call_tool(
         "get_scan_result" => {
             let ScanRef { uuid } = typed(name, arguments)?;
             let uuid = filled(&uuid, "uuid")?;
-            Ok(match api.record(uuid) {
-                Ok(record) => scan_answer(uuid, record.status, record.result.as_deref()),
-                Err(answer) => response_result(&answer),
-            })
+            Ok(
+                match api
+                    .record(uuid)
+                    .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
+                {
+                    Ok(Ok((state, summary))) => tool_result(json!(state), summary),
+                    Ok(Err(unreadable)) => unreadable,
+                    Err(answer) => response_result(&answer),
+                },
+            )
         }
         "plan_remediation" => {
             let ScanRef { uuid } = typed(name, arguments)?;
@@ -952,29 +1000,36 @@ fn scan_instance(
     };
     let uuid = queued.uuid.clone();
     let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
-    Ok(match waited.pop() {
-        Some(Ok(record)) => with_erase_key(
-            scan_answer(&uuid, record.status, record.result.as_deref()),
-            &queued.erase_key,
-        ),
-        Some(Err(answer)) => response_result(&answer),
-        None => tool_error("the scan was lost; scan again".into()),
-    })
-}
-
-/// A `scan_instance` answer with the erase key of its submission, in the structured content
-/// and in words (the caller alone learns it; only erase_instance_data takes it).
-fn with_erase_key(mut answer: Value, erase_key: &str) -> Value {
-    if answer["isError"] == json!(true) {
-        return answer;
-    }
-    answer["structuredContent"]["erase_key"] = json!(erase_key);
-    if let Some(text) = answer["content"][0]["text"].as_str() {
-        answer["content"][0]["text"] = json!(format!(
-            "{text}\nErase key of this scan (keep it; erase_instance_data takes it): {erase_key}"
-        ));
-    }
-    answer
+    let record = match waited.pop() {
+        Some(Ok(record)) => record,
+        Some(Err(answer)) => return Ok(response_result(&answer)),
+        None => return Ok(tool_error("the scan was lost; scan again".into())),
+    };
+    // The erase key in the structured content and in words: the caller alone learns it.
+    Ok(
+        match scan_state(&uuid, record.status, record.result.as_deref()) {
+            Ok((
+                ScanState {
+                    uuid,
+                    status,
+                    result,
+                },
+                summary,
+            )) => tool_result(
+                json!(SubmittedScan {
+                    uuid,
+                    status,
+                    result,
+                    erase_key: queued.erase_key.clone(),
+                }),
+                format!(
+                    "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
+                    queued.erase_key
+                ),
+            ),
+            Err(unreadable) => unreadable,
+        },
+    )
 }
 
 /// How far a scan is, for progress: queued 1, running 2, completed 3.
@@ -1156,14 +1211,14 @@ fn scan_instances(
             Ok(queued) => {
                 let (mut entry, line) =
                     scanned_entry(target_url, &queued.uuid, waited.get(&queued.uuid));
-                entry["erase_key"] = json!(queued.erase_key);
+                entry.erase_key = Some(queued.erase_key.clone());
                 (entry, line)
             }
             Err(refused) => refused_entry(target_url, refused),
         };
         let line = match same_as[i] {
             Some(first) => {
-                entry["same_as"] = json!(first);
+                entry.same_as = Some(first);
                 format!("{line} (the same instance as {}: one scan)", targets[first])
             }
             None => line,
@@ -1171,7 +1226,7 @@ fn scan_instances(
         lines.push(line);
         results.push(entry);
     }
-    let structured = json!({"results": results});
+    let structured = json!(TargetEntries { results });
     if scans.is_empty() {
         return Ok(json!({
             "content": [{"type": "text", "text": format!(
@@ -1191,7 +1246,7 @@ fn scan_instances(
 }
 
 /// A `scan_instances` entry of a refused target, and its line of the summary.
-fn refused_entry(target_url: &str, refused: &Refused) -> (Value, String) {
+fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
     let error = refusal_text(
         refused.error.status,
         refused.error.code,
@@ -1199,10 +1254,13 @@ fn refused_entry(target_url: &str, refused: &Refused) -> (Value, String) {
         refused.retry_after,
     );
     let line = format!("{target_url}: {error}");
-    let mut entry = json!({"target_url": target_url, "status": "refused", "error": error});
-    if let Some(secs) = refused.retry_after {
-        entry["retry_after"] = json!(secs);
-    }
+    let entry = TargetEntry {
+        target_url: target_url.to_string(),
+        status: "refused",
+        error: Some(error),
+        retry_after: refused.retry_after,
+        ..TargetEntry::default()
+    };
     (entry, line)
 }
 
@@ -1212,22 +1270,26 @@ fn scanned_entry(
     target_url: &str,
     uuid: &str,
     waited: Option<&Result<ScanRecord, Response>>,
-) -> (Value, String) {
-    let mut entry = json!({"target_url": target_url, "uuid": uuid});
+) -> (TargetEntry, String) {
+    let mut entry = TargetEntry {
+        target_url: target_url.to_string(),
+        uuid: Some(uuid.to_string()),
+        status: "error",
+        ..TargetEntry::default()
+    };
     let line = match waited {
         Some(Ok(record)) => {
-            entry["status"] = json!(record.status.as_str());
+            entry.status = record.status.as_str();
             let document = (record.status == Status::Completed)
                 .then(|| Completed::parse(record.result.as_deref()))
                 .flatten()
                 .map(|done| done.document);
             match &document {
                 Some(document) => {
-                    entry["grade"] = json!(document.grade);
-                    entry["state"] = json!(document.state);
-                    if let Some(submitter) = &document.submitter_waivers {
-                        entry["submitter_grade"] = json!(submitter.grade);
-                    }
+                    entry.grade = Some(document.grade.clone());
+                    entry.state = Some(document.state);
+                    entry.submitter_grade =
+                        document.submitter_waivers.as_ref().map(|s| s.grade.clone());
                     format!(
                         "{target_url}: scan {uuid}, grade {}, state {}{}",
                         document.grade,
@@ -1236,8 +1298,9 @@ fn scanned_entry(
                     )
                 }
                 None if record.status == Status::Completed => {
-                    entry["status"] = json!("error");
-                    entry["error"] = json!("the completed scan has no readable result; scan again");
+                    entry.status = "error";
+                    entry.error =
+                        Some("the completed scan has no readable result; scan again".into());
                     format!("{target_url}: scan {uuid} has no readable result")
                 }
                 None => format!(
@@ -1249,13 +1312,12 @@ fn scanned_entry(
         }
         Some(Err(answer)) => {
             let error = text_of(&response_result(answer));
-            entry["status"] = json!("error");
-            entry["error"] = json!(error);
-            format!("{target_url}: {error}")
+            let line = format!("{target_url}: {error}");
+            entry.error = Some(error);
+            line
         }
         None => {
-            entry["status"] = json!("error");
-            entry["error"] = json!("the scan was lost; scan again");
+            entry.error = Some("the scan was lost; scan again".into());
             format!("{target_url}: the scan was lost; scan again")
         }
     };
@@ -1273,25 +1335,30 @@ fn text_of(result: &Value) -> String {
         .join("\n")
 }
 
-/// `{uuid, status, result}` and its summary.
-fn scan_answer(uuid: &str, status: Status, result: Option<&str>) -> Value {
+/// The scan as it stands and its summary, or the tool error of a result that cannot be read.
+fn scan_state(
+    uuid: &str,
+    status: Status,
+    result: Option<&str>,
+) -> Result<(ScanState, String), Value> {
+    let state = |result| ScanState {
+        uuid: uuid.to_string(),
+        status: status.as_str(),
+        result,
+    };
     if status != Status::Completed {
-        return tool_result(
-            json!({"uuid": uuid, "status": status.as_str(), "result": null}),
-            format!(
-                "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
-                status.as_str()
-            ),
+        let summary = format!(
+            "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
+            status.as_str()
         );
+        return Ok((state(Value::Null), summary));
     }
     let Some(done) = Completed::parse(result) else {
-        return tool_error("the completed scan has no readable result; scan again".into());
+        return Err(tool_error(
+            "the completed scan has no readable result; scan again".into(),
+        ));
     };
-    let summary = summary(uuid, &done.document);
-    tool_result(
-        json!({"uuid": uuid, "status": status.as_str(), "result": done.document}),
-        summary,
-    )
+    Ok((state(json!(done.document)), summary(uuid, &done.document)))
 }
 
 fn summary(uuid: &str, document: &ScanResult) -> String {
@@ -1353,11 +1420,11 @@ fn plan(uuid: &str, document: &ScanResult) -> Value {
         text.push_str(&format!("\n{line}"));
     }
     tool_result(
-        json!({
-            "uuid": uuid,
-            "host": document.host,
-            "grade": document.grade,
-            "remediationPlan": plan,
+        json!(PlanAnswer {
+            uuid: uuid.to_string(),
+            host: document.host.clone(),
+            grade: document.grade.clone(),
+            remediation_plan: plan.clone(),
         }),
         text,
     )
@@ -1369,12 +1436,12 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
         filename,
         body,
     } = super::export::file(done, uuid, format);
-    let structured = json!({
-        "uuid": uuid,
-        "format": format,
-        "mimeType": mime,
-        "filename": filename,
-        "bytes": body.len(),
+    let structured = json!(ExportAnswer {
+        uuid: uuid.to_string(),
+        format: format.to_string(),
+        mime_type: mime,
+        filename: filename.clone(),
+        bytes: body.len(),
     });
     let uri = format!(
         "{}/api/scans/{uuid}/export/{format}",
@@ -1579,6 +1646,61 @@ mod tests {
         assert!(typed::<ScanRef>("t", only(ScanRef::FIELDS)).is_ok());
         assert!(typed::<ExportRequest>("t", only(ExportRequest::FIELDS)).is_ok());
         assert!(typed::<EraseRequest>("t", only(EraseRequest::FIELDS)).is_ok());
+    }
+
+    /// Each tool's structured content is its answer type, written as its output schema says
+    /// (every entry of scan_instances: a full one and a refused one).
+    #[test]
+    fn every_answer_is_written_as_its_output_schema_says() {
+        use super::super::schema::assert_written_as_described;
+        let text = || "x".to_string();
+        assert_written_as_described(ScanState {
+            uuid: text(),
+            status: "queued",
+            result: Value::Null,
+        });
+        assert_written_as_described(SubmittedScan {
+            uuid: text(),
+            status: "completed",
+            result: json!({}),
+            erase_key: text(),
+        });
+        let refused = TargetEntry {
+            target_url: text(),
+            status: "refused",
+            error: Some(text()),
+            ..TargetEntry::default()
+        };
+        assert_written_as_described(refused);
+        let scanned = TargetEntry {
+            target_url: text(),
+            uuid: Some(text()),
+            status: "completed",
+            grade: Some(text()),
+            state: Some(State::Ok),
+            submitter_grade: Some(text()),
+            error: Some(text()),
+            retry_after: Some(1),
+            erase_key: Some(text()),
+            same_as: Some(0),
+        };
+        assert_eq!(json!(&scanned)["state"], "OK");
+        assert_written_as_described(scanned);
+        assert_written_as_described(TargetEntries { results: vec![] });
+        assert_written_as_described(PlanAnswer {
+            uuid: text(),
+            host: text(),
+            grade: text(),
+            remediation_plan: RemediationPlan::default(),
+        });
+        assert_written_as_described(RemediationPlan::default());
+        assert_written_as_described(ExportAnswer {
+            uuid: text(),
+            format: text(),
+            mime_type: "text/csv",
+            filename: text(),
+            bytes: 1,
+        });
     }
 
     #[test]

@@ -150,6 +150,24 @@ macro_rules! described {
 }
 pub(crate) use described;
 
+/// The members a value serializes to are its schema's properties: every required one, and
+/// nothing the schema does not name (a serde rename or skip would break this).
+#[cfg(test)]
+pub fn assert_written_as_described<T: serde::Serialize + Schema>(value: T) {
+    let written = serde_json::to_value(value).unwrap();
+    let schema = T::schema();
+    let properties = schema["properties"].as_object().unwrap();
+    for name in written.as_object().unwrap().keys() {
+        assert!(properties.contains_key(name), "{name} is not in {schema}");
+    }
+    for name in schema["required"].as_array().into_iter().flatten() {
+        assert!(
+            written.get(name.as_str().unwrap()).is_some(),
+            "{name}: {written}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,23 +209,6 @@ mod tests {
         let read: Example = serde_json::from_value(json!({"name": "n", "self": [1]})).unwrap();
         assert_eq!((read.tags.len(), &read.same), (0, &vec![1]));
         assert_eq!(serde_json::to_value(&read).unwrap()["self"], json!([1]));
-    }
-
-    /// The members a value serializes to are its schema's properties: every required one, and
-    /// nothing the schema does not name (a serde rename or skip would break this).
-    fn assert_written_as_described<T: Serialize + Schema>(value: T) {
-        let written = serde_json::to_value(value).unwrap();
-        let schema = T::schema();
-        let properties = schema["properties"].as_object().unwrap();
-        for name in written.as_object().unwrap().keys() {
-            assert!(properties.contains_key(name), "{name} is not in {schema}");
-        }
-        for name in schema["required"].as_array().into_iter().flatten() {
-            assert!(
-                written.get(name.as_str().unwrap()).is_some(),
-                "{name}: {written}"
-            );
-        }
     }
 
     #[test]
