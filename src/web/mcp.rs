@@ -81,47 +81,24 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
-#[derive(Debug, Serialize)]
-struct RpcError {
-    code: i64,
-    message: String,
-}
-
-#[derive(Debug, Serialize)]
-struct Outgoing {
-    jsonrpc: &'static str,
-    id: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<RpcError>,
-}
-
 /// The JSON-RPC response to request `id`: its result or its error.
 fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
-    let message = match answer {
-        Ok(result) => Outgoing {
-            jsonrpc: "2.0",
-            id,
-            result: Some(result),
-            error: None,
-        },
-        Err(Failure(code, message)) => Outgoing {
-            jsonrpc: "2.0",
-            id,
-            result: None,
-            error: Some(RpcError { code, message }),
-        },
-    };
-    serde_json::to_value(message).unwrap_or(Value::Null)
+    match answer {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(Failure(code, message)) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        }
+    }
 }
 
-fn rpc_result(id: Value, result: Value) -> Response {
-    Response::json(200, &outgoing(id, Ok(result)))
-}
-
+/// A JSON-RPC error, answered with HTTP `status`.
 fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
     Response::json(status, &outgoing(id, Err(Failure(code, message.into()))))
+}
+
+/// A message that is no request we can take: 400, `INVALID_REQUEST`.
+fn invalid_request(id: Value, message: impl Into<String>) -> Response {
+    rpc_error(400, id, INVALID_REQUEST, message)
 }
 
 /// Where the progress notifications of one `tools/call` go: nowhere (no progress token, or a
@@ -275,7 +252,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
     if let Some(token) = &api.config.mcp_token
         && !request.bearer_matches(token)
     {
-        return plain_error(
+        return Response::error(
             401,
             "unauthorized",
             "/mcp needs Authorization: Bearer with the operator's MCP token",
@@ -283,7 +260,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
         .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
     if super::origin::from_another_site(request, &api.config.base_url) {
-        return plain_error(
+        return Response::error(
             403,
             "forbidden_origin",
             "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
@@ -295,23 +272,19 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
             Err(e) => e.response(),
         },
         "DELETE" => match request.header(SESSION_HEADER) {
-            None => plain_error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
+            None => Response::error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
             Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
-            Some(_) => plain_error(404, "unknown_session", "no such MCP session"),
+            Some(_) => Response::error(404, "unknown_session", "no such MCP session"),
         },
-        "GET" | "HEAD" => plain_error(
+        "GET" | "HEAD" => Response::error(
             405,
             "method_not_allowed",
             "this is the MCP endpoint: MCP clients POST JSON-RPC here (streamable HTTP)",
         )
         .with_header("Allow", "POST"),
-        _ => plain_error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
+        _ => Response::error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
             .with_header("Allow", "POST, DELETE"),
     }
-}
-
-fn plain_error(status: u16, code: &str, message: &str) -> Response {
-    Response::error(status, code, message)
 }
 
 fn post(api: &Api, request: &Request) -> Response {
@@ -322,10 +295,8 @@ fn post(api: &Api, request: &Request) -> Response {
         }
     };
     if value.is_array() {
-        return rpc_error(
-            400,
+        return invalid_request(
             Value::Null,
-            INVALID_REQUEST,
             "batches are not supported: send one JSON-RPC message per request",
         );
     }
@@ -337,24 +308,17 @@ fn post(api: &Api, request: &Request) -> Response {
     let message: Incoming = match serde_json::from_value(value) {
         Ok(m) => m,
         Err(e) => {
-            return rpc_error(
-                400,
-                raw_id,
-                INVALID_REQUEST,
-                format!("not a JSON-RPC 2.0 message: {e}"),
-            );
+            return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}"));
         }
     };
     if message.jsonrpc.as_deref() != Some("2.0") {
-        return rpc_error(400, raw_id, INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+        return invalid_request(raw_id, "jsonrpc must be \"2.0\"");
     }
     if let Some(version) = request.header("mcp-protocol-version")
         && !PROTOCOL_VERSIONS.contains(&version)
     {
-        return rpc_error(
-            400,
+        return invalid_request(
             raw_id,
-            INVALID_REQUEST,
             format!(
                 "unsupported MCP-Protocol-Version {version:?}; this server speaks {}",
                 PROTOCOL_VERSIONS.join(", ")
@@ -365,12 +329,7 @@ fn post(api: &Api, request: &Request) -> Response {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
         Some(_) => {
-            return rpc_error(
-                400,
-                Value::Null,
-                INVALID_REQUEST,
-                "id must be a string or a number",
-            );
+            return invalid_request(Value::Null, "id must be a string or a number");
         }
     };
     let Some(method) = message.method.as_deref() else {
@@ -381,11 +340,11 @@ fn post(api: &Api, request: &Request) -> Response {
                 Err(answer) => answer,
             };
         }
-        return rpc_error(400, raw_id, INVALID_REQUEST, "a request needs a method");
+        return invalid_request(raw_id, "a request needs a method");
     };
     if method == "initialize" {
         let Some(id) = id else {
-            return rpc_error(400, Value::Null, INVALID_REQUEST, "initialize needs an id");
+            return invalid_request(Value::Null, "initialize needs an id");
         };
         return initialize(api, request, id, message.params.as_ref());
     }
@@ -431,10 +390,7 @@ fn post(api: &Api, request: &Request) -> Response {
             format!("method not found: {method}"),
         )),
     };
-    match answer {
-        Ok(result) => rpc_result(id, result),
-        Err(Failure(code, message)) => rpc_error(200, id, code, message),
-    }
+    Response::json(200, &outgoing(id, answer))
 }
 
 fn accepted() -> Response {
@@ -446,10 +402,8 @@ fn accepted() -> Response {
 
 fn check_session(request: &Request, id: Value) -> Result<(), Response> {
     match request.header(SESSION_HEADER) {
-        None => Err(rpc_error(
-            400,
+        None => Err(invalid_request(
             id,
-            INVALID_REQUEST,
             "Mcp-Session-Id is required: send initialize first and repeat the header it answers",
         )),
         Some(session) if sessions().contains(session) => Ok(()),
@@ -524,9 +478,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
         version,
         &super::limits::address_key(client),
     );
-    rpc_result(
-        id,
-        json!({
+    let result = json!({
             "protocolVersion": version,
             "capabilities": {
                 "tools": {"listChanged": false},
@@ -540,9 +492,8 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             "instructions": "Scans an OpenCloud or ownCloud Infinite Scale instance from the \
                 outside and grades it (A+ to F). Call scan_instance with the instance's URL; \
                 then plan_remediation or export_scan with the uuid it answers.",
-        }),
-    )
-    .with_header(SESSION_HEADER, &session)
+    });
+    Response::json(200, &outgoing(id, Ok(result))).with_header(SESSION_HEADER, &session)
 }
 
 fn uuid_keywords() -> Value {
