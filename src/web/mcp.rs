@@ -690,116 +690,178 @@ described! {
     }
 }
 
-/// The tools, each with its input and output schema.
-pub fn tools() -> Vec<Value> {
-    vec![
-        json!({
-            "name": "scan_instance",
-            "title": "Scan a storage instance",
-            "description": "Scans one OpenCloud / oCIS instance from the outside (version and end of \
-                life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
-                and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
-                then it answers the uuid for get_scan_result); \
-                a target may be scanned once per cooldown period. The answer carries the \
-                scan's erase_key, which erase_instance_data needs; nothing else answers it.",
-            "inputSchema": input::<ScanRequest>(),
-            "outputSchema": SubmittedScan::schema(),
-        }),
-        json!({
-            "name": "scan_instances",
-            "title": "Scan several storage instances",
-            "description": "Scans up to 10 OpenCloud / oCIS instances in parallel (within the \
-                operator's limits: each target counts as one submission and has its own \
-                cooldown) and answers one entry per target: its uuid, status, grade and state, or \
-                why it was refused (a malformed target too, in its place). A target named twice \
-                (the same host and port, however written) is scanned once: both entries answer \
-                with that scan; two names of one address share its cooldown. Waits \
-                at most the operator's time budget; a target not completed by then is answered \
-                with its uuid for get_scan_result. Each submitted entry carries its scan's \
-                erase_key, which erase_instance_data needs.",
-            "inputSchema": input::<ScanTargets>(),
-            "outputSchema": TargetEntries::schema(),
-        }),
-        json!({
-            "name": "get_scan_result",
-            "title": "Get a scan's result",
-            "description": "The state of a scan by uuid, and its result document once completed.",
-            "inputSchema": input::<ScanRef>(),
-            "outputSchema": ScanState::schema(),
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "plan_remediation",
-            "title": "Remediation plan",
-            "description": "The remediation plan of a completed scan: ordered steps, and the \
-                findings grouped by the system that fixes them (web server, instance, DNS, ...).",
-            "inputSchema": input::<ScanRef>(),
-            "outputSchema": PlanAnswer::schema(),
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "export_scan",
-            "title": "Export a scan",
-            "description": "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
-                resource).",
-            "inputSchema": input::<ExportRequest>(),
-            "outputSchema": ExportAnswer::schema(),
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "erase_instance_data",
-            "title": "Erase a scan's data",
-            "description": "Erases the stored scan of the uuid (its record and result), given \
-                the erase key its submission (scan_instance, scan_instances) answered: only its \
-                submitter may erase it, and never another submitter's scan of the same instance.",
-            "inputSchema": input::<EraseRequest>(),
-            "outputSchema": Erased::schema(),
-            "annotations": {"destructiveHint": true, "idempotentHint": true},
-        }),
-    ]
+/// A tool: what `tools/list` says of it, and the function that answers its calls.
+struct Tool {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// The schema of its arguments: its typed request's (`input::<T>`).
+    input: fn() -> Value,
+    /// The schema of its structured content: its answer type's.
+    output: fn() -> Value,
+    /// The `annotations` hints that hold (each true).
+    hints: &'static [&'static str],
+    call: fn(Call) -> Result<Value, Failure>,
 }
 
-/// The arguments, checked against the tool's input schema's property names and required list
-/// (the values' types are checked by the tool).
-fn checked_arguments<'a>(tool: &Value, params: &'a Value) -> Result<Map<String, Value>, Failure> {
-    let name = tool["name"].as_str().unwrap_or_default();
-    let arguments: &'a Value = params.get("arguments").unwrap_or(&Value::Null);
-    let arguments = match arguments {
-        Value::Null => Map::new(),
-        Value::Object(m) => m.clone(),
-        _ => return Err(invalid_params("arguments must be an object")),
-    };
-    let schema = &tool["inputSchema"];
-    let known: Vec<&str> = schema["properties"]
-        .as_object()
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    if let Some(unknown) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
-        let shown: String = unknown.chars().take(40).collect();
-        return Err(invalid_params(format!(
-            "{name}: unknown argument {shown:?}; it takes {}",
-            known.join(", ")
-        )));
-    }
-    for required in schema["required"].as_array().into_iter().flatten() {
-        let required = required.as_str().unwrap_or_default();
-        if !arguments.contains_key(required) {
+/// One `tools/call`: the API, the HTTP request it came in (the limits count against its
+/// address), the checked arguments, and where progress goes.
+struct Call<'a, 'p> {
+    api: &'a Api,
+    request: &'a Request,
+    arguments: Arguments,
+    progress: &'a mut Progress<'p>,
+}
+
+const READ_ONLY: &[&str] = &["readOnlyHint"];
+
+/// The tools, in the order `tools/list` names them.
+const TOOLS: [Tool; 6] = [
+    Tool {
+        name: "scan_instance",
+        title: "Scan a storage instance",
+        description: "Scans one OpenCloud / oCIS instance from the outside (version and end of \
+            life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
+            and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
+            then it answers the uuid for get_scan_result); \
+            a target may be scanned once per cooldown period. The answer carries the \
+            scan's erase_key, which erase_instance_data needs; nothing else answers it.",
+        input: input::<ScanRequest>,
+        output: SubmittedScan::schema,
+        hints: &[],
+        call: scan_instance,
+    },
+    Tool {
+        name: "scan_instances",
+        title: "Scan several storage instances",
+        description: "Scans up to 10 OpenCloud / oCIS instances in parallel (within the \
+            operator's limits: each target counts as one submission and has its own \
+            cooldown) and answers one entry per target: its uuid, status, grade and state, or \
+            why it was refused (a malformed target too, in its place). A target named twice \
+            (the same host and port, however written) is scanned once: both entries answer \
+            with that scan; two names of one address share its cooldown. Waits \
+            at most the operator's time budget; a target not completed by then is answered \
+            with its uuid for get_scan_result. Each submitted entry carries its scan's \
+            erase_key, which erase_instance_data needs.",
+        input: input::<ScanTargets>,
+        output: TargetEntries::schema,
+        hints: &[],
+        call: scan_instances,
+    },
+    Tool {
+        name: "get_scan_result",
+        title: "Get a scan's result",
+        description: "The state of a scan by uuid, and its result document once completed.",
+        input: input::<ScanRef>,
+        output: ScanState::schema,
+        hints: READ_ONLY,
+        call: get_scan_result,
+    },
+    Tool {
+        name: "plan_remediation",
+        title: "Remediation plan",
+        description: "The remediation plan of a completed scan: ordered steps, and the \
+            findings grouped by the system that fixes them (web server, instance, DNS, ...).",
+        input: input::<ScanRef>,
+        output: PlanAnswer::schema,
+        hints: READ_ONLY,
+        call: plan_remediation,
+    },
+    Tool {
+        name: "export_scan",
+        title: "Export a scan",
+        description: "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
+            resource).",
+        input: input::<ExportRequest>,
+        output: ExportAnswer::schema,
+        hints: READ_ONLY,
+        call: export_scan,
+    },
+    Tool {
+        name: "erase_instance_data",
+        title: "Erase a scan's data",
+        description: "Erases the stored scan of the uuid (its record and result), given \
+            the erase key its submission (scan_instance, scan_instances) answered: only its \
+            submitter may erase it, and never another submitter's scan of the same instance.",
+        input: input::<EraseRequest>,
+        output: Erased::schema,
+        hints: &["destructiveHint", "idempotentHint"],
+        call: erase_instance_data,
+    },
+];
+
+/// The tools as `tools/list` answers them, each with its input and output schema.
+pub fn tools() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|tool| {
+            let mut listed = json!({
+                "name": tool.name,
+                "title": tool.title,
+                "description": tool.description,
+                "inputSchema": (tool.input)(),
+                "outputSchema": (tool.output)(),
+            });
+            if !tool.hints.is_empty() {
+                let hints: Map<String, Value> = tool
+                    .hints
+                    .iter()
+                    .map(|h| (h.to_string(), json!(true)))
+                    .collect();
+                listed["annotations"] = Value::Object(hints);
+            }
+            listed
+        })
+        .collect()
+}
+
+/// A call's arguments, checked against its tool's input schema, with the tool's name.
+struct Arguments {
+    tool: &'static str,
+    members: Map<String, Value>,
+}
+
+impl Arguments {
+    /// The arguments of `params` for `tool`, checked against its input schema's property names
+    /// and required list (the values' types are checked by [`Arguments::read`]).
+    fn of(tool: &Tool, params: &Value) -> Result<Arguments, Failure> {
+        let name = tool.name;
+        let members = match params.get("arguments").unwrap_or(&Value::Null) {
+            Value::Null => Map::new(),
+            Value::Object(m) => m.clone(),
+            _ => return Err(invalid_params("arguments must be an object")),
+        };
+        let schema = (tool.input)();
+        let known: Vec<&str> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if let Some(unknown) = members.keys().find(|k| !known.contains(&k.as_str())) {
+            let shown: String = unknown.chars().take(40).collect();
             return Err(invalid_params(format!(
-                "{name}: argument {required} is required"
+                "{name}: unknown argument {shown:?}; it takes {}",
+                known.join(", ")
             )));
         }
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let required = required.as_str().unwrap_or_default();
+            if !members.contains_key(required) {
+                return Err(invalid_params(format!(
+                    "{name}: argument {required} is required"
+                )));
+            }
+        }
+        Ok(Arguments {
+            tool: name,
+            members,
+        })
     }
-    Ok(arguments)
-}
 
-/// The arguments as the tool's typed request (its input schema is that type's): names and
-/// required ones checked by `checked_arguments`, types by serde.
-fn typed<T: serde::de::DeserializeOwned>(
-    tool: &str,
-    arguments: Map<String, Value>,
-) -> Result<T, Failure> {
-    serde_json::from_value(Value::Object(arguments))
-        .map_err(|e| invalid_params(format!("{tool}: {e}")))
+    /// The arguments as the tool's typed request (its input schema is that type's).
+    fn read<T: serde::de::DeserializeOwned>(self) -> Result<T, Failure> {
+        serde_json::from_value(Value::Object(self.members))
+            .map_err(|e| invalid_params(format!("{}: {e}", self.tool)))
+    }
 }
 
 /// A string argument with something in it, trimmed.
@@ -871,79 +933,81 @@ fn call_tool(
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("tools/call needs params.name"))?;
-    let all = tools();
-    let tool = all
+    let tool = TOOLS
         .iter()
-        .find(|t| t["name"] == name)
+        .find(|t| t.name == name)
         .ok_or_else(|| invalid_params(format!("unknown tool: {name}")))?;
-    let arguments = checked_arguments(tool, params)?;
-    match name {
-        "scan_instance" => scan_instance(api, request, &arguments, progress),
-        "scan_instances" => scan_instances(api, request, &arguments, progress),
-        "get_scan_result" => {
-            let ScanRef { uuid } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(
-                match api
-                    .record(uuid)
-                    .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
-                {
-                    Ok(Ok((state, summary))) => tool_result(json!(state), summary),
-                    Ok(Err(unreadable)) => unreadable,
-                    Err(answer) => response_result(&answer),
-                },
-            )
-        }
-        "plan_remediation" => {
-            let ScanRef { uuid } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(match completed(api, uuid) {
-                Ok(done) => plan(uuid, &done.document),
-                Err(refusal) => refusal,
-            })
-        }
-        "export_scan" => {
-            let ExportRequest { uuid, format } = typed(name, arguments)?;
-            let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
-            if !EXPORT_FORMATS.contains(&format) {
-                return Err(invalid_params(format!(
-                    "format must be one of {}",
-                    EXPORT_FORMATS.join(", ")
-                )));
-            }
-            Ok(match completed(api, uuid) {
-                Ok(done) => export(api, uuid, format, &done),
-                Err(refusal) => refusal,
-            })
-        }
-        "erase_instance_data" => {
-            let EraseRequest { uuid, erase_key } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(
-                match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
-                    Ok(()) => tool_result(
-                        json!(Erased { erased: 1 }),
-                        format!("erased scan {uuid} and its result; the uuid is gone"),
-                    ),
-                    Err(answer) => response_result(&answer),
-                },
-            )
-        }
-        _ => Err(Failure(
-            INTERNAL_ERROR,
-            format!("tool {name} has no handler"),
-        )),
-    }
+    let arguments = Arguments::of(tool, params)?;
+    (tool.call)(Call {
+        api,
+        request,
+        arguments,
+        progress,
+    })
 }
 
-fn scan_instance(
-    api: &Api,
-    request: &Request,
-    arguments: &Map<String, Value>,
-    progress: &mut Progress,
-) -> Result<Value, Failure> {
+fn get_scan_result(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ScanRef { uuid } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(
+        match api
+            .record(uuid)
+            .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
+        {
+            Ok(Ok((state, summary))) => tool_result(json!(state), summary),
+            Ok(Err(unreadable)) => unreadable,
+            Err(answer) => response_result(&answer),
+        },
+    )
+}
+
+fn plan_remediation(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ScanRef { uuid } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(match completed(api, uuid) {
+        Ok(done) => plan(uuid, &done.document),
+        Err(refusal) => refusal,
+    })
+}
+
+fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ExportRequest { uuid, format } = arguments.read()?;
+    let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
+    if !EXPORT_FORMATS.contains(&format) {
+        return Err(invalid_params(format!(
+            "format must be one of {}",
+            EXPORT_FORMATS.join(", ")
+        )));
+    }
+    Ok(match completed(api, uuid) {
+        Ok(done) => export(api, uuid, format, &done),
+        Err(refusal) => refusal,
+    })
+}
+
+fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let EraseRequest { uuid, erase_key } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(
+        match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
+            Ok(()) => tool_result(
+                json!(Erased { erased: 1 }),
+                format!("erased scan {uuid} and its result; the uuid is gone"),
+            ),
+            Err(answer) => response_result(&answer),
+        },
+    )
+}
+
+fn scan_instance(call: Call) -> Result<Value, Failure> {
+    let Call {
+        api,
+        request,
+        arguments,
+        progress,
+    } = call;
     // The submission as the JSON API reads it, so the same checks apply.
-    let body = serde_json::to_vec(arguments).unwrap_or_default();
+    let body = serde_json::to_vec(&arguments.members).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
     let queued = match api.enqueue(scan, &target, request) {
         Ok(queued) => queued,
@@ -1072,17 +1136,18 @@ fn wait_for(
 /// entry answers with the earlier entry's scan and names it in `same_as`. Arguments that are
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
-fn scan_instances(
-    api: &Api,
-    request: &Request,
-    arguments: &Map<String, Value>,
-    progress: &mut Progress,
-) -> Result<Value, Failure> {
+fn scan_instances(call: Call) -> Result<Value, Failure> {
+    let Call {
+        api,
+        request,
+        arguments,
+        progress,
+    } = call;
     let ScanTargets {
         target_urls,
         waive,
         release_track,
-    } = typed("scan_instances", arguments.clone())?;
+    } = arguments.read()?;
     let items = match &target_urls {
         Value::Array(items) if (1..=MAX_TARGETS).contains(&items.len()) => items,
         _ => {
@@ -1587,16 +1652,17 @@ mod tests {
         let all = json!({"uuid": "u", "format": "json", "erase_key": "k",
                          "target_urls": ["a.example"], "waive": ["hstsPreload"],
                          "release_track": "lts"});
-        let only = |fields: &[&str]| -> Map<String, Value> {
-            fields
+        let only = |fields: &[&str]| Arguments {
+            tool: "t",
+            members: fields
                 .iter()
                 .map(|f| (f.to_string(), all[*f].clone()))
-                .collect()
+                .collect(),
         };
-        assert!(typed::<ScanTargets>("t", only(ScanTargets::FIELDS)).is_ok());
-        assert!(typed::<ScanRef>("t", only(ScanRef::FIELDS)).is_ok());
-        assert!(typed::<ExportRequest>("t", only(ExportRequest::FIELDS)).is_ok());
-        assert!(typed::<EraseRequest>("t", only(EraseRequest::FIELDS)).is_ok());
+        assert!(only(ScanTargets::FIELDS).read::<ScanTargets>().is_ok());
+        assert!(only(ScanRef::FIELDS).read::<ScanRef>().is_ok());
+        assert!(only(ExportRequest::FIELDS).read::<ExportRequest>().is_ok());
+        assert!(only(EraseRequest::FIELDS).read::<EraseRequest>().is_ok());
     }
 
     /// Each tool's structured content is its answer type, written as its output schema says
