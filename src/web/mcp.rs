@@ -26,6 +26,7 @@ use super::api::{
 use super::schema::described;
 use super::schema::{Schema, input};
 use super::store::{ScanRecord, ScanRequest, Status};
+use super::submission::MAX_TARGET_CHARS;
 use super::worker::Completed;
 use crate::report::{RemediationPlan, ScanResult, State, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
@@ -1479,6 +1480,53 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
     json!({"content": content, "structuredContent": structured, "isError": false})
 }
 
+/// A prompt: what `prompts/list` says of it, and its message for a target.
+struct Prompt {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// The description and the text of its message for `target`.
+    message: fn(&str) -> (String, String),
+}
+
+const PROMPTS: [Prompt; 2] = [
+    Prompt {
+        name: "audit_instance",
+        title: "Audit a storage instance",
+        description: "Scan an instance and write a remediation plan for its operators.",
+        message: |target| {
+            (
+                format!("Audit of {target}"),
+                format!(
+                    "Audit the storage instance at {target}. Call the scan_instance tool with \
+                     target_url \"{target}\", then call plan_remediation with the uuid it \
+                     answers. Report the grade and the state, explain each failed finding in \
+                     plain words, and write a remediation plan for the operators: ordered \
+                     steps, grouped by the system that fixes them (web server or proxy, the \
+                     instance's configuration, DNS, certificates), most severe first."
+                ),
+            )
+        },
+    },
+    Prompt {
+        name: "review_transport_security",
+        title: "Review transport security",
+        description: "Review only an instance's certificate and TLS handshake.",
+        message: |target| {
+            (
+                format!("Transport security review of {target}"),
+                format!(
+                    "Review only the transport security of the storage instance at \
+                     {target}: call the scan_instance tool with target_url \"{target}\" and \
+                     look only at the certificate (trust, issuer, expiry, names) and the TLS \
+                     handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
+                     other findings aside. Say what is sound, what is not, and how to fix it."
+                ),
+            )
+        },
+    },
+];
+
 /// The prompts, each with its one argument.
 pub fn prompts() -> Vec<Value> {
     let target = json!([{
@@ -1486,20 +1534,13 @@ pub fn prompts() -> Vec<Value> {
         "description": "the instance's hostname, address or URL, e.g. cloud.example.com",
         "required": true,
     }]);
-    vec![
-        json!({
-            "name": "audit_instance",
-            "title": "Audit a storage instance",
-            "description": "Scan an instance and write a remediation plan for its operators.",
-            "arguments": target,
-        }),
-        json!({
-            "name": "review_transport_security",
-            "title": "Review transport security",
-            "description": "Review only an instance's certificate and TLS handshake.",
-            "arguments": target,
-        }),
-    ]
+    PROMPTS
+        .iter()
+        .map(|p| {
+            json!({"name": p.name, "title": p.title, "description": p.description,
+                   "arguments": target})
+        })
+        .collect()
 }
 
 fn get_prompt(params: &Value) -> Result<Value, Failure> {
@@ -1507,49 +1548,21 @@ fn get_prompt(params: &Value) -> Result<Value, Failure> {
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("prompts/get needs params.name"))?;
+    let prompt = PROMPTS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| invalid_params(format!("unknown prompt: {name}")))?;
     let target = params
         .get("arguments")
         .and_then(|a| a.get("target_url"))
         .and_then(Value::as_str)
         .map(str::trim)
-        .filter(|t| !t.is_empty());
-    let (description, text) = match name {
-        "audit_instance" | "review_transport_security" => {
-            let Some(target) = target else {
-                return Err(invalid_params(format!(
-                    "{name} needs the argument target_url"
-                )));
-            };
-            if target.chars().count() > 2048 || target.chars().any(char::is_control) {
-                return Err(invalid_params("target_url is no instance address"));
-            }
-            if name == "audit_instance" {
-                (
-                    format!("Audit of {target}"),
-                    format!(
-                        "Audit the storage instance at {target}. Call the scan_instance tool with \
-                         target_url \"{target}\", then call plan_remediation with the uuid it \
-                         answers. Report the grade and the state, explain each failed finding in \
-                         plain words, and write a remediation plan for the operators: ordered \
-                         steps, grouped by the system that fixes them (web server or proxy, the \
-                         instance's configuration, DNS, certificates), most severe first."
-                    ),
-                )
-            } else {
-                (
-                    format!("Transport security review of {target}"),
-                    format!(
-                        "Review only the transport security of the storage instance at \
-                         {target}: call the scan_instance tool with target_url \"{target}\" and \
-                         look only at the certificate (trust, issuer, expiry, names) and the TLS \
-                         handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
-                         other findings aside. Say what is sound, what is not, and how to fix it."
-                    ),
-                )
-            }
-        }
-        _ => return Err(invalid_params(format!("unknown prompt: {name}"))),
-    };
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| invalid_params(format!("{name} needs the argument target_url")))?;
+    if target.chars().count() > MAX_TARGET_CHARS || target.chars().any(char::is_control) {
+        return Err(invalid_params("target_url is no instance address"));
+    }
+    let (description, text) = (prompt.message)(target);
     Ok(json!({
         "description": description,
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
