@@ -80,14 +80,6 @@ pub fn submission_schema() -> Value {
     schema
 }
 
-fn erase_key_schema() -> Value {
-    member(String::schema(), erase_key_keywords())
-}
-
-fn uuid_schema() -> Value {
-    member(String::schema(), uuid_keywords())
-}
-
 /// `schema` with its description.
 fn described(mut schema: Value, description: &str) -> Value {
     schema["description"] = json!(description);
@@ -159,14 +151,14 @@ fn components() -> Value {
                 "required": true,
                 "description": "The erase key the submission of this scan was answered with \
                                 (erase_key of its 202).",
-                "schema": erase_key_schema(),
+                "schema": member(String::schema(), erase_key_keywords()),
             },
             "Uuid": {
                 "name": "uuid",
                 "in": "path",
                 "required": true,
                 "description": "The uuid the submission answered.",
-                "schema": uuid_schema(),
+                "schema": member(String::schema(), uuid_keywords()),
             },
         },
         "headers": {
