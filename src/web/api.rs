@@ -173,13 +173,49 @@ pub fn erase_key_keywords() -> Value {
 
 const LINKS: &str = "#/components/schemas/Links";
 
+/// A URL of the answers.
+fn uri(description: &str) -> Value {
+    json!({"format": "uri", "description": description})
+}
+
+described! {
+    /// The absolute URLs of a scan (`Links` of `/openapi.json`), as [`Api::links`] writes them.
+    #[derive(Clone, Debug, Serialize)]
+    pub struct Links {
+        pub poll as "self": String => uri("The poll URL."),
+        pub page: String => uri("The result page."),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub export: Option<String> => uri("The export in the submission's preferred format, \
+            when it named one."),
+        /// Format → URL, one for each of [`EXPORT_FORMATS`].
+        pub exports: Map<String, Value> => {
+            let each: Map<String, Value> = EXPORT_FORMATS
+                .iter()
+                .map(|f| {
+                    let link = uri(&format!("The {f} export (once completed)."));
+                    (f.to_string(), member(String::schema(), link))
+                })
+                .collect();
+            json!({"properties": each, "required": EXPORT_FORMATS})
+        },
+    }
+}
+
+described! {
+    /// `/healthz`'s answer.
+    #[derive(Serialize)]
+    pub struct Health {
+        pub status: &'static str => json!({"const": "ok"}),
+    }
+}
+
 described! {
     /// The 202 answer to a submission.
     #[derive(Serialize)]
     pub struct ScanAccepted {
         pub uuid: String => uuid_keywords(),
         pub status: &'static str => json!({"const": Status::Queued.as_str()}),
-        pub links: Value => json!({"$ref": LINKS}),
+        pub links: Links => json!({"$ref": LINKS}),
         pub erase_key: String => erase_key_keywords(),
     }
 }
@@ -216,7 +252,7 @@ described! {
     pub struct ScanPending {
         pub uuid: String => uuid_keywords(),
         pub status: &'static str => json!({"enum": pending_statuses()}),
-        pub links: Value => json!({"$ref": LINKS}),
+        pub links: Links => json!({"$ref": LINKS}),
     }
 }
 
@@ -487,32 +523,24 @@ impl Api {
     /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
     pub(super) fn health(&self) -> Response {
         match self.store.ping(HEALTH_DEADLINE) {
-            Ok(()) => Response::json(200, &json!({"status": "ok"})),
+            Ok(()) => Response::json(200, &json!(Health { status: "ok" })),
             Err(e) => unavailable(e),
         }
     }
 
     /// The scan's URLs; `export` names the preferred export when the submission chose one.
-    fn links(&self, uuid: &str, preferred: Option<&str>) -> Value {
-        let base = &self.config.base_url;
-        let exports: Map<String, Value> = EXPORT_FORMATS
-            .iter()
-            .map(|f| {
-                (
-                    f.to_string(),
-                    json!(format!("{base}/api/scans/{uuid}/export/{f}")),
-                )
-            })
-            .collect();
-        let mut links = json!({
-            "self": format!("{base}/api/scans/{uuid}"),
-            "page": format!("{base}/scans/{uuid}"),
-            "exports": exports,
-        });
-        if let Some(format) = preferred.filter(|f| EXPORT_FORMATS.contains(f)) {
-            links["export"] = json!(format!("{base}/api/scans/{uuid}/export/{format}"));
+    fn links(&self, uuid: &str, preferred: Option<&str>) -> Links {
+        let scan = format!("{}/api/scans/{uuid}", self.config.base_url);
+        let export = |format: &str| format!("{scan}/export/{format}");
+        Links {
+            page: format!("{}/scans/{uuid}", self.config.base_url),
+            export: preferred.filter(|f| EXPORT_FORMATS.contains(f)).map(export),
+            exports: EXPORT_FORMATS
+                .iter()
+                .map(|f| (f.to_string(), json!(export(f))))
+                .collect(),
+            poll: scan,
         }
-        links
     }
 
     pub(super) fn submit(&self, request: &Request) -> Response {
@@ -529,7 +557,7 @@ impl Api {
             Err(refused) => return refused.response(),
         };
         let links = self.links(&queued.uuid, preferred.as_deref());
-        let location = links["self"].as_str().unwrap_or_default().to_string();
+        let location = links.poll.clone();
         let accepted = ScanAccepted {
             uuid: queued.uuid,
             status: Status::Queued.as_str(),

@@ -12,8 +12,8 @@
 //! The documents are public (no authentication) and cacheable for five minutes.
 
 use super::api::{
-    Api, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, ScanAccepted, ScanCompleted,
-    ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
+    Api, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, Health, Links, ScanAccepted,
+    ScanCompleted, ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
 };
 use super::schema::{Schema, input, member};
 use super::store::{ScanRequest, Status};
@@ -80,43 +80,6 @@ pub fn submission_schema() -> Value {
     schema
 }
 
-fn links_schema() -> Value {
-    let exports: Map<String, Value> = EXPORT_FORMATS
-        .iter()
-        .map(|f| {
-            (
-                f.to_string(),
-                json!({"type": "string", "format": "uri",
-                       "description": format!("The {f} export (once completed).")}),
-            )
-        })
-        .collect();
-    json!({
-        "type": "object",
-        "description": "Absolute URLs of the scan.",
-        "properties": {
-            "self": {"type": "string", "format": "uri", "description": "The poll URL."},
-            "page": {"type": "string", "format": "uri", "description": "The result page."},
-            "export": {"type": "string", "format": "uri",
-                       "description": "The export in the submission's preferred format, when it named one."},
-            "exports": {
-                "type": "object",
-                "properties": exports,
-                "required": EXPORT_FORMATS,
-            },
-        },
-        "required": ["self", "page", "exports"],
-    })
-}
-
-fn erase_key_schema() -> Value {
-    member(String::schema(), erase_key_keywords())
-}
-
-fn uuid_schema() -> Value {
-    member(String::schema(), uuid_keywords())
-}
-
 /// `schema` with its description.
 fn described(mut schema: Value, description: &str) -> Value {
     schema["description"] = json!(description);
@@ -164,7 +127,7 @@ fn components() -> Value {
     json!({
         "schemas": {
             "ScanSubmission": submission_schema(),
-            "Links": links_schema(),
+            "Links": described(Links::schema(), "Absolute URLs of the scan."),
             "ScanAccepted": ScanAccepted::schema(),
             "ScanPending": described(
                 ScanPending::schema(),
@@ -188,14 +151,14 @@ fn components() -> Value {
                 "required": true,
                 "description": "The erase key the submission of this scan was answered with \
                                 (erase_key of its 202).",
-                "schema": erase_key_schema(),
+                "schema": member(String::schema(), erase_key_keywords()),
             },
             "Uuid": {
                 "name": "uuid",
                 "in": "path",
                 "required": true,
                 "description": "The uuid the submission answered.",
-                "schema": uuid_schema(),
+                "schema": member(String::schema(), uuid_keywords()),
             },
         },
         "headers": {
@@ -410,11 +373,7 @@ pub const GET_HEALTH: Operation = Operation {
             "responses": {
                 "200": {
                     "description": "The service answers and its store too.",
-                    "content": {"application/json": {"schema": {
-                        "type": "object",
-                        "properties": {"status": {"type": "string", "const": "ok"}},
-                        "required": ["status"],
-                    }}},
+                    "content": {"application/json": {"schema": Health::schema()}},
                 },
             },
         })

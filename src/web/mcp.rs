@@ -20,12 +20,15 @@
 //! cooldown count against the caller's address. A refusal of the API is a tool result with
 //! `isError: true` that says when to retry, not a JSON-RPC error.
 
-use super::api::{Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission};
+use super::api::{
+    Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission, statuses,
+};
 use super::schema::described;
-use super::schema::{Schema, input, member};
+use super::schema::{Schema, input};
 use super::store::{ScanRecord, ScanRequest, Status};
+use super::submission::MAX_TARGET_CHARS;
 use super::worker::Completed;
-use crate::report::{ScanResult, Status as FindingStatus};
+use crate::report::{RemediationPlan, ScanResult, State, Status as FindingStatus};
 use crate::serve::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -79,47 +82,24 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
-#[derive(Debug, Serialize)]
-struct RpcError {
-    code: i64,
-    message: String,
-}
-
-#[derive(Debug, Serialize)]
-struct Outgoing {
-    jsonrpc: &'static str,
-    id: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<RpcError>,
-}
-
 /// The JSON-RPC response to request `id`: its result or its error.
 fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
-    let message = match answer {
-        Ok(result) => Outgoing {
-            jsonrpc: "2.0",
-            id,
-            result: Some(result),
-            error: None,
-        },
-        Err(Failure(code, message)) => Outgoing {
-            jsonrpc: "2.0",
-            id,
-            result: None,
-            error: Some(RpcError { code, message }),
-        },
-    };
-    serde_json::to_value(message).unwrap_or(Value::Null)
+    match answer {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(Failure(code, message)) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        }
+    }
 }
 
-fn rpc_result(id: Value, result: Value) -> Response {
-    Response::json(200, &outgoing(id, Ok(result)))
-}
-
+/// A JSON-RPC error, answered with HTTP `status`.
 fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
     Response::json(status, &outgoing(id, Err(Failure(code, message.into()))))
+}
+
+/// A message that is no request we can take: 400, `INVALID_REQUEST`.
+fn invalid_request(id: Value, message: impl Into<String>) -> Response {
+    rpc_error(400, id, INVALID_REQUEST, message)
 }
 
 /// Where the progress notifications of one `tools/call` go: nowhere (no progress token, or a
@@ -273,7 +253,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
     if let Some(token) = &api.config.mcp_token
         && !request.bearer_matches(token)
     {
-        return plain_error(
+        return Response::error(
             401,
             "unauthorized",
             "/mcp needs Authorization: Bearer with the operator's MCP token",
@@ -281,7 +261,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
         .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
     if super::origin::from_another_site(request, &api.config.base_url) {
-        return plain_error(
+        return Response::error(
             403,
             "forbidden_origin",
             "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
@@ -293,23 +273,19 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
             Err(e) => e.response(),
         },
         "DELETE" => match request.header(SESSION_HEADER) {
-            None => plain_error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
+            None => Response::error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
             Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
-            Some(_) => plain_error(404, "unknown_session", "no such MCP session"),
+            Some(_) => Response::error(404, "unknown_session", "no such MCP session"),
         },
-        "GET" | "HEAD" => plain_error(
+        "GET" | "HEAD" => Response::error(
             405,
             "method_not_allowed",
             "this is the MCP endpoint: MCP clients POST JSON-RPC here (streamable HTTP)",
         )
         .with_header("Allow", "POST"),
-        _ => plain_error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
+        _ => Response::error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
             .with_header("Allow", "POST, DELETE"),
     }
-}
-
-fn plain_error(status: u16, code: &str, message: &str) -> Response {
-    Response::error(status, code, message)
 }
 
 fn post(api: &Api, request: &Request) -> Response {
@@ -320,10 +296,8 @@ fn post(api: &Api, request: &Request) -> Response {
         }
     };
     if value.is_array() {
-        return rpc_error(
-            400,
+        return invalid_request(
             Value::Null,
-            INVALID_REQUEST,
             "batches are not supported: send one JSON-RPC message per request",
         );
     }
@@ -335,24 +309,17 @@ fn post(api: &Api, request: &Request) -> Response {
     let message: Incoming = match serde_json::from_value(value) {
         Ok(m) => m,
         Err(e) => {
-            return rpc_error(
-                400,
-                raw_id,
-                INVALID_REQUEST,
-                format!("not a JSON-RPC 2.0 message: {e}"),
-            );
+            return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}"));
         }
     };
     if message.jsonrpc.as_deref() != Some("2.0") {
-        return rpc_error(400, raw_id, INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+        return invalid_request(raw_id, "jsonrpc must be \"2.0\"");
     }
     if let Some(version) = request.header("mcp-protocol-version")
         && !PROTOCOL_VERSIONS.contains(&version)
     {
-        return rpc_error(
-            400,
+        return invalid_request(
             raw_id,
-            INVALID_REQUEST,
             format!(
                 "unsupported MCP-Protocol-Version {version:?}; this server speaks {}",
                 PROTOCOL_VERSIONS.join(", ")
@@ -363,12 +330,7 @@ fn post(api: &Api, request: &Request) -> Response {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
         Some(_) => {
-            return rpc_error(
-                400,
-                Value::Null,
-                INVALID_REQUEST,
-                "id must be a string or a number",
-            );
+            return invalid_request(Value::Null, "id must be a string or a number");
         }
     };
     let Some(method) = message.method.as_deref() else {
@@ -379,11 +341,11 @@ fn post(api: &Api, request: &Request) -> Response {
                 Err(answer) => answer,
             };
         }
-        return rpc_error(400, raw_id, INVALID_REQUEST, "a request needs a method");
+        return invalid_request(raw_id, "a request needs a method");
     };
     if method == "initialize" {
         let Some(id) = id else {
-            return rpc_error(400, Value::Null, INVALID_REQUEST, "initialize needs an id");
+            return invalid_request(Value::Null, "initialize needs an id");
         };
         return initialize(api, request, id, message.params.as_ref());
     }
@@ -429,10 +391,7 @@ fn post(api: &Api, request: &Request) -> Response {
             format!("method not found: {method}"),
         )),
     };
-    match answer {
-        Ok(result) => rpc_result(id, result),
-        Err(Failure(code, message)) => rpc_error(200, id, code, message),
-    }
+    Response::json(200, &outgoing(id, answer))
 }
 
 fn accepted() -> Response {
@@ -444,10 +403,8 @@ fn accepted() -> Response {
 
 fn check_session(request: &Request, id: Value) -> Result<(), Response> {
     match request.header(SESSION_HEADER) {
-        None => Err(rpc_error(
-            400,
+        None => Err(invalid_request(
             id,
-            INVALID_REQUEST,
             "Mcp-Session-Id is required: send initialize first and repeat the header it answers",
         )),
         Some(session) if sessions().contains(session) => Ok(()),
@@ -522,9 +479,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
         version,
         &super::limits::address_key(client),
     );
-    rpc_result(
-        id,
-        json!({
+    let result = json!({
             "protocolVersion": version,
             "capabilities": {
                 "tools": {"listChanged": false},
@@ -538,9 +493,8 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             "instructions": "Scans an OpenCloud or ownCloud Infinite Scale instance from the \
                 outside and grades it (A+ to F). Call scan_instance with the instance's URL; \
                 then plan_remediation or export_scan with the uuid it answers.",
-        }),
-    )
-    .with_header(SESSION_HEADER, &session)
+    });
+    Response::json(200, &outgoing(id, Ok(result))).with_header(SESSION_HEADER, &session)
 }
 
 fn uuid_keywords() -> Value {
@@ -608,205 +562,307 @@ described! {
     }
 }
 
-/// `scan_instance`'s answer: the scan's, with the erase key of the new submission.
-fn submission_output_schema() -> Value {
-    let mut schema = scan_output_schema();
-    schema["properties"]["erase_key"] = member(String::schema(), erase_key_keywords());
-    schema["required"] = json!(["uuid", "status", "result", "erase_key"]);
-    schema
+/// The states of a scan, as its answers name them.
+fn status_names() -> Vec<&'static str> {
+    statuses().into_iter().map(Status::as_str).collect()
 }
 
-fn scan_output_schema() -> Value {
+fn status_keywords() -> Value {
+    json!({"enum": status_names()})
+}
+
+fn result_keywords() -> Value {
     json!({
-        "type": "object",
-        "properties": {
-            "uuid": {"type": "string"},
-            "status": {"type": "string", "enum": ["queued", "running", "completed"]},
-            "result": {
-                "type": ["object", "null"],
-                "description": "the result document once completed (grade, state, findings, \
-                    remediationPlan), else null",
-            },
-        },
-        "required": ["uuid", "status", "result"],
+        "type": ["object", "null"],
+        "description": "the result document once completed (grade, state, findings, \
+            remediationPlan), else null",
     })
 }
 
-/// The tools, each with its input and output schema.
-pub fn tools() -> Vec<Value> {
-    vec![
-        json!({
-            "name": "scan_instance",
-            "title": "Scan a storage instance",
-            "description": "Scans one OpenCloud / oCIS instance from the outside (version and end of \
-                life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
-                and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
-                then it answers the uuid for get_scan_result); \
-                a target may be scanned once per cooldown period. The answer carries the \
-                scan's erase_key, which erase_instance_data needs; nothing else answers it.",
-            "inputSchema": input::<ScanRequest>(),
-            "outputSchema": submission_output_schema(),
-        }),
-        json!({
-            "name": "scan_instances",
-            "title": "Scan several storage instances",
-            "description": "Scans up to 10 OpenCloud / oCIS instances in parallel (within the \
-                operator's limits: each target counts as one submission and has its own \
-                cooldown) and answers one entry per target: its uuid, status, grade and state, or \
-                why it was refused (a malformed target too, in its place). A target named twice \
-                (the same host and port, however written) is scanned once: both entries answer \
-                with that scan; two names of one address share its cooldown. Waits \
-                at most the operator's time budget; a target not completed by then is answered \
-                with its uuid for get_scan_result. Each submitted entry carries its scan's \
-                erase_key, which erase_instance_data needs.",
-            "inputSchema": input::<ScanTargets>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "results": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "target_url": {"type": "string"},
-                                "uuid": {"type": "string"},
-                                "status": {
-                                    "type": "string",
-                                    "enum": ["queued", "running", "completed", "refused", "error"],
-                                },
-                                "grade": {
-                                    "type": "string",
-                                    "description": "the grade without the submitter's waivers",
-                                },
-                                "state": {"type": "string"},
-                                "submitter_grade": {
-                                    "type": "string",
-                                    "description": "the grade with the call's waive patterns \
-                                        (only when it named any)",
-                                },
-                                "error": {"type": "string"},
-                                "retry_after": {"type": "integer"},
-                                "erase_key": member(String::schema(), erase_key_keywords()),
-                                "same_as": {
-                                    "type": "integer",
-                                    "description": "this target is the same instance as the \
-                                        entry at this index (0-based), and answers with its scan",
-                                },
-                            },
-                            "required": ["target_url", "status"],
-                        },
-                    },
-                },
-                "required": ["results"],
-            },
-        }),
-        json!({
-            "name": "get_scan_result",
-            "title": "Get a scan's result",
-            "description": "The state of a scan by uuid, and its result document once completed.",
-            "inputSchema": input::<ScanRef>(),
-            "outputSchema": scan_output_schema(),
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "plan_remediation",
-            "title": "Remediation plan",
-            "description": "The remediation plan of a completed scan: ordered steps, and the \
-                findings grouped by the system that fixes them (web server, instance, DNS, ...).",
-            "inputSchema": input::<ScanRef>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "uuid": {"type": "string"},
-                    "host": {"type": "string"},
-                    "grade": {"type": "string"},
-                    "remediationPlan": {
-                        "type": "object",
-                        "properties": {
-                            "steps": {"type": "array", "items": {"type": "object"}},
-                            "groups": {"type": "array", "items": {"type": "object"}},
-                            "groupSummary": {"type": "array", "items": {"type": "string"}},
-                        },
-                        "required": ["steps", "groups"],
-                    },
-                },
-                "required": ["uuid", "remediationPlan"],
-            },
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "export_scan",
-            "title": "Export a scan",
-            "description": "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
-                resource).",
-            "inputSchema": input::<ExportRequest>(),
-            "outputSchema": {
-                "type": "object",
-                "properties": {
-                    "uuid": {"type": "string"},
-                    "format": {"type": "string", "enum": EXPORT_FORMATS},
-                    "mimeType": {"type": "string"},
-                    "filename": {"type": "string"},
-                    "bytes": {"type": "integer"},
-                },
-                "required": ["uuid", "format", "mimeType", "filename", "bytes"],
-            },
-            "annotations": {"readOnlyHint": true},
-        }),
-        json!({
-            "name": "erase_instance_data",
-            "title": "Erase a scan's data",
-            "description": "Erases the stored scan of the uuid (its record and result), given \
-                the erase key its submission (scan_instance, scan_instances) answered: only its \
-                submitter may erase it, and never another submitter's scan of the same instance.",
-            "inputSchema": input::<EraseRequest>(),
-            "outputSchema": Erased::schema(),
-            "annotations": {"destructiveHint": true, "idempotentHint": true},
-        }),
-    ]
+described! {
+    /// `get_scan_result`'s answer.
+    #[derive(Serialize)]
+    struct ScanState {
+        uuid: String => json!({}),
+        status: &'static str => status_keywords(),
+        result: Value => result_keywords(),
+    }
 }
 
-/// The arguments, checked against the tool's input schema's property names and required list
-/// (the values' types are checked by the tool).
-fn checked_arguments<'a>(tool: &Value, params: &'a Value) -> Result<Map<String, Value>, Failure> {
-    let name = tool["name"].as_str().unwrap_or_default();
-    let arguments: &'a Value = params.get("arguments").unwrap_or(&Value::Null);
-    let arguments = match arguments {
-        Value::Null => Map::new(),
-        Value::Object(m) => m.clone(),
-        _ => return Err(invalid_params("arguments must be an object")),
-    };
-    let schema = &tool["inputSchema"];
-    let known: Vec<&str> = schema["properties"]
-        .as_object()
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    if let Some(unknown) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
-        let shown: String = unknown.chars().take(40).collect();
-        return Err(invalid_params(format!(
-            "{name}: unknown argument {shown:?}; it takes {}",
-            known.join(", ")
-        )));
+described! {
+    /// `scan_instance`'s answer: the scan's state, with the erase key of the new submission.
+    #[derive(Serialize)]
+    struct SubmittedScan {
+        uuid: String => json!({}),
+        status: &'static str => status_keywords(),
+        result: Value => result_keywords(),
+        erase_key: String => erase_key_keywords(),
     }
-    for required in schema["required"].as_array().into_iter().flatten() {
-        let required = required.as_str().unwrap_or_default();
-        if !arguments.contains_key(required) {
+}
+
+described! {
+    /// One target of `scan_instances`: its scan as it stands after the wait, or why not.
+    #[derive(Default, Serialize)]
+    struct TargetEntry {
+        target_url: String => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        uuid: Option<String> => json!({}),
+        status: &'static str => {
+            let named = [status_names(), vec!["refused", "error"]].concat();
+            json!({"enum": named})
+        },
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grade: Option<String> => json!({"description": "the grade without the submitter's waivers"}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<State> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        submitter_grade: Option<String> => json!({
+            "description": "the grade with the call's waive patterns (only when it named any)",
+        }),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after: Option<i64> => json!({}),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        erase_key: Option<String> => erase_key_keywords(),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        same_as: Option<usize> => json!({
+            "description": "this target is the same instance as the entry at this index \
+                (0-based), and answers with its scan",
+        }),
+    }
+}
+
+described! {
+    /// `scan_instances`' answer: one entry per target, in the order named.
+    #[derive(Serialize)]
+    struct TargetEntries {
+        results: Vec<TargetEntry> => json!({}),
+    }
+}
+
+/// A finding's monitoring state, as the answers write it.
+impl Schema for State {
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+described! {
+    /// `plan_remediation`'s answer.
+    #[derive(Serialize)]
+    struct PlanAnswer {
+        uuid: String => json!({}),
+        host: String => json!({}),
+        grade: String => json!({}),
+        remediation_plan as "remediationPlan": RemediationPlan => json!({}),
+    }
+}
+
+/// The report's plan, as `plan_remediation` writes it (every member, always).
+impl Schema for RemediationPlan {
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "steps": {"type": "array", "items": {"type": "object"}},
+                "groups": {"type": "array", "items": {"type": "object"}},
+                "groupSummary": {"type": "array", "items": {"type": "string"}},
+                "snippets": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "the steps' configuration snippets, one per file and form",
+                },
+            },
+            "required": ["steps", "groups", "groupSummary", "snippets"],
+        })
+    }
+}
+
+described! {
+    /// `export_scan`'s answer besides the file itself (in the content).
+    #[derive(Serialize)]
+    struct ExportAnswer {
+        uuid: String => json!({}),
+        format: String => json!({"enum": EXPORT_FORMATS}),
+        mime_type as "mimeType": &'static str => json!({}),
+        filename: String => json!({}),
+        bytes: usize => json!({}),
+    }
+}
+
+/// A tool: what `tools/list` says of it, and the function that answers its calls.
+struct Tool {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// The schema of its arguments: its typed request's (`input::<T>`).
+    input: fn() -> Value,
+    /// The schema of its structured content: its answer type's.
+    output: fn() -> Value,
+    /// The `annotations` hints that hold (each true).
+    hints: &'static [&'static str],
+    call: fn(Call) -> Result<Value, Failure>,
+}
+
+/// One `tools/call`: the API, the HTTP request it came in (the limits count against its
+/// address), the checked arguments, and where progress goes.
+struct Call<'a, 'p> {
+    api: &'a Api,
+    request: &'a Request,
+    arguments: Arguments,
+    progress: &'a mut Progress<'p>,
+}
+
+const READ_ONLY: &[&str] = &["readOnlyHint"];
+
+/// The tools, in the order `tools/list` names them.
+const TOOLS: [Tool; 6] = [
+    Tool {
+        name: "scan_instance",
+        title: "Scan a storage instance",
+        description: "Scans one OpenCloud / oCIS instance from the outside (version and end of \
+            life, known vulnerabilities, TLS, security headers, exposed files, demo accounts) \
+            and answers its graded result. Waits for the scan (usually seconds; at most the operator's time budget and the queue, \
+            then it answers the uuid for get_scan_result); \
+            a target may be scanned once per cooldown period. The answer carries the \
+            scan's erase_key, which erase_instance_data needs; nothing else answers it.",
+        input: input::<ScanRequest>,
+        output: SubmittedScan::schema,
+        hints: &[],
+        call: scan_instance,
+    },
+    Tool {
+        name: "scan_instances",
+        title: "Scan several storage instances",
+        description: "Scans up to 10 OpenCloud / oCIS instances in parallel (within the \
+            operator's limits: each target counts as one submission and has its own \
+            cooldown) and answers one entry per target: its uuid, status, grade and state, or \
+            why it was refused (a malformed target too, in its place). A target named twice \
+            (the same host and port, however written) is scanned once: both entries answer \
+            with that scan; two names of one address share its cooldown. Waits \
+            at most the operator's time budget; a target not completed by then is answered \
+            with its uuid for get_scan_result. Each submitted entry carries its scan's \
+            erase_key, which erase_instance_data needs.",
+        input: input::<ScanTargets>,
+        output: TargetEntries::schema,
+        hints: &[],
+        call: scan_instances,
+    },
+    Tool {
+        name: "get_scan_result",
+        title: "Get a scan's result",
+        description: "The state of a scan by uuid, and its result document once completed.",
+        input: input::<ScanRef>,
+        output: ScanState::schema,
+        hints: READ_ONLY,
+        call: get_scan_result,
+    },
+    Tool {
+        name: "plan_remediation",
+        title: "Remediation plan",
+        description: "The remediation plan of a completed scan: ordered steps, and the \
+            findings grouped by the system that fixes them (web server, instance, DNS, ...).",
+        input: input::<ScanRef>,
+        output: PlanAnswer::schema,
+        hints: READ_ONLY,
+        call: plan_remediation,
+    },
+    Tool {
+        name: "export_scan",
+        title: "Export a scan",
+        description: "A completed scan as json, csv or sarif (text) or pdf (a base64 embedded \
+            resource).",
+        input: input::<ExportRequest>,
+        output: ExportAnswer::schema,
+        hints: READ_ONLY,
+        call: export_scan,
+    },
+    Tool {
+        name: "erase_instance_data",
+        title: "Erase a scan's data",
+        description: "Erases the stored scan of the uuid (its record and result), given \
+            the erase key its submission (scan_instance, scan_instances) answered: only its \
+            submitter may erase it, and never another submitter's scan of the same instance.",
+        input: input::<EraseRequest>,
+        output: Erased::schema,
+        hints: &["destructiveHint", "idempotentHint"],
+        call: erase_instance_data,
+    },
+];
+
+/// The tools as `tools/list` answers them, each with its input and output schema.
+pub fn tools() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|tool| {
+            let mut listed = json!({
+                "name": tool.name,
+                "title": tool.title,
+                "description": tool.description,
+                "inputSchema": (tool.input)(),
+                "outputSchema": (tool.output)(),
+            });
+            if !tool.hints.is_empty() {
+                let hints: Map<String, Value> = tool
+                    .hints
+                    .iter()
+                    .map(|h| (h.to_string(), json!(true)))
+                    .collect();
+                listed["annotations"] = Value::Object(hints);
+            }
+            listed
+        })
+        .collect()
+}
+
+/// A call's arguments, checked against its tool's input schema, with the tool's name.
+struct Arguments {
+    tool: &'static str,
+    members: Map<String, Value>,
+}
+
+impl Arguments {
+    /// The arguments of `params` for `tool`, checked against its input schema's property names
+    /// and required list (the values' types are checked by [`Arguments::read`]).
+    fn of(tool: &Tool, params: &Value) -> Result<Arguments, Failure> {
+        let name = tool.name;
+        let members = match params.get("arguments").unwrap_or(&Value::Null) {
+            Value::Null => Map::new(),
+            Value::Object(m) => m.clone(),
+            _ => return Err(invalid_params("arguments must be an object")),
+        };
+        let schema = (tool.input)();
+        let known: Vec<&str> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if let Some(unknown) = members.keys().find(|k| !known.contains(&k.as_str())) {
+            let shown: String = unknown.chars().take(40).collect();
             return Err(invalid_params(format!(
-                "{name}: argument {required} is required"
+                "{name}: unknown argument {shown:?}; it takes {}",
+                known.join(", ")
             )));
         }
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let required = required.as_str().unwrap_or_default();
+            if !members.contains_key(required) {
+                return Err(invalid_params(format!(
+                    "{name}: argument {required} is required"
+                )));
+            }
+        }
+        Ok(Arguments {
+            tool: name,
+            members,
+        })
     }
-    Ok(arguments)
-}
 
-/// The arguments as the tool's typed request (its input schema is that type's): names and
-/// required ones checked by `checked_arguments`, types by serde.
-fn typed<T: serde::de::DeserializeOwned>(
-    tool: &str,
-    arguments: Map<String, Value>,
-) -> Result<T, Failure> {
-    serde_json::from_value(Value::Object(arguments))
-        .map_err(|e| invalid_params(format!("{tool}: {e}")))
+    /// The arguments as the tool's typed request (its input schema is that type's).
+    fn read<T: serde::de::DeserializeOwned>(self) -> Result<T, Failure> {
+        serde_json::from_value(Value::Object(self.members))
+            .map_err(|e| invalid_params(format!("{}: {e}", self.tool)))
+    }
 }
 
 /// A string argument with something in it, trimmed.
@@ -878,73 +934,81 @@ fn call_tool(
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("tools/call needs params.name"))?;
-    let all = tools();
-    let tool = all
+    let tool = TOOLS
         .iter()
-        .find(|t| t["name"] == name)
+        .find(|t| t.name == name)
         .ok_or_else(|| invalid_params(format!("unknown tool: {name}")))?;
-    let arguments = checked_arguments(tool, params)?;
-    match name {
-        "scan_instance" => scan_instance(api, request, &arguments, progress),
-        "scan_instances" => scan_instances(api, request, &arguments, progress),
-        "get_scan_result" => {
-            let ScanRef { uuid } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(match api.record(uuid) {
-                Ok(record) => scan_answer(uuid, record.status, record.result.as_deref()),
-                Err(answer) => response_result(&answer),
-            })
-        }
-        "plan_remediation" => {
-            let ScanRef { uuid } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(match completed(api, uuid) {
-                Ok(done) => plan(uuid, &done.document),
-                Err(refusal) => refusal,
-            })
-        }
-        "export_scan" => {
-            let ExportRequest { uuid, format } = typed(name, arguments)?;
-            let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
-            if !EXPORT_FORMATS.contains(&format) {
-                return Err(invalid_params(format!(
-                    "format must be one of {}",
-                    EXPORT_FORMATS.join(", ")
-                )));
-            }
-            Ok(match completed(api, uuid) {
-                Ok(done) => export(api, uuid, format, &done),
-                Err(refusal) => refusal,
-            })
-        }
-        "erase_instance_data" => {
-            let EraseRequest { uuid, erase_key } = typed(name, arguments)?;
-            let uuid = filled(&uuid, "uuid")?;
-            Ok(
-                match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
-                    Ok(()) => tool_result(
-                        json!(Erased { erased: 1 }),
-                        format!("erased scan {uuid} and its result; the uuid is gone"),
-                    ),
-                    Err(answer) => response_result(&answer),
-                },
-            )
-        }
-        _ => Err(Failure(
-            INTERNAL_ERROR,
-            format!("tool {name} has no handler"),
-        )),
-    }
+    let arguments = Arguments::of(tool, params)?;
+    (tool.call)(Call {
+        api,
+        request,
+        arguments,
+        progress,
+    })
 }
 
-fn scan_instance(
-    api: &Api,
-    request: &Request,
-    arguments: &Map<String, Value>,
-    progress: &mut Progress,
-) -> Result<Value, Failure> {
+fn get_scan_result(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ScanRef { uuid } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(
+        match api
+            .record(uuid)
+            .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
+        {
+            Ok(Ok((state, summary))) => tool_result(json!(state), summary),
+            Ok(Err(unreadable)) => unreadable,
+            Err(answer) => response_result(&answer),
+        },
+    )
+}
+
+fn plan_remediation(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ScanRef { uuid } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(match completed(api, uuid) {
+        Ok(done) => plan(uuid, &done.document),
+        Err(refusal) => refusal,
+    })
+}
+
+fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let ExportRequest { uuid, format } = arguments.read()?;
+    let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
+    if !EXPORT_FORMATS.contains(&format) {
+        return Err(invalid_params(format!(
+            "format must be one of {}",
+            EXPORT_FORMATS.join(", ")
+        )));
+    }
+    Ok(match completed(api, uuid) {
+        Ok(done) => export(api, uuid, format, &done),
+        Err(refusal) => refusal,
+    })
+}
+
+fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
+    let EraseRequest { uuid, erase_key } = arguments.read()?;
+    let uuid = filled(&uuid, "uuid")?;
+    Ok(
+        match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
+            Ok(()) => tool_result(
+                json!(Erased { erased: 1 }),
+                format!("erased scan {uuid} and its result; the uuid is gone"),
+            ),
+            Err(answer) => response_result(&answer),
+        },
+    )
+}
+
+fn scan_instance(call: Call) -> Result<Value, Failure> {
+    let Call {
+        api,
+        request,
+        arguments,
+        progress,
+    } = call;
     // The submission as the JSON API reads it, so the same checks apply.
-    let body = serde_json::to_vec(arguments).unwrap_or_default();
+    let body = serde_json::to_vec(&arguments.members).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
     let queued = match api.enqueue(scan, &target, request) {
         Ok(queued) => queued,
@@ -952,29 +1016,36 @@ fn scan_instance(
     };
     let uuid = queued.uuid.clone();
     let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
-    Ok(match waited.pop() {
-        Some(Ok(record)) => with_erase_key(
-            scan_answer(&uuid, record.status, record.result.as_deref()),
-            &queued.erase_key,
-        ),
-        Some(Err(answer)) => response_result(&answer),
-        None => tool_error("the scan was lost; scan again".into()),
-    })
-}
-
-/// A `scan_instance` answer with the erase key of its submission, in the structured content
-/// and in words (the caller alone learns it; only erase_instance_data takes it).
-fn with_erase_key(mut answer: Value, erase_key: &str) -> Value {
-    if answer["isError"] == json!(true) {
-        return answer;
-    }
-    answer["structuredContent"]["erase_key"] = json!(erase_key);
-    if let Some(text) = answer["content"][0]["text"].as_str() {
-        answer["content"][0]["text"] = json!(format!(
-            "{text}\nErase key of this scan (keep it; erase_instance_data takes it): {erase_key}"
-        ));
-    }
-    answer
+    let record = match waited.pop() {
+        Some(Ok(record)) => record,
+        Some(Err(answer)) => return Ok(response_result(&answer)),
+        None => return Ok(tool_error("the scan was lost; scan again".into())),
+    };
+    // The erase key in the structured content and in words: the caller alone learns it.
+    Ok(
+        match scan_state(&uuid, record.status, record.result.as_deref()) {
+            Ok((
+                ScanState {
+                    uuid,
+                    status,
+                    result,
+                },
+                summary,
+            )) => tool_result(
+                json!(SubmittedScan {
+                    uuid,
+                    status,
+                    result,
+                    erase_key: queued.erase_key.clone(),
+                }),
+                format!(
+                    "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
+                    queued.erase_key
+                ),
+            ),
+            Err(unreadable) => unreadable,
+        },
+    )
 }
 
 /// How far a scan is, for progress: queued 1, running 2, completed 3.
@@ -1066,17 +1137,18 @@ fn wait_for(
 /// entry answers with the earlier entry's scan and names it in `same_as`. Arguments that are
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
-fn scan_instances(
-    api: &Api,
-    request: &Request,
-    arguments: &Map<String, Value>,
-    progress: &mut Progress,
-) -> Result<Value, Failure> {
+fn scan_instances(call: Call) -> Result<Value, Failure> {
+    let Call {
+        api,
+        request,
+        arguments,
+        progress,
+    } = call;
     let ScanTargets {
         target_urls,
         waive,
         release_track,
-    } = typed("scan_instances", arguments.clone())?;
+    } = arguments.read()?;
     let items = match &target_urls {
         Value::Array(items) if (1..=MAX_TARGETS).contains(&items.len()) => items,
         _ => {
@@ -1156,14 +1228,14 @@ fn scan_instances(
             Ok(queued) => {
                 let (mut entry, line) =
                     scanned_entry(target_url, &queued.uuid, waited.get(&queued.uuid));
-                entry["erase_key"] = json!(queued.erase_key);
+                entry.erase_key = Some(queued.erase_key.clone());
                 (entry, line)
             }
             Err(refused) => refused_entry(target_url, refused),
         };
         let line = match same_as[i] {
             Some(first) => {
-                entry["same_as"] = json!(first);
+                entry.same_as = Some(first);
                 format!("{line} (the same instance as {}: one scan)", targets[first])
             }
             None => line,
@@ -1171,7 +1243,7 @@ fn scan_instances(
         lines.push(line);
         results.push(entry);
     }
-    let structured = json!({"results": results});
+    let structured = json!(TargetEntries { results });
     if scans.is_empty() {
         return Ok(json!({
             "content": [{"type": "text", "text": format!(
@@ -1191,7 +1263,7 @@ fn scan_instances(
 }
 
 /// A `scan_instances` entry of a refused target, and its line of the summary.
-fn refused_entry(target_url: &str, refused: &Refused) -> (Value, String) {
+fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
     let error = refusal_text(
         refused.error.status,
         refused.error.code,
@@ -1199,10 +1271,13 @@ fn refused_entry(target_url: &str, refused: &Refused) -> (Value, String) {
         refused.retry_after,
     );
     let line = format!("{target_url}: {error}");
-    let mut entry = json!({"target_url": target_url, "status": "refused", "error": error});
-    if let Some(secs) = refused.retry_after {
-        entry["retry_after"] = json!(secs);
-    }
+    let entry = TargetEntry {
+        target_url: target_url.to_string(),
+        status: "refused",
+        error: Some(error),
+        retry_after: refused.retry_after,
+        ..TargetEntry::default()
+    };
     (entry, line)
 }
 
@@ -1212,22 +1287,26 @@ fn scanned_entry(
     target_url: &str,
     uuid: &str,
     waited: Option<&Result<ScanRecord, Response>>,
-) -> (Value, String) {
-    let mut entry = json!({"target_url": target_url, "uuid": uuid});
+) -> (TargetEntry, String) {
+    let mut entry = TargetEntry {
+        target_url: target_url.to_string(),
+        uuid: Some(uuid.to_string()),
+        status: "error",
+        ..TargetEntry::default()
+    };
     let line = match waited {
         Some(Ok(record)) => {
-            entry["status"] = json!(record.status.as_str());
+            entry.status = record.status.as_str();
             let document = (record.status == Status::Completed)
                 .then(|| Completed::parse(record.result.as_deref()))
                 .flatten()
                 .map(|done| done.document);
             match &document {
                 Some(document) => {
-                    entry["grade"] = json!(document.grade);
-                    entry["state"] = json!(document.state);
-                    if let Some(submitter) = &document.submitter_waivers {
-                        entry["submitter_grade"] = json!(submitter.grade);
-                    }
+                    entry.grade = Some(document.grade.clone());
+                    entry.state = Some(document.state);
+                    entry.submitter_grade =
+                        document.submitter_waivers.as_ref().map(|s| s.grade.clone());
                     format!(
                         "{target_url}: scan {uuid}, grade {}, state {}{}",
                         document.grade,
@@ -1236,8 +1315,9 @@ fn scanned_entry(
                     )
                 }
                 None if record.status == Status::Completed => {
-                    entry["status"] = json!("error");
-                    entry["error"] = json!("the completed scan has no readable result; scan again");
+                    entry.status = "error";
+                    entry.error =
+                        Some("the completed scan has no readable result; scan again".into());
                     format!("{target_url}: scan {uuid} has no readable result")
                 }
                 None => format!(
@@ -1249,13 +1329,12 @@ fn scanned_entry(
         }
         Some(Err(answer)) => {
             let error = text_of(&response_result(answer));
-            entry["status"] = json!("error");
-            entry["error"] = json!(error);
-            format!("{target_url}: {error}")
+            let line = format!("{target_url}: {error}");
+            entry.error = Some(error);
+            line
         }
         None => {
-            entry["status"] = json!("error");
-            entry["error"] = json!("the scan was lost; scan again");
+            entry.error = Some("the scan was lost; scan again".into());
             format!("{target_url}: the scan was lost; scan again")
         }
     };
@@ -1273,25 +1352,30 @@ fn text_of(result: &Value) -> String {
         .join("\n")
 }
 
-/// `{uuid, status, result}` and its summary.
-fn scan_answer(uuid: &str, status: Status, result: Option<&str>) -> Value {
+/// The scan as it stands and its summary, or the tool error of a result that cannot be read.
+fn scan_state(
+    uuid: &str,
+    status: Status,
+    result: Option<&str>,
+) -> Result<(ScanState, String), Value> {
+    let state = |result| ScanState {
+        uuid: uuid.to_string(),
+        status: status.as_str(),
+        result,
+    };
     if status != Status::Completed {
-        return tool_result(
-            json!({"uuid": uuid, "status": status.as_str(), "result": null}),
-            format!(
-                "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
-                status.as_str()
-            ),
+        let summary = format!(
+            "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
+            status.as_str()
         );
+        return Ok((state(Value::Null), summary));
     }
     let Some(done) = Completed::parse(result) else {
-        return tool_error("the completed scan has no readable result; scan again".into());
+        return Err(tool_error(
+            "the completed scan has no readable result; scan again".into(),
+        ));
     };
-    let summary = summary(uuid, &done.document);
-    tool_result(
-        json!({"uuid": uuid, "status": status.as_str(), "result": done.document}),
-        summary,
-    )
+    Ok((state(json!(done.document)), summary(uuid, &done.document)))
 }
 
 fn summary(uuid: &str, document: &ScanResult) -> String {
@@ -1353,11 +1437,11 @@ fn plan(uuid: &str, document: &ScanResult) -> Value {
         text.push_str(&format!("\n{line}"));
     }
     tool_result(
-        json!({
-            "uuid": uuid,
-            "host": document.host,
-            "grade": document.grade,
-            "remediationPlan": plan,
+        json!(PlanAnswer {
+            uuid: uuid.to_string(),
+            host: document.host.clone(),
+            grade: document.grade.clone(),
+            remediation_plan: plan.clone(),
         }),
         text,
     )
@@ -1369,12 +1453,12 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
         filename,
         body,
     } = super::export::file(done, uuid, format);
-    let structured = json!({
-        "uuid": uuid,
-        "format": format,
-        "mimeType": mime,
-        "filename": filename,
-        "bytes": body.len(),
+    let structured = json!(ExportAnswer {
+        uuid: uuid.to_string(),
+        format: format.to_string(),
+        mime_type: mime,
+        filename: filename.clone(),
+        bytes: body.len(),
     });
     let uri = format!(
         "{}/api/scans/{uuid}/export/{format}",
@@ -1396,6 +1480,53 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
     json!({"content": content, "structuredContent": structured, "isError": false})
 }
 
+/// A prompt: what `prompts/list` says of it, and its message for a target.
+struct Prompt {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// The description and the text of its message for `target`.
+    message: fn(&str) -> (String, String),
+}
+
+const PROMPTS: [Prompt; 2] = [
+    Prompt {
+        name: "audit_instance",
+        title: "Audit a storage instance",
+        description: "Scan an instance and write a remediation plan for its operators.",
+        message: |target| {
+            (
+                format!("Audit of {target}"),
+                format!(
+                    "Audit the storage instance at {target}. Call the scan_instance tool with \
+                     target_url \"{target}\", then call plan_remediation with the uuid it \
+                     answers. Report the grade and the state, explain each failed finding in \
+                     plain words, and write a remediation plan for the operators: ordered \
+                     steps, grouped by the system that fixes them (web server or proxy, the \
+                     instance's configuration, DNS, certificates), most severe first."
+                ),
+            )
+        },
+    },
+    Prompt {
+        name: "review_transport_security",
+        title: "Review transport security",
+        description: "Review only an instance's certificate and TLS handshake.",
+        message: |target| {
+            (
+                format!("Transport security review of {target}"),
+                format!(
+                    "Review only the transport security of the storage instance at \
+                     {target}: call the scan_instance tool with target_url \"{target}\" and \
+                     look only at the certificate (trust, issuer, expiry, names) and the TLS \
+                     handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
+                     other findings aside. Say what is sound, what is not, and how to fix it."
+                ),
+            )
+        },
+    },
+];
+
 /// The prompts, each with its one argument.
 pub fn prompts() -> Vec<Value> {
     let target = json!([{
@@ -1403,20 +1534,13 @@ pub fn prompts() -> Vec<Value> {
         "description": "the instance's hostname, address or URL, e.g. cloud.example.com",
         "required": true,
     }]);
-    vec![
-        json!({
-            "name": "audit_instance",
-            "title": "Audit a storage instance",
-            "description": "Scan an instance and write a remediation plan for its operators.",
-            "arguments": target,
-        }),
-        json!({
-            "name": "review_transport_security",
-            "title": "Review transport security",
-            "description": "Review only an instance's certificate and TLS handshake.",
-            "arguments": target,
-        }),
-    ]
+    PROMPTS
+        .iter()
+        .map(|p| {
+            json!({"name": p.name, "title": p.title, "description": p.description,
+                   "arguments": target})
+        })
+        .collect()
 }
 
 fn get_prompt(params: &Value) -> Result<Value, Failure> {
@@ -1424,49 +1548,21 @@ fn get_prompt(params: &Value) -> Result<Value, Failure> {
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("prompts/get needs params.name"))?;
+    let prompt = PROMPTS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| invalid_params(format!("unknown prompt: {name}")))?;
     let target = params
         .get("arguments")
         .and_then(|a| a.get("target_url"))
         .and_then(Value::as_str)
         .map(str::trim)
-        .filter(|t| !t.is_empty());
-    let (description, text) = match name {
-        "audit_instance" | "review_transport_security" => {
-            let Some(target) = target else {
-                return Err(invalid_params(format!(
-                    "{name} needs the argument target_url"
-                )));
-            };
-            if target.chars().count() > 2048 || target.chars().any(char::is_control) {
-                return Err(invalid_params("target_url is no instance address"));
-            }
-            if name == "audit_instance" {
-                (
-                    format!("Audit of {target}"),
-                    format!(
-                        "Audit the storage instance at {target}. Call the scan_instance tool with \
-                         target_url \"{target}\", then call plan_remediation with the uuid it \
-                         answers. Report the grade and the state, explain each failed finding in \
-                         plain words, and write a remediation plan for the operators: ordered \
-                         steps, grouped by the system that fixes them (web server or proxy, the \
-                         instance's configuration, DNS, certificates), most severe first."
-                    ),
-                )
-            } else {
-                (
-                    format!("Transport security review of {target}"),
-                    format!(
-                        "Review only the transport security of the storage instance at \
-                         {target}: call the scan_instance tool with target_url \"{target}\" and \
-                         look only at the certificate (trust, issuer, expiry, names) and the TLS \
-                         handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
-                         other findings aside. Say what is sound, what is not, and how to fix it."
-                    ),
-                )
-            }
-        }
-        _ => return Err(invalid_params(format!("unknown prompt: {name}"))),
-    };
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| invalid_params(format!("{name} needs the argument target_url")))?;
+    if target.chars().count() > MAX_TARGET_CHARS || target.chars().any(char::is_control) {
+        return Err(invalid_params("target_url is no instance address"));
+    }
+    let (description, text) = (prompt.message)(target);
     Ok(json!({
         "description": description,
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
@@ -1569,16 +1665,72 @@ mod tests {
         let all = json!({"uuid": "u", "format": "json", "erase_key": "k",
                          "target_urls": ["a.example"], "waive": ["hstsPreload"],
                          "release_track": "lts"});
-        let only = |fields: &[&str]| -> Map<String, Value> {
-            fields
+        let only = |fields: &[&str]| Arguments {
+            tool: "t",
+            members: fields
                 .iter()
                 .map(|f| (f.to_string(), all[*f].clone()))
-                .collect()
+                .collect(),
         };
-        assert!(typed::<ScanTargets>("t", only(ScanTargets::FIELDS)).is_ok());
-        assert!(typed::<ScanRef>("t", only(ScanRef::FIELDS)).is_ok());
-        assert!(typed::<ExportRequest>("t", only(ExportRequest::FIELDS)).is_ok());
-        assert!(typed::<EraseRequest>("t", only(EraseRequest::FIELDS)).is_ok());
+        assert!(only(ScanTargets::FIELDS).read::<ScanTargets>().is_ok());
+        assert!(only(ScanRef::FIELDS).read::<ScanRef>().is_ok());
+        assert!(only(ExportRequest::FIELDS).read::<ExportRequest>().is_ok());
+        assert!(only(EraseRequest::FIELDS).read::<EraseRequest>().is_ok());
+    }
+
+    /// Each tool's structured content is its answer type, written as its output schema says
+    /// (every entry of scan_instances: a full one and a refused one).
+    #[test]
+    fn every_answer_is_written_as_its_output_schema_says() {
+        use super::super::schema::assert_written_as_described;
+        let text = || "x".to_string();
+        assert_written_as_described(ScanState {
+            uuid: text(),
+            status: "queued",
+            result: Value::Null,
+        });
+        assert_written_as_described(SubmittedScan {
+            uuid: text(),
+            status: "completed",
+            result: json!({}),
+            erase_key: text(),
+        });
+        let refused = TargetEntry {
+            target_url: text(),
+            status: "refused",
+            error: Some(text()),
+            ..TargetEntry::default()
+        };
+        assert_written_as_described(refused);
+        let scanned = TargetEntry {
+            target_url: text(),
+            uuid: Some(text()),
+            status: "completed",
+            grade: Some(text()),
+            state: Some(State::Ok),
+            submitter_grade: Some(text()),
+            error: Some(text()),
+            retry_after: Some(1),
+            erase_key: Some(text()),
+            same_as: Some(0),
+        };
+        assert_eq!(json!(&scanned)["state"], "OK");
+        assert_written_as_described(scanned);
+        assert_written_as_described(TargetEntries { results: vec![] });
+        assert_written_as_described(PlanAnswer {
+            uuid: text(),
+            host: text(),
+            grade: text(),
+            remediation_plan: RemediationPlan::default(),
+        });
+        assert_written_as_described(RemediationPlan::default());
+        assert_written_as_described(ExportAnswer {
+            uuid: text(),
+            format: text(),
+            mime_type: "text/csv",
+            filename: text(),
+            bytes: 1,
+        });
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! Use it as `use super::schema::described;` (a path through `crate::` would read as a module
 //! to `tests/it/layering.rs`).
 //!
-//! A field's name is its JSON name (no serde renames), and its schema is its type's
-//! ([`Schema`]: strings, integers, arrays, `Option` as not required) with the field's own
-//! keywords laid over it; keywords with a `$ref` replace it.
+//! A field's name is its JSON name, or the one after `as` (`poll as "self"`: the macro writes
+//! the serde rename, so there is no other); its schema is its type's ([`Schema`]: strings,
+//! integers, arrays, objects) with the field's own keywords laid over it; keywords with a
+//! `$ref` replace it. A member is required unless its type is an `Option` or the field is
+//! written `= default` (the macro writes `#[serde(default)]`: a request may leave it out).
 
 use serde_json::{Map, Value, json};
 
@@ -31,9 +33,21 @@ impl Schema for &str {
     }
 }
 
-impl Schema for u8 {
+macro_rules! integers {
+    ($($type:ty),*) => {$(
+        impl Schema for $type {
+            fn schema() -> Value {
+                json!({"type": "integer"})
+            }
+        }
+    )*};
+}
+integers!(u8, i64, usize);
+
+/// An object: the field's keywords say which members.
+impl Schema for Map<String, Value> {
     fn schema() -> Value {
-        json!({"type": "integer"})
+        json!({"type": "object"})
     }
 }
 
@@ -55,7 +69,6 @@ impl<T: Schema> Schema for Vec<T> {
     fn schema() -> Value {
         json!({"type": "array", "items": T::schema()})
     }
-    const REQUIRED: bool = false;
 }
 
 /// The schema of a member: its type's, with the field's keywords over it (a `$ref` alone).
@@ -97,31 +110,38 @@ pub fn input<T: Schema>() -> Value {
 
 /// Declares a struct and its [`Schema`](crate::web::schema::Schema): each field
 /// `name: Type => keywords` (a `serde_json::Value` of what the schema says beyond the type),
-/// and `FIELDS`, the members in order.
+/// optionally `name as "json name"` and `Type = default`, and `FIELDS`, the members in order.
 macro_rules! described {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
-            $( $(#[$field_meta:meta])* $field_vis:vis $field:ident : $type:ty => $keywords:expr ),* $(,)?
+            $(
+                $(#[$field_meta:meta])*
+                $field_vis:vis $field:ident $(as $json:literal)? : $type:ty $(= $default:ident)?
+                => $keywords:expr
+            ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         $vis struct $name {
-            $( $(#[$field_meta])* $field_vis $field: $type ),*
+            $(
+                $(#[$field_meta])* $(#[serde(rename = $json)])? $(#[serde($default)])?
+                $field_vis $field: $type
+            ),*
         }
 
         impl $name {
             /// The members, as the schema names them.
             #[allow(dead_code)]
-            pub const FIELDS: &[&str] = &[$(stringify!($field)),*];
+            pub const FIELDS: &[&str] = &[$([$($json,)? stringify!($field)][0]),*];
         }
 
         impl $crate::web::schema::Schema for $name {
             fn schema() -> serde_json::Value {
                 use $crate::web::schema::{Schema, member, object};
                 object(&[$((
-                    stringify!($field),
-                    <$type as Schema>::REQUIRED,
+                    [$($json,)? stringify!($field)][0],
+                    <$type as Schema>::REQUIRED $(&& stringify!($default).is_empty())?,
                     member(<$type as Schema>::schema(), $keywords),
                 )),*])
             }
@@ -130,28 +150,47 @@ macro_rules! described {
 }
 pub(crate) use described;
 
+/// The members a value serializes to are its schema's properties: every required one, and
+/// nothing the schema does not name (a serde rename or skip would break this).
+#[cfg(test)]
+pub fn assert_written_as_described<T: serde::Serialize + Schema>(value: T) {
+    let written = serde_json::to_value(value).unwrap();
+    let schema = T::schema();
+    let properties = schema["properties"].as_object().unwrap();
+    for name in written.as_object().unwrap().keys() {
+        assert!(properties.contains_key(name), "{name} is not in {schema}");
+    }
+    for name in schema["required"].as_array().into_iter().flatten() {
+        assert!(
+            written.get(name.as_str().unwrap()).is_some(),
+            "{name}: {written}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::web::api::{
-        Erased, ErrorBody, ErrorDetail, ScanAccepted, ScanCompleted, ScanPending,
+        EXPORT_FORMATS, Erased, ErrorBody, ErrorDetail, Health, Links, ScanAccepted, ScanCompleted,
+        ScanPending,
     };
     use crate::web::store::ScanRequest;
-    use serde::Serialize;
+    use serde::{Deserialize, Serialize};
 
     described! {
-        #[derive(Serialize, Default)]
+        #[derive(Serialize, Deserialize, Default)]
         struct Example {
             name: String => json!({"minLength": 1}),
-            #[serde(default)]
-            tags: Vec<String> => json!({"maxItems": 2}),
+            tags: Vec<String> = default => json!({"maxItems": 2}),
             count: Option<u8> => json!({"$ref": "#/elsewhere"}),
+            same as "self": Vec<u8> => json!({}),
         }
     }
 
     #[test]
     fn a_described_struct_is_its_fields_types_and_keywords() {
-        assert_eq!(Example::FIELDS, ["name", "tags", "count"]);
+        assert_eq!(Example::FIELDS, ["name", "tags", "count", "self"]);
         assert_eq!(
             Example::schema(),
             json!({
@@ -160,28 +199,16 @@ mod tests {
                     "name": {"type": "string", "minLength": 1},
                     "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
                     "count": {"$ref": "#/elsewhere"},
+                    "self": {"type": "array", "items": {"type": "integer"}},
                 },
-                "required": ["name"],
+                "required": ["name", "self"],
             })
         );
         assert_eq!(input::<Example>()["additionalProperties"], false);
-    }
-
-    /// The members a value serializes to are its schema's properties: every required one, and
-    /// nothing the schema does not name (a serde rename or skip would break this).
-    fn assert_written_as_described<T: Serialize + Schema>(value: T) {
-        let written = serde_json::to_value(value).unwrap();
-        let schema = T::schema();
-        let properties = schema["properties"].as_object().unwrap();
-        for name in written.as_object().unwrap().keys() {
-            assert!(properties.contains_key(name), "{name} is not in {schema}");
-        }
-        for name in schema["required"].as_array().into_iter().flatten() {
-            assert!(
-                written.get(name.as_str().unwrap()).is_some(),
-                "{name}: {written}"
-            );
-        }
+        // `as` and `= default` are serde's too: the JSON name, and a member left out.
+        let read: Example = serde_json::from_value(json!({"name": "n", "self": [1]})).unwrap();
+        assert_eq!((read.tags.len(), &read.same), (0, &vec![1]));
+        assert_eq!(serde_json::to_value(&read).unwrap()["self"], json!([1]));
     }
 
     #[test]
@@ -193,16 +220,31 @@ mod tests {
             release_track: Some(text()),
             format: Some(text()),
         });
+        let links = || Links {
+            poll: text(),
+            page: text(),
+            export: None,
+            exports: EXPORT_FORMATS
+                .iter()
+                .map(|f| (f.to_string(), json!(text())))
+                .collect(),
+        };
+        assert_written_as_described(links());
+        assert_written_as_described(Links {
+            export: Some(text()),
+            ..links()
+        });
+        assert_written_as_described(Health { status: "ok" });
         assert_written_as_described(ScanAccepted {
             uuid: text(),
             status: "queued",
-            links: json!({}),
+            links: links(),
             erase_key: text(),
         });
         assert_written_as_described(ScanPending {
             uuid: text(),
             status: "queued",
-            links: json!({}),
+            links: links(),
         });
         assert_written_as_described(ScanCompleted {
             uuid: text(),

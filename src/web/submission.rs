@@ -27,8 +27,7 @@ described! {
             "examples": ["cloud.example.com", "cloud.example.com:8443"],
         }),
         /// Waiver patterns (the plugin's syntax).
-        #[serde(default)]
-        pub waive: Vec<String> => json!({
+        pub waive: Vec<String> = default => json!({
             "maxItems": MAX_WAIVERS,
             "items": {"type": "string", "minLength": 1, "maxLength": MAX_WAIVER_CHARS},
             "description": "Check id patterns to waive, in the plugin's waiver syntax \
