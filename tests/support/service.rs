@@ -159,7 +159,11 @@ impl ScannerService {
                 // The reader thread may not have taken the last lines off the pipe yet: wait
                 // for its end-of-file mark, so `stderr_lines` after an exit is complete.
                 let eof = |line: &str| line == "\u{0}eof";
-                wait_for(&self.stderr, until.saturating_duration_since(Instant::now()), eof);
+                wait_for(
+                    &self.stderr,
+                    until.saturating_duration_since(Instant::now()),
+                    eof,
+                );
                 return status.code();
             }
             if Instant::now() >= until {
