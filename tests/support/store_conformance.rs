@@ -39,10 +39,6 @@ pub const CHECKS: &[(&str, Check)] = &[
     ),
     ("complete_stores_the_result", complete_stores_the_result),
     (
-        "erase_target_erases_that_target_only",
-        erase_target_erases_that_target_only,
-    ),
-    (
         "erase_erases_that_record_only",
         erase_erases_that_record_only,
     ),
@@ -137,10 +133,8 @@ pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
     let (uuid, worker) = claimed.first().unwrap();
     assert!(b.complete(uuid, worker, "{}", now).unwrap());
     assert_eq!(a.get(uuid, now).unwrap().unwrap().status, Status::Completed);
-    assert_eq!(
-        b.erase_target("shared.example").unwrap(),
-        count as usize + 1
-    );
+    // Either node erases what the other stored.
+    assert!(b.erase("node-a-1").unwrap());
     assert_eq!(a.get("node-a-1", now).unwrap(), None);
 }
 
@@ -418,49 +412,8 @@ fn complete_stores_the_result(store: &dyn Store) {
     assert!(!store.complete("nobody", "w1", "{}", T0 + 31).unwrap());
 }
 
-fn erase_target_erases_that_target_only(store: &dyn Store) {
-    let a = "a.example";
-    store.insert(&queued("g1", a, "n", T0, DAY)).unwrap();
-    store.insert(&queued("g2", a, "n", T0 + 1, DAY)).unwrap();
-    store.insert(&queued("g3", a, "n", T0 + 2, DAY)).unwrap();
-    store
-        .insert(&queued("h1", "b.example", "n", T0 + 3, DAY))
-        .unwrap();
-    store
-        .insert(&queued("h2", "a.example.org", "n", T0 + 4, DAY))
-        .unwrap();
-    let now = T0 + 10;
-    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "g1");
-    assert!(store.complete("g1", "w", "{}", now).unwrap());
-    assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "g2");
-    // g1 completed, g2 running, g3 queued.
-    assert_eq!(store.erase_target(a).unwrap(), 3);
-    for uuid in ["g1", "g2", "g3"] {
-        assert_eq!(store.get(uuid, now).unwrap(), None, "{uuid}");
-    }
-    // The running one's worker holds nothing now.
-    assert!(!store.complete("g2", "w", "{}", now).unwrap());
-    assert!(!store.renew("g2", "w", now, 60).unwrap());
-    assert!(store.get("h1", now).unwrap().is_some());
-    assert!(store.get("h2", now).unwrap().is_some());
-    assert_eq!(
-        store.claim("w", now + 1000, 60).unwrap().unwrap().uuid,
-        "h1"
-    );
-    assert_eq!(
-        store.claim("w", now + 1000, 60).unwrap().unwrap().uuid,
-        "h2"
-    );
-    assert_eq!(store.claim("w", now + 1000, 60).unwrap(), None);
-    assert_eq!(store.erase_target(a).unwrap(), 0);
-    assert_eq!(store.erase_target("nobody.example").unwrap(), 0);
-    // A new scan of the erased target is stored as usual.
-    store.insert(&queued("g1", a, "n", now, DAY)).unwrap();
-    assert!(store.get("g1", now).unwrap().is_some());
-}
-
 /// One record goes, queued, running or completed, its result with it; every other record of
-/// its target stays, and the queue and the target's index forget it.
+/// its target stays, and the queue forgets it.
 fn erase_erases_that_record_only(store: &dyn Store) {
     let a = "a.example";
     store.insert(&queued("e1", a, "n", T0, DAY)).unwrap();
@@ -482,7 +435,7 @@ fn erase_erases_that_record_only(store: &dyn Store) {
     assert!(!store.renew("e2", "w", now, 60).unwrap());
     assert!(!store.erase("e1").unwrap());
     assert!(!store.erase("nobody").unwrap());
-    // The others stay, in the queue, and in their target's index.
+    // The others stay, in the queue.
     assert!(store.get("e3", now).unwrap().is_some());
     assert!(store.get("e4", now).unwrap().is_some());
     // The running record's lease ran out: it is not claimed again, it is gone.
@@ -490,7 +443,7 @@ fn erase_erases_that_record_only(store: &dyn Store) {
     assert_eq!(store.claim("w", later, 60).unwrap().unwrap().uuid, "e3");
     assert_eq!(store.claim("w", later, 60).unwrap().unwrap().uuid, "e4");
     assert_eq!(store.claim("w", later, 60).unwrap(), None);
-    assert_eq!(store.erase_target(a).unwrap(), 1);
+    assert!(store.erase("e3").unwrap());
     // Queued: erased before any worker saw it.
     store.insert(&queued("e5", a, "n", later, DAY)).unwrap();
     assert!(store.erase("e5").unwrap());
@@ -816,11 +769,11 @@ fn purge_expired_removes_only_expired(store: &dyn Store) {
     assert_eq!(store.get("p1", T0).unwrap(), None);
     assert_eq!(store.get("p3", T0 + 10).unwrap(), None);
     assert!(store.get("p2", T0 + 110).unwrap().is_some());
-    // The purged ones left the queue and their target; the survivor is still claimable.
+    // The purged ones left the queue; the survivor is still claimable.
     assert_eq!(store.claim("w", T0 + 110, 60).unwrap().unwrap().uuid, "p2");
     assert_eq!(store.claim("w", T0 + 110, 60).unwrap(), None);
-    assert_eq!(store.erase_target("y.example").unwrap(), 0);
-    assert_eq!(store.erase_target("x.example").unwrap(), 1);
+    assert!(!store.erase("p1").unwrap() && !store.erase("p3").unwrap());
+    assert!(store.erase("p2").unwrap());
     // A pause past its end reads as none; a window that passed counts afresh.
     assert_eq!(store.paused_until("n", T0 + 110).unwrap(), None);
     assert!(admit(store, &[limit("k", 1, 60)], T0_MS + 120_000).admitted());

@@ -122,7 +122,7 @@ impl Status {
 pub use super::submission::ScanRequest;
 
 /// One scan. `target` names the target as the scan service keys it (host, port if given,
-/// path: what `erase_target` goes by; the cooldown has keys of its own,
+/// path; the cooldown has keys of its own,
 /// `web::limits::cooldown_keys`), `network` the submitter's network key (what the daily limit
 /// and the pause go by).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,9 +265,6 @@ pub trait Store: Send + Sync {
     /// Stores the result of a record `worker` holds and marks it `Completed` at `now`;
     /// `false` (and nothing changed) when it holds it no longer.
     fn complete(&self, uuid: &str, worker: &str, result: &str, now: i64) -> StoreResult<bool>;
-
-    /// Erases every record of the target (queued, running or completed); how many were erased.
-    fn erase_target(&self, target: &str) -> StoreResult<usize>;
 
     /// Erases the record of `uuid` (queued, running or completed: its result with it) and its
     /// place in the queue and every index; whether there was one. A worker holding it holds

@@ -10,7 +10,6 @@
 //! - `queue`: queued records, a sorted set scored by submission time; `running`: running ones
 //!   scored by `lease_until` (a claim moves those whose lease ran out back to `queue`);
 //! - `expiry`: every record scored by `expires_at`, for `purge_expired`;
-//! - `target:<target>`: the uuids of a target, for `erase_target` (`erase` takes its uuid out);
 //! - `hits:<key>`: a limit's sliding log, its hits scored by their time in milliseconds,
 //!   living one window after the newest;
 //! - `outcomes:<network>`: a list, newest first, trimmed to `keep`;
@@ -18,7 +17,7 @@
 //! - `ends`: the keys above that end by the API's clock (logs, outcomes), scored by that end,
 //!   so `purge_expired` erases them when a test or a node's clock runs ahead of Redis'.
 //!
-//! A shared key (`queue`, `running`, `expiry`, `target:*`, `pauses`, `ends`) lives at least as
+//! A shared key (`queue`, `running`, `expiry`, `pauses`, `ends`) lives at least as
 //! long as the longest-lived of its members, so it goes when they have all gone.
 //!
 //! Redis expires keys by its own clock while the API passes `now`, so every read also checks
@@ -76,7 +75,7 @@ fn script(body: &str) -> Script {
     Script::new(&format!("{HELPERS}{body}"))
 }
 
-/// KEYS: record, queue, running, expiry, target set. ARGV: uuid, status, submitted_at,
+/// KEYS: record, queue, running, expiry. ARGV: uuid, status, submitted_at,
 /// lease_until (or ''), expires_at, then the hash's field/value pairs.
 const INSERT: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -90,9 +89,8 @@ elseif ARGV[2] == 'running' then
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 end
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
-redis.call('SADD', KEYS[5], ARGV[1])
 local lives = tonumber(ARGV[5]) - tonumber(ARGV[3])
-for i = 2, 5 do
+for i = 2, 4 do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     outlive(KEYS[i], lives)
   end
@@ -162,30 +160,12 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 ";
 
-/// KEYS: target set, queue, running, expiry. ARGV: record key prefix.
-const ERASE_TARGET: &str = r"
-local erased = 0
-for _, uuid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  erased = erased + redis.call('DEL', ARGV[1] .. uuid)
-  redis.call('ZREM', KEYS[2], uuid)
-  redis.call('ZREM', KEYS[3], uuid)
-  redis.call('ZREM', KEYS[4], uuid)
-end
-redis.call('DEL', KEYS[1])
-return erased
-";
-
-/// KEYS: record, queue, running, expiry. ARGV: uuid, target set key prefix. Returns 1 when the
-/// record was there.
+/// KEYS: record, queue, running, expiry. ARGV: uuid. Returns 1 when the record was there.
 const ERASE: &str = r"
-local target = redis.call('HGET', KEYS[1], 'target')
 local erased = redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
-if target then
-  redis.call('SREM', ARGV[2] .. target, ARGV[1])
-end
 return erased
 ";
 
@@ -252,27 +232,22 @@ outlive(KEYS[1], tonumber(ARGV[2]) - tonumber(ARGV[3]))
 return 1
 ";
 
-/// KEYS: queue, running, expiry, ends, pauses. ARGV: record key prefix, target key prefix, now,
-/// batch. Returns how many expired records and how many ended keys went.
+/// KEYS: queue, running, expiry, ends, pauses. ARGV: record key prefix, now, batch. Returns how
+/// many expired records and how many ended keys went.
 const PURGE: &str = r"
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[3], 'LIMIT', 0, ARGV[4])
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
 for _, uuid in ipairs(gone) do
-  local key = ARGV[1] .. uuid
-  local target = redis.call('HGET', key, 'target')
-  redis.call('DEL', key)
-  if target then
-    redis.call('SREM', ARGV[2] .. target, uuid)
-  end
+  redis.call('DEL', ARGV[1] .. uuid)
   redis.call('ZREM', KEYS[1], uuid)
   redis.call('ZREM', KEYS[2], uuid)
   redis.call('ZREM', KEYS[3], uuid)
 end
-local ended = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[3], 'LIMIT', 0, ARGV[4])
+local ended = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
 for _, key in ipairs(ended) do
   redis.call('DEL', key)
   redis.call('ZREM', KEYS[4], key)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[2])
 return {#gone, #ended}
 ";
 
@@ -322,10 +297,6 @@ impl RedisStore {
 
     fn record_key(&self, uuid: &str) -> String {
         self.key(&["rec", uuid])
-    }
-
-    fn target_key(&self, target: &str) -> String {
-        self.key(&["target", target])
     }
 
     fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
@@ -504,7 +475,6 @@ impl Store for RedisStore {
         let queue = self.key(&["queue"]);
         let running = self.key(&["running"]);
         let expiry = self.key(&["expiry"]);
-        let target = self.target_key(&record.target);
         self.with(|con| {
             let script = script(INSERT);
             let mut invocation = script.prepare_invoke();
@@ -513,7 +483,6 @@ impl Store for RedisStore {
                 .key(&queue)
                 .key(&running)
                 .key(&expiry)
-                .key(&target)
                 .arg(&record.uuid)
                 .arg(record.status.as_str())
                 .arg(record.submitted_at)
@@ -586,18 +555,6 @@ impl Store for RedisStore {
         Ok(completed == 1)
     }
 
-    fn erase_target(&self, target: &str) -> StoreResult<usize> {
-        self.with(|con| {
-            script(ERASE_TARGET)
-                .key(self.target_key(target))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
-                .key(self.key(&["expiry"]))
-                .arg(self.record_prefix())
-                .invoke(con)
-        })
-    }
-
     fn erase(&self, uuid: &str) -> StoreResult<bool> {
         let erased: i64 = self.with(|con| {
             script(ERASE)
@@ -606,7 +563,6 @@ impl Store for RedisStore {
                 .key(self.key(&["running"]))
                 .key(self.key(&["expiry"]))
                 .arg(uuid)
-                .arg(self.key(&["target", ""]))
                 .invoke(con)
         })?;
         Ok(erased == 1)
@@ -838,7 +794,6 @@ impl Store for RedisStore {
                     .key(self.key(&["ends"]))
                     .key(self.key(&["pauses"]))
                     .arg(self.record_prefix())
-                    .arg(self.key(&["target", ""]))
                     .arg(now)
                     .arg(PURGE_BATCH)
                     .invoke(con)

@@ -345,10 +345,6 @@ impl Store for SqliteStore {
         )
     }
 
-    fn erase_target(&self, target: &str) -> StoreResult<usize> {
-        self.with(|c| c.execute("DELETE FROM scans WHERE target = ?1", params![target]))
-    }
-
     fn erase(&self, uuid: &str) -> StoreResult<bool> {
         self.changed("DELETE FROM scans WHERE uuid = ?1", params![uuid])
     }
