@@ -146,6 +146,7 @@ pub fn lift(
     store: &dyn Store,
     text: &str,
     now: i64,
+    default_port: Option<u16>,
     resolve: Resolve<'_>,
 ) -> Result<Vec<String>, String> {
     let failed = |e: store::StoreError| e.to_string();
@@ -172,7 +173,7 @@ pub fn lift(
             let addresses = match target.host {
                 HostName::Domain(_) => resolve(
                     &target.host_str(),
-                    limits::instance_ports(&target)
+                    limits::instance_ports(&target, default_port)
                         .first()
                         .copied()
                         .unwrap_or(443),
@@ -181,7 +182,7 @@ pub fn lift(
                 HostName::Ipv6(ip) => vec![IpAddr::V6(ip)],
             };
             let mut lifted = Vec::new();
-            for key in limits::cooldown_keys(&target, &addresses) {
+            for key in limits::cooldown_keys(&target, default_port, &addresses) {
                 lifted.extend(forget(&limits::TARGET_COOLDOWN, &key, "the cooldown")?);
             }
             if let Some(address) = address {
@@ -280,7 +281,13 @@ pub fn main(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             Ok(holds) => list_text(&holds, now),
             Err(e) => return unknown(&e.0),
         },
-        Some(what) => match lift(&*store, &what, now.div_euclid(1000), &resolve_now) {
+        Some(what) => match lift(
+            &*store,
+            &what,
+            now.div_euclid(1000),
+            settings.target_port,
+            &resolve_now,
+        ) {
             Ok(lines) => lines.into_iter().map(|l| l + "\n").collect(),
             Err(line) => return unknown(&line),
         },
@@ -351,7 +358,7 @@ mod tests {
                 HostName::Domain(_) => loopback.clone(),
                 _ => vec![target.host_str().parse().unwrap()],
             };
-            let keys = limits::cooldown_keys(&target, &addresses);
+            let keys = limits::cooldown_keys(&target, None, &addresses);
             limits::admit_scan(&store, client, &keys, now * 1000)
                 .unwrap()
                 .is_ok()
@@ -369,7 +376,7 @@ mod tests {
             "the address is cooling down"
         );
         assert_eq!(
-            lift(&store, "localhost:9200", now, &resolve).unwrap(),
+            lift(&store, "localhost:9200", now, None, &resolve).unwrap(),
             [
                 "lifted the cooldown of localhost:9200",
                 "lifted the cooldown of 127.0.0.1:9200",
@@ -380,11 +387,11 @@ mod tests {
         assert!(!scan("localhost:9200"), "its address is cooling down");
         // Spent by the literal's scan: the address and nothing else.
         assert_eq!(
-            lift(&store, "http://127.0.0.1:9200/x", now, &resolve).unwrap(),
+            lift(&store, "http://127.0.0.1:9200/x", now, None, &resolve).unwrap(),
             ["lifted the cooldown of 127.0.0.1:9200"]
         );
         assert_eq!(
-            lift(&store, "localhost:9200", now, &resolve).unwrap(),
+            lift(&store, "localhost:9200", now, None, &resolve).unwrap(),
             ["nothing held localhost:9200"]
         );
         drop(store);

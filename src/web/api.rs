@@ -46,6 +46,9 @@ pub struct ApiConfig {
     /// `/mcp` served at all (`--no-mcp` turns it off), and the token it requires.
     pub mcp: bool,
     pub mcp_token: Option<String>,
+    /// `scanner.target_port`: the port a target written without one is scanned on, so the
+    /// cooldown keys name it.
+    pub target_port: Option<u16>,
 }
 
 impl ApiConfig {
@@ -604,7 +607,7 @@ impl Api {
         };
         // One instance, one cooldown: its names and the addresses it resolved to, each with
         // the ports its scan connects to, all spent or none.
-        let keys = limits::cooldown_keys(target, &addresses);
+        let keys = limits::cooldown_keys(target, self.config.target_port, &addresses);
         match limits::admit_scan(&*self.store, client, &keys, now_ms) {
             Ok(Ok(())) => {}
             Ok(Err(l)) => return Err(Refused::limited(l)),

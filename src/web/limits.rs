@@ -137,11 +137,11 @@ pub fn network_key(ip: IpAddr) -> String {
     }
 }
 
-/// The ports a scan of `target` connects to on the instance: the port given, else 443 and 80
-/// (HTTPS and its plain-HTTP fallback, whatever the scheme: `http://vm` is scanned as `vm`
-/// is, on both).
-pub fn instance_ports(target: &Target) -> Vec<u16> {
-    let destination = crate::scanner::destination(target, None);
+/// The ports a scan of `target` connects to on the instance: the port given, else
+/// `scanner.target_port` (`default_port`), else 443 and 80 (HTTPS and its plain-HTTP fallback,
+/// whatever the scheme: `http://vm` is scanned as `vm` is, on both).
+pub fn instance_ports(target: &Target, default_port: Option<u16>) -> Vec<u16> {
+    let destination = crate::scanner::destination(target, default_port);
     let mut ports = vec![destination.https_port];
     if destination.http_port != destination.https_port {
         ports.push(destination.http_port);
@@ -153,13 +153,13 @@ pub fn instance_ports(target: &Target) -> Vec<u16> {
 /// ([`instance_ports`]), the name in lower case, an IPv6 address bracketed, the scheme and the
 /// path dropped. Spellings of one instance share them: `vm`, `https://VM/x` and
 /// `http://vm/./` are `vm:443` and `vm:80`; `vm:443` is `vm:443`, `http://vm:80` is `vm:80`.
-pub fn instance_names(target: &Target) -> Vec<String> {
+pub fn instance_names(target: &Target, default_port: Option<u16>) -> Vec<String> {
     let host = match (&target.host, &target.zone) {
         (HostName::Ipv6(address), Some(zone)) => format!("[{address}%{zone}]"),
         (HostName::Ipv6(address), None) => format!("[{address}]"),
         _ => target.host_str(),
     };
-    instance_ports(target)
+    instance_ports(target, default_port)
         .into_iter()
         .map(|port| format!("{host}:{port}"))
         .collect()
@@ -170,9 +170,13 @@ pub fn instance_names(target: &Target) -> Vec<String> {
 /// as the IPv4 address it reaches). A scan spends all of them and is refused while any cools
 /// down, so the names of one instance share its cooldown through its addresses: `localhost`
 /// and `127.0.0.1`, or two names of one server.
-pub fn cooldown_keys(target: &Target, addresses: &[IpAddr]) -> Vec<String> {
-    let mut keys = instance_names(target);
-    let ports = instance_ports(target);
+pub fn cooldown_keys(
+    target: &Target,
+    default_port: Option<u16>,
+    addresses: &[IpAddr],
+) -> Vec<String> {
+    let mut keys = instance_names(target, default_port);
+    let ports = instance_ports(target, default_port);
     for ip in addresses {
         for port in &ports {
             let key = SocketAddr::new(canonical(*ip), *port).to_string();
@@ -413,7 +417,23 @@ mod tests {
 
     fn keys(text: &str, addresses: &[&str]) -> Vec<String> {
         let addresses: Vec<IpAddr> = addresses.iter().map(|a| ip(a)).collect();
-        cooldown_keys(&Target::parse(text).unwrap(), &addresses)
+        cooldown_keys(&Target::parse(text).unwrap(), None, &addresses)
+    }
+
+    /// With `scanner.target_port`, a target written without a port is scanned on it, so it
+    /// shares its cooldown with the spelling that names that port.
+    #[test]
+    fn the_configured_target_port_is_the_port_of_a_target_without_one() {
+        let keys = |text: &str| {
+            let addresses = [ip("192.0.2.7")];
+            cooldown_keys(&Target::parse(text).unwrap(), Some(9200), &addresses)
+        };
+        assert_eq!(keys("vm"), ["vm:9200", "192.0.2.7:9200"]);
+        assert_eq!(keys("https://VM/x"), keys("vm:9200"));
+        assert_eq!(keys("vm:443"), ["vm:443", "192.0.2.7:443"]);
+        let target = Target::parse("vm").unwrap();
+        assert_eq!(instance_ports(&target, Some(9200)), [9200]);
+        assert_eq!(instance_ports(&target, None), [443, 80]);
     }
 
     /// One instance, one cooldown (issue 21, item 5): every spelling of an instance has the

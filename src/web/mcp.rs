@@ -1183,7 +1183,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
         .iter()
         .map(|p| {
             p.as_ref()
-                .map(|(_, target)| super::limits::instance_names(target))
+                .map(|(_, target)| super::limits::instance_names(target, api.config.target_port))
                 .unwrap_or_default()
         })
         .collect();

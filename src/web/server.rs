@@ -212,6 +212,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             scan_wait: settings.time_budget + SCAN_WAIT_MARGIN,
             mcp: web.mcp,
             mcp_token: web.mcp_token.clone(),
+            target_port: settings.target_port,
         },
         check_target,
         wakeup: wakeup.clone(),

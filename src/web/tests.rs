@@ -76,6 +76,7 @@ fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> 
             record_ttl_secs: 7 * 24 * 3600,
             scan_wait: std::time::Duration::from_secs(90),
             mcp: true,
+            target_port: None,
             mcp_token: None,
             trusted_proxies: trusted
                 .iter()
