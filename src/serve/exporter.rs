@@ -488,14 +488,7 @@ mod tests {
     use std::sync::mpsc;
 
     fn request(method: &str, path: &str) -> Request {
-        Request {
-            method: method.into(),
-            path: path.into(),
-            query: Vec::new(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            peer: "127.0.0.1:1".parse().unwrap(),
-        }
+        Request::local(method, path)
     }
 
     fn body(response: &Response) -> String {

@@ -83,6 +83,19 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request of unit tests: no query, headers or body, from a loopback peer.
+    #[cfg(test)]
+    pub fn local(method: &str, path: &str) -> Request {
+        Request {
+            method: method.into(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            peer: "127.0.0.1:1".parse().unwrap(),
+        }
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -1441,15 +1454,7 @@ mod tests {
             Route::new(&["GET"], "/off", echo).when(|on| *on),
         ];
         let ask = |on: bool, method: &str, path: &str| {
-            let request = Request {
-                method: method.into(),
-                path: path.into(),
-                query: Vec::new(),
-                headers: Vec::new(),
-                body: Vec::new(),
-                peer: "127.0.0.1:1".parse().unwrap(),
-            };
-            let response = route(ROUTES, &on, &request, "nothing here");
+            let response = route(ROUTES, &on, &Request::local(method, path), "nothing here");
             let body: Value = serde_json::from_slice(&response.body).unwrap();
             let allow = response.headers.iter().find(|(n, _)| n == "Allow");
             (response.status, body, allow.map(|(_, v)| v.clone()))

@@ -742,15 +742,13 @@ mod tests {
         body: &[u8],
     ) -> Request {
         Request {
-            method: method.into(),
-            path: path.into(),
             query: http::parse_form(query.as_bytes()),
             headers: headers
                 .iter()
                 .map(|(n, v)| (n.to_ascii_lowercase(), v.to_string()))
                 .collect(),
             body: body.to_vec(),
-            peer: "127.0.0.1:1".parse().unwrap(),
+            ..Request::local(method, path)
         }
     }
 

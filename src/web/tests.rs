@@ -565,6 +565,14 @@ fn every_spelling_of_one_instance_meets_its_cooldown() {
         network += 1;
         rig.submit(target, &format!("198.51.{network}.7"))
     };
+    let assert_cooling = |refused: Response, spelling: &str| {
+        assert_eq!(refused.status, 429, "{spelling}");
+        assert_eq!(
+            body(&refused)["error"]["code"],
+            "target_cooldown",
+            "{spelling}"
+        );
+    };
     let first = submit("vm");
     assert_eq!(first.status, 202);
     // The record keeps the addresses its cooldown was spent on: its scan connects to those.
@@ -585,13 +593,7 @@ fn every_spelling_of_one_instance_meets_its_cooldown() {
         "https://192.0.2.10:443/",
         "[::ffff:192.0.2.10]",
     ] {
-        let refused = submit(spelling);
-        assert_eq!(refused.status, 429, "{spelling}");
-        assert_eq!(
-            body(&refused)["error"]["code"],
-            "target_cooldown",
-            "{spelling}"
-        );
+        assert_cooling(submit(spelling), spelling);
     }
     // Another port is another instance.
     assert_eq!(submit("vm:8443").status, 202);
@@ -602,13 +604,7 @@ fn every_spelling_of_one_instance_meets_its_cooldown() {
         "http://localhost:80",
         "[::ffff:127.0.0.1]:443",
     ] {
-        let refused = submit(spelling);
-        assert_eq!(refused.status, 429, "{spelling}");
-        assert_eq!(
-            body(&refused)["error"]["code"],
-            "target_cooldown",
-            "{spelling}"
-        );
+        assert_cooling(submit(spelling), spelling);
     }
     // The refused spellings spent nothing: five minutes after the first scans, all is free.
     rig.advance(300);

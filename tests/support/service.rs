@@ -266,6 +266,18 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Answer {
+    exchange(addr, &raw_request(addr, method, target, headers, body))
+}
+
+/// The bytes of one request: `Content-Length` added for a body (and for any POST) unless
+/// `headers` name one.
+fn raw_request(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
     let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\n");
     for (name, value) in headers {
         raw.push_str(&format!("{name}: {value}\r\n"));
@@ -279,7 +291,7 @@ pub fn request(
     raw.push_str("\r\n");
     let mut bytes = raw.into_bytes();
     bytes.extend_from_slice(body);
-    exchange(addr, &bytes)
+    bytes
 }
 
 /// Like [`request`], from the loopback address `source` (127.0.0.2, 127.0.0.3, ...: a client
@@ -292,13 +304,7 @@ pub fn request_from(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Answer {
-    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\n");
-    for (name, value) in headers {
-        raw.push_str(&format!("{name}: {value}\r\n"));
-    }
-    raw.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    let mut bytes = raw.into_bytes();
-    bytes.extend_from_slice(body);
+    let bytes = raw_request(addr, method, target, headers, body);
     exchange_on(connect_from(source, addr), &bytes)
 }
 

@@ -156,6 +156,20 @@ pub struct ScanRecord {
     pub erase_hash: Option<String>,
 }
 
+/// A record's addresses as both stores keep them: space-separated.
+pub fn addresses_text(addresses: &[IpAddr]) -> String {
+    addresses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The addresses [`addresses_text`] wrote.
+pub fn parse_addresses(text: &str) -> Result<Vec<IpAddr>, std::net::AddrParseError> {
+    text.split_whitespace().map(str::parse).collect()
+}
+
 impl ScanRecord {
     /// A new, queued record.
     pub fn queued(

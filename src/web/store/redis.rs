@@ -362,10 +362,7 @@ impl RedisStore {
             None => 0,
         };
         let addresses = match fields.map.remove("addresses") {
-            Some(v) => v
-                .split_whitespace()
-                .map(|a| a.parse().map_err(|_| fields.bad("addresses", &v)))
-                .collect::<StoreResult<_>>()?,
+            Some(v) => super::parse_addresses(&v).map_err(|_| fields.bad("addresses", &v))?,
             None => Vec::new(),
         };
         Ok(ScanRecord {
@@ -456,14 +453,7 @@ impl Store for RedisStore {
             ("result", record.result.clone()),
             (
                 "addresses",
-                (!record.addresses.is_empty()).then(|| {
-                    record
-                        .addresses
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                }),
+                (!record.addresses.is_empty()).then(|| super::addresses_text(&record.addresses)),
             ),
             ("erase_hash", record.erase_hash.clone()),
         ] {

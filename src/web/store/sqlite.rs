@@ -238,30 +238,16 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
         expires_at: row.get(12)?,
         addresses: {
             let text: String = row.get(13)?;
-            text.split_whitespace()
-                .map(|a| {
-                    a.parse().map_err(|e| {
-                        rusqlite::Error::FromSqlConversionFailure(
-                            13,
-                            rusqlite::types::Type::Text,
-                            Box::new(e),
-                        )
-                    })
-                })
-                .collect::<rusqlite::Result<_>>()?
+            super::parse_addresses(&text).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    13,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?
         },
         erase_hash: row.get(14)?,
     })
-}
-
-/// A record's addresses as the `addresses` column keeps them: space-separated.
-fn addresses_text(record: &ScanRecord) -> String {
-    record
-        .addresses
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl Store for SqliteStore {
@@ -288,7 +274,7 @@ impl Store for SqliteStore {
                     record.attempts,
                     record.result,
                     record.expires_at,
-                    addresses_text(record),
+                    super::addresses_text(&record.addresses),
                     record.erase_hash,
                 ],
             )
