@@ -96,9 +96,14 @@ put 0640 "$repo/packaging/deb/config.yml" /etc/check-storage-security/config.yml
 # Warnings of lintian we accept, each with its reason.
 put 0644 "$repo/packaging/deb/lintian-overrides" "/usr/share/lintian/overrides/$package"
 
-# Documentation.
+# Documentation: the README and the guides it links to, laid out as in the repository so its
+# relative links resolve; Markdown compressed (policy 12.3), its links then name `<file>.gz`.
 put 0644 "$repo/README.md" "/usr/share/doc/$package/README.md"
-gzip -9n "$doc/README.md"
+put 0644 "$repo/packaging/README.md" "/usr/share/doc/$package/packaging/README.md"
+for guide in "$repo"/docs/*.md "$repo"/docs/*.json "$repo"/docs/*.yml; do
+    put 0644 "$guide" "/usr/share/doc/$package/docs/$(basename "$guide")"
+done
+find "$doc" -name '*.md' -exec gzip -9n {} +
 put 0644 "$repo/packaging/deb/copyright" "/usr/share/doc/$package/copyright"
 changelog=$doc/changelog.gz
 date=$(git -C "$repo" log -1 --format=%aD 2>/dev/null || date -R)

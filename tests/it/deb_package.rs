@@ -219,6 +219,40 @@ fn the_package_is_lintian_clean_and_lays_its_files_out_by_policy() {
         assert_eq!(found, mode, "{path}");
         assert_eq!(owner, "root/root", "{path}");
     }
+    // The README and the guides ship laid out as in the repository, so that every relative link
+    // of theirs names a file of the package (Markdown compressed: `<file>.gz`).
+    let doc = Path::new("/usr/share/doc/check-storage-security");
+    let shipped = |path: &Path| {
+        let gz = format!("{}.gz", path.display());
+        files.contains_key(path.to_str().unwrap()) || files.contains_key(&gz)
+    };
+    for document in crate::docs_links::documents() {
+        assert!(
+            shipped(&doc.join(&document)),
+            "{} is not in the package",
+            document.display()
+        );
+        let text = std::fs::read_to_string(repo().join(&document)).unwrap();
+        for target in crate::docs_links::link_targets(&text) {
+            let path = target.split('#').next().unwrap_or_default();
+            if path.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let mut linked = doc.join(document.parent().unwrap());
+            for part in Path::new(path).components() {
+                match part {
+                    std::path::Component::ParentDir => _ = linked.pop(),
+                    other => linked.push(other),
+                }
+            }
+            assert!(
+                shipped(&linked),
+                "{}: the link {target} names {}, which is not in the package",
+                document.display(),
+                linked.display()
+            );
+        }
+    }
     let (_, _, link) = &files["/usr/lib/nagios/plugins/check-storage-security"];
     assert_eq!(link.as_deref(), Some("../../../bin/check-storage-security"));
     // Nothing under /usr/local, /home, /opt or /tmp (policy 9.1).

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The Markdown files whose links are checked, relative to the repository root.
-fn documents() -> Vec<PathBuf> {
+/// The Markdown files whose links are checked, relative to the repository root (the Debian
+/// package ships them all, see `deb_package.rs`).
+pub(crate) fn documents() -> Vec<PathBuf> {
     let mut files = vec![
         PathBuf::from("README.md"),
         PathBuf::from("packaging/README.md"),
@@ -87,7 +88,7 @@ fn without_code_spans(text: &str) -> String {
 }
 
 /// The targets of the inline links (and images) of `markdown`, in order.
-fn link_targets(markdown: &str) -> Vec<String> {
+pub(crate) fn link_targets(markdown: &str) -> Vec<String> {
     let text = without_code_spans(&prose(markdown));
     let mut targets = Vec::new();
     let mut rest = text.as_str();
