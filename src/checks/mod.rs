@@ -266,6 +266,14 @@ pub fn finding(check: impl Check, status: Status, detail: impl Into<String>) -> 
     finding_as(check.spec(), check.id(), status, detail.into())
 }
 
+/// What a check decided of one finding: its status and the detail saying why.
+pub type Verdict = (Status, String);
+
+/// The finding of `check` that `verdict` decided.
+pub fn verdict(check: impl Check, (status, detail): Verdict) -> Finding {
+    finding(check, status, detail)
+}
+
 /// What a finding can be made of: a registry row, or a member of a family of checks.
 pub trait Check {
     fn spec(&self) -> &'static CheckSpec;
