@@ -2,7 +2,7 @@
 //! basic auth (decided by a real credential, never by the `Basic` challenge that every default
 //! instance sends), and the identity provider's discovery document.
 
-use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, finding};
+use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, Verdict, finding, verdict};
 use crate::family::{DemoAccount, ProductFamily};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
@@ -119,14 +119,12 @@ fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static DemoAccount>, usize, 
     (tried > 0).then_some((accepted, answered, tried))
 }
 
-fn demo_users(m: &Measurements) -> Finding {
-    let id = &DEMO_USERS_DISABLED;
+fn demo_users(m: &Measurements) -> Verdict {
     match demo_sign_ins(m) {
-        None => finding(
-            id,
-            Status::Skipped,
-            "not tried: the discovery document names no built-in identity provider",
-        ),
+        None => {
+            let detail = "not tried: the discovery document names no built-in identity provider";
+            (Status::Skipped, detail.into())
+        }
         Some((accepted, _, _)) if !accepted.is_empty() => {
             let names: Vec<String> = accepted
                 .iter()
@@ -135,56 +133,42 @@ fn demo_users(m: &Measurements) -> Finding {
                     None => a.user.to_string(),
                 })
                 .collect();
-            finding(
-                id,
-                Status::Failed,
-                format!(
-                    "demo accounts sign in with their published password: {}",
-                    names.join(", ")
-                ),
-            )
+            let names = names.join(", ");
+            let detail = format!("demo accounts sign in with their published password: {names}");
+            (Status::Failed, detail)
         }
         Some((_, answered, tried)) if answered == tried => {
-            finding(id, Status::Passed, "no published demo account signs in")
+            (Status::Passed, "no published demo account signs in".into())
         }
-        Some(_) => finding(
-            id,
-            Status::NetworkLimited,
-            "some sign-in attempts got no answer",
-        ),
+        Some(_) => (Status::NetworkLimited, NO_SIGN_IN_ANSWER.into()),
     }
 }
 
-fn basic_auth(m: &Measurements) -> Finding {
-    let id = &BASIC_AUTH_DISABLED;
+/// The demo sign-ins and the throttling probe say so when an attempt got no answer.
+const NO_SIGN_IN_ANSWER: &str = "some sign-in attempts got no answer";
+
+fn basic_auth(m: &Measurements) -> Verdict {
+    let undecided = || {
+        let detail = "no credential could decide it (the Basic challenge alone proves nothing)";
+        (Status::Indeterminate, detail.to_string())
+    };
     let user = m.family().describe().demo_accounts[0].user;
     let Some(observation) = m.http.get(&format!("basic:{user}")) else {
-        return finding(
-            id,
-            Status::Indeterminate,
-            "no credential could decide it (the Basic challenge alone proves nothing)",
-        );
+        return undecided();
     };
     let account_exists =
         demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.iter().any(|a| a.user == user));
     match observation {
-        Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => finding(
-            id,
+        Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => (
             Status::Failed,
             format!("the password of {user} is accepted over basic auth on /graph/v1.0/me"),
         ),
-        Ok(r) if r.status == 401 && account_exists => finding(
-            id,
+        Ok(r) if r.status == 401 && account_exists => (
             Status::Passed,
             format!("{user} signs in through the identity provider but not over basic auth"),
         ),
-        Ok(_) => finding(
-            id,
-            Status::Indeterminate,
-            "no credential could decide it (the Basic challenge alone proves nothing)",
-        ),
-        Err(e) => finding(
-            id,
+        Ok(_) => undecided(),
+        Err(e) => (
             Status::NetworkLimited,
             format!("no answer: {}", printable(e.message())),
         ),
@@ -246,32 +230,31 @@ fn throttling(m: &Measurements) -> Option<Finding> {
         matches!(o, Ok(r) if r.status == 429 || r.status == 423
             || (r.status == 503 && r.header("retry-after").is_some()))
     });
-    let mut f = match throttled_at {
-        Some(n) => finding(
-            id,
+    let (status, detail) = match throttled_at {
+        Some(n) => (
             Status::Passed,
             format!("failed sign-ins are throttled from attempt {}", n + 1),
         ),
-        None if answers.iter().all(|o| o.is_ok()) => finding(
-            id,
+        None if answers.iter().all(|o| o.is_ok()) => (
             Status::Failed,
             format!(
                 "{} failed sign-ins for an account that cannot exist were all answered at once",
                 answers.len()
             ),
         ),
-        None => finding(
-            id,
-            Status::NetworkLimited,
-            "some sign-in attempts got no answer",
-        ),
+        None => (Status::NetworkLimited, NO_SIGN_IN_ANSWER.into()),
     };
-    f.counts = false;
-    Some(f)
+    Some(Finding {
+        counts: false,
+        ..finding(id, status, detail)
+    })
 }
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
-    let mut findings = vec![demo_users(m), basic_auth(m)];
+    let mut findings = vec![
+        verdict(&DEMO_USERS_DISABLED, demo_users(m)),
+        verdict(&BASIC_AUTH_DISABLED, basic_auth(m)),
+    ];
     findings.extend(discovery(m));
     findings.extend(throttling(m));
     findings
