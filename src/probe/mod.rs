@@ -383,26 +383,26 @@ fn is_dns_name(host: &str) -> bool {
 }
 
 /// Every address the system resolver gives for the name, if it answers before `deadline`.
-pub fn resolve_all(host: &str, deadline: Instant) -> Result<Vec<std::net::IpAddr>, String> {
-    let mut out: Vec<std::net::IpAddr> = Vec::new();
+fn resolve_all(host: &str, deadline: Instant) -> Result<Vec<std::net::IpAddr>, String> {
     let found = crate::net::resolve::lookup_until(host, 0, deadline).map_err(|e| e.to_string())?;
-    for addr in found {
-        if !out.contains(&addr.ip()) {
-            out.push(addr.ip());
-        }
-    }
-    Ok(out)
+    Ok(distinct(found.into_iter().map(|a| a.ip())))
 }
 
 /// The distinct addresses pins give for `host`, in their order.
 pub fn pinned_addresses(pins: &Pins, host: &str) -> Result<Vec<std::net::IpAddr>, String> {
-    let mut out: Vec<std::net::IpAddr> = Vec::new();
-    for addr in pins.lookup(host, 0).map_err(|e| e.to_string())? {
-        if !out.contains(&addr.ip()) {
-            out.push(addr.ip());
+    let found = pins.lookup(host, 0).map_err(|e| e.to_string())?;
+    Ok(distinct(found.into_iter().map(|a| a.ip())))
+}
+
+/// Each item once, in the order first seen (addresses of several lookups, ports named twice).
+fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
         }
     }
-    Ok(out)
+    out
 }
 
 /// Reads a captured answer (`curl -i` output in `tests/fixtures/`) for unit tests of checks.
