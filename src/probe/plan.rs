@@ -274,31 +274,35 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
     probes
 }
 
+/// The members of the discovery document the checks read: the issuer, then the endpoints that
+/// must share its origin.
+const DISCOVERY_MEMBERS: [&str; 6] = [
+    "issuer",
+    "authorization_endpoint",
+    "token_endpoint",
+    "userinfo_endpoint",
+    "jwks_uri",
+    "end_session_endpoint",
+];
+
 /// What the checks read of the identity provider's discovery document: its issuer and
 /// endpoints, each a string or absent (any other JSON type reads as absent).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Discovery {
     pub issuer: Option<String>,
-    pub authorization_endpoint: Option<String>,
-    pub token_endpoint: Option<String>,
-    pub userinfo_endpoint: Option<String>,
-    pub jwks_uri: Option<String>,
-    pub end_session_endpoint: Option<String>,
+    /// In the order of `DISCOVERY_MEMBERS`.
+    endpoints: [Option<String>; 5],
 }
 
 impl Discovery {
     /// The endpoints that must share the issuer's origin, by member name.
-    pub fn endpoints(&self) -> [(&'static str, Option<&str>); 5] {
-        [
-            (
-                "authorization_endpoint",
-                self.authorization_endpoint.as_deref(),
-            ),
-            ("token_endpoint", self.token_endpoint.as_deref()),
-            ("userinfo_endpoint", self.userinfo_endpoint.as_deref()),
-            ("jwks_uri", self.jwks_uri.as_deref()),
-            ("end_session_endpoint", self.end_session_endpoint.as_deref()),
-        ]
+    pub fn endpoints(&self) -> impl Iterator<Item = (&'static str, Option<&str>)> {
+        let values = self.endpoints.iter().map(Option::as_deref);
+        DISCOVERY_MEMBERS[1..].iter().copied().zip(values)
+    }
+
+    fn authorization_endpoint(&self) -> Option<&str> {
+        self.endpoints[0].as_deref()
     }
 }
 
@@ -306,31 +310,10 @@ impl Discovery {
 /// one never becomes a tree. `None` when the body is not JSON; all members absent when it is
 /// JSON but not an object.
 pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
-    let [
-        issuer,
-        authorization_endpoint,
-        token_endpoint,
-        userinfo_endpoint,
-        jwks_uri,
-        end_session_endpoint,
-    ] = read_members::<capped::Text, 6>(
-        body,
-        [
-            "issuer",
-            "authorization_endpoint",
-            "token_endpoint",
-            "userinfo_endpoint",
-            "jwks_uri",
-            "end_session_endpoint",
-        ],
-    )?;
+    let [issuer, endpoints @ ..] = read_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
     Some(Discovery {
         issuer: issuer.0,
-        authorization_endpoint: authorization_endpoint.0,
-        token_endpoint: token_endpoint.0,
-        userinfo_endpoint: userinfo_endpoint.0,
-        jwks_uri: jwks_uri.0,
-        end_session_endpoint: end_session_endpoint.0,
+        endpoints: endpoints.map(|e| e.0),
     })
 }
 
@@ -378,9 +361,10 @@ pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
     if response.status != 200 {
         return false;
     }
-    parse_discovery(&response.body)
-        .and_then(|d| d.authorization_endpoint)
-        .is_some_and(|e| e.contains("/signin/v1/identifier/"))
+    parse_discovery(&response.body).is_some_and(|d| {
+        d.authorization_endpoint()
+            .is_some_and(|e| e.contains("/signin/v1/identifier/"))
+    })
 }
 
 /// Probes that depend on the discovery document's answer: the family's demo sign-ins (built-in
