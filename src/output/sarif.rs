@@ -24,7 +24,7 @@ use crate::checks::{self, CheckSpec};
 use crate::clock::Now;
 use crate::report::{Finding, Role, ScanResult, Status};
 use crate::severity::Severity;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -252,42 +252,33 @@ fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
 
 fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_id: &str) -> Value {
     let host = result.host.as_str();
-    let mut properties = Map::new();
-    properties.insert("host".into(), json!(host));
-    properties.insert("findingId".into(), json!(finding.id));
-    properties.insert("severity".into(), json!(finding.severity));
-    properties.insert("category".into(), json!(finding.category));
-    properties.insert("role".into(), json!(finding.role.as_str()));
-    properties.insert("remediation".into(), json!(finding.remediation));
-    properties.insert("system".into(), json!(finding.fixed_in));
+    // serde_json keeps members sorted by name, whatever the order they are added in.
+    let mut properties = json!({
+        "host": host,
+        "findingId": finding.id,
+        "severity": finding.severity,
+        "category": finding.category,
+        "role": finding.role.as_str(),
+        "remediation": finding.remediation,
+        "system": finding.fixed_in,
+        "counts": finding.counts,
+        "decisive": finding.decisive,
+        "tags": [finding.category, "security", finding.role.as_str()],
+        "security-severity": security_severity(finding.severity),
+    });
     if let Some(doc) = &finding.documentation {
-        properties.insert("documentation".into(), json!(doc));
+        properties["documentation"] = json!(doc);
     }
-    properties.insert("counts".into(), json!(finding.counts));
-    properties.insert("decisive".into(), json!(finding.decisive));
-    properties.insert(
-        "tags".into(),
-        json!([finding.category, "security", finding.role.as_str()]),
-    );
-    properties.insert(
-        "security-severity".into(),
-        json!(security_severity(finding.severity)),
-    );
     if let Some(advisory_id) = finding.id.strip_prefix("vulnerability:") {
         let advisory = result.vulnerabilities.iter().find(|v| v.id == advisory_id);
-        properties.insert(
-            "affectedVersions".into(),
-            json!(advisory.map(|v| v.affected.clone()).unwrap_or_default()),
-        );
-        properties.insert(
-            "fixedIn".into(),
-            json!(advisory.and_then(|v| v.fixed_in.clone())),
-        );
+        let affected = advisory.map(|v| v.affected.as_slice()).unwrap_or_default();
+        properties["affectedVersions"] = json!(affected);
+        properties["fixedIn"] = json!(advisory.and_then(|v| v.fixed_in.as_ref()));
         if let Some(v) = advisory {
-            properties.insert("advisoryId".into(), json!(v.id));
-            properties.insert("aliases".into(), json!(v.aliases));
+            properties["advisoryId"] = json!(v.id);
+            properties["aliases"] = json!(v.aliases);
             if let Some(url) = &v.url {
-                properties.insert("advisoryUrl".into(), json!(url));
+                properties["advisoryUrl"] = json!(url);
             }
         }
     }
