@@ -8,7 +8,7 @@
 use super::{Check, CheckSpec, Fix, Measure, REVERSE_PROXY, finding};
 use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
-use crate::probe::status::printable;
+use crate::probe::status::{body_size, printable};
 use crate::probe::{Measurements, Observation, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
@@ -140,18 +140,6 @@ fn baseline(m: &Measurements) -> Option<&Response> {
 /// different parts of their bodies, see `plan::KEEP_*`).
 pub fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
     baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
-}
-
-/// How long a body was: `1234 bytes`, or `more than 1 MiB` when reading stopped at the cap.
-fn body_size(r: &Response) -> String {
-    if r.truncated {
-        format!(
-            "more than {}",
-            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
-        )
-    } else {
-        format!("{} bytes", r.length())
-    }
 }
 
 /// Said of a catch-all answer whose body was longer than the read cap: only its first bytes

@@ -15,51 +15,49 @@ use crate::severity::Severity;
 /// it is the default HTTP port (a target with a port serves both schemes on it, if at all).
 pub const PLAIN_HTTP_PORT: u16 = 80;
 
-pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
-    id: "tlsDeprecatedProtocol",
+/// What the rows share: checks of the TLS listener at the reverse proxy; the protocol checks
+/// are high and fixed by a TLS 1.2 minimum.
+const PROTOCOL_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
+    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
+    fixed_in: REVERSE_PROXY,
+    fix: Fix::TlsMinimum,
+    ..CheckSpec::ROW
+};
+
+pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
+    id: "tlsDeprecatedProtocol",
     title: "TLS 1.0 and TLS 1.1 are refused",
     remediation: "Set the minimum protocol of the TLS listener to TLS 1.2 (nginx \
                   ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
                   Caddy and Traefik default to TLS 1.2) so no client can be held to the old \
                   protocols.",
-    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
-    fix: Fix::TlsMinimum,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsProtocol",
-    role: Role::Check,
-    severity: Severity::High,
-    category: "transport",
     title: "The negotiated protocol is TLS 1.2 or newer",
     remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
                   protocol.",
-    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],
-    fix: Fix::TlsMinimum,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
     id: "httpsEnforced",
     role: Role::Hardening,
     severity: Severity::Medium,
-    category: "transport",
     title: "Plain HTTP redirects to HTTPS",
     remediation: "Answer every plain-HTTP request with a permanent redirect (301 or 308) to \
                   the same path over https://, or close port 80.",
     documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
     fix: Fix::HttpsRedirect,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&TLS_DEPRECATED_PROTOCOL, &TLS_PROTOCOL, &HTTPS_ENFORCED];

@@ -121,8 +121,7 @@ pub fn security_severity(severity: Severity) -> &'static str {
 /// SHA-256 (hex) of `<host>|<finding id>`: the same finding on the same host keeps its value
 /// from run to run.
 pub fn fingerprint(host: &str, finding_id: &str) -> String {
-    let digest = Sha256::digest(format!("{host}|{finding_id}").as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(format!("{host}|{finding_id}").as_bytes()))
 }
 
 /// The host's base URL: the scanned URL, or `https://<host>/` when the scan never got one.

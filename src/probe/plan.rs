@@ -186,8 +186,7 @@ pub fn baseline_path() -> String {
     use sha2::Digest;
     let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
     let digest = sha2::Sha256::digest(seed.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("/cos-baseline-{hex}")
+    format!("/cos-baseline-{}", crate::text::hex(&digest[..8]))
 }
 
 /// Probes that need nothing but the transport, in the order they are sent.

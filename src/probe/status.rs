@@ -6,7 +6,7 @@
 
 use super::ProbeFailure;
 use crate::capped::{self, Reader, Shallow};
-use crate::net::http::Client;
+use crate::net::http::{Client, Response};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 use std::cell::Cell;
@@ -142,14 +142,7 @@ pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
         }
     }
     if !response.is_whole() {
-        let size = if response.truncated {
-            format!(
-                "more than {}",
-                size_text(crate::net::http::MAX_BODY_BYTES as u64)
-            )
-        } else {
-            format!("{} bytes", response.length())
-        };
+        let size = body_size(&response);
         return Err(ProbeFailure::Definite(format!(
             "{where_} sent {size}; a status document is a few hundred bytes"
         )));
@@ -252,6 +245,16 @@ pub fn capabilities_version(document: &Value) -> Option<String> {
         .and_then(Value::as_str)
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// How long a body was: `1234 bytes`, or `more than 1 MiB` when reading stopped at the cap.
+pub fn body_size(r: &Response) -> String {
+    if r.truncated {
+        let cap = crate::net::http::MAX_BODY_BYTES as u64;
+        format!("more than {}", size_text(cap))
+    } else {
+        format!("{} bytes", r.length())
+    }
 }
 
 /// A size in our messages: `1 MiB`, `64 KiB`, `300 bytes`.
