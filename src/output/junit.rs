@@ -373,48 +373,41 @@ fn write_case(w: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
             ("time", "0".into()),
         ],
     );
-    match &case.outcome {
-        Outcome::Passed { output: None } => w.write_event(Event::Empty(tag))?,
+    // The one element inside the case: its name, attributes and text (none: empty).
+    let (element, attributes, text) = match &case.outcome {
+        Outcome::Passed { output: None } => {
+            w.write_event(Event::Empty(tag))?;
+            return Ok(());
+        }
         Outcome::Passed {
             output: Some(output),
-        } => {
-            w.write_event(Event::Start(tag))?;
-            text_element(w, "system-out", &[], output)?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
-        Outcome::Skipped { message } => {
-            w.write_event(Event::Start(tag))?;
-            w.write_event(Event::Empty(start(
-                "skipped",
-                &[("message", message.clone())],
-            )))?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
+        } => ("system-out", Vec::new(), Some(output)),
+        Outcome::Skipped { message } => ("skipped", vec![("message", message.clone())], None),
         Outcome::Failure {
             message,
             kind,
             text,
-        }
-        | Outcome::Error {
+        } => (
+            "failure",
+            vec![("message", message.clone()), ("type", kind.clone())],
+            Some(text),
+        ),
+        Outcome::Error {
             message,
             kind,
             text,
-        } => {
-            let element = if matches!(case.outcome, Outcome::Failure { .. }) {
-                "failure"
-            } else {
-                "error"
-            };
-            w.write_event(Event::Start(tag))?;
-            text_element(
-                w,
-                element,
-                &[("message", message.clone()), ("type", kind.clone())],
-                text,
-            )?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
+        } => (
+            "error",
+            vec![("message", message.clone()), ("type", kind.clone())],
+            Some(text),
+        ),
+    };
+    w.write_event(Event::Start(tag))?;
+    match text {
+        Some(text) => text_element(w, element, &attributes, text)?,
+        None => w.write_event(Event::Empty(start(element, &attributes)))?,
     }
+    w.write_event(Event::End(BytesEnd::new("testcase")))?;
     Ok(())
 }
 

@@ -195,7 +195,8 @@ impl Rules {
     }
 }
 
-fn rule_descriptor(spec: &CheckSpec) -> Value {
+/// The rule of a registry row.
+fn rule_descriptor(spec: &'static CheckSpec) -> Value {
     let members = match spec.family {
         Some(root) => format!(" Applies to every `{root}:<member>` finding."),
         None => String::new(),
@@ -207,43 +208,36 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
         spec.severity,
         spec.fixed_in
     );
-    json!({
-        "id": spec.id,
-        "name": pascal_case(spec.id),
-        "shortDescription": { "text": spec.title },
-        "fullDescription": { "text": full },
-        "help": { "text": spec.remediation },
-        "helpUri": spec.documentation,
-        "defaultConfiguration": { "level": level(spec.severity) },
-        "properties": {
-            "tags": [spec.category, "security"],
-            "security-severity": security_severity(spec.severity),
-            "precision": "high",
-            "role": spec.role.as_str(),
-            "fixedIn": spec.fixed_in,
-        },
-    })
+    // A finding of the row carries the row's help, link, severity, category and role.
+    let like = checks::finding(spec, Status::Failed, "");
+    descriptor(spec.id, spec.title, full, &like)
 }
 
+/// The rule of a finding whose id the registry does not know, from what the finding says.
 fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
+    let role = finding.role.as_str();
+    let full = format!("{id} ({role} of severity {}).", finding.severity);
+    descriptor(id, id, full, finding)
+}
+
+/// A rule: `short` and `full` describe it, `like` (a finding of the rule) gives the rest.
+fn descriptor(id: &str, short: &str, full: String, like: &Finding) -> Value {
     let mut rule = json!({
         "id": id,
         "name": pascal_case(id),
-        "shortDescription": { "text": id },
-        "fullDescription": {
-            "text": format!("{id} ({} of severity {}).", finding.role.as_str(), finding.severity),
-        },
-        "help": { "text": finding.remediation },
-        "defaultConfiguration": { "level": level(finding.severity) },
+        "shortDescription": { "text": short },
+        "fullDescription": { "text": full },
+        "help": { "text": like.remediation },
+        "defaultConfiguration": { "level": level(like.severity) },
         "properties": {
-            "tags": [finding.category, "security"],
-            "security-severity": security_severity(finding.severity),
+            "tags": [like.category, "security"],
+            "security-severity": security_severity(like.severity),
             "precision": "high",
-            "role": finding.role.as_str(),
-            "fixedIn": finding.fixed_in,
+            "role": like.role.as_str(),
+            "fixedIn": like.fixed_in,
         },
     });
-    if let Some(doc) = &finding.documentation {
+    if let Some(doc) = &like.documentation {
         rule["helpUri"] = json!(doc);
     }
     rule
