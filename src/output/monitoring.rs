@@ -110,8 +110,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             lines.push(format!("Missing hardening: {}", missing.join(", ")));
         }
     }
-    let checks_ran = result.findings.iter().any(|f| f.role == Role::Check);
-    if checks_ran {
+    if result.findings.iter().any(|f| f.role == Role::Check) {
         let mut failed: Vec<&crate::report::Finding> = result
             .findings
             .iter()
@@ -119,25 +118,17 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             .collect();
         // Most severe first: the line is read from the left.
         failed.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.id.cmp(&b.id)));
-        let failed: Vec<String> = failed
-            .into_iter()
-            .map(|f| {
-                if f.counts {
-                    f.id.clone()
-                } else {
-                    format!("{} (not rated)", f.id)
-                }
+        let names: Vec<String> = failed
+            .iter()
+            .map(|f| match f.counts {
+                true => f.id.clone(),
+                false => format!("{} (not rated)", f.id),
             })
             .collect();
-        if failed.is_empty() {
-            lines.push("Additional checks: all passed".to_string());
-        } else {
-            lines.push(format!(
-                "Additional checks failed ({}): {}",
-                failed.len(),
-                failed.join(", ")
-            ));
-        }
+        lines.push(match names.len() {
+            0 => "Additional checks: all passed".to_string(),
+            n => format!("Additional checks failed ({n}): {}", names.join(", ")),
+        });
     }
     if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {
         lines.push(format!(
@@ -312,30 +303,26 @@ fn update_text(result: &ScanResult) -> String {
 pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut perf: Vec<String> = Vec::new();
-    if let [single] = results {
-        lines.extend(host_block(single));
-        if ctx.debug {
-            lines.push(debug_text(single).trim_end().to_string());
-        }
-        perf.push(perfdata::render(&perfdata::metrics(
-            single,
-            &ctx.thresholds,
-        )));
-    } else {
+    if results.len() != 1 {
         lines.push(format!(
             "Checked {} host(s): overall {} ({})",
             results.len(),
             super::overall_state(results).label(),
             super::state_counts(results)
         ));
-        for result in results {
-            lines.extend(host_block(result));
-            if ctx.debug {
-                lines.push(debug_text(result).trim_end().to_string());
-            }
+    }
+    for result in results {
+        lines.extend(host_block(result));
+        if ctx.debug {
+            lines.push(debug_text(result).trim_end().to_string());
+        }
+        let metrics = perfdata::metrics(result, &ctx.thresholds);
+        if let [_] = results {
+            perf.push(perfdata::render(&metrics));
+        } else {
             let host = perfdata::label_safe(&result.host);
             perf.extend(
-                perfdata::metrics(result, &ctx.thresholds)
+                metrics
                     .iter()
                     .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
             );
