@@ -36,50 +36,29 @@ pub const FOREIGN_ORIGIN: &str = "https://cos-probe.invalid";
 /// Sent with TRACE so an echo can be told from a catch-all page.
 pub const TRACE_MARKER_HEADER: &str = "X-Cos-Trace-Probe";
 
+/// The anonymous API calls as (key, method, path, finding id): `($method, $path)`, or with a
+/// query sent but not part of the key and id. The key is `auth:<method> <path>` and the
+/// finding `authentication:<path>`, derived so they cannot disagree.
+macro_rules! anonymous_calls {
+    ($(($method:literal, $path:literal $(, $query:literal)?)),* $(,)?) => {
+        &[$((
+            concat!("auth:", $method, " ", $path),
+            $method,
+            concat!($path $(, $query)?),
+            concat!("authentication:", $path),
+        )),*]
+    };
+}
+
 /// Endpoints that must refuse anonymous callers: (key, method, path, finding id).
-pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = &[
-    (
-        "auth:GET /remote.php/dav/files/",
-        "GET",
-        "/remote.php/dav/files/",
-        "authentication:/remote.php/dav/files/",
-    ),
-    (
-        "auth:PROPFIND /remote.php/dav/files/",
-        "PROPFIND",
-        "/remote.php/dav/files/",
-        "authentication:/remote.php/dav/files/",
-    ),
-    (
-        "auth:GET /remote.php/webdav/",
-        "GET",
-        "/remote.php/webdav/",
-        "authentication:/remote.php/webdav/",
-    ),
-    (
-        "auth:GET /graph/v1.0/users",
-        "GET",
-        "/graph/v1.0/users",
-        "authentication:/graph/v1.0/users",
-    ),
-    (
-        "auth:GET /graph/v1.0/me",
-        "GET",
-        "/graph/v1.0/me",
-        "authentication:/graph/v1.0/me",
-    ),
-    (
-        "auth:GET /ocs/v1.php/cloud/users",
-        "GET",
-        "/ocs/v1.php/cloud/users?format=json",
-        "authentication:/ocs/v1.php/cloud/users",
-    ),
-    (
-        "auth:GET /ocs/v1.php/cloud/user",
-        "GET",
-        "/ocs/v1.php/cloud/user?format=json",
-        "authentication:/ocs/v1.php/cloud/user",
-    ),
+pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = anonymous_calls![
+    ("GET", "/remote.php/dav/files/"),
+    ("PROPFIND", "/remote.php/dav/files/"),
+    ("GET", "/remote.php/webdav/"),
+    ("GET", "/graph/v1.0/users"),
+    ("GET", "/graph/v1.0/me"),
+    ("GET", "/ocs/v1.php/cloud/users", "?format=json"),
+    ("GET", "/ocs/v1.php/cloud/user", "?format=json"),
 ];
 
 /// Files of any deployment that must never be served, besides the families' own
@@ -246,30 +225,16 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         }
         probes.push(probe);
     }
-    for path in exposed_files() {
-        probes.push(HttpProbe::new(
-            &format!("{EXPOSED}{path}"),
-            "GET",
-            path,
-            KEEP_EXPOSED_FILE,
-        ));
-    }
-    for path in LISTING_CANDIDATES {
-        probes.push(HttpProbe::new(
-            &format!("{LISTING}{path}"),
-            "GET",
-            path,
-            KEEP_LISTING,
-        ));
-    }
-    for path in PUBLIC_DEBUG_PATHS {
-        probes.push(HttpProbe::new(
-            &format!("{PUBLIC_DEBUG}{path}"),
-            "GET",
-            path,
-            debug_path_keep(path),
-        ));
-    }
+    // One GET per path, keyed `<prefix><path>`.
+    let per_path = |prefix: &str, paths: &[&str], keep: fn(&str) -> Keep| {
+        paths
+            .iter()
+            .map(|path| HttpProbe::new(&format!("{prefix}{path}"), "GET", path, keep(path)))
+            .collect::<Vec<_>>()
+    };
+    probes.extend(per_path(EXPOSED, &exposed_files(), |_| KEEP_EXPOSED_FILE));
+    probes.extend(per_path(LISTING, LISTING_CANDIDATES, |_| KEEP_LISTING));
+    probes.extend(per_path(PUBLIC_DEBUG, PUBLIC_DEBUG_PATHS, debug_path_keep));
     probes
 }
 
