@@ -214,39 +214,6 @@ pub fn spec(id: &str) -> Option<&'static CheckSpec> {
     })
 }
 
-/// The check inventory as Markdown (`docs/checks.md`), generated so it cannot drift.
-pub fn inventory_markdown() -> String {
-    let mut out = String::from(
-        "# Check inventory\n\n\
-         Generated from the check registry (`src/checks/`); regenerate with `make man`.\n\n\
-         Role: `check` failures cap the rating by severity (critical 2, high 3, medium 4, low 5); \
-         `hardening` measures are evaluated with `--check-hardening` and never cap the rating; \
-         `version` findings set the starting rating. Ids with a family root (`exposed`, \
-         `authentication`, `debugEndpoint`, `debugPort`, `versionDisclosure`, `vulnerability`) \
-         stand for every member (`exposed:/.env`); a member may carry a different severity than \
-         its root, as the table notes.\n\n\
-         | Id | Role | Severity | Category | Fixed in | Verifiable | What it checks | Remediation |\n\
-         |---|---|---|---|---|---|---|---|\n",
-    );
-    for c in registry() {
-        let id = match c.family {
-            Some(root) if root == c.id => format!("`{}:...`", c.id),
-            _ => format!("`{}`", c.id),
-        };
-        let role = c.role.as_str();
-        out.push_str(&format!(
-            "| {id} | {role} | {} | {} | {} | {} | {} | {} |\n",
-            c.severity,
-            c.category,
-            c.fixed_in,
-            if c.verifiable() { "yes" } else { "no" },
-            c.title,
-            c.remediation.replace('|', "\\|")
-        ));
-    }
-    out
-}
-
 /// What the pure checks need besides the measurements.
 #[derive(Clone, Debug)]
 pub struct Context {
