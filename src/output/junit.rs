@@ -94,12 +94,10 @@ struct Counts {
 }
 
 impl Counts {
-    fn of(cases: &[Case]) -> Counts {
-        let mut c = Counts {
-            tests: cases.len(),
-            ..Counts::default()
-        };
+    fn of<'a>(cases: impl IntoIterator<Item = &'a Case>) -> Counts {
+        let mut c = Counts::default();
         for case in cases {
+            c.tests += 1;
             match case.outcome {
                 Outcome::Passed { .. } => {}
                 Outcome::Failure { .. } => c.failures += 1,
@@ -108,13 +106,6 @@ impl Counts {
             }
         }
         c
-    }
-
-    fn add(&mut self, other: &Counts) {
-        self.tests += other.tests;
-        self.failures += other.failures;
-        self.skipped += other.skipped;
-        self.errors += other.errors;
     }
 }
 
@@ -305,15 +296,12 @@ fn seconds(value: f64) -> String {
 }
 
 fn write(suites: &[Suite]) -> io::Result<Vec<u8>> {
-    let mut total = Counts::default();
-    let mut total_seconds = 0.0;
-    let counted: Vec<Counts> = suites.iter().map(|s| Counts::of(&s.cases)).collect();
-    for (suite, counts) in suites.iter().zip(&counted) {
-        total.add(counts);
-        if suite.seconds.is_finite() && suite.seconds > 0.0 {
-            total_seconds += suite.seconds;
-        }
-    }
+    let total = Counts::of(suites.iter().flat_map(|s| &s.cases));
+    let total_seconds: f64 = suites
+        .iter()
+        .map(|s| s.seconds)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .sum();
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     w.write_event(Event::Start(start(
@@ -328,8 +316,8 @@ fn write(suites: &[Suite]) -> io::Result<Vec<u8>> {
             ("time", seconds(total_seconds)),
         ],
     )))?;
-    for (id, (suite, counts)) in suites.iter().zip(&counted).enumerate() {
-        write_suite(&mut w, id, suite, counts)?;
+    for (id, suite) in suites.iter().enumerate() {
+        write_suite(&mut w, id, suite, &Counts::of(&suite.cases))?;
     }
     w.write_event(Event::End(BytesEnd::new("testsuites")))?;
     Ok(w.into_inner())
