@@ -130,11 +130,6 @@ pub static ROWS: &[&CheckSpec] = &[
     &VERSION_DISCLOSURE,
 ];
 
-/// The catch-all answer a random path got.
-fn baseline(m: &Measurements) -> Option<&Response> {
-    m.answer(plan::BASELINE)
-}
-
 /// The answer is the page every unknown path gets, not the thing asked for: the same status
 /// and the same body, compared by length and digest over the same bytes read (the probes keep
 /// different parts of their bodies, see `plan::KEEP_*`).
@@ -221,7 +216,7 @@ fn network_limited(id: impl Check, error: &crate::net::http::FetchError) -> Find
 }
 
 fn exposed_files(m: &Measurements) -> Vec<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     plan::exposed_files()
         .into_iter()
         .filter_map(|path| {
@@ -251,7 +246,7 @@ fn exposed_files(m: &Measurements) -> Vec<Finding> {
 }
 
 fn directory_listing(m: &Measurements) -> Option<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     let mut listed = Vec::new();
     let mut answered = false;
     for path in plan::LISTING_CANDIDATES {
@@ -301,7 +296,7 @@ fn refused(answer: &Response, base: Option<&Response>) -> Option<bool> {
 }
 
 fn authentication(m: &Measurements) -> Vec<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     let mut ids: Vec<&str> = plan::AUTHENTICATION
         .iter()
         .map(|(_, _, _, id)| *id)
@@ -334,11 +329,17 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
             let path = id.trim_start_matches("authentication:");
             let member = AUTHENTICATION.member(path);
             let mut f = if !served.is_empty() {
-                let detail = format!("{path}: {}", served.join("; "));
-                finding(&member, Status::Failed, detail)
+                finding(
+                    &member,
+                    Status::Failed,
+                    format!("{path}: {}", served.join("; ")),
+                )
             } else if decided == answers.len() {
-                let detail = format!("{path} refuses anonymous callers");
-                finding(&member, Status::Passed, detail)
+                finding(
+                    &member,
+                    Status::Passed,
+                    format!("{path} refuses anonymous callers"),
+                )
             } else if let Some((_, Err(e))) = answers.iter().find(|(_, o)| o.is_err()) {
                 network_limited(&member, e)
             } else {

@@ -10,25 +10,29 @@ use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
+/// What every row of this module shares: a check of how the instance signs people in.
+const SIGN_IN_ROW: CheckSpec = CheckSpec {
+    role: Role::Check,
+    category: "authentication",
+    ..CheckSpec::ROW
+};
+
 pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
     id: "loginThrottling",
     role: Role::Observation,
     severity: Severity::Low,
-    category: "authentication",
     title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
     remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
                   /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
     documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
     fixed_in: super::REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
     id: "demoUsersDisabled",
-    role: Role::Check,
     severity: Severity::Critical,
-    category: "authentication",
     title: "Published demo accounts cannot sign in",
     remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
                   IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
@@ -43,14 +47,12 @@ pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
          IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
          accounts already created.",
     )],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
     id: "basicAuthDisabled",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "authentication",
     title: "Passwords are not accepted over basic auth",
     remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
                   on every request and bypasses the identity provider's protections. App \
@@ -64,14 +66,12 @@ pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
         Measure::Probes(plan::BASIC),
     ],
     fix: Fix::BasicAuthOff,
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
     id: "identityProviderConsistent",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "authentication",
     title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
     remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
                   address of the instance so every endpoint in the discovery document uses it.",
@@ -84,7 +84,7 @@ pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
         "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
          of the instance so every endpoint in the discovery document uses it.",
     )],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[

@@ -197,16 +197,9 @@ fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
     format!("Baseline: {}", parts.join("; "))
 }
 
+/// The release line's standing, and the note on its track when there is one.
 fn lifecycle_line(result: &ScanResult) -> Option<String> {
     let l = result.lifecycle.as_ref()?;
-    let line = lifecycle_state(result, l)?;
-    Some(match &l.track_note {
-        Some(note) => format!("{line} ({note})"),
-        None => line,
-    })
-}
-
-fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<String> {
     let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
     let version = result
         .product
@@ -218,7 +211,7 @@ fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<
         (Some(v), None) => v.clone(),
         _ => "a supported release".to_string(),
     };
-    Some(match l.state {
+    let line = match l.state {
         LineState::EndOfLife => format!(
             "Release lifecycle: {} ({track}) is end of life since {}; upgrade to {target}",
             l.line,
@@ -257,6 +250,10 @@ fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<
                 l.line
             ),
         },
+    };
+    Some(match &l.track_note {
+        Some(note) => format!("{line} ({note})"),
+        None => line,
     })
 }
 

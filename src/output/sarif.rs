@@ -54,7 +54,7 @@ pub fn document(results: &[ScanResult], now: Now) -> Value {
     for result in results {
         for finding in result.findings.iter().filter(|f| reported(f)) {
             let index = rules.index_of(finding);
-            sarif_results.push(sarif_result(result, finding, index, rules.id(index)));
+            sarif_results.push(sarif_result(result, finding, index, &rules.ids[index]));
         }
     }
     let notifications: Vec<Value> = results
@@ -188,10 +188,6 @@ impl Rules {
         self.descriptors.push(adhoc_descriptor(&id, finding));
         self.ids.push(id);
         self.ids.len() - 1
-    }
-
-    fn id(&self, index: usize) -> &str {
-        &self.ids[index]
     }
 }
 
