@@ -134,27 +134,21 @@ fn suite(result: &ScanResult) -> Suite {
 }
 
 fn properties(result: &ScanResult) -> Vec<(&'static str, String)> {
-    let mut p = vec![("host", result.host.clone())];
-    if let Some(url) = &result.url {
-        p.push(("url", url.clone()));
-    }
-    p.push(("state", result.state.label().to_string()));
-    p.push((
-        "rating",
-        result
-            .rating
-            .map(|r| r.to_string())
-            .unwrap_or_else(|| "U".into()),
-    ));
-    p.push(("grade", result.grade.to_string()));
-    if let Some(product) = &result.product {
-        p.push(("product", product.name.clone()));
-        p.push(("productVersion", product.version.clone()));
-        if let Some(edition) = &product.edition {
-            p.push(("edition", edition.clone()));
-        }
-    }
-    p
+    let product = result.product.as_ref();
+    let rating = result.rating.map(|r| r.to_string());
+    [
+        ("host", Some(result.host.clone())),
+        ("url", result.url.clone()),
+        ("state", Some(result.state.label().to_string())),
+        ("rating", Some(rating.unwrap_or_else(|| "U".into()))),
+        ("grade", Some(result.grade.to_string())),
+        ("product", product.map(|p| p.name.clone())),
+        ("productVersion", product.map(|p| p.version.clone())),
+        ("edition", product.and_then(|p| p.edition.clone())),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, value?)))
+    .collect()
 }
 
 fn finding_case(host: &str, f: &Finding) -> Case {
