@@ -195,9 +195,9 @@ fn open_port(port: &DebugPort, id: &MemberId) -> Vec<Finding> {
 
 /// What marks an answer set as an OpenCloud (or oCIS) debug listener; empty when nothing does.
 fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
-    let mut evidence = Vec::new();
-    for (path, r) in answered {
-        let probe = match *path {
+    let mut evidence: Vec<String> = answered
+        .iter()
+        .filter_map(|(path, r)| match *path {
             "/healthz" | "/readyz" if r.status == 200 && r.is_whole() && is_ok_body(&r.body) => {
                 Some(format!("{path} 200 OK"))
             }
@@ -205,9 +205,8 @@ fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
             "/config" if config_dump(r).is_some() => Some("/config JSON configuration".into()),
             "/debug/pprof/" if is_pprof_index(r) => Some("/debug/pprof/ index".to_string()),
             _ => None,
-        };
-        evidence.extend(probe);
-    }
+        })
+        .collect();
     // The web service's own port also sends `X-Web-Version`, on its HTML pages: the header
     // counts only on a plain (non-HTML) answer, as every debug handler gives.
     if let Some((path, r)) = answered
@@ -670,14 +669,9 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
 // ---------------------------------------------------------------------------------------------
 // Text helpers
 
-/// `3s`, `0.5s`.
+/// `3s`, `0.5s` (a whole number of seconds prints without a fraction).
 fn seconds(d: std::time::Duration) -> String {
-    let millis = d.as_millis();
-    if millis % 1000 == 0 {
-        format!("{}s", millis / 1000)
-    } else {
-        format!("{}s", millis as f64 / 1000.0)
-    }
+    format!("{}s", d.as_millis() as f64 / 1000.0)
 }
 
 fn error_text(e: &DebugAnswer) -> String {

@@ -414,24 +414,18 @@ fn cors(m: &Measurements) -> Option<Finding> {
         if !reflected {
             continue;
         }
+        let allowed = printable(allowed);
         let (severity, what) = if credentials {
-            (
-                Severity::Critical,
-                format!(
-                    "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: \
-                     {}, Access-Control-Allow-Credentials: true): any site can act as the \
-                     signed-in user",
-                    printable(allowed)
-                ),
-            )
+            let what = format!(
+                "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: \
+                 {allowed}, Access-Control-Allow-Credentials: true): any site can act as the \
+                 signed-in user"
+            );
+            (Severity::Critical, what)
         } else {
-            (
-                Severity::Medium,
-                format!(
-                    "a foreign origin is reflected (Access-Control-Allow-Origin: {})",
-                    printable(allowed)
-                ),
-            )
+            let what =
+                format!("a foreign origin is reflected (Access-Control-Allow-Origin: {allowed})");
+            (Severity::Medium, what)
         };
         if worst.as_ref().is_none_or(|(s, _)| severity > *s) {
             worst = Some((severity, what));

@@ -165,15 +165,10 @@ struct Rules {
 
 impl Rules {
     fn registry() -> Rules {
-        let mut rules = Rules {
-            ids: Vec::new(),
-            descriptors: Vec::new(),
-        };
-        for spec in checks::registry() {
-            rules.ids.push(spec.id.to_string());
-            rules.descriptors.push(rule_descriptor(spec));
+        Rules {
+            ids: checks::registry().map(|s| s.id.to_string()).collect(),
+            descriptors: checks::registry().map(rule_descriptor).collect(),
         }
-        rules
     }
 
     /// The index of the rule of a finding: its registry row (the family root for
