@@ -144,7 +144,7 @@ fn compared_part(r: &Response) -> String {
         format!(
             " (both bodies {}; their first {} are the same)",
             body_size(r),
-            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
+            crate::files::size_text(crate::net::http::MAX_BODY_BYTES as u64)
         )
     } else {
         String::new()

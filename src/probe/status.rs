@@ -242,18 +242,9 @@ pub fn capabilities_version(document: &Value) -> Option<String> {
 pub fn body_size(r: &Response) -> String {
     if r.truncated {
         let cap = crate::net::http::MAX_BODY_BYTES as u64;
-        format!("more than {}", size_text(cap))
+        format!("more than {}", crate::files::size_text(cap))
     } else {
         format!("{} bytes", r.length())
-    }
-}
-
-/// A size in our messages: `1 MiB`, `64 KiB`, `300 bytes`.
-pub fn size_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1024 * 1024 && b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
-        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
-        b => format!("{b} bytes"),
     }
 }
 
