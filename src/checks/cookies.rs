@@ -6,7 +6,7 @@
 //! prefix rules, which browsers enforce on deletions too. No cookie seen, no finding.
 
 use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, finding};
-use crate::net::http::{Response, Scheme};
+use crate::net::http::Scheme;
 use crate::probe::Measurements;
 use crate::probe::status::printable;
 use crate::report::{Finding, Role, Status};
@@ -296,25 +296,20 @@ struct Seen {
 
 /// Every `Set-Cookie` in the answers the scan received.
 fn observed(m: &Measurements) -> Vec<Seen> {
-    let answers = m
-        .root
-        .iter()
-        .chain(m.http.values().filter_map(|o| o.as_ref().ok()));
     let mut seen = Vec::new();
-    for response in answers {
-        collect(response, &mut seen);
-    }
-    seen
-}
-
-fn collect(response: &Response, seen: &mut Vec<Seen>) {
-    let reference = response.header("date").and_then(parse_cookie_date);
-    for value in response.header_values("set-cookie") {
-        if let Some(cookie) = SetCookie::parse(value) {
+    for response in m.every_answer() {
+        // A deletion is judged by the answer's own clock.
+        let reference = response.header("date").and_then(parse_cookie_date);
+        for cookie in response
+            .header_values("set-cookie")
+            .into_iter()
+            .filter_map(SetCookie::parse)
+        {
             let deletion = cookie.is_deletion(reference);
             seen.push(Seen { cookie, deletion });
         }
     }
+    seen
 }
 
 /// A bounded, printable list of cookie names for a detail sentence.

@@ -462,11 +462,7 @@ pub fn discloses_version(value: &str) -> bool {
 fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     // header name (as first seen) -> an example value
     let mut seen: Vec<(String, String)> = Vec::new();
-    let answers = m
-        .root
-        .iter()
-        .chain(m.http.values().filter_map(|o| o.as_ref().ok()));
-    for r in answers {
+    for r in m.every_answer() {
         for (name, value) in &r.headers {
             let lower = name.to_ascii_lowercase();
             let relevant = lower == "server"

@@ -109,6 +109,13 @@ impl Measurements {
         self.status.family()
     }
 
+    /// Every HTTP answer the scan got: the start page's and every probe's (`Measure::EveryAnswer`
+    /// reads cookies and version headers from them all).
+    pub fn every_answer(&self) -> impl Iterator<Item = &Response> {
+        let answers = self.http.values().filter_map(|o| o.as_ref().ok());
+        self.root.iter().chain(answers)
+    }
+
     /// The answer of a probe that ran and got one.
     pub fn answer(&self, key: &str) -> Option<&Response> {
         self.http.get(key).and_then(|o| o.as_ref().ok())

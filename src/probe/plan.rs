@@ -344,6 +344,7 @@ pub fn dependent(
     }
     let mut probes = demo_sign_ins(endpoint, family);
     let DemoAccount { user, password, .. } = family.describe().demo_accounts[0];
+    let credentials = crate::text::base64(format!("{user}:{password}").as_bytes());
     probes.push(
         HttpProbe::new(
             &format!("{BASIC}{user}"),
@@ -351,7 +352,7 @@ pub fn dependent(
             "/graph/v1.0/me",
             KEEP_SIGN_IN,
         )
-        .header("Authorization", &basic_credentials(user, password)),
+        .header("Authorization", &format!("Basic {credentials}")),
     );
     probes
 }
@@ -442,13 +443,6 @@ pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
             )
         })
         .collect()
-}
-
-fn basic_credentials(user: &str, password: &str) -> String {
-    format!(
-        "Basic {}",
-        crate::text::base64(format!("{user}:{password}").as_bytes())
-    )
 }
 
 impl Endpoint {
