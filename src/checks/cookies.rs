@@ -441,7 +441,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::net::HttpsObservation;
-    use crate::net::http::Endpoint;
+    use crate::net::http::{Endpoint, Response};
     use crate::net::tls::{Handshake, TrustedBy};
 
     /// The real answer of OpenCloud 4.0.0 to a demo sign-in (headers only).
