@@ -14,7 +14,7 @@ use crate::net::dns::{
 use crate::net::http::Scheme;
 use crate::net::tls::TrustedBy;
 use crate::probe::status::printable;
-use crate::probe::{self, DnsObservation, Measurements};
+use crate::probe::{self, DnsObservation, Measurements, distinct};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -240,13 +240,7 @@ fn dnssec(dns: &DnsObservation) -> Verdict {
 
 /// `2 DNSKEY (ECDSAP256SHA256, key tags 31663, 4711)`: the keys and their algorithms.
 fn key_list(zone: &DnssecZone) -> String {
-    let mut algorithms: Vec<String> = Vec::new();
-    for key in &zone.dnskeys {
-        let name = algorithm_name(key.algorithm);
-        if !algorithms.contains(&name) {
-            algorithms.push(name);
-        }
-    }
+    let algorithms = distinct(zone.dnskeys.iter().map(|k| algorithm_name(k.algorithm)));
     format!(
         "{} DNSKEY ({}, {})",
         zone.dnskeys.len(),
@@ -257,17 +251,13 @@ fn key_list(zone: &DnssecZone) -> String {
 
 /// `key tag 31663` or `key tags 31663, 4711`, at most [`LISTED`] of them.
 fn tags(tags: impl Iterator<Item = u16>) -> String {
-    let mut seen = std::collections::HashSet::new();
-    let distinct: Vec<String> = tags
-        .filter(|t| seen.insert(*t))
-        .map(|t| t.to_string())
-        .collect();
-    let noun = if distinct.len() == 1 {
+    let tags: Vec<String> = distinct(tags).iter().map(u16::to_string).collect();
+    let noun = if tags.len() == 1 {
         "key tag"
     } else {
         "key tags"
     };
-    format!("{noun} {}", listed(distinct.iter().map(String::as_str)))
+    format!("{noun} {}", listed(tags.iter().map(String::as_str)))
 }
 
 /// Whether some DS names a key of the zone (key tag and algorithm), as a validating resolver
@@ -284,19 +274,15 @@ fn ds_matches_a_key(zone: &DnssecZone) -> bool {
 /// The CA domains of the `issue` (or `issuewild`) properties, once each, in order. A value
 /// without a domain (`;`) forbids issuance and reads as "no CA".
 fn issuers(records: &[CaaRecord], tag: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for record in records.iter().filter(|r| r.tag == tag) {
+    let domains = records.iter().filter(|r| r.tag == tag).map(|record| {
         let domain = record.value.split(';').next().unwrap_or("").trim();
-        let domain = if domain.is_empty() {
+        if domain.is_empty() {
             "no CA".to_string()
         } else {
             printable(domain)
-        };
-        if !out.contains(&domain) {
-            out.push(domain);
         }
-    }
-    out
+    });
+    distinct(domains)
 }
 
 /// Comma-separated, at most [`LISTED`] items and a count of the rest, each printable.

@@ -139,21 +139,13 @@ pub fn base_url(result: &ScanResult) -> String {
 /// `Strict-Transport-Security` -> `StrictTransportSecurity`, `httpsAvailable` ->
 /// `HttpsAvailable`: the rule's `name`, an identifier without separators.
 fn pascal_case(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    let mut upper = true;
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() {
-            if upper {
-                out.push(c.to_ascii_uppercase());
-            } else {
-                out.push(c);
-            }
-            upper = false;
-        } else {
-            upper = true;
-        }
-    }
-    out
+    id.split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(|word| {
+            let mut chars = word.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars)
+        })
+        .collect()
 }
 
 /// The rules of the run: every registry row, plus (defensively) a rule made from a finding

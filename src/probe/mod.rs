@@ -401,8 +401,9 @@ pub fn pinned_addresses(pins: &Pins, host: &str) -> Result<Vec<std::net::IpAddr>
     Ok(distinct(found.into_iter().map(|a| a.ip())))
 }
 
-/// Each item once, in the order first seen (addresses of several lookups, ports named twice).
-fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+/// Each item once, in the order first seen (addresses of several lookups, ports named twice,
+/// the keys and CAs of a DNS zone).
+pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();
     for item in items {
         if !out.contains(&item) {
