@@ -270,11 +270,7 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
                 // Code scanning wants a region; the whole "file" is the host.
                 "region": { "startLine": 1 },
             },
-            "logicalLocations": [{
-                "name": host,
-                "fullyQualifiedName": host,
-                "kind": "resource",
-            }],
+            "logicalLocations": host_location(host),
         }],
         "partialFingerprints": {
             "primaryLocationLineHash": fingerprint(host, &finding.id),
@@ -298,14 +294,15 @@ fn notification(result: &ScanResult, error: &str, attempts: u32) -> Value {
         "descriptor": { "id": "scanFailed" },
         "locations": [{
             "physicalLocation": { "artifactLocation": { "uri": base_url(result) } },
-            "logicalLocations": [{
-                "name": result.host,
-                "fullyQualifiedName": result.host,
-                "kind": "resource",
-            }],
+            "logicalLocations": host_location(&result.host),
         }],
         "properties": { "host": result.host, "attempts": attempts },
     })
+}
+
+/// The host as a logical location: a resource named after it.
+fn host_location(host: &str) -> Value {
+    json!([{ "name": host, "fullyQualifiedName": host, "kind": "resource" }])
 }
 
 /// What the run found out about each host, beside the results: state, rating and product.
