@@ -208,11 +208,8 @@ fn exposed_severity(path: &str) -> Severity {
 }
 
 fn network_limited(id: impl Check, error: &crate::net::http::FetchError) -> Finding {
-    finding(
-        id,
-        Status::NetworkLimited,
-        format!("no answer: {}", printable(error.message())),
-    )
+    let why = printable(error.message());
+    finding(id, Status::NetworkLimited, format!("no answer: {why}"))
 }
 
 fn exposed_files(m: &Measurements) -> Vec<Finding> {
@@ -329,17 +326,11 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
             let path = id.trim_start_matches("authentication:");
             let member = AUTHENTICATION.member(path);
             let mut f = if !served.is_empty() {
-                finding(
-                    &member,
-                    Status::Failed,
-                    format!("{path}: {}", served.join("; ")),
-                )
+                let detail = format!("{path}: {}", served.join("; "));
+                finding(&member, Status::Failed, detail)
             } else if decided == answers.len() {
-                finding(
-                    &member,
-                    Status::Passed,
-                    format!("{path} refuses anonymous callers"),
-                )
+                let detail = format!("{path} refuses anonymous callers");
+                finding(&member, Status::Passed, detail)
             } else if let Some((_, Err(e))) = answers.iter().find(|(_, o)| o.is_err()) {
                 network_limited(&member, e)
             } else {
@@ -478,11 +469,8 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     }
     seen.sort();
     if seen.is_empty() {
-        return vec![finding(
-            &VERSION_DISCLOSURE,
-            Status::Passed,
-            "no response header names a version",
-        )];
+        let detail = "no response header names a version";
+        return vec![finding(&VERSION_DISCLOSURE, Status::Passed, detail)];
     }
     seen.into_iter()
         .map(|(name, value)| Finding {

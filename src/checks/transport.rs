@@ -60,11 +60,8 @@ pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
             ));
         }
         HttpsObservation::Verified(handshake) | HttpsObservation::Unverified(handshake) => {
-            findings.push(finding(
-                &HTTPS_AVAILABLE,
-                Status::Passed,
-                "HTTPS is available",
-            ));
+            let available = finding(&HTTPS_AVAILABLE, Status::Passed, "HTTPS is available");
+            findings.push(available);
             let (status, detail) = match &handshake.trust {
                 Ok(tls::TrustedBy::PublicRoots) => (
                     Status::Passed,

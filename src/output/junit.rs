@@ -63,18 +63,15 @@ enum Outcome {
     Passed {
         output: Option<String>,
     },
-    Failure {
+    /// A `<failure>`, or the `<error>` of an UNKNOWN rating: `element` names it.
+    Failed {
+        element: &'static str,
         message: String,
         kind: String,
         text: String,
     },
     Skipped {
         message: String,
-    },
-    Error {
-        message: String,
-        kind: String,
-        text: String,
     },
 }
 
@@ -100,9 +97,11 @@ impl Counts {
             c.tests += 1;
             match case.outcome {
                 Outcome::Passed { .. } => {}
-                Outcome::Failure { .. } => c.failures += 1,
+                Outcome::Failed {
+                    element: "error", ..
+                } => c.errors += 1,
+                Outcome::Failed { .. } => c.failures += 1,
                 Outcome::Skipped { .. } => c.skipped += 1,
-                Outcome::Error { .. } => c.errors += 1,
             }
         }
         c
@@ -173,7 +172,8 @@ fn finding_case(host: &str, f: &Finding) -> Case {
                 if let Some(doc) = &f.documentation {
                     text.push_str(&format!("\nDocumentation: {doc}"));
                 }
-                Outcome::Failure {
+                Outcome::Failed {
+                    element: "failure",
                     message: f.detail.clone(),
                     kind: f.severity.to_string(),
                     text,
@@ -196,12 +196,14 @@ fn rating_case(result: &ScanResult) -> Case {
     let message = format!("rating {} ({number}): {}", result.grade, result.message);
     let outcome = match result.state {
         State::Ok => Outcome::Passed { output: None },
-        State::Warning | State::Critical => Outcome::Failure {
+        State::Warning | State::Critical => Outcome::Failed {
+            element: "failure",
             message,
             kind: result.state.label().to_string(),
             text: explanation(result),
         },
-        State::Unknown => Outcome::Error {
+        State::Unknown => Outcome::Failed {
+            element: "error",
             message,
             kind: result.state.label().to_string(),
             // A failed scan's message names the host, the error and the attempts.
@@ -365,21 +367,13 @@ fn write_case(w: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
             output: Some(output),
         } => ("system-out", Vec::new(), Some(output)),
         Outcome::Skipped { message } => ("skipped", vec![("message", message.clone())], None),
-        Outcome::Failure {
+        Outcome::Failed {
+            element,
             message,
             kind,
             text,
         } => (
-            "failure",
-            vec![("message", message.clone()), ("type", kind.clone())],
-            Some(text),
-        ),
-        Outcome::Error {
-            message,
-            kind,
-            text,
-        } => (
-            "error",
+            *element,
             vec![("message", message.clone()), ("type", kind.clone())],
             Some(text),
         ),
