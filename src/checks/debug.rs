@@ -104,18 +104,15 @@ fn debug_port(port: &DebugPort) -> Vec<Finding> {
         ),
         // A firewall that drops packets is what the operator wants.
         PortState::Filtered => {
-            let timeout = seconds(port.connect_timeout);
-            (
-                Status::Passed,
-                format!("no answer within {timeout} (filtered)"),
-            )
+            let detail = format!(
+                "no answer within {} (filtered)",
+                seconds(port.connect_timeout)
+            );
+            (Status::Passed, detail)
         }
         PortState::Error(reason) => {
-            let why = printable(reason);
-            (
-                Status::Indeterminate,
-                format!("port {n} could not be probed: {why}"),
-            )
+            let detail = format!("port {n} could not be probed: {}", printable(reason));
+            (Status::Indeterminate, detail)
         }
         PortState::Open => return open_port(port, &id),
     };

@@ -172,10 +172,8 @@ fn dnssec(dns: &DnsObservation) -> Verdict {
     let zone = match &dns.dnssec {
         DnssecLookup::Zone(zone) => zone,
         DnssecLookup::NotAsked => {
-            return (
-                Status::Skipped,
-                format!("the zone of {name} was not asked about"),
-            );
+            let detail = format!("the zone of {name} was not asked about");
+            return (Status::Skipped, detail);
         }
         DnssecLookup::Failed(reason) => {
             let why = printable(reason);
@@ -313,11 +311,8 @@ fn dns_addresses(dns: &DnsObservation) -> Verdict {
             format!("{name} resolves to no address"),
         ),
         Err(reason) => {
-            let why = printable(reason);
-            (
-                Status::Indeterminate,
-                format!("{name} could not be resolved: {why}"),
-            )
+            let detail = format!("{name} could not be resolved: {}", printable(reason));
+            (Status::Indeterminate, detail)
         }
     }
 }

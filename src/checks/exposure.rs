@@ -265,18 +265,13 @@ fn directory_listing(m: &Measurements) -> Option<Finding> {
         return None;
     }
     let (status, detail) = if !listed.is_empty() {
-        let paths = listed.join(", ");
-        (
-            Status::Failed,
-            format!("folder listings are served for {paths}"),
-        )
+        let detail = format!("folder listings are served for {}", listed.join(", "));
+        (Status::Failed, detail)
     } else if answered {
         (Status::Passed, "no folder listing is served".into())
     } else {
-        (
-            Status::NetworkLimited,
-            "no listing probe got an answer".into(),
-        )
+        let detail = "no listing probe got an answer";
+        (Status::NetworkLimited, detail.into())
     };
     Some(finding(&DIRECTORY_LISTING, status, detail))
 }
