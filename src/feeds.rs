@@ -133,7 +133,7 @@ impl FeedCache {
         hash.update(url.as_bytes());
         hash.update([0]);
         hash.update(if with_token { "token" } else { "anonymous" });
-        let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let digest = crate::text::hex(&hash.finalize());
         self.dir
             .as_ref()
             .map(|d| d.join(format!("{}-{digest}.feed", feed.id())))

@@ -29,6 +29,11 @@ fn fold(text: &str, map: impl Fn(char) -> char) -> String {
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Bytes as lower-case hexadecimal (digests in file names, fingerprints).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Standard base64 with padding (RFC 4648): Basic credentials, a PDF in an MCP resource.
 pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

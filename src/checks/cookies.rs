@@ -6,7 +6,7 @@
 //! prefix rules, which browsers enforce on deletions too. No cookie seen, no finding.
 
 use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, finding};
-use crate::net::http::{Response, Scheme};
+use crate::net::http::Scheme;
 use crate::probe::Measurements;
 use crate::probe::status::printable;
 use crate::report::{Finding, Role, Status};
@@ -15,65 +15,57 @@ use std::collections::BTreeSet;
 
 const DOCS: &str = "https://developer.mozilla.org/docs/Web/HTTP/Headers/Set-Cookie";
 
+/// What every row of this module shares: read from every answer's `Set-Cookie`, fixed where
+/// the cookie is set (usually the reverse proxy).
+const COOKIE_ROW: CheckSpec = CheckSpec {
+    role: Role::Check,
+    category: "cookies",
+    documentation: DOCS,
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::EveryAnswer],
+    ..CheckSpec::ROW
+};
+
 pub static COOKIE_SECURE: CheckSpec = CheckSpec {
     id: "cookieSecure",
-    role: Role::Check,
     severity: Severity::High,
-    category: "cookies",
     title: "Cookies are sent over HTTPS only",
     remediation: "Set the Secure attribute on every cookie (in the reverse proxy, e.g. nginx \
                   proxy_cookie_flags ~ secure, or in the application that sets it) so the \
                   browser never sends it over plain HTTP.",
-    documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::Secure),
-    ..CheckSpec::ROW
+    ..COOKIE_ROW
 };
 
 pub static COOKIE_HTTP_ONLY: CheckSpec = CheckSpec {
     id: "cookieHttpOnly",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "cookies",
     title: "Cookies are hidden from scripts",
     remediation: "Set the HttpOnly attribute on every cookie scripts do not need to read, so \
                   an injected script cannot steal it.",
-    documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::HttpOnly),
-    ..CheckSpec::ROW
+    ..COOKIE_ROW
 };
 
 pub static COOKIE_SAME_SITE: CheckSpec = CheckSpec {
     id: "cookieSameSite",
-    role: Role::Check,
     severity: Severity::Low,
-    category: "cookies",
     title: "Cookies declare SameSite",
     remediation: "Set SameSite=Lax or SameSite=Strict on every cookie (SameSite=None only \
                   together with Secure), so other sites cannot ride on it.",
-    documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::EveryAnswer],
     fix: Fix::Cookie(CookieAttribute::SameSite),
-    ..CheckSpec::ROW
+    ..COOKIE_ROW
 };
 
 pub static COOKIE_PREFIX: CheckSpec = CheckSpec {
     id: "cookiePrefix",
     role: Role::Hardening,
     severity: Severity::Low,
-    category: "cookies",
     title: "Prefixed cookies meet their prefix rules",
     remediation: "A __Secure- cookie needs Secure; a __Host- cookie needs Secure, Path=/ \
                   and no Domain. Fix the attributes or drop the prefix; browsers refuse a \
                   cookie that breaks its prefix.",
-    documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::EveryAnswer],
-    ..CheckSpec::ROW
+    ..COOKIE_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[
@@ -193,35 +185,36 @@ impl SetCookie {
 
     /// Which prefix rule the cookie breaks, if it claims `__Secure-` or `__Host-`.
     pub fn prefix_violation(&self) -> Option<&'static str> {
-        let lower = self.name.get(..9).map(str::to_ascii_lowercase);
-        if lower.as_deref() == Some("__secure-") {
-            return (!self.secure()).then_some("a __Secure- cookie without Secure");
+        match self.prefix()? {
+            Prefix::Secure if !self.secure() => Some("a __Secure- cookie without Secure"),
+            Prefix::Host if !self.secure() => Some("a __Host- cookie without Secure"),
+            Prefix::Host if self.path() != Some("/") => Some("a __Host- cookie without Path=/"),
+            Prefix::Host if self.domain().is_some() => Some("a __Host- cookie with a Domain"),
+            _ => None,
         }
-        let lower = self.name.get(..7).map(str::to_ascii_lowercase);
-        if lower.as_deref() == Some("__host-") {
-            if !self.secure() {
-                return Some("a __Host- cookie without Secure");
-            }
-            if self.path() != Some("/") {
-                return Some("a __Host- cookie without Path=/");
-            }
-            if self.domain().is_some() {
-                return Some("a __Host- cookie with a Domain");
-            }
-        }
-        None
     }
 
-    fn has_prefix(&self) -> bool {
-        let lower = self.name.get(..9).map(str::to_ascii_lowercase);
-        lower.as_deref() == Some("__secure-")
-            || self.name.get(..7).map(str::to_ascii_lowercase).as_deref() == Some("__host-")
+    /// The prefix the name claims (browsers compare it case-insensitively).
+    fn prefix(&self) -> Option<Prefix> {
+        let starts = |prefix: &str| {
+            self.name
+                .get(..prefix.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+        };
+        if starts("__secure-") {
+            Some(Prefix::Secure)
+        } else if starts("__host-") {
+            Some(Prefix::Host)
+        } else {
+            None
+        }
     }
 }
 
-/// Parses one `Set-Cookie` value; see [`SetCookie::parse`].
-pub fn parse_set_cookie(header: &str) -> Option<SetCookie> {
-    SetCookie::parse(header)
+/// The cookie name prefixes that bind a cookie to rules (`__Secure-`, `__Host-`).
+enum Prefix {
+    Secure,
+    Host,
 }
 
 /// Reads a cookie date the lenient way browsers do (RFC 6265 §5.1.1): IMF-fixdate
@@ -303,25 +296,20 @@ struct Seen {
 
 /// Every `Set-Cookie` in the answers the scan received.
 fn observed(m: &Measurements) -> Vec<Seen> {
-    let answers = m
-        .root
-        .iter()
-        .chain(m.http.values().filter_map(|o| o.as_ref().ok()));
     let mut seen = Vec::new();
-    for response in answers {
-        collect(response, &mut seen);
-    }
-    seen
-}
-
-fn collect(response: &Response, seen: &mut Vec<Seen>) {
-    let reference = response.header("date").and_then(parse_cookie_date);
-    for value in response.header_values("set-cookie") {
-        if let Some(cookie) = SetCookie::parse(value) {
+    for response in m.every_answer() {
+        // A deletion is judged by the answer's own clock.
+        let reference = response.header("date").and_then(parse_cookie_date);
+        for cookie in response
+            .header_values("set-cookie")
+            .into_iter()
+            .filter_map(SetCookie::parse)
+        {
             let deletion = cookie.is_deletion(reference);
             seen.push(Seen { cookie, deletion });
         }
     }
+    seen
 }
 
 /// A bounded, printable list of cookie names for a detail sentence.
@@ -363,11 +351,8 @@ fn judge<'a>(
         }
     }
     if offenders.is_empty() {
-        finding(
-            id,
-            Status::Passed,
-            format!("{passed} ({} cookie(s): {})", all.len(), names(&all)),
-        )
+        let detail = format!("{passed} ({} cookie(s): {})", all.len(), names(&all));
+        finding(id, Status::Passed, detail)
     } else {
         finding(
             id,
@@ -425,7 +410,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let prefixed: Vec<&SetCookie> = seen
         .iter()
         .map(|s| &s.cookie)
-        .filter(|c| c.has_prefix())
+        .filter(|c| c.prefix().is_some())
         .collect();
     let violations: BTreeSet<String> = prefixed
         .iter()
@@ -434,26 +419,21 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
                 .map(|why| format!("{} ({why})", display_name(c)))
         })
         .collect();
-    findings.push(if !violations.is_empty() {
-        finding(
-            &COOKIE_PREFIX,
-            Status::Failed,
-            format!("prefix rules broken: {}", names(&violations)),
-        )
+    let (status, detail) = if !violations.is_empty() {
+        let broken = names(&violations);
+        (Status::Failed, format!("prefix rules broken: {broken}"))
     } else if prefixed.is_empty() {
-        finding(
-            &COOKIE_PREFIX,
-            Status::Passed,
-            "no cookie claims a __Secure- or __Host- prefix",
-        )
+        let detail = "no cookie claims a __Secure- or __Host- prefix";
+        (Status::Passed, detail.into())
     } else {
         let all: BTreeSet<String> = prefixed.iter().map(|c| display_name(c)).collect();
-        finding(
-            &COOKIE_PREFIX,
+        let met = names(&all);
+        (
             Status::Passed,
-            format!("prefixed cookies meet their rules: {}", names(&all)),
+            format!("prefixed cookies meet their rules: {met}"),
         )
-    });
+    };
+    findings.push(finding(&COOKIE_PREFIX, status, detail));
     findings
 }
 
@@ -461,7 +441,7 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::net::HttpsObservation;
-    use crate::net::http::Endpoint;
+    use crate::net::http::{Endpoint, Response};
     use crate::net::tls::{Handshake, TrustedBy};
 
     /// The real answer of OpenCloud 4.0.0 to a demo sign-in (headers only).

@@ -7,6 +7,7 @@
 //! critical. A debug token protects only `/metrics`; `/config` and `/debug/pprof/` never ask
 //! for one.
 
+use super::exposure::is_catch_all;
 use super::{CheckSpec, Fix, INSTANCE, Measure, MemberId, finding};
 use crate::capped::{self, Read, Reader, Shallow};
 use crate::family::ProductFamily;
@@ -20,30 +21,33 @@ use std::cell::RefCell;
 
 const PROXY_DOCS: &str = "https://docs.opencloud.eu/docs/dev/server/services/proxy";
 
-pub static DEBUG_PORT: CheckSpec = CheckSpec {
-    id: "debugPort",
-    family: Some("debugPort"),
+/// What both rows share: families of findings about the debug listeners, fixed on the
+/// instance.
+const DEBUG_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
     severity: Severity::High,
     category: "exposure",
+    documentation: PROXY_DOCS,
+    fixed_in: INSTANCE,
+    ..CheckSpec::ROW
+};
+
+pub static DEBUG_PORT: CheckSpec = CheckSpec {
+    id: "debugPort",
+    family: Some("debugPort"),
     title: "Debug listeners are not reachable from outside",
     remediation: "Bind every service's debug listener to loopback (`<SERVICE>_DEBUG_ADDR`, \
                   e.g. `PROXY_DEBUG_ADDR=127.0.0.1:9205`, the default) and never publish or \
                   forward the debug ports (9205, 9141, 9124, 9134, 9239, ...); block them \
                   at the firewall.",
-    documentation: PROXY_DOCS,
-    fixed_in: INSTANCE,
     verified_by: &[Measure::DebugPorts],
     fix: Fix::DebugPort,
-    ..CheckSpec::ROW
+    ..DEBUG_ROW
 };
 
 pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
     id: "debugEndpoint",
     family: Some("debugEndpoint"),
-    role: Role::Check,
-    severity: Severity::High,
-    category: "exposure",
     title: "Debug handlers (/config, /metrics, /debug/pprof/) are not reachable (critical when \
             /config shows a clear-text secret; /metrics medium)",
     remediation: "Keep the debug handlers off the network: bind the debug listeners to \
@@ -53,8 +57,6 @@ pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
                   `/metrics` and leave `<SERVICE>_DEBUG_PPROF` off. After `/config` was \
                   reachable, set `OC_SERVICE_ACCOUNT_SECRET` (and every other secret it \
                   showed) anew.",
-    documentation: PROXY_DOCS,
-    fixed_in: INSTANCE,
     verified_by: &[
         Measure::Probe(plan::BASELINE),
         Measure::Probes(plan::PUBLIC_DEBUG),
@@ -70,6 +72,7 @@ pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
          `/config` was reachable, set `OCIS_SERVICE_ACCOUNT_SECRET` (and every other secret \
          it showed) anew.",
     )],
+    ..DEBUG_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&DEBUG_PORT, &DEBUG_ENDPOINT];
@@ -94,28 +97,26 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 fn debug_port(port: &DebugPort) -> Vec<Finding> {
     let id = DEBUG_PORT.member(port.port);
     let n = port.port;
-    match &port.state {
-        PortState::Closed => vec![finding(
-            &id,
+    let (status, detail) = match &port.state {
+        PortState::Closed => (
             Status::Passed,
             format!("port {n} refuses connections (closed)"),
-        )],
+        ),
         // A firewall that drops packets is what the operator wants.
-        PortState::Filtered => vec![finding(
-            &id,
-            Status::Passed,
-            format!(
+        PortState::Filtered => {
+            let detail = format!(
                 "no answer within {} (filtered)",
                 seconds(port.connect_timeout)
-            ),
-        )],
-        PortState::Error(reason) => vec![finding(
-            &id,
-            Status::Indeterminate,
-            format!("port {n} could not be probed: {}", printable(reason)),
-        )],
-        PortState::Open => open_port(port, &id),
-    }
+            );
+            (Status::Passed, detail)
+        }
+        PortState::Error(reason) => {
+            let detail = format!("port {n} could not be probed: {}", printable(reason));
+            (Status::Indeterminate, detail)
+        }
+        PortState::Open => return open_port(port, &id),
+    };
+    vec![finding(&id, status, detail)]
 }
 
 fn open_port(port: &DebugPort, id: &MemberId) -> Vec<Finding> {
@@ -129,90 +130,71 @@ fn open_port(port: &DebugPort, id: &MemberId) -> Vec<Finding> {
         .iter()
         .filter_map(|e| e.answer.as_ref().ok().map(|r| (e.path.as_str(), r)))
         .collect();
-    let mut findings = Vec::new();
     let evidence = debug_listener_evidence(&answered);
-    findings.push(if !evidence.is_empty() {
-        finding(
-            id,
-            Status::Failed,
-            format!(
-                "{at} answers like a debug listener{}: {}",
-                service_of(&answered)
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default(),
-                evidence.join(", ")
-            ),
-        )
+    let (status, detail) = if !evidence.is_empty() {
+        let service = service_of(&answered)
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        let evidence = evidence.join(", ");
+        let detail = format!("{at} answers like a debug listener{service}: {evidence}");
+        (Status::Failed, detail)
     } else if !answered.is_empty() {
         let seen: Vec<String> = answered
             .iter()
             .take(2)
             .map(|(path, r)| format!("{path} {}", r.status))
             .collect();
-        finding(
-            id,
-            Status::Passed,
-            format!(
-                "{at} accepts connections but does not answer like a debug listener \
-                 (another service may use it): {}",
-                seen.join(", ")
-            ),
-        )
+        let detail = format!(
+            "{at} accepts connections but does not answer like a debug listener (another \
+             service may use it): {}",
+            seen.join(", ")
+        );
+        (Status::Passed, detail)
     } else if let Some(e) = port.endpoints.iter().find(|e| e.transient) {
-        finding(
-            id,
-            Status::NetworkLimited,
-            format!(
-                "{at} accepts connections but gave no HTTP answer: {}",
-                error_text(e)
-            ),
-        )
+        let error = error_text(e);
+        let detail = format!("{at} accepts connections but gave no HTTP answer: {error}");
+        (Status::NetworkLimited, detail)
     } else {
-        finding(
-            id,
-            Status::Passed,
-            format!(
-                "{at} accepts connections but does not speak HTTP (another service may use \
-                 it){}",
-                port.endpoints
-                    .first()
-                    .map(|e| format!(": {}", error_text(e)))
-                    .unwrap_or_default()
-            ),
-        )
-    });
+        let error = port
+            .endpoints
+            .first()
+            .map(|e| format!(": {}", error_text(e)))
+            .unwrap_or_default();
+        let detail = format!(
+            "{at} accepts connections but does not speak HTTP (another service may use \
+             it){error}"
+        );
+        (Status::Passed, detail)
+    };
+    let mut findings = vec![finding(id, status, detail)];
     for path in JUDGED_PATHS {
-        let id = DEBUG_ENDPOINT.member(format!("{n}{path}"));
         let Some(endpoint) = port.endpoints.iter().find(|e| e.path == *path) else {
             continue;
         };
         let where_ = format!("{path} on {at}");
-        let mut f = match &endpoint.answer {
-            Ok(response) => judged(&id, &where_, judge(path, response)),
-            Err(_) if endpoint.transient => finding(
-                &id,
-                Status::NetworkLimited,
-                format!("{where_}: no answer: {}", error_text(endpoint)),
-            ),
-            Err(_) => finding(
-                &id,
-                Status::Passed,
-                format!("{where_}: no HTTP answer ({})", error_text(endpoint)),
-            ),
+        let error = || error_text(endpoint);
+        let judgment = match &endpoint.answer {
+            Ok(response) => judge(path, &where_, response),
+            Err(_) if endpoint.transient => {
+                let detail = format!("{where_}: no answer: {}", error());
+                (Status::NetworkLimited, path_severity(path), detail)
+            }
+            Err(_) => {
+                let detail = format!("{where_}: no HTTP answer ({})", error());
+                (Status::Passed, path_severity(path), detail)
+            }
         };
-        if f.status != Status::Failed {
-            f.severity = path_severity(path);
-        }
-        findings.push(f);
+        let id = DEBUG_ENDPOINT.member(format!("{n}{path}"));
+        findings.push(handler_finding(&id, judgment));
     }
     findings
 }
 
 /// What marks an answer set as an OpenCloud (or oCIS) debug listener; empty when nothing does.
 fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
-    let mut evidence = Vec::new();
-    for (path, r) in answered {
-        let probe = match *path {
+    let mut evidence: Vec<String> = answered
+        .iter()
+        .filter_map(|(path, r)| match *path {
             "/healthz" | "/readyz" if r.status == 200 && r.is_whole() && is_ok_body(&r.body) => {
                 Some(format!("{path} 200 OK"))
             }
@@ -220,9 +202,8 @@ fn debug_listener_evidence(answered: &[(&str, &Response)]) -> Vec<String> {
             "/config" if config_dump(r).is_some() => Some("/config JSON configuration".into()),
             "/debug/pprof/" if is_pprof_index(r) => Some("/debug/pprof/ index".to_string()),
             _ => None,
-        };
-        evidence.extend(probe);
-    }
+        })
+        .collect();
     // The web service's own port also sends `X-Web-Version`, on its HTML pages: the header
     // counts only on a plain (non-HTML) answer, as every debug handler gives.
     if let Some((path, r)) = answered
@@ -269,49 +250,34 @@ fn public_paths(m: &Measurements) -> Vec<Finding> {
             continue;
         };
         let where_ = format!("{path} on the public address");
-        let mut f = match observation {
-            Err(e) => finding(
-                &id,
-                Status::NetworkLimited,
-                format!("{where_}: no answer: {}", printable(e.message())),
-            ),
-            Ok(response) if is_catch_all(response, baseline) => finding(
-                &id,
-                Status::Passed,
-                format!(
+        let judgment = match observation {
+            Err(e) => {
+                let detail = format!("{where_}: no answer: {}", printable(e.message()));
+                (Status::NetworkLimited, path_severity(path), detail)
+            }
+            Ok(response) if is_catch_all(response, baseline) => {
+                let detail = format!(
                     "{where_} answers the page every unknown path gets ({}), not the debug \
                      handler",
                     response.status
-                ),
-            ),
-            Ok(response) => judged(&id, &where_, judge(path, response)),
+                );
+                (Status::Passed, path_severity(path), detail)
+            }
+            Ok(response) => judge(path, &where_, response),
         };
-        if f.status != Status::Failed {
-            f.severity = path_severity(path);
-        }
-        findings.push(f);
+        findings.push(handler_finding(&id, judgment));
     }
     findings
-}
-
-/// Same status and same body as the answer to a random path: the catch-all (web app) page.
-/// Bodies compare by length and digest over the same bytes read (`Response::same_body`).
-fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
-    baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Judging one handler's answer
 
-/// What one answer shows.
-#[derive(Debug, PartialEq, Eq)]
-enum Judgment {
-    /// The handler answered with its content.
-    Exposed { severity: Severity, what: String },
-    /// Something else answered (404, 401, a page that is not the handler).
-    NotExposed(String),
-}
+/// What one handler's answer shows: the finding's status, its severity and its detail.
+type Judgment = (Status, Severity, String);
 
+/// The severity of a handler's finding that did not fail: `/metrics` hands out less than the
+/// others.
 fn path_severity(path: &str) -> Severity {
     match path {
         "/metrics" => Severity::Medium,
@@ -319,17 +285,27 @@ fn path_severity(path: &str) -> Severity {
     }
 }
 
-fn judge(path: &str, r: &Response) -> Judgment {
-    let refused = |r: &Response| match r.status {
-        401 | 403 => format!("requires authentication ({})", r.status),
-        200 => "answers 200 but not with the handler's content".to_string(),
-        other => format!("answers {other}"),
+/// The answer of the handler at `path` (`where_`: the path and where it was asked): failed at
+/// the severity of what it hands out when it answered with its content.
+fn judge(path: &str, where_: &str, r: &Response) -> Judgment {
+    let exposed = |severity, what: &str| (Status::Failed, severity, format!("{where_} {what}"));
+    let refused = || {
+        let what = match r.status {
+            401 | 403 => format!("requires authentication ({})", r.status),
+            200 => "answers 200 but not with the handler's content".to_string(),
+            other => format!("answers {other}"),
+        };
+        (
+            Status::Passed,
+            path_severity(path),
+            format!("{where_} {what}"),
+        )
     };
     match path {
         "/config" => match config_dump(r) {
-            Some(dump) if !dump.leaked.is_empty() => Judgment::Exposed {
-                severity: Severity::Critical,
-                what: format!(
+            Some(dump) if !dump.leaked.is_empty() => exposed(
+                Severity::Critical,
+                &format!(
                     "answers without authentication and shows {} secret value(s) in clear \
                      text: {}{}",
                     dump.leaked.len(),
@@ -341,10 +317,10 @@ fn judge(path: &str, r: &Response) -> Judgment {
                         .join(", "),
                     if dump.leaked.len() > 8 { ", ..." } else { "" }
                 ),
-            },
-            Some(dump) => Judgment::Exposed {
-                severity: Severity::High,
-                what: format!(
+            ),
+            Some(dump) => exposed(
+                Severity::High,
+                &format!(
                     "answers the service configuration without authentication (no clear-text \
                      secret found{})",
                     if dump.complete {
@@ -353,31 +329,26 @@ fn judge(path: &str, r: &Response) -> Judgment {
                         " in the part that could be read"
                     }
                 ),
-            },
-            None => Judgment::NotExposed(refused(r)),
+            ),
+            None => refused(),
         },
-        "/metrics" if is_prometheus(r) => Judgment::Exposed {
-            severity: Severity::Medium,
-            what: "answers Prometheus metrics without authentication".to_string(),
-        },
-        "/debug/pprof/" if is_pprof_index(r) => Judgment::Exposed {
-            severity: Severity::High,
-            what: "answers the Go profiler index without authentication (heap, goroutine and \
-                   CPU profiles can be downloaded)"
-                .to_string(),
-        },
-        _ => Judgment::NotExposed(refused(r)),
+        "/metrics" if is_prometheus(r) => exposed(
+            Severity::Medium,
+            "answers Prometheus metrics without authentication",
+        ),
+        "/debug/pprof/" if is_pprof_index(r) => exposed(
+            Severity::High,
+            "answers the Go profiler index without authentication (heap, goroutine and CPU \
+             profiles can be downloaded)",
+        ),
+        _ => refused(),
     }
 }
 
-fn judged(id: &MemberId, where_: &str, judgment: Judgment) -> Finding {
-    match judgment {
-        Judgment::Exposed { severity, what } => {
-            let mut f = finding(id, Status::Failed, format!("{where_} {what}"));
-            f.severity = severity;
-            f
-        }
-        Judgment::NotExposed(what) => finding(id, Status::Passed, format!("{where_} {what}")),
+fn handler_finding(id: &MemberId, (status, severity, detail): Judgment) -> Finding {
+    Finding {
+        severity,
+        ..finding(id, status, detail)
     }
 }
 
@@ -695,14 +666,9 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
 // ---------------------------------------------------------------------------------------------
 // Text helpers
 
-/// `3s`, `0.5s`.
+/// `3s`, `0.5s` (a whole number of seconds prints without a fraction).
 fn seconds(d: std::time::Duration) -> String {
-    let millis = d.as_millis();
-    if millis % 1000 == 0 {
-        format!("{}s", millis / 1000)
-    } else {
-        format!("{}s", millis as f64 / 1000.0)
-    }
+    format!("{}s", d.as_millis() as f64 / 1000.0)
 }
 
 fn error_text(e: &DebugAnswer) -> String {

@@ -6,7 +6,7 @@
 //! and DNSSEC; CAA also needs a certificate a publicly trusted CA issued, the only kind CAA
 //! binds.
 
-use super::{CheckSpec, DNS_ZONE, Fix, Measure, finding};
+use super::{CheckSpec, DNS_ZONE, Fix, Measure, Verdict, finding, verdict};
 use crate::net::HttpsObservation;
 use crate::net::dns::{
     CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name, special_use,
@@ -14,56 +14,55 @@ use crate::net::dns::{
 use crate::net::http::Scheme;
 use crate::net::tls::TrustedBy;
 use crate::probe::status::printable;
-use crate::probe::{self, DnsObservation, Measurements};
+use crate::probe::{self, DnsObservation, Measurements, distinct};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
 const CAA_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc8659";
 const DNSSEC_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc9364";
 
-pub static CAA_RECORD: CheckSpec = CheckSpec {
-    id: "caaRecord",
+/// What every row of this module shares: read from DNS, fixed in the zone.
+const DNS_ROW: CheckSpec = CheckSpec {
     role: Role::Hardening,
     severity: Severity::Low,
     category: "dns",
+    fixed_in: DNS_ZONE,
+    verified_by: &[Measure::Probe(probe::DNS)],
+    ..CheckSpec::ROW
+};
+
+pub static CAA_RECORD: CheckSpec = CheckSpec {
+    id: "caaRecord",
     title: "A CAA record names the CAs that may issue certificates for the name",
     remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
                   the instance's certificate (e.g. `example.com. CAA 0 issue \
                   \"letsencrypt.org\"`), so no other CA may issue one for it.",
     documentation: CAA_DOCS,
-    fixed_in: DNS_ZONE,
-    verified_by: &[Measure::Probe(probe::DNS)],
     fix: Fix::CaaRecord,
-    ..CheckSpec::ROW
+    ..DNS_ROW
 };
 
 pub static DNSSEC: CheckSpec = CheckSpec {
     id: "dnssec",
-    role: Role::Hardening,
-    severity: Severity::Low,
-    category: "dns",
     title: "The name's DNS zone is signed (DNSSEC) and its parent publishes DS for it",
     remediation: "Sign the zone holding the name (in BIND `dnssec-policy default;` on the \
                   zone, or the DNS host's DNSSEC switch), then publish the key-signing \
                   key's DS record at the registrar (or in the parent zone) so validating \
                   resolvers can verify the answers for the name.",
     documentation: DNSSEC_DOCS,
-    fixed_in: DNS_ZONE,
-    verified_by: &[Measure::Probe(probe::DNS)],
-    ..CheckSpec::ROW
+    ..DNS_ROW
 };
 
 pub static DNS_ADDRESSES: CheckSpec = CheckSpec {
     id: "dnsAddresses",
     role: Role::Observation,
-    severity: Severity::Low,
-    category: "dns",
     title: "The addresses the name resolves to (for information)",
     remediation: "Nothing to fix: the addresses are listed so the result records them; \
                   check they are the ones the instance should be reached at.",
     documentation: super::DOCS,
-    fixed_in: DNS_ZONE,
-    ..CheckSpec::ROW
+    // An observation: nothing to verify.
+    verified_by: &[],
+    ..DNS_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&CAA_RECORD, &DNSSEC, &DNS_ADDRESSES];
@@ -77,8 +76,8 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     };
     vec![
         caa_record(dns, m.endpoint.scheme, &m.https),
-        dnssec(dns),
-        dns_addresses(dns),
+        verdict(&DNSSEC, dnssec(dns)),
+        verdict(&DNS_ADDRESSES, dns_addresses(dns)),
     ]
 }
 
@@ -121,14 +120,11 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) ->
             let wild = issuers(records, "issuewild");
             if issue.is_empty() && wild.is_empty() {
                 let tags = listed(records.iter().map(|r| r.tag.as_str()));
-                return finding(
-                    &CAA_RECORD,
-                    Status::Failed,
-                    format!(
-                        "the CAA records on {owner} ({tags}) have no issue or issuewild \
-                         property: any CA may issue certificates for {name}"
-                    ),
+                let detail = format!(
+                    "the CAA records on {owner} ({tags}) have no issue or issuewild property: \
+                     any CA may issue certificates for {name}"
                 );
+                return finding(&CAA_RECORD, Status::Failed, detail);
             }
             let mut detail = format!("CAA on {owner}");
             if !issue.is_empty() {
@@ -148,54 +144,42 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) ->
             }
             finding(&CAA_RECORD, Status::Passed, detail)
         }
-        CaaLookup::NoRecords => finding(
-            &CAA_RECORD,
-            Status::Failed,
-            format!("no CAA record on {name} or its parents: any CA may issue certificates for it"),
-        ),
-        CaaLookup::Failed(reason) => finding(
-            &CAA_RECORD,
-            Status::Indeterminate,
-            format!(
-                "the CAA records of {name} could not be looked up: {}",
-                printable(reason)
-            ),
-        ),
+        CaaLookup::NoRecords => {
+            let detail = format!(
+                "no CAA record on {name} or its parents: any CA may issue certificates for it"
+            );
+            finding(&CAA_RECORD, Status::Failed, detail)
+        }
+        CaaLookup::Failed(reason) => {
+            let why = printable(reason);
+            let detail = format!("the CAA records of {name} could not be looked up: {why}");
+            finding(&CAA_RECORD, Status::Indeterminate, detail)
+        }
         CaaLookup::NotAsked => skipped(format!("the CAA records of {name} were not asked")),
     }
 }
 
 /// Over plain HTTP too: DNSSEC protects the address lookup itself, whatever the scheme.
-fn dnssec(dns: &DnsObservation) -> Finding {
+fn dnssec(dns: &DnsObservation) -> Verdict {
     let name = printable(&dns.name);
     if let Some(kind) = special_use(&dns.name) {
-        return finding(
-            &DNSSEC,
-            Status::Skipped,
-            format!(
-                "{name} is {kind}, which public DNS does not serve: it has no zone there to \
-                 sign, none was asked"
-            ),
+        let detail = format!(
+            "{name} is {kind}, which public DNS does not serve: it has no zone there to sign, \
+             none was asked"
         );
+        return (Status::Skipped, detail);
     }
     let zone = match &dns.dnssec {
         DnssecLookup::Zone(zone) => zone,
         DnssecLookup::NotAsked => {
-            return finding(
-                &DNSSEC,
-                Status::Skipped,
-                format!("the zone of {name} was not asked about"),
-            );
+            let detail = format!("the zone of {name} was not asked about");
+            return (Status::Skipped, detail);
         }
         DnssecLookup::Failed(reason) => {
-            return finding(
-                &DNSSEC,
-                Status::Indeterminate,
-                format!(
-                    "whether the zone of {name} is signed could not be decided: {}",
-                    printable(reason)
-                ),
-            );
+            let why = printable(reason);
+            let detail =
+                format!("whether the zone of {name} is signed could not be decided: {why}");
+            return (Status::Indeterminate, detail);
         }
     };
     let apex = printable(&zone.apex);
@@ -206,7 +190,7 @@ fn dnssec(dns: &DnsObservation) -> Finding {
     };
     let keys = key_list(zone);
     let ds_tags = tags(zone.ds.iter().map(|d| d.key_tag));
-    let (status, detail) = match (zone.dnskeys.is_empty(), zone.ds.is_empty()) {
+    match (zone.dnskeys.is_empty(), zone.ds.is_empty()) {
         (true, true) => (
             Status::Failed,
             format!("{the_zone} is not signed: no DNSKEY at {apex} and no DS for it at its parent"),
@@ -249,19 +233,12 @@ fn dnssec(dns: &DnsObservation) -> Finding {
                 ),
             )
         }
-    };
-    finding(&DNSSEC, status, detail)
+    }
 }
 
 /// `2 DNSKEY (ECDSAP256SHA256, key tags 31663, 4711)`: the keys and their algorithms.
 fn key_list(zone: &DnssecZone) -> String {
-    let mut algorithms: Vec<String> = Vec::new();
-    for key in &zone.dnskeys {
-        let name = algorithm_name(key.algorithm);
-        if !algorithms.contains(&name) {
-            algorithms.push(name);
-        }
-    }
+    let algorithms = distinct(zone.dnskeys.iter().map(|k| algorithm_name(k.algorithm)));
     format!(
         "{} DNSKEY ({}, {})",
         zone.dnskeys.len(),
@@ -272,17 +249,13 @@ fn key_list(zone: &DnssecZone) -> String {
 
 /// `key tag 31663` or `key tags 31663, 4711`, at most [`LISTED`] of them.
 fn tags(tags: impl Iterator<Item = u16>) -> String {
-    let mut seen = std::collections::HashSet::new();
-    let distinct: Vec<String> = tags
-        .filter(|t| seen.insert(*t))
-        .map(|t| t.to_string())
-        .collect();
-    let noun = if distinct.len() == 1 {
+    let tags: Vec<String> = distinct(tags).iter().map(u16::to_string).collect();
+    let noun = if tags.len() == 1 {
         "key tag"
     } else {
         "key tags"
     };
-    format!("{noun} {}", listed(distinct.iter().map(String::as_str)))
+    format!("{noun} {}", listed(tags.iter().map(String::as_str)))
 }
 
 /// Whether some DS names a key of the zone (key tag and algorithm), as a validating resolver
@@ -299,19 +272,15 @@ fn ds_matches_a_key(zone: &DnssecZone) -> bool {
 /// The CA domains of the `issue` (or `issuewild`) properties, once each, in order. A value
 /// without a domain (`;`) forbids issuance and reads as "no CA".
 fn issuers(records: &[CaaRecord], tag: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for record in records.iter().filter(|r| r.tag == tag) {
+    let domains = records.iter().filter(|r| r.tag == tag).map(|record| {
         let domain = record.value.split(';').next().unwrap_or("").trim();
-        let domain = if domain.is_empty() {
+        if domain.is_empty() {
             "no CA".to_string()
         } else {
             printable(domain)
-        };
-        if !out.contains(&domain) {
-            out.push(domain);
         }
-    }
-    out
+    });
+    distinct(domains)
 }
 
 /// Comma-separated, at most [`LISTED`] items and a count of the rest, each printable.
@@ -329,30 +298,22 @@ fn listed<'a>(items: impl Iterator<Item = &'a str>) -> String {
     text
 }
 
-fn dns_addresses(dns: &DnsObservation) -> Finding {
+fn dns_addresses(dns: &DnsObservation) -> Verdict {
     let name = printable(&dns.name);
     match &dns.addresses {
         Ok(addresses) if !addresses.is_empty() => {
             let addresses: Vec<String> = addresses.iter().map(ToString::to_string).collect();
-            finding(
-                &DNS_ADDRESSES,
-                Status::Passed,
-                format!(
-                    "{name} resolves to {}",
-                    listed(addresses.iter().map(String::as_str))
-                ),
-            )
+            let listed = listed(addresses.iter().map(String::as_str));
+            (Status::Passed, format!("{name} resolves to {listed}"))
         }
-        Ok(_) => finding(
-            &DNS_ADDRESSES,
+        Ok(_) => (
             Status::Indeterminate,
             format!("{name} resolves to no address"),
         ),
-        Err(reason) => finding(
-            &DNS_ADDRESSES,
-            Status::Indeterminate,
-            format!("{name} could not be resolved: {}", printable(reason)),
-        ),
+        Err(reason) => {
+            let detail = format!("{name} could not be resolved: {}", printable(reason));
+            (Status::Indeterminate, detail)
+        }
     }
 }
 

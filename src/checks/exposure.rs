@@ -8,7 +8,7 @@
 use super::{Check, CheckSpec, Fix, Measure, REVERSE_PROXY, finding};
 use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
-use crate::probe::status::printable;
+use crate::probe::status::{body_size, printable};
 use crate::probe::{Measurements, Observation, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
@@ -17,87 +17,81 @@ const EXPOSURE_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/
 /// Why version headers matter, and how they are read: OWASP's testing guide.
 const VERSION_DISCLOSURE_DOCS: &str = "https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/01-Information_Gathering/02-Fingerprint_Web_Server";
 
+/// What every row of this module shares: a check of what the reverse proxy serves.
+const EXPOSURE_ROW: CheckSpec = CheckSpec {
+    role: Role::Check,
+    category: "exposure",
+    fixed_in: REVERSE_PROXY,
+    ..CheckSpec::ROW
+};
+
 pub static EXPOSED: CheckSpec = CheckSpec {
     id: "exposed",
     family: Some("exposed"),
-    role: Role::Check,
     severity: Severity::High,
-    category: "exposure",
     title: "No deployment file is served",
     remediation: "Serve only the instance through the web server: remove the file from any \
                   folder the reverse proxy publishes and rotate every secret it contained.",
     documentation: EXPOSURE_DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[
         Measure::Probe(plan::BASELINE),
         Measure::Probes(plan::EXPOSED),
     ],
     fix: Fix::DenyPath,
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static DIRECTORY_LISTING: CheckSpec = CheckSpec {
     id: "directoryListing",
-    role: Role::Check,
     severity: Severity::High,
-    category: "exposure",
     title: "No folder is listed",
     remediation: "Turn off directory indexes (nginx autoindex off; Apache Options -Indexes) and \
                   do not publish data folders.",
     documentation: EXPOSURE_DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[
         Measure::Probe(plan::BASELINE),
         Measure::Probes(plan::LISTING),
     ],
     fix: Fix::DirectoryListing,
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static AUTHENTICATION: CheckSpec = CheckSpec {
     id: "authentication",
     family: Some("authentication"),
-    role: Role::Check,
     severity: Severity::Critical,
     category: "authentication",
     title: "File and user APIs refuse anonymous callers",
     remediation: "Route the API paths to the instance unchanged and do not add rules that \
                   answer them without authentication.",
     documentation: EXPOSURE_DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static TRACE_METHOD_DISABLED: CheckSpec = CheckSpec {
     id: "traceMethodDisabled",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "exposure",
     title: "TRACE requests are not echoed",
     remediation: "Refuse the TRACE method at the reverse proxy (e.g. nginx: if ($request_method \
                   = TRACE) { return 405; }).",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Methods/TRACE",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::TRACE)],
     fix: Fix::TraceDisabled,
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static CORS_ORIGIN_RESTRICTED: CheckSpec = CheckSpec {
     id: "corsOriginRestricted",
-    role: Role::Check,
     // The worst case: a reflected origin with credentials lets any site act as the
     // signed-in user. A reflection without credentials is medium; `*` passes (see `cors`).
     severity: Severity::Critical,
-    category: "exposure",
     title: "Other sites cannot call the API with the signed-in user's credentials",
     remediation: "Stop reflecting the request's Origin (or allowing 'null'): remove the rule \
                   that echoes it, usually in the reverse proxy, and list trusted clients in \
                   OC_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send \
                   credentials to it.",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Guides/CORS#requests_with_credentials",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[
         Measure::Probe(plan::CORS_PREFLIGHT),
         Measure::Probe(plan::CORS_GET),
@@ -110,24 +104,21 @@ pub static CORS_ORIGIN_RESTRICTED: CheckSpec = CheckSpec {
          OCIS_CORS_ALLOW_ORIGINS. The default '*' is safe: browsers never send credentials \
          to it.",
     )],
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static VERSION_DISCLOSURE: CheckSpec = CheckSpec {
     id: "versionDisclosure",
     family: Some("versionDisclosure"),
-    role: Role::Check,
     severity: Severity::Low,
-    category: "exposure",
     title: "Response headers do not disclose versions",
     remediation: "Strip the headers that name a version (X-*-Version, Server, X-Powered-By) \
                   at the reverse proxy; each failed header's finding names the line that \
                   removes it.",
     documentation: VERSION_DISCLOSURE_DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::StripVersionHeader,
-    ..CheckSpec::ROW
+    ..EXPOSURE_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[
@@ -139,28 +130,11 @@ pub static ROWS: &[&CheckSpec] = &[
     &VERSION_DISCLOSURE,
 ];
 
-/// The catch-all answer a random path got.
-fn baseline(m: &Measurements) -> Option<&Response> {
-    m.answer(plan::BASELINE)
-}
-
 /// The answer is the page every unknown path gets, not the thing asked for: the same status
 /// and the same body, compared by length and digest over the same bytes read (the probes keep
 /// different parts of their bodies, see `plan::KEEP_*`).
 pub fn is_catch_all(answer: &Response, baseline: Option<&Response>) -> bool {
     baseline.is_some_and(|b| b.status == answer.status && b.same_body(answer))
-}
-
-/// How long a body was: `1234 bytes`, or `more than 1 MiB` when reading stopped at the cap.
-fn body_size(r: &Response) -> String {
-    if r.truncated {
-        format!(
-            "more than {}",
-            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
-        )
-    } else {
-        format!("{} bytes", r.length())
-    }
 }
 
 /// Said of a catch-all answer whose body was longer than the read cap: only its first bytes
@@ -170,7 +144,7 @@ fn compared_part(r: &Response) -> String {
         format!(
             " (both bodies {}; their first {} are the same)",
             body_size(r),
-            crate::probe::status::size_text(crate::net::http::MAX_BODY_BYTES as u64)
+            crate::files::size_text(crate::net::http::MAX_BODY_BYTES as u64)
         )
     } else {
         String::new()
@@ -234,51 +208,42 @@ fn exposed_severity(path: &str) -> Severity {
 }
 
 fn network_limited(id: impl Check, error: &crate::net::http::FetchError) -> Finding {
-    finding(
-        id,
-        Status::NetworkLimited,
-        format!("no answer: {}", printable(error.message())),
-    )
+    let why = printable(error.message());
+    finding(id, Status::NetworkLimited, format!("no answer: {why}"))
 }
 
 fn exposed_files(m: &Measurements) -> Vec<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     plan::exposed_files()
         .into_iter()
         .filter_map(|path| {
             let id = EXPOSED.member(path);
             let observation = m.http.get(id.as_str())?;
-            Some(match observation {
-                Err(e) => network_limited(&id, e),
-                Ok(r) if r.status != 200 => {
-                    finding(&id, Status::Passed, format!("answered HTTP {}", r.status))
+            let r = match observation {
+                Err(e) => return Some(network_limited(&id, e)),
+                Ok(r) => r,
+            };
+            Some(if r.status != 200 {
+                finding(&id, Status::Passed, format!("answered HTTP {}", r.status))
+            } else if is_catch_all(r, base) {
+                let detail = format!("answered the catch-all page{}", compared_part(r));
+                finding(&id, Status::Passed, detail)
+            } else if looks_like(path, &r.body) {
+                let detail = format!("{path} is served to anybody ({})", body_size(r));
+                Finding {
+                    severity: exposed_severity(path),
+                    ..finding(&id, Status::Failed, detail)
                 }
-                Ok(r) if is_catch_all(r, base) => finding(
-                    &id,
-                    Status::Passed,
-                    format!("answered the catch-all page{}", compared_part(r)),
-                ),
-                Ok(r) if looks_like(path, &r.body) => {
-                    let mut f = finding(
-                        &id,
-                        Status::Failed,
-                        format!("{path} is served to anybody ({})", body_size(r)),
-                    );
-                    f.severity = exposed_severity(path);
-                    f
-                }
-                Ok(_) => finding(
-                    &id,
-                    Status::Passed,
-                    "answered 200 with content that is not the file",
-                ),
+            } else {
+                let detail = "answered 200 with content that is not the file";
+                finding(&id, Status::Passed, detail)
             })
         })
         .collect()
 }
 
 fn directory_listing(m: &Measurements) -> Option<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     let mut listed = Vec::new();
     let mut answered = false;
     for path in plan::LISTING_CANDIDATES {
@@ -299,25 +264,16 @@ fn directory_listing(m: &Measurements) -> Option<Finding> {
     if !m.http.keys().any(|k| k.starts_with("listing:")) {
         return None;
     }
-    Some(if !listed.is_empty() {
-        finding(
-            &DIRECTORY_LISTING,
-            Status::Failed,
-            format!("folder listings are served for {}", listed.join(", ")),
-        )
+    let (status, detail) = if !listed.is_empty() {
+        let detail = format!("folder listings are served for {}", listed.join(", "));
+        (Status::Failed, detail)
     } else if answered {
-        finding(
-            &DIRECTORY_LISTING,
-            Status::Passed,
-            "no folder listing is served",
-        )
+        (Status::Passed, "no folder listing is served".into())
     } else {
-        finding(
-            &DIRECTORY_LISTING,
-            Status::NetworkLimited,
-            "no listing probe got an answer",
-        )
-    })
+        let detail = "no listing probe got an answer";
+        (Status::NetworkLimited, detail.into())
+    };
+    Some(finding(&DIRECTORY_LISTING, status, detail))
 }
 
 /// Status of one anonymous API call: `Some(true)` refused (protected), `Some(false)` served.
@@ -332,7 +288,7 @@ fn refused(answer: &Response, base: Option<&Response>) -> Option<bool> {
 }
 
 fn authentication(m: &Measurements) -> Vec<Finding> {
-    let base = baseline(m);
+    let base = m.answer(plan::BASELINE);
     let mut ids: Vec<&str> = plan::AUTHENTICATION
         .iter()
         .map(|(_, _, _, id)| *id)
@@ -365,25 +321,16 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
             let path = id.trim_start_matches("authentication:");
             let member = AUTHENTICATION.member(path);
             let mut f = if !served.is_empty() {
-                finding(
-                    &member,
-                    Status::Failed,
-                    format!("{path}: {}", served.join("; ")),
-                )
+                let detail = format!("{path}: {}", served.join("; "));
+                finding(&member, Status::Failed, detail)
             } else if decided == answers.len() {
-                finding(
-                    &member,
-                    Status::Passed,
-                    format!("{path} refuses anonymous callers"),
-                )
+                let detail = format!("{path} refuses anonymous callers");
+                finding(&member, Status::Passed, detail)
             } else if let Some((_, Err(e))) = answers.iter().find(|(_, o)| o.is_err()) {
                 network_limited(&member, e)
             } else {
-                finding(
-                    &member,
-                    Status::Indeterminate,
-                    format!("{path} answered with a server error"),
-                )
+                let detail = format!("{path} answered with a server error");
+                finding(&member, Status::Indeterminate, detail)
             };
             // User lists and files are critical; the caller's own profile is high.
             if id.ends_with("/cloud/user") || id.ends_with("/me") {
@@ -404,19 +351,15 @@ fn trace(m: &Measurements) -> Option<Finding> {
             let echoed = (200..300).contains(&r.status)
                 && (content_type.starts_with("message/http")
                     || body.contains(&plan::TRACE_MARKER_HEADER.to_ascii_lowercase()));
-            if echoed {
-                finding(
-                    &TRACE_METHOD_DISABLED,
-                    Status::Failed,
-                    "TRACE / is answered with an echo of the request (headers, cookies included)",
-                )
+            let (status, detail) = if echoed {
+                let detail = "TRACE / is answered with an echo of the request (headers, cookies \
+                              included)";
+                (Status::Failed, detail.to_string())
             } else {
-                finding(
-                    &TRACE_METHOD_DISABLED,
-                    Status::Passed,
-                    format!("TRACE / answered HTTP {} without an echo", r.status),
-                )
-            }
+                let detail = format!("TRACE / answered HTTP {} without an echo", r.status);
+                (Status::Passed, detail)
+            };
+            finding(&TRACE_METHOD_DISABLED, status, detail)
         }
     })
 }
@@ -457,35 +400,28 @@ fn cors(m: &Measurements) -> Option<Finding> {
         if !reflected {
             continue;
         }
+        let allowed = printable(allowed);
         let (severity, what) = if credentials {
-            (
-                Severity::Critical,
-                format!(
-                    "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: \
-                     {}, Access-Control-Allow-Credentials: true): any site can act as the \
-                     signed-in user",
-                    printable(allowed)
-                ),
-            )
+            let what = format!(
+                "a foreign origin is allowed with credentials (Access-Control-Allow-Origin: \
+                 {allowed}, Access-Control-Allow-Credentials: true): any site can act as the \
+                 signed-in user"
+            );
+            (Severity::Critical, what)
         } else {
-            (
-                Severity::Medium,
-                format!(
-                    "a foreign origin is reflected (Access-Control-Allow-Origin: {})",
-                    printable(allowed)
-                ),
-            )
+            let what =
+                format!("a foreign origin is reflected (Access-Control-Allow-Origin: {allowed})");
+            (Severity::Medium, what)
         };
         if worst.as_ref().is_none_or(|(s, _)| severity > *s) {
             worst = Some((severity, what));
         }
     }
     Some(match worst {
-        Some((severity, what)) => {
-            let mut f = finding(id, Status::Failed, format!("/graph/v1.0/me: {what}"));
-            f.severity = severity;
-            f
-        }
+        Some((severity, what)) => Finding {
+            severity,
+            ..finding(id, Status::Failed, format!("/graph/v1.0/me: {what}"))
+        },
         None if wildcard => finding(
             id,
             Status::Passed,
@@ -512,11 +448,7 @@ pub fn discloses_version(value: &str) -> bool {
 fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     // header name (as first seen) -> an example value
     let mut seen: Vec<(String, String)> = Vec::new();
-    let answers = m
-        .root
-        .iter()
-        .chain(m.http.values().filter_map(|o| o.as_ref().ok()));
-    for r in answers {
+    for r in m.every_answer() {
         for (name, value) in &r.headers {
             let lower = name.to_ascii_lowercase();
             let relevant = lower == "server"
@@ -532,21 +464,17 @@ fn version_disclosure(m: &Measurements) -> Vec<Finding> {
     }
     seen.sort();
     if seen.is_empty() {
-        return vec![finding(
-            &VERSION_DISCLOSURE,
-            Status::Passed,
-            "no response header names a version",
-        )];
+        let detail = "no response header names a version";
+        return vec![finding(&VERSION_DISCLOSURE, Status::Passed, detail)];
     }
     seen.into_iter()
-        .map(|(name, value)| {
-            let mut f = finding(
+        .map(|(name, value)| Finding {
+            remediation: strip_header_advice(&name),
+            ..finding(
                 &VERSION_DISCLOSURE.member(&name),
                 Status::Failed,
                 format!("{name}: {value}"),
-            );
-            f.remediation = strip_header_advice(&name);
-            f
+            )
         })
         .collect()
 }

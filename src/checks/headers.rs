@@ -1,29 +1,35 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::{CheckSpec, Fix, INSTANCE, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, REVERSE_PROXY, Verdict, finding, verdict};
 use crate::family::ProductFamily;
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
-use crate::probe::Measurements;
-use crate::probe::plan;
+use crate::probe::status::printable;
+use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
 /// One year, the usual floor for HSTS preloading.
 const HSTS_PRELOAD_MIN_AGE: u64 = 31_536_000;
 
+/// What every row of this module shares: a hardening measure of the start page's headers,
+/// most of them set at the reverse proxy.
+const HEADER_ROW: CheckSpec = CheckSpec {
+    role: Role::Hardening,
+    category: "headers",
+    fixed_in: REVERSE_PROXY,
+    verified_by: &[Measure::Probe(plan::ROOT)],
+    ..CheckSpec::ROW
+};
+
 pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
     id: "Strict-Transport-Security",
-    role: Role::Hardening,
     severity: Severity::Medium,
-    category: "headers",
     title: "HSTS is sent",
     remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
                   reverse proxy (OpenCloud only sends it when it terminates TLS itself).",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Strict-Transport-Security",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Hsts { preload: false },
     advice: &[(
         ProductFamily::InfiniteScale,
@@ -31,126 +37,99 @@ pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
          reverse proxy (Infinite Scale only sends it when its proxy terminates TLS itself, \
          or from 8.0 with PROXY_FORCE_STRICT_TRANSPORT_SECURITY=true).",
     )],
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static HSTS_PRELOAD: CheckSpec = CheckSpec {
     id: "hstsPreload",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "headers",
     title: "HSTS is ready for preloading",
     remediation: "Add includeSubDomains and preload to Strict-Transport-Security with a max-age \
                   of at least one year, then submit the domain to the preload list.",
     documentation: "https://hstspreload.org/",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Hsts { preload: true },
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static CONTENT_SECURITY_POLICY: CheckSpec = CheckSpec {
     id: "Content-Security-Policy",
-    role: Role::Hardening,
     severity: Severity::Medium,
-    category: "headers",
     title: "A Content-Security-Policy is sent",
     remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
                   proxy does not strip it.",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::CspPassthrough,
     advice: &[(
         ProductFamily::InfiniteScale,
         "Keep Infinite Scale's built-in Content-Security-Policy (or your own through \
          PROXY_CSP_CONFIG_FILE_LOCATION) and make sure the reverse proxy does not strip it.",
     )],
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static CSP_WITHOUT_UNSAFE_INLINE: CheckSpec = CheckSpec {
     id: "cspWithoutUnsafeInline",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "headers",
     title: "The CSP allows no inline scripts",
     remediation: "Replace the policy (PROXY_CSP_CONFIG_FILE_OVERRIDE_LOCATION) with one whose \
                   script-src has no 'unsafe-inline' or 'unsafe-eval', using nonces or hashes \
                   where inline code is needed.",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Content-Security-Policy/script-src",
     fixed_in: INSTANCE,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::CspWithoutInline,
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Content-Type-Options",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "headers",
     title: "MIME sniffing is disabled",
     remediation: "Send X-Content-Type-Options: nosniff.",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Content-Type-Options",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Header {
         name: "X-Content-Type-Options",
         value: "nosniff",
         traefik: "contentTypeNosniff=true",
     },
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Frame-Options",
-    role: Role::Hardening,
     severity: Severity::Medium,
-    category: "headers",
     title: "Framing by other sites is refused",
     remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
                   directive without wildcards.",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/X-Frame-Options",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Header {
         name: "X-Frame-Options",
         value: "SAMEORIGIN",
         traefik: "customFrameOptionsValue=SAMEORIGIN",
     },
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static REFERRER_POLICY: CheckSpec = CheckSpec {
     id: "Referrer-Policy",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "headers",
     title: "A restrictive Referrer-Policy is sent",
     remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Referrer-Policy",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Header {
         name: "Referrer-Policy",
         value: "strict-origin-when-cross-origin",
         traefik: "referrerPolicy=strict-origin-when-cross-origin",
     },
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
     id: "Permissions-Policy",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "headers",
     title: "Browser features the app does not use are switched off",
     remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
                   geolocation=(), payment=(), usb=() (OpenCloud sends none itself).",
     documentation: "https://developer.mozilla.org/docs/Web/HTTP/Headers/Permissions-Policy",
-    fixed_in: REVERSE_PROXY,
-    verified_by: &[Measure::Probe(plan::ROOT)],
     fix: Fix::Header {
         name: "Permissions-Policy",
         value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
@@ -161,7 +140,7 @@ pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
         "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \
          geolocation=(), payment=(), usb=() (Infinite Scale sends none itself).",
     )],
-    ..CheckSpec::ROW
+    ..HEADER_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[
@@ -177,25 +156,28 @@ pub static ROWS: &[&CheckSpec] = &[
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(root) = &m.root else {
-        return ROWS
-            .iter()
-            .map(|row| {
-                finding(
-                    *row,
-                    Status::Indeterminate,
-                    "the start page could not be read",
-                )
-            })
-            .collect();
+        let unread = |row| {
+            finding(
+                row,
+                Status::Indeterminate,
+                "the start page could not be read",
+            )
+        };
+        return ROWS.iter().copied().map(unread).collect();
     };
     let over_https = !matches!(m.https, HttpsObservation::Unavailable(_));
-    let mut findings = hsts(root, over_https);
-    findings.extend(csp(root));
-    findings.push(nosniff(root));
-    findings.push(framing(root));
-    findings.push(referrer(root));
-    findings.push(permissions(root));
-    findings
+    let (sts, preload) = hsts(root, over_https);
+    let (policy, inline) = csp(root);
+    vec![
+        verdict(&STRICT_TRANSPORT_SECURITY, sts),
+        verdict(&HSTS_PRELOAD, preload),
+        verdict(&CONTENT_SECURITY_POLICY, policy),
+        verdict(&CSP_WITHOUT_UNSAFE_INLINE, inline),
+        verdict(&X_CONTENT_TYPE_OPTIONS, nosniff(root)),
+        verdict(&X_FRAME_OPTIONS, framing(root)),
+        verdict(&REFERRER_POLICY, referrer(root)),
+        verdict(&PERMISSIONS_POLICY, permissions(root)),
+    ]
 }
 
 /// HSTS directives: (max-age, includeSubDomains, preload).
@@ -216,73 +198,49 @@ pub fn parse_hsts(value: &str) -> (Option<u64>, bool, bool) {
     (max_age, subdomains, preload)
 }
 
-fn hsts(root: &Response, over_https: bool) -> Vec<Finding> {
-    let header = root.header("strict-transport-security");
-    let (sts, preload) = match (over_https, header) {
-        (false, _) => (
-            finding(
-                &STRICT_TRANSPORT_SECURITY,
-                Status::Failed,
-                "served over plain HTTP, where browsers ignore HSTS",
-            ),
-            finding(&HSTS_PRELOAD, Status::Failed, "no HSTS over HTTPS"),
-        ),
-        (true, None) => (
-            finding(
-                &STRICT_TRANSPORT_SECURITY,
-                Status::Failed,
-                "no Strict-Transport-Security header",
-            ),
-            finding(
-                &HSTS_PRELOAD,
-                Status::Failed,
-                "no Strict-Transport-Security header",
-            ),
-        ),
-        (true, Some(value)) => {
-            let (max_age, subdomains, preload) = parse_hsts(value);
-            let sts = match max_age {
-                Some(age) if age > 0 => finding(
-                    &STRICT_TRANSPORT_SECURITY,
-                    Status::Passed,
-                    format!("Strict-Transport-Security: {}", value.trim()),
-                ),
-                _ => finding(
-                    &STRICT_TRANSPORT_SECURITY,
-                    Status::Failed,
-                    format!(
-                        "Strict-Transport-Security without a positive max-age: {}",
-                        value.trim()
-                    ),
-                ),
-            };
-            let mut missing = Vec::new();
-            if max_age.unwrap_or(0) < HSTS_PRELOAD_MIN_AGE {
-                missing.push("a max-age of at least one year");
-            }
-            if !subdomains {
-                missing.push("includeSubDomains");
-            }
-            if !preload {
-                missing.push("preload");
-            }
-            let preload = if missing.is_empty() {
-                finding(
-                    &HSTS_PRELOAD,
-                    Status::Passed,
-                    "HSTS meets the preload requirements",
-                )
-            } else {
-                finding(
-                    &HSTS_PRELOAD,
-                    Status::Failed,
-                    format!("HSTS lacks {}", missing.join(", ")),
-                )
-            };
-            (sts, preload)
+/// `Strict-Transport-Security` and `hstsPreload`.
+fn hsts(root: &Response, over_https: bool) -> (Verdict, Verdict) {
+    let failed = |detail: &str| (Status::Failed, detail.to_string());
+    let value = match (over_https, root.header("strict-transport-security")) {
+        (false, _) => {
+            return (
+                failed("served over plain HTTP, where browsers ignore HSTS"),
+                failed("no HSTS over HTTPS"),
+            );
         }
+        (true, None) => {
+            let missing = failed("no Strict-Transport-Security header");
+            return (missing.clone(), missing);
+        }
+        (true, Some(value)) => value.trim(),
     };
-    vec![sts, preload]
+    let (max_age, subdomains, preload) = parse_hsts(value);
+    let sts = match max_age {
+        Some(age) if age > 0 => (
+            Status::Passed,
+            format!("Strict-Transport-Security: {value}"),
+        ),
+        _ => (
+            Status::Failed,
+            format!("Strict-Transport-Security without a positive max-age: {value}"),
+        ),
+    };
+    let mut missing = Vec::new();
+    if max_age.unwrap_or(0) < HSTS_PRELOAD_MIN_AGE {
+        missing.push("a max-age of at least one year");
+    }
+    if !subdomains {
+        missing.push("includeSubDomains");
+    }
+    if !preload {
+        missing.push("preload");
+    }
+    let preload = if missing.is_empty() {
+        (Status::Passed, "HSTS meets the preload requirements".into())
+    } else {
+        (Status::Failed, format!("HSTS lacks {}", missing.join(", ")))
+    };
+    (sts, preload)
 }
 
 /// Directive name to its source list, lower-cased.
@@ -297,29 +255,18 @@ pub fn parse_csp(value: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-fn csp(root: &Response) -> Vec<Finding> {
+/// `Content-Security-Policy` and `cspWithoutUnsafeInline`.
+fn csp(root: &Response) -> (Verdict, Verdict) {
     let Some(value) = root.header("content-security-policy") else {
-        return vec![
-            finding(
-                &CONTENT_SECURITY_POLICY,
-                Status::Failed,
-                "no Content-Security-Policy header",
-            ),
-            finding(
-                &CSP_WITHOUT_UNSAFE_INLINE,
-                Status::Failed,
-                "no Content-Security-Policy header",
-            ),
-        ];
+        let missing = (Status::Failed, "no Content-Security-Policy header".into());
+        return (missing.clone(), missing);
     };
     let directives = parse_csp(value);
     let sources = |name: &str| directives.iter().find(|(n, _)| n == name).map(|(_, s)| s);
-    let scripts = sources("script-src").or_else(|| sources("default-src"));
-    let inline = match scripts {
-        None => finding(
-            &CSP_WITHOUT_UNSAFE_INLINE,
+    let inline = match sources("script-src").or_else(|| sources("default-src")) {
+        None => (
             Status::Failed,
-            "the CSP restricts neither script-src nor default-src",
+            "the CSP restricts neither script-src nor default-src".into(),
         ),
         Some(list) => {
             // 'unsafe-inline' is ignored by browsers when a nonce or hash is present.
@@ -334,54 +281,31 @@ fn csp(root: &Response) -> Vec<Finding> {
                 unsafe_sources.push("'unsafe-eval'");
             }
             if unsafe_sources.is_empty() {
-                finding(
-                    &CSP_WITHOUT_UNSAFE_INLINE,
-                    Status::Passed,
-                    "script-src allows no inline code",
-                )
+                (Status::Passed, "script-src allows no inline code".into())
             } else {
-                finding(
-                    &CSP_WITHOUT_UNSAFE_INLINE,
-                    Status::Failed,
-                    format!("script-src allows {}", unsafe_sources.join(" and ")),
-                )
+                let allowed = unsafe_sources.join(" and ");
+                (Status::Failed, format!("script-src allows {allowed}"))
             }
         }
     };
-    vec![
-        finding(
-            &CONTENT_SECURITY_POLICY,
-            Status::Passed,
-            "a Content-Security-Policy is sent",
-        ),
-        inline,
-    ]
+    let sent = (Status::Passed, "a Content-Security-Policy is sent".into());
+    (sent, inline)
 }
 
-fn nosniff(root: &Response) -> Finding {
+fn nosniff(root: &Response) -> Verdict {
     match root.header("x-content-type-options") {
-        Some(v) if v.trim().eq_ignore_ascii_case("nosniff") => finding(
-            &X_CONTENT_TYPE_OPTIONS,
-            Status::Passed,
-            "X-Content-Type-Options: nosniff",
-        ),
-        Some(v) => finding(
-            &X_CONTENT_TYPE_OPTIONS,
+        Some(v) if v.trim().eq_ignore_ascii_case("nosniff") => {
+            (Status::Passed, "X-Content-Type-Options: nosniff".into())
+        }
+        Some(v) => (
             Status::Failed,
-            format!(
-                "X-Content-Type-Options is {:?}, not nosniff",
-                crate::probe::status::printable(v)
-            ),
+            format!("X-Content-Type-Options is {:?}, not nosniff", printable(v)),
         ),
-        None => finding(
-            &X_CONTENT_TYPE_OPTIONS,
-            Status::Failed,
-            "no X-Content-Type-Options header",
-        ),
+        None => (Status::Failed, "no X-Content-Type-Options header".into()),
     }
 }
 
-fn framing(root: &Response) -> Finding {
+fn framing(root: &Response) -> Verdict {
     let ancestors = root.header("content-security-policy").and_then(|csp| {
         parse_csp(csp)
             .into_iter()
@@ -394,84 +318,59 @@ fn framing(root: &Response) -> Finding {
             .iter()
             .any(|s| s == "*" || s == "https:" || s == "http:")
     {
-        return finding(
-            &X_FRAME_OPTIONS,
-            Status::Passed,
-            format!("CSP frame-ancestors {}", sources.join(" ")),
-        );
+        let sources = sources.join(" ");
+        return (Status::Passed, format!("CSP frame-ancestors {sources}"));
     }
     match root
         .header("x-frame-options")
         .map(|v| v.trim().to_ascii_uppercase())
     {
-        Some(v) if v == "DENY" || v == "SAMEORIGIN" => finding(
-            &X_FRAME_OPTIONS,
-            Status::Passed,
-            format!("X-Frame-Options: {v}"),
-        ),
-        Some(v) => finding(
-            &X_FRAME_OPTIONS,
+        Some(v) if v == "DENY" || v == "SAMEORIGIN" => {
+            (Status::Passed, format!("X-Frame-Options: {v}"))
+        }
+        Some(v) => (
             Status::Failed,
             format!(
                 "X-Frame-Options {:?} is not DENY or SAMEORIGIN",
-                crate::probe::status::printable(&v)
+                printable(&v)
             ),
         ),
-        None => finding(
-            &X_FRAME_OPTIONS,
+        None => (
             Status::Failed,
-            "neither X-Frame-Options nor a restrictive CSP frame-ancestors is sent",
+            "neither X-Frame-Options nor a restrictive CSP frame-ancestors is sent".into(),
         ),
     }
 }
 
-fn permissions(root: &Response) -> Finding {
+fn permissions(root: &Response) -> Verdict {
     match root.header("permissions-policy").map(str::trim) {
-        Some(v) if !v.is_empty() => finding(
-            &PERMISSIONS_POLICY,
+        Some(v) if !v.is_empty() => (
             Status::Passed,
-            format!("Permissions-Policy: {}", crate::probe::status::printable(v)),
+            format!("Permissions-Policy: {}", printable(v)),
         ),
-        _ => finding(
-            &PERMISSIONS_POLICY,
-            Status::Failed,
-            "no Permissions-Policy header",
-        ),
+        _ => (Status::Failed, "no Permissions-Policy header".into()),
     }
 }
 
-fn referrer(root: &Response) -> Finding {
+fn referrer(root: &Response) -> Verdict {
     const WEAK: [&str; 2] = ["unsafe-url", "no-referrer-when-downgrade"];
-    match root.header("referrer-policy") {
-        None => finding(
-            &REFERRER_POLICY,
+    let Some(v) = root.header("referrer-policy") else {
+        return (Status::Failed, "no Referrer-Policy header".into());
+    };
+    // Browsers use the last policy they understand in a comma-separated list.
+    let last = v
+        .split(',')
+        .map(str::trim)
+        .rfind(|p| !p.is_empty())
+        .unwrap_or("");
+    if WEAK.contains(&last.to_ascii_lowercase().as_str()) || last.is_empty() {
+        let shown = printable(v);
+        (
             Status::Failed,
-            "no Referrer-Policy header",
-        ),
-        Some(v) => {
-            // Browsers use the last policy they understand in a comma-separated list.
-            let last = v
-                .split(',')
-                .map(str::trim)
-                .rfind(|p| !p.is_empty())
-                .unwrap_or("");
-            if WEAK.contains(&last.to_ascii_lowercase().as_str()) || last.is_empty() {
-                finding(
-                    &REFERRER_POLICY,
-                    Status::Failed,
-                    format!(
-                        "Referrer-Policy {:?} leaks full addresses",
-                        crate::probe::status::printable(v)
-                    ),
-                )
-            } else {
-                finding(
-                    &REFERRER_POLICY,
-                    Status::Passed,
-                    format!("Referrer-Policy: {last}"),
-                )
-            }
-        }
+            format!("Referrer-Policy {shown:?} leaks full addresses"),
+        )
+    } else {
+        (Status::Passed, format!("Referrer-Policy: {last}"))
     }
 }
 

@@ -2,7 +2,7 @@
 //! basic auth (decided by a real credential, never by the `Basic` challenge that every default
 //! instance sends), and the identity provider's discovery document.
 
-use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, finding};
+use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, Verdict, finding, verdict};
 use crate::family::{DemoAccount, ProductFamily};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
@@ -10,25 +10,29 @@ use crate::probe::{Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
+/// What every row of this module shares: a check of how the instance signs people in.
+const SIGN_IN_ROW: CheckSpec = CheckSpec {
+    role: Role::Check,
+    category: "authentication",
+    ..CheckSpec::ROW
+};
+
 pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
     id: "loginThrottling",
     role: Role::Observation,
     severity: Severity::Low,
-    category: "authentication",
     title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
     remediation: "Throttle failed sign-ins at the reverse proxy (e.g. nginx limit_req on \
                   /signin/v1/identifier/_/logon) or with fail2ban on the instance's log.",
     documentation: "https://cheatsheetseries.owasp.org/cheatsheets/Authentication_Cheat_Sheet.html#protect-against-automated-attacks",
     fixed_in: super::REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::OIDC), Measure::Probes(plan::THROTTLE)],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
     id: "demoUsersDisabled",
-    role: Role::Check,
     severity: Severity::Critical,
-    category: "authentication",
     title: "Published demo accounts cannot sign in",
     remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
                   IDM_CREATE_DEMO_USERS=false; switching the setting off later does not \
@@ -43,14 +47,12 @@ pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
          IDM_CREATE_DEMO_USERS=false; switching the setting off later does not remove \
          accounts already created.",
     )],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
     id: "basicAuthDisabled",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "authentication",
     title: "Passwords are not accepted over basic auth",
     remediation: "Set PROXY_ENABLE_BASIC_AUTH=false (the default): basic auth takes passwords \
                   on every request and bypasses the identity provider's protections. App \
@@ -64,14 +66,12 @@ pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
         Measure::Probes(plan::BASIC),
     ],
     fix: Fix::BasicAuthOff,
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
     id: "identityProviderConsistent",
-    role: Role::Check,
     severity: Severity::Medium,
-    category: "authentication",
     title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
     remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \
                   address of the instance so every endpoint in the discovery document uses it.",
@@ -84,7 +84,7 @@ pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
         "Set OCIS_URL (or the external provider's issuer) to the public https:// address \
          of the instance so every endpoint in the discovery document uses it.",
     )],
-    ..CheckSpec::ROW
+    ..SIGN_IN_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[
@@ -119,14 +119,12 @@ fn demo_sign_ins(m: &Measurements) -> Option<(Vec<&'static DemoAccount>, usize, 
     (tried > 0).then_some((accepted, answered, tried))
 }
 
-fn demo_users(m: &Measurements) -> Finding {
-    let id = &DEMO_USERS_DISABLED;
+fn demo_users(m: &Measurements) -> Verdict {
     match demo_sign_ins(m) {
-        None => finding(
-            id,
-            Status::Skipped,
-            "not tried: the discovery document names no built-in identity provider",
-        ),
+        None => {
+            let detail = "not tried: the discovery document names no built-in identity provider";
+            (Status::Skipped, detail.into())
+        }
         Some((accepted, _, _)) if !accepted.is_empty() => {
             let names: Vec<String> = accepted
                 .iter()
@@ -135,56 +133,42 @@ fn demo_users(m: &Measurements) -> Finding {
                     None => a.user.to_string(),
                 })
                 .collect();
-            finding(
-                id,
-                Status::Failed,
-                format!(
-                    "demo accounts sign in with their published password: {}",
-                    names.join(", ")
-                ),
-            )
+            let names = names.join(", ");
+            let detail = format!("demo accounts sign in with their published password: {names}");
+            (Status::Failed, detail)
         }
         Some((_, answered, tried)) if answered == tried => {
-            finding(id, Status::Passed, "no published demo account signs in")
+            (Status::Passed, "no published demo account signs in".into())
         }
-        Some(_) => finding(
-            id,
-            Status::NetworkLimited,
-            "some sign-in attempts got no answer",
-        ),
+        Some(_) => (Status::NetworkLimited, NO_SIGN_IN_ANSWER.into()),
     }
 }
 
-fn basic_auth(m: &Measurements) -> Finding {
-    let id = &BASIC_AUTH_DISABLED;
+/// The demo sign-ins and the throttling probe say so when an attempt got no answer.
+const NO_SIGN_IN_ANSWER: &str = "some sign-in attempts got no answer";
+
+fn basic_auth(m: &Measurements) -> Verdict {
+    let undecided = || {
+        let detail = "no credential could decide it (the Basic challenge alone proves nothing)";
+        (Status::Indeterminate, detail.to_string())
+    };
     let user = m.family().describe().demo_accounts[0].user;
     let Some(observation) = m.http.get(&format!("basic:{user}")) else {
-        return finding(
-            id,
-            Status::Indeterminate,
-            "no credential could decide it (the Basic challenge alone proves nothing)",
-        );
+        return undecided();
     };
     let account_exists =
         demo_sign_ins(m).is_some_and(|(accepted, _, _)| accepted.iter().any(|a| a.user == user));
     match observation {
-        Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => finding(
-            id,
+        Ok(r) if (200..300).contains(&r.status) && is_json(&r.body) => (
             Status::Failed,
             format!("the password of {user} is accepted over basic auth on /graph/v1.0/me"),
         ),
-        Ok(r) if r.status == 401 && account_exists => finding(
-            id,
+        Ok(r) if r.status == 401 && account_exists => (
             Status::Passed,
             format!("{user} signs in through the identity provider but not over basic auth"),
         ),
-        Ok(_) => finding(
-            id,
-            Status::Indeterminate,
-            "no credential could decide it (the Basic challenge alone proves nothing)",
-        ),
-        Err(e) => finding(
-            id,
+        Ok(_) => undecided(),
+        Err(e) => (
             Status::NetworkLimited,
             format!("no answer: {}", printable(e.message())),
         ),
@@ -246,32 +230,31 @@ fn throttling(m: &Measurements) -> Option<Finding> {
         matches!(o, Ok(r) if r.status == 429 || r.status == 423
             || (r.status == 503 && r.header("retry-after").is_some()))
     });
-    let mut f = match throttled_at {
-        Some(n) => finding(
-            id,
+    let (status, detail) = match throttled_at {
+        Some(n) => (
             Status::Passed,
             format!("failed sign-ins are throttled from attempt {}", n + 1),
         ),
-        None if answers.iter().all(|o| o.is_ok()) => finding(
-            id,
+        None if answers.iter().all(|o| o.is_ok()) => (
             Status::Failed,
             format!(
                 "{} failed sign-ins for an account that cannot exist were all answered at once",
                 answers.len()
             ),
         ),
-        None => finding(
-            id,
-            Status::NetworkLimited,
-            "some sign-in attempts got no answer",
-        ),
+        None => (Status::NetworkLimited, NO_SIGN_IN_ANSWER.into()),
     };
-    f.counts = false;
-    Some(f)
+    Some(Finding {
+        counts: false,
+        ..finding(id, status, detail)
+    })
 }
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
-    let mut findings = vec![demo_users(m), basic_auth(m)];
+    let mut findings = vec![
+        verdict(&DEMO_USERS_DISABLED, demo_users(m)),
+        verdict(&BASIC_AUTH_DISABLED, basic_auth(m)),
+    ];
     findings.extend(discovery(m));
     findings.extend(throttling(m));
     findings

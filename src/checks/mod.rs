@@ -214,39 +214,6 @@ pub fn spec(id: &str) -> Option<&'static CheckSpec> {
     })
 }
 
-/// The check inventory as Markdown (`docs/checks.md`), generated so it cannot drift.
-pub fn inventory_markdown() -> String {
-    let mut out = String::from(
-        "# Check inventory\n\n\
-         Generated from the check registry (`src/checks/`); regenerate with `make man`.\n\n\
-         Role: `check` failures cap the rating by severity (critical 2, high 3, medium 4, low 5); \
-         `hardening` measures are evaluated with `--check-hardening` and never cap the rating; \
-         `version` findings set the starting rating. Ids with a family root (`exposed`, \
-         `authentication`, `debugEndpoint`, `debugPort`, `versionDisclosure`, `vulnerability`) \
-         stand for every member (`exposed:/.env`); a member may carry a different severity than \
-         its root, as the table notes.\n\n\
-         | Id | Role | Severity | Category | Fixed in | Verifiable | What it checks | Remediation |\n\
-         |---|---|---|---|---|---|---|---|\n",
-    );
-    for c in registry() {
-        let id = match c.family {
-            Some(root) if root == c.id => format!("`{}:...`", c.id),
-            _ => format!("`{}`", c.id),
-        };
-        let role = c.role.as_str();
-        out.push_str(&format!(
-            "| {id} | {role} | {} | {} | {} | {} | {} | {} |\n",
-            c.severity,
-            c.category,
-            c.fixed_in,
-            if c.verifiable() { "yes" } else { "no" },
-            c.title,
-            c.remediation.replace('|', "\\|")
-        ));
-    }
-    out
-}
-
 /// What the pure checks need besides the measurements.
 #[derive(Clone, Debug)]
 pub struct Context {
@@ -264,6 +231,14 @@ pub struct Context {
 /// cannot be written.
 pub fn finding(check: impl Check, status: Status, detail: impl Into<String>) -> Finding {
     finding_as(check.spec(), check.id(), status, detail.into())
+}
+
+/// What a check decided of one finding: its status and the detail saying why.
+pub type Verdict = (Status, String);
+
+/// The finding of `check` that `verdict` decided.
+pub fn verdict(check: impl Check, (status, detail): Verdict) -> Finding {
+    finding(check, status, detail)
 }
 
 /// What a finding can be made of: a registry row, or a member of a family of checks.

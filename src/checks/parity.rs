@@ -86,6 +86,12 @@ fn differences(
         }
         return out;
     };
+    let release = |s: &crate::probe::status::StatusReport| {
+        s.product_version
+            .as_deref()
+            .unwrap_or("no known release")
+            .to_string()
+    };
     if node.demo_sign_in == Some(true)
         && reference.demo_sign_in != Some(true)
         && !waived(waived_ids, "demoUsersDisabled")
@@ -96,19 +102,10 @@ fn differences(
         ));
     }
     if ref_status.product_version != status.product_version {
+        let (runs, reference) = (release(status), release(ref_status));
         out.push((
             Severity::High,
-            format!(
-                "{at} runs {} (reference {})",
-                status
-                    .product_version
-                    .as_deref()
-                    .unwrap_or("no known release"),
-                ref_status
-                    .product_version
-                    .as_deref()
-                    .unwrap_or("no known release")
-            ),
+            format!("{at} runs {runs} (reference {reference})"),
         ));
     }
     for header in COMPARED_HEADERS {
@@ -158,25 +155,14 @@ fn address_parity(nodes: &[NodeObservation], waived_ids: &[String]) -> Finding {
         diffs.extend(differences(reference, node, waived_ids));
     }
     let addresses: Vec<String> = nodes.iter().map(|n| n.address.to_string()).collect();
-    match diffs.iter().map(|(s, _)| *s).max() {
-        None => finding(
-            &ADDRESS_PARITY,
-            Status::Passed,
-            format!("{} answer alike", addresses.join(", ")),
-        ),
-        Some(worst) => {
-            let mut f = finding(
-                &ADDRESS_PARITY,
-                Status::Failed,
-                diffs
-                    .into_iter()
-                    .map(|(_, d)| d)
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            );
-            f.severity = worst;
-            f
-        }
+    let Some(worst) = diffs.iter().map(|(s, _)| *s).max() else {
+        let detail = format!("{} answer alike", addresses.join(", "));
+        return finding(&ADDRESS_PARITY, Status::Passed, detail);
+    };
+    let detail: Vec<String> = diffs.into_iter().map(|(_, d)| d).collect();
+    Finding {
+        severity: worst,
+        ..finding(&ADDRESS_PARITY, Status::Failed, detail.join("; "))
     }
 }
 
@@ -196,14 +182,12 @@ fn tls_parity(nodes: &[NodeObservation]) -> Option<Finding> {
                     what.push("another certificate".to_string());
                 }
                 if a.trusted != b.trusted {
-                    what.push(
-                        if b.trusted {
-                            "a trusted chain"
-                        } else {
-                            "an untrusted chain"
-                        }
-                        .to_string(),
-                    );
+                    let chain = if b.trusted {
+                        "a trusted"
+                    } else {
+                        "an untrusted"
+                    };
+                    what.push(format!("{chain} chain"));
                 }
                 diffs.push(format!("{} offers {}", node.address, what.join(", ")));
             }
@@ -214,15 +198,12 @@ fn tls_parity(nodes: &[NodeObservation]) -> Option<Finding> {
             )),
         }
     }
-    Some(if diffs.is_empty() {
-        finding(
-            &TLS_ADDRESS_PARITY,
-            Status::Passed,
-            "every address offers the same TLS",
-        )
+    let (status, detail) = if diffs.is_empty() {
+        (Status::Passed, "every address offers the same TLS".into())
     } else {
-        finding(&TLS_ADDRESS_PARITY, Status::Failed, diffs.join("; "))
-    })
+        (Status::Failed, diffs.join("; "))
+    };
+    Some(finding(&TLS_ADDRESS_PARITY, status, detail))
 }
 
 pub fn evaluate(m: &Measurements, waived_ids: &[String]) -> Vec<Finding> {

@@ -2,7 +2,7 @@
 //! passwords and expiry, user enumeration, the password policy. Evaluated with
 //! `--check-hardening`; a missing measure never caps the rating.
 
-use super::{CheckSpec, Fix, INSTANCE, Measure, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, Verdict, finding, verdict};
 use crate::family::ProductFamily;
 use crate::probe::Measurements;
 use crate::probe::plan;
@@ -12,65 +12,57 @@ use serde_json::Value;
 
 const SHARING_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/";
 
-pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
-    id: "publicLinkPasswordEnforced",
+/// What every row of this module shares: a hardening measure set on the instance and read
+/// from its capabilities document.
+const SHARING_ROW: CheckSpec = CheckSpec {
     role: Role::Hardening,
-    severity: Severity::Medium,
     category: "sharing",
-    title: "Every public link needs a password",
-    remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
-                  OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
     documentation: SHARING_DOCS,
     fixed_in: INSTANCE,
     verified_by: &[Measure::Probe(plan::CAPABILITIES)],
+    ..CheckSpec::ROW
+};
+
+pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
+    id: "publicLinkPasswordEnforced",
+    severity: Severity::Medium,
+    title: "Every public link needs a password",
+    remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
+                  OC_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
     fix: Fix::PublicLinkPassword,
     advice: &[(
         ProductFamily::InfiniteScale,
         "Set OCIS_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
          OCIS_SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD=true.",
     )],
-    ..CheckSpec::ROW
+    ..SHARING_ROW
 };
 
 pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
     id: "publicLinkExpirationEnforced",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "sharing",
     title: "Public links expire",
     remediation: "Enforce an expiry date on public links where the product offers a setting \
                   for it; until then review old links regularly.",
-    documentation: SHARING_DOCS,
-    fixed_in: INSTANCE,
-    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    ..CheckSpec::ROW
+    ..SHARING_ROW
 };
 
 pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
     id: "userEnumerationRestricted",
-    role: Role::Hardening,
     severity: Severity::Low,
-    category: "sharing",
     title: "Users can only find members of their own groups",
     remediation: "Restrict user search for sharing to group members.",
-    documentation: SHARING_DOCS,
-    fixed_in: INSTANCE,
-    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
-    ..CheckSpec::ROW
+    ..SHARING_ROW
 };
 
 pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
     id: "passwordPolicyEnforced",
-    role: Role::Hardening,
     severity: Severity::Medium,
     category: "authentication",
     title: "A password policy of at least 8 characters with every character class",
     remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
                   OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
                   upper-case, digit and special character.",
-    documentation: SHARING_DOCS,
-    fixed_in: INSTANCE,
-    verified_by: &[Measure::Probe(plan::CAPABILITIES)],
     fix: Fix::PasswordPolicy,
     advice: &[(
         ProductFamily::InfiniteScale,
@@ -78,7 +70,7 @@ pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
          OCIS_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \
          upper-case, digit and special character.",
     )],
-    ..CheckSpec::ROW
+    ..SHARING_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[
@@ -88,25 +80,13 @@ pub static ROWS: &[&CheckSpec] = &[
     &PASSWORD_POLICY_ENFORCED,
 ];
 
-fn unread(id: &'static CheckSpec) -> Finding {
-    finding(
-        id,
-        Status::Indeterminate,
-        "the capabilities document could not be read",
-    )
-}
-
-fn link_passwords(caps: &Value) -> Finding {
-    let id = &PUBLIC_LINK_PASSWORD_ENFORCED;
+fn link_passwords(caps: &Value) -> Verdict {
     let Some(enforced_for) = caps
         .pointer("/files_sharing/public/password/enforced_for")
         .and_then(Value::as_object)
     else {
-        return finding(
-            id,
-            Status::Indeterminate,
-            "no public-link password settings reported",
-        );
+        let detail = "no public-link password settings reported";
+        return (Status::Indeterminate, detail.into());
     };
     let mut open: Vec<&str> = [
         "read_only",
@@ -119,81 +99,66 @@ fn link_passwords(caps: &Value) -> Finding {
     .collect();
     open.sort();
     if open.is_empty() {
-        finding(
-            id,
-            Status::Passed,
-            "passwords are enforced on every kind of public link",
-        )
+        let detail = "passwords are enforced on every kind of public link";
+        (Status::Passed, detail.into())
     } else {
-        finding(
-            id,
-            Status::Failed,
-            format!(
-                "public links without a password are allowed for: {}",
-                open.join(", ")
-            ),
-        )
+        let kinds = open.join(", ");
+        let detail = format!("public links without a password are allowed for: {kinds}");
+        (Status::Failed, detail)
     }
 }
 
-fn link_expiry(caps: &Value) -> Finding {
-    let id = &PUBLIC_LINK_EXPIRATION_ENFORCED;
+fn link_expiry(caps: &Value) -> Verdict {
     let expire = caps.pointer("/files_sharing/public/expire_date");
     match expire
         .and_then(|e| e.get("enforced"))
         .and_then(Value::as_bool)
     {
-        Some(true) => finding(id, Status::Passed, "public links must carry an expiry date"),
-        Some(false) => finding(id, Status::Failed, "public links may live forever"),
+        Some(true) => (
+            Status::Passed,
+            "public links must carry an expiry date".into(),
+        ),
+        Some(false) => (Status::Failed, "public links may live forever".into()),
         // OpenCloud reports a fixed `expire_date.enabled: false` that no setting changes:
         // alerting on it would be a warning nobody can clear.
-        None => finding(
-            id,
-            Status::Indeterminate,
-            "the instance reports no setting for enforcing link expiry",
-        ),
+        None => {
+            let detail = "the instance reports no setting for enforcing link expiry";
+            (Status::Indeterminate, detail.into())
+        }
     }
 }
 
-fn enumeration(caps: &Value) -> Finding {
-    let id = &USER_ENUMERATION_RESTRICTED;
+fn enumeration(caps: &Value) -> Verdict {
     let Some(e) = caps.pointer("/files_sharing/user_enumeration") else {
-        return finding(
-            id,
+        return (
             Status::Indeterminate,
-            "no user enumeration setting reported",
+            "no user enumeration setting reported".into(),
         );
     };
     let enabled = e["enabled"].as_bool().unwrap_or(true);
     let group_only = e["group_members_only"].as_bool().unwrap_or(false);
-    if !enabled {
-        finding(
-            id,
-            Status::Passed,
-            "user search for sharing is switched off",
-        )
+    let (status, detail) = if !enabled {
+        (Status::Passed, "user search for sharing is switched off")
     } else if group_only {
         // OpenCloud and Infinite Scale report this value fixed in their code: the pass says
         // what the instance claims, which no outside scan can try without an account.
-        finding(
-            id,
+        (
             Status::Passed,
             "the instance reports user search limited to group members (a value both products \
              report as fixed in their code; not tried by a search)",
         )
     } else {
-        finding(
-            id,
+        (
             Status::Failed,
             "any user can list every other user while sharing",
         )
-    }
+    };
+    (status, detail.into())
 }
 
-fn password_policy(caps: &Value) -> Finding {
-    let id = &PASSWORD_POLICY_ENFORCED;
+fn password_policy(caps: &Value) -> Verdict {
     let Some(policy) = caps.get("password_policy").filter(|p| p.is_object()) else {
-        return finding(id, Status::Indeterminate, "no password policy reported");
+        return (Status::Indeterminate, "no password policy reported".into());
     };
     let number = |key: &str| policy.get(key).and_then(Value::as_u64);
     let mut problems = Vec::new();
@@ -213,25 +178,26 @@ fn password_policy(caps: &Value) -> Finding {
         }
     }
     if problems.is_empty() {
-        finding(
-            id,
-            Status::Passed,
-            "8 or more characters with every character class",
-        )
+        let detail = "8 or more characters with every character class";
+        (Status::Passed, detail.into())
     } else {
-        finding(id, Status::Failed, problems.join(", "))
+        (Status::Failed, problems.join(", "))
     }
 }
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let Some(caps) = &m.capabilities else {
-        return ROWS.iter().map(|r| unread(r)).collect();
+        let detail = "the capabilities document could not be read";
+        return ROWS
+            .iter()
+            .map(|row| finding(*row, Status::Indeterminate, detail))
+            .collect();
     };
     vec![
-        link_passwords(caps),
-        link_expiry(caps),
-        enumeration(caps),
-        password_policy(caps),
+        verdict(&PUBLIC_LINK_PASSWORD_ENFORCED, link_passwords(caps)),
+        verdict(&PUBLIC_LINK_EXPIRATION_ENFORCED, link_expiry(caps)),
+        verdict(&USER_ENUMERATION_RESTRICTED, enumeration(caps)),
+        verdict(&PASSWORD_POLICY_ENFORCED, password_policy(caps)),
     ]
 }
 

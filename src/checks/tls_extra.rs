@@ -3,7 +3,7 @@
 //! the scan's own handshake negotiated) and `httpsEnforced` (plain HTTP on the HTTP port
 //! redirects to HTTPS).
 
-use super::{CheckSpec, DOCS, Fix, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, DOCS, Fix, Measure, REVERSE_PROXY, Verdict, verdict};
 use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
 use crate::probe::status::printable;
@@ -15,51 +15,49 @@ use crate::severity::Severity;
 /// it is the default HTTP port (a target with a port serves both schemes on it, if at all).
 pub const PLAIN_HTTP_PORT: u16 = 80;
 
-pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
-    id: "tlsDeprecatedProtocol",
+/// What the rows share: checks of the TLS listener at the reverse proxy; the protocol checks
+/// are high and fixed by a TLS 1.2 minimum.
+const PROTOCOL_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
     severity: Severity::High,
     category: "transport",
+    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
+    fixed_in: REVERSE_PROXY,
+    fix: Fix::TlsMinimum,
+    ..CheckSpec::ROW
+};
+
+pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
+    id: "tlsDeprecatedProtocol",
     title: "TLS 1.0 and TLS 1.1 are refused",
     remediation: "Set the minimum protocol of the TLS listener to TLS 1.2 (nginx \
                   ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
                   Caddy and Traefik default to TLS 1.2) so no client can be held to the old \
                   protocols.",
-    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::LEGACY_TLS)],
-    fix: Fix::TlsMinimum,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsProtocol",
-    role: Role::Check,
-    severity: Severity::High,
-    category: "transport",
     title: "The negotiated protocol is TLS 1.2 or newer",
     remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
                   protocol.",
-    documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],
-    fix: Fix::TlsMinimum,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
     id: "httpsEnforced",
     role: Role::Hardening,
     severity: Severity::Medium,
-    category: "transport",
     title: "Plain HTTP redirects to HTTPS",
     remediation: "Answer every plain-HTTP request with a permanent redirect (301 or 308) to \
                   the same path over https://, or close port 80.",
     documentation: DOCS,
-    fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(probe::PLAIN_HTTP)],
     fix: Fix::HttpsRedirect,
-    ..CheckSpec::ROW
+    ..PROTOCOL_ROW
 };
 
 pub static ROWS: &[&CheckSpec] = &[&TLS_DEPRECATED_PROTOCOL, &TLS_PROTOCOL, &HTTPS_ENFORCED];
@@ -67,22 +65,28 @@ pub static ROWS: &[&CheckSpec] = &[&TLS_DEPRECATED_PROTOCOL, &TLS_PROTOCOL, &HTT
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
     let mut findings = Vec::new();
     if let Some(legacy) = &m.legacy_tls {
-        findings.push(deprecated_protocols(legacy));
+        findings.push(verdict(
+            &TLS_DEPRECATED_PROTOCOL,
+            deprecated_protocols(legacy),
+        ));
     }
     if let Some(handshake) = m.https.handshake() {
-        findings.push(negotiated_protocol(&handshake.protocol));
+        findings.push(verdict(
+            &TLS_PROTOCOL,
+            negotiated_protocol(&handshake.protocol),
+        ));
     }
     // Over plain HTTP the scan itself is the finding (`httpsAvailable`).
     if m.endpoint.scheme == Scheme::Https
         && m.https.handshake().is_some()
         && let Some(plain) = &m.plain_http
     {
-        findings.push(https_enforced(plain));
+        findings.push(verdict(&HTTPS_ENFORCED, https_enforced(plain)));
     }
     findings
 }
 
-fn deprecated_protocols(legacy: &LegacyTls) -> Finding {
+fn deprecated_protocols(legacy: &LegacyTls) -> Verdict {
     let versions = [("TLS 1.0", legacy.tls1_0), ("TLS 1.1", legacy.tls1_1)];
     let accepted: Vec<&str> = versions
         .iter()
@@ -90,18 +94,14 @@ fn deprecated_protocols(legacy: &LegacyTls) -> Finding {
         .map(|(n, _)| *n)
         .collect();
     if !accepted.is_empty() {
-        return finding(
-            &TLS_DEPRECATED_PROTOCOL,
+        let accepted = accepted.join(" and ");
+        return (
             Status::Failed,
-            format!("the server still accepts {}", accepted.join(" and ")),
+            format!("the server still accepts {accepted}"),
         );
     }
     if versions.iter().all(|(_, v)| *v == Some(false)) {
-        return finding(
-            &TLS_DEPRECATED_PROTOCOL,
-            Status::Passed,
-            "TLS 1.0 and TLS 1.1 are refused",
-        );
+        return (Status::Passed, "TLS 1.0 and TLS 1.1 are refused".into());
     }
     let refused: Vec<&str> = versions
         .iter()
@@ -121,37 +121,28 @@ fn deprecated_protocols(legacy: &LegacyTls) -> Finding {
             refused.join(", ")
         )
     };
-    finding(&TLS_DEPRECATED_PROTOCOL, Status::Indeterminate, detail)
+    (Status::Indeterminate, detail)
 }
 
-fn negotiated_protocol(protocol: &str) -> Finding {
+fn negotiated_protocol(protocol: &str) -> Verdict {
     let normalized = protocol
         .trim()
         .to_ascii_lowercase()
         .replace(['_', ' '], ".");
+    let shown = printable(protocol);
     match normalized.as_str() {
-        "tlsv1.2" | "tlsv1.3" => finding(
-            &TLS_PROTOCOL,
-            Status::Passed,
-            format!("the scan negotiated {}", printable(protocol)),
-        ),
-        "tlsv1" | "tlsv1.0" | "tlsv1.1" | "sslv3" | "sslv2" => finding(
-            &TLS_PROTOCOL,
+        "tlsv1.2" | "tlsv1.3" => (Status::Passed, format!("the scan negotiated {shown}")),
+        "tlsv1" | "tlsv1.0" | "tlsv1.1" | "sslv3" | "sslv2" => (
             Status::Failed,
-            format!(
-                "the scan negotiated {}, older than TLS 1.2",
-                printable(protocol)
-            ),
+            format!("the scan negotiated {shown}, older than TLS 1.2"),
         ),
-        "" => finding(
-            &TLS_PROTOCOL,
+        "" => (
             Status::Indeterminate,
-            "the negotiated protocol was not recorded",
+            "the negotiated protocol was not recorded".into(),
         ),
-        _ => finding(
-            &TLS_PROTOCOL,
+        _ => (
             Status::Indeterminate,
-            format!("unknown negotiated protocol {}", printable(protocol)),
+            format!("unknown negotiated protocol {shown}"),
         ),
     }
 }
@@ -167,73 +158,46 @@ fn https_only_answer(response: &Response) -> bool {
         || body.contains("plain http request was sent to https port")
 }
 
-fn https_enforced(plain: &Observation) -> Finding {
+fn https_enforced(plain: &Observation) -> Verdict {
     let port = PLAIN_HTTP_PORT;
     let response = match plain {
         Err(e) => {
-            return finding(
-                &HTTPS_ENFORCED,
-                Status::Passed,
-                format!(
-                    "port {port} does not serve plain HTTP ({})",
-                    printable(e.message())
-                ),
-            );
+            let why = printable(e.message());
+            let detail = format!("port {port} does not serve plain HTTP ({why})");
+            return (Status::Passed, detail);
         }
         Ok(r) => r,
     };
-    if matches!(response.status, 301 | 302 | 303 | 307 | 308) {
+    let status = response.status;
+    if matches!(status, 301 | 302 | 303 | 307 | 308) {
         let Some(location) = response.header("location").map(str::trim) else {
-            return finding(
-                &HTTPS_ENFORCED,
-                Status::Indeterminate,
-                format!(
-                    "port {port} answers HTTP {} without a Location",
-                    response.status
-                ),
-            );
+            let detail = format!("port {port} answers HTTP {status} without a Location");
+            return (Status::Indeterminate, detail);
         };
         let shown = printable(location);
+        let redirects = format!("plain HTTP on port {port} redirects ({status}) to {shown}");
         return if location
             .get(..8)
             .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
         {
-            finding(
-                &HTTPS_ENFORCED,
-                Status::Passed,
-                format!(
-                    "plain HTTP on port {port} redirects ({}) to {shown}",
-                    response.status
-                ),
-            )
+            (Status::Passed, redirects)
         } else {
-            finding(
-                &HTTPS_ENFORCED,
+            (
                 Status::Failed,
-                format!(
-                    "plain HTTP on port {port} redirects ({}) to {shown}, which is not an \
-                     https:// address",
-                    response.status
-                ),
+                format!("{redirects}, which is not an https:// address"),
             )
         };
     }
     if https_only_answer(response) {
-        return finding(
-            &HTTPS_ENFORCED,
-            Status::Passed,
-            format!("port {port} speaks only HTTPS (plain HTTP is answered 400)"),
-        );
+        let detail = format!("port {port} speaks only HTTPS (plain HTTP is answered 400)");
+        return (Status::Passed, detail);
     }
-    let detail = if response.status == 200 {
+    let detail = if status == 200 {
         format!("the instance is served over plain HTTP on port {port} without a redirect")
     } else {
-        format!(
-            "plain HTTP on port {port} is answered HTTP {} without a redirect to HTTPS",
-            response.status
-        )
+        format!("plain HTTP on port {port} is answered HTTP {status} without a redirect to HTTPS")
     };
-    finding(&HTTPS_ENFORCED, Status::Failed, detail)
+    (Status::Failed, detail)
 }
 
 #[cfg(test)]

@@ -179,6 +179,7 @@ impl ProductFamily {
 
     /// Every family's demo account names, each once (what `--verify-remediation` may ask
     /// for before the product is known).
+    #[cfg(test)]
     pub fn all_demo_users() -> Vec<&'static str> {
         let mut users: Vec<&'static str> = Vec::new();
         for family in ProductFamily::ALL {

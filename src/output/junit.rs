@@ -63,18 +63,15 @@ enum Outcome {
     Passed {
         output: Option<String>,
     },
-    Failure {
+    /// A `<failure>`, or the `<error>` of an UNKNOWN rating: `element` names it.
+    Failed {
+        element: &'static str,
         message: String,
         kind: String,
         text: String,
     },
     Skipped {
         message: String,
-    },
-    Error {
-        message: String,
-        kind: String,
-        text: String,
     },
 }
 
@@ -94,27 +91,20 @@ struct Counts {
 }
 
 impl Counts {
-    fn of(cases: &[Case]) -> Counts {
-        let mut c = Counts {
-            tests: cases.len(),
-            ..Counts::default()
-        };
+    fn of<'a>(cases: impl IntoIterator<Item = &'a Case>) -> Counts {
+        let mut c = Counts::default();
         for case in cases {
+            c.tests += 1;
             match case.outcome {
                 Outcome::Passed { .. } => {}
-                Outcome::Failure { .. } => c.failures += 1,
+                Outcome::Failed {
+                    element: "error", ..
+                } => c.errors += 1,
+                Outcome::Failed { .. } => c.failures += 1,
                 Outcome::Skipped { .. } => c.skipped += 1,
-                Outcome::Error { .. } => c.errors += 1,
             }
         }
         c
-    }
-
-    fn add(&mut self, other: &Counts) {
-        self.tests += other.tests;
-        self.failures += other.failures;
-        self.skipped += other.skipped;
-        self.errors += other.errors;
     }
 }
 
@@ -143,27 +133,21 @@ fn suite(result: &ScanResult) -> Suite {
 }
 
 fn properties(result: &ScanResult) -> Vec<(&'static str, String)> {
-    let mut p = vec![("host", result.host.clone())];
-    if let Some(url) = &result.url {
-        p.push(("url", url.clone()));
-    }
-    p.push(("state", result.state.label().to_string()));
-    p.push((
-        "rating",
-        result
-            .rating
-            .map(|r| r.to_string())
-            .unwrap_or_else(|| "U".into()),
-    ));
-    p.push(("grade", result.grade.to_string()));
-    if let Some(product) = &result.product {
-        p.push(("product", product.name.clone()));
-        p.push(("productVersion", product.version.clone()));
-        if let Some(edition) = &product.edition {
-            p.push(("edition", edition.clone()));
-        }
-    }
-    p
+    let product = result.product.as_ref();
+    let rating = result.rating.map(|r| r.to_string());
+    [
+        ("host", Some(result.host.clone())),
+        ("url", result.url.clone()),
+        ("state", Some(result.state.label().to_string())),
+        ("rating", Some(rating.unwrap_or_else(|| "U".into()))),
+        ("grade", Some(result.grade.to_string())),
+        ("product", product.map(|p| p.name.clone())),
+        ("productVersion", product.map(|p| p.version.clone())),
+        ("edition", product.and_then(|p| p.edition.clone())),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some((name, value?)))
+    .collect()
 }
 
 fn finding_case(host: &str, f: &Finding) -> Case {
@@ -188,7 +172,8 @@ fn finding_case(host: &str, f: &Finding) -> Case {
                 if let Some(doc) = &f.documentation {
                     text.push_str(&format!("\nDocumentation: {doc}"));
                 }
-                Outcome::Failure {
+                Outcome::Failed {
+                    element: "failure",
                     message: f.detail.clone(),
                     kind: f.severity.to_string(),
                     text,
@@ -211,12 +196,14 @@ fn rating_case(result: &ScanResult) -> Case {
     let message = format!("rating {} ({number}): {}", result.grade, result.message);
     let outcome = match result.state {
         State::Ok => Outcome::Passed { output: None },
-        State::Warning | State::Critical => Outcome::Failure {
+        State::Warning | State::Critical => Outcome::Failed {
+            element: "failure",
             message,
             kind: result.state.label().to_string(),
             text: explanation(result),
         },
-        State::Unknown => Outcome::Error {
+        State::Unknown => Outcome::Failed {
+            element: "error",
             message,
             kind: result.state.label().to_string(),
             // A failed scan's message names the host, the error and the attempts.
@@ -305,15 +292,12 @@ fn seconds(value: f64) -> String {
 }
 
 fn write(suites: &[Suite]) -> io::Result<Vec<u8>> {
-    let mut total = Counts::default();
-    let mut total_seconds = 0.0;
-    let counted: Vec<Counts> = suites.iter().map(|s| Counts::of(&s.cases)).collect();
-    for (suite, counts) in suites.iter().zip(&counted) {
-        total.add(counts);
-        if suite.seconds.is_finite() && suite.seconds > 0.0 {
-            total_seconds += suite.seconds;
-        }
-    }
+    let total = Counts::of(suites.iter().flat_map(|s| &s.cases));
+    let total_seconds: f64 = suites
+        .iter()
+        .map(|s| s.seconds)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .sum();
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     w.write_event(Event::Start(start(
@@ -328,8 +312,8 @@ fn write(suites: &[Suite]) -> io::Result<Vec<u8>> {
             ("time", seconds(total_seconds)),
         ],
     )))?;
-    for (id, (suite, counts)) in suites.iter().zip(&counted).enumerate() {
-        write_suite(&mut w, id, suite, counts)?;
+    for (id, suite) in suites.iter().enumerate() {
+        write_suite(&mut w, id, suite, &Counts::of(&suite.cases))?;
     }
     w.write_event(Event::End(BytesEnd::new("testsuites")))?;
     Ok(w.into_inner())
@@ -373,48 +357,33 @@ fn write_case(w: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
             ("time", "0".into()),
         ],
     );
-    match &case.outcome {
-        Outcome::Passed { output: None } => w.write_event(Event::Empty(tag))?,
+    // The one element inside the case: its name, attributes and text (none: empty).
+    let (element, attributes, text) = match &case.outcome {
+        Outcome::Passed { output: None } => {
+            w.write_event(Event::Empty(tag))?;
+            return Ok(());
+        }
         Outcome::Passed {
             output: Some(output),
-        } => {
-            w.write_event(Event::Start(tag))?;
-            text_element(w, "system-out", &[], output)?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
-        Outcome::Skipped { message } => {
-            w.write_event(Event::Start(tag))?;
-            w.write_event(Event::Empty(start(
-                "skipped",
-                &[("message", message.clone())],
-            )))?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
-        Outcome::Failure {
+        } => ("system-out", Vec::new(), Some(output)),
+        Outcome::Skipped { message } => ("skipped", vec![("message", message.clone())], None),
+        Outcome::Failed {
+            element,
             message,
             kind,
             text,
-        }
-        | Outcome::Error {
-            message,
-            kind,
-            text,
-        } => {
-            let element = if matches!(case.outcome, Outcome::Failure { .. }) {
-                "failure"
-            } else {
-                "error"
-            };
-            w.write_event(Event::Start(tag))?;
-            text_element(
-                w,
-                element,
-                &[("message", message.clone()), ("type", kind.clone())],
-                text,
-            )?;
-            w.write_event(Event::End(BytesEnd::new("testcase")))?;
-        }
+        } => (
+            *element,
+            vec![("message", message.clone()), ("type", kind.clone())],
+            Some(text),
+        ),
+    };
+    w.write_event(Event::Start(tag))?;
+    match text {
+        Some(text) => text_element(w, element, &attributes, text)?,
+        None => w.write_event(Event::Empty(start(element, &attributes)))?,
     }
+    w.write_event(Event::End(BytesEnd::new("testcase")))?;
     Ok(())
 }
 

@@ -110,8 +110,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             lines.push(format!("Missing hardening: {}", missing.join(", ")));
         }
     }
-    let checks_ran = result.findings.iter().any(|f| f.role == Role::Check);
-    if checks_ran {
+    if result.findings.iter().any(|f| f.role == Role::Check) {
         let mut failed: Vec<&crate::report::Finding> = result
             .findings
             .iter()
@@ -119,25 +118,17 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             .collect();
         // Most severe first: the line is read from the left.
         failed.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.id.cmp(&b.id)));
-        let failed: Vec<String> = failed
-            .into_iter()
-            .map(|f| {
-                if f.counts {
-                    f.id.clone()
-                } else {
-                    format!("{} (not rated)", f.id)
-                }
+        let names: Vec<String> = failed
+            .iter()
+            .map(|f| match f.counts {
+                true => f.id.clone(),
+                false => format!("{} (not rated)", f.id),
             })
             .collect();
-        if failed.is_empty() {
-            lines.push("Additional checks: all passed".to_string());
-        } else {
-            lines.push(format!(
-                "Additional checks failed ({}): {}",
-                failed.len(),
-                failed.join(", ")
-            ));
-        }
+        lines.push(match names.len() {
+            0 => "Additional checks: all passed".to_string(),
+            n => format!("Additional checks failed ({n}): {}", names.join(", ")),
+        });
     }
     if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {
         lines.push(format!(
@@ -206,16 +197,9 @@ fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
     format!("Baseline: {}", parts.join("; "))
 }
 
+/// The release line's standing, and the note on its track when there is one.
 fn lifecycle_line(result: &ScanResult) -> Option<String> {
     let l = result.lifecycle.as_ref()?;
-    let line = lifecycle_state(result, l)?;
-    Some(match &l.track_note {
-        Some(note) => format!("{line} ({note})"),
-        None => line,
-    })
-}
-
-fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<String> {
     let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
     let version = result
         .product
@@ -227,7 +211,7 @@ fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<
         (Some(v), None) => v.clone(),
         _ => "a supported release".to_string(),
     };
-    Some(match l.state {
+    let line = match l.state {
         LineState::EndOfLife => format!(
             "Release lifecycle: {} ({track}) is end of life since {}; upgrade to {target}",
             l.line,
@@ -266,6 +250,10 @@ fn lifecycle_state(result: &ScanResult, l: &crate::report::Lifecycle) -> Option<
                 l.line
             ),
         },
+    };
+    Some(match &l.track_note {
+        Some(note) => format!("{line} ({note})"),
+        None => line,
     })
 }
 
@@ -312,30 +300,26 @@ fn update_text(result: &ScanResult) -> String {
 pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut perf: Vec<String> = Vec::new();
-    if let [single] = results {
-        lines.extend(host_block(single));
-        if ctx.debug {
-            lines.push(debug_text(single).trim_end().to_string());
-        }
-        perf.push(perfdata::render(&perfdata::metrics(
-            single,
-            &ctx.thresholds,
-        )));
-    } else {
+    if results.len() != 1 {
         lines.push(format!(
             "Checked {} host(s): overall {} ({})",
             results.len(),
             super::overall_state(results).label(),
             super::state_counts(results)
         ));
-        for result in results {
-            lines.extend(host_block(result));
-            if ctx.debug {
-                lines.push(debug_text(result).trim_end().to_string());
-            }
+    }
+    for result in results {
+        lines.extend(host_block(result));
+        if ctx.debug {
+            lines.push(debug_text(result).trim_end().to_string());
+        }
+        let metrics = perfdata::metrics(result, &ctx.thresholds);
+        if let [_] = results {
+            perf.push(perfdata::render(&metrics));
+        } else {
             let host = perfdata::label_safe(&result.host);
             perf.extend(
-                perfdata::metrics(result, &ctx.thresholds)
+                metrics
                     .iter()
                     .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
             );

@@ -90,9 +90,11 @@ pub fn metrics(result: &ScanResult, thresholds: &Thresholds) -> Vec<Metric> {
             .min(0)
             .max(5),
     );
+    let time = Metric {
+        unit: "s",
+        ..Metric::new("time", format!("{:.3}", result.duration_seconds)).min(0)
+    };
     if result.error.is_some() {
-        let mut time = Metric::new("time", format!("{:.3}", result.duration_seconds)).min(0);
-        time.unit = "s";
         out.push(time);
         return out;
     }
@@ -102,8 +104,6 @@ pub fn metrics(result: &ScanResult, thresholds: &Thresholds) -> Vec<Metric> {
             .warn(0)
             .min(0),
     );
-    let mut time = Metric::new("time", format!("{:.3}", result.duration_seconds)).min(0);
-    time.unit = "s";
     out.push(time);
     if result.check_hardening {
         out.push(Metric::new("hardenings_missing", result.missing_hardening().count()).min(0));

@@ -24,7 +24,7 @@ use crate::checks::{self, CheckSpec};
 use crate::clock::Now;
 use crate::report::{Finding, Role, ScanResult, Status};
 use crate::severity::Severity;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -54,7 +54,7 @@ pub fn document(results: &[ScanResult], now: Now) -> Value {
     for result in results {
         for finding in result.findings.iter().filter(|f| reported(f)) {
             let index = rules.index_of(finding);
-            sarif_results.push(sarif_result(result, finding, index, rules.id(index)));
+            sarif_results.push(sarif_result(result, finding, index, &rules.ids[index]));
         }
     }
     let notifications: Vec<Value> = results
@@ -121,8 +121,7 @@ pub fn security_severity(severity: Severity) -> &'static str {
 /// SHA-256 (hex) of `<host>|<finding id>`: the same finding on the same host keeps its value
 /// from run to run.
 pub fn fingerprint(host: &str, finding_id: &str) -> String {
-    let digest = Sha256::digest(format!("{host}|{finding_id}").as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(format!("{host}|{finding_id}").as_bytes()))
 }
 
 /// The host's base URL: the scanned URL, or `https://<host>/` when the scan never got one.
@@ -140,21 +139,13 @@ pub fn base_url(result: &ScanResult) -> String {
 /// `Strict-Transport-Security` -> `StrictTransportSecurity`, `httpsAvailable` ->
 /// `HttpsAvailable`: the rule's `name`, an identifier without separators.
 fn pascal_case(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    let mut upper = true;
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() {
-            if upper {
-                out.push(c.to_ascii_uppercase());
-            } else {
-                out.push(c);
-            }
-            upper = false;
-        } else {
-            upper = true;
-        }
-    }
-    out
+    id.split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(|word| {
+            let mut chars = word.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars)
+        })
+        .collect()
 }
 
 /// The rules of the run: every registry row, plus (defensively) a rule made from a finding
@@ -166,15 +157,10 @@ struct Rules {
 
 impl Rules {
     fn registry() -> Rules {
-        let mut rules = Rules {
-            ids: Vec::new(),
-            descriptors: Vec::new(),
-        };
-        for spec in checks::registry() {
-            rules.ids.push(spec.id.to_string());
-            rules.descriptors.push(rule_descriptor(spec));
+        Rules {
+            ids: checks::registry().map(|s| s.id.to_string()).collect(),
+            descriptors: checks::registry().map(rule_descriptor).collect(),
         }
-        rules
     }
 
     /// The index of the rule of a finding: its registry row (the family root for
@@ -190,13 +176,10 @@ impl Rules {
         self.ids.push(id);
         self.ids.len() - 1
     }
-
-    fn id(&self, index: usize) -> &str {
-        &self.ids[index]
-    }
 }
 
-fn rule_descriptor(spec: &CheckSpec) -> Value {
+/// The rule of a registry row.
+fn rule_descriptor(spec: &'static CheckSpec) -> Value {
     let members = match spec.family {
         Some(root) => format!(" Applies to every `{root}:<member>` finding."),
         None => String::new(),
@@ -208,43 +191,36 @@ fn rule_descriptor(spec: &CheckSpec) -> Value {
         spec.severity,
         spec.fixed_in
     );
-    json!({
-        "id": spec.id,
-        "name": pascal_case(spec.id),
-        "shortDescription": { "text": spec.title },
-        "fullDescription": { "text": full },
-        "help": { "text": spec.remediation },
-        "helpUri": spec.documentation,
-        "defaultConfiguration": { "level": level(spec.severity) },
-        "properties": {
-            "tags": [spec.category, "security"],
-            "security-severity": security_severity(spec.severity),
-            "precision": "high",
-            "role": spec.role.as_str(),
-            "fixedIn": spec.fixed_in,
-        },
-    })
+    // A finding of the row carries the row's help, link, severity, category and role.
+    let like = checks::finding(spec, Status::Failed, "");
+    descriptor(spec.id, spec.title, full, &like)
 }
 
+/// The rule of a finding whose id the registry does not know, from what the finding says.
 fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
+    let role = finding.role.as_str();
+    let full = format!("{id} ({role} of severity {}).", finding.severity);
+    descriptor(id, id, full, finding)
+}
+
+/// A rule: `short` and `full` describe it, `like` (a finding of the rule) gives the rest.
+fn descriptor(id: &str, short: &str, full: String, like: &Finding) -> Value {
     let mut rule = json!({
         "id": id,
         "name": pascal_case(id),
-        "shortDescription": { "text": id },
-        "fullDescription": {
-            "text": format!("{id} ({} of severity {}).", finding.role.as_str(), finding.severity),
-        },
-        "help": { "text": finding.remediation },
-        "defaultConfiguration": { "level": level(finding.severity) },
+        "shortDescription": { "text": short },
+        "fullDescription": { "text": full },
+        "help": { "text": like.remediation },
+        "defaultConfiguration": { "level": level(like.severity) },
         "properties": {
-            "tags": [finding.category, "security"],
-            "security-severity": security_severity(finding.severity),
+            "tags": [like.category, "security"],
+            "security-severity": security_severity(like.severity),
             "precision": "high",
-            "role": finding.role.as_str(),
-            "fixedIn": finding.fixed_in,
+            "role": like.role.as_str(),
+            "fixedIn": like.fixed_in,
         },
     });
-    if let Some(doc) = &finding.documentation {
+    if let Some(doc) = &like.documentation {
         rule["helpUri"] = json!(doc);
     }
     rule
@@ -252,42 +228,33 @@ fn adhoc_descriptor(id: &str, finding: &Finding) -> Value {
 
 fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_id: &str) -> Value {
     let host = result.host.as_str();
-    let mut properties = Map::new();
-    properties.insert("host".into(), json!(host));
-    properties.insert("findingId".into(), json!(finding.id));
-    properties.insert("severity".into(), json!(finding.severity));
-    properties.insert("category".into(), json!(finding.category));
-    properties.insert("role".into(), json!(finding.role.as_str()));
-    properties.insert("remediation".into(), json!(finding.remediation));
-    properties.insert("system".into(), json!(finding.fixed_in));
+    // serde_json keeps members sorted by name, whatever the order they are added in.
+    let mut properties = json!({
+        "host": host,
+        "findingId": finding.id,
+        "severity": finding.severity,
+        "category": finding.category,
+        "role": finding.role.as_str(),
+        "remediation": finding.remediation,
+        "system": finding.fixed_in,
+        "counts": finding.counts,
+        "decisive": finding.decisive,
+        "tags": [finding.category, "security", finding.role.as_str()],
+        "security-severity": security_severity(finding.severity),
+    });
     if let Some(doc) = &finding.documentation {
-        properties.insert("documentation".into(), json!(doc));
+        properties["documentation"] = json!(doc);
     }
-    properties.insert("counts".into(), json!(finding.counts));
-    properties.insert("decisive".into(), json!(finding.decisive));
-    properties.insert(
-        "tags".into(),
-        json!([finding.category, "security", finding.role.as_str()]),
-    );
-    properties.insert(
-        "security-severity".into(),
-        json!(security_severity(finding.severity)),
-    );
     if let Some(advisory_id) = finding.id.strip_prefix("vulnerability:") {
         let advisory = result.vulnerabilities.iter().find(|v| v.id == advisory_id);
-        properties.insert(
-            "affectedVersions".into(),
-            json!(advisory.map(|v| v.affected.clone()).unwrap_or_default()),
-        );
-        properties.insert(
-            "fixedIn".into(),
-            json!(advisory.and_then(|v| v.fixed_in.clone())),
-        );
+        let affected = advisory.map(|v| v.affected.as_slice()).unwrap_or_default();
+        properties["affectedVersions"] = json!(affected);
+        properties["fixedIn"] = json!(advisory.and_then(|v| v.fixed_in.as_ref()));
         if let Some(v) = advisory {
-            properties.insert("advisoryId".into(), json!(v.id));
-            properties.insert("aliases".into(), json!(v.aliases));
+            properties["advisoryId"] = json!(v.id);
+            properties["aliases"] = json!(v.aliases);
             if let Some(url) = &v.url {
-                properties.insert("advisoryUrl".into(), json!(url));
+                properties["advisoryUrl"] = json!(url);
             }
         }
     }
@@ -303,11 +270,7 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
                 // Code scanning wants a region; the whole "file" is the host.
                 "region": { "startLine": 1 },
             },
-            "logicalLocations": [{
-                "name": host,
-                "fullyQualifiedName": host,
-                "kind": "resource",
-            }],
+            "logicalLocations": host_location(host),
         }],
         "partialFingerprints": {
             "primaryLocationLineHash": fingerprint(host, &finding.id),
@@ -331,14 +294,15 @@ fn notification(result: &ScanResult, error: &str, attempts: u32) -> Value {
         "descriptor": { "id": "scanFailed" },
         "locations": [{
             "physicalLocation": { "artifactLocation": { "uri": base_url(result) } },
-            "logicalLocations": [{
-                "name": result.host,
-                "fullyQualifiedName": result.host,
-                "kind": "resource",
-            }],
+            "logicalLocations": host_location(&result.host),
         }],
         "properties": { "host": result.host, "attempts": attempts },
     })
+}
+
+/// The host as a logical location: a resource named after it.
+fn host_location(host: &str) -> Value {
+    json!([{ "name": host, "fullyQualifiedName": host, "kind": "resource" }])
 }
 
 /// What the run found out about each host, beside the results: state, rating and product.

@@ -6,6 +6,7 @@ use super::{plan, pool, status};
 use crate::net::guard::Pins;
 use crate::net::http::{Client, ClientOptions, Endpoint, Response, Verification};
 use crate::net::tls::{EndpointTls, Roots, Route};
+use crate::text::hex;
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -40,16 +41,10 @@ pub fn addresses_of(
     ipv6: bool,
     deadline: std::time::Instant,
 ) -> Result<Vec<IpAddr>, String> {
-    let mut out: Vec<IpAddr> = Vec::new();
     let found =
         crate::net::resolve::lookup_until(host, 0, deadline).map_err(|e| format!("{host}: {e}"))?;
-    for addr in found {
-        let ip = addr.ip();
-        if (ipv6 || ip.is_ipv4()) && !out.contains(&ip) {
-            out.push(ip);
-        }
-    }
-    Ok(out)
+    let ips = found.into_iter().map(|a| a.ip());
+    Ok(super::distinct(ips.filter(|ip| ipv6 || ip.is_ipv4())))
 }
 
 /// What a node observation needs besides its address.
@@ -100,12 +95,7 @@ fn node(p: &NodeProbe, address: IpAddr) -> NodeObservation {
                 leaf_sha256: h
                     .chain
                     .first()
-                    .map(|der| {
-                        Sha256::digest(der)
-                            .iter()
-                            .map(|b| format!("{b:02x}"))
-                            .collect()
-                    })
+                    .map(|der| hex(&Sha256::digest(der)))
                     .unwrap_or_default(),
                 trusted: h.trust.is_ok(),
             })

@@ -69,40 +69,14 @@ pub struct DebugPort {
     pub connect_timeout: Duration,
 }
 
-impl DebugPort {
-    /// The answer to one of the debug paths, when it was fetched and answered.
-    pub fn answer(&self, path: &str) -> Option<&Response> {
-        self.endpoints
-            .iter()
-            .find(|e| e.path == path)
-            .and_then(|e| e.answer.as_ref().ok())
-    }
-}
-
 /// Probes every port concurrently; returns one entry per distinct port, in the order given.
 ///
 /// `host` is a name or an address (IPv6 with or without brackets); every address it resolves
-/// to is tried, IPv4 and IPv6 alike. Each connect is bounded by `connect_timeout`, each
-/// request to an open port by `request_timeout`, so the whole probe takes at most about
-/// `connect_timeout + request_timeout` (plus name resolution), and never runs past the end
-/// of the run's budget those limits carry.
-pub fn probe(
-    host: &str,
-    ports: &[u16],
-    connect_timeout: impl Into<StepTimeout>,
-    request_timeout: impl Into<StepTimeout>,
-) -> Vec<DebugPort> {
-    probe_pinned(
-        host,
-        None,
-        ports,
-        connect_timeout.into(),
-        request_timeout.into(),
-    )
-}
-
-/// [`probe`] with the addresses of `host` taken from `pins` when given (a guarded scan): no
-/// lookup, only the validated addresses are connected to.
+/// to is tried, IPv4 and IPv6 alike, or with `pins` (a guarded scan) the validated addresses
+/// only, with no lookup. Each connect is bounded by `connect_timeout`, each request to an open
+/// port by `request_timeout`, so the whole probe takes at most about `connect_timeout +
+/// request_timeout` (plus name resolution), and never runs past the end of the run's budget
+/// those limits carry.
 pub fn probe_pinned(
     host: &str,
     pins: Option<&Pins>,
@@ -110,12 +84,7 @@ pub fn probe_pinned(
     connect_timeout: StepTimeout,
     request_timeout: StepTimeout,
 ) -> Vec<DebugPort> {
-    let mut distinct: Vec<u16> = Vec::with_capacity(ports.len());
-    for port in ports {
-        if !distinct.contains(port) {
-            distinct.push(*port);
-        }
-    }
+    let distinct = super::distinct(ports.iter().copied());
     let addresses = match pins {
         Some(pins) => super::pinned_addresses(pins, host),
         None => resolve(host, connect_timeout.deadline()),
@@ -145,12 +114,7 @@ fn resolve(host: &str, deadline: Instant) -> Result<Vec<IpAddr>, String> {
     }
     let resolved = crate::net::resolve::lookup_until(name, 0, deadline)
         .map_err(|e| format!("{name} does not resolve: {e}"))?;
-    let mut ips: Vec<IpAddr> = Vec::new();
-    for addr in resolved {
-        if !ips.contains(&addr.ip()) {
-            ips.push(addr.ip());
-        }
-    }
+    let ips = super::distinct(resolved.into_iter().map(|a| a.ip()));
     if ips.is_empty() {
         return Err(format!("{name} resolves to no address"));
     }
@@ -300,6 +264,27 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::time::Instant;
+
+    /// The scan's probe without pins.
+    fn probe(
+        host: &str,
+        ports: &[u16],
+        connect_timeout: impl Into<StepTimeout>,
+        request_timeout: impl Into<StepTimeout>,
+    ) -> Vec<DebugPort> {
+        let (connect, request) = (connect_timeout.into(), request_timeout.into());
+        probe_pinned(host, None, ports, connect, request)
+    }
+
+    impl DebugPort {
+        /// The answer to one of the debug paths, when it was fetched and answered.
+        fn answer(&self, path: &str) -> Option<&Response> {
+            self.endpoints
+                .iter()
+                .find(|e| e.path == path)
+                .and_then(|e| e.answer.as_ref().ok())
+        }
+    }
 
     /// A loopback port nothing listens on.
     fn closed_port() -> u16 {

@@ -109,6 +109,13 @@ impl Measurements {
         self.status.family()
     }
 
+    /// Every HTTP answer the scan got: the start page's and every probe's (`Measure::EveryAnswer`
+    /// reads cookies and version headers from them all).
+    pub fn every_answer(&self) -> impl Iterator<Item = &Response> {
+        let answers = self.http.values().filter_map(|o| o.as_ref().ok());
+        self.root.iter().chain(answers)
+    }
+
     /// The answer of a probe that ran and got one.
     pub fn answer(&self, key: &str) -> Option<&Response> {
         self.http.get(key).and_then(|o| o.as_ref().ok())
@@ -383,26 +390,27 @@ fn is_dns_name(host: &str) -> bool {
 }
 
 /// Every address the system resolver gives for the name, if it answers before `deadline`.
-pub fn resolve_all(host: &str, deadline: Instant) -> Result<Vec<std::net::IpAddr>, String> {
-    let mut out: Vec<std::net::IpAddr> = Vec::new();
+fn resolve_all(host: &str, deadline: Instant) -> Result<Vec<std::net::IpAddr>, String> {
     let found = crate::net::resolve::lookup_until(host, 0, deadline).map_err(|e| e.to_string())?;
-    for addr in found {
-        if !out.contains(&addr.ip()) {
-            out.push(addr.ip());
-        }
-    }
-    Ok(out)
+    Ok(distinct(found.into_iter().map(|a| a.ip())))
 }
 
 /// The distinct addresses pins give for `host`, in their order.
 pub fn pinned_addresses(pins: &Pins, host: &str) -> Result<Vec<std::net::IpAddr>, String> {
-    let mut out: Vec<std::net::IpAddr> = Vec::new();
-    for addr in pins.lookup(host, 0).map_err(|e| e.to_string())? {
-        if !out.contains(&addr.ip()) {
-            out.push(addr.ip());
+    let found = pins.lookup(host, 0).map_err(|e| e.to_string())?;
+    Ok(distinct(found.into_iter().map(|a| a.ip())))
+}
+
+/// Each item once, in the order first seen (addresses of several lookups, ports named twice,
+/// the keys and CAs of a DNS zone).
+pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
         }
     }
-    Ok(out)
+    out
 }
 
 /// Reads a captured answer (`curl -i` output in `tests/fixtures/`) for unit tests of checks.

@@ -36,50 +36,29 @@ pub const FOREIGN_ORIGIN: &str = "https://cos-probe.invalid";
 /// Sent with TRACE so an echo can be told from a catch-all page.
 pub const TRACE_MARKER_HEADER: &str = "X-Cos-Trace-Probe";
 
+/// The anonymous API calls as (key, method, path, finding id): `($method, $path)`, or with a
+/// query sent but not part of the key and id. The key is `auth:<method> <path>` and the
+/// finding `authentication:<path>`, derived so they cannot disagree.
+macro_rules! anonymous_calls {
+    ($(($method:literal, $path:literal $(, $query:literal)?)),* $(,)?) => {
+        &[$((
+            concat!("auth:", $method, " ", $path),
+            $method,
+            concat!($path $(, $query)?),
+            concat!("authentication:", $path),
+        )),*]
+    };
+}
+
 /// Endpoints that must refuse anonymous callers: (key, method, path, finding id).
-pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = &[
-    (
-        "auth:GET /remote.php/dav/files/",
-        "GET",
-        "/remote.php/dav/files/",
-        "authentication:/remote.php/dav/files/",
-    ),
-    (
-        "auth:PROPFIND /remote.php/dav/files/",
-        "PROPFIND",
-        "/remote.php/dav/files/",
-        "authentication:/remote.php/dav/files/",
-    ),
-    (
-        "auth:GET /remote.php/webdav/",
-        "GET",
-        "/remote.php/webdav/",
-        "authentication:/remote.php/webdav/",
-    ),
-    (
-        "auth:GET /graph/v1.0/users",
-        "GET",
-        "/graph/v1.0/users",
-        "authentication:/graph/v1.0/users",
-    ),
-    (
-        "auth:GET /graph/v1.0/me",
-        "GET",
-        "/graph/v1.0/me",
-        "authentication:/graph/v1.0/me",
-    ),
-    (
-        "auth:GET /ocs/v1.php/cloud/users",
-        "GET",
-        "/ocs/v1.php/cloud/users?format=json",
-        "authentication:/ocs/v1.php/cloud/users",
-    ),
-    (
-        "auth:GET /ocs/v1.php/cloud/user",
-        "GET",
-        "/ocs/v1.php/cloud/user?format=json",
-        "authentication:/ocs/v1.php/cloud/user",
-    ),
+pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = anonymous_calls![
+    ("GET", "/remote.php/dav/files/"),
+    ("PROPFIND", "/remote.php/dav/files/"),
+    ("GET", "/remote.php/webdav/"),
+    ("GET", "/graph/v1.0/users"),
+    ("GET", "/graph/v1.0/me"),
+    ("GET", "/ocs/v1.php/cloud/users", "?format=json"),
+    ("GET", "/ocs/v1.php/cloud/user", "?format=json"),
 ];
 
 /// Files of any deployment that must never be served, besides the families' own
@@ -186,8 +165,7 @@ pub fn baseline_path() -> String {
     use sha2::Digest;
     let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
     let digest = sha2::Sha256::digest(seed.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("/cos-baseline-{hex}")
+    format!("/cos-baseline-{}", crate::text::hex(&digest[..8]))
 }
 
 /// Probes that need nothing but the transport, in the order they are sent.
@@ -247,58 +225,48 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         }
         probes.push(probe);
     }
-    for path in exposed_files() {
-        probes.push(HttpProbe::new(
-            &format!("{EXPOSED}{path}"),
-            "GET",
-            path,
-            KEEP_EXPOSED_FILE,
-        ));
-    }
-    for path in LISTING_CANDIDATES {
-        probes.push(HttpProbe::new(
-            &format!("{LISTING}{path}"),
-            "GET",
-            path,
-            KEEP_LISTING,
-        ));
-    }
-    for path in PUBLIC_DEBUG_PATHS {
-        probes.push(HttpProbe::new(
-            &format!("{PUBLIC_DEBUG}{path}"),
-            "GET",
-            path,
-            debug_path_keep(path),
-        ));
-    }
+    // One GET per path, keyed `<prefix><path>`.
+    let per_path = |prefix: &str, paths: &[&str], keep: fn(&str) -> Keep| {
+        paths
+            .iter()
+            .map(|path| HttpProbe::new(&format!("{prefix}{path}"), "GET", path, keep(path)))
+            .collect::<Vec<_>>()
+    };
+    probes.extend(per_path(EXPOSED, &exposed_files(), |_| KEEP_EXPOSED_FILE));
+    probes.extend(per_path(LISTING, LISTING_CANDIDATES, |_| KEEP_LISTING));
+    probes.extend(per_path(PUBLIC_DEBUG, PUBLIC_DEBUG_PATHS, debug_path_keep));
     probes
 }
+
+/// The members of the discovery document the checks read: the issuer, then the endpoints that
+/// must share its origin.
+const DISCOVERY_MEMBERS: [&str; 6] = [
+    "issuer",
+    "authorization_endpoint",
+    "token_endpoint",
+    "userinfo_endpoint",
+    "jwks_uri",
+    "end_session_endpoint",
+];
 
 /// What the checks read of the identity provider's discovery document: its issuer and
 /// endpoints, each a string or absent (any other JSON type reads as absent).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Discovery {
     pub issuer: Option<String>,
-    pub authorization_endpoint: Option<String>,
-    pub token_endpoint: Option<String>,
-    pub userinfo_endpoint: Option<String>,
-    pub jwks_uri: Option<String>,
-    pub end_session_endpoint: Option<String>,
+    /// In the order of `DISCOVERY_MEMBERS`.
+    endpoints: [Option<String>; 5],
 }
 
 impl Discovery {
     /// The endpoints that must share the issuer's origin, by member name.
-    pub fn endpoints(&self) -> [(&'static str, Option<&str>); 5] {
-        [
-            (
-                "authorization_endpoint",
-                self.authorization_endpoint.as_deref(),
-            ),
-            ("token_endpoint", self.token_endpoint.as_deref()),
-            ("userinfo_endpoint", self.userinfo_endpoint.as_deref()),
-            ("jwks_uri", self.jwks_uri.as_deref()),
-            ("end_session_endpoint", self.end_session_endpoint.as_deref()),
-        ]
+    pub fn endpoints(&self) -> impl Iterator<Item = (&'static str, Option<&str>)> {
+        let values = self.endpoints.iter().map(Option::as_deref);
+        DISCOVERY_MEMBERS[1..].iter().copied().zip(values)
+    }
+
+    fn authorization_endpoint(&self) -> Option<&str> {
+        self.endpoints[0].as_deref()
     }
 }
 
@@ -306,31 +274,10 @@ impl Discovery {
 /// one never becomes a tree. `None` when the body is not JSON; all members absent when it is
 /// JSON but not an object.
 pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
-    let [
-        issuer,
-        authorization_endpoint,
-        token_endpoint,
-        userinfo_endpoint,
-        jwks_uri,
-        end_session_endpoint,
-    ] = read_members::<capped::Text, 6>(
-        body,
-        [
-            "issuer",
-            "authorization_endpoint",
-            "token_endpoint",
-            "userinfo_endpoint",
-            "jwks_uri",
-            "end_session_endpoint",
-        ],
-    )?;
+    let [issuer, endpoints @ ..] = read_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
     Some(Discovery {
         issuer: issuer.0,
-        authorization_endpoint: authorization_endpoint.0,
-        token_endpoint: token_endpoint.0,
-        userinfo_endpoint: userinfo_endpoint.0,
-        jwks_uri: jwks_uri.0,
-        end_session_endpoint: end_session_endpoint.0,
+        endpoints: endpoints.map(|e| e.0),
     })
 }
 
@@ -378,9 +325,10 @@ pub fn builtin_identity_provider(oidc: Option<&Observation>) -> bool {
     if response.status != 200 {
         return false;
     }
-    parse_discovery(&response.body)
-        .and_then(|d| d.authorization_endpoint)
-        .is_some_and(|e| e.contains("/signin/v1/identifier/"))
+    parse_discovery(&response.body).is_some_and(|d| {
+        d.authorization_endpoint()
+            .is_some_and(|e| e.contains("/signin/v1/identifier/"))
+    })
 }
 
 /// Probes that depend on the discovery document's answer: the family's demo sign-ins (built-in
@@ -396,6 +344,7 @@ pub fn dependent(
     }
     let mut probes = demo_sign_ins(endpoint, family);
     let DemoAccount { user, password, .. } = family.describe().demo_accounts[0];
+    let credentials = crate::text::base64(format!("{user}:{password}").as_bytes());
     probes.push(
         HttpProbe::new(
             &format!("{BASIC}{user}"),
@@ -403,7 +352,7 @@ pub fn dependent(
             "/graph/v1.0/me",
             KEEP_SIGN_IN,
         )
-        .header("Authorization", &basic_credentials(user, password)),
+        .header("Authorization", &format!("Basic {credentials}")),
     );
     probes
 }
@@ -494,13 +443,6 @@ pub fn throttling(endpoint: &Endpoint) -> Vec<HttpProbe> {
             )
         })
         .collect()
-}
-
-fn basic_credentials(user: &str, password: &str) -> String {
-    format!(
-        "Basic {}",
-        crate::text::base64(format!("{user}:{password}").as_bytes())
-    )
 }
 
 impl Endpoint {

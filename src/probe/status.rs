@@ -6,7 +6,7 @@
 
 use super::ProbeFailure;
 use crate::capped::{self, Reader, Shallow};
-use crate::net::http::Client;
+use crate::net::http::{Client, Response};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 use std::cell::Cell;
@@ -47,56 +47,47 @@ impl StatusReport {
 /// the rest skipped unread, so a hostile document never becomes a tree.
 pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
     let mut de = serde_json::Deserializer::from_slice(body);
-    let members = capped::read(&mut de, StatusSeed).ok()??;
+    let mut report = capped::read(&mut de, StatusSeed).ok()??;
     de.end().ok()?;
     // Bounded and printable: these strings end up in every output format.
-    let text = |scalar: &Option<String>| scalar.as_deref().map(printable);
-    let report = StatusReport {
-        product_name: text(&members.productname),
-        product: text(&members.product),
-        product_version: text(&members.productversion),
-        legacy_version: text(&members.version),
-        edition: text(&members.edition).filter(|e| !e.is_empty()),
-        maintenance: members.maintenance.0,
-    };
+    for text in [
+        &mut report.product_name,
+        &mut report.product,
+        &mut report.product_version,
+        &mut report.legacy_version,
+        &mut report.edition,
+    ] {
+        *text = text.as_deref().map(printable);
+    }
+    report.edition = report.edition.filter(|e| !e.is_empty());
     // A status document names a product or at least a version; anything else is not one.
     (report.name().is_some() || report.product_version.is_some() || report.legacy_version.is_some())
         .then_some(report)
 }
 
-/// The members of a status document the report takes, as sent: a string or number as text
-/// (any other JSON type reads as absent).
-#[derive(Default)]
-struct StatusMembers {
-    productname: Option<String>,
-    product: Option<String>,
-    productversion: Option<String>,
-    version: Option<String>,
-    edition: Option<String>,
-    maintenance: capped::Flag,
-}
-
-/// Reads the top-level object of a status document; any other JSON value is `None`.
+/// Reads the top-level object of a status document into a report of its members as sent: a
+/// string or number as text (any other JSON type reads as absent). Any other JSON value is
+/// `None`.
 struct StatusSeed;
 
 impl<'de> Reader<'de> for StatusSeed {
-    type Value = Option<StatusMembers>;
+    type Value = Option<StatusReport>;
 
     fn shallow<E: de::Error>(self, _: Shallow) -> Result<Self::Value, E> {
         Ok(None)
     }
 
     fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let mut members = StatusMembers::default();
+        let mut report = StatusReport::default();
         capped::each_member(map, |key, map| {
             let slot = match key {
-                "productname" => &mut members.productname,
-                "product" => &mut members.product,
-                "productversion" => &mut members.productversion,
-                "version" => &mut members.version,
-                "edition" => &mut members.edition,
+                "productname" => &mut report.product_name,
+                "product" => &mut report.product,
+                "productversion" => &mut report.product_version,
+                "version" => &mut report.legacy_version,
+                "edition" => &mut report.edition,
                 "maintenance" => {
-                    members.maintenance = map.next_value()?;
+                    report.maintenance = map.next_value::<capped::Flag>()?.0;
                     return Ok(true);
                 }
                 _ => return Ok(false),
@@ -109,7 +100,7 @@ impl<'de> Reader<'de> for StatusSeed {
             };
             Ok(true)
         })?;
-        Ok(Some(members))
+        Ok(Some(report))
     }
 }
 
@@ -142,14 +133,7 @@ pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
         }
     }
     if !response.is_whole() {
-        let size = if response.truncated {
-            format!(
-                "more than {}",
-                size_text(crate::net::http::MAX_BODY_BYTES as u64)
-            )
-        } else {
-            format!("{} bytes", response.length())
-        };
+        let size = body_size(&response);
         return Err(ProbeFailure::Definite(format!(
             "{where_} sent {size}; a status document is a few hundred bytes"
         )));
@@ -254,12 +238,13 @@ pub fn capabilities_version(document: &Value) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// A size in our messages: `1 MiB`, `64 KiB`, `300 bytes`.
-pub fn size_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1024 * 1024 && b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
-        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
-        b => format!("{b} bytes"),
+/// How long a body was: `1234 bytes`, or `more than 1 MiB` when reading stopped at the cap.
+pub fn body_size(r: &Response) -> String {
+    if r.truncated {
+        let cap = crate::net::http::MAX_BODY_BYTES as u64;
+        format!("more than {}", crate::files::size_text(cap))
+    } else {
+        format!("{} bytes", r.length())
     }
 }
 

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use storage_security::checks::cookies::{self, SetCookie, parse_cookie_date, parse_set_cookie};
+use storage_security::checks::cookies::{self, SetCookie, parse_cookie_date};
 use storage_security::checks::headers::{parse_csp, parse_hsts};
 use storage_security::checks::tls_extra;
 use storage_security::knowledge::ProductFamily;
@@ -436,7 +436,7 @@ fn set_cookie_headers_never_panic() {
     .collect();
     assert_eq!(corpus.len(), 3, "the real sign-in cookies");
     corpus.push(b"__Host-id=1; Secure; Path=/; Max-Age=-1; Expires=Thursday, 01-Jan-70 00:00:00 GMT; Domain=x".to_vec());
-    let real = parse_set_cookie(&String::from_utf8_lossy(&corpus[0])).unwrap();
+    let real = SetCookie::parse(&String::from_utf8_lossy(&corpus[0])).unwrap();
     assert_eq!(real.name, "__Secure-KKT");
     shake(0x5eed_0008, 5000, &corpus, HEADER_ALPHABET, |input| {
         let text = String::from_utf8_lossy(input);
