@@ -6,8 +6,7 @@ use super::Track;
 use super::releases::{ReleaseSchedule, ScheduleEntry};
 use jiff::civil::Date;
 use semver::Version;
-use serde::ser::SerializeStruct;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 /// Which track the operator says the instance follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -64,32 +63,6 @@ pub struct Lifecycle {
     /// The version is newer than every release the schedule knows: the schedule is out of date,
     /// so nothing here may count against the instance.
     pub schedule_stale: bool,
-}
-
-impl Serialize for Lifecycle {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let text = |v: &Option<Version>| v.as_ref().map(Version::to_string);
-        let day = |d: &Option<Date>| d.map(|d| d.to_string());
-        let mut s = serializer.serialize_struct("Lifecycle", 15)?;
-        s.serialize_field("line", &format!("{}.{}", self.line.0, self.line.1))?;
-        s.serialize_field("track", &self.track)?;
-        s.serialize_field("track_detected", &self.track_detected)?;
-        s.serialize_field("opened", &day(&self.opened))?;
-        s.serialize_field("support_end", &day(&self.support_end))?;
-        s.serialize_field("support_days_left", &self.support_days_left)?;
-        s.serialize_field("state", &self.state)?;
-        s.serialize_field("current_release", &self.current_release)?;
-        s.serialize_field("latest_in_line", &text(&self.latest_in_line))?;
-        s.serialize_field("upgrade_target", &text(&self.upgrade_target))?;
-        s.serialize_field(
-            "move_to",
-            &self.move_to.as_ref().map(|(v, t)| (v.to_string(), t)),
-        )?;
-        s.serialize_field("newest_overall", &text(&self.newest_overall))?;
-        s.serialize_field("newer_line_on_track", &self.newer_line_on_track)?;
-        s.serialize_field("schedule_stale", &self.schedule_stale)?;
-        s.end()
-    }
 }
 
 /// Ranks how long a track keeps a line alive, for the auto choice's tie-break.
@@ -572,13 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn serializes_for_reports() {
-        let json = serde_json::to_value(auto("4.0.0")).unwrap();
-        assert_eq!(json["line"], "4.0");
-        assert_eq!(json["track"], "lts");
-        assert_eq!(json["support_end"], "2027-12-01");
-        assert_eq!(json["state"], "supported");
-        assert_eq!(json["upgrade_target"], "4.0.8");
+    fn line_states_serialize_for_reports() {
         assert_eq!(
             serde_json::to_value(LineState::EndingSoon).unwrap(),
             "ending_soon"
