@@ -64,19 +64,6 @@ enum Place {
 }
 
 impl Place {
-    const ALL: [Place; 10] = [
-        Place::NginxServer,
-        Place::NginxHttp,
-        Place::CaddySite,
-        Place::CaddyTop,
-        Place::ApacheVhost,
-        Place::ApacheServer,
-        Place::TraefikLabels,
-        Place::TraefikDynamic,
-        Place::Env,
-        Place::Zone,
-    ];
-
     fn form(self) -> Form {
         match self {
             Place::NginxServer | Place::NginxHttp => Form::Nginx,
@@ -89,29 +76,27 @@ impl Place {
     }
 
     fn file(self, ctx: &Ctx) -> String {
-        match self {
-            Place::NginxServer => {
-                "server block of the instance (server { listen 443 ssl; ... })".into()
+        let file = match self {
+            Place::NginxServer => "server block of the instance (server { listen 443 ssl; ... })",
+            Place::NginxHttp => "http block, beside the instance's server block",
+            Place::CaddySite => "Caddyfile, the instance's site block",
+            Place::CaddyTop => "Caddyfile, top level beside the instance's site block",
+            Place::ApacheVhost => "the instance's <VirtualHost *:443>",
+            Place::ApacheServer => {
+                "server configuration outside any <VirtualHost> (apache2.conf, or a file in \
+                 sites-enabled/ or conf-enabled/)"
             }
-            Place::NginxHttp => "http block, beside the instance's server block".into(),
-            Place::CaddySite => "Caddyfile, the instance's site block".into(),
-            Place::CaddyTop => "Caddyfile, top level beside the instance's site block".into(),
-            Place::ApacheVhost => "the instance's <VirtualHost *:443>".into(),
-            Place::ApacheServer => "server configuration outside any <VirtualHost> (apache2.conf, \
-                                    or a file in sites-enabled/ or conf-enabled/)"
-                .into(),
             Place::TraefikLabels => {
-                "docker-compose.yml, labels: of the instance's service (Docker provider)".into()
+                "docker-compose.yml, labels: of the instance's service (Docker provider)"
             }
-            Place::TraefikDynamic => "a dynamic configuration file (file provider)".into(),
-            Place::Env => {
-                ".env, or environment: of the instance's service in docker-compose.yml".into()
-            }
+            Place::TraefikDynamic => "a dynamic configuration file (file provider)",
+            Place::Env => ".env, or environment: of the instance's service in docker-compose.yml",
             Place::Zone => match &ctx.host {
-                Some(h) => format!("zone file of the DNS zone holding {}", h.name),
-                None => "zone file of the DNS zone holding the name".into(),
+                Some(h) => return format!("zone file of the DNS zone holding {}", h.name),
+                None => "zone file of the DNS zone holding the name",
             },
-        }
+        };
+        file.to_string()
     }
 }
 
@@ -175,10 +160,28 @@ fn part(place: Place, entries: Vec<Entry>) -> Part {
     Part { place, entries }
 }
 
+/// One line for each reverse proxy, where its fixes of the instance's site go.
+fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
+    let places = [
+        Place::NginxServer,
+        Place::CaddySite,
+        Place::ApacheVhost,
+        Place::TraefikLabels,
+    ];
+    places
+        .into_iter()
+        .zip(lines)
+        .map(|(place, text)| part(place, vec![line(text)]))
+        .collect()
+}
+
 /// The parts, one snippet per file.
 fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
+    let mut places: Vec<Place> = parts.iter().map(|p| p.place).collect();
+    places.sort();
+    places.dedup();
     let mut out = Vec::new();
-    for place in Place::ALL {
+    for place in places {
         let mut entries: Vec<Entry> = Vec::new();
         for p in parts.iter().filter(|p| p.place == place) {
             for e in &p.entries {
@@ -197,9 +200,6 @@ fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
                     None => entries.push(e.clone()),
                 }
             }
-        }
-        if entries.is_empty() {
-            continue;
         }
         let mut blocks: Vec<String> = Vec::new();
         let mut rendered: Vec<Group> = Vec::new();
@@ -523,48 +523,42 @@ fn hsts(ctx: &Ctx, preload: bool) -> Vec<Part> {
         &traefik,
     );
     if preload {
-        for p in &mut parts {
-            let comment = p.place.form().comment();
-            p.entries.push(line(format!(
-                "{comment} then submit the domain at https://hstspreload.org/"
-            )));
-        }
+        add_to_each(
+            &mut parts,
+            "then submit the domain at https://hstspreload.org/",
+        );
     }
     parts
 }
 
+/// Adds the comment `text` to every part, in each form's comment syntax.
+fn add_to_each(parts: &mut [Part], text: &str) {
+    for p in parts {
+        let comment = p.place.form().comment();
+        p.entries.push(line(format!("{comment} {text}")));
+    }
+}
+
 fn csp_passthrough() -> Vec<Part> {
     let keep = "keep the instance's Content-Security-Policy:";
-    vec![
-        part(
-            Place::NginxServer,
-            vec![line(format!(
-                "# {keep} remove any proxy_hide_header Content-Security-Policy; and any \
-                 add_header Content-Security-Policy that replaces it"
-            ))],
+    proxy_lines([
+        format!(
+            "# {keep} remove any proxy_hide_header Content-Security-Policy; and any \
+             add_header Content-Security-Policy that replaces it"
         ),
-        part(
-            Place::CaddySite,
-            vec![line(format!(
-                "# {keep} remove any header -Content-Security-Policy (or a header line that \
-                 replaces it)"
-            ))],
+        format!(
+            "# {keep} remove any header -Content-Security-Policy (or a header line that \
+             replaces it)"
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!(
-                "# {keep} remove any Header unset Content-Security-Policy (or a Header set that \
-                 replaces it)"
-            ))],
+        format!(
+            "# {keep} remove any Header unset Content-Security-Policy (or a Header set that \
+             replaces it)"
         ),
-        part(
-            Place::TraefikLabels,
-            vec![line(format!(
-                "# {keep} remove a customResponseHeaders.Content-Security-Policy= label (empty \
-                 removes it) and any contentSecurityPolicy that replaces it"
-            ))],
+        format!(
+            "# {keep} remove a customResponseHeaders.Content-Security-Policy= label (empty \
+             removes it) and any contentSecurityPolicy that replaces it"
         ),
-    ]
+    ])
 }
 
 fn https_redirect(ctx: &Ctx) -> Vec<Part> {
@@ -645,6 +639,19 @@ fn tls_minimum() -> Vec<Part> {
     ]
 }
 
+/// A Traefik router that answers the requests `rule` matches itself, before the instance's
+/// router, with nothing (`noop@internal`).
+fn refusing_router(router: &str, rule: String) -> Vec<Entry> {
+    vec![
+        label(format!("traefik.http.routers.{router}.rule={rule}")),
+        label(format!("traefik.http.routers.{router}.priority=10000")),
+        label(format!("traefik.http.routers.{router}.tls=true")),
+        label(format!(
+            "traefik.http.routers.{router}.service=noop@internal"
+        )),
+    ]
+}
+
 /// Refuses `path` (exact, or everything below a path ending in `/`) at the proxy; `slug`
 /// names the Traefik router.
 fn deny_path(ctx: &Ctx, path: &str, slug: &str) -> Vec<Part> {
@@ -679,17 +686,7 @@ fn deny_path(ctx: &Ctx, path: &str, slug: &str) -> Vec<Part> {
                 "<Location \"{path}\">\n    Require all denied\n</Location>"
             ))],
         ),
-        part(
-            Place::TraefikLabels,
-            vec![
-                label(format!("traefik.http.routers.{router}.rule={rule}")),
-                label(format!("traefik.http.routers.{router}.priority=10000")),
-                label(format!("traefik.http.routers.{router}.tls=true")),
-                label(format!(
-                    "traefik.http.routers.{router}.service=noop@internal"
-                )),
-            ],
-        ),
+        part(Place::TraefikLabels, refusing_router(&router, rule)),
     ]
 }
 
@@ -723,34 +720,22 @@ fn exposed_file(ctx: &Ctx, path: &str) -> Vec<Part> {
         return Vec::new();
     }
     let mut parts = deny_path(ctx, path, &slug(path));
-    for p in &mut parts {
-        let comment = p.place.form().comment();
-        p.entries.push(line(format!(
-            "{comment} and take the files out of what the web server publishes; rotate every \
-             secret they held"
-        )));
-    }
+    add_to_each(
+        &mut parts,
+        "and take the files out of what the web server publishes; rotate every secret they held",
+    );
     parts
 }
 
 fn directory_listing() -> Vec<Part> {
-    vec![
-        part(Place::NginxServer, vec![line("autoindex off;")]),
-        part(
-            Place::CaddySite,
-            vec![line(
-                "# folder listings: remove browse from every file_server directive",
-            )],
-        ),
-        part(Place::ApacheVhost, vec![line("Options -Indexes")]),
-        part(
-            Place::TraefikLabels,
-            vec![line(
-                "# folder listings: Traefik lists none itself; turn them off in the server \
-                 behind this router (nginx autoindex off, Apache Options -Indexes)",
-            )],
-        ),
-    ]
+    proxy_lines([
+        "autoindex off;".into(),
+        "# folder listings: remove browse from every file_server directive".into(),
+        "Options -Indexes".into(),
+        "# folder listings: Traefik lists none itself; turn them off in the server behind this \
+         router (nginx autoindex off, Apache Options -Indexes)"
+            .into(),
+    ])
 }
 
 fn trace_disabled(ctx: &Ctx) -> Vec<Part> {
@@ -769,61 +754,40 @@ fn trace_disabled(ctx: &Ctx) -> Vec<Part> {
         part(Place::ApacheVhost, vec![line("TraceEnable off")]),
         part(
             Place::TraefikLabels,
-            vec![
-                label(format!(
-                    "traefik.http.routers.{router}.rule={}Method(`TRACE`)",
-                    ctx.traefik_host()
-                )),
-                label(format!("traefik.http.routers.{router}.priority=10000")),
-                label(format!("traefik.http.routers.{router}.tls=true")),
-                label(format!(
-                    "traefik.http.routers.{router}.service=noop@internal"
-                )),
-            ],
+            refusing_router(&router, format!("{}Method(`TRACE`)", ctx.traefik_host())),
         ),
     ]
 }
 
 fn cors_reflection(ctx: &Ctx) -> Vec<Part> {
     let what = "stop echoing the request's Origin (or allowing null):";
-    vec![
-        part(
-            Place::NginxServer,
-            vec![line(format!(
-                "# {what} remove add_header Access-Control-Allow-Origin $http_origin (and the \
-                 Access-Control-Allow-Credentials line with it); the instance answers CORS itself"
-            ))],
+    let mut parts = proxy_lines([
+        format!(
+            "# {what} remove add_header Access-Control-Allow-Origin $http_origin (and the \
+             Access-Control-Allow-Credentials line with it); the instance answers CORS itself"
         ),
-        part(
-            Place::CaddySite,
-            vec![line(format!(
-                "# {what} remove header Access-Control-Allow-Origin {{http.request.header.Origin}} \
-                 (and Access-Control-Allow-Credentials with it); the instance answers CORS itself"
-            ))],
+        format!(
+            "# {what} remove header Access-Control-Allow-Origin {{http.request.header.Origin}} \
+             (and Access-Control-Allow-Credentials with it); the instance answers CORS itself"
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!(
-                "# {what} remove Header set Access-Control-Allow-Origin \"%{{HTTP_ORIGIN}}e\" (and \
-                 the SetEnvIf Origin and Access-Control-Allow-Credentials lines with it)"
-            ))],
+        format!(
+            "# {what} remove Header set Access-Control-Allow-Origin \"%{{HTTP_ORIGIN}}e\" (and \
+             the SetEnvIf Origin and Access-Control-Allow-Credentials lines with it)"
         ),
-        part(
-            Place::TraefikLabels,
-            vec![line(format!(
-                "# {what} remove accessControlAllowOriginListRegex matching any origin and \
-                 accessControlAllowCredentials=true from the headers middleware"
-            ))],
+        format!(
+            "# {what} remove accessControlAllowOriginListRegex matching any origin and \
+             accessControlAllowCredentials=true from the headers middleware"
         ),
-        part(
-            Place::Env,
-            vec![line(format!(
-                "# only when browser apps of other origins need the API, list them (the default \
-                 * is safe), e.g.\n# {}=https://app.example.com",
-                ctx.setting("CORS_ALLOW_ORIGINS")
-            ))],
-        ),
-    ]
+    ]);
+    parts.push(part(
+        Place::Env,
+        vec![line(format!(
+            "# only when browser apps of other origins need the API, list them (the default \
+             * is safe), e.g.\n# {}=https://app.example.com",
+            ctx.setting("CORS_ALLOW_ORIGINS")
+        ))],
+    ));
+    parts
 }
 
 fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {

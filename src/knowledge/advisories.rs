@@ -13,7 +13,6 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use std::cell::Cell;
 use std::collections::HashSet;
-use std::fmt;
 use std::marker::PhantomData;
 
 /// Affected versions of one advisory: `[introduced, fixed)`, further bounded above by the
@@ -105,27 +104,8 @@ impl Advisory {
     }
 }
 
-/// Why an advisory document could not be used.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdvisoryError(String);
-
-impl AdvisoryError {
-    fn new(message: impl Into<String>) -> AdvisoryError {
-        AdvisoryError(message.into())
-    }
-
-    pub fn message(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for AdvisoryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for AdvisoryError {}
+/// Why an advisory document could not be used: one line that says how to fix it.
+type AdvisoryError = String;
 
 /// Reads an advisory document, detecting its format, and keeps what concerns `family`.
 ///
@@ -147,18 +127,18 @@ pub fn parse_document(text: &str, family: ProductFamily) -> Result<Vec<Advisory>
     let read =
         capped::read(&mut de, DocumentSeed(&ctx)).and_then(|document| de.end().map(|()| document));
     let document = read.map_err(|e| {
-        AdvisoryError::new(format!(
+        format!(
             "advisory document is not valid JSON ({e}): fix the file or point the setting at a JSON advisory document"
-        ))
+        )
     })?;
     if ctx.over.get() {
-        return Err(AdvisoryError::new(format!(
+        return Err(format!(
             "advisory document holds more than {} KiB of advisories for {}: refused; point the \
              setting at a document about {} only",
             MAX_KEPT_BYTES / 1024,
             family.display_name(),
             family.display_name()
-        )));
+        ));
     }
     document
 }
@@ -211,9 +191,9 @@ impl Ctx {
 }
 
 fn unrecognised(what: &str) -> AdvisoryError {
-    AdvisoryError::new(format!(
+    format!(
         "{what} is not a native, GitHub advisory or OSV document: expected an object with `advisories`, a GitHub advisory with `ghsa_id`, or an OSV document with `id` and `affected`"
-    ))
+    )
 }
 
 /// The whole document: an object (native, OSV query answer, or one GitHub or OSV advisory) or
@@ -286,7 +266,7 @@ impl<'c> Members<C<'c>> for TopLevel {
                 self.vulns = Some(if was_list {
                     list.result()
                 } else {
-                    Err(AdvisoryError::new(
+                    Err(String::from(
                         "OSV `vulns` is not a list: give the OSV query answer unchanged",
                     ))
                 });
@@ -342,7 +322,7 @@ impl ItemList {
         self.add(|index| match item {
             Ok(object) => object
                 .finish(ctx)
-                .map_err(|e| AdvisoryError::new(format!("list item {index}: {e}"))),
+                .map_err(|e| format!("list item {index}: {e}")),
             Err(kind) => Err(unrecognised(&format!(
                 "list item {index} ({})",
                 json_kind(&kind)
@@ -351,10 +331,7 @@ impl ItemList {
     }
 
     fn result(self) -> Result<Vec<Advisory>, AdvisoryError> {
-        match self.error {
-            Some(e) => Err(e),
-            None => Ok(self.advisories),
-        }
+        self.error.map_or(Ok(self.advisories), Err)
     }
 }
 
@@ -418,19 +395,11 @@ impl<'c> Members<C<'c>> for AdvisoryObject {
             "severity" => self.severity = map.next_value()?,
             "cvss" => self.cvss = map.next_value()?,
             "database_specific" => self.database_specific = map.next_value()?,
-            "aliases" => self.aliases = read_strings(map)?,
+            "aliases" => self.aliases = read_strings(map, |t: Text| t)?,
             "identifiers" => {
-                let identifiers = &mut self.identifiers;
-                map.next_value_seed(ForEach {
-                    seed: PhantomData::<Obj<Identifier>>,
-                    each: |i: Obj<Identifier>| {
-                        if let Some(value) = i.0.as_ref().and_then(|i| i.value.get())
-                            && identifiers.len() < MAX_ALIASES
-                        {
-                            identifiers.push(value.to_string());
-                        }
-                    },
-                })?;
+                self.identifiers = read_strings(map, |i: Obj<Identifier>| {
+                    i.0.map(|i| i.value).unwrap_or_default()
+                })?
             }
             "references" => {
                 let references = &mut self.references;
@@ -578,14 +547,17 @@ impl AdvisoryObject {
     }
 }
 
-/// A list of strings (`aliases`): blank entries and other JSON types skipped, at most
-/// `MAX_ALIASES` kept.
-fn read_strings<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Vec<String>, A::Error> {
+/// A list of strings (`aliases`, the `value`s of `identifiers`) as `text` finds them in its
+/// elements: blank entries and other JSON types skipped, at most `MAX_ALIASES` kept.
+fn read_strings<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    map: &mut A,
+    text: impl Fn(T) -> Text,
+) -> Result<Vec<String>, A::Error> {
     let mut out = Vec::new();
     map.next_value_seed(ForEach {
-        seed: PhantomData::<Text>,
-        each: |t: Text| {
-            if let Some(s) = t.get()
+        seed: PhantomData::<T>,
+        each: |item: T| {
+            if let Some(s) = text(item).get()
                 && out.len() < MAX_ALIASES
             {
                 out.push(s.to_string());
@@ -820,14 +792,14 @@ fn read_native<'de, A: MapAccess<'de>>(
         each: |entry: Result<NativeEntry, Shallow>| {
             list.add(|index| match entry {
                 Ok(entry) => entry.finish(ctx, index),
-                Err(_) => Err(AdvisoryError::new(format!(
+                Err(_) => Err(format!(
                     "advisory entry {index} is not an object: give each entry `id`, `introduced` and `fixed`"
-                ))),
+                )),
             })
         },
     })?;
     if !was_list {
-        return Ok(Err(AdvisoryError::new(
+        return Ok(Err(String::from(
             "`advisories` is not a list: write `\"advisories\": [ {\"id\": ..., \"introduced\": ..., \"fixed\": ...} ]`",
         )));
     }
@@ -865,7 +837,7 @@ impl<'c> Members<C<'c>> for NativeEntry {
             "introduced" => self.own.introduced = map.next_value()?,
             "fixed" => self.own.fixed = map.next_value()?,
             "last_affected" => self.own.last_affected = map.next_value()?,
-            "aliases" => self.aliases = read_strings(map)?,
+            "aliases" => self.aliases = read_strings(map, |t: Text| t)?,
             "cve" => self.cve = map.next_value()?,
             "cve_id" => self.cve_id = map.next_value()?,
             "title" => self.title = map.next_value()?,
@@ -896,9 +868,9 @@ impl<'c> Members<C<'c>> for NativeEntry {
 impl NativeEntry {
     fn finish(self, ctx: C, index: usize) -> Result<Option<Advisory>, AdvisoryError> {
         let Some(id) = self.id.get() else {
-            return Err(AdvisoryError::new(format!(
+            return Err(format!(
                 "advisory entry {index} has no `id`: give every entry a string `id`"
-            )));
+            ));
         };
         if self.enabled.0 == Some(false) {
             return Ok(None);
@@ -932,25 +904,25 @@ impl NativeEntry {
     }
 }
 
-/// A native range member: absent, `null`, a string, or another JSON type (which spoils the
-/// range).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+/// A native range member as text (empty when absent or `null`); `None` for another JSON type,
+/// which spoils the range.
+#[derive(Debug, Deserialize)]
 #[serde(from = "Shallow")]
-enum Bound {
-    #[default]
-    Absent,
-    Null,
-    Text(String),
-    Other,
+struct Bound(Option<String>);
+
+impl Default for Bound {
+    fn default() -> Bound {
+        Bound(Some(String::new()))
+    }
 }
 
 impl From<Shallow> for Bound {
     fn from(value: Shallow) -> Bound {
-        match value {
-            Shallow::Null => Bound::Null,
-            Shallow::Text(_) => Bound::Text(Text::from(value).0.unwrap_or_default()),
-            _ => Bound::Other,
-        }
+        Bound(match value {
+            Shallow::Null => Some(String::new()),
+            Shallow::Text(_) => Text::from(value).0,
+            _ => None,
+        })
     }
 }
 
@@ -963,34 +935,18 @@ struct RangeFields {
     last_affected: Bound,
 }
 
-/// A native range. An object that names none of the three members is no range at all (rather
-/// than "every version"); one with a member that is not a version string is skipped.
+/// A native range; `None` when a member is not a version string. An object that names none
+/// of the three members is open on both sides, which [`AffectedRange::is_usable`] refuses
+/// (rather than reading it as "every version").
 fn native_range(fields: &RangeFields) -> Option<AffectedRange> {
-    let all = [&fields.introduced, &fields.fixed, &fields.last_affected];
-    if all.iter().all(|b| **b == Bound::Absent) {
-        return None;
-    }
-    let field = |bound: &Bound| -> Result<Option<String>, ()> {
-        match bound {
-            Bound::Absent | Bound::Null => Ok(None),
-            Bound::Text(s) => Ok(Some(s.clone())),
-            Bound::Other => Err(()),
-        }
-    };
-    let introduced = match field(&fields.introduced).ok()? {
-        Some(s) => parse_lower(&s).ok()?,
-        None => None,
-    };
-    let upper = |bound: &Bound| -> Result<Option<Version>, ()> {
-        match field(bound)? {
-            Some(s) if !s.trim().is_empty() => parse_bound(&s).map(Some).ok_or(()),
-            _ => Ok(None),
-        }
+    let upper = |bound: &Bound| match bound.0.as_deref()?.trim() {
+        "" => Some(None),
+        text => parse_bound(text).map(Some),
     };
     Some(AffectedRange::new(
-        introduced,
-        upper(&fields.fixed).ok()?,
-        upper(&fields.last_affected).ok()?,
+        parse_lower(fields.introduced.0.as_deref()?).ok()?,
+        upper(&fields.fixed)?,
+        upper(&fields.last_affected)?,
     ))
 }
 // ---------------------------------------------------------------------------------------------
@@ -1067,8 +1023,7 @@ impl GithubVulnerability {
         let patched = self
             .patched_versions
             .get()
-            .or_else(|| self.first_patched_version.text.get())
-            .or_else(|| self.first_patched_version.identifier.get());
+            .or_else(|| self.first_patched_version.0.get());
         let found = match (self.vulnerable_version_range.get(), patched) {
             (Some(expr), _) => parse_range_expression(expr),
             // Only the fixes are known: each one ends the range of its own line.
@@ -1092,34 +1047,25 @@ impl GithubVulnerability {
 
 /// `first_patched_version`: a version string, or an object with `identifier`.
 #[derive(Default)]
-struct Patched {
-    text: Text,
-    identifier: Text,
-}
+struct Patched(Text);
 
 impl<'de> Deserialize<'de> for Patched {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Patched, D::Error> {
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct WithIdentifier {
-            identifier: Text,
-        }
         struct AsPatched;
         impl<'de> Reader<'de> for AsPatched {
             type Value = Patched;
             fn shallow<E: de::Error>(self, value: Shallow) -> Result<Patched, E> {
-                Ok(Patched {
-                    text: Text::from(value),
-                    identifier: Text(None),
-                })
+                Ok(Patched(Text::from(value)))
             }
             fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Patched, A::Error> {
+                #[derive(Deserialize, Default)]
+                #[serde(default)]
+                struct WithIdentifier {
+                    identifier: Text,
+                }
                 let object =
                     WithIdentifier::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(Patched {
-                    text: Text(None),
-                    identifier: object.identifier,
-                })
+                Ok(Patched(object.identifier))
             }
         }
         capped::read(d, AsPatched)
