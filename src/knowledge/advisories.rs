@@ -42,19 +42,9 @@ impl AffectedRange {
         }
     }
 
-    /// Whether `v` lies in the range. Build metadata is ignored because it never says anything
-    /// about the code (semver's `Ord` would otherwise compare it).
+    /// Whether `v` lies in the range, its build metadata ignored.
     pub fn contains(&self, v: &Version) -> bool {
-        let stripped;
-        let v = if v.build.is_empty() {
-            v
-        } else {
-            stripped = Version {
-                build: semver::BuildMetadata::EMPTY,
-                ..v.clone()
-            };
-            &stripped
-        };
+        let v = &super::without_build(v);
         self.introduced.as_ref().is_none_or(|i| v >= i)
             && self.fixed.as_ref().is_none_or(|f| v < f)
             && self.last_affected.as_ref().is_none_or(|l| v <= l)

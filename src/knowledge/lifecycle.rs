@@ -88,13 +88,6 @@ fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEn
     })
 }
 
-fn strip_build(v: &Version) -> Version {
-    Version {
-        build: semver::BuildMetadata::EMPTY,
-        ..v.clone()
-    }
-}
-
 /// The newest release among lines of `tracks` that still have support on `day`, with the
 /// track of its line; a release published on several tracks is named on the first of `tracks`.
 fn newest_supported(
@@ -169,7 +162,7 @@ pub fn assess(
     today: Date,
     eol_warning_days: Option<i64>,
 ) -> Lifecycle {
-    let version = strip_build(version);
+    let version = super::without_build(version);
     let line = (version.major, version.minor);
     let newest_overall = schedule.newest_overall().cloned();
     let beyond_schedule = newest_overall.as_ref().is_some_and(|n| version > *n);
