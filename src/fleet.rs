@@ -30,6 +30,7 @@
 //! of the scan (older first), then the host name.
 
 use crate::assess::rating::{self, VersionStanding};
+use crate::assess::waiver_review::{counted, whole_days};
 use crate::assess::waivers::matches;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::{Knowledge, ProductFamily, advisories, parse_version};
@@ -131,13 +132,6 @@ pub struct View {
     pub superseded: usize,
     /// The knowledge used, one phrase per family judged (`OpenCloud release schedule of ...`).
     pub knowledge: Vec<String>,
-}
-
-/// Whole days from `from` to `to`, rounded down, never negative.
-fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
-    (to.as_second() - from.as_second())
-        .div_euclid(86_400)
-        .max(0)
 }
 
 fn day(t: Timestamp) -> jiff::civil::Date {
@@ -685,14 +679,6 @@ impl View {
         let mut out = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string());
         out.push('\n');
         out
-    }
-}
-
-fn counted(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
     }
 }
 

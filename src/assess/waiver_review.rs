@@ -197,7 +197,7 @@ pub struct Review {
 }
 
 /// Whole days from `from` to `to`, rounded down, never negative.
-fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
+pub(crate) fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
     (to.as_second() - from.as_second())
         .div_euclid(86_400)
         .max(0)
@@ -644,7 +644,8 @@ fn within(days: i64) -> String {
     }
 }
 
-fn counted(n: usize, one: &str, many: &str) -> String {
+/// `1 host`, `3 hosts`.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
     if n == 1 {
         format!("1 {one}")
     } else {
@@ -721,16 +722,12 @@ impl Review {
             if n == 0 {
                 continue;
             }
-            let title = match class {
-                Class::Expired => "Expired".to_string(),
-                Class::Expiring => format!(
-                    "Expiring within {}",
-                    counted(self.window_days.max(0) as usize, "day", "days")
-                ),
-                Class::Unused => "Unused".to_string(),
-                Class::Overlapping => "Overlapping".to_string(),
-                Class::Permanent => "Permanent".to_string(),
-            };
+            let mut title = class.name().to_string();
+            title[..1].make_ascii_uppercase();
+            if class == Class::Expiring {
+                let window = counted(self.window_days.max(0) as usize, "day", "days");
+                title.push_str(&format!(" within {window}"));
+            }
             out.push_str(&format!("{title} ({n}):\n"));
             for entry in self.of(class) {
                 out.push_str("  ");
