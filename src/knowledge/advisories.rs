@@ -224,6 +224,51 @@ fn json_kind(value: &Shallow) -> &'static str {
     }
 }
 
+/// `Members` for a reader of this module: `read` reads the value of a key it knows (the reader
+/// as `this`), or skips it with `return Ok(false)`. Written per reader rather than derived, so
+/// that a later duplicate key wins, as it did when documents were read into a tree (derive
+/// refuses a duplicate key).
+macro_rules! members {
+    ($reader:ty, |$this:ident, $ctx:pat_param, $key:ident, $map:ident| $read:expr) => {
+        impl<'c> Members<C<'c>> for $reader {
+            fn member<'de, A: MapAccess<'de>>(
+                &mut self,
+                ctx: C<'c>,
+                $key: &str,
+                $map: &mut A,
+            ) -> Result<bool, A::Error> {
+                let ($this, $ctx) = (self, ctx);
+                $read;
+                Ok(true)
+            }
+        }
+    };
+}
+
+/// Visits the value of a member as a list, each element read as `T`; whether it was a list.
+fn each<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    map: &mut A,
+    each: impl FnMut(T),
+) -> Result<bool, A::Error> {
+    map.next_value_seed(ForEach {
+        seed: PhantomData::<T>,
+        each,
+    })
+}
+
+/// [`each`] for a list of objects read by one of this module's readers (`Err`: an element
+/// that is no object).
+fn each_object<'de, 'c, T: Members<C<'c>>, A: MapAccess<'de>>(
+    ctx: C<'c>,
+    map: &mut A,
+    each: impl FnMut(Result<T, Shallow>),
+) -> Result<bool, A::Error> {
+    map.next_value_seed(ForEach {
+        seed: ObjSeed::<T, _>::new(ctx),
+        each,
+    })
+}
+
 /// A top-level object: the native format (`advisories`), an OSV query answer (`vulns`, or `{}`
 /// when nothing matches), or a single GitHub or OSV advisory. Every reading is made as the
 /// members come, and the members present decide at the end which one counts.
@@ -234,38 +279,25 @@ struct TopLevel {
     vulns: Option<Result<Vec<Advisory>, AdvisoryError>>,
 }
 
-impl<'c> Members<C<'c>> for TopLevel {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "advisories" => {
-                self.object.note_key(key);
-                self.native = Some(read_native(ctx, map)?);
-            }
-            "vulns" => {
-                self.object.note_key(key);
-                let mut list = ItemList::default();
-                let was_list = map.next_value_seed(ForEach {
-                    seed: ObjSeed::<AdvisoryObject, _>::new(ctx),
-                    each: |item| list.push(ctx, item),
-                })?;
-                self.vulns = Some(if was_list {
-                    list.result()
-                } else {
-                    Err(String::from(
-                        "OSV `vulns` is not a list: give the OSV query answer unchanged",
-                    ))
-                });
-            }
-            _ => return self.object.member(ctx, key, map),
-        }
-        Ok(true)
+members!(TopLevel, |this, ctx, key, map| match key {
+    "advisories" => {
+        this.object.note_key(key);
+        this.native = Some(read_native(ctx, map)?);
     }
-}
+    "vulns" => {
+        this.object.note_key(key);
+        let mut list = ItemList::default();
+        let was_list = each_object(ctx, map, |item| list.push(ctx, item))?;
+        this.vulns = Some(if was_list {
+            list.result()
+        } else {
+            Err(String::from(
+                "OSV `vulns` is not a list: give the OSV query answer unchanged",
+            ))
+        });
+    }
+    _ => return this.object.member(ctx, key, map),
+});
 
 impl TopLevel {
     fn finish(self, ctx: C) -> Result<Vec<Advisory>, AdvisoryError> {
@@ -357,78 +389,58 @@ struct AdvisoryObject {
     osv_affected_severity: Option<Severity>,
 }
 
-impl<'c> Members<C<'c>> for AdvisoryObject {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        self.note_key(key);
-        match key {
-            "ghsa_id" => {
-                self.has_ghsa_id = true;
-                self.ghsa_id = map.next_value()?;
-            }
-            "id" => self.id = map.next_value()?,
-            "modified" | "schema_version" => {
-                self.osv_marker = true;
-                return Ok(false);
-            }
-            "withdrawn" => self.withdrawn = map.next_value()?,
-            "withdrawn_at" => self.withdrawn_at = map.next_value()?,
-            "state" => self.state = map.next_value()?,
-            "summary" => self.summary = map.next_value()?,
-            "details" => self.details = map.next_value()?,
-            "html_url" => self.html_url = map.next_value()?,
-            "cve_id" => self.cve_id = map.next_value()?,
-            "severity" => self.severity = map.next_value()?,
-            "cvss" => self.cvss = map.next_value()?,
-            "database_specific" => self.database_specific = map.next_value()?,
-            "aliases" => self.aliases = read_strings(map, |t: Text| t)?,
-            "identifiers" => {
-                self.identifiers = read_strings(map, |i: Obj<Identifier>| {
-                    i.0.map(|i| i.value).unwrap_or_default()
-                })?
-            }
-            "references" => {
-                let references = &mut self.references;
-                map.next_value_seed(ForEach {
-                    seed: PhantomData::<Obj<Reference>>,
-                    each: |r: Obj<Reference>| references.add(r.0),
-                })?;
-            }
-            "vulnerabilities" => {
-                let ranges = &mut self.github_ranges;
-                map.next_value_seed(ForEach {
-                    seed: ObjSeed::<GithubVulnerability, _>::new(ctx),
-                    each: |v: Result<GithubVulnerability, Shallow>| {
-                        if let Ok(v) = v {
-                            ranges.extend(v.ranges(ctx));
-                        }
-                    },
-                })?;
-            }
-            "affected" => {
-                self.osv_marker = true;
-                let (ranges, severity) = (&mut self.osv_ranges, &mut self.osv_affected_severity);
-                map.next_value_seed(ForEach {
-                    seed: ObjSeed::<OsvAffected, _>::new(ctx),
-                    each: |a: Result<OsvAffected, Shallow>| {
-                        if let Ok(a) = a
-                            && let Some((found, found_severity)) = a.finish(ctx.family)
-                        {
-                            ranges.extend(found);
-                            *severity = (*severity).max(found_severity);
-                        }
-                    },
-                })?;
-            }
-            _ => return Ok(false),
+members!(AdvisoryObject, |this, ctx, key, map| {
+    this.note_key(key);
+    match key {
+        "ghsa_id" => {
+            this.has_ghsa_id = true;
+            this.ghsa_id = map.next_value()?;
         }
-        Ok(true)
+        "id" => this.id = map.next_value()?,
+        "modified" | "schema_version" => {
+            this.osv_marker = true;
+            return Ok(false);
+        }
+        "withdrawn" => this.withdrawn = map.next_value()?,
+        "withdrawn_at" => this.withdrawn_at = map.next_value()?,
+        "state" => this.state = map.next_value()?,
+        "summary" => this.summary = map.next_value()?,
+        "details" => this.details = map.next_value()?,
+        "html_url" => this.html_url = map.next_value()?,
+        "cve_id" => this.cve_id = map.next_value()?,
+        "severity" => this.severity = map.next_value()?,
+        "cvss" => this.cvss = map.next_value()?,
+        "database_specific" => this.database_specific = map.next_value()?,
+        "aliases" => this.aliases = read_strings(map, |t: Text| t)?,
+        "identifiers" => {
+            this.identifiers = read_strings(map, |i: Obj<Identifier>| {
+                i.0.map(|i| i.value).unwrap_or_default()
+            })?
+        }
+        "references" => {
+            each(map, |r: Obj<Reference>| this.references.add(r.0))?;
+        }
+        "vulnerabilities" => {
+            each_object(ctx, map, |v: Result<GithubVulnerability, Shallow>| {
+                if let Ok(v) = v {
+                    this.github_ranges.extend(v.ranges(ctx));
+                }
+            })?;
+        }
+        "affected" => {
+            this.osv_marker = true;
+            each_object(ctx, map, |a: Result<OsvAffected, Shallow>| {
+                if let Ok(a) = a
+                    && let Some((found, severity)) = a.finish(ctx.family)
+                {
+                    this.osv_ranges.extend(found);
+                    this.osv_affected_severity = this.osv_affected_severity.max(severity);
+                }
+            })?;
+        }
+        _ => return Ok(false),
     }
-}
+});
 
 impl AdvisoryObject {
     fn note_key(&mut self, key: &str) {
@@ -544,15 +556,12 @@ fn read_strings<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     text: impl Fn(T) -> Text,
 ) -> Result<Vec<String>, A::Error> {
     let mut out = Vec::new();
-    map.next_value_seed(ForEach {
-        seed: PhantomData::<T>,
-        each: |item: T| {
-            if let Some(s) = text(item).get()
-                && out.len() < MAX_ALIASES
-            {
-                out.push(s.to_string());
-            }
-        },
+    each(map, |item: T| {
+        if let Some(s) = text(item).get()
+            && out.len() < MAX_ALIASES
+        {
+            out.push(s.to_string());
+        }
     })?;
     Ok(out)
 }
@@ -777,16 +786,13 @@ fn read_native<'de, A: MapAccess<'de>>(
     map: &mut A,
 ) -> Result<Result<Vec<Advisory>, AdvisoryError>, A::Error> {
     let mut list = ItemList::default();
-    let was_list = map.next_value_seed(ForEach {
-        seed: ObjSeed::<NativeEntry, _>::new(ctx),
-        each: |entry: Result<NativeEntry, Shallow>| {
-            list.add(|index| match entry {
+    let was_list = each_object(ctx, map, |entry: Result<NativeEntry, Shallow>| {
+        list.add(|index| match entry {
                 Ok(entry) => entry.finish(ctx, index),
                 Err(_) => Err(format!(
                     "advisory entry {index} is not an object: give each entry `id`, `introduced` and `fixed`"
                 )),
             })
-        },
     })?;
     if !was_list {
         return Ok(Err(String::from(
@@ -814,46 +820,33 @@ struct NativeEntry {
     url: Text,
 }
 
-impl<'c> Members<C<'c>> for NativeEntry {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "id" => self.id = map.next_value()?,
-            "enabled" => self.enabled = map.next_value()?,
-            "introduced" => self.own.introduced = map.next_value()?,
-            "fixed" => self.own.fixed = map.next_value()?,
-            "last_affected" => self.own.last_affected = map.next_value()?,
-            "aliases" => self.aliases = read_strings(map, |t: Text| t)?,
-            "cve" => self.cve = map.next_value()?,
-            "cve_id" => self.cve_id = map.next_value()?,
-            "title" => self.title = map.next_value()?,
-            "summary" => self.summary = map.next_value()?,
-            "severity" => self.severity = map.next_value()?,
-            "url" => self.url = map.next_value()?,
-            "ranges" => {
-                let mut ranges = Vec::new();
-                let was_list = map.next_value_seed(ForEach {
-                    seed: PhantomData::<Obj<RangeFields>>,
-                    each: |fields: Obj<RangeFields>| {
-                        if let Some(range) = fields.0.as_ref().and_then(native_range)
-                            && range.is_usable()
-                            && ctx.keep(RANGE_COST)
-                        {
-                            ranges.push(range);
-                        }
-                    },
-                })?;
-                self.ranges = was_list.then_some(ranges);
+members!(NativeEntry, |this, ctx, key, map| match key {
+    "id" => this.id = map.next_value()?,
+    "enabled" => this.enabled = map.next_value()?,
+    "introduced" => this.own.introduced = map.next_value()?,
+    "fixed" => this.own.fixed = map.next_value()?,
+    "last_affected" => this.own.last_affected = map.next_value()?,
+    "aliases" => this.aliases = read_strings(map, |t: Text| t)?,
+    "cve" => this.cve = map.next_value()?,
+    "cve_id" => this.cve_id = map.next_value()?,
+    "title" => this.title = map.next_value()?,
+    "summary" => this.summary = map.next_value()?,
+    "severity" => this.severity = map.next_value()?,
+    "url" => this.url = map.next_value()?,
+    "ranges" => {
+        let mut ranges = Vec::new();
+        let was_list = each(map, |fields: Obj<RangeFields>| {
+            if let Some(range) = fields.0.as_ref().and_then(native_range)
+                && range.is_usable()
+                && ctx.keep(RANGE_COST)
+            {
+                ranges.push(range);
             }
-            _ => return Ok(false),
-        }
-        Ok(true)
+        })?;
+        this.ranges = was_list.then_some(ranges);
     }
-}
+    _ => return Ok(false),
+});
 
 impl NativeEntry {
     fn finish(self, ctx: C, index: usize) -> Result<Option<Advisory>, AdvisoryError> {
@@ -986,23 +979,13 @@ struct GithubVulnerability {
     first_patched_version: Patched,
 }
 
-impl<'c> Members<C<'c>> for GithubVulnerability {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        _: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "package" => self.package = map.next_value()?,
-            "vulnerable_version_range" => self.vulnerable_version_range = map.next_value()?,
-            "patched_versions" => self.patched_versions = map.next_value()?,
-            "first_patched_version" => self.first_patched_version = map.next_value()?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
+members!(GithubVulnerability, |this, _, key, map| match key {
+    "package" => this.package = map.next_value()?,
+    "vulnerable_version_range" => this.vulnerable_version_range = map.next_value()?,
+    "patched_versions" => this.patched_versions = map.next_value()?,
+    "first_patched_version" => this.first_patched_version = map.next_value()?,
+    _ => return Ok(false),
+});
 
 impl GithubVulnerability {
     /// The usable ranges of this entry when it concerns the product.
@@ -1145,40 +1128,27 @@ struct SeverityOnly {
     severity: Text,
 }
 
-impl<'c> Members<C<'c>> for OsvAffected {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "package" => self.package = map.next_value()?,
-            "ranges" => self.ranges = read_osv_ranges(ctx, map)?.map(|(_, ranges)| ranges),
-            "ecosystem_specific" => {
-                self.ecosystem_specific = map
-                    .next_value_seed(ObjSeed::<EcosystemSpecific, _>::new(ctx))?
-                    .ok()
-            }
-            "database_specific" => self.database_specific = map.next_value()?,
-            "versions" => {
-                let versions = &mut self.versions;
-                map.next_value_seed(ForEach {
-                    seed: PhantomData::<Text>,
-                    each: |t: Text| {
-                        if let Some(v) = t.get().and_then(parse_bound)
-                            && ctx.keep(RANGE_COST)
-                        {
-                            versions.push(AffectedRange::new(Some(v.clone()), None, Some(v)));
-                        }
-                    },
-                })?;
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
+members!(OsvAffected, |this, ctx, key, map| match key {
+    "package" => this.package = map.next_value()?,
+    "ranges" => this.ranges = read_osv_ranges(ctx, map)?.map(|(_, ranges)| ranges),
+    "ecosystem_specific" => {
+        this.ecosystem_specific = map
+            .next_value_seed(ObjSeed::<EcosystemSpecific, _>::new(ctx))?
+            .ok()
     }
-}
+    "database_specific" => this.database_specific = map.next_value()?,
+    "versions" => {
+        each(map, |t: Text| {
+            if let Some(v) = t.get().and_then(parse_bound)
+                && ctx.keep(RANGE_COST)
+            {
+                this.versions
+                    .push(AffectedRange::new(Some(v.clone()), None, Some(v)));
+            }
+        })?;
+    }
+    _ => return Ok(false),
+});
 
 impl OsvAffected {
     /// The ranges and severity of this entry when it concerns the product.
@@ -1217,21 +1187,11 @@ struct EcosystemSpecific {
     custom_ranges: Option<(usize, Vec<AffectedRange>)>,
 }
 
-impl<'c> Members<C<'c>> for EcosystemSpecific {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "severity" => self.severity = map.next_value()?,
-            "custom_ranges" => self.custom_ranges = read_osv_ranges(ctx, map)?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
+members!(EcosystemSpecific, |this, ctx, key, map| match key {
+    "severity" => this.severity = map.next_value()?,
+    "custom_ranges" => this.custom_ranges = read_osv_ranges(ctx, map)?,
+    _ => return Ok(false),
+});
 
 /// A list of OSV range objects, when the value is a list: its number of elements and the
 /// ranges they describe (GIT ranges and unreadable event lists give none).
@@ -1241,18 +1201,15 @@ fn read_osv_ranges<'de, A: MapAccess<'de>>(
 ) -> Result<Option<(usize, Vec<AffectedRange>)>, A::Error> {
     let mut elements = 0;
     let mut ranges = Vec::new();
-    let was_list = map.next_value_seed(ForEach {
-        seed: ObjSeed::<OsvRange, _>::new(ctx),
-        each: |range: Result<OsvRange, Shallow>| {
-            elements += 1;
-            if let Ok(range) = range {
-                for found in range.finish() {
-                    if ctx.keep(RANGE_COST) {
-                        ranges.push(found);
-                    }
+    let was_list = each_object(ctx, map, |range: Result<OsvRange, Shallow>| {
+        elements += 1;
+        if let Ok(range) = range {
+            for found in range.finish() {
+                if ctx.keep(RANGE_COST) {
+                    ranges.push(found);
                 }
             }
-        },
+        }
     })?;
     Ok(was_list.then_some((elements, ranges)))
 }
@@ -1273,45 +1230,32 @@ struct EventFields {
     last_affected: Text,
 }
 
-impl<'c> Members<C<'c>> for OsvRange {
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        ctx: C<'c>,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "type" => {
-                let kind: Text = map.next_value()?;
-                self.git = kind.get().is_some_and(|t| t.eq_ignore_ascii_case("GIT"));
-            }
-            "events" => {
-                let mut events = Some(Vec::new());
-                let was_list = map.next_value_seed(ForEach {
-                    seed: PhantomData::<Obj<EventFields>>,
-                    each: |fields: Obj<EventFields>| {
-                        let (Some(list), Some(fields)) = (events.as_mut(), fields.0) else {
-                            return;
-                        };
-                        match Event::read(&fields) {
-                            Ok(Some(event)) => {
-                                if ctx.keep(EVENT_COST) {
-                                    list.push(event);
-                                }
-                            }
-                            Ok(None) => {}
-                            // One unreadable version spoils the whole list.
-                            Err(()) => events = None,
-                        }
-                    },
-                })?;
-                self.events = was_list.then_some(events);
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
+members!(OsvRange, |this, ctx, key, map| match key {
+    "type" => {
+        let kind: Text = map.next_value()?;
+        this.git = kind.get().is_some_and(|t| t.eq_ignore_ascii_case("GIT"));
     }
-}
+    "events" => {
+        let mut events = Some(Vec::new());
+        let was_list = each(map, |fields: Obj<EventFields>| {
+            let (Some(list), Some(fields)) = (events.as_mut(), fields.0) else {
+                return;
+            };
+            match Event::read(&fields) {
+                Ok(Some(event)) => {
+                    if ctx.keep(EVENT_COST) {
+                        list.push(event);
+                    }
+                }
+                Ok(None) => {}
+                // One unreadable version spoils the whole list.
+                Err(()) => events = None,
+            }
+        })?;
+        this.events = was_list.then_some(events);
+    }
+    _ => return Ok(false),
+});
 
 impl OsvRange {
     fn finish(self) -> Vec<AffectedRange> {
