@@ -160,6 +160,11 @@ fn part(place: Place, entries: Vec<Entry>) -> Part {
     Part { place, entries }
 }
 
+/// A part of one line.
+fn part_line(place: Place, text: impl Into<String>) -> Part {
+    part(place, vec![line(text)])
+}
+
 /// One line for each reverse proxy, where its fixes of the instance's site go.
 fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
     let places = [
@@ -171,7 +176,7 @@ fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
     places
         .into_iter()
         .zip(lines)
-        .map(|(place, text)| part(place, vec![line(text)]))
+        .map(|(place, text)| part_line(place, text))
         .collect()
 }
 
@@ -402,25 +407,26 @@ fn fixes(id: &str, ctx: &Ctx) -> Vec<Part> {
         Fix::DebugPort => debug_port(detail),
         Fix::DebugEndpoint => debug_endpoint(ctx, detail),
         Fix::DemoUsers => demo_users(ctx),
-        Fix::BasicAuthOff => vec![part(
-            Place::Env,
-            vec![line("PROXY_ENABLE_BASIC_AUTH=false")],
-        )],
+        Fix::BasicAuthOff => vec![part_line(Place::Env, "PROXY_ENABLE_BASIC_AUTH=false")],
         Fix::PublicUrl => public_url(ctx),
-        Fix::PublicLinkPassword => vec![part(
-            Place::Env,
-            vec![
-                line(format!(
-                    "{}=true",
-                    ctx.setting("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD")
-                )),
-                line(format!(
-                    "{}=true",
-                    ctx.setting("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD")
-                )),
+        Fix::PublicLinkPassword => product_settings(
+            ctx,
+            &[
+                ("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD", "true"),
+                ("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD", "true"),
             ],
-        )],
-        Fix::PasswordPolicy => password_policy(ctx),
+        ),
+        Fix::PasswordPolicy => product_settings(
+            ctx,
+            &[
+                ("PASSWORD_POLICY_DISABLED", "false"),
+                ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
+                ("PASSWORD_POLICY_MIN_LOWERCASE_CHARACTERS", "1"),
+                ("PASSWORD_POLICY_MIN_UPPERCASE_CHARACTERS", "1"),
+                ("PASSWORD_POLICY_MIN_DIGITS", "1"),
+                ("PASSWORD_POLICY_MIN_SPECIAL_CHARACTERS", "1"),
+            ],
+        ),
         Fix::CaaRecord => caa_record(ctx),
     }
 }
@@ -569,28 +575,28 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
     let target = host.https_origin();
     let r = ctx.router();
     vec![
-        part(
+        part_line(
             Place::NginxHttp,
-            vec![line(format!(
+            format!(
                 "# the server for plain HTTP: every request moves to https://\n\
                  server {{\n    listen 80;\n    listen [::]:80;\n    server_name {name};\n    \
                  return 301 {}$request_uri;\n}}",
                 target.replacen(&name, "$host", 1)
-            ))],
+            ),
         ),
-        part(
+        part_line(
             Place::CaddyTop,
-            vec![line(format!(
+            format!(
                 "http://{name} {{\n\tredir {}{{uri}} permanent\n}}",
                 target.replacen(&name, "{host}", 1)
-            ))],
+            ),
         ),
-        part(
+        part_line(
             Place::ApacheServer,
-            vec![line(format!(
+            format!(
                 "<VirtualHost *:80>\n    ServerName {name}\n    Redirect permanent / {target}/\n\
                  </VirtualHost>"
-            ))],
+            ),
         ),
         part(
             Place::TraefikLabels,
@@ -617,24 +623,13 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
 
 fn tls_minimum() -> Vec<Part> {
     vec![
-        part(
-            Place::NginxServer,
-            vec![line("ssl_protocols TLSv1.2 TLSv1.3;")],
-        ),
-        part(
-            Place::CaddySite,
-            vec![line("tls {\n\tprotocols tls1.2 tls1.3\n}")],
-        ),
-        part(
-            Place::ApacheVhost,
-            vec![line("SSLProtocol -all +TLSv1.2 +TLSv1.3")],
-        ),
-        part(
+        part_line(Place::NginxServer, "ssl_protocols TLSv1.2 TLSv1.3;"),
+        part_line(Place::CaddySite, "tls {\n\tprotocols tls1.2 tls1.3\n}"),
+        part_line(Place::ApacheVhost, "SSLProtocol -all +TLSv1.2 +TLSv1.3"),
+        part_line(
             Place::TraefikDynamic,
-            vec![line(
-                "# the default TLS options; set the same in any tls.options entry a router \
-                 names\ntls:\n  options:\n    default:\n      minVersion: VersionTLS12",
-            )],
+            "# the default TLS options; set the same in any tls.options entry a router \
+             names\ntls:\n  options:\n    default:\n      minVersion: VersionTLS12",
         ),
     ]
 }
@@ -655,36 +650,23 @@ fn refusing_router(router: &str, rule: String) -> Vec<Entry> {
 /// Refuses `path` (exact, or everything below a path ending in `/`) at the proxy; `slug`
 /// names the Traefik router.
 fn deny_path(ctx: &Ctx, path: &str, slug: &str) -> Vec<Part> {
-    let below = path.ends_with('/');
-    let r = ctx.router();
-    let router = format!("{r}-deny-{slug}");
-    let rule = if below {
-        format!("{}PathPrefix(`{path}`)", ctx.traefik_host())
+    // Everything below a directory, or the one file.
+    let (nginx_match, caddy_glob, traefik_rule) = if path.ends_with('/') {
+        ("^~", "*", "PathPrefix")
     } else {
-        format!("{}Path(`{path}`)", ctx.traefik_host())
+        ("=", "", "Path")
     };
+    let router = format!("{}-deny-{slug}", ctx.router());
+    let rule = format!("{}{traefik_rule}(`{path}`)", ctx.traefik_host());
     vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line(if below {
-                format!("location ^~ {path} {{ deny all; }}")
-            } else {
-                format!("location = {path} {{ deny all; }}")
-            })],
+            format!("location {nginx_match} {path} {{ deny all; }}"),
         ),
-        part(
-            Place::CaddySite,
-            vec![line(if below {
-                format!("respond {path}* 403")
-            } else {
-                format!("respond {path} 403")
-            })],
-        ),
-        part(
+        part_line(Place::CaddySite, format!("respond {path}{caddy_glob} 403")),
+        part_line(
             Place::ApacheVhost,
-            vec![line(format!(
-                "<Location \"{path}\">\n    Require all denied\n</Location>"
-            ))],
+            format!("<Location \"{path}\">\n    Require all denied\n</Location>"),
         ),
         part(Place::TraefikLabels, refusing_router(&router, rule)),
     ]
@@ -741,17 +723,15 @@ fn directory_listing() -> Vec<Part> {
 fn trace_disabled(ctx: &Ctx) -> Vec<Part> {
     let router = format!("{}-deny-trace", ctx.router());
     vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line("if ($request_method = TRACE) {\n    return 405;\n}")],
+            "if ($request_method = TRACE) {\n    return 405;\n}",
         ),
-        part(
+        part_line(
             Place::CaddySite,
-            vec![line(
-                "@trace_method method TRACE\nrespond @trace_method 405",
-            )],
+            "@trace_method method TRACE\nrespond @trace_method 405",
         ),
-        part(Place::ApacheVhost, vec![line("TraceEnable off")]),
+        part_line(Place::ApacheVhost, "TraceEnable off"),
         part(
             Place::TraefikLabels,
             refusing_router(&router, format!("{}Method(`TRACE`)", ctx.traefik_host())),
@@ -779,13 +759,13 @@ fn cors_reflection(ctx: &Ctx) -> Vec<Part> {
              accessControlAllowCredentials=true from the headers middleware"
         ),
     ]);
-    parts.push(part(
+    parts.push(part_line(
         Place::Env,
-        vec![line(format!(
+        format!(
             "# only when browser apps of other origins need the API, list them (the default \
              * is safe), e.g.\n# {}=https://app.example.com",
             ctx.setting("CORS_ALLOW_ORIGINS")
-        ))],
+        ),
     ));
     parts
 }
@@ -799,26 +779,23 @@ fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {
     let mut labels = vec![middleware(ctx, &format!("customResponseHeaders.{name}="))];
     labels.extend(attach(ctx));
     let mut parts = vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line(if server {
+            if server {
                 "server_tokens off;".to_string()
             } else {
                 format!("proxy_hide_header {name};")
-            })],
+            },
         ),
         part(
             Place::CaddySite,
             vec![line(format!("-{name}")).group(Group::CaddyHeaders)],
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!("Header unset {name}"))],
-        ),
+        part_line(Place::ApacheVhost, format!("Header unset {name}")),
         part(Place::TraefikLabels, labels),
     ];
     if server {
-        parts.push(part(Place::ApacheServer, vec![line("ServerTokens Prod")]));
+        parts.push(part_line(Place::ApacheServer, "ServerTokens Prod"));
     }
     parts
 }
@@ -865,13 +842,13 @@ fn cookie_attribute(cookie: CookieAttribute) -> Vec<Part> {
             vec![line(nginx).group(Group::NginxCookieFlags)],
         ),
         part(Place::CaddySite, caddy),
-        part(Place::ApacheVhost, vec![line(apache)]),
-        part(
+        part_line(Place::ApacheVhost, apache),
+        part_line(
             Place::TraefikLabels,
-            vec![line(format!(
+            format!(
                 "# Traefik's headers middleware cannot edit Set-Cookie: set {attribute} where \
                  the cookie is made"
-            ))],
+            ),
         ),
     ]
 }
@@ -1009,32 +986,18 @@ fn public_url(ctx: &Ctx) -> Vec<Part> {
     let Some(host) = &ctx.host else {
         return Vec::new();
     };
-    vec![part(
+    vec![part_line(
         Place::Env,
-        vec![line(format!(
-            "{}={}",
-            ctx.setting("URL"),
-            host.https_origin()
-        ))],
+        format!("{}={}", ctx.setting("URL"), host.https_origin()),
     )]
 }
 
-fn password_policy(ctx: &Ctx) -> Vec<Part> {
-    let lines = [
-        ("PASSWORD_POLICY_DISABLED", "false"),
-        ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
-        ("PASSWORD_POLICY_MIN_LOWERCASE_CHARACTERS", "1"),
-        ("PASSWORD_POLICY_MIN_UPPERCASE_CHARACTERS", "1"),
-        ("PASSWORD_POLICY_MIN_DIGITS", "1"),
-        ("PASSWORD_POLICY_MIN_SPECIAL_CHARACTERS", "1"),
-    ];
-    vec![part(
-        Place::Env,
-        lines
-            .iter()
-            .map(|(name, value)| line(format!("{}={value}", ctx.setting(name))))
-            .collect(),
-    )]
+/// Product-wide settings (`URL` is `OC_URL` or `OCIS_URL`) as environment lines.
+fn product_settings(ctx: &Ctx, settings: &[(&str, &str)]) -> Vec<Part> {
+    let lines = settings
+        .iter()
+        .map(|(name, value)| line(format!("{}={value}", ctx.setting(name))));
+    vec![part(Place::Env, lines.collect())]
 }
 
 fn csp_without_inline(ctx: &Ctx) -> Vec<Part> {
