@@ -162,14 +162,6 @@ fn shown(text: &str, max: usize) -> String {
     out
 }
 
-fn days_text(n: i64) -> String {
-    if n == 1 {
-        "1 day".to_string()
-    } else {
-        format!("{n} days")
-    }
-}
-
 /// When the document's scan ran; its reader refuses a document whose `scannedAt` is not a
 /// timestamp.
 fn scanned_at(doc: &ScanResult) -> Timestamp {
@@ -323,7 +315,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                         Kind::EndingSoon,
                         format!(
                             "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
-                            days_text(left)
+                            counted(left, "day", "days")
                         ),
                         true,
                         true,
@@ -445,7 +437,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     if days >= OLD_SCAN_DAYS {
         reason(
             Kind::OldScan,
-            format!("scanned {} ago", days_text(days)),
+            format!("scanned {} ago", counted(days, "day", "days")),
             false,
             true,
         );
