@@ -115,10 +115,7 @@ pub fn assess(input: Input) -> ScanResult {
     let track = life
         .as_ref()
         .and_then(|l| l.track)
-        .or(match rules.release_track {
-            TrackChoice::Fixed(t) => Some(t),
-            TrackChoice::Auto => None,
-        });
+        .or(rules.release_track.fixed());
     let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
     let schedule_newest = knowledge
         .schedule

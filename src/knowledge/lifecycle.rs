@@ -17,6 +17,16 @@ pub enum TrackChoice {
     Fixed(Track),
 }
 
+impl TrackChoice {
+    /// The track the operator named, if any.
+    pub fn fixed(self) -> Option<Track> {
+        match self {
+            TrackChoice::Fixed(t) => Some(t),
+            TrackChoice::Auto => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LineState {
@@ -169,10 +179,7 @@ pub fn assess(
     let entries = schedule.entries_for_line(line);
 
     if entries.is_empty() {
-        let fixed = match choice {
-            TrackChoice::Fixed(t) => Some(t),
-            TrackChoice::Auto => None,
-        };
+        let fixed = choice.fixed();
         let newer_than_schedule = schedule.newest_line().is_none_or(|n| line > n);
         let move_to = if newer_than_schedule {
             None
@@ -204,15 +211,12 @@ pub fn assess(
         };
     }
 
-    let (entry, track_detected) = match choice {
-        TrackChoice::Fixed(t) => match entries.iter().find(|e| e.track == t) {
-            Some(e) => (*e, false),
-            None => (
-                longest_supported(&entries).expect("entries is not empty"),
-                true,
-            ),
-        },
-        TrackChoice::Auto => (
+    let on_fixed_track = choice
+        .fixed()
+        .and_then(|t| entries.iter().find(|e| e.track == t));
+    let (entry, track_detected) = match on_fixed_track {
+        Some(e) => (*e, false),
+        None => (
             longest_supported(&entries).expect("entries is not empty"),
             true,
         ),
