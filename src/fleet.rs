@@ -30,6 +30,7 @@
 //! of the scan (older first), then the host name.
 
 use crate::assess::rating::{self, VersionStanding};
+use crate::assess::waiver_review::{counted, whole_days};
 use crate::assess::waivers::matches;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::{Knowledge, ProductFamily, advisories, parse_version};
@@ -133,13 +134,6 @@ pub struct View {
     pub knowledge: Vec<String>,
 }
 
-/// Whole days from `from` to `to`, rounded down, never negative.
-fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
-    (to.as_second() - from.as_second())
-        .div_euclid(86_400)
-        .max(0)
-}
-
 fn day(t: Timestamp) -> jiff::civil::Date {
     t.to_zoned(jiff::tz::TimeZone::UTC).date()
 }
@@ -166,14 +160,6 @@ fn shown(text: &str, max: usize) -> String {
         }
     }
     out
-}
-
-fn days_text(n: i64) -> String {
-    if n == 1 {
-        "1 day".to_string()
-    } else {
-        format!("{n} days")
-    }
 }
 
 /// When the document's scan ran; its reader refuses a document whose `scannedAt` is not a
@@ -329,7 +315,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                         Kind::EndingSoon,
                         format!(
                             "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
-                            days_text(left)
+                            counted(left, "day", "days")
                         ),
                         true,
                         true,
@@ -451,7 +437,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     if days >= OLD_SCAN_DAYS {
         reason(
             Kind::OldScan,
-            format!("scanned {} ago", days_text(days)),
+            format!("scanned {} ago", counted(days, "day", "days")),
             false,
             true,
         );
@@ -602,11 +588,9 @@ impl View {
         }
         out.push_str(&judged);
         out.push_str("\n\n");
-        let header = ["#", "HOST", "PRODUCT", "STATE", "WHY"];
-        let cells: Vec<[String; 4]> = self
-            .rows
-            .iter()
-            .map(|r| {
+        let header = ["#", "HOST", "PRODUCT", "STATE"].map(String::from);
+        let cells: Vec<[String; 4]> = std::iter::once(header)
+            .chain(self.rows.iter().map(|r| {
                 let product = match (&r.family, &r.version) {
                     (Some(f), Some(v)) => format!("{} {}", f.display_name(), shown(v, 40)),
                     _ => "-".to_string(),
@@ -617,45 +601,30 @@ impl View {
                     product,
                     format!("{} → {}", r.state_then.label(), r.state_now.label()),
                 ]
-            })
+            }))
             .collect();
-        let mut widths = [0usize; 4];
-        for (i, w) in widths.iter_mut().enumerate() {
-            *w = cells
+        let widths: [usize; 4] = std::array::from_fn(|i| {
+            cells
                 .iter()
                 .map(|c| c[i].chars().count())
-                .chain(std::iter::once(header[i].chars().count()))
                 .max()
-                .unwrap_or(0);
-        }
-        let pad = |text: &str, width: usize| {
-            let n = text.chars().count();
-            format!("{text}{}", " ".repeat(width.saturating_sub(n)))
-        };
+                .unwrap_or(0)
+        });
         let indent: usize = widths.iter().map(|w| w + 2).sum();
-        let mut line = String::new();
-        for (i, w) in widths.iter().enumerate() {
-            line.push_str(&pad(header[i], *w));
-            line.push_str("  ");
-        }
-        line.push_str(header[4]);
-        out.push_str(&line);
-        out.push('\n');
-        for (row, cell) in self.rows.iter().zip(&cells) {
-            let mut line = String::new();
-            for (i, w) in widths.iter().enumerate() {
-                line.push_str(&pad(&cell[i], *w));
-                line.push_str("  ");
+        let whys = std::iter::once(vec!["WHY"]).chain(self.rows.iter().map(|row| {
+            let why: Vec<&str> = row.reasons.iter().map(|r| r.detail.as_str()).collect();
+            if why.is_empty() {
+                vec!["nothing new"]
+            } else {
+                why
             }
-            let mut why = row.reasons.iter().map(|r| r.detail.as_str());
-            line.push_str(why.next().unwrap_or("nothing new"));
-            out.push_str(&line);
+        }));
+        for (cell, why) in cells.iter().zip(whys) {
+            for (text, width) in cell.iter().zip(widths) {
+                out.push_str(&format!("{text:<width$}  "));
+            }
+            out.push_str(&why.join(&format!("\n{}", " ".repeat(indent))));
             out.push('\n');
-            for more in why {
-                out.push_str(&" ".repeat(indent));
-                out.push_str(more);
-                out.push('\n');
-            }
         }
         out.push_str(&format!(
             "| hosts={};;;0 critical={};;;0 warning={};;;0 none={};;;0\n",
@@ -702,14 +671,6 @@ impl View {
         let mut out = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string());
         out.push('\n');
         out
-    }
-}
-
-fn counted(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
     }
 }
 

@@ -19,24 +19,22 @@ use crate::knowledge::{ProductFamily, Track};
 use crate::severity::Severity;
 use serde::{Deserialize, Serialize};
 
-/// Monitoring state, ordered by how much attention it needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Monitoring state, ordered by how much attention it needs; the discriminant is the
+/// monitoring plugin's exit code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum State {
-    Ok,
-    Warning,
-    Critical,
-    Unknown,
+    Ok = 0,
+    Warning = 1,
+    Critical = 2,
+    /// Also what a document says before anything is known.
+    #[default]
+    Unknown = 3,
 }
 
 impl State {
     pub fn exit_code(self) -> i32 {
-        match self {
-            State::Ok => 0,
-            State::Warning => 1,
-            State::Critical => 2,
-            State::Unknown => 3,
-        }
+        self as i32
     }
 
     pub fn label(self) -> &'static str {
@@ -380,10 +378,15 @@ impl Cause {
             short: short.into(),
         }
     }
+
+    /// A reason short enough to say the same in a few words.
+    pub fn same(text: String) -> Cause {
+        Cause::new(text.clone(), text)
+    }
 }
 
 /// The result document of one host.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(
     rename_all = "camelCase",
     expecting = "a result document (a JSON object)"
@@ -658,88 +661,44 @@ impl ScanResult {
             message: cause.text.clone(),
             causes: vec![cause],
             host,
-            url: None,
             scanned_at,
             duration_seconds,
             state: State::Unknown,
-            rating: None,
             grade: grade(None).into(),
             error: Some(ScanError { message, attempts }),
-            product: None,
-            lifecycle: None,
-            update: None,
-            upgrade_options: Vec::new(),
-            tls: None,
-            vulnerabilities: Vec::new(),
-            findings: Vec::new(),
             check_hardening,
             rating_explanation: RatingExplanation {
-                starting_rating: None,
                 starting_reason: "the scan failed".into(),
-                limits: Vec::new(),
-                final_rating: None,
                 final_grade: grade(None).into(),
                 warning_threshold: warning,
                 critical_threshold: critical,
-                notes: Vec::new(),
+                ..RatingExplanation::default()
             },
-            remediation_plan: RemediationPlan::default(),
-            waivers: Vec::new(),
-            waiver_days_left: None,
-            policy: None,
-            baseline: None,
-            webhook: None,
-            coverage: None,
-            configuration_fingerprint: None,
-            knowledge: KnowledgeInfo {
-                advisories_updated: None,
-                schedule_updated: None,
-                advisory_sources: Vec::new(),
-                notes: Vec::new(),
-            },
-            conditions: None,
-            submitter_waivers: None,
+            ..ScanResult::default()
         }
     }
 
     /// The reasons for the state, taken out to be changed and set again: where `message` was
     /// written without them, it is the one cause.
     pub fn take_causes(&mut self) -> Vec<Cause> {
-        let causes = std::mem::take(&mut self.causes);
-        if self.causes_say_the_message(&causes) {
-            causes
-        } else {
-            vec![Cause::new(self.message.clone(), self.message.clone())]
-        }
+        let causes = self.line_causes();
+        self.causes.clear();
+        causes
     }
 
     /// The causes line 1 is made from: `causes` while they still say `message`, else the
     /// message as one cause.
     pub fn line_causes(&self) -> Vec<Cause> {
-        if self.causes_say_the_message(&self.causes) {
+        if !self.causes.is_empty() && message_of(&self.causes) == self.message {
             self.causes.clone()
         } else {
-            vec![Cause::new(self.message.clone(), self.message.clone())]
+            vec![Cause::same(self.message.clone())]
         }
-    }
-
-    fn causes_say_the_message(&self, causes: &[Cause]) -> bool {
-        !causes.is_empty()
-            && causes
-                .iter()
-                .map(|c| c.text.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-                == self.message
     }
 
     /// Sets the reasons for the state, and `message` from them.
     pub fn set_causes(&mut self, causes: Vec<Cause>) {
-        self.message = causes
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
+        self.message = message_of(&causes);
         self.causes = causes;
     }
 
@@ -754,6 +713,12 @@ impl ScanResult {
             .iter()
             .filter(|f| f.role == Role::Hardening && f.status == Status::Failed && !f.ignored)
     }
+}
+
+/// The `message` that says `causes`: their texts joined by "; ".
+fn message_of(causes: &[Cause]) -> String {
+    let texts: Vec<&str> = causes.iter().map(|c| c.text.as_str()).collect();
+    texts.join("; ")
 }
 
 // Reading documents back.

@@ -47,11 +47,9 @@ pub fn decide(i: &Inputs) -> State {
     } else {
         State::Ok
     };
-    if i.vulnerabilities > 0 && state == State::Ok {
-        state = State::Warning;
-    }
     // The remaining rules only ever turn OK into WARNING.
-    let raise = (i.check_hardening && i.missing_hardening > 0)
+    let raise = i.vulnerabilities > 0
+        || (i.check_hardening && i.missing_hardening > 0)
         || (i.update_warning && i.update_available)
         || i.ending_soon()
         || i.waiver_ending();

@@ -227,25 +227,18 @@ impl Selection {
                 },
             );
         }
-        let member = if id == spec.id {
-            None
-        } else {
-            id.split_once(':').map(|(_, m)| m)
-        };
-        let planned = match member {
-            None if spec.family == Some(spec.id) => {
-                self.add_root(spec);
-                true
-            }
+        let member = id.split_once(':').map(|(_, m)| m).filter(|_| id != spec.id);
+        match member {
+            None if spec.family == Some(spec.id) => self.add_root(spec),
             None => {
                 self.measure(spec.verified_by);
                 self.push(Requested::Finding(spec.id.to_string()));
-                true
             }
-            Some(member) => self.add_member(spec, member),
-        };
-        if !planned {
-            self.settle(id, unknown(UNKNOWN_ID));
+            Some(member) => {
+                if !self.add_member(spec, member) {
+                    self.settle(id, unknown(UNKNOWN_ID));
+                }
+            }
         }
     }
 
@@ -572,8 +565,6 @@ fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
         .collect()
 }
 
-/// Measures the selection's probes on one target and judges the ids: no rating, no baseline,
-/// no webhook, no waivers. Retries like a scan (`--retries`, `--backoff-factor`).
 /// How a verification reaches the instance and judges it: the scan's configuration, trust
 /// roots, the operator's proxy, the run's time budget, and `--tls-min-days`.
 pub struct Access<'a> {
@@ -584,6 +575,8 @@ pub struct Access<'a> {
     pub budget: &'a Budget,
 }
 
+/// Measures the selection's probes on one target and judges the ids: no rating, no baseline,
+/// no webhook, no waivers. Retries like a scan (`--retries`, `--backoff-factor`).
 pub fn verify(target: &Target, ids: &[String], access: &Access, now: Now) -> Verification {
     let mut verification = Verification {
         host: target.display_name(),
@@ -717,15 +710,16 @@ pub fn render_text(v: &Verification) -> String {
         .iter()
         .filter(|r| r.outcome == Outcome::Passes)
         .count();
-    let mut failing: Vec<(&str, Severity)> = v
+    // `id (severity)`, the most severe first.
+    let mut failing: Vec<(Severity, String)> = v
         .results
         .iter()
         .filter_map(|r| match r.outcome {
-            Outcome::Fails { severity } => Some((r.id.as_str(), severity)),
+            Outcome::Fails { severity } => Some((severity, format!("{} ({severity})", r.id))),
             _ => None,
         })
         .collect();
-    failing.sort_by_key(|f| std::cmp::Reverse(f.1));
+    failing.sort_by_key(|f| std::cmp::Reverse(f.0));
     let unsettled: Vec<String> = v
         .results
         .iter()
@@ -750,10 +744,7 @@ pub fn render_text(v: &Verification) -> String {
     } else {
         let mut parts = Vec::new();
         if !failing.is_empty() {
-            let listed: Vec<String> = failing
-                .iter()
-                .map(|(id, severity)| format!("{id} ({severity})"))
-                .collect();
+            let listed: Vec<String> = failing.into_iter().map(|(_, text)| text).collect();
             parts.push(format!("still failing: {}", listed.join(", ")));
         }
         if !unsettled.is_empty() {

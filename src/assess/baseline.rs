@@ -189,17 +189,18 @@ impl Baseline {
             .collect();
         let worse_rating =
             matches!((entry.rating, result.rating), (Some(before), Some(now)) if now < before);
-        let mut inconclusive_now: Vec<String> = Vec::new();
-        for f in result.findings.iter().filter(|f| {
-            rated_role(f.role)
-                && !f.ignored
-                && matches!(f.status, Status::Indeterminate | Status::NetworkLimited)
-                && entry.concluded.contains(&f.id)
-        }) {
-            if !inconclusive_now.contains(&f.id) {
-                inconclusive_now.push(f.id.clone());
-            }
-        }
+        let inconclusive_now = once_each(
+            result
+                .findings
+                .iter()
+                .filter(|f| {
+                    rated_role(f.role)
+                        && !f.ignored
+                        && matches!(f.status, Status::Indeterminate | Status::NetworkLimited)
+                        && entry.concluded.contains(&f.id)
+                })
+                .map(|f| f.id.clone()),
+        );
         let fingerprint_drift = matches!(
             (&entry.fingerprint, fingerprint_of(result)),
             (Some(before), Some(now)) if *before != now
@@ -375,15 +376,15 @@ thread_local! {
     /// Hosts and finding ids the file being read may still add, and the problem once one of
     /// them ran out. Only [`Counting::run`] sets them; serde's derive gives the entries no
     /// other way to share a count.
-    static LEFT: Cell<(usize, usize)> = const { Cell::new((usize::MAX, usize::MAX)) };
+    static LEFT: Cell<[usize; 2]> = const { Cell::new([usize::MAX; 2]) };
     static EXCEEDED: Cell<Option<Names>> = const { Cell::new(None) };
 }
 
-/// What a file may hold only so many of.
+/// What a file may hold only so many of (the index of its count in `LEFT`).
 #[derive(Clone, Copy)]
 enum Names {
-    Hosts,
-    Ids,
+    Hosts = 0,
+    Ids = 1,
 }
 
 /// Counts the hosts and ids of one parse against [`MAX_HOSTS`] and [`MAX_IDS`].
@@ -394,10 +395,10 @@ impl Counting {
     fn run<T>(
         parse: impl FnOnce() -> Result<T, serde_json::Error>,
     ) -> Result<T, Result<String, serde_json::Error>> {
-        LEFT.set((MAX_HOSTS, MAX_IDS));
+        LEFT.set([MAX_HOSTS, MAX_IDS]);
         EXCEEDED.set(None);
         let parsed = parse();
-        LEFT.set((usize::MAX, usize::MAX));
+        LEFT.set([usize::MAX; 2]);
         match (parsed, EXCEEDED.take()) {
             (Ok(value), _) => Ok(value),
             (Err(_), Some(Names::Hosts)) => Err(Ok(format!("holds more than {MAX_HOSTS} hosts"))),
@@ -409,19 +410,13 @@ impl Counting {
     }
 
     fn spend<E: de::Error>(names: Names) -> Result<(), E> {
-        let (hosts, ids) = LEFT.get();
-        let left = match names {
-            Names::Hosts => hosts,
-            Names::Ids => ids,
-        };
-        if left == 0 {
+        let mut left = LEFT.get();
+        let Some(rest) = left[names as usize].checked_sub(1) else {
             EXCEEDED.set(Some(names));
             return Err(E::custom("too many names"));
-        }
-        LEFT.set(match names {
-            Names::Hosts => (hosts - 1, ids),
-            Names::Ids => (hosts, ids - 1),
-        });
+        };
+        left[names as usize] = rest;
+        LEFT.set(left);
         Ok(())
     }
 }
@@ -477,17 +472,17 @@ fn rated_role(role: Role) -> bool {
 
 /// Failed findings that count for the baseline (not waived), in result order, once each.
 fn failed_ids(result: &ScanResult) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for f in result
+    let failed = result
         .findings
         .iter()
-        .filter(|f| rated_role(f.role) && f.status == Status::Failed && !f.ignored)
-    {
-        if !ids.contains(&f.id) {
-            ids.push(f.id.clone());
-        }
-    }
-    ids
+        .filter(|f| rated_role(f.role) && f.status == Status::Failed && !f.ignored);
+    once_each(failed.map(|f| f.id.clone()))
+}
+
+/// The ids in their order, each once.
+fn once_each(ids: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    ids.filter(|id| seen.insert(id.clone())).collect()
 }
 
 fn concluded_ids(result: &ScanResult) -> BTreeSet<String> {

@@ -115,10 +115,7 @@ pub fn assess(input: Input) -> ScanResult {
     let track = life
         .as_ref()
         .and_then(|l| l.track)
-        .or(match rules.release_track {
-            TrackChoice::Fixed(t) => Some(t),
-            TrackChoice::Auto => None,
-        });
+        .or(rules.release_track.fixed());
     let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
     let schedule_newest = knowledge
         .schedule
@@ -285,10 +282,8 @@ pub fn assess(input: Input) -> ScanResult {
         life.as_ref(),
         &vulnerabilities,
         &findings,
-        &Standing {
-            update: &update_report,
-            known_without_check: known_without_check.as_ref(),
-        },
+        &update_report,
+        known_without_check.as_ref(),
         &inputs,
     );
 
@@ -362,11 +357,8 @@ pub fn assess(input: Input) -> ScanResult {
         scanned_at: now.stamp(),
         duration_seconds,
         state,
-        message: String::new(),
-        causes: Vec::new(),
         rating: Some(final_rating),
         grade: report::grade(Some(final_rating)).into(),
-        error: None,
         product: Some(report::Product {
             family: product.family,
             name: product.name.clone(),
@@ -394,14 +386,11 @@ pub fn assess(input: Input) -> ScanResult {
         remediation_plan: plan,
         waiver_days_left: waived.waiver_days_left,
         waivers: waived.reports,
-        policy: None,
-        baseline: None,
-        webhook: None,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: knowledge_info(knowledge),
         conditions: Some(scan_conditions),
-        submitter_waivers: None,
+        ..ScanResult::default()
     };
     result.set_causes(causes);
     finish(result, rules)
@@ -516,16 +505,15 @@ fn vulnerability(a: &advisories::Advisory, installed: &Version) -> report::Vulne
         .ranges
         .iter()
         .map(|r| {
-            let mut parts = Vec::new();
-            if let Some(i) = &r.introduced {
-                parts.push(format!(">={i}"));
-            }
-            if let Some(f) = &r.fixed {
-                parts.push(format!("<{f}"));
-            }
-            if let Some(l) = &r.last_affected {
-                parts.push(format!("<={l}"));
-            }
+            let bounds = [
+                (">=", &r.introduced),
+                ("<", &r.fixed),
+                ("<=", &r.last_affected),
+            ];
+            let parts: Vec<String> = bounds
+                .iter()
+                .filter_map(|(op, v)| v.as_ref().map(|v| format!("{op}{v}")))
+                .collect();
             if parts.is_empty() {
                 "all versions".to_string()
             } else {
@@ -561,13 +549,8 @@ fn update_check(
 ) -> report::UpdateCheck {
     let mode = rules.update_source.mode_name().to_string();
     let rolling = track == Some(Track::Rolling);
-    let (source, recommended, newest, error): (
-        Option<&str>,
-        Option<Version>,
-        Option<Version>,
-        Option<String>,
-    ) = match &rules.update_source {
-        UpdateSource::Off => (None, None, None, None),
+    let (source, recommended, newest, error) = match &rules.update_source {
+        UpdateSource::Off => (None, None, None, None::<String>),
         UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
         UpdateSource::Bundled => (
             Some("bundled"),
@@ -652,50 +635,39 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
     }
 }
 
-/// What is known of newer releases: the update check's answer, and, where it established
-/// nothing, the newest release the release schedule lists for the instance.
-struct Standing<'a> {
-    update: &'a report::UpdateCheck,
-    known_without_check: Option<&'a Version>,
-}
-
 /// What made the state, most urgent first (line 1 of the output is made from them).
+/// `known_without_check`: where the update check established nothing, the newest release the
+/// release schedule lists for the instance.
 fn causes(
     product: &Identified,
     life: Option<&lifecycle::Lifecycle>,
     vulnerabilities: &[report::Vulnerability],
     findings: &[Finding],
-    standing: &Standing,
+    update: &report::UpdateCheck,
+    known_without_check: Option<&Version>,
     inputs: &verdict::Inputs,
 ) -> Vec<report::Cause> {
-    let update = standing.update;
     let mut reasons: Vec<report::Cause> = Vec::new();
+    let installed = format!("{} {}", product.name, product.version_text);
     // Where to go, and on which track, so nobody is told to plan an upgrade to what they run.
-    let target = life
+    let upgrade_to = life
         .and_then(|l| l.move_to.as_ref())
         .map(|(v, t)| format!("{v} ({} track)", t.as_str()))
-        .or_else(|| update.recommended.clone());
+        .or_else(|| update.recommended.clone())
+        .unwrap_or_else(|| "a supported release".into());
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
-        let upgrade_to = target
-            .clone()
-            .unwrap_or_else(|| "a supported release".into());
         reasons.push(report::Cause::new(
             format!(
-                "{} {} is end of life: release line {}.{} ({}) lost support on {}; upgrade to {}",
-                product.name,
-                product.version_text,
+                "{installed} is end of life: release line {}.{} ({}) lost support on {}; upgrade \
+                 to {upgrade_to}",
                 l.line.0,
                 l.line.1,
                 track_name(l.track),
                 l.support_end
                     .map(|d| d.to_string())
                     .unwrap_or_else(|| "an unknown date".into()),
-                upgrade_to
             ),
-            format!(
-                "{} {} end of life (upgrade to {upgrade_to})",
-                product.name, product.version_text
-            ),
+            format!("{installed} end of life (upgrade to {upgrade_to})"),
         ));
     }
     if !vulnerabilities.is_empty() {
@@ -724,22 +696,13 @@ fn causes(
                 format!("; upgrade to {upgrade}")
             })
             .unwrap_or_default();
+        let count = vulnerabilities.len();
         let known = format!(
-            "{} known vulnerabilit{}",
-            vulnerabilities.len(),
-            if vulnerabilities.len() == 1 {
-                "y"
-            } else {
-                "ies"
-            }
+            "{count} known vulnerabilit{}",
+            if count == 1 { "y" } else { "ies" }
         );
         reasons.push(report::Cause::new(
-            format!(
-                "{} {} has {known} ({}){fix}",
-                product.name,
-                product.version_text,
-                list.join(", ")
-            ),
+            format!("{installed} has {known} ({}){fix}", list.join(", ")),
             format!("{known}{fix}"),
         ));
     }
@@ -766,8 +729,7 @@ fn causes(
         && inputs.update_available
         && let Some(r) = &update.recommended
     {
-        let text = format!("update available: {r}");
-        reasons.push(report::Cause::new(text.clone(), text));
+        reasons.push(report::Cause::same(format!("update available: {r}")));
     }
     if inputs.ending_soon()
         && let Some(l) = life
@@ -775,27 +737,26 @@ fn causes(
         let days = l.support_days_left.unwrap_or_default();
         reasons.push(report::Cause::new(
             format!(
-                "release line {}.{} support ends {} ({days} days left); plan the upgrade to {}",
+                "release line {}.{} support ends {} ({days} days left); plan the upgrade to \
+                 {upgrade_to}",
                 l.line.0,
                 l.line.1,
                 l.support_end.map(|d| d.to_string()).unwrap_or_default(),
-                target
-                    .clone()
-                    .unwrap_or_else(|| "a supported release".into())
             ),
             format!("support ends in {days} days"),
         ));
     }
     if inputs.waiver_ending() {
-        let text = format!(
+        reasons.push(report::Cause::same(format!(
             "a waiver hiding a failing check ends in {} day(s)",
             inputs.waiver_days_left.unwrap_or_default()
-        );
-        reasons.push(report::Cause::new(text.clone(), text));
+        )));
     }
     if inputs.check_hardening && inputs.missing_hardening > 0 {
-        let text = format!("{} hardening measure(s) missing", inputs.missing_hardening);
-        reasons.push(report::Cause::new(text.clone(), text));
+        reasons.push(report::Cause::same(format!(
+            "{} hardening measure(s) missing",
+            inputs.missing_hardening
+        )));
     }
     if reasons.is_empty() {
         let failures = quiet_failures(findings);
@@ -812,41 +773,30 @@ fn causes(
         };
         let standing = if update.update_available == Some(true) {
             format!(
-                "{} {} {supported}; {} is available",
-                product.name,
-                product.version_text,
+                "{installed} {supported}; {} is available",
                 update.recommended.clone().unwrap_or_default()
             )
         } else if update.update_available.is_none() {
-            match standing.known_without_check {
+            match known_without_check {
                 Some(newer) if *newer > product.version => format!(
-                    "{} {} {supported}; the release schedule lists {newer} ({unchecked})",
-                    product.name, product.version_text
+                    "{installed} {supported}; the release schedule lists {newer} ({unchecked})"
                 ),
                 Some(_) => format!(
-                    "{} {} {supported} and the newest release the release schedule lists \
-                     ({unchecked})",
-                    product.name, product.version_text
+                    "{installed} {supported} and the newest release the release schedule lists \
+                     ({unchecked})"
                 ),
                 None => format!(
-                    "{} {} {supported}; whether a newer release exists is unknown ({unchecked})",
-                    product.name, product.version_text
+                    "{installed} {supported}; whether a newer release exists is unknown \
+                     ({unchecked})"
                 ),
             }
         } else if failures.is_empty() {
-            format!(
-                "{} {} is up to date and no check failed",
-                product.name, product.version_text
-            )
+            format!("{installed} is up to date and no check failed")
         } else {
-            format!("{} {} is up to date", product.name, product.version_text)
+            format!("{installed} is up to date")
         };
-        reasons.push(report::Cause::new(standing.clone(), standing));
-        reasons.extend(
-            failures
-                .into_iter()
-                .map(|f| report::Cause::new(f.clone(), f)),
-        );
+        reasons.push(report::Cause::same(standing));
+        reasons.extend(failures.into_iter().map(report::Cause::same));
     }
     reasons
 }

@@ -75,7 +75,7 @@ impl Policy {
             policy.required_hardenings = required(value)?;
         }
         if let Some(value) = &document.forbidden {
-            policy.forbidden = forbidden(value)?;
+            policy.forbidden = names_list("forbidden", value)?;
         }
         Ok(policy)
     }
@@ -310,10 +310,6 @@ fn required(value: &Names) -> Result<Vec<String>, String> {
         ));
     }
     Ok(names)
-}
-
-fn forbidden(value: &Names) -> Result<Vec<String>, String> {
-    names_list("forbidden", value)
 }
 
 fn unknown_key(key: &str) -> String {

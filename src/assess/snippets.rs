@@ -64,19 +64,6 @@ enum Place {
 }
 
 impl Place {
-    const ALL: [Place; 10] = [
-        Place::NginxServer,
-        Place::NginxHttp,
-        Place::CaddySite,
-        Place::CaddyTop,
-        Place::ApacheVhost,
-        Place::ApacheServer,
-        Place::TraefikLabels,
-        Place::TraefikDynamic,
-        Place::Env,
-        Place::Zone,
-    ];
-
     fn form(self) -> Form {
         match self {
             Place::NginxServer | Place::NginxHttp => Form::Nginx,
@@ -89,29 +76,27 @@ impl Place {
     }
 
     fn file(self, ctx: &Ctx) -> String {
-        match self {
-            Place::NginxServer => {
-                "server block of the instance (server { listen 443 ssl; ... })".into()
+        let file = match self {
+            Place::NginxServer => "server block of the instance (server { listen 443 ssl; ... })",
+            Place::NginxHttp => "http block, beside the instance's server block",
+            Place::CaddySite => "Caddyfile, the instance's site block",
+            Place::CaddyTop => "Caddyfile, top level beside the instance's site block",
+            Place::ApacheVhost => "the instance's <VirtualHost *:443>",
+            Place::ApacheServer => {
+                "server configuration outside any <VirtualHost> (apache2.conf, or a file in \
+                 sites-enabled/ or conf-enabled/)"
             }
-            Place::NginxHttp => "http block, beside the instance's server block".into(),
-            Place::CaddySite => "Caddyfile, the instance's site block".into(),
-            Place::CaddyTop => "Caddyfile, top level beside the instance's site block".into(),
-            Place::ApacheVhost => "the instance's <VirtualHost *:443>".into(),
-            Place::ApacheServer => "server configuration outside any <VirtualHost> (apache2.conf, \
-                                    or a file in sites-enabled/ or conf-enabled/)"
-                .into(),
             Place::TraefikLabels => {
-                "docker-compose.yml, labels: of the instance's service (Docker provider)".into()
+                "docker-compose.yml, labels: of the instance's service (Docker provider)"
             }
-            Place::TraefikDynamic => "a dynamic configuration file (file provider)".into(),
-            Place::Env => {
-                ".env, or environment: of the instance's service in docker-compose.yml".into()
-            }
+            Place::TraefikDynamic => "a dynamic configuration file (file provider)",
+            Place::Env => ".env, or environment: of the instance's service in docker-compose.yml",
             Place::Zone => match &ctx.host {
-                Some(h) => format!("zone file of the DNS zone holding {}", h.name),
-                None => "zone file of the DNS zone holding the name".into(),
+                Some(h) => return format!("zone file of the DNS zone holding {}", h.name),
+                None => "zone file of the DNS zone holding the name",
             },
-        }
+        };
+        file.to_string()
     }
 }
 
@@ -175,10 +160,33 @@ fn part(place: Place, entries: Vec<Entry>) -> Part {
     Part { place, entries }
 }
 
+/// A part of one line.
+fn part_line(place: Place, text: impl Into<String>) -> Part {
+    part(place, vec![line(text)])
+}
+
+/// One line for each reverse proxy, where its fixes of the instance's site go.
+fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
+    let places = [
+        Place::NginxServer,
+        Place::CaddySite,
+        Place::ApacheVhost,
+        Place::TraefikLabels,
+    ];
+    places
+        .into_iter()
+        .zip(lines)
+        .map(|(place, text)| part_line(place, text))
+        .collect()
+}
+
 /// The parts, one snippet per file.
 fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
+    let mut places: Vec<Place> = parts.iter().map(|p| p.place).collect();
+    places.sort();
+    places.dedup();
     let mut out = Vec::new();
-    for place in Place::ALL {
+    for place in places {
         let mut entries: Vec<Entry> = Vec::new();
         for p in parts.iter().filter(|p| p.place == place) {
             for e in &p.entries {
@@ -197,9 +205,6 @@ fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
                     None => entries.push(e.clone()),
                 }
             }
-        }
-        if entries.is_empty() {
-            continue;
         }
         let mut blocks: Vec<String> = Vec::new();
         let mut rendered: Vec<Group> = Vec::new();
@@ -402,25 +407,26 @@ fn fixes(id: &str, ctx: &Ctx) -> Vec<Part> {
         Fix::DebugPort => debug_port(detail),
         Fix::DebugEndpoint => debug_endpoint(ctx, detail),
         Fix::DemoUsers => demo_users(ctx),
-        Fix::BasicAuthOff => vec![part(
-            Place::Env,
-            vec![line("PROXY_ENABLE_BASIC_AUTH=false")],
-        )],
+        Fix::BasicAuthOff => vec![part_line(Place::Env, "PROXY_ENABLE_BASIC_AUTH=false")],
         Fix::PublicUrl => public_url(ctx),
-        Fix::PublicLinkPassword => vec![part(
-            Place::Env,
-            vec![
-                line(format!(
-                    "{}=true",
-                    ctx.setting("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD")
-                )),
-                line(format!(
-                    "{}=true",
-                    ctx.setting("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD")
-                )),
+        Fix::PublicLinkPassword => product_settings(
+            ctx,
+            &[
+                ("SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD", "true"),
+                ("SHARING_PUBLIC_WRITEABLE_SHARE_MUST_HAVE_PASSWORD", "true"),
             ],
-        )],
-        Fix::PasswordPolicy => password_policy(ctx),
+        ),
+        Fix::PasswordPolicy => product_settings(
+            ctx,
+            &[
+                ("PASSWORD_POLICY_DISABLED", "false"),
+                ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
+                ("PASSWORD_POLICY_MIN_LOWERCASE_CHARACTERS", "1"),
+                ("PASSWORD_POLICY_MIN_UPPERCASE_CHARACTERS", "1"),
+                ("PASSWORD_POLICY_MIN_DIGITS", "1"),
+                ("PASSWORD_POLICY_MIN_SPECIAL_CHARACTERS", "1"),
+            ],
+        ),
         Fix::CaaRecord => caa_record(ctx),
     }
 }
@@ -523,48 +529,42 @@ fn hsts(ctx: &Ctx, preload: bool) -> Vec<Part> {
         &traefik,
     );
     if preload {
-        for p in &mut parts {
-            let comment = p.place.form().comment();
-            p.entries.push(line(format!(
-                "{comment} then submit the domain at https://hstspreload.org/"
-            )));
-        }
+        add_to_each(
+            &mut parts,
+            "then submit the domain at https://hstspreload.org/",
+        );
     }
     parts
 }
 
+/// Adds the comment `text` to every part, in each form's comment syntax.
+fn add_to_each(parts: &mut [Part], text: &str) {
+    for p in parts {
+        let comment = p.place.form().comment();
+        p.entries.push(line(format!("{comment} {text}")));
+    }
+}
+
 fn csp_passthrough() -> Vec<Part> {
     let keep = "keep the instance's Content-Security-Policy:";
-    vec![
-        part(
-            Place::NginxServer,
-            vec![line(format!(
-                "# {keep} remove any proxy_hide_header Content-Security-Policy; and any \
-                 add_header Content-Security-Policy that replaces it"
-            ))],
+    proxy_lines([
+        format!(
+            "# {keep} remove any proxy_hide_header Content-Security-Policy; and any \
+             add_header Content-Security-Policy that replaces it"
         ),
-        part(
-            Place::CaddySite,
-            vec![line(format!(
-                "# {keep} remove any header -Content-Security-Policy (or a header line that \
-                 replaces it)"
-            ))],
+        format!(
+            "# {keep} remove any header -Content-Security-Policy (or a header line that \
+             replaces it)"
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!(
-                "# {keep} remove any Header unset Content-Security-Policy (or a Header set that \
-                 replaces it)"
-            ))],
+        format!(
+            "# {keep} remove any Header unset Content-Security-Policy (or a Header set that \
+             replaces it)"
         ),
-        part(
-            Place::TraefikLabels,
-            vec![line(format!(
-                "# {keep} remove a customResponseHeaders.Content-Security-Policy= label (empty \
-                 removes it) and any contentSecurityPolicy that replaces it"
-            ))],
+        format!(
+            "# {keep} remove a customResponseHeaders.Content-Security-Policy= label (empty \
+             removes it) and any contentSecurityPolicy that replaces it"
         ),
-    ]
+    ])
 }
 
 fn https_redirect(ctx: &Ctx) -> Vec<Part> {
@@ -575,28 +575,28 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
     let target = host.https_origin();
     let r = ctx.router();
     vec![
-        part(
+        part_line(
             Place::NginxHttp,
-            vec![line(format!(
+            format!(
                 "# the server for plain HTTP: every request moves to https://\n\
                  server {{\n    listen 80;\n    listen [::]:80;\n    server_name {name};\n    \
                  return 301 {}$request_uri;\n}}",
                 target.replacen(&name, "$host", 1)
-            ))],
+            ),
         ),
-        part(
+        part_line(
             Place::CaddyTop,
-            vec![line(format!(
+            format!(
                 "http://{name} {{\n\tredir {}{{uri}} permanent\n}}",
                 target.replacen(&name, "{host}", 1)
-            ))],
+            ),
         ),
-        part(
+        part_line(
             Place::ApacheServer,
-            vec![line(format!(
+            format!(
                 "<VirtualHost *:80>\n    ServerName {name}\n    Redirect permanent / {target}/\n\
                  </VirtualHost>"
-            ))],
+            ),
         ),
         part(
             Place::TraefikLabels,
@@ -623,73 +623,52 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
 
 fn tls_minimum() -> Vec<Part> {
     vec![
-        part(
-            Place::NginxServer,
-            vec![line("ssl_protocols TLSv1.2 TLSv1.3;")],
-        ),
-        part(
-            Place::CaddySite,
-            vec![line("tls {\n\tprotocols tls1.2 tls1.3\n}")],
-        ),
-        part(
-            Place::ApacheVhost,
-            vec![line("SSLProtocol -all +TLSv1.2 +TLSv1.3")],
-        ),
-        part(
+        part_line(Place::NginxServer, "ssl_protocols TLSv1.2 TLSv1.3;"),
+        part_line(Place::CaddySite, "tls {\n\tprotocols tls1.2 tls1.3\n}"),
+        part_line(Place::ApacheVhost, "SSLProtocol -all +TLSv1.2 +TLSv1.3"),
+        part_line(
             Place::TraefikDynamic,
-            vec![line(
-                "# the default TLS options; set the same in any tls.options entry a router \
-                 names\ntls:\n  options:\n    default:\n      minVersion: VersionTLS12",
-            )],
+            "# the default TLS options; set the same in any tls.options entry a router \
+             names\ntls:\n  options:\n    default:\n      minVersion: VersionTLS12",
         ),
+    ]
+}
+
+/// A Traefik router that answers the requests `rule` matches itself, before the instance's
+/// router, with nothing (`noop@internal`).
+fn refusing_router(router: &str, rule: String) -> Vec<Entry> {
+    vec![
+        label(format!("traefik.http.routers.{router}.rule={rule}")),
+        label(format!("traefik.http.routers.{router}.priority=10000")),
+        label(format!("traefik.http.routers.{router}.tls=true")),
+        label(format!(
+            "traefik.http.routers.{router}.service=noop@internal"
+        )),
     ]
 }
 
 /// Refuses `path` (exact, or everything below a path ending in `/`) at the proxy; `slug`
 /// names the Traefik router.
 fn deny_path(ctx: &Ctx, path: &str, slug: &str) -> Vec<Part> {
-    let below = path.ends_with('/');
-    let r = ctx.router();
-    let router = format!("{r}-deny-{slug}");
-    let rule = if below {
-        format!("{}PathPrefix(`{path}`)", ctx.traefik_host())
+    // Everything below a directory, or the one file.
+    let (nginx_match, caddy_glob, traefik_rule) = if path.ends_with('/') {
+        ("^~", "*", "PathPrefix")
     } else {
-        format!("{}Path(`{path}`)", ctx.traefik_host())
+        ("=", "", "Path")
     };
+    let router = format!("{}-deny-{slug}", ctx.router());
+    let rule = format!("{}{traefik_rule}(`{path}`)", ctx.traefik_host());
     vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line(if below {
-                format!("location ^~ {path} {{ deny all; }}")
-            } else {
-                format!("location = {path} {{ deny all; }}")
-            })],
+            format!("location {nginx_match} {path} {{ deny all; }}"),
         ),
-        part(
-            Place::CaddySite,
-            vec![line(if below {
-                format!("respond {path}* 403")
-            } else {
-                format!("respond {path} 403")
-            })],
-        ),
-        part(
+        part_line(Place::CaddySite, format!("respond {path}{caddy_glob} 403")),
+        part_line(
             Place::ApacheVhost,
-            vec![line(format!(
-                "<Location \"{path}\">\n    Require all denied\n</Location>"
-            ))],
+            format!("<Location \"{path}\">\n    Require all denied\n</Location>"),
         ),
-        part(
-            Place::TraefikLabels,
-            vec![
-                label(format!("traefik.http.routers.{router}.rule={rule}")),
-                label(format!("traefik.http.routers.{router}.priority=10000")),
-                label(format!("traefik.http.routers.{router}.tls=true")),
-                label(format!(
-                    "traefik.http.routers.{router}.service=noop@internal"
-                )),
-            ],
-        ),
+        part(Place::TraefikLabels, refusing_router(&router, rule)),
     ]
 }
 
@@ -723,107 +702,72 @@ fn exposed_file(ctx: &Ctx, path: &str) -> Vec<Part> {
         return Vec::new();
     }
     let mut parts = deny_path(ctx, path, &slug(path));
-    for p in &mut parts {
-        let comment = p.place.form().comment();
-        p.entries.push(line(format!(
-            "{comment} and take the files out of what the web server publishes; rotate every \
-             secret they held"
-        )));
-    }
+    add_to_each(
+        &mut parts,
+        "and take the files out of what the web server publishes; rotate every secret they held",
+    );
     parts
 }
 
 fn directory_listing() -> Vec<Part> {
-    vec![
-        part(Place::NginxServer, vec![line("autoindex off;")]),
-        part(
-            Place::CaddySite,
-            vec![line(
-                "# folder listings: remove browse from every file_server directive",
-            )],
-        ),
-        part(Place::ApacheVhost, vec![line("Options -Indexes")]),
-        part(
-            Place::TraefikLabels,
-            vec![line(
-                "# folder listings: Traefik lists none itself; turn them off in the server \
-                 behind this router (nginx autoindex off, Apache Options -Indexes)",
-            )],
-        ),
-    ]
+    proxy_lines([
+        "autoindex off;".into(),
+        "# folder listings: remove browse from every file_server directive".into(),
+        "Options -Indexes".into(),
+        "# folder listings: Traefik lists none itself; turn them off in the server behind this \
+         router (nginx autoindex off, Apache Options -Indexes)"
+            .into(),
+    ])
 }
 
 fn trace_disabled(ctx: &Ctx) -> Vec<Part> {
     let router = format!("{}-deny-trace", ctx.router());
     vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line("if ($request_method = TRACE) {\n    return 405;\n}")],
+            "if ($request_method = TRACE) {\n    return 405;\n}",
         ),
-        part(
+        part_line(
             Place::CaddySite,
-            vec![line(
-                "@trace_method method TRACE\nrespond @trace_method 405",
-            )],
+            "@trace_method method TRACE\nrespond @trace_method 405",
         ),
-        part(Place::ApacheVhost, vec![line("TraceEnable off")]),
+        part_line(Place::ApacheVhost, "TraceEnable off"),
         part(
             Place::TraefikLabels,
-            vec![
-                label(format!(
-                    "traefik.http.routers.{router}.rule={}Method(`TRACE`)",
-                    ctx.traefik_host()
-                )),
-                label(format!("traefik.http.routers.{router}.priority=10000")),
-                label(format!("traefik.http.routers.{router}.tls=true")),
-                label(format!(
-                    "traefik.http.routers.{router}.service=noop@internal"
-                )),
-            ],
+            refusing_router(&router, format!("{}Method(`TRACE`)", ctx.traefik_host())),
         ),
     ]
 }
 
 fn cors_reflection(ctx: &Ctx) -> Vec<Part> {
     let what = "stop echoing the request's Origin (or allowing null):";
-    vec![
-        part(
-            Place::NginxServer,
-            vec![line(format!(
-                "# {what} remove add_header Access-Control-Allow-Origin $http_origin (and the \
-                 Access-Control-Allow-Credentials line with it); the instance answers CORS itself"
-            ))],
+    let mut parts = proxy_lines([
+        format!(
+            "# {what} remove add_header Access-Control-Allow-Origin $http_origin (and the \
+             Access-Control-Allow-Credentials line with it); the instance answers CORS itself"
         ),
-        part(
-            Place::CaddySite,
-            vec![line(format!(
-                "# {what} remove header Access-Control-Allow-Origin {{http.request.header.Origin}} \
-                 (and Access-Control-Allow-Credentials with it); the instance answers CORS itself"
-            ))],
+        format!(
+            "# {what} remove header Access-Control-Allow-Origin {{http.request.header.Origin}} \
+             (and Access-Control-Allow-Credentials with it); the instance answers CORS itself"
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!(
-                "# {what} remove Header set Access-Control-Allow-Origin \"%{{HTTP_ORIGIN}}e\" (and \
-                 the SetEnvIf Origin and Access-Control-Allow-Credentials lines with it)"
-            ))],
+        format!(
+            "# {what} remove Header set Access-Control-Allow-Origin \"%{{HTTP_ORIGIN}}e\" (and \
+             the SetEnvIf Origin and Access-Control-Allow-Credentials lines with it)"
         ),
-        part(
-            Place::TraefikLabels,
-            vec![line(format!(
-                "# {what} remove accessControlAllowOriginListRegex matching any origin and \
-                 accessControlAllowCredentials=true from the headers middleware"
-            ))],
+        format!(
+            "# {what} remove accessControlAllowOriginListRegex matching any origin and \
+             accessControlAllowCredentials=true from the headers middleware"
         ),
-        part(
-            Place::Env,
-            vec![line(format!(
-                "# only when browser apps of other origins need the API, list them (the default \
-                 * is safe), e.g.\n# {}=https://app.example.com",
-                ctx.setting("CORS_ALLOW_ORIGINS")
-            ))],
+    ]);
+    parts.push(part_line(
+        Place::Env,
+        format!(
+            "# only when browser apps of other origins need the API, list them (the default \
+             * is safe), e.g.\n# {}=https://app.example.com",
+            ctx.setting("CORS_ALLOW_ORIGINS")
         ),
-    ]
+    ));
+    parts
 }
 
 fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {
@@ -835,26 +779,23 @@ fn version_header(ctx: &Ctx, name: &str) -> Vec<Part> {
     let mut labels = vec![middleware(ctx, &format!("customResponseHeaders.{name}="))];
     labels.extend(attach(ctx));
     let mut parts = vec![
-        part(
+        part_line(
             Place::NginxServer,
-            vec![line(if server {
+            if server {
                 "server_tokens off;".to_string()
             } else {
                 format!("proxy_hide_header {name};")
-            })],
+            },
         ),
         part(
             Place::CaddySite,
             vec![line(format!("-{name}")).group(Group::CaddyHeaders)],
         ),
-        part(
-            Place::ApacheVhost,
-            vec![line(format!("Header unset {name}"))],
-        ),
+        part_line(Place::ApacheVhost, format!("Header unset {name}")),
         part(Place::TraefikLabels, labels),
     ];
     if server {
-        parts.push(part(Place::ApacheServer, vec![line("ServerTokens Prod")]));
+        parts.push(part_line(Place::ApacheServer, "ServerTokens Prod"));
     }
     parts
 }
@@ -901,13 +842,13 @@ fn cookie_attribute(cookie: CookieAttribute) -> Vec<Part> {
             vec![line(nginx).group(Group::NginxCookieFlags)],
         ),
         part(Place::CaddySite, caddy),
-        part(Place::ApacheVhost, vec![line(apache)]),
-        part(
+        part_line(Place::ApacheVhost, apache),
+        part_line(
             Place::TraefikLabels,
-            vec![line(format!(
+            format!(
                 "# Traefik's headers middleware cannot edit Set-Cookie: set {attribute} where \
                  the cookie is made"
-            ))],
+            ),
         ),
     ]
 }
@@ -1045,32 +986,18 @@ fn public_url(ctx: &Ctx) -> Vec<Part> {
     let Some(host) = &ctx.host else {
         return Vec::new();
     };
-    vec![part(
+    vec![part_line(
         Place::Env,
-        vec![line(format!(
-            "{}={}",
-            ctx.setting("URL"),
-            host.https_origin()
-        ))],
+        format!("{}={}", ctx.setting("URL"), host.https_origin()),
     )]
 }
 
-fn password_policy(ctx: &Ctx) -> Vec<Part> {
-    let lines = [
-        ("PASSWORD_POLICY_DISABLED", "false"),
-        ("PASSWORD_POLICY_MIN_CHARACTERS", "8"),
-        ("PASSWORD_POLICY_MIN_LOWERCASE_CHARACTERS", "1"),
-        ("PASSWORD_POLICY_MIN_UPPERCASE_CHARACTERS", "1"),
-        ("PASSWORD_POLICY_MIN_DIGITS", "1"),
-        ("PASSWORD_POLICY_MIN_SPECIAL_CHARACTERS", "1"),
-    ];
-    vec![part(
-        Place::Env,
-        lines
-            .iter()
-            .map(|(name, value)| line(format!("{}={value}", ctx.setting(name))))
-            .collect(),
-    )]
+/// Product-wide settings (`URL` is `OC_URL` or `OCIS_URL`) as environment lines.
+fn product_settings(ctx: &Ctx, settings: &[(&str, &str)]) -> Vec<Part> {
+    let lines = settings
+        .iter()
+        .map(|(name, value)| line(format!("{}={value}", ctx.setting(name))));
+    vec![part(Place::Env, lines.collect())]
 }
 
 fn csp_without_inline(ctx: &Ctx) -> Vec<Part> {

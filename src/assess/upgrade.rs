@@ -9,10 +9,10 @@
 //! then a line still supported, then the smallest step. Pure: everything comes in as arguments.
 
 use super::rating;
-use crate::knowledge::Track;
 use crate::knowledge::advisories::{self, Advisory};
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::releases::ReleaseSchedule;
+use crate::knowledge::{Track, without_build as strip};
 use crate::report::{self, Finding};
 use jiff::civil::Date;
 use semver::Version;
@@ -131,13 +131,6 @@ fn candidates(r: &Rehearsal) -> Vec<(Version, Vec<Kind>)> {
     out
 }
 
-fn strip(v: &Version) -> Version {
-    Version {
-        build: semver::BuildMetadata::EMPTY,
-        ..v.clone()
-    }
-}
-
 /// How a candidate ranks for the best choice: rating, then a supported line, then the smallest
 /// step (the greatest `Reverse(kind)`).
 type Preference = (u8, bool, std::cmp::Reverse<Kind>);
@@ -205,13 +198,8 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
             (rating, alive, std::cmp::Reverse(first_kind)),
         ));
     }
-    if let Some(best) = options
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, (_, key))| *key)
-        .map(|(i, _)| i)
-    {
-        options[best].0.best = true;
+    if let Some((best, _)) = options.iter_mut().max_by_key(|(_, key)| *key) {
+        best.best = true;
     }
     options.into_iter().map(|(o, _)| o).collect()
 }

@@ -197,7 +197,7 @@ pub struct Review {
 }
 
 /// Whole days from `from` to `to`, rounded down, never negative.
-fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
+pub(crate) fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
     (to.as_second() - from.as_second())
         .div_euclid(86_400)
         .max(0)
@@ -580,12 +580,17 @@ fn keeper(a: usize, b: usize, waivers: &[Waiver], hides: &[Bits]) -> (usize, usi
 /// else quoted with escapes (no control character or bidirectional override reaches a
 /// terminal), and cut at 100 characters.
 fn shown(text: &str) -> String {
+    cut(text, !text.bytes().all(|b| b.is_ascii_graphic()))
+}
+
+/// `text` cut at 100 characters, and `quoted` with escapes.
+fn cut(text: &str, quoted: bool) -> String {
     let cut: String = text.chars().take(100).collect();
     let more = if cut.len() < text.len() { "..." } else { "" };
-    if text.bytes().all(|b| b.is_ascii_graphic()) {
-        format!("{cut}{more}")
-    } else {
+    if quoted {
         format!("{cut:?}{more}")
+    } else {
+        format!("{cut}{more}")
     }
 }
 
@@ -597,9 +602,7 @@ fn label(w: &Waiver) -> String {
         out.push_str(&format!(", until {expires}"));
     }
     if let Some(reason) = &w.reason {
-        let cut: String = reason.chars().take(100).collect();
-        let more = if cut.len() < reason.len() { "..." } else { "" };
-        out.push_str(&format!(", {cut:?}{more}"));
+        out.push_str(&format!(", {}", cut(reason, true)));
     }
     out.push(')');
     out
@@ -631,21 +634,24 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>, total: usize, noun: &str) ->
 fn ago(days: i64) -> String {
     match days {
         0 => "less than a day ago".to_string(),
-        1 => "1 day ago".to_string(),
-        n => format!("{n} days ago"),
+        n => format!("{} ago", counted(n, "day", "days")),
     }
 }
 
 fn within(days: i64) -> String {
     match days {
         0 => "within a day".to_string(),
-        1 => "in 1 day".to_string(),
-        n => format!("in {n} days"),
+        n => format!("in {}", counted(n, "day", "days")),
     }
 }
 
-fn counted(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
+/// `1 host`, `3 hosts`.
+pub(crate) fn counted<N: std::fmt::Display + PartialEq + From<u8>>(
+    n: N,
+    one: &str,
+    many: &str,
+) -> String {
+    if n == N::from(1) {
         format!("1 {one}")
     } else {
         format!("{n} {many}")
@@ -714,23 +720,19 @@ impl Review {
             } else {
                 String::new()
             },
-            counted(self.window_days.max(0) as usize, "day", "days"),
+            counted(self.window_days.max(0), "day", "days"),
         ));
         for class in Class::ALL {
             let n = count(class);
             if n == 0 {
                 continue;
             }
-            let title = match class {
-                Class::Expired => "Expired".to_string(),
-                Class::Expiring => format!(
-                    "Expiring within {}",
-                    counted(self.window_days.max(0) as usize, "day", "days")
-                ),
-                Class::Unused => "Unused".to_string(),
-                Class::Overlapping => "Overlapping".to_string(),
-                Class::Permanent => "Permanent".to_string(),
-            };
+            let mut title = class.name().to_string();
+            title[..1].make_ascii_uppercase();
+            if class == Class::Expiring {
+                let window = counted(self.window_days.max(0), "day", "days");
+                title.push_str(&format!(" within {window}"));
+            }
             out.push_str(&format!("{title} ({n}):\n"));
             for entry in self.of(class) {
                 out.push_str("  ");

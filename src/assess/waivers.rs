@@ -6,18 +6,14 @@
 //! A waived finding stays in the result with `ignored: true` but no longer counts.
 
 use crate::report::Finding;
-use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiver {
     pub pattern: String,
     /// Where it was given (`--ignore-hardening`, `--waive-until`).
     pub source: &'static str,
     /// When it stops hiding the check; `None` for a permanent waiver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires: Option<jiff::Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 

@@ -6,8 +6,7 @@ use super::Track;
 use super::releases::{ReleaseSchedule, ScheduleEntry};
 use jiff::civil::Date;
 use semver::Version;
-use serde::ser::SerializeStruct;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 /// Which track the operator says the instance follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -16,6 +15,16 @@ pub enum TrackChoice {
     #[default]
     Auto,
     Fixed(Track),
+}
+
+impl TrackChoice {
+    /// The track the operator named, if any.
+    pub fn fixed(self) -> Option<Track> {
+        match self {
+            TrackChoice::Fixed(t) => Some(t),
+            TrackChoice::Auto => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -66,32 +75,6 @@ pub struct Lifecycle {
     pub schedule_stale: bool,
 }
 
-impl Serialize for Lifecycle {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let text = |v: &Option<Version>| v.as_ref().map(Version::to_string);
-        let day = |d: &Option<Date>| d.map(|d| d.to_string());
-        let mut s = serializer.serialize_struct("Lifecycle", 15)?;
-        s.serialize_field("line", &format!("{}.{}", self.line.0, self.line.1))?;
-        s.serialize_field("track", &self.track)?;
-        s.serialize_field("track_detected", &self.track_detected)?;
-        s.serialize_field("opened", &day(&self.opened))?;
-        s.serialize_field("support_end", &day(&self.support_end))?;
-        s.serialize_field("support_days_left", &self.support_days_left)?;
-        s.serialize_field("state", &self.state)?;
-        s.serialize_field("current_release", &self.current_release)?;
-        s.serialize_field("latest_in_line", &text(&self.latest_in_line))?;
-        s.serialize_field("upgrade_target", &text(&self.upgrade_target))?;
-        s.serialize_field(
-            "move_to",
-            &self.move_to.as_ref().map(|(v, t)| (v.to_string(), t)),
-        )?;
-        s.serialize_field("newest_overall", &text(&self.newest_overall))?;
-        s.serialize_field("newer_line_on_track", &self.newer_line_on_track)?;
-        s.serialize_field("schedule_stale", &self.schedule_stale)?;
-        s.end()
-    }
-}
-
 /// Ranks how long a track keeps a line alive, for the auto choice's tie-break.
 fn track_rank(track: Track) -> u8 {
     match track {
@@ -113,13 +96,6 @@ fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEn
             track_rank(e.track),
         )
     })
-}
-
-fn strip_build(v: &Version) -> Version {
-    Version {
-        build: semver::BuildMetadata::EMPTY,
-        ..v.clone()
-    }
 }
 
 /// The newest release among lines of `tracks` that still have support on `day`, with the
@@ -196,17 +172,14 @@ pub fn assess(
     today: Date,
     eol_warning_days: Option<i64>,
 ) -> Lifecycle {
-    let version = strip_build(version);
+    let version = super::without_build(version);
     let line = (version.major, version.minor);
     let newest_overall = schedule.newest_overall().cloned();
     let beyond_schedule = newest_overall.as_ref().is_some_and(|n| version > *n);
     let entries = schedule.entries_for_line(line);
 
     if entries.is_empty() {
-        let fixed = match choice {
-            TrackChoice::Fixed(t) => Some(t),
-            TrackChoice::Auto => None,
-        };
+        let fixed = choice.fixed();
         let newer_than_schedule = schedule.newest_line().is_none_or(|n| line > n);
         let move_to = if newer_than_schedule {
             None
@@ -238,15 +211,12 @@ pub fn assess(
         };
     }
 
-    let (entry, track_detected) = match choice {
-        TrackChoice::Fixed(t) => match entries.iter().find(|e| e.track == t) {
-            Some(e) => (*e, false),
-            None => (
-                longest_supported(&entries).expect("entries is not empty"),
-                true,
-            ),
-        },
-        TrackChoice::Auto => (
+    let on_fixed_track = choice
+        .fixed()
+        .and_then(|t| entries.iter().find(|e| e.track == t));
+    let (entry, track_detected) = match on_fixed_track {
+        Some(e) => (*e, false),
+        None => (
             longest_supported(&entries).expect("entries is not empty"),
             true,
         ),
@@ -572,13 +542,7 @@ mod tests {
     }
 
     #[test]
-    fn serializes_for_reports() {
-        let json = serde_json::to_value(auto("4.0.0")).unwrap();
-        assert_eq!(json["line"], "4.0");
-        assert_eq!(json["track"], "lts");
-        assert_eq!(json["support_end"], "2027-12-01");
-        assert_eq!(json["state"], "supported");
-        assert_eq!(json["upgrade_target"], "4.0.8");
+    fn line_states_serialize_for_reports() {
         assert_eq!(
             serde_json::to_value(LineState::EndingSoon).unwrap(),
             "ending_soon"

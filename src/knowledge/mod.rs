@@ -16,9 +16,19 @@ pub use crate::family::{ProductFamily, Track};
 pub fn parse_version(text: &str) -> Option<semver::Version> {
     let text = text.trim();
     let text = text.strip_prefix('v').unwrap_or(text);
-    let mut version = semver::Version::parse(text).ok()?;
-    version.build = semver::BuildMetadata::EMPTY;
-    Some(version)
+    semver::Version::parse(text)
+        .ok()
+        .as_ref()
+        .map(without_build)
+}
+
+/// `v` without its build metadata, which never says anything about the code (semver's `Ord`
+/// would otherwise compare it).
+pub fn without_build(v: &semver::Version) -> semver::Version {
+    semver::Version {
+        build: semver::BuildMetadata::EMPTY,
+        ..v.clone()
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use super::{ProductFamily, Track, parse_version};
 use jiff::civil::Date;
 use semver::Version;
 use serde::Deserialize;
-use std::fmt;
 
 /// One release line on one track. A line published on two tracks (OpenCloud 4.0 on production
 /// and LTS) has two entries, because each track ends its support at a different time.
@@ -56,23 +55,8 @@ pub struct ReleaseSchedule {
     pub entries: Vec<ScheduleEntry>,
 }
 
-/// Why a schedule file was rejected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScheduleError(String);
-
-impl ScheduleError {
-    pub fn message(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ScheduleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ScheduleError {}
+/// Why a schedule file was rejected: one line that says how to fix it.
+type ScheduleError = String;
 
 #[derive(Deserialize)]
 struct RawSchedule {
@@ -127,30 +111,30 @@ impl ReleaseSchedule {
     /// silently changes whether an instance is called end of life.
     pub fn parse(text: &str, family: ProductFamily) -> Result<ReleaseSchedule, ScheduleError> {
         let raw: RawSchedule = serde_json::from_str(text).map_err(|e| {
-            ScheduleError(format!(
+            format!(
                 "release schedule is not valid ({e}): expected {{\"updated\": \"YYYY-MM-DD\", \"entries\": [{{\"line\": \"4.0\", \"track\": \"lts\", \"opened\": \"YYYY-MM-DD\" or \"unknown\", \"current\": \"4.0.8\", \"support_end\": \"YYYY-MM-DD\", \"unknown\" or null}}]}}"
-            ))
+            )
         })?;
         if let Some(product) = raw.product.as_deref().map(str::trim)
             && !product.eq_ignore_ascii_case(family.id())
         {
-            return Err(ScheduleError(format!(
+            return Err(format!(
                 "release schedule is for product \"{product}\", not {}: use a {} schedule (\"product\": \"{}\")",
                 family.display_name(),
                 family.display_name(),
                 family.id()
-            )));
+            ));
         }
         let updated = parse_date(&raw.updated).ok_or_else(|| {
-            ScheduleError(format!(
+            format!(
                 "release schedule `updated` \"{}\" is not a date: write it as YYYY-MM-DD",
                 raw.updated
-            ))
+            )
         })?;
         let mut entries: Vec<ScheduleEntry> = Vec::with_capacity(raw.entries.len());
         for (index, e) in raw.entries.iter().enumerate() {
             let at = format!("release schedule entry {} (line \"{}\")", index + 1, e.line);
-            let fail = |what: String| ScheduleError(format!("{at}: {what}"));
+            let fail = |what: String| format!("{at}: {what}");
             let line = parse_line(&e.line).ok_or_else(|| {
                 fail("the line is not MAJOR.MINOR: write it like \"4.0\"".to_string())
             })?;
@@ -211,9 +195,7 @@ impl ReleaseSchedule {
             });
         }
         if entries.is_empty() {
-            return Err(ScheduleError(
-                "release schedule has no entries: list at least one release line".into(),
-            ));
+            return Err("release schedule has no entries: list at least one release line".into());
         }
         // An unknown end means a successor exists: without one, the end is not unknown but
         // still to come (null).
@@ -222,13 +204,13 @@ impl ReleaseSchedule {
                 .iter()
                 .any(|x| x.track == e.track && x.line > e.line)
             {
-                return Err(ScheduleError(format!(
+                return Err(format!(
                     "release schedule line {} ({}): `support_end` \"unknown\" needs a newer {} line \
                      in the schedule; write null while no successor is released",
                     e.line_text(),
                     e.track,
                     e.track
-                )));
+                ));
             }
         }
         Ok(ReleaseSchedule {
@@ -400,7 +382,7 @@ mod tests {
         );
         let err = ReleaseSchedule::parse(&alone, ProductFamily::InfiniteScale).unwrap_err();
         assert!(
-            err.message()
+            err.as_str()
                 .contains("`support_end` \"unknown\" needs a newer production line"),
             "{err}"
         );
@@ -409,7 +391,7 @@ mod tests {
         );
         let err = ReleaseSchedule::parse(&garbled, ProductFamily::InfiniteScale).unwrap_err();
         assert!(
-            err.message().contains("`opened` \"someday\" is not a date"),
+            err.as_str().contains("`opened` \"someday\" is not a date"),
             "{err}"
         );
     }
