@@ -179,11 +179,11 @@ fn invalid_params(message: impl Into<String>) -> Failure {
     Failure(INVALID_PARAMS, message.into())
 }
 
-/// The sessions of this process: id → (sequence, negotiated version, client); sequence → id,
-/// for all and for each client.
+/// The sessions of this process: id → (sequence, client); sequence → id, for all and for each
+/// client.
 #[derive(Default)]
 struct Sessions {
-    by_id: HashMap<String, (u64, &'static str, String)>,
+    by_id: HashMap<String, (u64, String)>,
     by_age: BTreeMap<u64, String>,
     by_client: HashMap<String, BTreeMap<u64, String>>,
     next: u64,
@@ -192,22 +192,18 @@ struct Sessions {
 impl Sessions {
     /// A new session of `client`: the client's own oldest goes first when it holds
     /// [`MAX_SESSIONS_PER_CLIENT`], the oldest of all when [`MAX_SESSIONS`] are held.
-    fn insert(&mut self, id: String, version: &'static str, client: &str) {
-        while self
+    fn insert(&mut self, id: String, client: &str) {
+        while let Some(oldest) = self
             .by_client
             .get(client)
-            .is_some_and(|own| own.len() >= MAX_SESSIONS_PER_CLIENT)
+            .filter(|own| own.len() >= MAX_SESSIONS_PER_CLIENT)
+            .and_then(|own| own.values().next().cloned())
         {
-            let oldest = self.by_client[client].values().next().cloned();
-            match oldest {
-                Some(oldest) => self.remove(&oldest),
-                None => break,
-            };
+            self.remove(&oldest);
         }
-        while self.by_id.len() >= MAX_SESSIONS {
-            let Some(oldest) = self.by_age.values().next().cloned() else {
-                break;
-            };
+        while let Some(oldest) = self.by_age.values().next().cloned()
+            && self.by_id.len() >= MAX_SESSIONS
+        {
             self.remove(&oldest);
         }
         self.next += 1;
@@ -216,8 +212,7 @@ impl Sessions {
             .entry(client.to_string())
             .or_default()
             .insert(self.next, id.clone());
-        self.by_id
-            .insert(id, (self.next, version, client.to_string()));
+        self.by_id.insert(id, (self.next, client.to_string()));
     }
 
     fn contains(&self, id: &str) -> bool {
@@ -225,7 +220,7 @@ impl Sessions {
     }
 
     fn remove(&mut self, id: &str) -> bool {
-        let Some((seq, _, client)) = self.by_id.remove(id) else {
+        let Some((seq, client)) = self.by_id.remove(id) else {
             return false;
         };
         self.by_age.remove(&seq);
@@ -336,10 +331,8 @@ fn post(api: &Api, request: &Request) -> Response {
     let Some(method) = message.method.as_deref() else {
         if id.is_some() && (message.result.is_some() || message.error.is_some()) {
             // A response of the client: we send no requests, so nothing waits for it.
-            return match check_session(request, Value::Null) {
-                Ok(()) => accepted(),
-                Err(answer) => answer,
-            };
+            return check_session(request, Value::Null)
+                .map_or_else(|answer| answer, |()| accepted());
         }
         return invalid_request(raw_id, "a request needs a method");
     };
@@ -474,11 +467,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    sessions().insert(
-        session.clone(),
-        version,
-        &super::limits::address_key(client),
-    );
+    sessions().insert(session.clone(), &super::limits::address_key(client));
     let result = json!({
             "protocolVersion": version,
             "capabilities": {
@@ -899,30 +888,37 @@ fn refusal_text(status: u16, code: &str, message: &str, retry_after: Option<i64>
     text
 }
 
-fn refused_result(refused: &Refused) -> Value {
-    tool_error(refusal_text(
-        refused.error.status,
-        refused.error.code,
-        &refused.error.message,
+/// A refusal of the API in words.
+fn refused_text(refused: &Refused) -> String {
+    let error = &refused.error;
+    refusal_text(
+        error.status,
+        error.code,
+        &error.message,
         refused.retry_after,
-    ))
+    )
 }
 
-/// A refusal the API answered as an HTTP response (from [`Api::record`]).
-fn response_result(response: &Response) -> Value {
+/// A refusal the API answered as an HTTP response (from [`Api::record`]), in words.
+fn response_text(response: &Response) -> String {
     let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
     let retry_after = response
         .headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
         .and_then(|(_, v)| v.parse().ok());
-    tool_error(refusal_text(
+    refusal_text(
         response.status,
         body["error"]["code"].as_str().unwrap_or("error"),
         body["error"]["message"].as_str().unwrap_or("refused"),
         retry_after,
-    ))
+    )
 }
+
+/// What a tool answers of a scan it waited for and no longer finds.
+const LOST: &str = "the scan was lost; scan again";
+/// What a tool answers of a completed scan whose result this version cannot read.
+const UNREADABLE: &str = "the completed scan has no readable result; scan again";
 
 fn call_tool(
     api: &Api,
@@ -950,25 +946,20 @@ fn call_tool(
 fn get_scan_result(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(
-        match api
-            .record(uuid)
-            .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
-        {
-            Ok(Ok((state, summary))) => tool_result(json!(state), summary),
-            Ok(Err(unreadable)) => unreadable,
-            Err(answer) => response_result(&answer),
-        },
-    )
+    let scanned = api
+        .record(uuid)
+        .map_err(|answer| tool_error(response_text(&answer)))
+        .and_then(|record| scan_state(uuid, record.status, record.result.as_deref()));
+    Ok(scanned.map_or_else(
+        |error| error,
+        |(state, summary)| tool_result(json!(state), summary),
+    ))
 }
 
 fn plan_remediation(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(match completed(api, uuid) {
-        Ok(done) => plan(uuid, &done.document),
-        Err(refusal) => refusal,
-    })
+    Ok(completed(api, uuid).map_or_else(|refusal| refusal, |done| plan(uuid, &done.document)))
 }
 
 fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
@@ -980,24 +971,23 @@ fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
             EXPORT_FORMATS.join(", ")
         )));
     }
-    Ok(match completed(api, uuid) {
-        Ok(done) => export(api, uuid, format, &done),
-        Err(refusal) => refusal,
-    })
+    Ok(
+        completed(api, uuid)
+            .map_or_else(|refusal| refusal, |done| export(api, uuid, format, &done)),
+    )
 }
 
 fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let EraseRequest { uuid, erase_key } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(
-        match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
-            Ok(()) => tool_result(
-                json!(Erased { erased: 1 }),
-                format!("erased scan {uuid} and its result; the uuid is gone"),
-            ),
-            Err(answer) => response_result(&answer),
-        },
-    )
+    let erase_key = filled(&erase_key, "erase_key")?;
+    Ok(match api.erase_with_key(uuid, Some(erase_key)) {
+        Ok(()) => tool_result(
+            json!(Erased { erased: 1 }),
+            format!("erased scan {uuid} and its result; the uuid is gone"),
+        ),
+        Err(answer) => tool_error(response_text(&answer)),
+    })
 }
 
 fn scan_instance(call: Call) -> Result<Value, Failure> {
@@ -1012,40 +1002,29 @@ fn scan_instance(call: Call) -> Result<Value, Failure> {
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
     let queued = match api.enqueue(scan, &target, request) {
         Ok(queued) => queued,
-        Err(refused) => return Ok(refused_result(&refused)),
+        Err(refused) => return Ok(tool_error(refused_text(&refused))),
     };
-    let uuid = queued.uuid.clone();
-    let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
-    let record = match waited.pop() {
+    let record = match wait_for(api, request, &[(queued.uuid.clone(), None)], progress).pop() {
         Some(Ok(record)) => record,
-        Some(Err(answer)) => return Ok(response_result(&answer)),
-        None => return Ok(tool_error("the scan was lost; scan again".into())),
+        Some(Err(answer)) => return Ok(tool_error(response_text(&answer))),
+        None => return Ok(tool_error(LOST.into())),
+    };
+    let (state, summary) = match scan_state(&queued.uuid, record.status, record.result.as_deref()) {
+        Ok(scanned) => scanned,
+        Err(unreadable) => return Ok(unreadable),
     };
     // The erase key in the structured content and in words: the caller alone learns it.
-    Ok(
-        match scan_state(&uuid, record.status, record.result.as_deref()) {
-            Ok((
-                ScanState {
-                    uuid,
-                    status,
-                    result,
-                },
-                summary,
-            )) => tool_result(
-                json!(SubmittedScan {
-                    uuid,
-                    status,
-                    result,
-                    erase_key: queued.erase_key.clone(),
-                }),
-                format!(
-                    "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
-                    queued.erase_key
-                ),
-            ),
-            Err(unreadable) => unreadable,
-        },
-    )
+    let submitted = SubmittedScan {
+        uuid: state.uuid,
+        status: state.status,
+        result: state.result,
+        erase_key: queued.erase_key.clone(),
+    };
+    let summary = format!(
+        "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
+        queued.erase_key
+    );
+    Ok(tool_result(json!(submitted), summary))
 }
 
 /// How far a scan is, for progress: queued 1, running 2, completed 3.
@@ -1122,10 +1101,8 @@ fn wait_for(
         progress.heartbeat();
         std::thread::sleep(SCAN_POLL);
     }
-    answers
-        .into_iter()
-        .map(|a| a.unwrap_or_else(|| Err(Response::error(503, "unavailable", "not polled"))))
-        .collect()
+    // The loop ran once at least: every scan was polled.
+    answers.into_iter().flatten().collect()
 }
 
 /// `scan_instances`: each target submitted as `scan_instance` submits it (guard, limits and
@@ -1209,11 +1186,9 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
         .iter()
         .zip(&targets)
         .zip(&same_as)
-        .filter(|(_, same)| same.is_none())
-        .filter_map(|((s, t), _)| {
-            s.as_ref()
-                .ok()
-                .map(|queued| (queued.uuid.clone(), Some(t.as_str())))
+        .filter_map(|((submission, target), same)| match (submission, same) {
+            (Ok(queued), None) => Some((queued.uuid.clone(), Some(target.as_str()))),
+            _ => None,
         })
         .collect();
     let waited: HashMap<String, Result<ScanRecord, Response>> = scans
@@ -1224,22 +1199,14 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
     let mut results = Vec::with_capacity(targets.len());
     let mut lines = Vec::with_capacity(targets.len());
     for (i, (target_url, submission)) in targets.iter().zip(&submitted).enumerate() {
-        let (mut entry, line) = match submission {
-            Ok(queued) => {
-                let (mut entry, line) =
-                    scanned_entry(target_url, &queued.uuid, waited.get(&queued.uuid));
-                entry.erase_key = Some(queued.erase_key.clone());
-                (entry, line)
-            }
+        let (mut entry, mut line) = match submission {
+            Ok(queued) => scanned_entry(target_url, queued, waited.get(&queued.uuid)),
             Err(refused) => refused_entry(target_url, refused),
         };
-        let line = match same_as[i] {
-            Some(first) => {
-                entry.same_as = Some(first);
-                format!("{line} (the same instance as {}: one scan)", targets[first])
-            }
-            None => line,
-        };
+        entry.same_as = same_as[i];
+        if let Some(first) = same_as[i] {
+            line = format!("{line} (the same instance as {}: one scan)", targets[first]);
+        }
         lines.push(line);
         results.push(entry);
     }
@@ -1264,12 +1231,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
 
 /// A `scan_instances` entry of a refused target, and its line of the summary.
 fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
-    let error = refusal_text(
-        refused.error.status,
-        refused.error.code,
-        &refused.error.message,
-        refused.retry_after,
-    );
+    let error = refused_text(refused);
     let line = format!("{target_url}: {error}");
     let entry = TargetEntry {
         target_url: target_url.to_string(),
@@ -1285,71 +1247,54 @@ fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
 /// line of the summary.
 fn scanned_entry(
     target_url: &str,
-    uuid: &str,
+    queued: &Queued,
     waited: Option<&Result<ScanRecord, Response>>,
 ) -> (TargetEntry, String) {
+    let uuid = &queued.uuid;
     let mut entry = TargetEntry {
         target_url: target_url.to_string(),
-        uuid: Some(uuid.to_string()),
+        uuid: Some(uuid.clone()),
         status: "error",
+        erase_key: Some(queued.erase_key.clone()),
         ..TargetEntry::default()
     };
-    let line = match waited {
-        Some(Ok(record)) => {
-            entry.status = record.status.as_str();
-            let document = (record.status == Status::Completed)
-                .then(|| Completed::parse(record.result.as_deref()))
-                .flatten()
-                .map(|done| done.document);
-            match &document {
-                Some(document) => {
-                    entry.grade = Some(document.grade.clone());
-                    entry.state = Some(document.state);
-                    entry.submitter_grade =
-                        document.submitter_waivers.as_ref().map(|s| s.grade.clone());
-                    format!(
-                        "{target_url}: scan {uuid}, grade {}, state {}{}",
-                        document.grade,
-                        document.state.label(),
-                        submitter_note(document),
-                    )
-                }
-                None if record.status == Status::Completed => {
-                    entry.status = "error";
-                    entry.error =
-                        Some("the completed scan has no readable result; scan again".into());
-                    format!("{target_url}: scan {uuid} has no readable result")
-                }
-                None => format!(
-                    "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid again \
-                     in a few seconds",
-                    record.status.as_str()
-                ),
-            }
-        }
-        Some(Err(answer)) => {
-            let error = text_of(&response_result(answer));
-            let line = format!("{target_url}: {error}");
-            entry.error = Some(error);
-            line
-        }
-        None => {
-            entry.error = Some("the scan was lost; scan again".into());
-            format!("{target_url}: the scan was lost; scan again")
-        }
+    let failed = |entry: TargetEntry, error: String| {
+        let line = format!("{target_url}: {error}");
+        let error = Some(error);
+        (TargetEntry { error, ..entry }, line)
     };
+    let record = match waited {
+        Some(Ok(record)) => record,
+        Some(Err(answer)) => return failed(entry, response_text(answer)),
+        None => return failed(entry, LOST.into()),
+    };
+    if record.status != Status::Completed {
+        entry.status = record.status.as_str();
+        let line = format!(
+            "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid again in a few \
+             seconds",
+            entry.status
+        );
+        return (entry, line);
+    }
+    let Some(Completed { document, .. }) = Completed::parse(record.result.as_deref()) else {
+        entry.error = Some(UNREADABLE.into());
+        return (
+            entry,
+            format!("{target_url}: scan {uuid} has no readable result"),
+        );
+    };
+    entry.status = record.status.as_str();
+    entry.grade = Some(document.grade.clone());
+    entry.state = Some(document.state);
+    entry.submitter_grade = document.submitter_waivers.as_ref().map(|s| s.grade.clone());
+    let line = format!(
+        "{target_url}: scan {uuid}, grade {}, state {}{}",
+        document.grade,
+        document.state.label(),
+        submitter_note(&document),
+    );
     (entry, line)
-}
-
-/// The text of a tool result's content.
-fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The scan as it stands and its summary, or the tool error of a result that cannot be read.
@@ -1371,9 +1316,7 @@ fn scan_state(
         return Ok((state(Value::Null), summary));
     }
     let Some(done) = Completed::parse(result) else {
-        return Err(tool_error(
-            "the completed scan has no readable result; scan again".into(),
-        ));
+        return Err(tool_error(UNREADABLE.into()));
     };
     Ok((state(json!(done.document)), summary(uuid, &done.document)))
 }
@@ -1408,7 +1351,9 @@ fn submitter_note(document: &ScanResult) -> String {
 
 /// The completed scan of `uuid`, or the tool error to answer instead.
 fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
-    let record = api.record(uuid).map_err(|a| response_result(&a))?;
+    let record = api
+        .record(uuid)
+        .map_err(|a| tool_error(response_text(&a)))?;
     if record.status != Status::Completed {
         return Err(tool_error(refusal_text(
             409,
@@ -1417,8 +1362,7 @@ fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
             Some(2),
         )));
     }
-    Completed::parse(record.result.as_deref())
-        .ok_or_else(|| tool_error("the completed scan has no readable result; scan again".into()))
+    Completed::parse(record.result.as_deref()).ok_or_else(|| tool_error(UNREADABLE.into()))
 }
 
 fn plan(uuid: &str, document: &ScanResult) -> Value {
@@ -1585,11 +1529,7 @@ mod tests {
     fn sessions_are_bounded_oldest_first() {
         let mut s = Sessions::default();
         for i in 0..MAX_SESSIONS + 5 {
-            s.insert(
-                format!("s{i}"),
-                PROTOCOL_VERSIONS[0],
-                &format!("client {i}"),
-            );
+            s.insert(format!("s{i}"), &format!("client {i}"));
         }
         assert_eq!(s.by_id.len(), MAX_SESSIONS);
         assert!(!s.contains("s0") && !s.contains("s4"));
@@ -1603,9 +1543,9 @@ mod tests {
     #[test]
     fn one_client_cannot_evict_another_clients_session() {
         let mut s = Sessions::default();
-        s.insert("theirs".into(), PROTOCOL_VERSIONS[0], "192.0.2.7");
+        s.insert("theirs".into(), "192.0.2.7");
         for i in 0..10_050 {
-            s.insert(format!("flood{i}"), PROTOCOL_VERSIONS[0], "198.51.100.9");
+            s.insert(format!("flood{i}"), "198.51.100.9");
         }
         assert!(s.contains("theirs"));
         assert_eq!(s.by_id.len(), MAX_SESSIONS_PER_CLIENT + 1);
