@@ -319,7 +319,11 @@ impl Refused {
     }
 
     pub fn response(&self) -> Response {
-        let response = self.error.response();
+        self.retry(self.error.response())
+    }
+
+    /// `response` with the `Retry-After` of this refusal, if it has one.
+    pub fn retry(&self, response: Response) -> Response {
         match self.retry_after {
             Some(secs) => response.with_header("Retry-After", &secs.to_string()),
             None => response,
