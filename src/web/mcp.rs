@@ -106,8 +106,8 @@ fn invalid_request(id: Value, message: impl Into<String>) -> Response {
 /// client that does not accept SSE), or written as server-sent events the moment the scan
 /// changes state, on the connection of the call.
 struct Progress<'a> {
-    token: Option<Value>,
-    out: Option<&'a mut dyn Write>,
+    /// The progress token, and the connection the events go to.
+    stream: Option<(Value, &'a mut dyn Write)>,
     /// The client went away: the wait ends (the scan itself runs on).
     gone: bool,
     last_write: Instant,
@@ -120,23 +120,22 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 impl<'a> Progress<'a> {
     fn none() -> Progress<'a> {
         Progress {
-            token: None,
-            out: None,
+            stream: None,
             gone: false,
             last_write: Instant::now(),
         }
     }
 
     fn streamed(token: Value, out: &'a mut dyn Write) -> Progress<'a> {
+        let stream = Some((token, out));
         Progress {
-            token: Some(token),
-            out: Some(out),
+            stream,
             ..Progress::none()
         }
     }
 
     fn note(&mut self, progress: u64, total: u64, message: String) {
-        if let Some(token) = &self.token {
+        if let Some((token, _)) = &self.stream {
             let event = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/progress",
@@ -163,7 +162,7 @@ impl<'a> Progress<'a> {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        if let Some(out) = self.out.as_mut()
+        if let Some((_, out)) = self.stream.as_mut()
             && !self.gone
         {
             self.gone = out.write_all(bytes).and_then(|()| out.flush()).is_err();
