@@ -1428,8 +1428,10 @@ struct Prompt {
     name: &'static str,
     title: &'static str,
     description: &'static str,
-    /// The description and the text of its message for `target`.
-    message: fn(&str) -> (String, String),
+    /// What its message for a target is, before the target: "Audit of".
+    about: &'static str,
+    /// The text of its message for `target`.
+    message: fn(&str) -> String,
 }
 
 const PROMPTS: [Prompt; 2] = [
@@ -1437,17 +1439,15 @@ const PROMPTS: [Prompt; 2] = [
         name: "audit_instance",
         title: "Audit a storage instance",
         description: "Scan an instance and write a remediation plan for its operators.",
+        about: "Audit of",
         message: |target| {
-            (
-                format!("Audit of {target}"),
-                format!(
-                    "Audit the storage instance at {target}. Call the scan_instance tool with \
-                     target_url \"{target}\", then call plan_remediation with the uuid it \
-                     answers. Report the grade and the state, explain each failed finding in \
-                     plain words, and write a remediation plan for the operators: ordered \
-                     steps, grouped by the system that fixes them (web server or proxy, the \
-                     instance's configuration, DNS, certificates), most severe first."
-                ),
+            format!(
+                "Audit the storage instance at {target}. Call the scan_instance tool with \
+                 target_url \"{target}\", then call plan_remediation with the uuid it answers. \
+                 Report the grade and the state, explain each failed finding in plain words, \
+                 and write a remediation plan for the operators: ordered steps, grouped by the \
+                 system that fixes them (web server or proxy, the instance's configuration, \
+                 DNS, certificates), most severe first."
             )
         },
     },
@@ -1455,16 +1455,14 @@ const PROMPTS: [Prompt; 2] = [
         name: "review_transport_security",
         title: "Review transport security",
         description: "Review only an instance's certificate and TLS handshake.",
+        about: "Transport security review of",
         message: |target| {
-            (
-                format!("Transport security review of {target}"),
-                format!(
-                    "Review only the transport security of the storage instance at \
-                     {target}: call the scan_instance tool with target_url \"{target}\" and \
-                     look only at the certificate (trust, issuer, expiry, names) and the TLS \
-                     handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
-                     other findings aside. Say what is sound, what is not, and how to fix it."
-                ),
+            format!(
+                "Review only the transport security of the storage instance at {target}: call \
+                 the scan_instance tool with target_url \"{target}\" and look only at the \
+                 certificate (trust, issuer, expiry, names) and the TLS handshake (protocol \
+                 versions, HSTS, fallback to plain HTTP). Leave the other findings aside. Say \
+                 what is sound, what is not, and how to fix it."
             )
         },
     },
@@ -1505,9 +1503,9 @@ fn get_prompt(params: &Value) -> Result<Value, Failure> {
     if target.chars().count() > MAX_TARGET_CHARS || target.chars().any(char::is_control) {
         return Err(invalid_params("target_url is no instance address"));
     }
-    let (description, text) = (prompt.message)(target);
+    let text = (prompt.message)(target);
     Ok(json!({
-        "description": description,
+        "description": format!("{} {target}", prompt.about),
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }))
 }

@@ -486,11 +486,9 @@ fn header(content: &mut Content, document: &ScanResult) {
     y -= 24.0;
     let host = fit(&encode(&document.host, 200), Font::Bold, 13.0, left);
     draw_text(content, MARGIN, y, Font::Bold.at(13.0, BLACK), &host);
+    let url = encode(document.url.as_deref().unwrap_or_default(), 300);
     let rows: [(&[u8], Vec<u8>); 2] = [
-        (
-            b"URL",
-            encode(document.url.as_deref().unwrap_or_default(), 300),
-        ),
+        (b"URL", url),
         (b"Scanned", encode(&document.scanned_at, 40)),
     ];
     for (label, value) in rows {
@@ -650,11 +648,7 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
     pages.truncate(MAX_PAGES);
 
     let mut pdf = Pdf::new();
-    let catalog = Ref::new(1);
-    let tree = Ref::new(2);
-    let regular = Ref::new(3);
-    let bold = Ref::new(4);
-    let info = Ref::new(5);
+    let [catalog, tree, regular, bold, info] = [1, 2, 3, 4, 5].map(Ref::new);
     let first_page = 6;
     let page_ids: Vec<Ref> = (0..pages.len())
         .map(|i| Ref::new(first_page + 2 * i as i32))
