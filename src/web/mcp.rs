@@ -285,9 +285,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
 fn post(api: &Api, request: &Request) -> Response {
     let value: Value = match serde_json::from_slice(&request.body) {
         Ok(v) => v,
-        Err(e) => {
-            return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}"));
-        }
+        Err(e) => return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}")),
     };
     if value.is_array() {
         return invalid_request(
@@ -302,9 +300,7 @@ fn post(api: &Api, request: &Request) -> Response {
     let raw_id = id_of(&value);
     let message: Incoming = match serde_json::from_value(value) {
         Ok(m) => m,
-        Err(e) => {
-            return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}"));
-        }
+        Err(e) => return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}")),
     };
     if message.jsonrpc.as_deref() != Some("2.0") {
         return invalid_request(raw_id, "jsonrpc must be \"2.0\"");
@@ -323,9 +319,7 @@ fn post(api: &Api, request: &Request) -> Response {
     let id = match &message.id {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-        Some(_) => {
-            return invalid_request(Value::Null, "id must be a string or a number");
-        }
+        Some(_) => return invalid_request(Value::Null, "id must be a string or a number"),
     };
     let Some(method) = message.method.as_deref() else {
         if id.is_some() && (message.result.is_some() || message.error.is_some()) {
@@ -990,20 +984,15 @@ fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failu
 }
 
 fn scan_instance(call: Call) -> Result<Value, Failure> {
-    let Call {
-        api,
-        request,
-        arguments,
-        progress,
-    } = call;
+    let (api, request) = (call.api, call.request);
     // The submission as the JSON API reads it, so the same checks apply.
-    let body = serde_json::to_vec(&arguments.members).unwrap_or_default();
+    let body = serde_json::to_vec(&call.arguments.members).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
     let queued = match api.enqueue(scan, &target, request) {
         Ok(queued) => queued,
         Err(refused) => return Ok(tool_error(refused_text(&refused))),
     };
-    let record = match wait_for(api, request, &[(queued.uuid.clone(), None)], progress).pop() {
+    let record = match wait_for(api, request, &[(queued.uuid.clone(), None)], call.progress).pop() {
         Some(Ok(record)) => record,
         Some(Err(answer)) => return Ok(tool_error(response_text(&answer))),
         None => return Ok(tool_error(LOST.into())),
@@ -1114,18 +1103,9 @@ fn wait_for(
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
 fn scan_instances(call: Call) -> Result<Value, Failure> {
-    let Call {
-        api,
-        request,
-        arguments,
-        progress,
-    } = call;
-    let ScanTargets {
-        target_urls,
-        waive,
-        release_track,
-    } = arguments.read()?;
-    let items = match &target_urls {
+    let (api, request) = (call.api, call.request);
+    let asked: ScanTargets = call.arguments.read()?;
+    let items = match &asked.target_urls {
         Value::Array(items) if (1..=MAX_TARGETS).contains(&items.len()) => items,
         _ => {
             return Err(invalid_params(format!(
@@ -1145,7 +1125,8 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
     // target's, one that names another argument (checked before the target) the whole call's.
     let mut parsed = Vec::with_capacity(items.len());
     for item in items {
-        let one = json!({"target_url": item, "waive": waive, "release_track": release_track});
+        let one =
+            json!({"target_url": item, "waive": asked.waive, "release_track": asked.release_track});
         let body = serde_json::to_vec(&one).unwrap_or_default();
         parsed.push(match parse_submission(&body) {
             Ok(submission) => Ok(submission),
@@ -1193,7 +1174,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
     let waited: HashMap<String, Result<ScanRecord, Response>> = scans
         .iter()
         .map(|(uuid, _)| uuid.clone())
-        .zip(wait_for(api, request, &scans, progress))
+        .zip(wait_for(api, request, &scans, call.progress))
         .collect();
     let mut results = Vec::with_capacity(targets.len());
     let mut lines = Vec::with_capacity(targets.len());
