@@ -247,19 +247,14 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
     if let Some(token) = &api.config.mcp_token
         && !request.bearer_matches(token)
     {
-        return Response::error(
-            401,
-            "unauthorized",
-            "/mcp needs Authorization: Bearer with the operator's MCP token",
-        )
-        .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
+        let message = "/mcp needs Authorization: Bearer with the operator's MCP token";
+        return Response::error(401, "unauthorized", message)
+            .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
     if super::origin::from_another_site(request, &api.config.base_url) {
-        return Response::error(
-            403,
-            "forbidden_origin",
-            "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
-        );
+        let message =
+            "requests to /mcp from another site's pages are refused (DNS rebinding protection)";
+        return Response::error(403, "forbidden_origin", message);
     }
     match request.method.as_str() {
         "POST" => match ApiError::unless_json(request, "POST /mcp") {
@@ -288,10 +283,8 @@ fn post(api: &Api, request: &Request) -> Response {
         Err(e) => return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}")),
     };
     if value.is_array() {
-        return invalid_request(
-            Value::Null,
-            "batches are not supported: send one JSON-RPC message per request",
-        );
+        let message = "batches are not supported: send one JSON-RPC message per request";
+        return invalid_request(Value::Null, message);
     }
     let id_of = |v: &Value| match v.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
@@ -308,13 +301,10 @@ fn post(api: &Api, request: &Request) -> Response {
     if let Some(version) = request.header("mcp-protocol-version")
         && !PROTOCOL_VERSIONS.contains(&version)
     {
-        return invalid_request(
-            raw_id,
-            format!(
-                "unsupported MCP-Protocol-Version {version:?}; this server speaks {}",
-                PROTOCOL_VERSIONS.join(", ")
-            ),
-        );
+        let spoken = PROTOCOL_VERSIONS.join(", ");
+        let message =
+            format!("unsupported MCP-Protocol-Version {version:?}; this server speaks {spoken}");
+        return invalid_request(raw_id, message);
     }
     let id = match &message.id {
         None => None,
@@ -418,12 +408,8 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
     else {
-        return rpc_error(
-            200,
-            id,
-            INVALID_PARAMS,
-            "initialize needs params.protocolVersion",
-        );
+        let message = "initialize needs params.protocolVersion";
+        return rpc_error(200, id, INVALID_PARAMS, message);
     };
     let version = negotiate(requested);
     // Asking for a session is limited like submitting, before anything is made.
@@ -431,26 +417,14 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
     match super::limits::admit_session(&*api.store, client, api.clock.now_millis()) {
         Ok(Ok(())) => {}
         Ok(Err(limited)) => {
-            return rpc_error(
-                429,
-                id,
-                INVALID_REQUEST,
-                format!(
-                    "{}; try again in {} s",
-                    limited.message, limited.retry_after
-                ),
-            )
-            .with_header("Retry-After", &limited.retry_after.to_string());
+            let retry = limited.retry_after.to_string();
+            let message = format!("{}; try again in {retry} s", limited.message);
+            return rpc_error(429, id, INVALID_REQUEST, message).with_header("Retry-After", &retry);
         }
         Err(e) => {
             eprintln!("check-storage-scanner web: mcp: store: {e}");
-            return rpc_error(
-                503,
-                id,
-                INTERNAL_ERROR,
-                "the service cannot reach its store; try again shortly",
-            )
-            .with_header("Retry-After", "10");
+            let message = "the service cannot reach its store; try again shortly";
+            return rpc_error(503, id, INTERNAL_ERROR, message).with_header("Retry-After", "10");
         }
     }
     let session = match crate::serve::service::new_uuid() {
