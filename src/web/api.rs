@@ -124,11 +124,8 @@ impl ApiError {
         if request.content_type_is("application/json") {
             return Ok(());
         }
-        Err(ApiError::new(
-            415,
-            "unsupported_media_type",
-            format!("{route} takes a JSON body sent as Content-Type: application/json"),
-        ))
+        let message = format!("{route} takes a JSON body sent as Content-Type: application/json");
+        Err(ApiError::new(415, "unsupported_media_type", message))
     }
 
     pub fn response(&self) -> Response {
@@ -381,14 +378,9 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
         .find(|k| !ScanRequest::FIELDS.contains(&k.as_str()))
     {
         let shown: String = unknown.chars().take(40).collect();
-        return Err(ApiError::new(
-            400,
-            "unknown_field",
-            format!(
-                "unknown field {shown:?}; a submission takes {}",
-                ScanRequest::FIELDS.join(", ")
-            ),
-        ));
+        let fields = ScanRequest::FIELDS.join(", ");
+        let message = format!("unknown field {shown:?}; a submission takes {fields}");
+        return Err(ApiError::new(400, "unknown_field", message));
     }
     // Every field is read through here: one the schema (`ScanRequest`) does not name fails the
     // tests that submit it, and could never arrive anyway (refused as unknown above).

@@ -26,9 +26,6 @@ const MAX_PAGES: usize = 2;
 const MAX_FINDINGS: usize = 150;
 const MAX_STEPS: usize = 15;
 
-const REGULAR: Name = Name(b"F1");
-const BOLD: Name = Name(b"F2");
-
 const BLACK: [f32; 3] = [0.0, 0.0, 0.0];
 const GRAY: [f32; 3] = [0.38, 0.38, 0.38];
 const DARK: [f32; 3] = [0.2, 0.2, 0.2];
@@ -62,11 +59,12 @@ enum Font {
 }
 
 impl Font {
+    /// Its name in the pages' resources.
     fn name(self) -> Name<'static> {
-        match self {
-            Font::Regular => REGULAR,
-            Font::Bold => BOLD,
-        }
+        Name(match self {
+            Font::Regular => b"F1",
+            Font::Bold => b"F2",
+        })
     }
 
     /// The width of WinAnsi-encoded text at `size` points. Characters above ASCII are taken
@@ -703,7 +701,8 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
             .parent(tree)
             .contents(content_id);
         let mut resources = page.resources();
-        resources.fonts().pair(REGULAR, regular).pair(BOLD, bold);
+        let fonts = [(Font::Regular.name(), regular), (Font::Bold.name(), bold)];
+        resources.fonts().pairs(fonts);
         resources.finish();
         page.finish();
     }
