@@ -238,64 +238,53 @@ pub fn list_text(holds: &[Hold], now_ms: i64) -> String {
 
 /// `check-storage-scanner limits ...`.
 pub fn main(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+    match run(line, rest, env) {
+        Ok(stdout) => Outcome {
+            stdout,
+            exit_code: 0,
+        },
+        Err(line) => unknown(&line),
+    }
+}
+
+/// What `limits` prints, or the line naming the fix.
+fn run(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Result<String, String> {
     let lifting = match rest {
         [] => None,
         [action] if action == "list" => None,
         [action, what] if action == "lift" => Some(what.clone()),
         [action] if action == "lift" => {
-            return unknown(
-                "limits lift needs what to lift: a network (203.0.113.0/24) or a target \
-                 (cloud.example.com), as limits list shows them",
-            );
+            let missing = "limits lift needs what to lift: a network (203.0.113.0/24) or a \
+                           target (cloud.example.com), as limits list shows them";
+            return Err(missing.into());
         }
         _ => {
             let shown: String = rest.join(" ").chars().take(60).collect();
-            return unknown(&format!(
+            return Err(format!(
                 "limits takes list, or lift NETWORK-OR-TARGET, not {shown:?}"
             ));
         }
     };
-    let settings = match Settings::resolve_for(&line, env, Component::Limits) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    let now = match setup_process(&settings) {
-        Ok(now) => now.0.as_millisecond(),
-        Err(e) => return unknown(&e),
-    };
+    let settings = Settings::resolve_for(&line, env, Component::Limits).map_err(|e| e.0)?;
+    let now = setup_process(&settings)?.0.as_millisecond();
     let spec = super::server::store_spec(&settings);
     if let Some(path) = spec.strip_prefix("sqlite:")
         && !std::path::Path::new(path).is_file()
     {
-        return unknown(&format!(
+        return Err(format!(
             "store {spec} does not exist; name the store web uses with --store (or its state \
              directory with COS_STATE_DIR)"
         ));
     }
-    let store = match store::open(&spec, settings.scanner.web.store_timeout) {
-        Ok(store) => store,
-        Err(e) => return unknown(&e.0),
-    };
-    let stdout = match lifting {
-        None => match holds(&*store, now) {
-            Ok(holds) => list_text(&holds, now),
-            Err(e) => return unknown(&e.0),
-        },
-        Some(what) => match lift(
-            &*store,
-            &what,
-            now.div_euclid(1000),
-            settings.target_port,
-            &resolve_now,
-        ) {
-            Ok(lines) => lines.into_iter().map(|l| l + "\n").collect(),
-            Err(line) => return unknown(&line),
-        },
-    };
-    Outcome {
-        stdout,
-        exit_code: 0,
-    }
+    let store = store::open(&spec, settings.scanner.web.store_timeout).map_err(|e| e.0)?;
+    Ok(match lifting {
+        None => list_text(&holds(&*store, now).map_err(|e| e.0)?, now),
+        Some(what) => {
+            let (secs, port) = (now.div_euclid(1000), settings.target_port);
+            let lines = lift(&*store, &what, secs, port, &resolve_now)?;
+            lines.into_iter().map(|l| l + "\n").collect()
+        }
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 use super::limits::{self, Limited};
 use super::lookups::{TargetCheck, TargetRefusal};
 use super::schema::described;
-use super::store::{ScanRecord, ScanRequest, Status, Store};
+use super::store::{ScanRecord, ScanRequest, Status, Store, StoreResult};
 use super::worker::{Completed, Wakeup};
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
@@ -93,12 +93,28 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// A refusal that is about no one field.
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
     fn invalid(field: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {
-            status: 400,
-            code: "invalid_field",
-            message: message.into(),
             field: Some(field),
+            ..ApiError::new(400, "invalid_field", message)
+        }
+    }
+
+    /// The refusal with when to retry.
+    fn retry_after(self, secs: i64) -> Refused {
+        Refused {
+            error: self,
+            retry_after: Some(secs),
         }
     }
 
@@ -108,21 +124,8 @@ impl ApiError {
         if request.content_type_is("application/json") {
             return Ok(());
         }
-        Err(ApiError {
-            status: 415,
-            code: "unsupported_media_type",
-            message: format!("{route} takes a JSON body sent as Content-Type: application/json"),
-            field: None,
-        })
-    }
-
-    fn request(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 400,
-            code: "invalid_request",
-            message: message.into(),
-            field: None,
-        }
+        let message = format!("{route} takes a JSON body sent as Content-Type: application/json");
+        Err(ApiError::new(415, "unsupported_media_type", message))
     }
 
     pub fn response(&self) -> Response {
@@ -281,13 +284,7 @@ described! {
 }
 
 fn not_found() -> Response {
-    ApiError {
-        status: 404,
-        code: "not_found",
-        message: "no such scan (unknown, or expired)".into(),
-        field: None,
-    }
-    .response()
+    ApiError::new(404, "not_found", "no such scan (unknown, or expired)").response()
 }
 
 /// A refusal with the `Retry-After` it comes with, for the JSON API and the pages alike.
@@ -310,46 +307,20 @@ impl Refused {
     fn unavailable(e: impl std::fmt::Display) -> Refused {
         // The store's message may name its address: it goes to the log, not to the client.
         eprintln!("check-storage-scanner web: store: {e}");
-        Refused {
-            error: ApiError {
-                status: 503,
-                code: "unavailable",
-                message: "the service cannot reach its store; try again shortly".into(),
-                field: None,
-            },
-            retry_after: Some(10),
-        }
-    }
-
-    /// Every resolver thread is busy (`lookups`): the request is not kept waiting for one.
-    fn resolver_busy() -> Refused {
-        Refused {
-            error: ApiError {
-                status: 503,
-                code: "resolver_busy",
-                message: "the service is resolving as many names as it may at once; try again \
-                          in a few seconds"
-                    .into(),
-                field: None,
-            },
-            retry_after: Some(super::lookups::BUSY_RETRY_SECS),
-        }
+        let message = "the service cannot reach its store; try again shortly";
+        ApiError::new(503, "unavailable", message).retry_after(10)
     }
 
     fn limited(l: Limited) -> Refused {
-        Refused {
-            error: ApiError {
-                status: 429,
-                code: l.code,
-                message: l.message,
-                field: None,
-            },
-            retry_after: Some(l.retry_after.max(1)),
-        }
+        ApiError::new(429, l.code, l.message).retry_after(l.retry_after.max(1))
     }
 
     pub fn response(&self) -> Response {
-        let response = self.error.response();
+        self.retry(self.error.response())
+    }
+
+    /// `response` with the `Retry-After` of this refusal, if it has one.
+    pub fn retry(&self, response: Response) -> Response {
         match self.retry_after {
             Some(secs) => response.with_header("Retry-After", &secs.to_string()),
             None => response,
@@ -357,17 +328,48 @@ impl Refused {
     }
 }
 
+/// What the limits said of a submission, as a refusal (or none).
+fn admitted(admission: StoreResult<Result<(), Limited>>) -> Result<(), Refused> {
+    admission
+        .map_err(Refused::unavailable)?
+        .map_err(Refused::limited)
+}
+
 fn unavailable(e: impl std::fmt::Display) -> Response {
     Refused::unavailable(e).response()
+}
+
+const NOT_STRINGS: &str = "waive must be an array of strings";
+
+/// One pattern of a submission's `waive`, trimmed.
+fn waiver(item: &Value) -> Result<String, ApiError> {
+    let Value::String(pattern) = item else {
+        return Err(ApiError::invalid("waive", NOT_STRINGS));
+    };
+    let pattern = pattern.trim();
+    if pattern.is_empty()
+        || pattern.chars().count() > MAX_WAIVER_CHARS
+        || pattern
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || c == '|')
+    {
+        return Err(ApiError::invalid(
+            "waive",
+            "each waiver is a check id pattern such as hstsPreload, versionDisclosure or \
+             versionDisclosure:X-*",
+        ));
+    }
+    Ok(pattern.to_string())
 }
 
 /// Reads a submission: a JSON object with `target_url` and at most the other three fields,
 /// each of its type and value. The target is parsed the way the plugin parses `-H`.
 pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::request(format!("the body is not JSON: {e}")))?;
+    let request = |message: &str| ApiError::new(400, "invalid_request", message);
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| request(&format!("the body is not JSON: {e}")))?;
     let Value::Object(object) = value else {
-        return Err(ApiError::request(
+        return Err(request(
             "the body must be a JSON object such as {\"target_url\": \"cloud.example.com\"}",
         ));
     };
@@ -376,15 +378,9 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
         .find(|k| !ScanRequest::FIELDS.contains(&k.as_str()))
     {
         let shown: String = unknown.chars().take(40).collect();
-        return Err(ApiError {
-            status: 400,
-            code: "unknown_field",
-            message: format!(
-                "unknown field {shown:?}; a submission takes {}",
-                ScanRequest::FIELDS.join(", ")
-            ),
-            field: None,
-        });
+        let fields = ScanRequest::FIELDS.join(", ");
+        let message = format!("unknown field {shown:?}; a submission takes {fields}");
+        return Err(ApiError::new(400, "unknown_field", message));
     }
     // Every field is read through here: one the schema (`ScanRequest`) does not name fails the
     // tests that submit it, and could never arrive anyway (refused as unknown above).
@@ -397,43 +393,12 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     };
     let waive = match field("waive") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => {
-            if items.len() > MAX_WAIVERS {
-                return Err(ApiError::invalid(
-                    "waive",
-                    format!("waive takes at most {MAX_WAIVERS} patterns"),
-                ));
-            }
-            let mut patterns = Vec::new();
-            for item in items {
-                let Value::String(p) = item else {
-                    return Err(ApiError::invalid(
-                        "waive",
-                        "waive must be an array of strings",
-                    ));
-                };
-                let p = p.trim();
-                if p.is_empty()
-                    || p.chars().count() > MAX_WAIVER_CHARS
-                    || p.chars()
-                        .any(|c| c.is_control() || c.is_whitespace() || c == '|')
-                {
-                    return Err(ApiError::invalid(
-                        "waive",
-                        "each waiver is a check id pattern such as hstsPreload, \
-                         versionDisclosure or versionDisclosure:X-*",
-                    ));
-                }
-                patterns.push(p.to_string());
-            }
-            patterns
+        Some(Value::Array(items)) if items.len() > MAX_WAIVERS => {
+            let message = format!("waive takes at most {MAX_WAIVERS} patterns");
+            return Err(ApiError::invalid("waive", message));
         }
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "waive",
-                "waive must be an array of strings",
-            ));
-        }
+        Some(Value::Array(items)) => items.iter().map(waiver).collect::<Result<_, _>>()?,
+        Some(_) => return Err(ApiError::invalid("waive", NOT_STRINGS)),
     };
     let choice = |name: &'static str, allowed: &[&str]| -> Result<Option<String>, ApiError> {
         match field(name) {
@@ -449,26 +414,18 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
     let format = choice("format", &EXPORT_FORMATS)?;
     // The target last: a refusal that names another field is about every target of a
     // call with several (MCP scan_instances), one that names target_url about that one only.
+    let bad_target = |message: &str| Err(ApiError::invalid("target_url", message));
     let target_url = match field("target_url") {
         Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_string(),
         Some(Value::String(_)) | None => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url is required: the instance's hostname, address or URL",
-            ));
+            return bad_target("target_url is required: the instance's hostname, address or URL");
         }
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "target_url",
-                "target_url must be a string",
-            ));
-        }
+        Some(_) => return bad_target("target_url must be a string"),
     };
     if target_url.chars().count() > MAX_TARGET_CHARS || target_url.contains(',') {
-        return Err(ApiError::invalid(
-            "target_url",
+        return bad_target(
             "target_url must name one instance (no commas, at most 2048 characters)",
-        ));
+        );
     }
     let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
     Ok((
@@ -588,31 +545,27 @@ impl Api {
         // Cheap refusals first: the address's own rate is counted on this attempt before any
         // DNS work, so a flood of (slow) names from one address costs one store call each
         // after its tenth.
-        match limits::admit_attempt(&*self.store, client, now_ms) {
-            Ok(Ok(())) => {}
-            Ok(Err(l)) => return Err(Refused::limited(l)),
-            Err(e) => return Err(Refused::unavailable(e)),
-        }
+        admitted(limits::admit_attempt(&*self.store, client, now_ms))?;
         let addresses = match (self.check_target)(target) {
             Ok(addresses) => addresses,
             Err(TargetRefusal::Refused(message)) => {
                 return Err(Refused::from(ApiError {
-                    status: 400,
-                    code: "target_refused",
-                    message,
                     field: Some("target_url"),
+                    ..ApiError::new(400, "target_refused", message)
                 }));
             }
-            Err(TargetRefusal::Busy) => return Err(Refused::resolver_busy()),
+            // Every resolver thread is busy (`lookups`): the request is not kept waiting.
+            Err(TargetRefusal::Busy) => {
+                let message = "the service is resolving as many names as it may at once; try \
+                               again in a few seconds";
+                let busy = ApiError::new(503, "resolver_busy", message);
+                return Err(busy.retry_after(super::lookups::BUSY_RETRY_SECS));
+            }
         };
         // One instance, one cooldown: its names and the addresses it resolved to, each with
         // the ports its scan connects to, all spent or none.
         let keys = limits::cooldown_keys(target, self.config.target_port, &addresses);
-        match limits::admit_scan(&*self.store, client, &keys, now_ms) {
-            Ok(Ok(())) => {}
-            Ok(Err(l)) => return Err(Refused::limited(l)),
-            Err(e) => return Err(Refused::unavailable(e)),
-        }
+        admitted(limits::admit_scan(&*self.store, client, &keys, now_ms))?;
         let uuid = new_uuid().map_err(Refused::unavailable)?;
         let erase_key = new_erase_key().map_err(Refused::unavailable)?;
         let record = ScanRecord {
@@ -656,26 +609,21 @@ impl Api {
             let result = Completed::parse(record.result.as_deref())
                 .map_or(Value::Null, |c| json!(c.document));
             let uuid = record.uuid;
-            return Response::json(
-                200,
-                &json!(ScanCompleted {
-                    uuid,
-                    status,
-                    result
-                }),
-            );
+            let completed = ScanCompleted {
+                uuid,
+                status,
+                result,
+            };
+            return Response::json(200, &json!(completed));
         }
         let links = self.links(&record.uuid, record.request.format.as_deref());
         let uuid = record.uuid;
-        Response::json(
-            200,
-            &json!(ScanPending {
-                uuid,
-                status,
-                links
-            }),
-        )
-        .with_header("Retry-After", "2")
+        let pending = ScanPending {
+            uuid,
+            status,
+            links,
+        };
+        Response::json(200, &json!(pending)).with_header("Retry-After", "2")
     }
 
     pub(super) fn export(&self, uuid: &str, format: &str) -> Response {
@@ -684,26 +632,15 @@ impl Api {
             Err(answer) => return answer,
         };
         if !EXPORT_FORMATS.contains(&format) {
-            return ApiError {
-                status: 404,
-                code: "not_found",
-                message: format!("exports are {}", EXPORT_FORMATS.join(", ")),
-                field: None,
-            }
-            .response();
+            let message = format!("exports are {}", EXPORT_FORMATS.join(", "));
+            return ApiError::new(404, "not_found", message).response();
         }
         if record.status != Status::Completed {
-            return ApiError {
-                status: 409,
-                code: "not_completed",
-                message: format!(
-                    "the scan is {}; export it once it completed",
-                    record.status.as_str()
-                ),
-                field: None,
-            }
-            .response()
-            .with_header("Retry-After", "2");
+            let status = record.status.as_str();
+            let message = format!("the scan is {status}; export it once it completed");
+            return ApiError::new(409, "not_completed", message)
+                .retry_after(2)
+                .response();
         }
         let Some(completed) = Completed::parse(record.result.as_deref()) else {
             return unavailable("a completed record without its result");
@@ -727,15 +664,7 @@ impl Api {
     /// `erase_key_required` without a key, 404 for no such scan, 403 `erase_key_invalid` for
     /// any other key (a record of before erase keys has none that fits).
     pub fn erase_with_key(&self, uuid: &str, erase_key: Option<&str>) -> Result<(), Response> {
-        let forbidden = |code: &'static str, message: &str| {
-            ApiError {
-                status: 403,
-                code,
-                message: message.into(),
-                field: None,
-            }
-            .response()
-        };
+        let forbidden = |code, message| ApiError::new(403, code, message).response();
         let Some(erase_key) = erase_key.map(str::trim).filter(|k| !k.is_empty()) else {
             return Err(forbidden(
                 "erase_key_required",

@@ -23,8 +23,6 @@ use serde_json::{Map, Value, json};
 pub const AI_PATH: &str = "/.well-known/ai.json";
 pub const OPENAPI_PATH: &str = "/openapi.json";
 pub const ARAZZO_PATH: &str = "/arazzo.json";
-/// Where the MCP endpoint is, under the base URL.
-pub const MCP_PATH: &str = "/mcp";
 pub const CACHE_CONTROL: &str = "public, max-age=300";
 
 /// The name of the service in the documents.
@@ -86,15 +84,18 @@ fn described(mut schema: Value, description: &str) -> Value {
     schema
 }
 
-/// A refusal answered with the Error schema, with `Retry-After` when it says when to retry.
-fn error_response(description: &str, retry_after: bool) -> Value {
-    let mut response = json!({
+/// A refusal answered with the Error schema.
+fn error_response(description: &str) -> Value {
+    json!({
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    });
-    if retry_after {
-        response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
-    }
+    })
+}
+
+/// A refusal answered with the Error schema and `Retry-After`, which says when to retry.
+fn retried_error_response(description: &str) -> Value {
+    let mut response = error_response(description);
+    response["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
     response
 }
 
@@ -176,19 +177,16 @@ fn components() -> Value {
                 "The request could not be read (a malformed request line, header or length), \
                  or the body is not a JSON object, carries an unknown field, a wrong type or an \
                  invalid value, or the target is refused (error.field names the field).",
-                false,
             ),
             "NotFound": error_response(
                 "No such scan: unknown, expired or erased (a uuid tells nothing about another scan).",
-                false,
             ),
             "UnsupportedMediaType": error_response(
                 "The body is not sent as Content-Type: application/json (parameters such as \
                  charset aside). A page of another site can make a browser send a form or \
                  text/plain anywhere, never application/json without asking first.",
-                false,
             ),
-            "TooManyRequests": error_response(
+            "TooManyRequests": retried_error_response(
                 "A limit was reached: 10 submissions within any minute from one address, one \
                  scan of an instance within any 5 minutes (kept for its host with each port its \
                  scan connects to, and for each address the host resolves to: every spelling \
@@ -201,41 +199,33 @@ fn components() -> Value {
                  passes both. Or (too_many_connections) the client holds as many connections \
                  (or, behind a trusted proxy, requests) as one client may. Retry-After says \
                  when to try again.",
-                true,
             ),
-            "TooManyConnections": error_response(
+            "TooManyConnections": retried_error_response(
                 "The client (an IPv4 address, an IPv6 /64, or behind a trusted proxy the \
                  forwarded address) holds as many open connections, or requests in progress, \
                  as one client may (--connections-per-address, default 8); code \
                  too_many_connections. Close one and retry after Retry-After.",
-                true,
             ),
             "RequestTimeout": error_response(
                 "The request head or its body did not arrive within 10 seconds.",
-                false,
             ),
             "LengthRequired": error_response(
                 "The body was sent chunked: send it with Content-Length.",
-                false,
             ),
             "PayloadTooLarge": error_response(
                 "The body is larger than the service reads (8 KiB; a submission is a few \
                  hundred bytes).",
-                false,
             ),
             "HeadTooLarge": error_response(
                 "The request head is larger than 16 KiB or has more than 100 headers.",
-                false,
             ),
             "Internal": error_response(
                 "The request could not be handled (a fault of the service, logged).",
-                false,
             ),
-            "Unavailable": error_response(
+            "Unavailable": retried_error_response(
                 "The service cannot answer now: every worker is busy, its store cannot be \
                  reached, or (resolver_busy) every resolver thread is busy with a target's \
                  name. Try again after Retry-After seconds.",
-                true,
             ),
         },
     })
@@ -315,7 +305,6 @@ pub const ERASE_SCAN: Operation = Operation {
                 "403": error_response(
                     "No erase key (erase_key_required), or not this scan's \
                      (erase_key_invalid): nothing was erased.",
-                    false,
                 ),
                 "404": {"$ref": "#/components/responses/NotFound"},
             },
@@ -354,9 +343,8 @@ pub const EXPORT_SCAN: Operation = Operation {
                     "content": content,
                 },
                 "404": {"$ref": "#/components/responses/NotFound"},
-                "409": error_response(
+                "409": retried_error_response(
                     "The scan has not completed yet; poll it, then export.",
-                    true,
                 ),
             },
         })
@@ -437,7 +425,6 @@ pub const CALL_MCP: Operation = Operation {
                 "403": error_response(
                     "Sent from another site's page (its Origin is not the base URL's): refused, \
                      DNS-rebinding protection.",
-                    false,
                 ),
                 "404": {
                     "description": "The session is unknown (ended or forgotten): initialize again.",
@@ -459,8 +446,8 @@ pub const END_MCP_SESSION: Operation = Operation {
             "parameters": [mcp_session(true)],
             "responses": {
                 "204": {"description": "The session ended."},
-                "403": error_response("Sent from another site's page: refused.", false),
-                "404": error_response("No such session.", false),
+                "403": error_response("Sent from another site's page: refused."),
+                "404": error_response("No such session."),
             },
         })
     },
@@ -517,7 +504,6 @@ fn paths(routes: &[Route<Api>], mcp: Mcp) -> Value {
             operation["responses"]["401"] = error_response(
                 "No Authorization: Bearer with the operator's MCP token (WWW-Authenticate \
                  says so).",
-                false,
             );
         }
         item[method.to_ascii_lowercase()] = operation;
@@ -698,7 +684,7 @@ pub fn arazzo(base: &str) -> Value {
 /// what each part asks of a client: the API nothing, `/mcp` behind `--mcp-token` a bearer token
 /// (the same scheme OpenAPI's `securitySchemes` names).
 pub fn ai(base: &str, served: Mcp) -> Value {
-    let mcp = format!("{base}{MCP_PATH}");
+    let mcp = format!("{base}{}", super::mcp::PATH);
     let mut document = json!({
         "name": SERVICE,
         "description": "Grades the storage security of OpenCloud and oCIS instances: submit an \

@@ -69,15 +69,12 @@ pub fn client_address(
     trusted: &[(IpAddr, u8)],
 ) -> IpAddr {
     let is_trusted = |ip: IpAddr| is_trusted(ip, trusted);
-    let peer = canonical(peer);
-    if !is_trusted(peer) {
-        return peer;
+    let mut client = canonical(peer);
+    if !is_trusted(client) {
+        return client;
     }
-    let Some(header) = forwarded_for else {
-        return peer;
-    };
-    let mut client = peer;
-    for entry in header.rsplit(',') {
+    // No header is no entry that can be read: the peer.
+    for entry in forwarded_for.unwrap_or_default().rsplit(',') {
         let Some(ip) = forwarded_address(entry) else {
             return client;
         };
@@ -101,14 +98,12 @@ pub fn client_of(request: &crate::serve::http::Request, trusted: &[(IpAddr, u8)]
 /// `[2001:db8::1]:4711`.
 fn forwarded_address(entry: &str) -> Option<IpAddr> {
     let entry = entry.trim();
-    if let Ok(ip) = entry.parse::<IpAddr>() {
-        return Some(ip);
-    }
-    if let Ok(socket) = entry.parse::<std::net::SocketAddr>() {
-        return Some(socket.ip());
-    }
-    let bracketed = entry.strip_prefix('[')?.split(']').next()?;
-    bracketed.parse::<IpAddr>().ok()
+    let bracketed = || entry.strip_prefix('[')?.split(']').next()?.parse().ok();
+    entry
+        .parse()
+        .ok()
+        .or_else(|| entry.parse::<SocketAddr>().ok().map(|socket| socket.ip()))
+        .or_else(bracketed)
 }
 
 /// One client for the per-address limits: an IPv4 address, or an IPv6 /64 (one host's
@@ -273,17 +268,8 @@ pub fn admit_session(
     client: IpAddr,
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
-    let limit = SESSION_RATE.limit_for(&address_key(client));
     // No network is named: a pause is a network's, and none is ever recorded under "".
-    let admission = store.admit(std::slice::from_ref(&limit), "", now_ms)?;
-    Ok(match admission.full.first() {
-        Some((_, wait)) => Err(Limited {
-            code: SESSION_RATE.code,
-            message: (SESSION_RATE.describe)(""),
-            retry_after: whole_seconds(*wait),
-        }),
-        None => Ok(()),
-    })
+    admit(store, &[(&SESSION_RATE, &address_key(client))], "", now_ms)
 }
 
 /// The code of a network's pause.
@@ -306,12 +292,9 @@ pub fn admit_attempt(
     client: IpAddr,
     now_ms: i64,
 ) -> StoreResult<Result<(), Limited>> {
-    let network = network_key(client);
     // An IPv6 client counts by its /64: it may pick any address of it.
-    let address = address_key(client);
-    let rules = [(&ADDRESS_RATE, address.as_str())];
-    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
-    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+    let (address, network) = (address_key(client), network_key(client));
+    admit(store, &[(&ADDRESS_RATE, &address)], &network, now_ms)
 }
 
 /// Admits the scan of an instance, once [`admit_attempt`] admitted the attempt and the guard
@@ -332,50 +315,54 @@ pub fn admit_scan(
         .map(|key| (&TARGET_COOLDOWN, key.as_str()))
         .chain([(&NETWORK_DAY, network.as_str())])
         .collect();
-    let admission = store.admit(&limits_of(&rules), &network, now_ms)?;
-    Ok(refusal(&admission, &rules, now_ms).map_or(Ok(()), Err))
+    admit(store, &rules, &network, now_ms)
 }
 
-/// The limits of `rules`, each for its own key.
-fn limits_of(rules: &[(&Rule, &str)]) -> Vec<Limit> {
-    rules
+/// Counts a submission of `network` at `now_ms` on every rule of `rules` (each for its own
+/// key) when all have room and the network is not paused; else why not.
+fn admit(
+    store: &dyn Store,
+    rules: &[(&Rule, &str)],
+    network: &str,
+    now_ms: i64,
+) -> StoreResult<Result<(), Limited>> {
+    let limits: Vec<Limit> = rules
         .iter()
         .map(|(rule, who)| rule.limit_for(who))
-        .collect()
+        .collect();
+    let admission = store.admit(&limits, network, now_ms)?;
+    Ok(refusal(&admission, rules, now_ms).map_or(Ok(()), Err))
 }
 
 /// Why `admission` (of the limits of `rules`) refuses, naming the reason that lasts longest
 /// (the first listed among equals: a pause before the rules, the rules in their order); `None`
 /// when it admitted.
 fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Option<Limited> {
+    let limited = |wait: i64, code, message| {
+        let retry_after = whole_seconds(wait);
+        (
+            wait,
+            Limited {
+                code,
+                message,
+                retry_after,
+            },
+        )
+    };
     let mut refusals: Vec<(i64, Limited)> = Vec::new();
     if let Some(until) = admission.paused_until {
-        let wait = until * 1000 - now_ms;
         let at = jiff::Timestamp::from_second(until)
             .map(|t| t.to_string())
             .unwrap_or_else(|_| until.to_string());
-        refusals.push((
-            wait,
-            Limited {
-                code: PAUSED,
-                message: format!(
-                    "the last {FRUITLESS_SCANS} scans from your network found no supported \
-                     instance; it may submit again from {at}"
-                ),
-                retry_after: whole_seconds(wait),
-            },
-        ));
+        let message = format!(
+            "the last {FRUITLESS_SCANS} scans from your network found no supported instance; it \
+             may submit again from {at}"
+        );
+        refusals.push(limited(until * 1000 - now_ms, PAUSED, message));
     }
     for (index, wait) in &admission.full {
         if let Some((rule, who)) = rules.get(*index) {
-            refusals.push((
-                *wait,
-                Limited {
-                    code: rule.code,
-                    message: (rule.describe)(who),
-                    retry_after: whole_seconds(*wait),
-                },
-            ));
+            refusals.push(limited(*wait, rule.code, (rule.describe)(who)));
         }
     }
     refusals

@@ -106,8 +106,8 @@ fn invalid_request(id: Value, message: impl Into<String>) -> Response {
 /// client that does not accept SSE), or written as server-sent events the moment the scan
 /// changes state, on the connection of the call.
 struct Progress<'a> {
-    token: Option<Value>,
-    out: Option<&'a mut dyn Write>,
+    /// The progress token, and the connection the events go to.
+    stream: Option<(Value, &'a mut dyn Write)>,
     /// The client went away: the wait ends (the scan itself runs on).
     gone: bool,
     last_write: Instant,
@@ -120,23 +120,22 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 impl<'a> Progress<'a> {
     fn none() -> Progress<'a> {
         Progress {
-            token: None,
-            out: None,
+            stream: None,
             gone: false,
             last_write: Instant::now(),
         }
     }
 
     fn streamed(token: Value, out: &'a mut dyn Write) -> Progress<'a> {
+        let stream = Some((token, out));
         Progress {
-            token: Some(token),
-            out: Some(out),
+            stream,
             ..Progress::none()
         }
     }
 
     fn note(&mut self, progress: u64, total: u64, message: String) {
-        if let Some(token) = &self.token {
+        if let Some((token, _)) = &self.stream {
             let event = json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/progress",
@@ -163,7 +162,7 @@ impl<'a> Progress<'a> {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        if let Some(out) = self.out.as_mut()
+        if let Some((_, out)) = self.stream.as_mut()
             && !self.gone
         {
             self.gone = out.write_all(bytes).and_then(|()| out.flush()).is_err();
@@ -179,11 +178,11 @@ fn invalid_params(message: impl Into<String>) -> Failure {
     Failure(INVALID_PARAMS, message.into())
 }
 
-/// The sessions of this process: id → (sequence, negotiated version, client); sequence → id,
-/// for all and for each client.
+/// The sessions of this process: id → (sequence, client); sequence → id, for all and for each
+/// client.
 #[derive(Default)]
 struct Sessions {
-    by_id: HashMap<String, (u64, &'static str, String)>,
+    by_id: HashMap<String, (u64, String)>,
     by_age: BTreeMap<u64, String>,
     by_client: HashMap<String, BTreeMap<u64, String>>,
     next: u64,
@@ -192,22 +191,18 @@ struct Sessions {
 impl Sessions {
     /// A new session of `client`: the client's own oldest goes first when it holds
     /// [`MAX_SESSIONS_PER_CLIENT`], the oldest of all when [`MAX_SESSIONS`] are held.
-    fn insert(&mut self, id: String, version: &'static str, client: &str) {
-        while self
+    fn insert(&mut self, id: String, client: &str) {
+        while let Some(oldest) = self
             .by_client
             .get(client)
-            .is_some_and(|own| own.len() >= MAX_SESSIONS_PER_CLIENT)
+            .filter(|own| own.len() >= MAX_SESSIONS_PER_CLIENT)
+            .and_then(|own| own.values().next().cloned())
         {
-            let oldest = self.by_client[client].values().next().cloned();
-            match oldest {
-                Some(oldest) => self.remove(&oldest),
-                None => break,
-            };
+            self.remove(&oldest);
         }
-        while self.by_id.len() >= MAX_SESSIONS {
-            let Some(oldest) = self.by_age.values().next().cloned() else {
-                break;
-            };
+        while let Some(oldest) = self.by_age.values().next().cloned()
+            && self.by_id.len() >= MAX_SESSIONS
+        {
             self.remove(&oldest);
         }
         self.next += 1;
@@ -216,8 +211,7 @@ impl Sessions {
             .entry(client.to_string())
             .or_default()
             .insert(self.next, id.clone());
-        self.by_id
-            .insert(id, (self.next, version, client.to_string()));
+        self.by_id.insert(id, (self.next, client.to_string()));
     }
 
     fn contains(&self, id: &str) -> bool {
@@ -225,7 +219,7 @@ impl Sessions {
     }
 
     fn remove(&mut self, id: &str) -> bool {
-        let Some((seq, _, client)) = self.by_id.remove(id) else {
+        let Some((seq, client)) = self.by_id.remove(id) else {
             return false;
         };
         self.by_age.remove(&seq);
@@ -253,19 +247,14 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
     if let Some(token) = &api.config.mcp_token
         && !request.bearer_matches(token)
     {
-        return Response::error(
-            401,
-            "unauthorized",
-            "/mcp needs Authorization: Bearer with the operator's MCP token",
-        )
-        .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
+        let message = "/mcp needs Authorization: Bearer with the operator's MCP token";
+        return Response::error(401, "unauthorized", message)
+            .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
     if super::origin::from_another_site(request, &api.config.base_url) {
-        return Response::error(
-            403,
-            "forbidden_origin",
-            "requests to /mcp from another site's pages are refused (DNS rebinding protection)",
-        );
+        let message =
+            "requests to /mcp from another site's pages are refused (DNS rebinding protection)";
+        return Response::error(403, "forbidden_origin", message);
     }
     match request.method.as_str() {
         "POST" => match ApiError::unless_json(request, "POST /mcp") {
@@ -291,15 +280,11 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
 fn post(api: &Api, request: &Request) -> Response {
     let value: Value = match serde_json::from_slice(&request.body) {
         Ok(v) => v,
-        Err(e) => {
-            return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}"));
-        }
+        Err(e) => return rpc_error(400, Value::Null, PARSE_ERROR, format!("parse error: {e}")),
     };
     if value.is_array() {
-        return invalid_request(
-            Value::Null,
-            "batches are not supported: send one JSON-RPC message per request",
-        );
+        let message = "batches are not supported: send one JSON-RPC message per request";
+        return invalid_request(Value::Null, message);
     }
     let id_of = |v: &Value| match v.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
@@ -308,9 +293,7 @@ fn post(api: &Api, request: &Request) -> Response {
     let raw_id = id_of(&value);
     let message: Incoming = match serde_json::from_value(value) {
         Ok(m) => m,
-        Err(e) => {
-            return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}"));
-        }
+        Err(e) => return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}")),
     };
     if message.jsonrpc.as_deref() != Some("2.0") {
         return invalid_request(raw_id, "jsonrpc must be \"2.0\"");
@@ -318,28 +301,21 @@ fn post(api: &Api, request: &Request) -> Response {
     if let Some(version) = request.header("mcp-protocol-version")
         && !PROTOCOL_VERSIONS.contains(&version)
     {
-        return invalid_request(
-            raw_id,
-            format!(
-                "unsupported MCP-Protocol-Version {version:?}; this server speaks {}",
-                PROTOCOL_VERSIONS.join(", ")
-            ),
-        );
+        let spoken = PROTOCOL_VERSIONS.join(", ");
+        let message =
+            format!("unsupported MCP-Protocol-Version {version:?}; this server speaks {spoken}");
+        return invalid_request(raw_id, message);
     }
     let id = match &message.id {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-        Some(_) => {
-            return invalid_request(Value::Null, "id must be a string or a number");
-        }
+        Some(_) => return invalid_request(Value::Null, "id must be a string or a number"),
     };
     let Some(method) = message.method.as_deref() else {
         if id.is_some() && (message.result.is_some() || message.error.is_some()) {
             // A response of the client: we send no requests, so nothing waits for it.
-            return match check_session(request, Value::Null) {
-                Ok(()) => accepted(),
-                Err(answer) => answer,
-            };
+            return check_session(request, Value::Null)
+                .map_or_else(|answer| answer, |()| accepted());
         }
         return invalid_request(raw_id, "a request needs a method");
     };
@@ -432,12 +408,8 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
     else {
-        return rpc_error(
-            200,
-            id,
-            INVALID_PARAMS,
-            "initialize needs params.protocolVersion",
-        );
+        let message = "initialize needs params.protocolVersion";
+        return rpc_error(200, id, INVALID_PARAMS, message);
     };
     let version = negotiate(requested);
     // Asking for a session is limited like submitting, before anything is made.
@@ -445,26 +417,14 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
     match super::limits::admit_session(&*api.store, client, api.clock.now_millis()) {
         Ok(Ok(())) => {}
         Ok(Err(limited)) => {
-            return rpc_error(
-                429,
-                id,
-                INVALID_REQUEST,
-                format!(
-                    "{}; try again in {} s",
-                    limited.message, limited.retry_after
-                ),
-            )
-            .with_header("Retry-After", &limited.retry_after.to_string());
+            let retry = limited.retry_after.to_string();
+            let message = format!("{}; try again in {retry} s", limited.message);
+            return rpc_error(429, id, INVALID_REQUEST, message).with_header("Retry-After", &retry);
         }
         Err(e) => {
             eprintln!("check-storage-scanner web: mcp: store: {e}");
-            return rpc_error(
-                503,
-                id,
-                INTERNAL_ERROR,
-                "the service cannot reach its store; try again shortly",
-            )
-            .with_header("Retry-After", "10");
+            let message = "the service cannot reach its store; try again shortly";
+            return rpc_error(503, id, INTERNAL_ERROR, message).with_header("Retry-After", "10");
         }
     }
     let session = match crate::serve::service::new_uuid() {
@@ -474,11 +434,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    sessions().insert(
-        session.clone(),
-        version,
-        &super::limits::address_key(client),
-    );
+    sessions().insert(session.clone(), &super::limits::address_key(client));
     let result = json!({
             "protocolVersion": version,
             "capabilities": {
@@ -899,30 +855,37 @@ fn refusal_text(status: u16, code: &str, message: &str, retry_after: Option<i64>
     text
 }
 
-fn refused_result(refused: &Refused) -> Value {
-    tool_error(refusal_text(
-        refused.error.status,
-        refused.error.code,
-        &refused.error.message,
+/// A refusal of the API in words.
+fn refused_text(refused: &Refused) -> String {
+    let error = &refused.error;
+    refusal_text(
+        error.status,
+        error.code,
+        &error.message,
         refused.retry_after,
-    ))
+    )
 }
 
-/// A refusal the API answered as an HTTP response (from [`Api::record`]).
-fn response_result(response: &Response) -> Value {
+/// A refusal the API answered as an HTTP response (from [`Api::record`]), in words.
+fn response_text(response: &Response) -> String {
     let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
     let retry_after = response
         .headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
         .and_then(|(_, v)| v.parse().ok());
-    tool_error(refusal_text(
+    refusal_text(
         response.status,
         body["error"]["code"].as_str().unwrap_or("error"),
         body["error"]["message"].as_str().unwrap_or("refused"),
         retry_after,
-    ))
+    )
 }
+
+/// What a tool answers of a scan it waited for and no longer finds.
+const LOST: &str = "the scan was lost; scan again";
+/// What a tool answers of a completed scan whose result this version cannot read.
+const UNREADABLE: &str = "the completed scan has no readable result; scan again";
 
 fn call_tool(
     api: &Api,
@@ -950,25 +913,20 @@ fn call_tool(
 fn get_scan_result(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(
-        match api
-            .record(uuid)
-            .map(|r| scan_state(uuid, r.status, r.result.as_deref()))
-        {
-            Ok(Ok((state, summary))) => tool_result(json!(state), summary),
-            Ok(Err(unreadable)) => unreadable,
-            Err(answer) => response_result(&answer),
-        },
-    )
+    let scanned = api
+        .record(uuid)
+        .map_err(|answer| tool_error(response_text(&answer)))
+        .and_then(|record| scan_state(uuid, record.status, record.result.as_deref()));
+    Ok(scanned.map_or_else(
+        |error| error,
+        |(state, summary)| tool_result(json!(state), summary),
+    ))
 }
 
 fn plan_remediation(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(match completed(api, uuid) {
-        Ok(done) => plan(uuid, &done.document),
-        Err(refusal) => refusal,
-    })
+    Ok(completed(api, uuid).map_or_else(|refusal| refusal, |done| plan(uuid, &done.document)))
 }
 
 fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
@@ -980,72 +938,55 @@ fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
             EXPORT_FORMATS.join(", ")
         )));
     }
-    Ok(match completed(api, uuid) {
-        Ok(done) => export(api, uuid, format, &done),
-        Err(refusal) => refusal,
-    })
+    Ok(
+        completed(api, uuid)
+            .map_or_else(|refusal| refusal, |done| export(api, uuid, format, &done)),
+    )
 }
 
 fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let EraseRequest { uuid, erase_key } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(
-        match api.erase_with_key(uuid, Some(filled(&erase_key, "erase_key")?)) {
-            Ok(()) => tool_result(
-                json!(Erased { erased: 1 }),
-                format!("erased scan {uuid} and its result; the uuid is gone"),
-            ),
-            Err(answer) => response_result(&answer),
-        },
-    )
+    let erase_key = filled(&erase_key, "erase_key")?;
+    Ok(match api.erase_with_key(uuid, Some(erase_key)) {
+        Ok(()) => tool_result(
+            json!(Erased { erased: 1 }),
+            format!("erased scan {uuid} and its result; the uuid is gone"),
+        ),
+        Err(answer) => tool_error(response_text(&answer)),
+    })
 }
 
 fn scan_instance(call: Call) -> Result<Value, Failure> {
-    let Call {
-        api,
-        request,
-        arguments,
-        progress,
-    } = call;
+    let (api, request) = (call.api, call.request);
     // The submission as the JSON API reads it, so the same checks apply.
-    let body = serde_json::to_vec(&arguments.members).unwrap_or_default();
+    let body = serde_json::to_vec(&call.arguments.members).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
     let queued = match api.enqueue(scan, &target, request) {
         Ok(queued) => queued,
-        Err(refused) => return Ok(refused_result(&refused)),
+        Err(refused) => return Ok(tool_error(refused_text(&refused))),
     };
-    let uuid = queued.uuid.clone();
-    let mut waited = wait_for(api, request, &[(uuid.clone(), None)], progress);
-    let record = match waited.pop() {
+    let record = match wait_for(api, request, &[(queued.uuid.clone(), None)], call.progress).pop() {
         Some(Ok(record)) => record,
-        Some(Err(answer)) => return Ok(response_result(&answer)),
-        None => return Ok(tool_error("the scan was lost; scan again".into())),
+        Some(Err(answer)) => return Ok(tool_error(response_text(&answer))),
+        None => return Ok(tool_error(LOST.into())),
+    };
+    let (state, summary) = match scan_state(&queued.uuid, record.status, record.result.as_deref()) {
+        Ok(scanned) => scanned,
+        Err(unreadable) => return Ok(unreadable),
     };
     // The erase key in the structured content and in words: the caller alone learns it.
-    Ok(
-        match scan_state(&uuid, record.status, record.result.as_deref()) {
-            Ok((
-                ScanState {
-                    uuid,
-                    status,
-                    result,
-                },
-                summary,
-            )) => tool_result(
-                json!(SubmittedScan {
-                    uuid,
-                    status,
-                    result,
-                    erase_key: queued.erase_key.clone(),
-                }),
-                format!(
-                    "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
-                    queued.erase_key
-                ),
-            ),
-            Err(unreadable) => unreadable,
-        },
-    )
+    let submitted = SubmittedScan {
+        uuid: state.uuid,
+        status: state.status,
+        result: state.result,
+        erase_key: queued.erase_key.clone(),
+    };
+    let summary = format!(
+        "{summary}\nErase key of this scan (keep it; erase_instance_data takes it): {}",
+        queued.erase_key
+    );
+    Ok(tool_result(json!(submitted), summary))
 }
 
 /// How far a scan is, for progress: queued 1, running 2, completed 3.
@@ -1122,10 +1063,8 @@ fn wait_for(
         progress.heartbeat();
         std::thread::sleep(SCAN_POLL);
     }
-    answers
-        .into_iter()
-        .map(|a| a.unwrap_or_else(|| Err(Response::error(503, "unavailable", "not polled"))))
-        .collect()
+    // The loop ran once at least: every scan was polled.
+    answers.into_iter().flatten().collect()
 }
 
 /// `scan_instances`: each target submitted as `scan_instance` submits it (guard, limits and
@@ -1138,18 +1077,9 @@ fn wait_for(
 /// no call at all (no list of 1 to 10 targets, a malformed `waive` or `release_track`) are a
 /// JSON-RPC error, before anything is submitted.
 fn scan_instances(call: Call) -> Result<Value, Failure> {
-    let Call {
-        api,
-        request,
-        arguments,
-        progress,
-    } = call;
-    let ScanTargets {
-        target_urls,
-        waive,
-        release_track,
-    } = arguments.read()?;
-    let items = match &target_urls {
+    let (api, request) = (call.api, call.request);
+    let asked: ScanTargets = call.arguments.read()?;
+    let items = match &asked.target_urls {
         Value::Array(items) if (1..=MAX_TARGETS).contains(&items.len()) => items,
         _ => {
             return Err(invalid_params(format!(
@@ -1169,7 +1099,8 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
     // target's, one that names another argument (checked before the target) the whole call's.
     let mut parsed = Vec::with_capacity(items.len());
     for item in items {
-        let one = json!({"target_url": item, "waive": waive, "release_track": release_track});
+        let one =
+            json!({"target_url": item, "waive": asked.waive, "release_track": asked.release_track});
         let body = serde_json::to_vec(&one).unwrap_or_default();
         parsed.push(match parse_submission(&body) {
             Ok(submission) => Ok(submission),
@@ -1209,37 +1140,27 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
         .iter()
         .zip(&targets)
         .zip(&same_as)
-        .filter(|(_, same)| same.is_none())
-        .filter_map(|((s, t), _)| {
-            s.as_ref()
-                .ok()
-                .map(|queued| (queued.uuid.clone(), Some(t.as_str())))
+        .filter_map(|((submission, target), same)| match (submission, same) {
+            (Ok(queued), None) => Some((queued.uuid.clone(), Some(target.as_str()))),
+            _ => None,
         })
         .collect();
     let waited: HashMap<String, Result<ScanRecord, Response>> = scans
         .iter()
         .map(|(uuid, _)| uuid.clone())
-        .zip(wait_for(api, request, &scans, progress))
+        .zip(wait_for(api, request, &scans, call.progress))
         .collect();
     let mut results = Vec::with_capacity(targets.len());
     let mut lines = Vec::with_capacity(targets.len());
     for (i, (target_url, submission)) in targets.iter().zip(&submitted).enumerate() {
-        let (mut entry, line) = match submission {
-            Ok(queued) => {
-                let (mut entry, line) =
-                    scanned_entry(target_url, &queued.uuid, waited.get(&queued.uuid));
-                entry.erase_key = Some(queued.erase_key.clone());
-                (entry, line)
-            }
+        let (mut entry, mut line) = match submission {
+            Ok(queued) => scanned_entry(target_url, queued, waited.get(&queued.uuid)),
             Err(refused) => refused_entry(target_url, refused),
         };
-        let line = match same_as[i] {
-            Some(first) => {
-                entry.same_as = Some(first);
-                format!("{line} (the same instance as {}: one scan)", targets[first])
-            }
-            None => line,
-        };
+        entry.same_as = same_as[i];
+        if let Some(first) = same_as[i] {
+            line = format!("{line} (the same instance as {}: one scan)", targets[first]);
+        }
         lines.push(line);
         results.push(entry);
     }
@@ -1264,12 +1185,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
 
 /// A `scan_instances` entry of a refused target, and its line of the summary.
 fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
-    let error = refusal_text(
-        refused.error.status,
-        refused.error.code,
-        &refused.error.message,
-        refused.retry_after,
-    );
+    let error = refused_text(refused);
     let line = format!("{target_url}: {error}");
     let entry = TargetEntry {
         target_url: target_url.to_string(),
@@ -1285,71 +1201,54 @@ fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
 /// line of the summary.
 fn scanned_entry(
     target_url: &str,
-    uuid: &str,
+    queued: &Queued,
     waited: Option<&Result<ScanRecord, Response>>,
 ) -> (TargetEntry, String) {
+    let uuid = &queued.uuid;
     let mut entry = TargetEntry {
         target_url: target_url.to_string(),
-        uuid: Some(uuid.to_string()),
+        uuid: Some(uuid.clone()),
         status: "error",
+        erase_key: Some(queued.erase_key.clone()),
         ..TargetEntry::default()
     };
-    let line = match waited {
-        Some(Ok(record)) => {
-            entry.status = record.status.as_str();
-            let document = (record.status == Status::Completed)
-                .then(|| Completed::parse(record.result.as_deref()))
-                .flatten()
-                .map(|done| done.document);
-            match &document {
-                Some(document) => {
-                    entry.grade = Some(document.grade.clone());
-                    entry.state = Some(document.state);
-                    entry.submitter_grade =
-                        document.submitter_waivers.as_ref().map(|s| s.grade.clone());
-                    format!(
-                        "{target_url}: scan {uuid}, grade {}, state {}{}",
-                        document.grade,
-                        document.state.label(),
-                        submitter_note(document),
-                    )
-                }
-                None if record.status == Status::Completed => {
-                    entry.status = "error";
-                    entry.error =
-                        Some("the completed scan has no readable result; scan again".into());
-                    format!("{target_url}: scan {uuid} has no readable result")
-                }
-                None => format!(
-                    "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid again \
-                     in a few seconds",
-                    record.status.as_str()
-                ),
-            }
-        }
-        Some(Err(answer)) => {
-            let error = text_of(&response_result(answer));
-            let line = format!("{target_url}: {error}");
-            entry.error = Some(error);
-            line
-        }
-        None => {
-            entry.error = Some("the scan was lost; scan again".into());
-            format!("{target_url}: the scan was lost; scan again")
-        }
+    let failed = |entry: TargetEntry, error: String| {
+        let line = format!("{target_url}: {error}");
+        let error = Some(error);
+        (TargetEntry { error, ..entry }, line)
     };
+    let record = match waited {
+        Some(Ok(record)) => record,
+        Some(Err(answer)) => return failed(entry, response_text(answer)),
+        None => return failed(entry, LOST.into()),
+    };
+    if record.status != Status::Completed {
+        entry.status = record.status.as_str();
+        let line = format!(
+            "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid again in a few \
+             seconds",
+            entry.status
+        );
+        return (entry, line);
+    }
+    let Some(Completed { document, .. }) = Completed::parse(record.result.as_deref()) else {
+        entry.error = Some(UNREADABLE.into());
+        return (
+            entry,
+            format!("{target_url}: scan {uuid} has no readable result"),
+        );
+    };
+    entry.status = record.status.as_str();
+    entry.grade = Some(document.grade.clone());
+    entry.state = Some(document.state);
+    entry.submitter_grade = document.submitter_waivers.as_ref().map(|s| s.grade.clone());
+    let line = format!(
+        "{target_url}: scan {uuid}, grade {}, state {}{}",
+        document.grade,
+        document.state.label(),
+        submitter_note(&document),
+    );
     (entry, line)
-}
-
-/// The text of a tool result's content.
-fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The scan as it stands and its summary, or the tool error of a result that cannot be read.
@@ -1371,9 +1270,7 @@ fn scan_state(
         return Ok((state(Value::Null), summary));
     }
     let Some(done) = Completed::parse(result) else {
-        return Err(tool_error(
-            "the completed scan has no readable result; scan again".into(),
-        ));
+        return Err(tool_error(UNREADABLE.into()));
     };
     Ok((state(json!(done.document)), summary(uuid, &done.document)))
 }
@@ -1408,7 +1305,9 @@ fn submitter_note(document: &ScanResult) -> String {
 
 /// The completed scan of `uuid`, or the tool error to answer instead.
 fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
-    let record = api.record(uuid).map_err(|a| response_result(&a))?;
+    let record = api
+        .record(uuid)
+        .map_err(|a| tool_error(response_text(&a)))?;
     if record.status != Status::Completed {
         return Err(tool_error(refusal_text(
             409,
@@ -1417,8 +1316,7 @@ fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
             Some(2),
         )));
     }
-    Completed::parse(record.result.as_deref())
-        .ok_or_else(|| tool_error("the completed scan has no readable result; scan again".into()))
+    Completed::parse(record.result.as_deref()).ok_or_else(|| tool_error(UNREADABLE.into()))
 }
 
 fn plan(uuid: &str, document: &ScanResult) -> Value {
@@ -1485,8 +1383,10 @@ struct Prompt {
     name: &'static str,
     title: &'static str,
     description: &'static str,
-    /// The description and the text of its message for `target`.
-    message: fn(&str) -> (String, String),
+    /// What its message for a target is, before the target: "Audit of".
+    about: &'static str,
+    /// The text of its message for `target`.
+    message: fn(&str) -> String,
 }
 
 const PROMPTS: [Prompt; 2] = [
@@ -1494,17 +1394,15 @@ const PROMPTS: [Prompt; 2] = [
         name: "audit_instance",
         title: "Audit a storage instance",
         description: "Scan an instance and write a remediation plan for its operators.",
+        about: "Audit of",
         message: |target| {
-            (
-                format!("Audit of {target}"),
-                format!(
-                    "Audit the storage instance at {target}. Call the scan_instance tool with \
-                     target_url \"{target}\", then call plan_remediation with the uuid it \
-                     answers. Report the grade and the state, explain each failed finding in \
-                     plain words, and write a remediation plan for the operators: ordered \
-                     steps, grouped by the system that fixes them (web server or proxy, the \
-                     instance's configuration, DNS, certificates), most severe first."
-                ),
+            format!(
+                "Audit the storage instance at {target}. Call the scan_instance tool with \
+                 target_url \"{target}\", then call plan_remediation with the uuid it answers. \
+                 Report the grade and the state, explain each failed finding in plain words, \
+                 and write a remediation plan for the operators: ordered steps, grouped by the \
+                 system that fixes them (web server or proxy, the instance's configuration, \
+                 DNS, certificates), most severe first."
             )
         },
     },
@@ -1512,16 +1410,14 @@ const PROMPTS: [Prompt; 2] = [
         name: "review_transport_security",
         title: "Review transport security",
         description: "Review only an instance's certificate and TLS handshake.",
+        about: "Transport security review of",
         message: |target| {
-            (
-                format!("Transport security review of {target}"),
-                format!(
-                    "Review only the transport security of the storage instance at \
-                     {target}: call the scan_instance tool with target_url \"{target}\" and \
-                     look only at the certificate (trust, issuer, expiry, names) and the TLS \
-                     handshake (protocol versions, HSTS, fallback to plain HTTP). Leave the \
-                     other findings aside. Say what is sound, what is not, and how to fix it."
-                ),
+            format!(
+                "Review only the transport security of the storage instance at {target}: call \
+                 the scan_instance tool with target_url \"{target}\" and look only at the \
+                 certificate (trust, issuer, expiry, names) and the TLS handshake (protocol \
+                 versions, HSTS, fallback to plain HTTP). Leave the other findings aside. Say \
+                 what is sound, what is not, and how to fix it."
             )
         },
     },
@@ -1562,9 +1458,9 @@ fn get_prompt(params: &Value) -> Result<Value, Failure> {
     if target.chars().count() > MAX_TARGET_CHARS || target.chars().any(char::is_control) {
         return Err(invalid_params("target_url is no instance address"));
     }
-    let (description, text) = (prompt.message)(target);
+    let text = (prompt.message)(target);
     Ok(json!({
-        "description": description,
+        "description": format!("{} {target}", prompt.about),
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }))
 }
@@ -1585,11 +1481,7 @@ mod tests {
     fn sessions_are_bounded_oldest_first() {
         let mut s = Sessions::default();
         for i in 0..MAX_SESSIONS + 5 {
-            s.insert(
-                format!("s{i}"),
-                PROTOCOL_VERSIONS[0],
-                &format!("client {i}"),
-            );
+            s.insert(format!("s{i}"), &format!("client {i}"));
         }
         assert_eq!(s.by_id.len(), MAX_SESSIONS);
         assert!(!s.contains("s0") && !s.contains("s4"));
@@ -1603,9 +1495,9 @@ mod tests {
     #[test]
     fn one_client_cannot_evict_another_clients_session() {
         let mut s = Sessions::default();
-        s.insert("theirs".into(), PROTOCOL_VERSIONS[0], "192.0.2.7");
+        s.insert("theirs".into(), "192.0.2.7");
         for i in 0..10_050 {
-            s.insert(format!("flood{i}"), PROTOCOL_VERSIONS[0], "198.51.100.9");
+            s.insert(format!("flood{i}"), "198.51.100.9");
         }
         assert!(s.contains("theirs"));
         assert_eq!(s.by_id.len(), MAX_SESSIONS_PER_CLIENT + 1);

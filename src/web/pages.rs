@@ -15,7 +15,7 @@
 use super::api::{Api, ApiError, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::{ScanRequest, Status};
 use super::worker::Completed;
-use crate::report::{Finding, Form, ScanResult, Snippet, State, Status as FindingStatus};
+use crate::report::{Finding, Form, ScanResult, Snippet, Status as FindingStatus};
 use crate::serve::http::{Request, Response, parse_form};
 use crate::target::Target;
 
@@ -117,26 +117,32 @@ impl Api {
         page(status, title, body, head, root, self.config.mcp)
     }
 
-    /// The landing page's form again, with why the submission was not taken.
-    fn form_page(&self, status: u16, message: &str, target: &str) -> Response {
-        let form = form(self.config.path_prefix(), Some(message), target);
+    /// The landing page's form, again with why the submission was not taken (`message`).
+    fn form_page(&self, status: u16, message: Option<&str>, target: &str) -> Response {
+        let form = form(self.config.path_prefix(), message, target);
         self.html(status, "Storage security check", &form, "")
     }
 
     /// The landing page: the submission form.
     pub(super) fn landing_page(&self) -> Response {
-        let form = form(self.config.path_prefix(), None, "");
-        self.html(200, "Storage security check", &form, "")
+        self.form_page(200, None, "")
+    }
+
+    /// A page that says why there is no result to show, and links to the form.
+    fn notice(&self, status: u16, title: &str, text: &str) -> Response {
+        let body = format!(
+            "<h1>{title}</h1>\n<p>{}</p>\n<p><a href=\"{}/\">Check an instance</a></p>",
+            escape(text),
+            escape(self.config.path_prefix())
+        );
+        self.html(status, title, &body, "")
     }
 
     pub(super) fn form_submission(&self, request: &Request) -> Response {
         // Another site's page could make its visitors submit scans through their browsers.
         if super::origin::from_another_site(request, &self.config.base_url) {
-            return self.form_page(
-                403,
-                "This form only takes submissions from this site's own page.",
-                "",
-            );
+            let message = "This form only takes submissions from this site's own page.";
+            return self.form_page(403, Some(message), "");
         }
         let fields = parse_form(&request.body);
         let field = |name: &str| {
@@ -147,7 +153,8 @@ impl Api {
                 .unwrap_or_default()
         };
         let target_url = field("target_url");
-        let refuse = |status: u16, message: &str| self.form_page(status, message, &target_url);
+        let refuse =
+            |status: u16, message: &str| self.form_page(status, Some(message), &target_url);
         if target_url.is_empty() {
             return refuse(400, "Enter the address of the instance to check.");
         }
@@ -182,41 +189,23 @@ impl Api {
                         &format!("{}/scans/{uuid}", self.config.path_prefix()),
                     )
             }
-            Err(refused) => {
-                let answer = refuse(refused.error.status, &refused.error.message);
-                match refused.retry_after {
-                    Some(secs) => answer.with_header("Retry-After", &secs.to_string()),
-                    None => answer,
-                }
-            }
+            Err(refused) => refused.retry(refuse(refused.error.status, &refused.error.message)),
         }
     }
 
     pub(super) fn result_page(&self, uuid: &str) -> Response {
-        let root = escape(self.config.path_prefix());
         let record = match self.record(uuid) {
             Ok(record) => record,
             Err(answer) => {
-                let (status, text) = if answer.status == 404 {
-                    (404, "No such scan: it is unknown, or it has expired.")
-                } else {
-                    (
-                        answer.status,
-                        "The service cannot answer right now; try again shortly.",
-                    )
+                let text = match answer.status {
+                    404 => "No such scan: it is unknown, or it has expired.",
+                    _ => "The service cannot answer right now; try again shortly.",
                 };
-                return self.html(
-                    status,
-                    "Scan not found",
-                    &format!(
-                        "<h1>Scan not found</h1>\n<p>{}</p>\n<p><a href=\"{root}/\">Check an instance</a></p>",
-                        escape(text)
-                    ),
-                    "",
-                );
+                return self.notice(answer.status, "Scan not found", text);
             }
         };
         let target = escape(&record.request.target_url);
+        let root = escape(self.config.path_prefix());
         if record.status != Status::Completed {
             let state = record.status.as_str();
             let body = format!(
@@ -234,15 +223,8 @@ impl Api {
             );
         }
         let Some(completed) = Completed::parse(record.result.as_deref()) else {
-            return self.html(
-                503,
-                "Scan not readable",
-                &format!(
-                    "<h1>Scan not readable</h1>\n<p>The result of this scan cannot be read; \
-                     check the instance again.</p>\n<p><a href=\"{root}/\">Check an instance</a></p>"
-                ),
-                "",
-            );
+            let text = "The result of this scan cannot be read; check the instance again.";
+            return self.notice(503, "Scan not readable", text);
         };
         self.html(
             200,
@@ -270,12 +252,7 @@ pub fn render_result(
     let root = escape(root);
     let grade = document.grade.as_str();
     let state = document.state.label();
-    let state_class = match document.state {
-        State::Ok => "ok",
-        State::Warning => "warning",
-        State::Critical => "critical",
-        State::Unknown => "unknown",
-    };
+    let state_class = state.to_ascii_lowercase();
     let grade_class = match grade {
         "A+" | "A" => "good",
         "B" | "C" => "fair",

@@ -26,9 +26,6 @@ const MAX_PAGES: usize = 2;
 const MAX_FINDINGS: usize = 150;
 const MAX_STEPS: usize = 15;
 
-const REGULAR: Name = Name(b"F1");
-const BOLD: Name = Name(b"F2");
-
 const BLACK: [f32; 3] = [0.0, 0.0, 0.0];
 const GRAY: [f32; 3] = [0.38, 0.38, 0.38];
 const DARK: [f32; 3] = [0.2, 0.2, 0.2];
@@ -62,11 +59,12 @@ enum Font {
 }
 
 impl Font {
+    /// Its name in the pages' resources.
     fn name(self) -> Name<'static> {
-        match self {
-            Font::Regular => REGULAR,
-            Font::Bold => BOLD,
-        }
+        Name(match self {
+            Font::Regular => b"F1",
+            Font::Bold => b"F2",
+        })
     }
 
     /// The width of WinAnsi-encoded text at `size` points. Characters above ASCII are taken
@@ -88,6 +86,10 @@ impl Font {
     }
 }
 
+/// Windows-1252's characters at 0x80-0x9F, in order; its five unassigned places hold the C1
+/// control character of the same code, which [`win_ansi`] never looks up.
+const WIN_ANSI_80: &str = "€\u{81}‚ƒ„…†‡ˆ‰Š‹Œ\u{8d}Ž\u{8f}\u{90}‘’“”•–—˜™š›œ\u{9d}žŸ";
+
 /// One character in WinAnsiEncoding: Latin-1 as is, the 0x80-0x9F extras (typographic quotes,
 /// dashes, the euro sign...), control characters as spaces, anything else `?`.
 fn win_ansi(c: char) -> u8 {
@@ -96,34 +98,11 @@ fn win_ansi(c: char) -> u8 {
         '\u{a0}'..='\u{ff}' if c != '\u{ad}' => c as u32 as u8,
         '\u{ad}' => b'-',
         '\t' | '\n' | '\r' | '\u{b}' | '\u{c}' => b' ',
-        '€' => 0x80,
-        '‚' => 0x82,
-        'ƒ' => 0x83,
-        '„' => 0x84,
-        '…' => 0x85,
-        '†' => 0x86,
-        '‡' => 0x87,
-        'ˆ' => 0x88,
-        '‰' => 0x89,
-        'Š' => 0x8A,
-        '‹' => 0x8B,
-        'Œ' => 0x8C,
-        'Ž' => 0x8E,
-        '\u{2018}' => 0x91,
-        '\u{2019}' => 0x92,
-        '\u{201c}' => 0x93,
-        '\u{201d}' => 0x94,
-        '•' => 0x95,
-        '–' => 0x96,
-        '—' => 0x97,
-        '˜' => 0x98,
-        '™' => 0x99,
-        'š' => 0x9A,
-        '›' => 0x9B,
-        'œ' => 0x9C,
-        'ž' => 0x9E,
-        'Ÿ' => 0x9F,
-        _ => b'?',
+        _ if c.is_control() => b'?',
+        _ => WIN_ANSI_80
+            .chars()
+            .position(|extra| extra == c)
+            .map_or(b'?', |at| 0x80 + at as u8),
     }
 }
 
@@ -182,12 +161,28 @@ fn wrap(text: &[u8], font: Font, size: f32, first: f32, rest: f32) -> Vec<Vec<u8
     lines
 }
 
-#[derive(Clone, Debug)]
-struct Span {
-    x: f32,
+/// How a run of text is drawn.
+#[derive(Clone, Copy, Debug)]
+struct Style {
     font: Font,
     size: f32,
     color: [f32; 3],
+}
+
+impl Font {
+    fn at(self, size: f32, color: [f32; 3]) -> Style {
+        Style {
+            font: self,
+            size,
+            color,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Span {
+    x: f32,
+    style: Style,
     text: Vec<u8>,
 }
 
@@ -212,69 +207,92 @@ impl Block {
         }
     }
 
+    /// A section's start: its heading, `gap` points below what precedes it.
+    fn section(gap: f32, title: &str) -> Block {
+        let mut block = Block::new(gap);
+        block.text(MARGIN, title.as_bytes(), Font::Bold.at(12.5, BLACK));
+        block.space(3.0);
+        block
+    }
+
     fn height(&self) -> f32 {
         self.lines.iter().map(|l| l.height).sum()
     }
 
-    /// `label` then `text` wrapped with a hanging indent past the label; `x` is the left edge.
-    #[allow(clippy::too_many_arguments)]
+    fn space(&mut self, height: f32) {
+        self.lines.push(Line {
+            height,
+            spans: Vec::new(),
+        });
+    }
+
+    /// `label` (bold, in `label_color`) then `text` wrapped with a hanging indent past the
+    /// label; `x` is the left edge.
     fn labelled(
         &mut self,
         x: f32,
-        label: (&[u8], Font, [f32; 3]),
+        label: &[u8],
+        label_color: [f32; 3],
         text: &[u8],
-        font: Font,
-        size: f32,
-        color: [f32; 3],
+        style: Style,
     ) -> &mut Self {
-        let (label, label_font, label_color) = label;
+        let size = style.size;
         let indent = if label.is_empty() {
             0.0
         } else {
-            label_font.width(label, size) + size * 0.4
+            Font::Bold.width(label, size) + size * 0.4
         };
         let width = MARGIN + CONTENT_WIDTH - x - indent;
-        for (i, part) in wrap(text, font, size, width, width).into_iter().enumerate() {
-            let mut line = Line {
-                height: size * 1.3,
-                spans: Vec::new(),
-            };
+        for (i, part) in wrap(text, style.font, size, width, width)
+            .into_iter()
+            .enumerate()
+        {
+            let mut spans = Vec::new();
             if i == 0 && !label.is_empty() {
-                line.spans.push(Span {
+                spans.push(Span {
                     x,
-                    font: label_font,
-                    size,
-                    color: label_color,
+                    style: Font::Bold.at(size, label_color),
                     text: label.to_vec(),
                 });
             }
-            line.spans.push(Span {
+            spans.push(Span {
                 x: x + indent,
-                font,
-                size,
-                color,
+                style,
                 text: part,
             });
-            self.lines.push(line);
+            self.lines.push(Line {
+                height: size * 1.3,
+                spans,
+            });
         }
         self
     }
 
-    fn text(&mut self, x: f32, text: &[u8], font: Font, size: f32, color: [f32; 3]) -> &mut Self {
-        self.labelled(x, (b"", font, color), text, font, size, color)
+    fn text(&mut self, x: f32, text: &[u8], style: Style) -> &mut Self {
+        self.labelled(x, b"", style.color, text, style)
     }
 
-    fn heading(&mut self, text: &str) -> &mut Self {
-        self.text(MARGIN, text.as_bytes(), Font::Bold, 12.5, BLACK);
-        self.lines.push(Line {
-            height: 3.0,
-            spans: Vec::new(),
-        });
-        self
+    /// A line of the summary: a bold label, then regular text in `color`.
+    fn field(&mut self, label: &[u8], label_color: [f32; 3], text: &[u8], color: [f32; 3]) {
+        self.labelled(
+            MARGIN,
+            label,
+            label_color,
+            text,
+            Font::Regular.at(10.0, color),
+        );
     }
 
     fn append(&mut self, other: Block) {
         self.lines.extend(other.lines);
+    }
+}
+
+/// `section` kept on one page with the first of `blocks`, which it heads.
+fn head(mut section: Block, blocks: &mut [Block]) {
+    if let Some(first) = blocks.first_mut() {
+        section.append(std::mem::take(first));
+        *first = section;
     }
 }
 
@@ -311,12 +329,11 @@ fn state_color(state: State) -> [f32; 3] {
 fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
     let mut block = Block::new(0.0);
     let label = format!("{}:", document.state.label());
-    block.labelled(
-        MARGIN,
-        (label.as_bytes(), Font::Bold, state_color(document.state)),
-        &encode(&document.message, 300),
-        Font::Regular,
-        10.0,
+    let message = encode(&document.message, 300);
+    block.field(
+        label.as_bytes(),
+        state_color(document.state),
+        &message,
         BLACK,
     );
     let product = document.product.as_ref();
@@ -329,18 +346,8 @@ fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
         name.push(b' ');
         name.extend_from_slice(&version);
     }
-    block.lines.push(Line {
-        height: 4.0,
-        spans: Vec::new(),
-    });
-    block.labelled(
-        MARGIN,
-        (b"Product:", Font::Bold, BLACK),
-        &name,
-        Font::Regular,
-        10.0,
-        BLACK,
-    );
+    block.space(4.0);
+    block.field(b"Product:", BLACK, &name, BLACK);
     let findings = &document.findings;
     let passed = findings
         .iter()
@@ -355,14 +362,7 @@ fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
     if other > 0 {
         counts.push_str(&format!(", {other} not evaluated"));
     }
-    block.labelled(
-        MARGIN,
-        (b"Findings:", Font::Bold, BLACK),
-        counts.as_bytes(),
-        Font::Regular,
-        10.0,
-        BLACK,
-    );
+    block.field(b"Findings:", BLACK, counts.as_bytes(), BLACK);
     if let Some(submitter) = &document.submitter_waivers {
         let line = format!(
             "the grade and state above are without them. With them ({}): grade {}, state {}.",
@@ -370,14 +370,7 @@ fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
             submitter.grade,
             submitter.state.label()
         );
-        block.labelled(
-            MARGIN,
-            (b"Submitter's waivers:", Font::Bold, DARK),
-            &encode(&line, 400),
-            Font::Regular,
-            10.0,
-            DARK,
-        );
+        block.field(b"Submitter's waivers:", DARK, &encode(&line, 400), DARK);
     }
     block
 }
@@ -402,26 +395,25 @@ fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
     };
     block.labelled(
         MARGIN,
-        (label.as_bytes(), Font::Bold, label_color),
+        label.as_bytes(),
+        label_color,
         &id,
-        Font::Bold,
-        10.0,
-        color,
+        Font::Bold.at(10.0, color),
     );
     let indent = MARGIN + 12.0;
     let detail = encode(&finding.detail, 240);
     if !detail.is_empty() {
-        block.text(indent, &detail, Font::Regular, 9.0, color);
+        block.text(indent, &detail, Font::Regular.at(9.0, color));
     }
     let remediation = encode(&finding.remediation, 240);
     if !remediation.is_empty() {
+        let color = if waived { GRAY } else { DARK };
         block.labelled(
             indent,
-            (b"Fix:", Font::Bold, DARK),
+            b"Fix:",
+            DARK,
             &remediation,
-            Font::Regular,
-            9.0,
-            if waived { GRAY } else { DARK },
+            Font::Regular.at(9.0, color),
         );
     }
     block
@@ -430,31 +422,24 @@ fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
 fn step_block(number: usize, step: &RemediationStep) -> Block {
     let mut block = Block::new(5.0);
     let label = format!("{number}.");
-    block.labelled(
-        MARGIN,
-        (label.as_bytes(), Font::Bold, BLACK),
-        &encode(&step.action, 240),
-        Font::Regular,
-        10.0,
-        BLACK,
-    );
-    let mut note = Vec::new();
+    block.field(label.as_bytes(), BLACK, &encode(&step.action, 240), BLACK);
+    let mut note: Vec<Vec<u8>> = Vec::new();
     let system = encode(&step.fixed_in, 60);
     if !system.is_empty() {
-        note.extend_from_slice(b"in ");
-        note.extend_from_slice(&system);
+        note.push([b"in ".as_slice(), &system].concat());
     }
     let resolves = step.resolves.len();
     if resolves > 0 {
-        if !note.is_empty() {
-            note.extend_from_slice(b"; ");
-        }
         let plural = if resolves == 1 { "" } else { "s" };
-        note.extend_from_slice(format!("resolves {resolves} finding{plural}").as_bytes());
+        note.push(format!("resolves {resolves} finding{plural}").into_bytes());
     }
     if !note.is_empty() {
         let indent = MARGIN + Font::Bold.width(label.as_bytes(), 10.0) + 4.0;
-        block.text(indent, &note, Font::Regular, 8.5, GRAY);
+        block.text(
+            indent,
+            &note.join(b"; ".as_slice()),
+            Font::Regular.at(8.5, GRAY),
+        );
     }
     block
 }
@@ -477,18 +462,11 @@ fn paginate(blocks: &[Block]) -> Vec<Vec<(usize, f32)>> {
     pages
 }
 
-fn draw_text(
-    content: &mut Content,
-    x: f32,
-    y: f32,
-    font: Font,
-    size: f32,
-    color: [f32; 3],
-    text: &[u8],
-) {
-    content.set_fill_rgb(color[0], color[1], color[2]);
+fn draw_text(content: &mut Content, x: f32, y: f32, style: Style, text: &[u8]) {
+    let [r, g, b] = style.color;
+    content.set_fill_rgb(r, g, b);
     content.begin_text();
-    content.set_font(font.name(), size);
+    content.set_font(style.font.name(), style.size);
     content.next_line(x, y);
     content.show(Str(text));
     content.end_text();
@@ -501,23 +479,14 @@ fn header(content: &mut Content, document: &ScanResult) {
     let box_y = PAGE_HEIGHT - MARGIN - box_size;
     let left = CONTENT_WIDTH - box_size - 14.0;
     let mut y = PAGE_HEIGHT - MARGIN - 18.0;
-    draw_text(
-        content,
-        MARGIN,
-        y,
-        Font::Bold,
-        18.0,
-        BLACK,
-        b"Storage security report",
-    );
+    let title = b"Storage security report";
+    draw_text(content, MARGIN, y, Font::Bold.at(18.0, BLACK), title);
     y -= 24.0;
     let host = fit(&encode(&document.host, 200), Font::Bold, 13.0, left);
-    draw_text(content, MARGIN, y, Font::Bold, 13.0, BLACK, &host);
+    draw_text(content, MARGIN, y, Font::Bold.at(13.0, BLACK), &host);
+    let url = encode(document.url.as_deref().unwrap_or_default(), 300);
     let rows: [(&[u8], Vec<u8>); 2] = [
-        (
-            b"URL",
-            encode(document.url.as_deref().unwrap_or_default(), 300),
-        ),
+        (b"URL", url),
         (b"Scanned", encode(&document.scanned_at, 40)),
     ];
     for (label, value) in rows {
@@ -525,9 +494,15 @@ fn header(content: &mut Content, document: &ScanResult) {
             continue;
         }
         y -= 15.0;
-        draw_text(content, MARGIN, y, Font::Bold, 9.0, GRAY, label);
+        draw_text(content, MARGIN, y, Font::Bold.at(9.0, GRAY), label);
         let value = fit(&value, Font::Regular, 9.0, left - 48.0);
-        draw_text(content, MARGIN + 48.0, y, Font::Regular, 9.0, DARK, &value);
+        draw_text(
+            content,
+            MARGIN + 48.0,
+            y,
+            Font::Regular.at(9.0, DARK),
+            &value,
+        );
     }
 
     let grade = encode(&document.grade, 3);
@@ -540,26 +515,14 @@ fn header(content: &mut Content, document: &ScanResult) {
     content.set_fill_rgb(r, g, b);
     content.rect(box_x, box_y, box_size, box_size);
     content.fill_nonzero();
-    let caption = b"GRADE";
-    let width = Font::Bold.width(caption, 8.0);
-    draw_text(
-        content,
-        box_x + (box_size - width) / 2.0,
-        box_y + box_size - 14.0,
-        Font::Bold,
-        8.0,
-        [1.0, 1.0, 1.0],
-        caption,
-    );
-    let size = if grade.len() > 1 { 40.0 } else { 48.0 };
-    let width = Font::Bold.width(&grade, size);
-    draw_text(
-        content,
-        box_x + (box_size - width) / 2.0,
+    let mut centered = |y: f32, size: f32, text: &[u8]| {
+        let x = box_x + (box_size - Font::Bold.width(text, size)) / 2.0;
+        draw_text(content, x, y, Font::Bold.at(size, [1.0, 1.0, 1.0]), text);
+    };
+    centered(box_y + box_size - 14.0, 8.0, b"GRADE");
+    centered(
         box_y + 18.0,
-        Font::Bold,
-        size,
-        [1.0, 1.0, 1.0],
+        if grade.len() > 1 { 40.0 } else { 48.0 },
         &grade,
     );
 
@@ -571,30 +534,23 @@ fn header(content: &mut Content, document: &ScanResult) {
 }
 
 fn footer(content: &mut Content, page: usize, pages: usize) {
+    let style = Font::Regular.at(7.5, GRAY);
     let left = format!(
         "check-storage-security {} - the JSON export holds the complete result",
         env!("CARGO_PKG_VERSION")
     );
-    draw_text(
-        content,
-        MARGIN,
-        MARGIN,
-        Font::Regular,
-        7.5,
-        GRAY,
-        left.as_bytes(),
-    );
+    draw_text(content, MARGIN, MARGIN, style, left.as_bytes());
     let right = format!("page {page} of {pages}");
-    let width = Font::Regular.width(right.as_bytes(), 7.5);
-    draw_text(
-        content,
-        PAGE_WIDTH - MARGIN - width,
-        MARGIN,
-        Font::Regular,
-        7.5,
-        GRAY,
-        right.as_bytes(),
-    );
+    let x = PAGE_WIDTH - MARGIN - Font::Regular.width(right.as_bytes(), 7.5);
+    draw_text(content, x, MARGIN, style, right.as_bytes());
+}
+
+/// `block` with the line saying that `count` more `noun`s are left out.
+fn left_out(mut block: Block, count: usize, noun: &str, style: Style) -> Block {
+    let plural = if count == 1 { " is" } else { "s are" };
+    let text = format!("{count} more {noun}{plural} left out; the JSON export has them all.");
+    block.text(MARGIN, text.as_bytes(), style);
+    block
 }
 
 /// The PDF report of a result document: one or two A4 pages, every text as a visitor reads
@@ -612,24 +568,21 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
     let waived = failed.iter().filter(|f| f.ignored).count();
 
     let summary = summary(document, failed.len(), waived);
+    let findings_heading = format!("Failed findings ({})", failed.len());
+    let findings_section = || Block::section(16.0, &findings_heading);
+    let plan_section = || Block::section(18.0, "Remediation plan");
     let mut findings: Vec<Block> = failed
         .iter()
         .take(MAX_FINDINGS)
         .map(|f| finding_block(f, submitter.is_some_and(|s| s.hides(&f.id))))
         .collect();
-    let mut findings_heading = Block::new(16.0);
-    findings_heading.heading(&format!("Failed findings ({})", failed.len()));
-    match findings.first_mut() {
-        // The heading stays with the first finding.
-        Some(first) => {
-            findings_heading.append(std::mem::take(first));
-            *first = findings_heading;
-        }
-        None => {
-            findings_heading.text(MARGIN, b"No check failed.", Font::Regular, 10.0, BLACK);
-            findings.push(findings_heading);
-        }
+    if findings.is_empty() {
+        let mut none = Block::default();
+        none.text(MARGIN, b"No check failed.", Font::Regular.at(10.0, BLACK));
+        findings.push(none);
     }
+    // The headings stay with the first finding and the first step.
+    head(findings_section(), &mut findings);
     let steps_source = &document.remediation_plan.steps;
     let mut steps: Vec<Block> = steps_source
         .iter()
@@ -637,46 +590,30 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
         .enumerate()
         .map(|(i, s)| step_block(i + 1, s))
         .collect();
-    if let Some(first) = steps.first_mut() {
-        let mut heading = Block::new(18.0);
-        heading.heading("Remediation plan");
-        heading.append(std::mem::take(first));
-        *first = heading;
-    }
+    head(plan_section(), &mut steps);
     // As many findings and plan steps as two pages hold: findings give way first (down to five),
     // then steps (down to three), then the rest. Left-out lines say how many are missing.
-    let failed_heading = format!("Failed findings ({})", failed.len());
     let layout = |shown: usize, shown_steps: usize| {
         let mut blocks: Vec<Block> = vec![summary.clone()];
         blocks.extend(findings.iter().take(shown).cloned());
-        let left_out = failed.len().saturating_sub(shown);
-        if left_out > 0 {
-            let mut block = Block::new(8.0);
-            if shown == 0 {
-                block.gap = 16.0;
-                block.heading(&failed_heading);
-            }
-            let plural = if left_out == 1 { " is" } else { "s are" };
-            let text = format!(
-                "{left_out} more failed finding{plural} left out; the JSON export has them all."
-            );
-            block.text(MARGIN, text.as_bytes(), Font::Bold, 9.5, DARK);
-            blocks.push(block);
+        let findings_left_out = failed.len().saturating_sub(shown);
+        if findings_left_out > 0 {
+            let block = match shown {
+                0 => findings_section(),
+                _ => Block::new(8.0),
+            };
+            let style = Font::Bold.at(9.5, DARK);
+            blocks.push(left_out(block, findings_left_out, "failed finding", style));
         }
         blocks.extend(steps.iter().take(shown_steps).cloned());
         let steps_left_out = steps_source.len() - shown_steps;
         if steps_left_out > 0 {
-            let mut block = Block::new(5.0);
-            if shown_steps == 0 {
-                block.gap = 18.0;
-                block.heading("Remediation plan");
-            }
-            let plural = if steps_left_out == 1 { " is" } else { "s are" };
-            let text = format!(
-                "{steps_left_out} more step{plural} left out; the JSON export has them all."
-            );
-            block.text(MARGIN, text.as_bytes(), Font::Regular, 9.0, DARK);
-            blocks.push(block);
+            let block = match shown_steps {
+                0 => plan_section(),
+                _ => Block::new(5.0),
+            };
+            let style = Font::Regular.at(9.0, DARK);
+            blocks.push(left_out(block, steps_left_out, "step", style));
         }
         let pages = paginate(&blocks);
         (blocks, pages)
@@ -709,11 +646,7 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
     pages.truncate(MAX_PAGES);
 
     let mut pdf = Pdf::new();
-    let catalog = Ref::new(1);
-    let tree = Ref::new(2);
-    let regular = Ref::new(3);
-    let bold = Ref::new(4);
-    let info = Ref::new(5);
+    let [catalog, tree, regular, bold, info] = [1, 2, 3, 4, 5].map(Ref::new);
     let first_page = 6;
     let page_ids: Vec<Ref> = (0..pages.len())
         .map(|i| Ref::new(first_page + 2 * i as i32))
@@ -722,12 +655,11 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
     pdf.pages(tree)
         .kids(page_ids.iter().copied())
         .count(pages.len() as i32);
-    pdf.type1_font(regular)
-        .base_font(Name(b"Helvetica"))
-        .encoding_predefined(Name(b"WinAnsiEncoding"));
-    pdf.type1_font(bold)
-        .base_font(Name(b"Helvetica-Bold"))
-        .encoding_predefined(Name(b"WinAnsiEncoding"));
+    for (id, name) in [(regular, "Helvetica"), (bold, "Helvetica-Bold")] {
+        pdf.type1_font(id)
+            .base_font(Name(name.as_bytes()))
+            .encoding_predefined(Name(b"WinAnsiEncoding"));
+    }
     let host: String = document
         .host
         .chars()
@@ -758,15 +690,7 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
                     }
                     // The baseline sits a fifth of the line above its bottom.
                     let baseline = y + line.height * 0.22;
-                    draw_text(
-                        &mut content,
-                        span.x,
-                        baseline,
-                        span.font,
-                        span.size,
-                        span.color,
-                        &span.text,
-                    );
+                    draw_text(&mut content, span.x, baseline, span.style, &span.text);
                 }
             }
         }
@@ -777,7 +701,8 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
             .parent(tree)
             .contents(content_id);
         let mut resources = page.resources();
-        resources.fonts().pair(REGULAR, regular).pair(BOLD, bold);
+        let fonts = [(Font::Regular.name(), regular), (Font::Bold.name(), bold)];
+        resources.fonts().pairs(fonts);
         resources.finish();
         page.finish();
     }

@@ -21,41 +21,24 @@ pub trait Schema {
     const REQUIRED: bool = true;
 }
 
-impl Schema for String {
-    fn schema() -> Value {
-        json!({"type": "string"})
-    }
-}
-
-impl Schema for &str {
-    fn schema() -> Value {
-        json!({"type": "string"})
-    }
-}
-
-macro_rules! integers {
-    ($($type:ty),*) => {$(
+/// Implements [`Schema`] for each type of a row as the row's schema.
+macro_rules! schemas {
+    ($($($type:ty),+ => $schema:tt;)*) => {$($(
         impl Schema for $type {
             fn schema() -> Value {
-                json!({"type": "integer"})
+                json!($schema)
             }
         }
-    )*};
-}
-integers!(u8, i64, usize);
-
-/// An object: the field's keywords say which members.
-impl Schema for Map<String, Value> {
-    fn schema() -> Value {
-        json!({"type": "object"})
-    }
+    )+)*};
 }
 
-/// Any JSON: the field's keywords say what.
-impl Schema for Value {
-    fn schema() -> Value {
-        json!({})
-    }
+schemas! {
+    String, &str => {"type": "string"};
+    u8, i64, usize => {"type": "integer"};
+    // An object: the field's keywords say which members.
+    Map<String, Value> => {"type": "object"};
+    // Any JSON: the field's keywords say what.
+    Value => {};
 }
 
 impl<T: Schema> Schema for Option<T> {

@@ -82,13 +82,9 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
         }
         let with_waivers = (!record.request.waive.is_empty()).then(|| {
             let mut waived = scan_settings.clone();
-            waived.waivers.extend(
-                record
-                    .request
-                    .waive
-                    .iter()
-                    .map(|pattern| Waiver::permanent(pattern, SUBMITTER_WAIVER)),
-            );
+            let waive = &record.request.waive;
+            let waivers = waive.iter().map(|p| Waiver::permanent(p, SUBMITTER_WAIVER));
+            waived.waivers.extend(waivers);
             waived
         });
         let views: Vec<Rules> = std::iter::once(&scan_settings)
@@ -285,13 +281,10 @@ impl ClientShare {
             return handle(request);
         }
         let Some(seat) = self.forwarded.take(&limits::address_key(client)) else {
-            return Response::error(
-                429,
-                "too_many_connections",
-                "your address has as many requests in progress as one client may; wait for \
-                 one to end and retry",
-            )
-            .with_header("Retry-After", "1");
+            let message = "your address has as many requests in progress as one client may; \
+                           wait for one to end and retry";
+            return Response::error(429, "too_many_connections", message)
+                .with_header("Retry-After", "1");
         };
         let mut response = handle(request);
         if let Some(stream) = response.stream.take() {

@@ -68,9 +68,7 @@ const PHRASES: &[(&str, &str)] = &[
 pub fn for_visitor(text: &str) -> String {
     let mut out = text.to_string();
     for (operator, visitor) in PHRASES {
-        if out.contains(operator) {
-            out = out.replace(operator, visitor);
-        }
+        out = out.replace(operator, visitor);
     }
     // Advice none of the phrases knows: the clause naming our setting goes.
     while let Some(word) = operator_word(&out) {
@@ -96,13 +94,9 @@ fn translated(document: &Value) -> Value {
         Value::Object(members) => Value::Object(
             members
                 .iter()
-                .map(|(key, value)| {
-                    let value = if key == "snippets" {
-                        value.clone()
-                    } else {
-                        translated(value)
-                    };
-                    (key.clone(), value)
+                .map(|(key, value)| match key.as_str() {
+                    "snippets" => (key.clone(), value.clone()),
+                    _ => (key.clone(), translated(value)),
                 })
                 .collect(),
         ),
@@ -172,12 +166,9 @@ fn without_advice(text: &str, word: Range<usize>) -> String {
     let open = before.rfind('(').filter(|&at| !before[at..].contains(')'));
     let close = after.find(')').filter(|&at| !after[..at].contains('('));
     if let (Some(open), Some(close)) = (open, close) {
-        let from = if before[..open].ends_with(' ') {
-            open - 1
-        } else {
-            open
-        };
-        return format!("{}{}", &before[..from], &after[close + 1..]);
+        let kept = &before[..open];
+        let kept = kept.strip_suffix(' ').unwrap_or(kept);
+        return format!("{kept}{}", &after[close + 1..]);
     }
     if let Some(clause) = before.rfind("; ") {
         let rest = after.find("; ").map_or("", |at| &after[at..]);
