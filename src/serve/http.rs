@@ -97,10 +97,7 @@ impl Request {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.header_lines(name).first().copied()
     }
 
     /// Every line of a header, in the order received: a proxy may add a line of its own
@@ -111,13 +108,6 @@ impl Request {
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
             .collect()
-    }
-
-    pub fn query_param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
     }
 
     /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
@@ -508,6 +498,14 @@ impl Refusal {
         }
         .with_header("Retry-After", "1")
     }
+
+    /// Writes the answer (a failure to write is the client's loss) and logs it.
+    fn send(self, stream: &mut TcpStream) {
+        let answer = self.answer();
+        let status = answer.status;
+        let _ = write_response(stream, answer, false);
+        log_line("-", "-", status, Duration::ZERO);
+    }
 }
 
 /// The turn-away thread's queue: a refused connection is answered there, or here when that
@@ -525,10 +523,7 @@ impl TurnAway {
             // Past every queue: answered here, without waiting for the client.
             Err(TrySendError::Full((mut stream, why))) => {
                 let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
-                let answer = why.answer();
-                let status = answer.status;
-                let _ = write_response(&mut stream, answer, false);
-                log_line("-", "-", status, Duration::ZERO);
+                why.send(&mut stream);
                 true
             }
             Err(TrySendError::Disconnected(_)) => false,
@@ -576,11 +571,8 @@ fn accept(
 fn turn_away(mut stream: TcpStream, why: Refusal, limits: Limits) {
     let until = Instant::now() + TURN_AWAY_TIME;
     let _ = stream.set_write_timeout(Some(limits.io_timeout.min(TURN_AWAY_TIME)));
-    let answer = why.answer();
-    let status = answer.status;
-    let _ = write_response(&mut stream, answer, false);
+    why.send(&mut stream);
     let _ = stream.shutdown(std::net::Shutdown::Write);
-    log_line("-", "-", status, Duration::ZERO);
     let mut sink = [0u8; 4096];
     loop {
         let left = until.saturating_duration_since(Instant::now());
@@ -923,8 +915,6 @@ fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -
     }
 }
 
-/// The reason phrase of every status the servers answer; another (none today) gets an empty
-/// one, which RFC 9112 allows, rather than a made-up word.
 /// The names a server on a loopback address answers for, against DNS rebinding: a page of
 /// `rebind.attacker.example`, whose name the attacker points at 127.0.0.1, would otherwise drive
 /// a local server from the browser of someone on this host, and read its answers. A `Host`
@@ -1018,31 +1008,13 @@ fn url_host(url: &str) -> Option<String> {
     Some(host_name(authority))
 }
 
+/// The reason phrase of a status (RFC 9110's); another gets an empty one, which RFC 9112
+/// allows, rather than a made-up word.
 fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        202 => "Accepted",
-        204 => "No Content",
-        303 => "See Other",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        411 => "Length Required",
-        413 => "Payload Too Large",
-        415 => "Unsupported Media Type",
-        421 => "Misdirected Request",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        _ => "",
-    }
+    ureq::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|status| status.canonical_reason())
+        .unwrap_or("")
 }
 
 #[cfg(test)]
@@ -1083,7 +1055,7 @@ mod tests {
                         200,
                         &serde_json::json!({
                             "method": r.method, "path": r.path,
-                            "q": r.query_param("url"),
+                            "q": r.query.iter().find(|(n, _)| n == "url").map(|(_, v)| v),
                             "body": String::from_utf8_lossy(&r.body),
                             "bearer": r.bearer_matches("s3cret-token"),
                         }),
