@@ -508,8 +508,7 @@ fn agent(
     // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
     let connector =
-        ().chain(super::connector::EndpointConnector::new(tls))
-            .chain(super::connector::HandedConnection::new(handed))
+        ().chain(super::connector::OwnConnections::new(tls, handed))
             .chain(ConnectProxyConnector::default())
             .chain(TcpConnector::default())
             .chain(super::connector::SlicedWaits);

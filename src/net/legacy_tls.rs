@@ -113,9 +113,7 @@ fn probe_version(
 ) -> Result<Option<u16>, String> {
     let mut stream = route
         .dial(host, port, deadline)
-        .map_err(|failure| match failure {
-            TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
-        })?;
+        .map_err(TlsFailure::message)?;
     exchange(&mut stream, &client_hello(host, version), version, deadline)
 }
 
