@@ -97,17 +97,13 @@ impl Request {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.header_lines(name).first().copied()
+        crate::net::http::values(&self.headers, name).next()
     }
 
     /// Every line of a header, in the order received: a proxy may add a line of its own
     /// (HAProxy's `option forwardfor`) where another appends to the line (nginx, Caddy).
     pub fn header_lines(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
+        crate::net::http::values(&self.headers, name).collect()
     }
 
     /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
@@ -659,19 +655,17 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
     loop {
         line.clear();
         let room = limits.max_head_bytes.saturating_sub(head_bytes);
-        let read = read_line(&mut reader, &mut line, room + 1, head_until);
-        match read {
+        // A client that sent nothing before it left (or before the deadline) gets no answer;
+        // a head that stops short of its end is answered below (400) or here (408).
+        match read_line(&mut reader, &mut line, room + 1, head_until) {
             Ok(0) if lines.is_empty() => return Err(Unreadable::Gone),
-            Ok(0) => return Err(bad(400, "incomplete", "the request head ended early")),
             Ok(n) => head_bytes += n,
-            Err(e)
-                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
-            {
-                return Err(if lines.is_empty() && line.is_empty() {
-                    Unreadable::Gone
-                } else {
-                    bad(408, "timeout", "the request head did not arrive in time")
-                });
+            Err(e) if timed_out(&e) && !(lines.is_empty() && line.is_empty()) => {
+                return Err(bad(
+                    408,
+                    "timeout",
+                    "the request head did not arrive in time",
+                ));
             }
             Err(_) => return Err(Unreadable::Gone),
         }
@@ -729,20 +723,26 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
         }
         headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
     }
-    let find = |n: &str| {
-        headers
-            .iter()
-            .find(|(h, _)| h == n)
-            .map(|(_, v)| v.as_str())
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, parse_form(q.as_bytes())),
+        None => (target, Vec::new()),
     };
-    if find("transfer-encoding").is_some() {
+    let mut request = Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        query,
+        headers,
+        body: Vec::new(),
+        peer,
+    };
+    if request.header("transfer-encoding").is_some() {
         return Err(bad(
             411,
             "length_required",
             "send the body with Content-Length, not chunked",
         ));
     }
-    let length = match find("content-length") {
+    let length = match request.header("content-length") {
         None => 0,
         Some(v) => v
             .parse::<usize>()
@@ -755,7 +755,8 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
             &format!("the body is larger than {} bytes", limits.max_body_bytes),
         ));
     }
-    if length > 0 && find("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+    let expects = request.header("expect");
+    if length > 0 && expects.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
         let mut raw: &TcpStream = reader.get_ref();
         let _ = raw.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
     }
@@ -770,29 +771,25 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
             Ok(0) => return Err(bad(400, "incomplete", "the body ended early")),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e)
-                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
-            {
+            Err(e) if timed_out(&e) => {
                 return Err(bad(408, "timeout", "the body did not arrive in time"));
             }
             Err(_) => return Err(Unreadable::Gone),
         }
     }
-    let (path, query) = match target.split_once('?') {
-        Some((p, q)) => (p, parse_form(q.as_bytes())),
-        None => (target, Vec::new()),
-    };
-    if !path.starts_with('/') {
+    if !request.path.starts_with('/') {
         return Err(bad(400, "bad_target", "the request target is not a path"));
     }
-    Ok(Request {
-        method: method.to_string(),
-        path: path.to_string(),
-        query,
-        headers,
-        body,
-        peer,
-    })
+    request.body = body;
+    Ok(request)
+}
+
+/// A socket read that waited out its timeout (Linux says `WouldBlock`).
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
 }
 
 fn bad(status: u16, code: &str, message: &str) -> Unreadable {

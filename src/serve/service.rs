@@ -135,17 +135,6 @@ pub struct Config {
     pub wait_limit: Duration,
 }
 
-impl Config {
-    pub fn from_settings(settings: &Settings) -> Config {
-        Config {
-            token: settings.scanner.token.clone(),
-            cache_ttl: settings.scanner.cache_ttl,
-            scan_workers: settings.concurrency.max(1),
-            wait_limit: settings.time_budget + WAIT_MARGIN,
-        }
-    }
-}
-
 /// `check-storage-scanner serve`: checks the token rules, binds, says where on stderr, serves
 /// until `stop`. `Err` is a reason not to start, one line.
 pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
@@ -156,7 +145,12 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;
     let addr = SocketAddr::new(listen, settings.scanner.port);
     let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let config = Config::from_settings(&settings);
+    let config = Config {
+        token: settings.scanner.token.clone(),
+        cache_ttl: settings.scanner.cache_ttl,
+        scan_workers: settings.concurrency.max(1),
+        wait_limit: settings.time_budget + WAIT_MARGIN,
+    };
     let warnings = settings.warnings.clone();
     let settings = Arc::new(settings);
     let service = Service::start(config, pipeline(settings));
