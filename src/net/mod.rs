@@ -214,9 +214,20 @@ pub(crate) fn fetch_agent(
     user_agent: &str,
     tune: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
 ) -> Result<ureq::Agent, String> {
-    use ureq::unversioned::resolver::DefaultResolver;
-    use ureq::unversioned::transport::{Connector, DefaultConnector};
     let proxy = proxy.map(proxy::for_ureq).transpose()?;
+    let resolver = ureq::unversioned::resolver::DefaultResolver::default();
+    Ok(agent(proxy, resolver, user_agent, tune))
+}
+
+/// [`fetch_agent`] with the proxy parsed and the resolver given (a webhook's resolves to the
+/// address the guard chose).
+pub(crate) fn agent(
+    proxy: Option<ureq::Proxy>,
+    resolver: impl ureq::unversioned::resolver::Resolver,
+    user_agent: &str,
+    tune: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
+) -> ureq::Agent {
+    use ureq::unversioned::transport::{Connector, DefaultConnector};
     let config = tune(
         ureq::Agent::config_builder()
             .proxy(proxy)
@@ -226,9 +237,5 @@ pub(crate) fn fetch_agent(
     )
     .build();
     let connector = DefaultConnector::default().chain(SlicedWaits);
-    Ok(ureq::Agent::with_parts(
-        config,
-        connector,
-        DefaultResolver::default(),
-    ))
+    ureq::Agent::with_parts(config, connector, resolver)
 }

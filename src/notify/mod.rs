@@ -359,30 +359,14 @@ fn attempt_once(
     }
 }
 
-/// A one-off agent: no redirects, no proxy but the operator's, public roots, the attempt's time
-/// limit, and a resolver that returns exactly the validated address.
+/// A one-off agent (`net::agent`): no redirects, no proxy but the operator's, public roots
+/// (ureq's default), the attempt's time limit, and a resolver that returns exactly the
+/// validated address.
 fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>) -> ureq::Agent {
-    use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
-    let tls = TlsConfig::builder()
-        .root_certs(RootCerts::WebPki)
-        .provider(TlsProvider::Rustls)
-        .build();
-    let config = ureq::config::Config::builder()
-        .tls_config(tls)
-        // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY and
-        // connect wherever that proxy resolves the name to.
-        .proxy(proxy)
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .save_redirect_history(false)
-        .max_response_header_size(crate::net::http::MAX_HEADER_BYTES)
-        .timeout_global(Some(timeout))
-        .user_agent(crate::program::user_agent())
-        .build();
     let resolver = crate::net::resolve::ScanResolver { pin };
-    use ureq::unversioned::transport::{Connector, DefaultConnector};
-    let connector = DefaultConnector::default().chain(crate::net::SlicedWaits);
-    ureq::Agent::with_parts(config, connector, resolver)
+    crate::net::agent(proxy, resolver, &crate::program::user_agent(), |config| {
+        config.max_redirects(0).timeout_global(Some(timeout))
+    })
 }
 
 fn describe(e: &ureq::Error) -> String {
