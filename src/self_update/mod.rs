@@ -227,16 +227,13 @@ pub fn archive_asset(version: &Version, target: &str) -> String {
 /// The SHA-256 a checksum file gives for `asset`: `sha256sum` lines (`<hex>  <name>` or
 /// `<hex> *<name>`), or a single hash (a `<asset>.sha256` file may hold only that).
 pub fn checksum_for(text: &str, asset: &str) -> Option<[u8; 32]> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let only_hash = |line: &str| {
         let mut words = line.split_whitespace();
         let hash = words.next()?;
         words.next().is_none().then(|| parse_hex(hash)).flatten()
     };
-    let all: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
+    let all: Vec<&str> = lines.by_ref().collect();
     if let [single] = all.as_slice()
         && let Some(hash) = only_hash(single)
     {
