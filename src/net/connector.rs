@@ -2,7 +2,7 @@
 //! endpoint's [`EndpointTls`]: the inspected connection for the first request, then new ones
 //! with the same rustls configuration, which resume the inspected session. ureq keeps them
 //! alive in its pool like its own. A plain HTTP client may likewise be handed the TCP
-//! connection a probe already opened ([`HandedConnection`]), so asking a port that was just
+//! connection a probe already opened ([`OwnConnections`]), so asking a port that was just
 //! found open costs no second connect.
 
 use super::WAIT_SLICE;
@@ -15,19 +15,29 @@ use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
 };
 
-/// Makes HTTPS connections from the endpoint's TLS; plain HTTP is left to the next connector.
+/// The connections the client brings itself: HTTPS ones from the endpoint's TLS, and the plain
+/// TCP connection a probe opened ([`Client::over`](super::http::Client::over)), handed over
+/// once: the agent's first plain request goes over it, later ones over the kept-alive
+/// connection or new ones from the next connectors, as usual. The agent is bound to one
+/// endpoint and never follows a redirect, so an HTTPS request is always for the endpoint this
+/// TLS belongs to, and the handed connection (opened to the endpoint's address and port)
+/// always goes where the request does.
 #[derive(Debug)]
-pub struct EndpointConnector {
+pub struct OwnConnections {
     tls: Option<EndpointTls>,
+    handed: Mutex<Option<TcpStream>>,
 }
 
-impl EndpointConnector {
-    pub fn new(tls: Option<EndpointTls>) -> EndpointConnector {
-        EndpointConnector { tls }
+impl OwnConnections {
+    pub fn new(tls: Option<EndpointTls>, handed: Option<TcpStream>) -> OwnConnections {
+        OwnConnections {
+            tls,
+            handed: Mutex::new(handed),
+        }
     }
 }
 
-impl<In: Transport> Connector<In> for EndpointConnector {
+impl<In: Transport> Connector<In> for OwnConnections {
     type Out = Either<In, Wire>;
 
     fn connect(
@@ -38,68 +48,28 @@ impl<In: Transport> Connector<In> for EndpointConnector {
         if let Some(transport) = chained {
             return Ok(Some(Either::A(transport)));
         }
-        if !details.needs_tls() {
-            return Ok(None);
-        }
-        // The agent is bound to one endpoint and never follows a redirect, so an HTTPS
-        // request is always for the endpoint this TLS belongs to.
-        let Some(tls) = &self.tls else {
-            return Err(ureq::Error::Tls("no TLS configured for this endpoint"));
+        let carried = if details.needs_tls() {
+            let Some(tls) = &self.tls else {
+                return Err(ureq::Error::Tls("no TLS configured for this endpoint"));
+            };
+            let stream = tls
+                .connection(time_left(&details.timeout)?)
+                .map_err(ureq::Error::Io)?;
+            Carried::Tls(Box::new(stream))
+        } else {
+            let handed = self
+                .handed
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take();
+            // A server that closed it while it waited (or spoke first) gets a new connection.
+            let Some(stream) = handed.filter(still_quiet) else {
+                return Ok(None);
+            };
+            let _ = stream.set_nodelay(true);
+            Carried::Plain(stream)
         };
-        let stream = tls
-            .connection(time_left(&details.timeout)?)
-            .map_err(ureq::Error::Io)?;
-        Ok(Some(Either::B(Wire::new(
-            details,
-            Carried::Tls(Box::new(stream)),
-        ))))
-    }
-}
-
-/// Hands a plain HTTP agent the connection a probe opened, once: the agent's first plain
-/// request goes over it, later ones over the kept-alive connection or new ones as usual.
-/// The agent is bound to the endpoint the connection was opened to (its address and port), so
-/// the handed connection always goes where the request does.
-#[derive(Debug)]
-pub struct HandedConnection {
-    stream: Mutex<Option<TcpStream>>,
-}
-
-impl HandedConnection {
-    pub fn new(stream: Option<TcpStream>) -> HandedConnection {
-        HandedConnection {
-            stream: Mutex::new(stream),
-        }
-    }
-
-    fn take(&self) -> Option<TcpStream> {
-        self.stream
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-}
-
-impl<In: Transport> Connector<In> for HandedConnection {
-    type Out = Either<In, Wire>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        if let Some(transport) = chained {
-            return Ok(Some(Either::A(transport)));
-        }
-        if details.needs_tls() {
-            return Ok(None);
-        }
-        // A server that closed it while it waited (or spoke first) gets a new connection.
-        let Some(stream) = self.take().filter(still_quiet) else {
-            return Ok(None);
-        };
-        let _ = stream.set_nodelay(true);
-        Ok(Some(Either::B(Wire::new(details, Carried::Plain(stream)))))
+        Ok(Some(Either::B(Wire::new(details, carried))))
     }
 }
 

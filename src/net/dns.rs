@@ -508,7 +508,7 @@ enum Parsed {
     Truncated,
     Answer(Answer),
     /// The answer to this query, but its records do not parse.
-    Malformed(&'static str),
+    Malformed(String),
 }
 
 /// A 16-bit query id from a cheap source: the clock, the process id and a counter.
@@ -613,21 +613,12 @@ struct Section {
 }
 
 /// Reads `count` records from `pos`; `name` says which section in an error.
-fn read_section(
-    msg: &[u8],
-    mut pos: usize,
-    count: u16,
-    name: &'static str,
-) -> Result<Section, &'static str> {
+fn read_section(msg: &[u8], mut pos: usize, count: u16, name: &str) -> Result<Section, String> {
     let mut records = Vec::new();
     let mut extended_rcode = None;
     for _ in 0..count {
         let Some((owner, after_name)) = read_name(msg, pos) else {
-            return Err(match name {
-                "answer" => "an answer record's name does not parse",
-                "authority" => "an authority record's name does not parse",
-                _ => "an additional record's name does not parse",
-            });
+            return Err(format!("an {name} record's name does not parse"));
         };
         let (Some(rtype), Some(class), Some(ttl_high), Some(rdlength)) = (
             u16_at(msg, after_name),
@@ -635,19 +626,11 @@ fn read_section(
             u16_at(msg, after_name + 4),
             u16_at(msg, after_name + 8),
         ) else {
-            return Err(match name {
-                "answer" => "an answer record is cut short",
-                "authority" => "an authority record is cut short",
-                _ => "an additional record is cut short",
-            });
+            return Err(format!("an {name} record is cut short"));
         };
         let start = after_name + 10;
         let Some(rdata) = msg.get(start..start + rdlength as usize) else {
-            return Err(match name {
-                "answer" => "an answer record's data is cut short",
-                "authority" => "an authority record's data is cut short",
-                _ => "an additional record's data is cut short",
-            });
+            return Err(format!("an {name} record's data is cut short"));
         };
         if rtype == TYPE_OPT && owner.is_empty() {
             extended_rcode = Some((ttl_high >> 8) as u8);
@@ -690,16 +673,13 @@ fn parse_response(msg: &[u8], id: u16, question: &Question) -> Parsed {
         return Parsed::Truncated;
     }
     let count = |at: usize| u16_at(msg, at).unwrap_or(0);
-    let answers = match read_section(msg, pos + 4, count(6), "answer") {
-        Ok(section) => section,
-        Err(why) => return Parsed::Malformed(why),
-    };
-    let authority = match read_section(msg, answers.end, count(8), "authority") {
-        Ok(section) => section,
-        Err(why) => return Parsed::Malformed(why),
-    };
-    let additional = match read_section(msg, authority.end, count(10), "additional") {
-        Ok(section) => section,
+    let sections = read_section(msg, pos + 4, count(6), "answer").and_then(|answers| {
+        let authority = read_section(msg, answers.end, count(8), "authority")?;
+        let additional = read_section(msg, authority.end, count(10), "additional")?;
+        Ok((answers, authority, additional))
+    });
+    let (answers, authority, additional) = match sections {
+        Ok(sections) => sections,
         Err(why) => return Parsed::Malformed(why),
     };
     let extended = u16::from(additional.extended_rcode.unwrap_or(0));
@@ -790,7 +770,7 @@ fn query(question: &Question, server: SocketAddr, deadline: Instant) -> Result<A
         Parsed::Answer(answer) => Ok(answer),
         Parsed::Truncated => match query_tcp(&packet, id, question, server, deadline)? {
             Parsed::Answer(answer) => Ok(answer),
-            Parsed::Malformed(why) => Err(malformed(server, question, why)),
+            Parsed::Malformed(why) => Err(malformed(server, question, &why)),
             Parsed::Truncated | Parsed::Unrelated => Err(format!(
                 "the DNS server {server} answered the {} query for {} over TCP with \
                  something else",
@@ -798,7 +778,7 @@ fn query(question: &Question, server: SocketAddr, deadline: Instant) -> Result<A
                 question.name
             )),
         },
-        Parsed::Malformed(why) => Err(malformed(server, question, why)),
+        Parsed::Malformed(why) => Err(malformed(server, question, &why)),
         // `query_udp` keeps waiting on unrelated datagrams until the deadline.
         Parsed::Unrelated => Err(timed_out(server, question)),
     }

@@ -19,8 +19,7 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Why an address is refused as a destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,9 +280,7 @@ pub fn choose(name: &str, addresses: &[IpAddr], allow_private: bool) -> Result<I
 /// Resolves `host` (a name or an address literal, without brackets) within `timeout`: the
 /// operator's pinned names first (`scanner.resolve`), then the system resolver.
 pub fn resolve(host: &str, port: u16, timeout: Duration) -> Result<Vec<IpAddr>, String> {
-    resolve_with(host, port, timeout, |name: &str, port| {
-        crate::net::resolve::lookup(name, port)
-    })
+    resolve_with(host, port, timeout, crate::net::resolve::lookup)
 }
 
 /// [`resolve`] with the lookup given (tests inject one that never leaves the process). An
@@ -301,17 +298,14 @@ where
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }
-    let (tx, rx) = mpsc::channel();
     let name = host.to_string();
     // The system resolver cannot be interrupted; a lookup that outlives the time limit is
     // left to finish on its own.
-    std::thread::spawn(move || {
-        let _ = tx.send(lookup(&name, port));
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(addresses)) => Ok(dedup(addresses)),
-        Ok(Err(e)) => Err(format!("cannot resolve {host}: {e}")),
-        Err(_) => Err(format!(
+    let deadline = Instant::now() + timeout;
+    match crate::net::resolve::answer_until(deadline, move || lookup(&name, port)) {
+        Some(Ok(addresses)) => Ok(dedup(addresses)),
+        Some(Err(e)) => Err(format!("cannot resolve {host}: {e}")),
+        None => Err(format!(
             "cannot resolve {host}: timed out after {timeout:?}"
         )),
     }
@@ -501,9 +495,13 @@ pub fn guarded(
     timeout: Duration,
     allow_private: bool,
 ) -> Result<Pins, Refusal> {
-    guarded_with(host, port, timeout, allow_private, |name: &str, port| {
-        crate::net::resolve::lookup(name, port)
-    })
+    guarded_with(
+        host,
+        port,
+        timeout,
+        allow_private,
+        crate::net::resolve::lookup,
+    )
 }
 
 /// [`guarded`] with the lookup given (tests; a server with a resolver of its own).

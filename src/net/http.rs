@@ -142,18 +142,11 @@ pub struct Response {
 impl Response {
     /// First value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        values(&self.headers, name).next()
     }
 
     pub fn header_values(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
+        values(&self.headers, name).collect()
     }
 
     pub fn text(&self) -> String {
@@ -184,18 +177,22 @@ impl Response {
     }
 }
 
+/// The values of the header `name` (any case) among `headers`, in their order: a header may
+/// come in several lines.
+pub fn values<'a>(headers: &'a [(String, String)], name: &str) -> impl Iterator<Item = &'a str> {
+    headers
+        .iter()
+        .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// A header name as findings and ids spell it, whatever case the server sent:
 /// `x-WEB-version` -> `X-Web-Version`.
 pub fn canonical_header_name(name: &str) -> String {
     name.split('-')
         .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(first) => {
-                    first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
-                }
-                None => String::new(),
-            }
+            let first = part.chars().next().map_or(0, char::len_utf8);
+            part[..first].to_ascii_uppercase() + &part[first..].to_ascii_lowercase()
         })
         .collect::<Vec<_>>()
         .join("-")
@@ -508,8 +505,7 @@ fn agent(
     // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
     let connector =
-        ().chain(super::connector::EndpointConnector::new(tls))
-            .chain(super::connector::HandedConnection::new(handed))
+        ().chain(super::connector::OwnConnections::new(tls, handed))
             .chain(ConnectProxyConnector::default())
             .chain(TcpConnector::default())
             .chain(super::connector::SlicedWaits);

@@ -113,9 +113,7 @@ fn probe_version(
 ) -> Result<Option<u16>, String> {
     let mut stream = route
         .dial(host, port, deadline)
-        .map_err(|failure| match failure {
-            TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
-        })?;
+        .map_err(TlsFailure::message)?;
     exchange(&mut stream, &client_hello(host, version), version, deadline)
 }
 
@@ -127,15 +125,11 @@ fn exchange(
     version: u16,
     deadline: Instant,
 ) -> Result<Option<u16>, String> {
-    let remaining = |what: &str| {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            Err(format!("{what} timed out"))
-        } else {
-            Ok(left)
-        }
-    };
-    let _ = stream.set_write_timeout(Some(remaining("sending the ClientHello")?));
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err("sending the ClientHello timed out".into());
+    }
+    let _ = stream.set_write_timeout(Some(left));
     if let Err(e) = stream.write_all(hello).and_then(|()| stream.flush()) {
         return match e.kind() {
             // The server hung up on the hello: it does not talk this version.
@@ -200,24 +194,13 @@ pub fn client_hello(host: &str, version: u16) -> Vec<u8> {
 
     let mut extensions = Vec::new();
     if let Some(name) = sni_name(host) {
-        let name = name.as_bytes();
-        let mut list = Vec::new();
-        list.push(0u8); // host_name
-        push_u16(&mut list, name.len());
-        list.extend_from_slice(name);
-        let mut body = Vec::new();
-        push_u16(&mut body, list.len());
-        body.extend_from_slice(&list);
-        push_extension(&mut extensions, 0x0000, &body);
+        // server_name: a list of one name of type host_name (0).
+        let entry = [&[0][..], &prefixed(name.as_bytes())].concat();
+        push_extension(&mut extensions, 0x0000, &prefixed(&entry));
     }
     // supported_groups: x25519, secp256r1, secp384r1, secp521r1.
-    let groups: [u16; 4] = [0x001D, 0x0017, 0x0018, 0x0019];
-    let mut body = Vec::new();
-    push_u16(&mut body, groups.len() * 2);
-    for group in groups {
-        body.extend_from_slice(&group.to_be_bytes());
-    }
-    push_extension(&mut extensions, 0x000A, &body);
+    let groups = be_u16s(&[0x001D, 0x0017, 0x0018, 0x0019]);
+    push_extension(&mut extensions, 0x000A, &prefixed(&groups));
     // ec_point_formats: uncompressed.
     push_extension(&mut extensions, 0x000B, &[1, 0]);
     // renegotiation_info: empty (initial handshake).
@@ -225,28 +208,24 @@ pub fn client_hello(host: &str, version: u16) -> Vec<u8> {
     // extended_master_secret.
     push_extension(&mut extensions, 0x0017, &[]);
 
-    let mut hello = Vec::new();
-    hello.extend_from_slice(&version.to_be_bytes());
-    hello.extend_from_slice(&random);
-    hello.push(0); // no session id
-    push_u16(&mut hello, LEGACY_CIPHER_SUITES.len() * 2);
-    for suite in LEGACY_CIPHER_SUITES {
-        hello.extend_from_slice(&suite.to_be_bytes());
-    }
-    hello.extend_from_slice(&[1, 0]); // compression methods: null only
-    push_u16(&mut hello, extensions.len());
-    hello.extend_from_slice(&extensions);
-
-    let mut handshake = vec![CLIENT_HELLO];
-    push_u24(&mut handshake, hello.len());
-    handshake.extend_from_slice(&hello);
-
+    let hello = [
+        &version.to_be_bytes()[..],
+        &random,
+        &[0], // no session id
+        &prefixed(&be_u16s(LEGACY_CIPHER_SUITES)),
+        &[1, 0], // compression methods: null only
+        &prefixed(&extensions),
+    ]
+    .concat();
+    let length = (hello.len() as u32).to_be_bytes();
+    let handshake = [&[CLIENT_HELLO][..], &length[1..], &hello].concat();
     // The record layer says TLS 1.0, as clients do for their first flight.
-    let mut record = vec![HANDSHAKE];
-    record.extend_from_slice(&TLS1_0.to_be_bytes());
-    push_u16(&mut record, handshake.len());
-    record.extend_from_slice(&handshake);
-    record
+    [
+        &[HANDSHAKE][..],
+        &TLS1_0.to_be_bytes(),
+        &prefixed(&handshake),
+    ]
+    .concat()
 }
 
 /// The name sent as SNI: only DNS names (no addresses), without a trailing dot.
@@ -272,18 +251,18 @@ fn fill_random(buf: &mut [u8]) {
     }
 }
 
-fn push_u16(out: &mut Vec<u8>, n: usize) {
-    out.extend_from_slice(&(n as u16).to_be_bytes());
+/// `bytes` after their length (two bytes, big-endian).
+fn prefixed(bytes: &[u8]) -> Vec<u8> {
+    [&(bytes.len() as u16).to_be_bytes()[..], bytes].concat()
 }
 
-fn push_u24(out: &mut Vec<u8>, n: usize) {
-    out.extend_from_slice(&(n as u32).to_be_bytes()[1..]);
+fn be_u16s(values: &[u16]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_be_bytes()).collect()
 }
 
 fn push_extension(out: &mut Vec<u8>, kind: u16, body: &[u8]) {
     out.extend_from_slice(&kind.to_be_bytes());
-    push_u16(out, body.len());
-    out.extend_from_slice(body);
+    out.extend_from_slice(&prefixed(body));
 }
 
 /// What the bytes read so far say.

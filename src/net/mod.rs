@@ -87,13 +87,25 @@ impl Destination {
         if self.http_port == self.https_port {
             return None;
         }
-        let endpoint = http::Endpoint {
-            scheme: http::Scheme::Http,
+        http::Client::new(
+            self.endpoint(Scheme::Http),
+            &Verification::Disabled,
+            options,
+        )
+        .ok()
+    }
+
+    /// The endpoint of `scheme` on its port.
+    fn endpoint(&self, scheme: Scheme) -> Endpoint {
+        Endpoint {
+            scheme,
             url_host: self.url_host.clone(),
-            port: self.http_port,
+            port: match scheme {
+                Scheme::Https => self.https_port,
+                Scheme::Http => self.http_port,
+            },
             base_path: self.base_path.clone(),
-        };
-        http::Client::new(endpoint, &http::Verification::Disabled, options).ok()
+        }
     }
 }
 
@@ -120,12 +132,6 @@ pub fn select_transport_via(
     insecure: bool,
     timeout: StepTimeout,
 ) -> Transport {
-    let https_endpoint = Endpoint {
-        scheme: Scheme::Https,
-        url_host: dest.url_host.clone(),
-        port: dest.https_port,
-        base_path: dest.base_path.clone(),
-    };
     let inspected = tls::EndpointTls::new(&dest.host, dest.https_port, roots, route, timeout)
         .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
     match inspected {
@@ -147,30 +153,18 @@ pub fn select_transport_via(
             };
             endpoint_tls.require(verification.requirement());
             Transport {
-                endpoint: https_endpoint,
+                endpoint: dest.endpoint(Scheme::Https),
                 verification,
                 https,
                 tls: Some(endpoint_tls),
             }
         }
-        Err(failure) => {
-            let reason = match failure {
-                tls::TlsFailure::Connect(m)
-                | tls::TlsFailure::Transient(m)
-                | tls::TlsFailure::Handshake(m) => m,
-            };
-            Transport {
-                endpoint: Endpoint {
-                    scheme: Scheme::Http,
-                    url_host: dest.url_host.clone(),
-                    port: dest.http_port,
-                    base_path: dest.base_path.clone(),
-                },
-                verification: Verification::Disabled,
-                https: HttpsObservation::Unavailable(reason),
-                tls: None,
-            }
-        }
+        Err(failure) => Transport {
+            endpoint: dest.endpoint(Scheme::Http),
+            verification: Verification::Disabled,
+            https: HttpsObservation::Unavailable(failure.message()),
+            tls: None,
+        },
     }
 }
 
@@ -220,9 +214,20 @@ pub(crate) fn fetch_agent(
     user_agent: &str,
     tune: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
 ) -> Result<ureq::Agent, String> {
-    use ureq::unversioned::resolver::DefaultResolver;
-    use ureq::unversioned::transport::{Connector, DefaultConnector};
     let proxy = proxy.map(proxy::for_ureq).transpose()?;
+    let resolver = ureq::unversioned::resolver::DefaultResolver::default();
+    Ok(agent(proxy, resolver, user_agent, tune))
+}
+
+/// [`fetch_agent`] with the proxy parsed and the resolver given (a webhook's resolves to the
+/// address the guard chose).
+pub(crate) fn agent(
+    proxy: Option<ureq::Proxy>,
+    resolver: impl ureq::unversioned::resolver::Resolver,
+    user_agent: &str,
+    tune: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
+) -> ureq::Agent {
+    use ureq::unversioned::transport::{Connector, DefaultConnector};
     let config = tune(
         ureq::Agent::config_builder()
             .proxy(proxy)
@@ -232,9 +237,5 @@ pub(crate) fn fetch_agent(
     )
     .build();
     let connector = DefaultConnector::default().chain(SlicedWaits);
-    Ok(ureq::Agent::with_parts(
-        config,
-        connector,
-        DefaultResolver::default(),
-    ))
+    ureq::Agent::with_parts(config, connector, resolver)
 }

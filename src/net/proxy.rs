@@ -56,20 +56,18 @@ impl Proxy {
         if rest.contains('/') || rest.contains('?') {
             return Err(bad("has a path"));
         }
-        let (userinfo, hostport) = match rest.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, rest),
-        };
+        let (userinfo, hostport) = rest
+            .rsplit_once('@')
+            .map_or((None, rest), |(u, h)| (Some(u), h));
         let (host, port_text) = if let Some(bracketed) = hostport.strip_prefix('[') {
             let (host, after) = bracketed
                 .split_once(']')
                 .ok_or_else(|| bad("has an unclosed ["))?;
             (host, after.strip_prefix(':'))
         } else {
-            match hostport.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (hostport, None),
-            }
+            hostport
+                .rsplit_once(':')
+                .map_or((hostport, None), |(h, p)| (h, Some(p)))
         };
         let port = match port_text {
             None => 8080,

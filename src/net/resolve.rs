@@ -113,11 +113,7 @@ fn system_name(host: &str) -> &str {
 /// the system resolver cannot be interrupted, so a lookup that outlives the deadline is left
 /// to finish on its own thread and its answer dropped.
 pub fn lookup_until(host: &str, port: u16, deadline: Instant) -> io::Result<Vec<SocketAddr>> {
-    let key = host.trim_end_matches('.').to_ascii_lowercase();
-    let known = zoned(host, port).is_some()
-        || host.parse::<IpAddr>().is_ok()
-        || PINNED.get().is_some_and(|p| p.contains_key(&key));
-    if known {
+    if answers_at_once(host, port) {
         return lookup(host, port);
     }
     let name = host.to_string();
@@ -129,8 +125,17 @@ pub fn lookup_until(host: &str, port: u16, deadline: Instant) -> io::Result<Vec<
     })
 }
 
+/// Whether [`lookup`] answers `host` without a resolver: an address literal (with a known
+/// zone or without) or a pinned name.
+fn answers_at_once(host: &str, port: u16) -> bool {
+    let key = host.trim_end_matches('.').to_ascii_lowercase();
+    zoned(host, port).is_some()
+        || host.parse::<IpAddr>().is_ok()
+        || PINNED.get().is_some_and(|p| p.contains_key(&key))
+}
+
 /// The answer of `ask`, run on a thread of its own, if it comes before `deadline`.
-fn answer_until<T: Send + 'static>(
+pub(crate) fn answer_until<T: Send + 'static>(
     deadline: Instant,
     ask: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
@@ -165,24 +170,16 @@ impl ureq::unversioned::resolver::Resolver for ScanResolver {
             _ => 443,
         });
         let addresses = match &self.pin {
-            Some(pins) => pins
-                .lookup(host, port)
-                .map_err(|_| ureq::Error::HostNotFound)?,
-            None if zoned(host, port).is_some() => zoned(host, port).into_iter().collect(),
+            Some(pins) => pins.lookup(host, port),
+            // ureq's own resolver knows neither zones nor pinned names, and would ask the
+            // nameserver for a name below localhost.
+            None if answers_at_once(host, port) || system_name(host) != host => lookup(host, port),
             None => {
-                let key = host.trim_end_matches('.').to_ascii_lowercase();
-                match PINNED.get().and_then(|p| p.get(&key)) {
-                    Some(list) => list.iter().map(|ip| SocketAddr::new(*ip, port)).collect(),
-                    None if system_name(host) != host => {
-                        lookup(host, port).map_err(|_| ureq::Error::HostNotFound)?
-                    }
-                    None => {
-                        return ureq::unversioned::resolver::DefaultResolver::default()
-                            .resolve(uri, config, timeout);
-                    }
-                }
+                return ureq::unversioned::resolver::DefaultResolver::default()
+                    .resolve(uri, config, timeout);
             }
-        };
+        }
+        .map_err(|_| ureq::Error::HostNotFound)?;
         let mut out = self.empty();
         for address in addresses.into_iter().take(16) {
             out.push(address);

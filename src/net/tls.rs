@@ -57,6 +57,15 @@ pub enum TlsFailure {
     Handshake(String),
 }
 
+impl TlsFailure {
+    /// What went wrong, whatever the kind.
+    pub fn message(self) -> String {
+        match self {
+            TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
+        }
+    }
+}
+
 /// Root sets to verify against: the public web PKI and, when given, the operator's private CA.
 #[derive(Clone)]
 pub struct Roots {
@@ -101,36 +110,33 @@ impl Roots {
     }
 
     pub fn new(ca_file: Option<&std::path::Path>) -> Result<Roots, String> {
-        let mut private_der = Vec::new();
-        let private = match ca_file {
-            None => None,
-            Some(path) => {
-                // A regular file within the cap of a CA bundle (`crate::files`), never read
-                // whole whatever it is.
-                let pem = crate::files::read(path, crate::files::Kind::CaBundle)
-                    .map_err(|refusal| refusal.line(&path.display().to_string()))?;
-                let mut store = RootCertStore::empty();
-                for item in ureq::tls::parse_pem(&pem) {
-                    if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
-                        let der = cert.der().to_vec();
-                        store.add(CertificateDer::from(der.clone())).map_err(|e| {
-                            format!("--ca-file {}: unusable certificate ({e})", path.display())
-                        })?;
-                        private_der.push(der);
-                    }
-                }
-                if store.is_empty() {
-                    return Err(format!(
-                        "--ca-file {} holds no PEM certificate; give a PEM bundle of the CA",
-                        path.display()
-                    ));
-                }
-                Some(Arc::new(store))
-            }
+        let Some(path) = ca_file else {
+            return Ok(Roots::public());
         };
+        // A regular file within the cap of a CA bundle (`crate::files`), never read whole
+        // whatever it is.
+        let pem = crate::files::read(path, crate::files::Kind::CaBundle)
+            .map_err(|refusal| refusal.line(&path.display().to_string()))?;
+        let mut store = RootCertStore::empty();
+        let mut private_der = Vec::new();
+        for item in ureq::tls::parse_pem(&pem) {
+            if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
+                let der = cert.der().to_vec();
+                store.add(CertificateDer::from(der.clone())).map_err(|e| {
+                    format!("--ca-file {}: unusable certificate ({e})", path.display())
+                })?;
+                private_der.push(der);
+            }
+        }
+        if store.is_empty() {
+            return Err(format!(
+                "--ca-file {} holds no PEM certificate; give a PEM bundle of the CA",
+                path.display()
+            ));
+        }
         Ok(Roots {
             public: public_roots(),
-            private,
+            private: Some(Arc::new(store)),
             private_der,
         })
     }

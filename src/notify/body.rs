@@ -111,13 +111,15 @@ pub fn chat_blocks(result: &ScanResult) -> Value {
     })
 }
 
-/// Embed colour by state: red, amber, grey, green.
-pub fn embed_color(state: State) -> u32 {
+/// How the receivers mark a state: the chat embed's colour (red, amber, grey, green), the
+/// topic publication's priority and tag, and the push server's priority on its 0-10 scale
+/// (8 is high).
+fn marks(state: State) -> (u32, u8, &'static str, u8) {
     match state {
-        State::Critical => 0xD3_2F2F,
-        State::Warning => 0xF9_A825,
-        State::Unknown => 0x9E_9E9E,
-        State::Ok => 0x2E_7D32,
+        State::Critical => (0xD3_2F2F, 5, "rotating_light", 8),
+        State::Warning => (0xF9_A825, 4, "warning", 5),
+        State::Unknown => (0x9E_9E9E, 3, "grey_question", 4),
+        State::Ok => (0x2E_7D32, 3, "white_check_mark", 2),
     }
 }
 
@@ -128,10 +130,11 @@ pub fn chat_embed(result: &ScanResult) -> Value {
         let value = if value.is_empty() { "-" } else { value };
         json!({ "name": name, "value": clip(value, 1024), "inline": true })
     };
+    let (color, ..) = marks(state(result));
     let mut embed = json!({
         "title": clip(&title(result), 256),
         "description": clip(&format!("{}\n{}", result.message, host_line(result)), 4096),
-        "color": embed_color(state(result)),
+        "color": color,
         "fields": [
             field("State", state(result).label()),
             field("Host", &result.host),
@@ -150,57 +153,29 @@ pub fn chat_embed(result: &ScanResult) -> Value {
     })
 }
 
-/// Push priority of a topic publication: 5 critical, 4 warning, 3 unknown and OK.
-pub fn topic_priority(state: State) -> u8 {
-    match state {
-        State::Critical => 5,
-        State::Warning => 4,
-        State::Unknown | State::Ok => 3,
-    }
-}
-
-fn topic_tags(state: State) -> Vec<&'static str> {
-    let emoji = match state {
-        State::Critical => "rotating_light",
-        State::Warning => "warning",
-        State::Unknown => "grey_question",
-        State::Ok => "white_check_mark",
-    };
-    vec![emoji, "storage-security"]
-}
-
 fn push_message(result: &ScanResult) -> String {
     clip(&format!("{}\n{}", result.message, host_line(result)), 3500)
 }
 
 /// A topic publication, sent as JSON to the server root.
 pub fn push_topic(result: &ScanResult, topic: &str) -> Value {
-    let state = state(result);
+    let (_, priority, tag, _) = marks(state(result));
     json!({
         "topic": topic,
         "title": clip(&title(result), 250),
         "message": push_message(result),
-        "priority": topic_priority(state),
-        "tags": topic_tags(state),
+        "priority": priority,
+        "tags": [tag, "storage-security"],
     })
-}
-
-/// Priority on the push server's 0-10 scale: 8 (high) critical, 5 warning, 4 unknown, 2 OK.
-pub fn server_priority(state: State) -> u8 {
-    match state {
-        State::Critical => 8,
-        State::Warning => 5,
-        State::Unknown => 4,
-        State::Ok => 2,
-    }
 }
 
 /// A push-server message.
 pub fn push_server(result: &ScanResult) -> Value {
+    let (.., priority) = marks(state(result));
     json!({
         "title": clip(&title(result), 250),
         "message": push_message(result),
-        "priority": server_priority(state(result)),
+        "priority": priority,
     })
 }
 
@@ -290,7 +265,7 @@ mod tests {
         );
         let colours: Vec<u32> = [State::Critical, State::Warning, State::Unknown, State::Ok]
             .into_iter()
-            .map(embed_color)
+            .map(|state| marks(state).0)
             .collect();
         assert_eq!(colours, [0xD32F2F, 0xF9A825, 0x9E9E9E, 0x2E7D32]);
         let down = build(&BodyFormat::ChatEmbed, &failed("down.example"), None);

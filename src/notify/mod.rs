@@ -161,9 +161,7 @@ impl Destination {
             display,
         })
     }
-}
 
-impl Destination {
     /// A message fit to print: whatever a transport error quoted of the URL (the URL, its path
     /// or query, and for a URL from a reference its host too) is replaced by `display`.
     fn hide(&self, settings: &WebhookSettings, message: &str) -> String {
@@ -221,13 +219,6 @@ pub fn wanted(settings: &WebhookSettings, result: &ScanResult) -> bool {
     }
 }
 
-/// The body of one host's notification (what `deliver` sends).
-pub fn body_of(settings: &WebhookSettings, result: &ScanResult) -> Result<Vec<u8>, String> {
-    let destination = Destination::of(settings)?;
-    let value = body::build(&settings.format, result, destination.topic.as_deref());
-    serde_json::to_vec(&value).map_err(|e| format!("cannot encode the notification: {e}"))
-}
-
 /// Delivers one host's notification, retrying within what is left of the run's time budget;
 /// `Err` says why it failed in the end.
 pub fn deliver(
@@ -235,8 +226,11 @@ pub fn deliver(
     result: &ScanResult,
     budget: &Budget,
 ) -> Result<(), String> {
-    let body = body_of(settings, result)?;
-    post_within(settings, &body, budget).inspect(|()| {
+    let destination = Destination::of(settings)?;
+    let value = body::build(&settings.format, result, destination.topic.as_deref());
+    let body =
+        serde_json::to_vec(&value).map_err(|e| format!("cannot encode the notification: {e}"))?;
+    post_to(settings, &destination, &body, budget).inspect(|()| {
         crate::diagnostics::debug_log(&format!("webhook for {} delivered", result.host));
     })
 }
@@ -246,16 +240,16 @@ pub fn deliver(
 /// before retry n; 4xx, a redirect or a refused destination end it at once. `Err` names the
 /// destination (without user information or query) and why.
 pub fn post(settings: &WebhookSettings, body: &[u8]) -> Result<(), String> {
-    post_within(settings, body, &Budget::unlimited())
+    post_to(
+        settings,
+        &Destination::of(settings)?,
+        body,
+        &Budget::unlimited(),
+    )
 }
 
 /// [`post`] within `budget`: each attempt is cut to what is left of it, and a retry starts
 /// only if it could end within it (`Budget::retry`).
-fn post_within(settings: &WebhookSettings, body: &[u8], budget: &Budget) -> Result<(), String> {
-    let destination = Destination::of(settings)?;
-    post_to(settings, &destination, body, budget).map_err(|e| destination.hide(settings, &e))
-}
-
 fn post_to(
     settings: &WebhookSettings,
     destination: &Destination,
@@ -282,13 +276,11 @@ fn post_to(
         )
         .map_err(|gave_up| match gave_up {
             GaveUp::Failed(message) | GaveUp::Exhausted { message, .. } => {
-                format!("{}: {message}", destination.display)
+                let message = format!("{}: {message}", destination.display);
+                destination.hide(settings, &message)
             }
         })
 }
-
-/// The wait before retry `n` (1, 2, ...): `factor * 2^n` seconds.
-pub use crate::budget::backoff;
 
 enum Failure {
     /// A transport error or 5xx: worth another attempt.
@@ -367,30 +359,14 @@ fn attempt_once(
     }
 }
 
-/// A one-off agent: no redirects, no proxy but the operator's, public roots, the attempt's time
-/// limit, and a resolver that returns exactly the validated address.
+/// A one-off agent (`net::agent`): no redirects, no proxy but the operator's, public roots
+/// (ureq's default), the attempt's time limit, and a resolver that returns exactly the
+/// validated address.
 fn agent(timeout: Duration, pin: Option<guard::Pins>, proxy: Option<ureq::Proxy>) -> ureq::Agent {
-    use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
-    let tls = TlsConfig::builder()
-        .root_certs(RootCerts::WebPki)
-        .provider(TlsProvider::Rustls)
-        .build();
-    let config = ureq::config::Config::builder()
-        .tls_config(tls)
-        // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY and
-        // connect wherever that proxy resolves the name to.
-        .proxy(proxy)
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .save_redirect_history(false)
-        .max_response_header_size(crate::net::http::MAX_HEADER_BYTES)
-        .timeout_global(Some(timeout))
-        .user_agent(crate::program::user_agent())
-        .build();
     let resolver = crate::net::resolve::ScanResolver { pin };
-    use ureq::unversioned::transport::{Connector, DefaultConnector};
-    let connector = DefaultConnector::default().chain(crate::net::SlicedWaits);
-    ureq::Agent::with_parts(config, connector, resolver)
+    crate::net::agent(proxy, resolver, &crate::program::user_agent(), |config| {
+        config.max_redirects(0).timeout_global(Some(timeout))
+    })
 }
 
 fn describe(e: &ureq::Error) -> String {
@@ -406,6 +382,7 @@ fn describe(e: &ureq::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::backoff;
     use crate::output::metrics::testing::{failed, scanned};
 
     fn settings(url: &str, format: BodyFormat) -> WebhookSettings {

@@ -208,14 +208,12 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
     }
 
     let mut out = String::new();
-    let via = match &plan.archive {
-        Some(archive) => archive.name.clone(),
-        None => downloads
-            .iter()
-            .map(|a| a.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
+    // The archive, or the bare binaries.
+    let via = downloads
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let total = staged.len();
     for (n, (item, file)) in staged.into_iter().enumerate() {
         let mode = mode_text(&item.path);
@@ -247,10 +245,7 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
             ));
         }
     }
-    for note in &plan.notes {
-        out.push_str(note);
-        out.push('\n');
-    }
+    out.extend(plan.notes.iter().map(|note| format!("{note}\n")));
     Ok(out)
 }
 
@@ -522,9 +517,6 @@ fn describe(plan: &Plan, downloads: &[&Asset], running: Version) -> String {
             mode_text(&item.path)
         ));
     }
-    for note in &plan.notes {
-        out.push_str(note);
-        out.push('\n');
-    }
+    out.extend(plan.notes.iter().map(|note| format!("{note}\n")));
     out
 }

@@ -88,37 +88,37 @@ struct Completed {
 /// Runs the exporter until SIGTERM or SIGINT; exit 0 then. A mistake found before serving
 /// (the address is taken, a CA file without certificates) ends UNKNOWN as the plugin does.
 pub fn run(settings: Settings) -> Outcome {
-    let Some(exporter) = settings.exporter.clone() else {
-        return unknown("the metrics exporter needs --prometheus-listen-port");
-    };
-    // Found before listening, as the plugin finds it before any traffic.
-    let now = report_now(&settings);
-    if let Err(e) = settings.scanner(now, Budget::new(Instant::now(), settings.time_budget)) {
-        return unknown(&e);
+    match serve(settings) {
+        Ok(()) => Outcome {
+            stdout: String::new(),
+            exit_code: 0,
+        },
+        Err(e) => unknown(&e),
     }
-    let stop = match signals::stop_flag() {
-        Ok(stop) => stop,
-        Err(e) => return unknown(&e),
-    };
-    let server = match Server::bind(exporter.listen) {
-        Ok(server) => server,
-        Err(e) => {
-            return unknown(&format!(
-                "the metrics exporter cannot listen on {}: {e}; choose another \
-                 --prometheus-listen-port or --prometheus-listen-addr",
-                exporter.listen
-            ));
-        }
-    };
+}
+
+fn serve(settings: Settings) -> Result<(), String> {
+    let exporter = settings
+        .exporter
+        .clone()
+        .ok_or("the metrics exporter needs --prometheus-listen-port")?;
+    // Found before listening, as the plugin finds it before any traffic.
+    let now = Now::pinned_or_system(settings.now);
+    settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;
+    let stop = signals::stop_flag()?;
+    let server = Server::bind(exporter.listen).map_err(|e| {
+        format!(
+            "the metrics exporter cannot listen on {}: {e}; choose another \
+             --prometheus-listen-port or --prometheus-listen-addr",
+            exporter.listen
+        )
+    })?;
     let workers = settings.concurrency.min(settings.targets.len()).max(1);
-    let pool = match rayon::ThreadPoolBuilder::new()
+    let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
         .thread_name(|i| format!("exporter-host-{i}"))
         .build()
-    {
-        Ok(pool) => pool,
-        Err(e) => return unknown(&format!("cannot start {workers} host workers: {e}")),
-    };
+        .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
     let settings = Arc::new(settings);
     announce(&settings, server.local_addr());
     let exporter = Exporter::new(
@@ -135,10 +135,7 @@ pub fn run(settings: Settings) -> Outcome {
         stop,
     );
     log("stopped");
-    Outcome {
-        stdout: String::new(),
-        exit_code: 0,
-    }
+    Ok(())
 }
 
 /// The lines an operator reads at start: where it listens (first, the line tests and
@@ -191,11 +188,6 @@ fn log(message: &str) {
     eprintln!("exporter: {}", redact::apply(message));
 }
 
-/// The report clock of a round: `COS_NOW` when pinned, else the system clock now.
-fn report_now(settings: &Settings) -> Now {
-    Now::pinned_or_system(settings.now)
-}
-
 /// The result of a target that has no scan result: UNKNOWN, `scrape_success 0`.
 fn without_result(settings: &Settings, host: String, why: &str, now: Now) -> ScanResult {
     crate::assess::failed(&settings.assess_rules(), host, why.to_string(), 0, now, 0.0)
@@ -207,7 +199,7 @@ fn scan_round(settings: Arc<Settings>, pool: rayon::ThreadPool) -> Arc<RoundFn> 
     // per window, not once per round.
     let memory = RenewedMemory::new(settings.feed_cache_ttl);
     Arc::new(move |done: &Done| {
-        let now = report_now(&settings);
+        let now = Now::pinned_or_system(settings.now);
         let budget = Budget::new(Instant::now(), settings.time_budget);
         let scanner = match settings.scanner(now, budget) {
             Ok(scanner) => scanner.with_memory(memory.current()),
@@ -325,7 +317,7 @@ impl Exporter {
                 // The first round is still running: what is done, the rest not scanned yet.
                 let partial = state.in_flight.clone();
                 drop(state);
-                let now = report_now(&self.settings);
+                let now = Now::pinned_or_system(self.settings.now);
                 let results = self.fill_in(
                     partial,
                     "not scanned yet: the exporter's first round is still running",
@@ -367,7 +359,7 @@ impl Exporter {
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| round(&done))).is_err() {
                 log("internal error during a round (see stderr); its hosts are reported failed");
             }
-            let now = report_now(&self.settings);
+            let now = Now::pinned_or_system(self.settings.now);
             let partial = std::mem::take(&mut self.lock().in_flight);
             let results = self.fill_in(
                 partial,

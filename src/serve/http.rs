@@ -97,27 +97,13 @@ impl Request {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::net::http::values(&self.headers, name).next()
     }
 
     /// Every line of a header, in the order received: a proxy may add a line of its own
     /// (HAProxy's `option forwardfor`) where another appends to the line (nginx, Caddy).
     pub fn header_lines(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-
-    pub fn query_param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        crate::net::http::values(&self.headers, name).collect()
     }
 
     /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
@@ -508,6 +494,14 @@ impl Refusal {
         }
         .with_header("Retry-After", "1")
     }
+
+    /// Writes the answer (a failure to write is the client's loss) and logs it.
+    fn send(self, stream: &mut TcpStream) {
+        let answer = self.answer();
+        let status = answer.status;
+        let _ = write_response(stream, answer, false);
+        log_line("-", "-", status, Duration::ZERO);
+    }
 }
 
 /// The turn-away thread's queue: a refused connection is answered there, or here when that
@@ -525,10 +519,7 @@ impl TurnAway {
             // Past every queue: answered here, without waiting for the client.
             Err(TrySendError::Full((mut stream, why))) => {
                 let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
-                let answer = why.answer();
-                let status = answer.status;
-                let _ = write_response(&mut stream, answer, false);
-                log_line("-", "-", status, Duration::ZERO);
+                why.send(&mut stream);
                 true
             }
             Err(TrySendError::Disconnected(_)) => false,
@@ -548,10 +539,9 @@ fn accept(
             break;
         }
         let Ok(stream) = stream else { continue };
-        let seat = match cap.map(|cap| cap.admit(stream.peer_addr().ok())) {
-            None | Some(Ok(None)) => None,
-            Some(Ok(Some(seat))) => Some(seat),
-            Some(Err(())) => {
+        let seat = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
+            Ok(seat) => seat,
+            Err(()) => {
                 if !turn.refuse(stream, Refusal::ClientCap) {
                     break;
                 }
@@ -576,11 +566,8 @@ fn accept(
 fn turn_away(mut stream: TcpStream, why: Refusal, limits: Limits) {
     let until = Instant::now() + TURN_AWAY_TIME;
     let _ = stream.set_write_timeout(Some(limits.io_timeout.min(TURN_AWAY_TIME)));
-    let answer = why.answer();
-    let status = answer.status;
-    let _ = write_response(&mut stream, answer, false);
+    why.send(&mut stream);
     let _ = stream.shutdown(std::net::Shutdown::Write);
-    log_line("-", "-", status, Duration::ZERO);
     let mut sink = [0u8; 4096];
     loop {
         let left = until.saturating_duration_since(Instant::now());
@@ -667,19 +654,17 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
     loop {
         line.clear();
         let room = limits.max_head_bytes.saturating_sub(head_bytes);
-        let read = read_line(&mut reader, &mut line, room + 1, head_until);
-        match read {
+        // A client that sent nothing before it left (or before the deadline) gets no answer;
+        // a head that stops short of its end is answered below (400) or here (408).
+        match read_line(&mut reader, &mut line, room + 1, head_until) {
             Ok(0) if lines.is_empty() => return Err(Unreadable::Gone),
-            Ok(0) => return Err(bad(400, "incomplete", "the request head ended early")),
             Ok(n) => head_bytes += n,
-            Err(e)
-                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
-            {
-                return Err(if lines.is_empty() && line.is_empty() {
-                    Unreadable::Gone
-                } else {
-                    bad(408, "timeout", "the request head did not arrive in time")
-                });
+            Err(e) if timed_out(&e) && !(lines.is_empty() && line.is_empty()) => {
+                return Err(bad(
+                    408,
+                    "timeout",
+                    "the request head did not arrive in time",
+                ));
             }
             Err(_) => return Err(Unreadable::Gone),
         }
@@ -737,20 +722,26 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
         }
         headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
     }
-    let find = |n: &str| {
-        headers
-            .iter()
-            .find(|(h, _)| h == n)
-            .map(|(_, v)| v.as_str())
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, parse_form(q.as_bytes())),
+        None => (target, Vec::new()),
     };
-    if find("transfer-encoding").is_some() {
+    let mut request = Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        query,
+        headers,
+        body: Vec::new(),
+        peer,
+    };
+    if request.header("transfer-encoding").is_some() {
         return Err(bad(
             411,
             "length_required",
             "send the body with Content-Length, not chunked",
         ));
     }
-    let length = match find("content-length") {
+    let length = match request.header("content-length") {
         None => 0,
         Some(v) => v
             .parse::<usize>()
@@ -763,7 +754,8 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
             &format!("the body is larger than {} bytes", limits.max_body_bytes),
         ));
     }
-    if length > 0 && find("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+    let expects = request.header("expect");
+    if length > 0 && expects.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
         let mut raw: &TcpStream = reader.get_ref();
         let _ = raw.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
     }
@@ -778,29 +770,25 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
             Ok(0) => return Err(bad(400, "incomplete", "the body ended early")),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e)
-                if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock =>
-            {
+            Err(e) if timed_out(&e) => {
                 return Err(bad(408, "timeout", "the body did not arrive in time"));
             }
             Err(_) => return Err(Unreadable::Gone),
         }
     }
-    let (path, query) = match target.split_once('?') {
-        Some((p, q)) => (p, parse_form(q.as_bytes())),
-        None => (target, Vec::new()),
-    };
-    if !path.starts_with('/') {
+    if !request.path.starts_with('/') {
         return Err(bad(400, "bad_target", "the request target is not a path"));
     }
-    Ok(Request {
-        method: method.to_string(),
-        path: path.to_string(),
-        query,
-        headers,
-        body,
-        peer,
-    })
+    request.body = body;
+    Ok(request)
+}
+
+/// A socket read that waited out its timeout (Linux says `WouldBlock`).
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
 }
 
 fn bad(status: u16, code: &str, message: &str) -> Unreadable {
@@ -923,8 +911,6 @@ fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -
     }
 }
 
-/// The reason phrase of every status the servers answer; another (none today) gets an empty
-/// one, which RFC 9112 allows, rather than a made-up word.
 /// The names a server on a loopback address answers for, against DNS rebinding: a page of
 /// `rebind.attacker.example`, whose name the attacker points at 127.0.0.1, would otherwise drive
 /// a local server from the browser of someone on this host, and read its answers. A `Host`
@@ -1018,31 +1004,13 @@ fn url_host(url: &str) -> Option<String> {
     Some(host_name(authority))
 }
 
+/// The reason phrase of a status (RFC 9110's); another gets an empty one, which RFC 9112
+/// allows, rather than a made-up word.
 fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        202 => "Accepted",
-        204 => "No Content",
-        303 => "See Other",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        411 => "Length Required",
-        413 => "Payload Too Large",
-        415 => "Unsupported Media Type",
-        421 => "Misdirected Request",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        _ => "",
-    }
+    ureq::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|status| status.canonical_reason())
+        .unwrap_or("")
 }
 
 #[cfg(test)]
@@ -1083,7 +1051,7 @@ mod tests {
                         200,
                         &serde_json::json!({
                             "method": r.method, "path": r.path,
-                            "q": r.query_param("url"),
+                            "q": r.query.iter().find(|(n, _)| n == "url").map(|(_, v)| v),
                             "body": String::from_utf8_lossy(&r.body),
                             "bearer": r.bearer_matches("s3cret-token"),
                         }),

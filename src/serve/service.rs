@@ -135,17 +135,6 @@ pub struct Config {
     pub wait_limit: Duration,
 }
 
-impl Config {
-    pub fn from_settings(settings: &Settings) -> Config {
-        Config {
-            token: settings.scanner.token.clone(),
-            cache_ttl: settings.scanner.cache_ttl,
-            scan_workers: settings.concurrency.max(1),
-            wait_limit: settings.time_budget + WAIT_MARGIN,
-        }
-    }
-}
-
 /// `check-storage-scanner serve`: checks the token rules, binds, says where on stderr, serves
 /// until `stop`. `Err` is a reason not to start, one line.
 pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
@@ -156,7 +145,12 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;
     let addr = SocketAddr::new(listen, settings.scanner.port);
     let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let config = Config::from_settings(&settings);
+    let config = Config {
+        token: settings.scanner.token.clone(),
+        cache_ttl: settings.scanner.cache_ttl,
+        scan_workers: settings.concurrency.max(1),
+        wait_limit: settings.time_budget + WAIT_MARGIN,
+    };
     let warnings = settings.warnings.clone();
     let settings = Arc::new(settings);
     let service = Service::start(config, pipeline(settings));
@@ -203,19 +197,13 @@ impl Drop for Job {
     }
 }
 
-/// What a waiter sees of a job.
-enum Seen {
-    Queued,
-    Running,
-    Done(Result<Arc<[u8]>, String>),
-}
-
 impl Job {
-    fn seen(&self) -> Seen {
+    /// The name of the stage the scan is at, or its outcome once it ended.
+    fn seen(&self) -> Result<&'static str, Result<Arc<[u8]>, String>> {
         match &*lock(&self.progress) {
-            Progress::Queued => Seen::Queued,
-            Progress::Running => Seen::Running,
-            Progress::Finished { outcome, .. } => Seen::Done(outcome.clone()),
+            Progress::Queued => Ok("queued"),
+            Progress::Running => Ok("running"),
+            Progress::Finished { outcome, .. } => Err(outcome.clone()),
         }
     }
 
@@ -391,13 +379,6 @@ pub struct Service {
     config: Config,
 }
 
-/// How a request came to its job.
-enum Joined {
-    Job(Arc<Job>),
-    /// The scan queue is full.
-    Busy,
-}
-
 impl Service {
     /// Starts the scan workers; they end when the service is dropped and the queue is empty.
     pub fn start(config: Config, scan: Arc<ScanFn>) -> Service {
@@ -427,21 +408,21 @@ impl Service {
     }
 
     /// The job that answers a request for `target`: the one in flight, the cached one (unless
-    /// `fresh`), or a new one on the queue.
-    fn join(&self, target: Target, fresh: bool) -> Joined {
+    /// `fresh`), or a new one on the queue; the answer 503 when the queue is full.
+    fn join(&self, target: Target, fresh: bool) -> Result<Arc<Job>, Response> {
         let key = key_of(&target);
         let now = Instant::now();
         let mut state = lock(&self.shared.state);
         self.shared.sweep(&mut state, now);
         if let Some(host) = state.hosts.get(&key) {
             if let Some(job) = &host.in_flight {
-                return Joined::Job(job.clone());
+                return Ok(job.clone());
             }
             if !fresh
                 && let Some(job) = &host.cached
                 && self.shared.is_fresh(job, now)
             {
-                return Joined::Job(job.clone());
+                return Ok(job.clone());
             }
         }
         let job = Arc::new(Job {
@@ -457,9 +438,9 @@ impl Service {
                 host.in_flight = Some(job.clone());
                 // A new scan replaces the cached result (requeue discards it).
                 host.cached = None;
-                Joined::Job(job)
+                Ok(job)
             }
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => Joined::Busy,
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => Err(busy()),
         }
     }
 
@@ -534,52 +515,41 @@ pub fn new_uuid() -> Result<String, String> {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
+    let groups = [
+        &hex[..8],
         &hex[8..12],
         &hex[12..16],
         &hex[16..20],
-        &hex[20..32]
-    ))
+        &hex[20..],
+    ];
+    Ok(groups.join("-"))
 }
 
 /// Every route of the service. `/api/` routes need the token when one is configured.
 const ROUTES: &[Route<Service>] = &[
     Route::new(&["GET"], "/healthz", healthz),
-    Route::new(&["POST"], "/api/queue", queue),
+    Route::new(&["POST"], "/api/queue", |service, request, _| {
+        submit(service, request, false).unwrap_or_else(|refusal| refusal)
+    }),
     Route::new(&["GET"], "/api/result/{uuid}", result),
-    Route::new(&["POST"], "/api/requeue", requeue),
-    Route::new(&["GET"], "/api/scan", scan),
+    Route::new(&["POST"], "/api/requeue", |service, request, _| {
+        submit(service, request, true).unwrap_or_else(|refusal| refusal)
+    }),
+    Route::new(&["GET"], "/api/scan", |service, request, _| {
+        scan(service, request).unwrap_or_else(|refusal| refusal)
+    }),
 ];
 
 fn healthz(_: &Service, _: &Request, _: &[&str]) -> Response {
     Response::json(200, &json!({"status": "ok"}))
 }
 
-fn queue(service: &Service, request: &Request, _: &[&str]) -> Response {
-    submit(service, request, false)
-}
-
-fn requeue(service: &Service, request: &Request, _: &[&str]) -> Response {
-    submit(service, request, true)
-}
-
 /// `POST /api/queue` and `/api/requeue`: a record for the scan, answered at once.
-fn submit(service: &Service, request: &Request, fresh: bool) -> Response {
-    let target = match target_of(request, true) {
-        Ok(t) => t,
-        Err(response) => return response,
-    };
-    let job = match service.join(target, fresh) {
-        Joined::Job(job) => job,
-        Joined::Busy => return busy(),
-    };
-    match service.record(job) {
-        Ok(uuid) => Response::json(202, &json!({"uuid": uuid}))
-            .with_header("Location", &format!("/api/result/{uuid}")),
-        Err(response) => response,
-    }
+fn submit(service: &Service, request: &Request, fresh: bool) -> Result<Response, Response> {
+    let job = service.join(target_of(request, true)?, fresh)?;
+    let uuid = service.record(job)?;
+    Ok(Response::json(202, &json!({"uuid": uuid}))
+        .with_header("Location", &format!("/api/result/{uuid}")))
 }
 
 /// `GET /api/result/<uuid>`.
@@ -598,24 +568,17 @@ fn result(service: &Service, _: &Request, path: &[&str]) -> Response {
         );
     };
     match job.seen() {
-        Seen::Queued => Response::json(200, &json!({"uuid": uuid, "status": "queued"})),
-        Seen::Running => Response::json(200, &json!({"uuid": uuid, "status": "running"})),
-        Seen::Done(outcome) => document(outcome),
+        Ok(status) => Response::json(200, &json!({"uuid": uuid, "status": status})),
+        Err(outcome) => document(outcome),
     }
 }
 
 /// `GET /api/scan?url=<host>`: the document, from the cache or a scan it waits for.
-fn scan(service: &Service, request: &Request, _: &[&str]) -> Response {
-    let target = match target_of(request, false) {
-        Ok(t) => t,
-        Err(response) => return response,
-    };
+fn scan(service: &Service, request: &Request) -> Result<Response, Response> {
+    let target = target_of(request, false)?;
     let shown = target.display_name();
-    let job = match service.join(target, false) {
-        Joined::Job(job) => job,
-        Joined::Busy => return busy(),
-    };
-    match job.wait(service.config.wait_limit) {
+    let job = service.join(target, false)?;
+    Ok(match job.wait(service.config.wait_limit) {
         Some(outcome) => document(outcome),
         None => Response::error(
             504,
@@ -625,7 +588,7 @@ fn scan(service: &Service, request: &Request, _: &[&str]) -> Response {
                 service.config.wait_limit.as_secs()
             ),
         ),
-    }
+    })
 }
 
 fn document(outcome: Result<Arc<[u8]>, String>) -> Response {

@@ -50,36 +50,20 @@ pub fn open(spec: &str, timeout: Duration) -> StoreResult<Box<dyn Store>> {
 /// `url` with its password (`redis://user:secret@host`, `redis+unix:///s?pass=secret`)
 /// replaced by `***`, fit for an error message or a log line.
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
+    let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let rest_start = scheme_end + 3;
-    let rest = &url[rest_start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let mut out = url[..rest_start].to_string();
-    match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            match userinfo.find(':') {
-                Some(colon) => {
-                    out.push_str(&userinfo[..colon]);
-                    out.push_str(":***");
-                }
-                None => out.push_str(userinfo),
-            }
-            out.push_str(&authority[at..]);
-        }
-        None => out.push_str(authority),
-    }
-    let tail = &rest[authority_end..];
-    match tail.find('?') {
-        Some(q) => {
-            out.push_str(&tail[..=q]);
-            let (query, fragment) = match tail[q + 1..].find('#') {
-                Some(h) => tail[q + 1..].split_at(h),
-                None => (&tail[q + 1..], ""),
-            };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, after)) => {
+            let (query, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
             let pairs: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
@@ -92,18 +76,18 @@ pub fn redact_url(url: &str) -> String {
                     _ => pair.to_string(),
                 })
                 .collect();
-            out.push_str(&pairs.join("&"));
-            out.push_str(fragment);
+            format!("{path}?{}{fragment}", pairs.join("&"))
         }
-        None => out.push_str(tail),
-    }
-    out
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 /// Where a scan stands. Serialized as the API writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    #[default]
     Queued,
     Running,
     Completed,
@@ -117,6 +101,13 @@ impl Status {
             Status::Completed => "completed",
         }
     }
+
+    /// The status [`Status::as_str`] names, as both stores keep it.
+    pub fn parse(name: &str) -> Option<Status> {
+        [Status::Queued, Status::Running, Status::Completed]
+            .into_iter()
+            .find(|status| status.as_str() == name)
+    }
 }
 
 pub use super::submission::ScanRequest;
@@ -125,7 +116,7 @@ pub use super::submission::ScanRequest;
 /// path; the cooldown has keys of its own,
 /// `web::limits::cooldown_keys`), `network` the submitter's network key (what the daily limit
 /// and the pause go by).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScanRecord {
     pub uuid: String,
     pub target: String,
@@ -185,17 +176,9 @@ impl ScanRecord {
             target,
             network,
             request,
-            status: Status::Queued,
             submitted_at: now,
-            started_at: None,
-            finished_at: None,
-            worker: None,
-            lease_until: None,
-            attempts: 0,
-            result: None,
             expires_at: now + ttl_secs,
-            addresses: Vec::new(),
-            erase_hash: None,
+            ..ScanRecord::default()
         }
     }
 }

@@ -338,6 +338,30 @@ impl RedisStore {
         Ok(answer)
     }
 
+    /// Runs `script` ([`RENEW`] or [`COMPLETE`]) on the record of `uuid` if `worker` holds
+    /// it; whether it did.
+    fn change_held(
+        &self,
+        script_body: &str,
+        uuid: &str,
+        worker: &str,
+        now: i64,
+        value: impl redis::ToRedisArgs,
+    ) -> StoreResult<bool> {
+        let changed: i64 = self.with(|con| {
+            script(script_body)
+                .key(self.record_key(uuid))
+                .key(self.key(&["queue"]))
+                .key(self.key(&["running"]))
+                .arg(uuid)
+                .arg(worker)
+                .arg(now)
+                .arg(value)
+                .invoke(con)
+        })?;
+        Ok(changed == 1)
+    }
+
     fn error(&self, e: redis::RedisError) -> StoreError {
         StoreError(format!("store {}: {e}", self.shown))
     }
@@ -351,16 +375,9 @@ impl RedisStore {
         let request = fields.text("request")?;
         let request: ScanRequest =
             serde_json::from_str(&request).map_err(|_| fields.bad("request", &request))?;
-        let status = match fields.text("status")?.as_str() {
-            "queued" => Status::Queued,
-            "running" => Status::Running,
-            "completed" => Status::Completed,
-            other => return Err(fields.bad("status", other)),
-        };
-        let attempts = match fields.map.remove("attempts") {
-            Some(v) => v.parse::<u32>().map_err(|_| fields.bad("attempts", &v))?,
-            None => 0,
-        };
+        let status = fields.text("status")?;
+        let status = Status::parse(&status).ok_or_else(|| fields.bad("status", &status))?;
+        let attempts = fields.parsed("attempts")?.unwrap_or(0);
         let addresses = match fields.map.remove("addresses") {
             Some(v) => super::parse_addresses(&v).map_err(|_| fields.bad("addresses", &v))?,
             None => Vec::new(),
@@ -372,10 +389,10 @@ impl RedisStore {
             request,
             status,
             submitted_at: fields.int("submitted_at")?,
-            started_at: fields.optional_int("started_at")?,
-            finished_at: fields.optional_int("finished_at")?,
+            started_at: fields.parsed("started_at")?,
+            finished_at: fields.parsed("finished_at")?,
             worker: fields.map.remove("worker"),
-            lease_until: fields.optional_int("lease_until")?,
+            lease_until: fields.parsed("lease_until")?,
             attempts,
             result: fields.map.remove("result"),
             expires_at: fields.int("expires_at")?,
@@ -418,15 +435,15 @@ impl Fields<'_> {
             .ok_or_else(|| self.bad(field, "(missing)"))
     }
 
-    fn optional_int(&mut self, field: &str) -> StoreResult<Option<i64>> {
+    fn parsed<T: std::str::FromStr>(&mut self, field: &str) -> StoreResult<Option<T>> {
         self.map
             .remove(field)
-            .map(|v| v.parse::<i64>().map_err(|_| self.bad(field, &v)))
+            .map(|v| v.parse().map_err(|_| self.bad(field, &v)))
             .transpose()
     }
 
     fn int(&mut self, field: &str) -> StoreResult<i64> {
-        self.optional_int(field)?
+        self.parsed(field)?
             .ok_or_else(|| self.bad(field, "(missing)"))
     }
 }
@@ -435,56 +452,45 @@ impl Store for RedisStore {
     fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
         let request = serde_json::to_string(&record.request)
             .map_err(|e| StoreError(format!("store {}: {e}", self.shown)))?;
-        let mut fields: Vec<(&str, String)> = vec![
-            ("uuid", record.uuid.clone()),
-            ("target", record.target.clone()),
-            ("network", record.network.clone()),
-            ("request", request),
-            ("status", record.status.as_str().to_string()),
-            ("submitted_at", record.submitted_at.to_string()),
-            ("attempts", record.attempts.to_string()),
-            ("expires_at", record.expires_at.to_string()),
-        ];
-        for (field, value) in [
-            ("started_at", record.started_at.map(|v| v.to_string())),
-            ("finished_at", record.finished_at.map(|v| v.to_string())),
+        let text = |v: Option<i64>| v.map(|v| v.to_string());
+        // The hash's fields; one without a value is left out.
+        let fields = [
+            ("uuid", Some(record.uuid.clone())),
+            ("target", Some(record.target.clone())),
+            ("network", Some(record.network.clone())),
+            ("request", Some(request)),
+            ("status", Some(record.status.as_str().to_string())),
+            ("submitted_at", text(Some(record.submitted_at))),
+            ("attempts", Some(record.attempts.to_string())),
+            ("expires_at", text(Some(record.expires_at))),
+            ("started_at", text(record.started_at)),
+            ("finished_at", text(record.finished_at)),
             ("worker", record.worker.clone()),
-            ("lease_until", record.lease_until.map(|v| v.to_string())),
+            ("lease_until", text(record.lease_until)),
             ("result", record.result.clone()),
             (
                 "addresses",
                 (!record.addresses.is_empty()).then(|| super::addresses_text(&record.addresses)),
             ),
             ("erase_hash", record.erase_hash.clone()),
-        ] {
-            if let Some(value) = value {
-                fields.push((field, value));
-            }
-        }
-        let record_key = self.record_key(&record.uuid);
-        let queue = self.key(&["queue"]);
-        let running = self.key(&["running"]);
-        let expiry = self.key(&["expiry"]);
+        ];
         self.with(|con| {
             let script = script(INSERT);
             let mut invocation = script.prepare_invoke();
             invocation
-                .key(&record_key)
-                .key(&queue)
-                .key(&running)
-                .key(&expiry)
+                .key(self.record_key(&record.uuid))
+                .key(self.key(&["queue"]))
+                .key(self.key(&["running"]))
+                .key(self.key(&["expiry"]))
                 .arg(&record.uuid)
                 .arg(record.status.as_str())
                 .arg(record.submitted_at)
-                .arg(
-                    record
-                        .lease_until
-                        .map(|v| v.to_string())
-                        .unwrap_or_default(),
-                )
+                .arg(text(record.lease_until).unwrap_or_default())
                 .arg(record.expires_at);
             for (field, value) in &fields {
-                invocation.arg(*field).arg(value);
+                if let Some(value) = value {
+                    invocation.arg(*field).arg(value);
+                }
             }
             invocation.invoke::<i64>(con).map(drop)
         })
@@ -516,33 +522,11 @@ impl Store for RedisStore {
     }
 
     fn renew(&self, uuid: &str, worker: &str, now: i64, lease_secs: i64) -> StoreResult<bool> {
-        let renewed: i64 = self.with(|con| {
-            script(RENEW)
-                .key(self.record_key(uuid))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
-                .arg(uuid)
-                .arg(worker)
-                .arg(now)
-                .arg(lease_secs)
-                .invoke(con)
-        })?;
-        Ok(renewed == 1)
+        self.change_held(RENEW, uuid, worker, now, lease_secs)
     }
 
     fn complete(&self, uuid: &str, worker: &str, result: &str, now: i64) -> StoreResult<bool> {
-        let completed: i64 = self.with(|con| {
-            script(COMPLETE)
-                .key(self.record_key(uuid))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
-                .arg(uuid)
-                .arg(worker)
-                .arg(now)
-                .arg(result)
-                .invoke(con)
-        })?;
-        Ok(completed == 1)
+        self.change_held(COMPLETE, uuid, worker, now, result)
     }
 
     fn erase(&self, uuid: &str) -> StoreResult<bool> {

@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::{
-    Admission, Limit, ScanRecord, ScanRequest, Status, Store, StoreError, StoreResult, room_in,
-};
+use super::{Admission, Limit, ScanRecord, Status, Store, StoreError, StoreResult, room_in};
 
 /// The schema version this build writes (`PRAGMA user_version`); a file of a newer one is
 /// refused rather than misread. A future migration goes from each older version up to this.
@@ -19,6 +17,17 @@ const SCHEMA_VERSION: i64 = 3;
 
 /// Rows a purge deletes per statement.
 const PURGE_BATCH: i64 = 500;
+
+/// What `purge_expired` deletes besides records (parameters: `now`, a batch size): the hits
+/// that left their window, the outcomes and the pauses that ended.
+const PURGE_ENDED: [&str; 3] = [
+    "DELETE FROM hits WHERE rowid IN \
+         (SELECT rowid FROM hits WHERE ends_ms <= ?1 * 1000 LIMIT ?2)",
+    "DELETE FROM outcomes WHERE seq IN \
+         (SELECT seq FROM outcomes WHERE expires_at <= ?1 LIMIT ?2)",
+    "DELETE FROM pauses WHERE network IN \
+         (SELECT network FROM pauses WHERE until <= ?1 LIMIT ?2)",
+];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS scans (
@@ -103,57 +112,10 @@ impl SqliteStore {
     /// process's write lock before it fails.
     pub fn open_with(path: impl AsRef<Path>, timeout: Duration) -> StoreResult<SqliteStore> {
         let path = path.as_ref().to_path_buf();
-        private_files(&path).map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
-        let fail = |e: rusqlite::Error| StoreError(format!("store {}: {e}", path.display()));
-        let mut connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(timeout).map_err(fail)?;
-        let mode: String = connection
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(fail)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError(format!(
-                "store {}: SQLite refused WAL mode (journal mode {mode})",
-                path.display()
-            )));
-        }
-        // In WAL mode NORMAL loses at most the last transactions on a power cut, never the file.
-        connection
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(fail)?;
-        // An erased or expired record is overwritten, not left in a free page of the file.
-        connection
-            .pragma_update(None, "secure_delete", "ON")
-            .map_err(fail)?;
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(fail)?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError(format!(
-                "store {}: written by a newer version (schema {version}, this one knows {SCHEMA_VERSION})",
-                path.display()
-            )));
-        }
-        if version == 1 {
-            tx.execute_batch(MIGRATE_1_TO_2).map_err(fail)?;
-        }
-        // A file without records yet gets the table whole from the schema below.
-        let has_scans: bool = tx
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scans')",
-                [],
-                |row| row.get(0),
-            )
-            .map_err(fail)?;
-        if (1..=2).contains(&version) && has_scans {
-            tx.execute_batch(MIGRATE_2_TO_3).map_err(fail)?;
-        }
-        tx.execute_batch(SCHEMA).map_err(fail)?;
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(fail)?;
-        tx.commit().map_err(fail)?;
+        let connection = private_files(&path)
+            .map_err(Into::into)
+            .and_then(|()| connect(&path, timeout))
+            .map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
         Ok(SqliteStore {
             connection: Mutex::new(connection),
             path,
@@ -167,7 +129,7 @@ impl SqliteStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn error(&self, e: rusqlite::Error) -> StoreError {
+    fn error(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError(format!("store {}: {e}", self.path.display()))
     }
 }
@@ -204,30 +166,63 @@ fn private_files(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Opens the file in WAL mode and brings its schema up to [`SCHEMA_VERSION`].
+fn connect(path: &Path, timeout: Duration) -> Result<Connection, Box<dyn std::error::Error>> {
+    let mut connection = Connection::open(path)?;
+    connection.busy_timeout(timeout)?;
+    let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(format!("SQLite refused WAL mode (journal mode {mode})").into());
+    }
+    // In WAL mode NORMAL loses at most the last transactions on a power cut, never the file.
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    // An erased or expired record is overwritten, not left in a free page of the file.
+    connection.pragma_update(None, "secure_delete", "ON")?;
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "written by a newer version (schema {version}, this one knows {SCHEMA_VERSION})"
+        )
+        .into());
+    }
+    if version == 1 {
+        tx.execute_batch(MIGRATE_1_TO_2)?;
+    }
+    // A file without records yet gets the table whole from the schema below.
+    let has_scans: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scans')",
+        [],
+        |row| row.get(0),
+    )?;
+    if (1..=2).contains(&version) && has_scans {
+        tx.execute_batch(MIGRATE_2_TO_3)?;
+    }
+    tx.execute_batch(SCHEMA)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    Ok(connection)
+}
+
+/// A column whose text does not read as its field.
+fn unreadable(
+    column: usize,
+    error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, error.into())
+}
+
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
     let request: String = row.get(3)?;
-    let request: ScanRequest = serde_json::from_str(&request).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
-    })?;
     let status: String = row.get(4)?;
-    let status = match status.as_str() {
-        "queued" => Status::Queued,
-        "running" => Status::Running,
-        "completed" => Status::Completed,
-        other => {
-            return Err(rusqlite::Error::FromSqlConversionFailure(
-                4,
-                rusqlite::types::Type::Text,
-                format!("unknown status {other:?}").into(),
-            ));
-        }
-    };
+    let addresses: String = row.get(13)?;
     Ok(ScanRecord {
         uuid: row.get(0)?,
         target: row.get(1)?,
         network: row.get(2)?,
-        request,
-        status,
+        request: serde_json::from_str(&request).map_err(|e| unreadable(3, e))?,
+        status: Status::parse(&status)
+            .ok_or_else(|| unreadable(4, format!("unknown status {status:?}")))?,
         submitted_at: row.get(5)?,
         started_at: row.get(6)?,
         finished_at: row.get(7)?,
@@ -236,24 +231,14 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
         attempts: row.get(10)?,
         result: row.get(11)?,
         expires_at: row.get(12)?,
-        addresses: {
-            let text: String = row.get(13)?;
-            super::parse_addresses(&text).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    13,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?
-        },
+        addresses: super::parse_addresses(&addresses).map_err(|e| unreadable(13, e))?,
         erase_hash: row.get(14)?,
     })
 }
 
 impl Store for SqliteStore {
     fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
-        let request = serde_json::to_string(&record.request)
-            .map_err(|e| StoreError(format!("store {}: {e}", self.path.display())))?;
+        let request = serde_json::to_string(&record.request).map_err(|e| self.error(e))?;
         self.with(|c| {
             c.execute(
                 &format!(
@@ -501,19 +486,10 @@ impl Store for SqliteStore {
                  (SELECT seq FROM scans WHERE expires_at <= ?1 LIMIT ?2)",
             now,
         )?;
-        let others = self.delete_batched(
-            "DELETE FROM hits WHERE rowid IN \
-                 (SELECT rowid FROM hits WHERE ends_ms <= ?1 * 1000 LIMIT ?2)",
-            now,
-        )? + self.delete_batched(
-            "DELETE FROM outcomes WHERE seq IN \
-                 (SELECT seq FROM outcomes WHERE expires_at <= ?1 LIMIT ?2)",
-            now,
-        )? + self.delete_batched(
-            "DELETE FROM pauses WHERE network IN \
-                 (SELECT network FROM pauses WHERE until <= ?1 LIMIT ?2)",
-            now,
-        )?;
+        let mut others = 0;
+        for delete in PURGE_ENDED {
+            others += self.delete_batched(delete, now)?;
+        }
         if records + others > 0 {
             // secure_delete zeroed the pages in the file; the WAL still holds their older
             // copies until a checkpoint writes them back and empties it.
@@ -571,6 +547,7 @@ impl SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::web::store::ScanRequest;
 
     #[test]
     fn a_schema_1_file_is_migrated() {
