@@ -76,9 +76,8 @@ where
     if !settings.verify_remediation.is_empty() {
         let mut stdout = String::new();
         let mut worst = State::Ok;
-        let config = settings.scan_config();
         let access = crate::verify::Access {
-            config: &config,
+            config: &settings.scan,
             tls_min_days: settings.tls_min_days,
             roots: &scanner.roots,
             proxy: scanner.proxy.as_ref(),

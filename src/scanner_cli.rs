@@ -522,8 +522,8 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     }
     // Offline: the operator's files and the bundled data, never the advisory feed.
     let sources = crate::knowledge::KnowledgeSources {
-        release_schedule: settings.release_schedule.clone(),
-        vulnerability_db: settings.vulnerability_db.clone(),
+        release_schedule: settings.scan.release_schedule.clone(),
+        vulnerability_db: settings.scan.vulnerability_db.clone(),
         vulnerability_feed: None,
     };
     let mut knowledge = Vec::new();

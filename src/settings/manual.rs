@@ -3,7 +3,7 @@
 //! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
 //! `scanner_cli`); one generator renders every page as text and as roff.
 
-use super::options::{Group, Kind, OPTIONS, OptionSpec, Program};
+use super::options::{self, Kind, OPTIONS, OptionSpec, Program};
 
 pub use crate::program::PROGRAM;
 
@@ -174,11 +174,11 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     facts
 }
 
-/// The rows of a group whose flags `program` takes (settings without a flag belong to both).
-fn rows(program: Program, group: Group) -> impl Iterator<Item = &'static OptionSpec> {
+/// The rows of a section whose flags `program` takes (settings without a flag belong to both).
+fn rows(program: Program, section: &str) -> impl Iterator<Item = &'static OptionSpec> {
     OPTIONS
         .iter()
-        .filter(move |o| o.group == group && o.programs.contains(&program))
+        .filter(move |o| o.section == section && o.programs.contains(&program))
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -257,13 +257,13 @@ impl Page {
                 out.push('\n');
             }
         }
-        for group in Group::in_order() {
-            if rows(self.program, group).next().is_none() {
+        for section in options::sections() {
+            if rows(self.program, section).next().is_none() {
                 continue;
             }
-            out.push_str(group.title());
+            out.push_str(section);
             out.push_str(":\n");
-            for o in rows(self.program, group) {
+            for o in rows(self.program, section) {
                 let head = if o.long.is_some() {
                     flag_forms(o)
                 } else {
@@ -355,12 +355,12 @@ impl Page {
             }
         }
         out.push_str(".SH OPTIONS\n");
-        for group in Group::in_order() {
-            if rows(self.program, group).next().is_none() {
+        for section in options::sections() {
+            if rows(self.program, section).next().is_none() {
                 continue;
             }
-            out.push_str(&format!(".SS {}\n", roff_escape(group.title())));
-            for o in rows(self.program, group) {
+            out.push_str(&format!(".SS {}\n", roff_escape(section)));
+            for o in rows(self.program, section) {
                 out.push_str(".TP\n");
                 if o.long.is_some() {
                     out.push_str(&format!("\\fB{}\\fR\n", roff_escape(&flag_forms(o))));

@@ -135,18 +135,10 @@ settings_struct! {
         pub critical: u8 = { critical_within_warning(l, warning)? },
         pub format: Format = { l.parsed("format", Format::parse)?.unwrap_or(Format::Monitoring) },
         // Read in the order of the manual, so of two wrong values the first is named.
-        pub concurrency: usize = value,
-        pub insecure: bool = { l.switch("insecure")? || !l.switch("verify_tls")? },
-        pub ca_file: Option<PathBuf> = {
-            l.operator_file("ca_file", crate::files::Kind::CaBundle)?
-        },
-        pub proxy: Option<String> = { proxy(l)? },
-        pub timeout: Duration = value,
+        /// How to reach the instances, what to probe and where knowledge comes from.
+        pub scan: crate::scanner::Config = { scan_config(l)? },
         /// The whole run's time limit (`--time-budget`).
         pub time_budget: Duration = value,
-        pub retries: u32 = value,
-        pub backoff_factor: f64 = value,
-        pub update_source: UpdateSource = { update_source(l)? },
         pub release_track: TrackChoice = {
             l.parsed_or_default("release_track", |t| match t {
                 "auto" => Some(TrackChoice::Auto),
@@ -154,26 +146,12 @@ settings_struct! {
             })?
         },
         pub eol_warning: Option<i64> = optional,
-        pub target_port: Option<u16> = optional,
         pub tls_min_days: i64 = value,
         /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
         pub waivers: Vec<crate::assess::waivers::Waiver> = { waivers(l)? },
-        /// Debug ports to probe; empty with `--no-debug-ports` /
-        /// `scanner.check_debug_ports: false`.
-        pub debug_ports: Vec<u16> = {
-            if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
-                l.parsed_or_default("debug_ports", parse_ports)?
-            } else {
-                Vec::new()
-            }
-        },
-        /// The operator named the ports (`scanner.debug_ports`); otherwise each scan probes those
-        /// its instance's family binds by default (the same list for both families today).
-        pub debug_ports_given: bool = { l.given("debug_ports")?.is_some() },
-        pub debug_port_timeout: Duration = value,
         pub now: Option<jiff::Timestamp> = { l.parsed("now", |t| t.parse().ok())? },
         pub webhook: Option<crate::notify::WebhookSettings> = {
-            webhook_settings(l, retries, backoff_factor, proxy.clone())?
+            webhook_settings(l, scan.retries, scan.backoff_factor, scan.proxy.clone())?
         },
         /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
         pub exporter: Option<ExporterSettings> = { exporter_settings(l, format)? },
@@ -181,29 +159,9 @@ settings_struct! {
         let web_listen = listen_address(l, "web_listen", "web_port")?;
         /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
-        /// Read only where the feed is asked: a run that never asks it needs no credential.
-        pub release_token: Option<String> = {
-            match update_source {
-                UpdateSource::Auto | UpdateSource::Feed => l.string("release_token")?,
-                _ => None,
-            }
-        },
         pub debug: bool = switch,
         pub check_hardening: bool = switch,
         pub profile: Option<Profile> = { l.profile },
-        /// The operator's release feed (`{product}` becomes the family id); `None`: each
-        /// family's own ([`Settings::releases_url_for`]).
-        pub releases_url: Option<String> = string,
-        /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
-        /// feed cache.
-        pub feed_cache_ttl: Duration = value,
-        /// Where the feed cache lives (`--state-dir`, else `state_dir::default_state_dir`); `None`:
-        /// nowhere, nothing is cached.
-        pub state_dir: Option<PathBuf> = {
-            l.string("state_dir")?
-                .map(PathBuf::from)
-                .or_else(|| state_dir::default_state_dir(l.env))
-        },
         pub update_warning: bool = switch,
         /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
         pub self_update_check: bool = switch,
@@ -215,38 +173,10 @@ settings_struct! {
             })?
         },
         pub use_release_schedule: bool = switch,
-        pub release_schedule: Option<PathBuf> = {
-            l.operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?
-        },
-        pub vulnerability_db: Vec<PathBuf> = {
-            l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
-        },
-        pub vulnerability_feed: Option<String> = string,
         pub extra_checks_rating: bool = switch,
-        /// Run the additional probes (off with `--no-extra-checks`).
-        pub extra_checks: bool = { !l.switch("no_extra_checks")? },
-        /// Repeat checks against every address of the name (`--all-addresses`).
-        pub all_addresses: bool = {
-            l.switch("all_addresses")? || l.switch("check_all_addresses")?
-        },
-        /// Include IPv6 addresses with `--all-addresses` (`scanner.ipv6_enabled`).
-        pub ipv6_enabled: bool = switch,
         /// Names pinned to addresses (`scanner.resolve`).
         pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>> = {
             l.parsed("resolve", crate::net::resolve::parse_pins)?.unwrap_or_default()
-        },
-        /// DNS server for the CAA and DNSSEC lookups (`scanner.dns_server`); the system's when
-        /// unset.
-        pub dns_server: Option<std::net::SocketAddr> = {
-            l.parsed("dns_server", |t| {
-                t.parse::<std::net::SocketAddr>()
-                    .ok()
-                    .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
-            })?
-        },
-        /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
-        pub login_throttling: bool = {
-            l.switch("login_throttling")? || l.switch("check_login_throttling")?
         },
         /// `--waiver-warning DAYS`.
         pub waiver_warning: Option<i64> = optional,
@@ -938,9 +868,9 @@ impl Settings {
             eol_warning: self.eol_warning,
             waiver_warning: self.waiver_warning,
             extra_checks_rating: self.extra_checks_rating,
-            insecure: self.insecure,
+            insecure: self.scan.insecure,
             use_release_schedule: self.use_release_schedule,
-            update_source: self.update_source.clone(),
+            update_source: self.scan.update_source.clone(),
             update_warning: self.update_warning,
             tls_min_days: self.tls_min_days,
             policy: self.policy.as_ref(),
@@ -967,36 +897,6 @@ impl Settings {
         }
     }
 
-    /// What a scan reads of the settings besides the assessment's rules.
-    pub fn scan_config(&self) -> crate::scanner::Config {
-        crate::scanner::Config {
-            ca_file: self.ca_file.clone(),
-            proxy: self.proxy.clone(),
-            insecure: self.insecure,
-            timeout: self.timeout,
-            retries: self.retries,
-            backoff_factor: self.backoff_factor,
-            concurrency: self.concurrency,
-            target_port: self.target_port,
-            extra_checks: self.extra_checks,
-            all_addresses: self.all_addresses,
-            ipv6_enabled: self.ipv6_enabled,
-            dns_server: self.dns_server,
-            login_throttling: self.login_throttling,
-            debug_ports: self.debug_ports.clone(),
-            debug_ports_given: self.debug_ports_given,
-            debug_port_timeout: self.debug_port_timeout,
-            state_dir: self.state_dir.clone(),
-            feed_cache_ttl: self.feed_cache_ttl,
-            release_schedule: self.release_schedule.clone(),
-            vulnerability_db: self.vulnerability_db.clone(),
-            vulnerability_feed: self.vulnerability_feed.clone(),
-            update_source: self.update_source.clone(),
-            releases_url: self.releases_url.clone(),
-            release_token: self.release_token.clone(),
-        }
-    }
-
     /// The scanner of these settings: their scan configuration and assessment rules. `Err` is
     /// an operator mistake found before any traffic (a CA file that holds no certificate).
     pub fn scanner(
@@ -1004,7 +904,7 @@ impl Settings {
         now: crate::clock::Now,
         budget: crate::budget::Budget,
     ) -> Result<crate::scanner::Scanner<'_>, String> {
-        crate::scanner::Scanner::new(self.scan_config(), self.assess_rules(), now, budget)
+        crate::scanner::Scanner::new(self.scan.clone(), self.assess_rules(), now, budget)
     }
 
     /// Builds the settings of a scan from the command line, the environment and the
@@ -1059,6 +959,57 @@ impl Settings {
         layers.profile = layers.parsed("profile", Profile::parse)?;
         Settings::read(&layers, config.map(|c| c.path.clone()))
     }
+}
+
+/// What a scan reads of the settings besides the assessment's rules, read in the order of the
+/// manual.
+fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
+    let mut config = crate::scanner::Config {
+        concurrency: l.value("concurrency")?,
+        insecure: l.switch("insecure")? || !l.switch("verify_tls")?,
+        ca_file: l.operator_file("ca_file", crate::files::Kind::CaBundle)?,
+        proxy: proxy(l)?,
+        timeout: l.value("timeout")?,
+        retries: l.value("retries")?,
+        backoff_factor: l.value("backoff_factor")?,
+        update_source: update_source(l)?,
+        target_port: l.optional("target_port")?,
+        debug_ports: if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
+            l.parsed_or_default("debug_ports", parse_ports)?
+        } else {
+            Vec::new()
+        },
+        debug_ports_given: l.given("debug_ports")?.is_some(),
+        debug_port_timeout: l.value("debug_port_timeout")?,
+        release_token: None,
+        releases_url: l.string("releases_url")?,
+        feed_cache_ttl: l.value("feed_cache_ttl")?,
+        state_dir: l
+            .string("state_dir")?
+            .map(PathBuf::from)
+            .or_else(|| state_dir::default_state_dir(l.env)),
+        release_schedule: l
+            .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
+        vulnerability_db: l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
+        vulnerability_feed: l.string("vulnerability_feed")?,
+        extra_checks: !l.switch("no_extra_checks")?,
+        all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
+        ipv6_enabled: l.switch("ipv6_enabled")?,
+        dns_server: l.parsed("dns_server", |t| {
+            t.parse::<std::net::SocketAddr>()
+                .ok()
+                .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
+        })?,
+        login_throttling: l.switch("login_throttling")? || l.switch("check_login_throttling")?,
+    };
+    // Read only where the feed is asked: a run that never asks it needs no credential.
+    if matches!(
+        config.update_source,
+        UpdateSource::Auto | UpdateSource::Feed
+    ) {
+        config.release_token = l.string("release_token")?;
+    }
+    Ok(config)
 }
 
 /// `--critical`, which must not exceed `--warning`.

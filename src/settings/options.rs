@@ -123,7 +123,8 @@ pub struct OptionSpec {
     /// Allowed values, when the value is one of a fixed set.
     pub choices: &'static [&'static str],
     pub help: &'static str,
-    pub group: Group,
+    /// The title of its section of the manual.
+    pub section: &'static str,
     /// The programs whose command line takes the flag.
     pub programs: &'static [Program],
     /// The components that read the setting; empty: every component of its programs. Any
@@ -176,49 +177,6 @@ impl Component {
     /// Whether it scans the targets its settings name, so that one is required.
     pub fn scans_configured_targets(self) -> bool {
         matches!(self, Component::Plugin | Component::Scan)
-    }
-}
-
-/// Sections of the manual.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    Target,
-    Verdict,
-    Output,
-    Checks,
-    Transport,
-    Updates,
-    Waivers,
-    Webhook,
-    Exporter,
-    /// The scanner's own settings: the service's address and token, review-waivers' input.
-    Scanner,
-    Program,
-    /// Settings that exist only in the configuration file and as variables.
-    ConfigOnly,
-}
-
-impl Group {
-    /// The sections in the order of the manual (the table's).
-    pub fn in_order() -> impl Iterator<Item = Group> {
-        SECTIONS.iter().map(|(group, _)| *group)
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Group::Target => "Target",
-            Group::Verdict => "Verdict and thresholds",
-            Group::Checks => "What is checked",
-            Group::Output => "Output",
-            Group::Transport => "Connection",
-            Group::Updates => "Releases and updates",
-            Group::Waivers => "Waivers, policy and baseline",
-            Group::Webhook => "Webhook notification",
-            Group::Exporter => "Metrics exporter",
-            Group::Scanner => "Scan service and waiver review (check-storage-scanner)",
-            Group::Program => "The program itself",
-            Group::ConfigOnly => "Configuration-file settings (also as COS_* variables)",
-        }
     }
 }
 
@@ -387,7 +345,7 @@ impl Row {
     /// The row with its names derived: the flag from the id, the key from the id and its
     /// section, the variables from the id and the key (`COS_` and the key upper-cased, dots
     /// as underscores).
-    fn resolve(&self, group: Group) -> OptionSpec {
+    fn resolve(&self, section: &'static str) -> OptionSpec {
         // The table lives as long as the program, and so do the names made for it.
         let made = |name: String| -> &'static str { name.leak() };
         let long = match self.flag {
@@ -423,7 +381,7 @@ impl Row {
             bare: self.bare,
             choices: self.choices,
             help: self.help,
-            group,
+            section,
             programs: self.programs,
             components: self.components,
         }
@@ -435,24 +393,38 @@ impl Row {
 pub static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
     SECTIONS
         .iter()
-        .flat_map(|(group, rows)| rows.iter().map(|row| row.resolve(*group)))
+        .flat_map(|(section, rows)| rows.iter().map(|row| row.resolve(section)))
         .collect()
 });
 
-const SECTIONS: [(Group, &[Row]); 12] = [
-    (Group::Target, TARGET),
-    (Group::Verdict, VERDICT),
-    (Group::Checks, CHECKS),
-    (Group::Output, OUTPUT),
-    (Group::Transport, TRANSPORT),
-    (Group::Updates, UPDATES),
-    (Group::Waivers, WAIVERS),
-    (Group::Webhook, WEBHOOK),
-    (Group::Exporter, EXPORTER),
-    (Group::Scanner, SCANNER_OWN),
-    (Group::Program, PROGRAM),
-    (Group::ConfigOnly, CONFIG_ONLY),
+/// The sections of the manual, in order: each one's title and rows.
+const SECTIONS: [(&str, &[Row]); 12] = [
+    ("Target", TARGET),
+    ("Verdict and thresholds", VERDICT),
+    ("What is checked", CHECKS),
+    ("Output", OUTPUT),
+    ("Connection", TRANSPORT),
+    ("Releases and updates", UPDATES),
+    ("Waivers, policy and baseline", WAIVERS),
+    ("Webhook notification", WEBHOOK),
+    ("Metrics exporter", EXPORTER),
+    // The scanner's own settings: the service's address and token, review-waivers' input.
+    (
+        "Scan service and waiver review (check-storage-scanner)",
+        SCANNER_OWN,
+    ),
+    ("The program itself", PROGRAM),
+    // Settings that exist only in the configuration file and as variables.
+    (
+        "Configuration-file settings (also as COS_* variables)",
+        CONFIG_ONLY,
+    ),
 ];
+
+/// The titles of the manual's sections, in order.
+pub fn sections() -> impl Iterator<Item = &'static str> {
+    SECTIONS.iter().map(|(title, _)| *title)
+}
 
 const TARGET: &[Row] = &[
     // The scanner takes its target as `scan <host>`; `serve` from its requests.

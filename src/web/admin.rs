@@ -285,7 +285,7 @@ pub fn main(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> O
             &*store,
             &what,
             now.div_euclid(1000),
-            settings.target_port,
+            settings.scan.target_port,
             &resolve_now,
         ) {
             Ok(lines) => lines.into_iter().map(|l| l + "\n").collect(),
