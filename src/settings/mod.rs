@@ -468,47 +468,35 @@ impl<'a> Layers<'a> {
     /// however they were given (see `redact`).
     pub fn secrets(&self) -> Vec<redact::Secret> {
         let mut secrets = Vec::new();
+        /// `scheme://user:password@host`: what is before the last `@`.
+        fn userinfo(text: &str) -> Option<&str> {
+            Some(text.split_once("://")?.1.rsplit_once('@')?.0)
+        }
         for (id, given) in self.read.borrow().iter() {
+            let text = given.text.as_str();
             if let Some(reference) = &given.reference
                 && redact::FREE_FORM.contains(id)
             {
-                secrets.push(redact::Secret::from_reference(&given.text, reference));
+                secrets.push(redact::Secret::from_reference(text, reference));
             }
-            match *id {
-                "release_token" | "token" | "mcp_token" => {
-                    secrets.push(redact::Secret::literal(&given.text, "token"))
-                }
+            let parts = match *id {
+                "release_token" | "token" | "mcp_token" => vec![(Some(text), "token")],
                 "webhook_url" => {
-                    secrets.push(redact::Secret::literal(&given.text, "webhook URL"));
                     // The path and query alone carry a chat service's token.
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some(at) = rest.find(['/', '?'])
-                        && rest.len() > at + 1
-                    {
-                        secrets.push(redact::Secret::literal(&rest[at..], "webhook URL path"));
-                    }
+                    let path = text.split_once("://").and_then(|(_, rest)| {
+                        let at = rest.find(['/', '?'])?;
+                        (rest.len() > at + 1).then(|| &rest[at..])
+                    });
+                    vec![(Some(text), "webhook URL"), (path, "webhook URL path")]
                 }
-                "webhook_header" => {
-                    if let Some((_, value)) = given.text.split_once(':') {
-                        secrets.push(redact::Secret::literal(value, "header value"));
-                    }
-                }
-                "proxy" => {
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some((userinfo, _)) = rest.rsplit_once('@')
-                    {
-                        secrets.push(redact::Secret::literal(userinfo, "proxy credentials"));
-                    }
-                }
+                "webhook_header" => vec![(text.split_once(':').map(|(_, v)| v), "header value")],
+                "proxy" => vec![(userinfo(text), "proxy credentials")],
                 // redis://:PASSWORD@host/0
-                "store" => {
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some((userinfo, _)) = rest.rsplit_once('@')
-                    {
-                        secrets.push(redact::Secret::literal(userinfo, "store credentials"));
-                    }
-                }
-                _ => {}
+                "store" => vec![(userinfo(text), "store credentials")],
+                _ => Vec::new(),
+            };
+            for (part, what) in parts {
+                secrets.extend(part.map(|p| redact::Secret::literal(p, what)));
             }
         }
         secrets.dedup();
@@ -532,6 +520,24 @@ impl Layers<'_> {
         Ok(found)
     }
 
+    /// The values with their references resolved, named `name` in messages.
+    fn resolved(
+        &self,
+        values: &[impl AsRef<str>],
+        name: &str,
+    ) -> Result<Vec<Given>, SettingsError> {
+        let resolve = |v: &str| {
+            let text =
+                secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
+            Ok(Given {
+                text,
+                name: name.to_string(),
+                reference: secrets::is_reference(v).then(|| v.to_string()),
+            })
+        };
+        values.iter().map(|v| resolve(v.as_ref())).collect()
+    }
+
     fn raw_unrecorded(
         &self,
         spec: &OptionSpec,
@@ -539,26 +545,24 @@ impl Layers<'_> {
         if !spec.read_by(self.component) {
             return Ok(None);
         }
-        let resolve = |v: &str, name: &str| {
-            let text =
-                secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
-            Ok::<Given, SettingsError>(Given {
+        let repeatable = matches!(spec.kind, Kind::Repeatable(..));
+        // The `_FILE` / `_file` forms: the value is the file's text.
+        let value_file = |path: &str, name: String, reference: String| {
+            let text = secrets::read_value_file(Path::new(path))
+                .map_err(|e| SettingsError(format!("{name}: {e}")))?;
+            Ok::<_, SettingsError>(vec![Given {
                 text,
-                name: name.to_string(),
-                reference: secrets::is_reference(v).then(|| v.to_string()),
-            })
+                name,
+                reference: Some(reference),
+            }])
         };
         let flags = self.cli.all(spec.id);
-        if !flags.is_empty() {
-            let name = spec.display_name();
-            let values = match spec.kind {
-                Kind::Repeatable(..) => flags
-                    .iter()
-                    .map(|v| resolve(v, &name))
-                    .collect::<Result<_, _>>()?,
-                _ => vec![resolve(flags[flags.len() - 1], &name)?],
-            };
-            return Ok(Some((values, Source::Flag)));
+        if let Some(last) = flags.last() {
+            let given = if repeatable { &flags[..] } else { &[*last][..] };
+            return Ok(Some((
+                self.resolved(given, &spec.display_name())?,
+                Source::Flag,
+            )));
         }
         for name in &spec.env {
             if let Some(value) = self.env.var(name) {
@@ -567,41 +571,30 @@ impl Layers<'_> {
                 if value.is_empty() && spec.kind != Kind::Switch {
                     continue;
                 }
-                let values = match spec.kind {
-                    Kind::Repeatable(..) => split_list(&value, spec)
-                        .iter()
-                        .map(|v| resolve(v, name))
-                        .collect::<Result<_, _>>()?,
-                    _ => vec![resolve(&value, name)?],
+                let values = if repeatable {
+                    split_list(&value, spec)
+                } else {
+                    vec![value]
                 };
-                return Ok(Some((values, Source::Variable(name.to_string()))));
+                let source = Source::Variable(name.to_string());
+                return Ok(Some((self.resolved(&values, name)?, source)));
             }
             let file_var = format!("{name}_FILE");
             if let Some(path) = self.env.var(&file_var).filter(|p| !p.is_empty()) {
-                let text = secrets::read_value_file(std::path::Path::new(&path))
-                    .map_err(|e| SettingsError(format!("{file_var}: {e}")))?;
-                let given = Given {
-                    text,
-                    name: file_var.clone(),
-                    reference: Some(format!("{file_var} ({path})")),
-                };
-                return Ok(Some((vec![given], Source::Variable(file_var))));
+                let given = value_file(&path, file_var.clone(), format!("{file_var} ({path})"))?;
+                return Ok(Some((given, Source::Variable(file_var))));
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
             let source = Source::ConfigFile(config.path.clone());
             let name = format!("{key} (in {})", config.path.display());
             if let Some(value) = config.values.get(key) {
-                let values = match value {
-                    ConfigValue::Scalar(s) => match spec.kind {
-                        Kind::Repeatable(..) => split_list(s, spec),
-                        _ => vec![s.clone()],
-                    },
-                    ConfigValue::List(items) => match spec.kind {
-                        Kind::Repeatable(..) => items.clone(),
-                        // Lists of ports and the like are kept as one comma-joined value.
-                        _ => vec![items.join(",")],
-                    },
+                let values = match (value, repeatable) {
+                    (ConfigValue::Scalar(s), true) => split_list(s, spec),
+                    (ConfigValue::Scalar(s), false) => vec![s.clone()],
+                    (ConfigValue::List(items), true) => items.clone(),
+                    // Lists of ports and the like are kept as one comma-joined value.
+                    (ConfigValue::List(items), false) => vec![items.join(",")],
                 };
                 // `key: ""` is a mistake, not "use the default" (`key:` with nothing is unset).
                 if values.is_empty() || values.iter().any(|v| v.trim().is_empty()) {
@@ -609,23 +602,13 @@ impl Layers<'_> {
                         "{name} has an empty value; give a value or remove the key"
                     )));
                 }
-                let values = values
-                    .iter()
-                    .map(|v| resolve(v, &name))
-                    .collect::<Result<_, _>>()?;
-                return Ok(Some((values, source)));
+                return Ok(Some((self.resolved(&values, &name)?, source)));
             }
             let file_key = format!("{key}_file");
             if let Some(ConfigValue::Scalar(path)) = config.values.get(&file_key) {
                 let name = format!("{file_key} (in {})", config.path.display());
-                let text = secrets::read_value_file(std::path::Path::new(path))
-                    .map_err(|e| SettingsError(format!("{name}: {e}")))?;
-                let given = Given {
-                    text,
-                    name,
-                    reference: Some(format!("{file_key} ({path})")),
-                };
-                return Ok(Some((vec![given], source)));
+                let given = value_file(path, name, format!("{file_key} ({path})"))?;
+                return Ok(Some((given, source)));
             }
         }
         if let Some(profile) = self.profile
