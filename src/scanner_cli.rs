@@ -111,8 +111,26 @@ where
     }
     match subcommand.as_str() {
         "scan" => scan(line, rest, env, started),
-        "serve" => serve(line, rest, env),
-        "web" => web(line, rest, env),
+        "serve" => run_server(
+            line,
+            rest,
+            env,
+            (
+                Component::Serve,
+                "serve takes no arguments; the hosts to scan come with the requests",
+            ),
+            crate::serve::service::serve,
+        ),
+        "web" => run_server(
+            line,
+            rest,
+            env,
+            (
+                Component::Web,
+                "web takes no arguments; the instances to scan come with the submissions",
+            ),
+            crate::web::server::serve,
+        ),
         "limits" => crate::web::admin::main(line, rest, env),
         "review-waivers" => review_waivers(line, rest, env),
         "fleet" => fleet(line, rest, env),
@@ -201,10 +219,8 @@ fn scan(
 /// A server's function: its settings and the stop flag set by SIGTERM or SIGINT.
 type ServeFn = fn(Settings, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), String>;
 
-/// A server subcommand until SIGTERM or SIGINT (exit 0). A reason not to start is one line on
-/// stderr and exit 3, stdout empty: a service manager logs stderr. `no_arguments` is the line
-/// for words after the subcommand.
-/// A server's reason not to start: one line on stderr, exit 3, stdout empty.
+/// A server's reason not to start: one line on stderr, exit 3, stdout empty (a service manager
+/// logs stderr).
 fn refuse_to_serve(message: &str) -> Outcome {
     eprintln!(
         "{}: {}",
@@ -217,6 +233,8 @@ fn refuse_to_serve(message: &str) -> Outcome {
     }
 }
 
+/// A server subcommand until SIGTERM or SIGINT (exit 0); `no_arguments` is the refusal of
+/// words after the subcommand.
 fn run_server(
     line: cli::CommandLine,
     rest: &[String],
@@ -242,34 +260,6 @@ fn run_server(
         },
         Err(e) => refuse(&e),
     }
-}
-
-/// `serve`: the scan service.
-fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    run_server(
-        line,
-        rest,
-        env,
-        (
-            Component::Serve,
-            "serve takes no arguments; the hosts to scan come with the requests",
-        ),
-        crate::serve::service::serve,
-    )
-}
-
-/// `web`: the public scan API.
-fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    run_server(
-        line,
-        rest,
-        env,
-        (
-            Component::Web,
-            "web takes no arguments; the instances to scan come with the submissions",
-        ),
-        crate::web::server::serve,
-    )
 }
 
 /// The settings of a subcommand that reads files and never the network (review-waivers,

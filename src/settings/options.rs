@@ -334,10 +334,6 @@ impl Row {
         }
     }
 
-    const fn components(self, components: &'static [Component]) -> Row {
-        Row { components, ..self }
-    }
-
     const fn help(self, help: &'static str) -> Row {
         Row { help, ..self }
     }
@@ -1088,7 +1084,7 @@ const CONFIG_ONLY: &[Row] = &[
     setting("cache_ttl", CACHE_TTL)
         .key_in("service")
         .default("900")
-        .components(SERVE)
+        .scope(BOTH, SERVE)
         .help("Result cache lifetime of check-storage-scanner serve."),
     setting(
         "now",
