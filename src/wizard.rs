@@ -666,7 +666,7 @@ impl Wizard<'_, '_> {
                     .to_string(),
             );
         }
-        secrets::check_form(answer).map_err(|e| e.0)?;
+        secrets::check_form(answer)?;
         if let Some(path) = answer.strip_prefix("file://")
             && !path.starts_with('/')
         {
