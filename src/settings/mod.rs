@@ -30,45 +30,40 @@ pub enum Profile {
     Lenient,
 }
 
+/// Each profile's name and its values of `PROFILE_ROWS`, in that order.
+const PROFILES: [(Profile, &str, [&str; 5]); 3] = [
+    (Profile::Strict, "strict", ["4", "2", "true", "true", "90"]),
+    (Profile::Ops, "ops", ["3", "1", "true", "false", "30"]),
+    (
+        Profile::Lenient,
+        "lenient",
+        ["2", "0", "false", "false", "0"],
+    ),
+];
+
+/// The rows a profile sets.
+const PROFILE_ROWS: [&str; 5] = [
+    "warning",
+    "critical",
+    "check_hardening",
+    "update_warning",
+    "eol_warning",
+];
+
 impl Profile {
     pub(crate) fn parse(text: &str) -> Option<Profile> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "strict" => Some(Profile::Strict),
-            "ops" => Some(Profile::Ops),
-            "lenient" => Some(Profile::Lenient),
-            _ => None,
-        }
+        let text = text.trim().to_ascii_lowercase();
+        PROFILES.iter().find(|p| p.1 == text).map(|p| p.0)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Profile::Strict => "strict",
-            Profile::Ops => "ops",
-            Profile::Lenient => "lenient",
-        }
+        PROFILES.iter().find(|p| p.0 == self).map_or("", |p| p.1)
     }
 
     /// The profile's value for a row, if the profile sets it.
     pub(crate) fn value(self, id: &str) -> Option<&'static str> {
-        use Profile::*;
-        Some(match (self, id) {
-            (Strict, "warning") => "4",
-            (Strict, "critical") => "2",
-            (Strict, "check_hardening") => "true",
-            (Strict, "update_warning") => "true",
-            (Strict, "eol_warning") => "90",
-            (Ops, "warning") => "3",
-            (Ops, "critical") => "1",
-            (Ops, "check_hardening") => "true",
-            (Ops, "update_warning") => "false",
-            (Ops, "eol_warning") => "30",
-            (Lenient, "warning") => "2",
-            (Lenient, "critical") => "0",
-            (Lenient, "check_hardening") => "false",
-            (Lenient, "update_warning") => "false",
-            (Lenient, "eol_warning") => "0",
-            _ => return None,
-        })
+        let row = PROFILE_ROWS.iter().position(|r| *r == id)?;
+        PROFILES.iter().find(|p| p.0 == self).map(|p| p.2[row])
     }
 }
 
