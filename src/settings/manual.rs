@@ -3,7 +3,7 @@
 //! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
 //! `scanner_cli`); one generator renders every page as text and as roff.
 
-use super::options::{self, Kind, OPTIONS, OptionSpec, Program};
+use super::options::{self, OPTIONS, OptionSpec, Program};
 
 pub use crate::program::PROGRAM;
 
@@ -137,22 +137,13 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The flag as the manual heads its row: `-c, --critical RATING`.
 fn flag_forms(o: &OptionSpec) -> String {
-    let mut forms = Vec::new();
-    if let Some(c) = o.short {
-        forms.push(format!("-{c}"));
+    let forms = o.forms().join(", ");
+    match o.meta() {
+        Some(meta) => format!("{forms} {meta}"),
+        None => forms,
     }
-    if let Some(l) = o.long {
-        forms.push(format!("--{l}"));
-    }
-    let mut text = forms.join(", ");
-    if let Kind::Value(meta, _) | Kind::Repeatable(meta, _) = o.kind
-        && o.long.is_some()
-    {
-        text.push(' ');
-        text.push_str(meta);
-    }
-    text
 }
 
 /// The extra facts of a row: variable, key, default, bounds, choices.
@@ -430,7 +421,7 @@ mod tests {
             if let Some(l) = o.long {
                 assert!(help.contains(&format!("--{l}")), "--{l} missing from -h");
             }
-            for e in &o.env {
+            for e in o.env {
                 assert!(help.contains(e), "{e} missing from -h");
             }
         }

@@ -559,7 +559,7 @@ impl Layers<'_> {
                 Source::Flag,
             )));
         }
-        for name in &spec.env {
+        for name in spec.env {
             if let Some(value) = self.env.var(name) {
                 // An empty variable counts as set only for switches, where the spec says empty
                 // means disabled; for values it is the usual "defined but blank" of unit files.
