@@ -125,11 +125,8 @@ where
                 program.name()
             ));
         }
-        match spec.id {
-            "help" => help = true,
-            "version" => version = true,
-            _ => {}
-        }
+        help |= spec.id == "help";
+        version |= spec.id == "version";
         // `--upgrade-self check` (or `--upgrade-self=check`) is its check-only form.
         if spec.id == "upgrade_self" && check_word(&mut parser, &written)? {
             line.values

@@ -69,14 +69,14 @@ impl Profile {
 
 pub use crate::knowledge::update::UpdateSource;
 
-/// Which layer a value came from; shown in `--debug` so an operator can see why a value holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which layer a value came from: a file's booleans are strict, a flag in clear is a warning,
+/// a waiver names its variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     Flag,
-    Variable(String),
-    ConfigFile(PathBuf),
-    Profile(Profile),
-    Default,
+    Variable,
+    ConfigFile,
+    Profile,
 }
 
 /// Declares a struct of settings together with how each field is read, in the order the
@@ -282,12 +282,7 @@ pub fn parse_cidr(text: &str) -> Option<(std::net::IpAddr, u8)> {
         Some((a, l)) => (a, Some(l)),
         None => (text, None),
     };
-    let address: std::net::IpAddr = address
-        .trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse()
-        .ok()?;
+    let address = ip_address(address.trim())?;
     let max = if address.is_ipv4() { 32 } else { 128 };
     let length = match length {
         Some(l) => l.trim().parse::<u8>().ok().filter(|l| *l <= max)?,
@@ -338,14 +333,6 @@ pub struct Given {
 }
 
 impl Given {
-    fn literal(text: &str, name: String) -> Given {
-        Given {
-            text: text.to_string(),
-            name,
-            reference: None,
-        }
-    }
-
     /// How a message names the value: quoted when it was written literally, by its reference
     /// when it came from one, so a secret never reaches the monitoring output or a log.
     pub fn shown(&self) -> String {
@@ -423,10 +410,7 @@ fn boolean(text: &str) -> Option<bool> {
 
 /// Boolean variables: `1`, `true`, `yes`, `on` (any case) enable; anything else disables.
 pub fn truthy(text: &str) -> bool {
-    matches!(
-        text.trim().to_ascii_lowercase().as_str(),
-        "1" | "true" | "yes" | "on"
-    )
+    boolean(text) == Some(true)
 }
 
 /// Looks up one setting through the layers.
@@ -571,17 +555,15 @@ impl Layers<'_> {
                 } else {
                     vec![value]
                 };
-                let source = Source::Variable(name.to_string());
-                return Ok(Some((self.resolved(&values, name)?, source)));
+                return Ok(Some((self.resolved(&values, name)?, Source::Variable)));
             }
             let file_var = format!("{name}_FILE");
             if let Some(path) = self.env.var(&file_var).filter(|p| !p.is_empty()) {
                 let given = value_file(&path, file_var.clone(), format!("{file_var} ({path})"))?;
-                return Ok(Some((given, Source::Variable(file_var))));
+                return Ok(Some((given, Source::Variable)));
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
-            let source = Source::ConfigFile(config.path.clone());
             let name = format!("{key} (in {})", config.path.display());
             if let Some(value) = config.values.get(key) {
                 let values = match (value, repeatable) {
@@ -597,23 +579,24 @@ impl Layers<'_> {
                         "{name} has an empty value; give a value or remove the key"
                     )));
                 }
-                return Ok(Some((self.resolved(&values, &name)?, source)));
+                return Ok(Some((self.resolved(&values, &name)?, Source::ConfigFile)));
             }
             let file_key = format!("{key}_file");
             if let Some(ConfigValue::Scalar(path)) = config.values.get(&file_key) {
                 let name = format!("{file_key} (in {})", config.path.display());
                 let given = value_file(path, name, format!("{file_key} ({path})"))?;
-                return Ok(Some((given, source)));
+                return Ok(Some((given, Source::ConfigFile)));
             }
         }
         if let Some(profile) = self.profile
             && let Some(value) = profile.value(spec.id)
         {
-            let name = format!("--profile {}", profile.name());
-            return Ok(Some((
-                vec![Given::literal(value, name)],
-                Source::Profile(profile),
-            )));
+            let given = Given {
+                text: value.to_string(),
+                name: format!("--profile {}", profile.name()),
+                reference: None,
+            };
+            return Ok(Some((vec![given], Source::Profile)));
         }
         Ok(None)
     }
@@ -638,10 +621,6 @@ impl Layers<'_> {
             .unwrap_or_default())
     }
 
-    pub fn list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
-        Ok(self.given_list(id)?.into_iter().map(|g| g.text).collect())
-    }
-
     /// Switches and boolean settings, the row's default when unset. Variables follow the
     /// spec's boolean rule (`1`, `true`, `yes`, `on` enable; anything else disables). A
     /// configuration file has real booleans, so a value there that is neither true nor false
@@ -649,7 +628,7 @@ impl Layers<'_> {
     pub fn switch(&self, id: &str) -> Result<bool, SettingsError> {
         let spec = options::spec(id);
         Ok(match self.raw(spec)? {
-            Some((values, Source::ConfigFile(_))) => {
+            Some((values, Source::ConfigFile)) => {
                 let given = values.last().expect("a value was found");
                 match boolean(&given.text) {
                     Some(on) => on,
@@ -902,17 +881,12 @@ impl Settings {
     ) -> Result<Settings, SettingsError> {
         let no_profile = Layers::new(component, line, env, None);
         let explicit_config = no_profile.given("config")?;
-        let scrub_config = |e: String| match &explicit_config {
-            Some(given) => SettingsError(given.scrub(&e)),
-            None => SettingsError(e),
-        };
-        let config =
-            match config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
-                .map_err(&scrub_config)?
-            {
-                Some(path) => Some(config_file::load(&path).map_err(scrub_config)?),
-                None => None,
-            };
+        let config = config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
+            .and_then(|path| path.map(|path| config_file::load(&path)).transpose())
+            .map_err(|e| match &explicit_config {
+                Some(given) => SettingsError(given.scrub(&e)),
+                None => SettingsError(e),
+            })?;
         // The configuration file's own reference is a secret of this run as well.
         Settings::with_config(
             line,
@@ -1064,7 +1038,7 @@ fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsEr
     let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
         let spec = options::spec(id);
         Ok(match l.raw(spec)? {
-            Some((_, Source::Variable(_))) => spec.env[0],
+            Some((_, Source::Variable)) => spec.env[0],
             _ => flag,
         })
     };

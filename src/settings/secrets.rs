@@ -101,9 +101,15 @@ pub fn is_reference(value: &str) -> bool {
 pub fn resolve(value: &str, env: &dyn Environment) -> Result<String, SecretError> {
     check_form(value)?;
     if let Some(name) = value.strip_prefix(ENV_PREFIX) {
-        resolve_env(value, name, env)
+        env.var(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+            format!(
+                "secret reference \"{value}\": environment variable {name} is unset or empty; \
+                 set it for this service or use another reference"
+            )
+        })
     } else if let Some(path) = value.strip_prefix(FILE_PREFIX) {
-        resolve_file(value, path)
+        read_capped(Path::new(path))
+            .map_err(|problem| format!("secret reference \"{value}\": {problem}"))
     } else if let Some(name) = value.strip_prefix(SECRET_PREFIX) {
         resolve_secret(value, name, env)
     } else if let Some(command) = value.strip_prefix(EXEC_PREFIX) {
@@ -142,21 +148,6 @@ pub fn check_form(value: &str) -> Result<(), SecretError> {
         ));
     }
     Ok(())
-}
-
-fn resolve_env(reference: &str, name: &str, env: &dyn Environment) -> Result<String, SecretError> {
-    match env.var(name) {
-        Some(value) if !value.is_empty() => Ok(value),
-        _ => Err(format!(
-            "secret reference \"{reference}\": environment variable {name} is unset or empty; \
-             set it for this service or use another reference"
-        )),
-    }
-}
-
-fn resolve_file(reference: &str, path: &str) -> Result<String, SecretError> {
-    read_capped(Path::new(path))
-        .map_err(|problem| format!("secret reference \"{reference}\": {problem}"))
 }
 
 fn resolve_secret(
@@ -221,6 +212,10 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
         ));
     };
     let deadline = Instant::now() + timeout;
+    let stop = |child: &mut std::process::Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+    };
 
     let mut child = Command::new(program)
         .args(words)
@@ -238,8 +233,7 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
     // The reader runs on its own thread so the deadline holds even while the program is
     // silent; it stops after one byte over the cap, which is enough to know it is too large.
     let Some(stdout) = child.stdout.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
+        stop(&mut child);
         return Err(fail(format!("cannot read the output of {program}")));
     };
     let (sender, receiver) = mpsc::channel();
@@ -255,10 +249,6 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
              reference",
             timeout.as_secs_f64()
         ))
-    };
-    let stop = |child: &mut std::process::Child| {
-        let _ = child.kill();
-        let _ = child.wait();
     };
 
     let output = match receiver.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
