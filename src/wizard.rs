@@ -593,7 +593,7 @@ impl Wizard<'_, '_> {
                 return Ok(None);
             }
             if secrets::is_reference(answer) {
-                return w.reference("proxy", answer, false);
+                return w.reference("proxy", answer);
             }
             let authority = answer.split_once("://").map_or(answer, |(_, r)| r);
             if authority.split('/').next().is_some_and(|a| a.contains('@')) {
@@ -629,13 +629,11 @@ impl Wizard<'_, '_> {
     /// A secret: only a reference is taken. Returns whether one was given (empty: none). A
     /// list setting (`webhook_headers`) gains an entry per call.
     fn secret(&mut self, key: &str, prompt: &str) -> Result<bool, Stopped> {
-        let list = matches!(spec_of(key).kind, Kind::Repeatable(..));
         // `None`: no answer; else the reference's note.
         let given = self.ask(prompt, None, |w, answer| {
-            if answer.is_empty() {
-                return Ok(None);
-            }
-            w.reference(key, answer, list).map(Some)
+            (!answer.is_empty())
+                .then(|| w.reference(key, answer))
+                .transpose()
         })?;
         let Some(note) = given else {
             return Ok(false);
@@ -651,7 +649,7 @@ impl Wizard<'_, '_> {
     /// Takes a reference for `key` when it is one the wizard writes and the settings read
     /// with it; a value is refused unrepeated. `Ok(Some(note))`: kept, though it does not
     /// resolve here.
-    fn reference(&mut self, key: &str, answer: &str, list: bool) -> Result<Option<String>, String> {
+    fn reference(&mut self, key: &str, answer: &str) -> Result<Option<String>, String> {
         if !secrets::is_reference(answer) {
             return Err(format!(
                 "{} is a secret: give a reference (env://NAME, file:///path or secret://NAME), \
@@ -685,6 +683,7 @@ impl Wizard<'_, '_> {
                 ))
             }
         };
+        let list = matches!(spec_of(key).kind, Kind::Repeatable(..));
         let value = match (list, self.file.get(key)) {
             (true, Some(ConfigValue::List(items))) => {
                 let mut items = items.clone();

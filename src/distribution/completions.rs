@@ -68,19 +68,20 @@ fn bash(program: Program) -> String {
     for o in flags(program) {
         let Some(meta) = o.meta() else { continue };
         let pattern = o.forms().join("|");
-        match value_hint(o, meta) {
-            ValueHint::Choices => cases.push_str(&format!(
-                "        {pattern})\n            mapfile -t COMPREPLY < <(compgen -W '{}' -- \"$cur\")\n            return ;;\n",
-                o.choices.join(" ")
-            )),
-            ValueHint::File => cases.push_str(&format!(
-                "        {pattern})\n            compopt -o filenames 2>/dev/null\n            mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n            return ;;\n"
-            )),
-            ValueHint::Directory => cases.push_str(&format!(
-                "        {pattern})\n            compopt -o filenames 2>/dev/null\n            mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")\n            return ;;\n"
-            )),
-            ValueHint::Free => free.push(pattern),
-        }
+        // What compgen offers, after the compopt line that names files as such.
+        let filenames = "            compopt -o filenames 2>/dev/null\n";
+        let (compopt, offer) = match value_hint(o, meta) {
+            ValueHint::Choices => ("", format!("-W '{}'", o.choices.join(" "))),
+            ValueHint::File => (filenames, "-f".to_string()),
+            ValueHint::Directory => (filenames, "-d".to_string()),
+            ValueHint::Free => {
+                free.push(pattern);
+                continue;
+            }
+        };
+        cases.push_str(&format!(
+            "        {pattern})\n{compopt}            mapfile -t COMPREPLY < <(compgen {offer} -- \"$cur\")\n            return ;;\n"
+        ));
     }
     if !free.is_empty() {
         cases.push_str(&format!(
