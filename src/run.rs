@@ -54,31 +54,31 @@ where
     if line.last("upgrade_self").is_some() || line.last("check_only").is_some() {
         return crate::self_update::upgrade::run(&line, env);
     }
-    let settings = match Settings::resolve(&line, env) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    let now = match setup_process(&settings) {
-        Ok(now) => now,
-        Err(e) => return unknown(&e),
-    };
+    scan(&line, env, started).unwrap_or_else(|line| unknown(&line))
+}
+
+/// The scan of the configured targets (or the exporter, or `--verify-remediation`); `Err` is
+/// the line the run ends UNKNOWN with.
+fn scan(
+    line: &cli::CommandLine,
+    env: &dyn Environment,
+    started: Instant,
+) -> Result<Outcome, String> {
+    let settings = Settings::resolve(line, env).map_err(|e| e.0)?;
+    let now = setup_process(&settings)?;
     // --prometheus-listen-port: serve the metrics until stopped instead of scanning once.
     if settings.exporter.is_some() {
-        return crate::serve::exporter::run(settings);
+        return Ok(crate::serve::exporter::run(settings));
     }
     let budget = Budget::new(started, settings.time_budget);
-    let mut scanner = match settings.scanner(now, budget) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e),
-    };
+    let mut scanner = settings.scanner(now, budget)?;
     scanner.show_progress = true;
     // --verify-remediation: only the probes of the named ids; no rating, no baseline, no webhook.
     if !settings.verify_remediation.is_empty() {
         let mut stdout = String::new();
         let mut worst = State::Ok;
-        let config = settings.scan_config();
         let access = crate::verify::Access {
-            config: &config,
+            config: &settings.scan,
             tls_min_days: settings.tls_min_days,
             roots: &scanner.roots,
             proxy: scanner.proxy.as_ref(),
@@ -101,27 +101,23 @@ where
             });
         }
         clear_progress();
-        return Outcome {
+        return Ok(Outcome {
             stdout,
             exit_code: worst.exit_code(),
-        };
+        });
     }
     // Read once before scanning: a corrupt baseline is an operator problem, found before any
     // traffic. Every host is compared with it in its assessment; it is saved once after.
-    let previous = match settings.baseline.as_deref().map(Baseline::load).transpose() {
-        Ok(b) => b,
-        Err(e) => return unknown(&e),
-    };
+    let previous = settings
+        .baseline
+        .as_deref()
+        .map(Baseline::load)
+        .transpose()?;
     let scanner = scanner.with_baseline(previous.as_ref());
-    let mut results = match scanner.scan_all(&settings.targets) {
-        Ok(r) => r,
-        Err(e) => return unknown(&e),
-    };
+    let mut results = scanner.scan_all(&settings.targets)?;
     clear_progress();
-    if let (Some(path), Some(previous)) = (&settings.baseline, &previous)
-        && let Err(e) = previous.save(path, &results)
-    {
-        return unknown(&e);
+    if let (Some(path), Some(previous)) = (&settings.baseline, &previous) {
+        previous.save(path, &results)?;
     }
     if let Some(webhook) = &settings.webhook {
         // The metrics formats report a failed scan as a metric value (`scrape_success 0`),
@@ -145,7 +141,7 @@ where
     {
         stdout = crate::self_update::check::add_line(settings.format, stdout, &line);
     }
-    Outcome {
+    Ok(Outcome {
         stdout,
         // The metrics formats report a failed scan as a metric value, not as a state.
         exit_code: match settings.format {
@@ -153,7 +149,7 @@ where
             Format::Otlp => output::otlp::exit_code(&results),
             _ => output::overall_state(&results).exit_code(),
         },
-    }
+    })
 }
 
 /// One notification per host whose state reaches the webhook level; a failed delivery is

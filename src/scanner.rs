@@ -65,8 +65,8 @@ impl RenewedMemory {
 }
 
 /// What a scan reads besides the assessment's rules: how to reach the instance, what to probe,
-/// and where knowledge comes from (`Settings::scan_config`). `--verify-remediation` reaches
-/// the instance with the same.
+/// and where knowledge comes from (`Settings::scan`). `--verify-remediation` reaches the
+/// instance with the same.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub ca_file: Option<PathBuf>,
@@ -77,16 +77,22 @@ pub struct Config {
     pub backoff_factor: f64,
     pub concurrency: usize,
     pub target_port: Option<u16>,
+    /// Run the additional probes (off with `--no-extra-checks`).
     pub extra_checks: bool,
+    /// Repeat checks against every address of the name; IPv6 ones only with `ipv6_enabled`.
     pub all_addresses: bool,
     pub ipv6_enabled: bool,
+    /// For the CAA and DNSSEC lookups; the system's when unset.
     pub dns_server: Option<std::net::SocketAddr>,
     pub login_throttling: bool,
+    /// Empty with `--no-debug-ports` / `scanner.check_debug_ports: false`.
     pub debug_ports: Vec<u16>,
     /// `--debug-ports` was given: those ports, whatever the family.
     pub debug_ports_given: bool,
     pub debug_port_timeout: Duration,
+    /// Where the feed cache lives; `None`: nothing is cached.
     pub state_dir: Option<PathBuf>,
+    /// Zero: no feed cache.
     pub feed_cache_ttl: Duration,
     pub release_schedule: Option<PathBuf>,
     pub vulnerability_db: Vec<PathBuf>,
@@ -94,6 +100,7 @@ pub struct Config {
     pub update_source: UpdateSource,
     /// `--releases-url`, `{product}` standing for the family's id.
     pub releases_url: Option<String>,
+    /// Read only where the feed is asked: a run that never asks it needs no credential.
     pub release_token: Option<String>,
 }
 

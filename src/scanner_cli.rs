@@ -11,7 +11,7 @@ use crate::report::State;
 use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
 use crate::settings::secrets::Environment;
-use crate::settings::{Component, Settings, cli};
+use crate::settings::{Component, NamedFile, Settings, cli};
 use std::ffi::OsString;
 use std::time::Instant;
 
@@ -109,14 +109,34 @@ where
             _ => unknown(&message),
         };
     }
+    // `Err`: the line a subcommand ends UNKNOWN with.
+    let unknown_line = |line: String| unknown(&line);
     match subcommand.as_str() {
-        "scan" => scan(line, rest, env, started),
-        "serve" => serve(line, rest, env),
-        "web" => web(line, rest, env),
+        "scan" => scan(line, rest, env, started).unwrap_or_else(unknown_line),
+        "review-waivers" => review_waivers(line, rest, env).unwrap_or_else(unknown_line),
+        "fleet" => fleet(line, rest, env).unwrap_or_else(unknown_line),
+        "snippets" => snippets(line, rest, env).unwrap_or_else(unknown_line),
+        "serve" => run_server(
+            line,
+            rest,
+            env,
+            (
+                Component::Serve,
+                "serve takes no arguments; the hosts to scan come with the requests",
+            ),
+            crate::serve::service::serve,
+        ),
+        "web" => run_server(
+            line,
+            rest,
+            env,
+            (
+                Component::Web,
+                "web takes no arguments; the instances to scan come with the submissions",
+            ),
+            crate::web::server::serve,
+        ),
         "limits" => crate::web::admin::main(line, rest, env),
-        "review-waivers" => review_waivers(line, rest, env),
-        "fleet" => fleet(line, rest, env),
-        "snippets" => snippets(line, rest, env),
         "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
         other => {
@@ -129,19 +149,13 @@ where
     }
 }
 
-/// The component a subcommand is, for the settings it reads; `None` for a word that is none.
+/// The component a subcommand is, for the settings it reads; `None` for a word that is none
+/// (the wizard writes every component's settings).
 fn component_of(subcommand: &str) -> Option<Component> {
-    match subcommand {
-        "scan" => Some(Component::Scan),
-        "serve" => Some(Component::Serve),
-        "web" => Some(Component::Web),
-        "review-waivers" => Some(Component::ReviewWaivers),
-        "fleet" => Some(Component::Fleet),
-        "snippets" => Some(Component::Snippets),
-        "limits" => Some(Component::Limits),
-        // The wizard writes every component's settings.
-        _ => None,
-    }
+    use Component::{Fleet, Limits, ReviewWaivers, Scan, Serve, Snippets, Web};
+    [Scan, Serve, Web, ReviewWaivers, Fleet, Snippets, Limits]
+        .into_iter()
+        .find(|component| component.name() == subcommand)
 }
 
 fn names() -> Vec<&'static str> {
@@ -158,53 +172,40 @@ fn scan(
     rest: &[String],
     env: &dyn Environment,
     started: Instant,
-) -> Outcome {
+) -> Result<Outcome, String> {
     let host = match rest {
         [host] => host.clone(),
-        [] => return unknown("scan needs a host: check-storage-scanner scan cloud.example.com"),
+        [] => return Err("scan needs a host: check-storage-scanner scan cloud.example.com".into()),
         _ => {
-            return unknown(
-                "scan takes one host; scan several with check-storage-security -H a,b --format json",
+            return Err(
+                "scan takes one host; scan several with check-storage-security -H a,b --format json"
+                    .into(),
             );
         }
     };
     if !line.all("host").is_empty() {
-        return unknown("give the host once: after scan, not also with -H");
+        return Err("give the host once: after scan, not also with -H".into());
     }
     line.values.push((options::spec("host"), host));
-    let settings = match Settings::resolve_for(&line, env, Component::Scan) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    let now = match setup_process(&settings) {
-        Ok(now) => now,
-        Err(e) => return unknown(&e),
-    };
-    let scanner = match settings.scanner(now, Budget::new(started, settings.time_budget)) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e),
-    };
-    let result = match scanner.scan(&settings.targets[0]) {
-        Ok(r) => r,
-        Err(e) => return unknown(&e),
-    };
+    let settings = Settings::resolve_for(&line, env, Component::Scan).map_err(|e| e.0)?;
+    let now = setup_process(&settings)?;
+    let scanner = settings.scanner(now, Budget::new(started, settings.time_budget))?;
+    let result = scanner.scan(&settings.targets[0])?;
     let mut stdout = serde_json::to_string_pretty(&result)
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialise the result: {e}\"}}"));
     stdout.push('\n');
     let state: State = crate::output::overall_state(std::slice::from_ref(&result));
-    Outcome {
+    Ok(Outcome {
         stdout,
         exit_code: state.exit_code(),
-    }
+    })
 }
 
 /// A server's function: its settings and the stop flag set by SIGTERM or SIGINT.
 type ServeFn = fn(Settings, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), String>;
 
-/// A server subcommand until SIGTERM or SIGINT (exit 0). A reason not to start is one line on
-/// stderr and exit 3, stdout empty: a service manager logs stderr. `no_arguments` is the line
-/// for words after the subcommand.
-/// A server's reason not to start: one line on stderr, exit 3, stdout empty.
+/// A server's reason not to start: one line on stderr, exit 3, stdout empty (a service manager
+/// logs stderr).
 fn refuse_to_serve(message: &str) -> Outcome {
     eprintln!(
         "{}: {}",
@@ -217,6 +218,8 @@ fn refuse_to_serve(message: &str) -> Outcome {
     }
 }
 
+/// A server subcommand until SIGTERM or SIGINT (exit 0); `no_arguments` is the refusal of
+/// words after the subcommand.
 fn run_server(
     line: cli::CommandLine,
     rest: &[String],
@@ -244,44 +247,15 @@ fn run_server(
     }
 }
 
-/// `serve`: the scan service.
-fn serve(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    run_server(
-        line,
-        rest,
-        env,
-        (
-            Component::Serve,
-            "serve takes no arguments; the hosts to scan come with the requests",
-        ),
-        crate::serve::service::serve,
-    )
-}
-
-/// `web`: the public scan API.
-fn web(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    run_server(
-        line,
-        rest,
-        env,
-        (
-            Component::Web,
-            "web takes no arguments; the instances to scan come with the submissions",
-        ),
-        crate::web::server::serve,
-    )
-}
-
 /// The settings of a subcommand that reads files and never the network (review-waivers,
-/// snippets, fleet), with the process set up and the run's clock; a refusal is the UNKNOWN
-/// outcome to return.
+/// snippets, fleet), with the process set up and the run's clock; `Err` is the refusal.
 fn offline_settings(
     line: &cli::CommandLine,
     env: &dyn Environment,
     component: Component,
-) -> Result<(Settings, crate::clock::Now), Outcome> {
-    let settings = Settings::resolve_for(line, env, component).map_err(|e| unknown(&e.0))?;
-    let now = setup_process(&settings).map_err(|e| unknown(&e))?;
+) -> Result<(Settings, crate::clock::Now), String> {
+    let settings = Settings::resolve_for(line, env, component).map_err(|e| e.0)?;
+    let now = setup_process(&settings)?;
     Ok((settings, now))
 }
 
@@ -293,20 +267,20 @@ fn result_settings(
     rest: &[String],
     env: &dyn Environment,
     component: Component,
-) -> Result<(Settings, crate::clock::Now), Outcome> {
+) -> Result<(Settings, crate::clock::Now), String> {
     let name = component.name();
     if let Some(word) = rest.first() {
         let shown: String = word.chars().take(40).collect();
-        return Err(unknown(&format!(
+        return Err(format!(
             "{name} takes its files with --result FILE, not as {shown:?}"
-        )));
+        ));
     }
     let ready = offline_settings(line, env, component)?;
     if ready.0.scanner.results.is_empty() {
-        return Err(unknown(&format!(
+        return Err(format!(
             "{name} needs --result FILE: what check-storage-security --format json or \
              check-storage-scanner scan printed (repeat --result for several files)"
-        )));
+        ));
     }
     Ok(ready)
 }
@@ -314,61 +288,55 @@ fn result_settings(
 /// `review-waivers --result FILE`: the waivers of the result documents, reviewed at the run's
 /// clock (`COS_NOW` pins it); changes nothing. Exit 0 when no waiver needs attention, 1
 /// otherwise, 3 when a file is not a result document (one line naming it).
-fn review_waivers(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    let (settings, now) = match result_settings(&line, rest, env, Component::ReviewWaivers) {
-        Ok(ready) => ready,
-        Err(refused) => return refused,
-    };
+fn review_waivers(
+    line: cli::CommandLine,
+    rest: &[String],
+    env: &dyn Environment,
+) -> Result<Outcome, String> {
+    let (settings, now) = result_settings(&line, rest, env, Component::ReviewWaivers)?;
     let mut documents = waiver_review::Documents::new();
     for file in &settings.scanner.results {
-        if let Err(line) = documents.load(&file.path, &file.shown) {
-            return unknown(&line);
-        }
+        documents.load(&file.path, &file.shown)?;
     }
     let window = settings
         .waiver_warning
         .unwrap_or(waiver_review::DEFAULT_WINDOW_DAYS);
-    match waiver_review::review(&documents, now.0, window) {
-        Ok(review) => Outcome {
-            stdout: review.text(),
-            exit_code: review.exit_code(),
-        },
-        Err(problem) => unknown(&format!("the waivers of the --result files {problem}")),
-    }
+    let review = waiver_review::review(&documents, now.0, window)
+        .map_err(|problem| format!("the waivers of the --result files {problem}"))?;
+    Ok(Outcome {
+        stdout: review.text(),
+        exit_code: review.exit_code(),
+    })
 }
 
 /// `snippets --result FILE [--for FORM]`: the fix snippets of the result documents' remediation
 /// plans, per host, ready to paste (all forms, or the one `--for` names). Exit 0 when it
 /// printed them or there is nothing to fix (it says so); 3 when a file is not a result
 /// document (one line naming it and the fix).
-fn snippets(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
+fn snippets(
+    line: cli::CommandLine,
+    rest: &[String],
+    env: &dyn Environment,
+) -> Result<Outcome, String> {
     use crate::files::Kind;
-    let (settings, _) = match result_settings(&line, rest, env, Component::Snippets) {
-        Ok(ready) => ready,
-        Err(refused) => return refused,
-    };
+    let (settings, _) = result_settings(&line, rest, env, Component::Snippets)?;
     let mut hosts = Vec::new();
     for file in &settings.scanner.results {
-        let bytes = match crate::files::read(&file.path, Kind::ResultDocument) {
-            Ok(bytes) => bytes,
-            Err(refusal) => return unknown(&refusal.line(&file.shown)),
-        };
-        match crate::report::read_documents(&bytes) {
-            Ok(read) => hosts.extend(read),
-            Err(problem) => {
-                return unknown(&format!(
-                    "{} {} {problem}; {}",
-                    Kind::ResultDocument.noun(),
-                    file.shown,
-                    Kind::ResultDocument.fix()
-                ));
-            }
-        }
+        let bytes = crate::files::read(&file.path, Kind::ResultDocument)
+            .map_err(|refusal| refusal.line(&file.shown))?;
+        hosts.extend(crate::report::read_documents(&bytes).map_err(|problem| {
+            format!(
+                "{} {} {problem}; {}",
+                Kind::ResultDocument.noun(),
+                file.shown,
+                Kind::ResultDocument.fix()
+            )
+        })?);
     }
-    Outcome {
+    Ok(Outcome {
         stdout: crate::assess::snippets::saved_text(&hosts, settings.scanner.snippets_for),
         exit_code: 0,
-    }
+    })
 }
 
 /// The fix for a file `fleet` cannot read.
@@ -376,14 +344,11 @@ const FLEET_FIX: &str = "give fleet what check-storage-security --format json or
                          check-storage-scanner scan printed, as files or directories of *.json \
                          files";
 
-/// A file or directory `fleet` reads, and how messages name it.
-type Named = (std::path::PathBuf, String);
-
 /// The files `fleet` reads: each file named, and the `*.json` files of each directory named
-/// (not recursive, sorted by name), as (path, how messages name it). A directory that cannot
+/// (not recursive, sorted by name), each with how messages name it. A directory that cannot
 /// be listed or holds no `*.json` file is a problem line, as an unreadable file is; more than
 /// `fleet::MAX_FILES` files is an error.
-fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
+fn fleet_files(paths: &[NamedFile]) -> Result<(Vec<NamedFile>, Vec<String>), String> {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     let too_many = || {
@@ -392,9 +357,10 @@ fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
             crate::fleet::MAX_FILES
         )
     };
-    for (path, shown) in paths {
+    for named in paths {
+        let (path, shown) = (&named.path, &named.shown);
         if !path.is_dir() {
-            files.push((path.clone(), shown.clone()));
+            files.push(named.clone());
             if files.len() > crate::fleet::MAX_FILES {
                 return Err(too_many());
             }
@@ -428,9 +394,9 @@ fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
         }
         found.sort();
         for name in found {
-            let file = path.join(&name);
-            let shown = file.display().to_string();
-            files.push((file, shown));
+            let path = path.join(&name);
+            let shown = path.display().to_string();
+            files.push(NamedFile { path, shown });
         }
     }
     Ok((files, problems))
@@ -441,35 +407,31 @@ fn fleet_files(paths: &[Named]) -> Result<(Vec<Named>, Vec<String>), String> {
 /// `scanner.vulnerability_db` files (never the network), most urgent host first. A file that
 /// cannot be read is skipped with a line on stderr (and the exit is at least 1); when no file
 /// holds a result document, the lines are the output and the exit is 3.
-fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    let (settings, now) = match offline_settings(&line, env, Component::Fleet) {
-        Ok(ready) => ready,
-        Err(refused) => return refused,
-    };
-    let mut paths: Vec<Named> = rest
+fn fleet(
+    line: cli::CommandLine,
+    rest: &[String],
+    env: &dyn Environment,
+) -> Result<Outcome, String> {
+    let (settings, now) = offline_settings(&line, env, Component::Fleet)?;
+    let mut paths: Vec<NamedFile> = rest
         .iter()
-        .map(|p| (std::path::PathBuf::from(p), p.clone()))
+        .map(|p| NamedFile {
+            path: p.into(),
+            shown: p.clone(),
+        })
         .collect();
-    paths.extend(
-        settings
-            .scanner
-            .results
-            .iter()
-            .map(|f| (f.path.clone(), f.shown.clone())),
-    );
+    paths.extend(settings.scanner.results.iter().cloned());
     if paths.is_empty() {
-        return unknown(
+        return Err(
             "fleet needs result documents: check-storage-scanner fleet results/ (a directory of \
-             what check-storage-security --format json printed) or fleet a.json b.json",
+             what check-storage-security --format json printed) or fleet a.json b.json"
+                .into(),
         );
     }
-    let (files, mut problems) = match fleet_files(&paths) {
-        Ok(found) => found,
-        Err(e) => return unknown(&e),
-    };
+    let (files, mut problems) = fleet_files(&paths)?;
     let mut documents = Vec::new();
     let (mut read, mut bytes_read) = (0usize, 0u64);
-    for (path, shown) in &files {
+    for NamedFile { path, shown } in &files {
         let bytes = match crate::files::read(path, crate::files::Kind::ResultDocument) {
             Ok(bytes) => bytes,
             Err(refusal) => {
@@ -482,7 +444,7 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
         };
         bytes_read += bytes.len() as u64;
         if bytes_read > crate::fleet::MAX_TOTAL_BYTES {
-            return unknown(&format!(
+            return Err(format!(
                 "the files hold more than {} of result documents; name fewer files or directories",
                 crate::files::size_text(crate::fleet::MAX_TOTAL_BYTES)
             ));
@@ -494,23 +456,23 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
                 read += 1;
             }
             Err(problem) if problem.starts_with("holds more than") => {
-                return unknown(&format!("result file {shown} {problem}"));
+                return Err(format!("result file {shown} {problem}"));
             }
             Err(problem) => problems.push(format!("result file {shown} {problem}; {FLEET_FIX}")),
         }
     }
     if documents.is_empty() {
         return match problems.as_slice() {
-            [] => unknown(&format!("no result document to judge; {FLEET_FIX}")),
-            [one] => unknown(one),
-            many => Outcome {
+            [] => Err(format!("no result document to judge; {FLEET_FIX}")),
+            [one] => Err(one.clone()),
+            many => Ok(Outcome {
                 stdout: format!(
                     "UNKNOWN: no result document to judge in {} files or directories\n{}\n",
                     many.len(),
                     many.join("\n")
                 ),
                 exit_code: 3,
-            },
+            }),
         };
     }
     for problem in &problems {
@@ -522,19 +484,15 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     }
     // Offline: the operator's files and the bundled data, never the advisory feed.
     let sources = crate::knowledge::KnowledgeSources {
-        release_schedule: settings.release_schedule.clone(),
-        vulnerability_db: settings.vulnerability_db.clone(),
+        release_schedule: settings.scan.release_schedule.clone(),
+        vulnerability_db: settings.scan.vulnerability_db.clone(),
         vulnerability_feed: None,
     };
-    let mut knowledge = Vec::new();
-    for family in crate::fleet::families(&documents) {
-        match crate::knowledge::Knowledge::load(family, &sources, &|_| {
-            Err("fleet does not use the network".to_string())
-        }) {
-            Ok(k) => knowledge.push(k),
-            Err(e) => return unknown(&e),
-        }
-    }
+    let offline = |_: &str| Err("fleet does not use the network".to_string());
+    let knowledge = crate::fleet::families(&documents)
+        .into_iter()
+        .map(|family| crate::knowledge::Knowledge::load(family, &sources, &offline))
+        .collect::<Result<Vec<_>, String>>()?;
     let today = crate::fleet::Today {
         now: now.0,
         knowledge: &knowledge,
@@ -549,11 +507,11 @@ fn fleet(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outc
     } else {
         view.text(read, problems.len())
     };
-    Outcome {
+    Ok(Outcome {
         stdout,
         // A file that could not be read leaves the view incomplete: never OK.
         exit_code: view.exit_code().max(i32::from(!problems.is_empty())),
-    }
+    })
 }
 
 /// The manual of `check-storage-scanner`: `-h` and `man/check-storage-scanner.1`, with the

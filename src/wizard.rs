@@ -140,19 +140,10 @@ pub fn run(request: &Request, io: Io, env: &dyn Environment) -> Result<Written, 
     let path = w.path(request)?;
     w.host()?;
     for group in GROUPS {
-        if !group.programs.contains(&w.program) {
-            continue;
-        }
-        if w.yes_no(&format!("Configure {}?", group.title), false)? {
-            match group.ask {
-                Questions::Thresholds => w.thresholds()?,
-                Questions::Transport => w.transport()?,
-                Questions::Hardening => w.hardening()?,
-                Questions::Webhook => w.webhook()?,
-                Questions::Releases => w.releases()?,
-                Questions::Output => w.output()?,
-                Questions::Service => w.service()?,
-            }
+        if group.programs.contains(&w.program)
+            && w.yes_no(&format!("Configure {}?", group.title), false)?
+        {
+            w.group(group.questions)?;
         }
     }
     w.write(&path)
@@ -162,19 +153,23 @@ pub fn run(request: &Request, io: Io, env: &dyn Environment) -> Result<Written, 
 struct Group {
     title: &'static str,
     programs: &'static [Program],
-    ask: Questions,
+    questions: &'static [Ask],
 }
 
-/// The questions of a group.
+/// One question of a group, by its configuration key and prompt.
 #[derive(Clone, Copy)]
-enum Questions {
-    Thresholds,
-    Transport,
-    Hardening,
-    Webhook,
-    Releases,
-    Output,
-    Service,
+enum Ask {
+    /// A plain setting, the default a run takes shown.
+    Setting(&'static str, &'static str),
+    /// A boolean setting; `Some`: what Enter means when it is not the run's default.
+    Switch(&'static str, &'static str, Option<bool>),
+    /// A secret, as a reference; left empty, the rest of the group is left out (nothing to
+    /// notify without a webhook URL).
+    Secret(&'static str, &'static str),
+    /// The entries of a list of secrets, asked until one is left empty.
+    Secrets(&'static str, &'static str),
+    /// A question with rules of its own.
+    Own(fn(&mut Wizard) -> Result<(), Stopped>),
 }
 
 const BOTH: &[Program] = &[Program::Plugin, Program::Scanner];
@@ -183,37 +178,127 @@ const GROUPS: &[Group] = &[
     Group {
         title: "thresholds or a profile",
         programs: BOTH,
-        ask: Questions::Thresholds,
+        questions: &[
+            Ask::Setting("profile", "Profile: strict, ops or lenient (empty: none)"),
+            Ask::Setting("warning", "WARNING at this rating (0-5) and below"),
+            Ask::Setting("critical", "CRITICAL at this rating (0-5) and below"),
+            Ask::Own(|w| w.eol_warning()),
+            Ask::Switch(
+                "update_warning",
+                "A pending update turns OK into WARNING?",
+                None,
+            ),
+        ],
     },
     Group {
         title: "the connection (time limits, retries, proxy, private CA)",
         programs: BOTH,
-        ask: Questions::Transport,
+        questions: &[
+            Ask::Setting("timeout", "Time limit of each request, in seconds"),
+            Ask::Setting(
+                "time_budget",
+                "Time limit of the whole run, in seconds (below the monitoring core's check \
+                 timeout)",
+            ),
+            Ask::Setting("retries", "Retries after a scan fails on a transient error"),
+            Ask::Own(|w| w.proxy()),
+            Ask::Own(|w| w.ca_file()),
+        ],
     },
     Group {
         title: "hardening and what else is checked",
         programs: BOTH,
-        ask: Questions::Hardening,
+        questions: &[
+            Ask::Switch(
+                "check_hardening",
+                "Evaluate hardening measures and security headers (a missing one turns OK into \
+                 WARNING)?",
+                Some(true),
+            ),
+            Ask::Switch(
+                "scanner.check_all_addresses",
+                "Repeat the checks against every address the name resolves to?",
+                None,
+            ),
+            Ask::Switch(
+                "scanner.check_login_throttling",
+                "Send six failed sign-ins for an account that cannot exist to see whether they \
+                 are throttled?",
+                None,
+            ),
+        ],
     },
     Group {
         title: "a webhook notification",
         programs: &[Program::Plugin],
-        ask: Questions::Webhook,
+        questions: &[
+            Ask::Secret(
+                "webhook_url",
+                "Webhook URL, as a reference (env://NAME, file:///path or secret://NAME; empty: \
+                 no webhook)",
+            ),
+            Ask::Setting(
+                "webhook_on",
+                "Notify from this state: critical, warning, unknown or always",
+            ),
+            Ask::Setting(
+                "webhook_format",
+                "Body format: generic, chatblocks, chatembed, pushtopic or pushserver",
+            ),
+            Ask::Secrets(
+                "webhook_headers",
+                "Extra request header, as a reference to its 'Name: value' line (empty: no \
+                 more)",
+            ),
+            Ask::Setting("webhook_timeout", "Time limit of a delivery, in seconds"),
+            Ask::Switch(
+                "allow_private_webhooks",
+                "Permit private, loopback and link-local receivers, and delivery through the \
+                 proxy?",
+                None,
+            ),
+        ],
     },
     Group {
         title: "the release track and the update check",
         programs: BOTH,
-        ask: Questions::Releases,
+        questions: &[
+            Ask::Setting(
+                "releases.mode",
+                "Update source: auto, feed, bundled or off (pinned takes --latest-version on the \
+                 command line)",
+            ),
+            Ask::Setting(
+                "release_track",
+                "Release track of the instance: auto, rolling, production or lts",
+            ),
+            Ask::Secret(
+                "releases.token",
+                "Release-feed token, as a reference (empty: none; it raises the anonymous limit \
+                 of 60 requests an hour)",
+            ),
+        ],
     },
     Group {
         title: "the output format",
         programs: &[Program::Plugin],
-        ask: Questions::Output,
+        questions: &[Ask::Own(|w| w.output())],
     },
     Group {
         title: "the scan service (serve)",
         programs: &[Program::Scanner],
-        ask: Questions::Service,
+        questions: &[
+            Ask::Setting(
+                "service.listen",
+                "Address serve listens on (any but loopback needs a token)",
+            ),
+            Ask::Setting("service.port", "Port serve listens on (0: a free one)"),
+            Ask::Own(|w| w.service_token()),
+            Ask::Setting(
+                "service.cache_ttl",
+                "Seconds a host's result is served from the cache",
+            ),
+        ],
     },
 ];
 
@@ -304,10 +389,6 @@ impl Wizard<'_, '_> {
         }
     }
 
-    fn note(&mut self, text: &str) -> Result<(), Stopped> {
-        self.say(&format!("  note: {text}\n"))
-    }
-
     /// A question the wizard itself asks (yes or no).
     fn yes_no(&mut self, prompt: &str, default: bool) -> Result<bool, Stopped> {
         let shown = if default { "yes" } else { "no" };
@@ -374,24 +455,29 @@ impl Wizard<'_, '_> {
         }
     }
 
-    fn thresholds(&mut self) -> Result<(), Stopped> {
-        self.setting(
-            "profile",
-            "Profile: strict, ops or lenient (empty: none)",
-            None,
-        )?;
-        let warning = self.shown_default("warning");
-        self.setting(
-            "warning",
-            "WARNING at this rating (0-5) and below",
-            warning.as_deref(),
-        )?;
-        let critical = self.shown_default("critical");
-        self.setting(
-            "critical",
-            "CRITICAL at this rating (0-5) and below",
-            critical.as_deref(),
-        )?;
+    /// The questions of a group, in order.
+    fn group(&mut self, questions: &[Ask]) -> Result<(), Stopped> {
+        for question in questions {
+            match *question {
+                Ask::Setting(key, prompt) => {
+                    let default = self.shown_default(spec_of(key).id);
+                    self.setting(key, prompt, default.as_deref())?;
+                }
+                Ask::Switch(key, prompt, default) => self.switch(key, prompt, default)?,
+                Ask::Secret(key, prompt) => {
+                    if !self.secret(key, prompt)? {
+                        return Ok(());
+                    }
+                }
+                Ask::Secrets(key, prompt) => while self.secret(key, prompt)? {},
+                Ask::Own(ask) => ask(self)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Off unless given: no default of the table's to show.
+    fn eol_warning(&mut self) -> Result<(), Stopped> {
         let eol = self
             .shown_default("eol_warning")
             .unwrap_or_else(|| "off".to_string());
@@ -399,106 +485,7 @@ impl Wizard<'_, '_> {
             "eol_warning",
             "WARNING when the release line has this many days of support left or fewer",
             Some(&eol),
-        )?;
-        self.switch(
-            "update_warning",
-            "A pending update turns OK into WARNING?",
-            None,
         )
-    }
-
-    fn transport(&mut self) -> Result<(), Stopped> {
-        self.setting(
-            "timeout",
-            "Time limit of each request, in seconds",
-            Some("10"),
-        )?;
-        self.setting(
-            "time_budget",
-            "Time limit of the whole run, in seconds (below the monitoring core's check timeout)",
-            Some("55"),
-        )?;
-        self.setting(
-            "retries",
-            "Retries after a scan fails on a transient error",
-            Some("2"),
-        )?;
-        self.proxy()?;
-        self.ca_file()
-    }
-
-    fn hardening(&mut self) -> Result<(), Stopped> {
-        self.switch(
-            "check_hardening",
-            "Evaluate hardening measures and security headers (a missing one turns OK into \
-             WARNING)?",
-            Some(true),
-        )?;
-        self.switch(
-            "scanner.check_all_addresses",
-            "Repeat the checks against every address the name resolves to?",
-            None,
-        )?;
-        self.switch(
-            "scanner.check_login_throttling",
-            "Send six failed sign-ins for an account that cannot exist to see whether they are \
-             throttled?",
-            None,
-        )
-    }
-
-    fn webhook(&mut self) -> Result<(), Stopped> {
-        if !self.secret(
-            "webhook_url",
-            "Webhook URL, as a reference (env://NAME, file:///path or secret://NAME; empty: \
-             no webhook)",
-        )? {
-            return Ok(());
-        }
-        self.setting(
-            "webhook_on",
-            "Notify from this state: critical, warning, unknown or always",
-            Some("critical"),
-        )?;
-        self.setting(
-            "webhook_format",
-            "Body format: generic, chatblocks, chatembed, pushtopic or pushserver",
-            Some("generic"),
-        )?;
-        while self.secret(
-            "webhook_headers",
-            "Extra request header, as a reference to its 'Name: value' line (empty: no more)",
-        )? {}
-        self.setting(
-            "webhook_timeout",
-            "Time limit of a delivery, in seconds",
-            Some("10"),
-        )?;
-        self.switch(
-            "allow_private_webhooks",
-            "Permit private, loopback and link-local receivers, and delivery through the proxy?",
-            None,
-        )
-    }
-
-    fn releases(&mut self) -> Result<(), Stopped> {
-        self.setting(
-            "releases.mode",
-            "Update source: auto, feed, bundled or off (pinned takes --latest-version on the \
-             command line)",
-            Some("auto"),
-        )?;
-        self.setting(
-            "release_track",
-            "Release track of the instance: auto, rolling, production or lts",
-            Some("auto"),
-        )?;
-        self.secret(
-            "releases.token",
-            "Release-feed token, as a reference (empty: none; it raises the anonymous limit of \
-             60 requests an hour)",
-        )
-        .map(|_| ())
     }
 
     /// `--format` is a flag only (no variable, no key): the answer goes on the printed
@@ -518,17 +505,8 @@ impl Wizard<'_, '_> {
         })
     }
 
-    fn service(&mut self) -> Result<(), Stopped> {
-        self.setting(
-            "service.listen",
-            "Address serve listens on (any but loopback needs a token)",
-            Some("127.0.0.1"),
-        )?;
-        self.setting(
-            "service.port",
-            "Port serve listens on (0: a free one)",
-            Some("8811"),
-        )?;
+    /// The service's token, refused by the service's own rule for the listen address given.
+    fn service_token(&mut self) -> Result<(), Stopped> {
         let prompt = "Token every /api/ call presents, as a reference to a random value of 32 \
                       characters or more (empty: none)";
         loop {
@@ -537,25 +515,18 @@ impl Wizard<'_, '_> {
             let refusal = self.check().and_then(|s| {
                 crate::serve::service::check_token(s.scanner.listen, s.scanner.token.as_deref())
             });
-            match refusal {
-                Ok(()) => break,
-                Err(problem) => {
-                    self.file.remove("service.token");
-                    if self.io.terminal {
-                        self.say(&format!("  ! {problem}\n"))?;
-                    } else {
-                        return Err(Stopped(format!(
-                            "answer to \"{prompt}\" refused: {problem}; nothing written"
-                        )));
-                    }
-                }
+            let Err(problem) = refusal else {
+                return Ok(());
+            };
+            self.file.remove("service.token");
+            if self.io.terminal {
+                self.say(&format!("  ! {problem}\n"))?;
+            } else {
+                return Err(Stopped(format!(
+                    "answer to \"{prompt}\" refused: {problem}; nothing written"
+                )));
             }
         }
-        self.setting(
-            "service.cache_ttl",
-            "Seconds a host's result is served from the cache",
-            Some("900"),
-        )
     }
 
     /// The default a run takes for a row: the profile's value when the answers name a profile
@@ -622,7 +593,7 @@ impl Wizard<'_, '_> {
                 return Ok(None);
             }
             if secrets::is_reference(answer) {
-                return w.reference("proxy", answer, false);
+                return w.reference("proxy", answer);
             }
             let authority = answer.split_once("://").map_or(answer, |(_, r)| r);
             if authority.split('/').next().is_some_and(|a| a.contains('@')) {
@@ -658,34 +629,27 @@ impl Wizard<'_, '_> {
     /// A secret: only a reference is taken. Returns whether one was given (empty: none). A
     /// list setting (`webhook_headers`) gains an entry per call.
     fn secret(&mut self, key: &str, prompt: &str) -> Result<bool, Stopped> {
-        let list = matches!(spec_of(key).kind, Kind::Repeatable(..));
         // `None`: no answer; else the reference's note.
         let given = self.ask(prompt, None, |w, answer| {
-            if answer.is_empty() {
-                return Ok(None);
-            }
-            w.reference(key, answer, list).map(Some)
+            (!answer.is_empty())
+                .then(|| w.reference(key, answer))
+                .transpose()
         })?;
-        match given {
-            None => Ok(false),
-            Some(note) => {
-                self.maybe_note(note)?;
-                Ok(true)
-            }
-        }
+        let Some(note) = given else {
+            return Ok(false);
+        };
+        self.maybe_note(note)?;
+        Ok(true)
     }
 
     fn maybe_note(&mut self, note: Option<String>) -> Result<(), Stopped> {
-        match note {
-            Some(text) => self.note(&text),
-            None => Ok(()),
-        }
+        note.map_or(Ok(()), |text| self.say(&format!("  note: {text}\n")))
     }
 
     /// Takes a reference for `key` when it is one the wizard writes and the settings read
     /// with it; a value is refused unrepeated. `Ok(Some(note))`: kept, though it does not
     /// resolve here.
-    fn reference(&mut self, key: &str, answer: &str, list: bool) -> Result<Option<String>, String> {
+    fn reference(&mut self, key: &str, answer: &str) -> Result<Option<String>, String> {
         if !secrets::is_reference(answer) {
             return Err(format!(
                 "{} is a secret: give a reference (env://NAME, file:///path or secret://NAME), \
@@ -700,7 +664,7 @@ impl Wizard<'_, '_> {
                     .to_string(),
             );
         }
-        secrets::check_form(answer).map_err(|e| e.0)?;
+        secrets::check_form(answer)?;
         if let Some(path) = answer.strip_prefix("file://")
             && !path.starts_with('/')
         {
@@ -719,6 +683,7 @@ impl Wizard<'_, '_> {
                 ))
             }
         };
+        let list = matches!(spec_of(key).kind, Kind::Repeatable(..));
         let value = match (list, self.file.get(key)) {
             (true, Some(ConfigValue::List(items))) => {
                 let mut items = items.clone();

@@ -48,21 +48,6 @@ fn subcommands(program: Program) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-fn takes_value(o: &OptionSpec) -> Option<&'static str> {
-    match o.kind {
-        Kind::Value(meta, _) | Kind::Repeatable(meta, _) => Some(meta),
-        Kind::Switch => None,
-    }
-}
-
-fn forms(o: &OptionSpec) -> Vec<String> {
-    o.short
-        .map(|c| format!("-{c}"))
-        .into_iter()
-        .chain(o.long.map(|l| format!("--{l}")))
-        .collect()
-}
-
 /// The first comment line of every script (all three shells comment with `#`).
 fn header(program: Program) -> String {
     format!(
@@ -73,7 +58,7 @@ fn header(program: Program) -> String {
 
 fn bash(program: Program) -> String {
     let function = format!("_{}", program.name().replace('-', "_"));
-    let mut words: Vec<String> = flags(program).flat_map(forms).collect();
+    let mut words: Vec<String> = flags(program).flat_map(OptionSpec::forms).collect();
     if program == Program::Plugin {
         // `--upgrade-self check`: the optional argument.
         words.push("check".into());
@@ -81,21 +66,22 @@ fn bash(program: Program) -> String {
     let mut cases = String::new();
     let mut free = Vec::new();
     for o in flags(program) {
-        let Some(meta) = takes_value(o) else { continue };
-        let pattern = forms(o).join("|");
-        match value_hint(o, meta) {
-            ValueHint::Choices => cases.push_str(&format!(
-                "        {pattern})\n            mapfile -t COMPREPLY < <(compgen -W '{}' -- \"$cur\")\n            return ;;\n",
-                o.choices.join(" ")
-            )),
-            ValueHint::File => cases.push_str(&format!(
-                "        {pattern})\n            compopt -o filenames 2>/dev/null\n            mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n            return ;;\n"
-            )),
-            ValueHint::Directory => cases.push_str(&format!(
-                "        {pattern})\n            compopt -o filenames 2>/dev/null\n            mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")\n            return ;;\n"
-            )),
-            ValueHint::Free => free.push(pattern),
-        }
+        let Some(meta) = o.meta() else { continue };
+        let pattern = o.forms().join("|");
+        // What compgen offers, after the compopt line that names files as such.
+        let filenames = "            compopt -o filenames 2>/dev/null\n";
+        let (compopt, offer) = match value_hint(o, meta) {
+            ValueHint::Choices => ("", format!("-W '{}'", o.choices.join(" "))),
+            ValueHint::File => (filenames, "-f".to_string()),
+            ValueHint::Directory => (filenames, "-d".to_string()),
+            ValueHint::Free => {
+                free.push(pattern);
+                continue;
+            }
+        };
+        cases.push_str(&format!(
+            "        {pattern})\n{compopt}            mapfile -t COMPREPLY < <(compgen {offer} -- \"$cur\")\n            return ;;\n"
+        ));
     }
     if !free.is_empty() {
         cases.push_str(&format!(
@@ -148,7 +134,7 @@ fn zsh(program: Program) -> String {
     for o in flags(program) {
         let description = zsh_text(&first_sentence(o.help));
         let repeat = matches!(o.kind, Kind::Repeatable(..));
-        let forms = forms(o);
+        let forms = o.forms();
         let names = if forms.len() == 1 {
             forms[0].clone()
         } else {
@@ -162,7 +148,7 @@ fn zsh(program: Program) -> String {
         } else {
             String::new()
         };
-        let action = match takes_value(o) {
+        let action = match o.meta() {
             None if o.long == Some("upgrade-self") => ":: :(check)".to_string(),
             None => String::new(),
             Some(meta) => {
@@ -220,7 +206,7 @@ fn fish(program: Program) -> String {
         if let Some(l) = o.long {
             line.push_str(&format!(" -l {l}"));
         }
-        match takes_value(o) {
+        match o.meta() {
             None if o.long == Some("upgrade-self") => line.push_str(" -a check"),
             None => {}
             Some(meta) => match value_hint(o, meta) {

@@ -8,11 +8,6 @@ use crate::settings::options::{Kind, OptionSpec, Program};
 /// The command's name in Icinga.
 pub const COMMAND: &str = "storage_security";
 
-/// Where the package installs the file: Icinga's `include <plugins-contrib>` (in Debian's
-/// default `icinga2.conf`) loads every file there, so the command is defined on install.
-pub const INSTALL_PATH: &str =
-    "/usr/share/icinga2/include/plugins-contrib.d/check-storage-security.conf";
-
 /// Flags that are not part of a check: they start another program (the exporter, the wizard,
 /// an upgrade), print something else than the monitoring verdict, or only explain the program.
 const NOT_A_CHECK: &[(&str, &str)] = &[

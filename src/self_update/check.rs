@@ -61,6 +61,7 @@ pub fn notice(settings: &Settings, now: Now, budget: &Budget) -> Option<String> 
 
 fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>, String> {
     let state = settings
+        .scan
         .state_dir
         .as_deref()
         .ok_or("no state directory (--state-dir) to remember the last look in; not checked")?;
@@ -83,9 +84,9 @@ fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>
             )
         })?;
         let options = ClientOptions {
-            timeout: budget.step_timeout(settings.timeout),
+            timeout: budget.step_timeout(settings.scan.timeout),
             pin: None,
-            proxy: settings.proxy.clone(),
+            proxy: settings.scan.proxy.clone(),
             user_agent: user_agent(),
         };
         let fetch = |validators: Option<&Validators>| {

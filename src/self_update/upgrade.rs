@@ -133,8 +133,8 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
     }
     let plan = plan(release, &exe)?;
     let options = Options {
-        proxy: settings.proxy.clone(),
-        timeout: settings.timeout,
+        proxy: settings.scan.proxy.clone(),
+        timeout: settings.scan.timeout,
         total: DOWNLOAD_TIME,
         user_agent: user_agent(),
     };
@@ -252,9 +252,9 @@ fn upgrade(settings: &Settings, check_only: bool) -> Result<String, String> {
 /// Asks the release feed for its newest published release.
 fn newest_release(settings: &Settings, url: &str) -> Result<Release, String> {
     let options = ClientOptions {
-        timeout: settings.timeout.into(),
+        timeout: settings.scan.timeout.into(),
         pin: None,
-        proxy: settings.proxy.clone(),
+        proxy: settings.scan.proxy.clone(),
         user_agent: user_agent(),
     };
     let shown = download::shown(url);

@@ -113,7 +113,7 @@ fn serve(settings: Settings) -> Result<(), String> {
             exporter.listen
         )
     })?;
-    let workers = settings.concurrency.min(settings.targets.len()).max(1);
+    let workers = settings.scan.concurrency.min(settings.targets.len()).max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
         .thread_name(|i| format!("exporter-host-{i}"))
@@ -160,16 +160,16 @@ fn announce(settings: &Settings, listening: std::net::SocketAddr) {
         ));
     }
     let asks_feed = matches!(
-        settings.update_source,
+        settings.scan.update_source,
         UpdateSource::Auto | UpdateSource::Feed
     );
-    if asks_feed && settings.feed_cache_ttl.is_zero() {
+    if asks_feed && settings.scan.feed_cache_ttl.is_zero() {
         log(
             "note: --feed-cache-ttl 0, so every round asks the release feed, whose anonymous \
              limit is 60 requests an hour",
         );
     }
-    if settings.login_throttling {
+    if settings.scan.login_throttling {
         log(&format!(
             "note: --login-throttling sends six failed sign-ins to every target each round \
              (every {interval} s)"
@@ -197,7 +197,7 @@ fn without_result(settings: &Settings, host: String, why: &str, now: Now) -> Sca
 fn scan_round(settings: Arc<Settings>, pool: rayon::ThreadPool) -> Arc<RoundFn> {
     // Rounds within the feed cache's window share what they learn: the feeds are asked once
     // per window, not once per round.
-    let memory = RenewedMemory::new(settings.feed_cache_ttl);
+    let memory = RenewedMemory::new(settings.scan.feed_cache_ttl);
     Arc::new(move |done: &Done| {
         let now = Now::pinned_or_system(settings.now);
         let budget = Budget::new(Instant::now(), settings.time_budget);

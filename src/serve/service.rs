@@ -106,7 +106,7 @@ pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
     // Knowledge and the release-feed answer are learned once and shared by the scans until
     // the feed cache's window (--feed-cache-ttl, 1 h by default) has passed: a stream of scans
     // asks the feeds once per window even without a state directory.
-    let memory = RenewedMemory::new(settings.feed_cache_ttl);
+    let memory = RenewedMemory::new(settings.scan.feed_cache_ttl);
     Arc::new(move |target: &Target| {
         let now = Now::pinned_or_system(settings.now);
         let budget = Budget::new(Instant::now(), settings.time_budget);
@@ -148,7 +148,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let config = Config {
         token: settings.scanner.token.clone(),
         cache_ttl: settings.scanner.cache_ttl,
-        scan_workers: settings.concurrency.max(1),
+        scan_workers: settings.scan.concurrency.max(1),
         wait_limit: settings.time_budget + WAIT_MARGIN,
     };
     let warnings = settings.warnings.clone();

@@ -77,9 +77,9 @@ where
 {
     let (invocation, words) = parse_for(Program::Plugin, args)?;
     if let Some(word) = words.first() {
-        return Err(usage(format!(
+        return Err(format!(
             "unexpected argument {word:?}; targets are given with -H/--host"
-        )));
+        ));
     }
     Ok(invocation)
 }
@@ -97,7 +97,7 @@ where
     let mut words = Vec::new();
     let mut help = false;
     let mut version = false;
-    while let Some(arg) = parser.next().map_err(|e| usage(e.to_string()))? {
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         let (spec, written) = match &arg {
             Arg::Short(c) => (
                 options::by_short(*c).ok_or_else(|| unknown_flag(&format!("-{c}")))?,
@@ -119,17 +119,14 @@ where
                 .first()
                 .map(|p| p.name())
                 .unwrap_or("another program");
-            return Err(usage(format!(
+            return Err(format!(
                 "{written} is an option of {owner}, not of {}; see {} -h",
                 program.name(),
                 program.name()
-            )));
+            ));
         }
-        match spec.id {
-            "help" => help = true,
-            "version" => version = true,
-            _ => {}
-        }
+        help |= spec.id == "help";
+        version |= spec.id == "version";
         // `--upgrade-self check` (or `--upgrade-self=check`) is its check-only form.
         if spec.id == "upgrade_self" && check_word(&mut parser, &written)? {
             line.values
@@ -139,10 +136,10 @@ where
             Kind::Switch => {
                 // `--insecure=yes` is almost certainly a mistake in a service definition.
                 if let Some(v) = parser.optional_value() {
-                    return Err(usage(format!(
+                    return Err(format!(
                         "{written} takes no value (got {:?}); remove the value",
                         v.to_string_lossy()
-                    )));
+                    ));
                 }
                 "true".to_string()
             }
@@ -152,29 +149,29 @@ where
                 spec.bare.unwrap_or_default().to_string()
             }
             Kind::Value(meta, _) | Kind::Repeatable(meta, _) => {
-                let missing = || usage(format!("{written} needs a value ({meta})"));
+                let missing = || format!("{written} needs a value ({meta})");
                 // `--warning=` is attached; `--warning -H host` would take `-H` as the value.
                 let (v, attached) = match parser.optional_value() {
                     Some(v) => (v, true),
                     None => (parser.value().map_err(|_| missing())?, false),
                 };
                 let v = v.into_string().map_err(|v| {
-                    usage(format!(
+                    format!(
                         "{written} value {:?} is not valid UTF-8",
                         v.to_string_lossy()
-                    ))
+                    )
                 })?;
                 if !attached && looks_like_option(&v) {
-                    return Err(usage(format!(
+                    return Err(format!(
                         "{written} needs a value ({meta}) but is followed by the option {v}; give \
                          the value right after {written}"
-                    )));
+                    ));
                 }
                 // An empty value never means "the default": it is a mistake in a definition.
                 if v.trim().is_empty() {
-                    return Err(usage(format!(
+                    return Err(format!(
                         "{written} has an empty value; give a value ({meta}) or leave the option out"
-                    )));
+                    ));
                 }
                 v
             }
@@ -196,10 +193,10 @@ fn check_word(parser: &mut lexopt::Parser, written: &str) -> Result<bool, String
     if let Some(v) = parser.optional_value() {
         return match v.to_str() {
             Some("check") => Ok(true),
-            _ => Err(usage(format!(
+            _ => Err(format!(
                 "{written} takes no value but check (got {:?}); write {written} or {written} check",
                 v.to_string_lossy()
-            ))),
+            )),
         };
     }
     Ok(parser
@@ -237,10 +234,6 @@ fn and_list(names: &[&str]) -> String {
         [one] => one.to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
-}
-
-fn usage(message: String) -> String {
-    message
 }
 
 fn unknown_flag(written: &str) -> String {

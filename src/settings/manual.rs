@@ -3,7 +3,7 @@
 //! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
 //! `scanner_cli`); one generator renders every page as text and as roff.
 
-use super::options::{Group, Kind, OPTIONS, OptionSpec, Program};
+use super::options::{self, OPTIONS, OptionSpec, Program};
 
 pub use crate::program::PROGRAM;
 
@@ -137,22 +137,13 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The flag as the manual heads its row: `-c, --critical RATING`.
 fn flag_forms(o: &OptionSpec) -> String {
-    let mut forms = Vec::new();
-    if let Some(c) = o.short {
-        forms.push(format!("-{c}"));
+    let forms = o.forms().join(", ");
+    match o.meta() {
+        Some(meta) => format!("{forms} {meta}"),
+        None => forms,
     }
-    if let Some(l) = o.long {
-        forms.push(format!("--{l}"));
-    }
-    let mut text = forms.join(", ");
-    if let Kind::Value(meta, _) | Kind::Repeatable(meta, _) = o.kind
-        && o.long.is_some()
-    {
-        text.push(' ');
-        text.push_str(meta);
-    }
-    text
 }
 
 /// The extra facts of a row: variable, key, default, bounds, choices.
@@ -174,11 +165,11 @@ fn facts(o: &OptionSpec) -> Vec<String> {
     facts
 }
 
-/// The rows of a group whose flags `program` takes (settings without a flag belong to both).
-fn rows(program: Program, group: Group) -> impl Iterator<Item = &'static OptionSpec> {
+/// The rows of a section whose flags `program` takes (settings without a flag belong to both).
+fn rows(program: Program, section: &str) -> impl Iterator<Item = &'static OptionSpec> {
     OPTIONS
         .iter()
-        .filter(move |o| o.group == group && o.programs.contains(&program))
+        .filter(move |o| o.section == section && o.programs.contains(&program))
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {
@@ -246,33 +237,26 @@ impl Page {
             self.usage_text()
         );
         for paragraph in self.description {
-            out.push_str(&wrap(paragraph, 78, ""));
-            out.push('\n');
+            out.push_str(&format!("{}\n", wrap(paragraph, 78, "")));
         }
         for (title, paragraphs) in self.topics {
-            out.push_str(title);
-            out.push_str(":\n");
+            out.push_str(&format!("{title}:\n"));
             for paragraph in *paragraphs {
-                out.push_str(&wrap(paragraph, 76, "  "));
-                out.push('\n');
+                out.push_str(&format!("{}\n", wrap(paragraph, 76, "  ")));
             }
         }
-        for group in Group::in_order() {
-            if rows(self.program, group).next().is_none() {
+        for section in options::sections() {
+            if rows(self.program, section).next().is_none() {
                 continue;
             }
-            out.push_str(group.title());
-            out.push_str(":\n");
-            for o in rows(self.program, group) {
+            out.push_str(&format!("{section}:\n"));
+            for o in rows(self.program, section) {
                 let head = if o.long.is_some() {
                     flag_forms(o)
                 } else {
                     format!("{} ({})", o.config_key.unwrap_or(o.id), o.env.join(", "))
                 };
-                out.push_str("  ");
-                out.push_str(&head);
-                out.push('\n');
-                out.push_str(&wrap(o.help, 72, "      "));
+                out.push_str(&format!("  {head}\n{}", wrap(o.help, 72, "      ")));
                 let facts: Vec<String> = facts(o)
                     .into_iter()
                     .filter(|f| o.long.is_some() || !f.starts_with("variable"))
@@ -289,15 +273,9 @@ impl Page {
         }
         out.push_str("\nExamples:\n");
         for (what, command) in self.examples {
-            out.push_str(&wrap(what, 76, "  "));
-            out.push_str("    ");
-            out.push_str(command);
-            out.push('\n');
+            out.push_str(&format!("{}    {command}\n", wrap(what, 76, "  ")));
         }
-        out.push('\n');
-        out.push_str(self.help_footer);
-        out.push('\n');
-        out
+        out + "\n" + self.help_footer + "\n"
     }
 }
 
@@ -315,19 +293,13 @@ impl Page {
     /// The man page, `man/<program>.1`.
     pub fn man_page(&self) -> String {
         let name = self.name();
-        let mut out = String::new();
-        out.push_str(&format!(
-            ".TH {} 1 \"\" \"{name} {}\" \"User Commands\"\n",
+        let mut out = format!(
+            ".TH {} 1 \"\" \"{name} {}\" \"User Commands\"\n.SH NAME\n{} \\- {}\n.SH SYNOPSIS\n",
             roff_escape(&name.to_uppercase()),
-            env!("CARGO_PKG_VERSION")
-        ));
-        out.push_str(".SH NAME\n");
-        out.push_str(&format!(
-            "{} \\- {}\n",
+            env!("CARGO_PKG_VERSION"),
             roff_escape(name),
             roff_escape(self.summary)
-        ));
-        out.push_str(".SH SYNOPSIS\n");
+        );
         let synopses: Vec<String> = self
             .usage
             .iter()
@@ -342,25 +314,21 @@ impl Page {
         out.push_str(&synopses.join(".br\n"));
         out.push_str(".SH DESCRIPTION\n");
         for paragraph in self.description {
-            out.push_str(".PP\n");
-            out.push_str(&roff_escape(paragraph));
-            out.push('\n');
+            out.push_str(&format!(".PP\n{}\n", roff_escape(paragraph)));
         }
         for (title, paragraphs) in self.topics {
             out.push_str(&format!(".SS {}\n", roff_escape(title)));
             for paragraph in *paragraphs {
-                out.push_str(".PP\n");
-                out.push_str(&roff_escape(paragraph));
-                out.push('\n');
+                out.push_str(&format!(".PP\n{}\n", roff_escape(paragraph)));
             }
         }
         out.push_str(".SH OPTIONS\n");
-        for group in Group::in_order() {
-            if rows(self.program, group).next().is_none() {
+        for section in options::sections() {
+            if rows(self.program, section).next().is_none() {
                 continue;
             }
-            out.push_str(&format!(".SS {}\n", roff_escape(group.title())));
-            for o in rows(self.program, group) {
+            out.push_str(&format!(".SS {}\n", roff_escape(section)));
+            for o in rows(self.program, section) {
                 out.push_str(".TP\n");
                 if o.long.is_some() {
                     out.push_str(&format!("\\fB{}\\fR\n", roff_escape(&flag_forms(o))));
@@ -391,14 +359,15 @@ impl Page {
                 roff_escape(command)
             ));
         }
-        out.push_str(".SH FILES\n.TP\n");
-        out.push_str(&roff_escape(
-            "./.env.json, ./check-storage-security.yml, ~/.config/check-storage-security/.env.json, \
-             /etc/check-storage-security/config.{json,yml,yaml}",
+        out.push_str(&format!(
+            ".SH FILES\n.TP\n{}\nConfiguration files, first match wins, unless --config or \
+             COS_CONFIG_FILE names one.\n",
+            roff_escape(
+                "./.env.json, ./check-storage-security.yml, \
+                 ~/.config/check-storage-security/.env.json, \
+                 /etc/check-storage-security/config.{json,yml,yaml}",
+            )
         ));
-        out.push_str(
-            "\nConfiguration files, first match wins, unless --config or COS_CONFIG_FILE names one.\n",
-        );
         if !self.see_also.is_empty() {
             out.push_str(".SH \"SEE ALSO\"\n");
             let pages: Vec<String> = self
@@ -452,7 +421,7 @@ mod tests {
             if let Some(l) = o.long {
                 assert!(help.contains(&format!("--{l}")), "--{l} missing from -h");
             }
-            for e in &o.env {
+            for e in o.env {
                 assert!(help.contains(e), "{e} missing from -h");
             }
         }

@@ -30,58 +30,53 @@ pub enum Profile {
     Lenient,
 }
 
+/// Each profile's name and its values of `PROFILE_ROWS`, in that order.
+const PROFILES: [(Profile, &str, [&str; 5]); 3] = [
+    (Profile::Strict, "strict", ["4", "2", "true", "true", "90"]),
+    (Profile::Ops, "ops", ["3", "1", "true", "false", "30"]),
+    (
+        Profile::Lenient,
+        "lenient",
+        ["2", "0", "false", "false", "0"],
+    ),
+];
+
+/// The rows a profile sets.
+const PROFILE_ROWS: [&str; 5] = [
+    "warning",
+    "critical",
+    "check_hardening",
+    "update_warning",
+    "eol_warning",
+];
+
 impl Profile {
     pub(crate) fn parse(text: &str) -> Option<Profile> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "strict" => Some(Profile::Strict),
-            "ops" => Some(Profile::Ops),
-            "lenient" => Some(Profile::Lenient),
-            _ => None,
-        }
+        let text = text.trim().to_ascii_lowercase();
+        PROFILES.iter().find(|p| p.1 == text).map(|p| p.0)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Profile::Strict => "strict",
-            Profile::Ops => "ops",
-            Profile::Lenient => "lenient",
-        }
+        PROFILES.iter().find(|p| p.0 == self).map_or("", |p| p.1)
     }
 
     /// The profile's value for a row, if the profile sets it.
     pub(crate) fn value(self, id: &str) -> Option<&'static str> {
-        use Profile::*;
-        Some(match (self, id) {
-            (Strict, "warning") => "4",
-            (Strict, "critical") => "2",
-            (Strict, "check_hardening") => "true",
-            (Strict, "update_warning") => "true",
-            (Strict, "eol_warning") => "90",
-            (Ops, "warning") => "3",
-            (Ops, "critical") => "1",
-            (Ops, "check_hardening") => "true",
-            (Ops, "update_warning") => "false",
-            (Ops, "eol_warning") => "30",
-            (Lenient, "warning") => "2",
-            (Lenient, "critical") => "0",
-            (Lenient, "check_hardening") => "false",
-            (Lenient, "update_warning") => "false",
-            (Lenient, "eol_warning") => "0",
-            _ => return None,
-        })
+        let row = PROFILE_ROWS.iter().position(|r| *r == id)?;
+        PROFILES.iter().find(|p| p.0 == self).map(|p| p.2[row])
     }
 }
 
 pub use crate::knowledge::update::UpdateSource;
 
-/// Which layer a value came from; shown in `--debug` so an operator can see why a value holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which layer a value came from: a file's booleans are strict, a flag in clear is a warning,
+/// a waiver names its variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     Flag,
-    Variable(String),
-    ConfigFile(PathBuf),
-    Profile(Profile),
-    Default,
+    Variable,
+    ConfigFile,
+    Profile,
 }
 
 /// Declares a struct of settings together with how each field is read, in the order the
@@ -135,18 +130,10 @@ settings_struct! {
         pub critical: u8 = { critical_within_warning(l, warning)? },
         pub format: Format = { l.parsed("format", Format::parse)?.unwrap_or(Format::Monitoring) },
         // Read in the order of the manual, so of two wrong values the first is named.
-        pub concurrency: usize = value,
-        pub insecure: bool = { l.switch("insecure")? || !l.switch("verify_tls")? },
-        pub ca_file: Option<PathBuf> = {
-            l.operator_file("ca_file", crate::files::Kind::CaBundle)?
-        },
-        pub proxy: Option<String> = { proxy(l)? },
-        pub timeout: Duration = value,
+        /// How to reach the instances, what to probe and where knowledge comes from.
+        pub scan: crate::scanner::Config = { scan_config(l)? },
         /// The whole run's time limit (`--time-budget`).
         pub time_budget: Duration = value,
-        pub retries: u32 = value,
-        pub backoff_factor: f64 = value,
-        pub update_source: UpdateSource = { update_source(l)? },
         pub release_track: TrackChoice = {
             l.parsed_or_default("release_track", |t| match t {
                 "auto" => Some(TrackChoice::Auto),
@@ -154,26 +141,12 @@ settings_struct! {
             })?
         },
         pub eol_warning: Option<i64> = optional,
-        pub target_port: Option<u16> = optional,
         pub tls_min_days: i64 = value,
         /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
         pub waivers: Vec<crate::assess::waivers::Waiver> = { waivers(l)? },
-        /// Debug ports to probe; empty with `--no-debug-ports` /
-        /// `scanner.check_debug_ports: false`.
-        pub debug_ports: Vec<u16> = {
-            if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
-                l.parsed_or_default("debug_ports", parse_ports)?
-            } else {
-                Vec::new()
-            }
-        },
-        /// The operator named the ports (`scanner.debug_ports`); otherwise each scan probes those
-        /// its instance's family binds by default (the same list for both families today).
-        pub debug_ports_given: bool = { l.given("debug_ports")?.is_some() },
-        pub debug_port_timeout: Duration = value,
         pub now: Option<jiff::Timestamp> = { l.parsed("now", |t| t.parse().ok())? },
         pub webhook: Option<crate::notify::WebhookSettings> = {
-            webhook_settings(l, retries, backoff_factor, proxy.clone())?
+            webhook_settings(l, scan.retries, scan.backoff_factor, scan.proxy.clone())?
         },
         /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
         pub exporter: Option<ExporterSettings> = { exporter_settings(l, format)? },
@@ -181,29 +154,9 @@ settings_struct! {
         let web_listen = listen_address(l, "web_listen", "web_port")?;
         /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
-        /// Read only where the feed is asked: a run that never asks it needs no credential.
-        pub release_token: Option<String> = {
-            match update_source {
-                UpdateSource::Auto | UpdateSource::Feed => l.string("release_token")?,
-                _ => None,
-            }
-        },
         pub debug: bool = switch,
         pub check_hardening: bool = switch,
         pub profile: Option<Profile> = { l.profile },
-        /// The operator's release feed (`{product}` becomes the family id); `None`: each
-        /// family's own ([`Settings::releases_url_for`]).
-        pub releases_url: Option<String> = string,
-        /// How long a cached feed answer is reused without asking (`--feed-cache-ttl`); zero: no
-        /// feed cache.
-        pub feed_cache_ttl: Duration = value,
-        /// Where the feed cache lives (`--state-dir`, else `state_dir::default_state_dir`); `None`:
-        /// nowhere, nothing is cached.
-        pub state_dir: Option<PathBuf> = {
-            l.string("state_dir")?
-                .map(PathBuf::from)
-                .or_else(|| state_dir::default_state_dir(l.env))
-        },
         pub update_warning: bool = switch,
         /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
         pub self_update_check: bool = switch,
@@ -215,38 +168,10 @@ settings_struct! {
             })?
         },
         pub use_release_schedule: bool = switch,
-        pub release_schedule: Option<PathBuf> = {
-            l.operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?
-        },
-        pub vulnerability_db: Vec<PathBuf> = {
-            l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
-        },
-        pub vulnerability_feed: Option<String> = string,
         pub extra_checks_rating: bool = switch,
-        /// Run the additional probes (off with `--no-extra-checks`).
-        pub extra_checks: bool = { !l.switch("no_extra_checks")? },
-        /// Repeat checks against every address of the name (`--all-addresses`).
-        pub all_addresses: bool = {
-            l.switch("all_addresses")? || l.switch("check_all_addresses")?
-        },
-        /// Include IPv6 addresses with `--all-addresses` (`scanner.ipv6_enabled`).
-        pub ipv6_enabled: bool = switch,
         /// Names pinned to addresses (`scanner.resolve`).
         pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>> = {
             l.parsed("resolve", crate::net::resolve::parse_pins)?.unwrap_or_default()
-        },
-        /// DNS server for the CAA and DNSSEC lookups (`scanner.dns_server`); the system's when
-        /// unset.
-        pub dns_server: Option<std::net::SocketAddr> = {
-            l.parsed("dns_server", |t| {
-                t.parse::<std::net::SocketAddr>()
-                    .ok()
-                    .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
-            })?
-        },
-        /// Six failed sign-ins to see whether the instance throttles them (`--login-throttling`).
-        pub login_throttling: bool = {
-            l.switch("login_throttling")? || l.switch("check_login_throttling")?
         },
         /// `--waiver-warning DAYS`.
         pub waiver_warning: Option<i64> = optional,
@@ -357,12 +282,7 @@ pub fn parse_cidr(text: &str) -> Option<(std::net::IpAddr, u8)> {
         Some((a, l)) => (a, Some(l)),
         None => (text, None),
     };
-    let address: std::net::IpAddr = address
-        .trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse()
-        .ok()?;
+    let address = ip_address(address.trim())?;
     let max = if address.is_ipv4() { 32 } else { 128 };
     let length = match length {
         Some(l) => l.trim().parse::<u8>().ok().filter(|l| *l <= max)?,
@@ -413,14 +333,6 @@ pub struct Given {
 }
 
 impl Given {
-    fn literal(text: &str, name: String) -> Given {
-        Given {
-            text: text.to_string(),
-            name,
-            reference: None,
-        }
-    }
-
     /// How a message names the value: quoted when it was written literally, by its reference
     /// when it came from one, so a secret never reaches the monitoring output or a log.
     pub fn shown(&self) -> String {
@@ -498,10 +410,7 @@ fn boolean(text: &str) -> Option<bool> {
 
 /// Boolean variables: `1`, `true`, `yes`, `on` (any case) enable; anything else disables.
 pub fn truthy(text: &str) -> bool {
-    matches!(
-        text.trim().to_ascii_lowercase().as_str(),
-        "1" | "true" | "yes" | "on"
-    )
+    boolean(text) == Some(true)
 }
 
 /// Looks up one setting through the layers.
@@ -538,47 +447,35 @@ impl<'a> Layers<'a> {
     /// however they were given (see `redact`).
     pub fn secrets(&self) -> Vec<redact::Secret> {
         let mut secrets = Vec::new();
+        /// `scheme://user:password@host`: what is before the last `@`.
+        fn userinfo(text: &str) -> Option<&str> {
+            Some(text.split_once("://")?.1.rsplit_once('@')?.0)
+        }
         for (id, given) in self.read.borrow().iter() {
+            let text = given.text.as_str();
             if let Some(reference) = &given.reference
                 && redact::FREE_FORM.contains(id)
             {
-                secrets.push(redact::Secret::from_reference(&given.text, reference));
+                secrets.push(redact::Secret::from_reference(text, reference));
             }
-            match *id {
-                "release_token" | "token" | "mcp_token" => {
-                    secrets.push(redact::Secret::literal(&given.text, "token"))
-                }
+            let parts = match *id {
+                "release_token" | "token" | "mcp_token" => vec![(Some(text), "token")],
                 "webhook_url" => {
-                    secrets.push(redact::Secret::literal(&given.text, "webhook URL"));
                     // The path and query alone carry a chat service's token.
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some(at) = rest.find(['/', '?'])
-                        && rest.len() > at + 1
-                    {
-                        secrets.push(redact::Secret::literal(&rest[at..], "webhook URL path"));
-                    }
+                    let path = text.split_once("://").and_then(|(_, rest)| {
+                        let at = rest.find(['/', '?'])?;
+                        (rest.len() > at + 1).then(|| &rest[at..])
+                    });
+                    vec![(Some(text), "webhook URL"), (path, "webhook URL path")]
                 }
-                "webhook_header" => {
-                    if let Some((_, value)) = given.text.split_once(':') {
-                        secrets.push(redact::Secret::literal(value, "header value"));
-                    }
-                }
-                "proxy" => {
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some((userinfo, _)) = rest.rsplit_once('@')
-                    {
-                        secrets.push(redact::Secret::literal(userinfo, "proxy credentials"));
-                    }
-                }
+                "webhook_header" => vec![(text.split_once(':').map(|(_, v)| v), "header value")],
+                "proxy" => vec![(userinfo(text), "proxy credentials")],
                 // redis://:PASSWORD@host/0
-                "store" => {
-                    if let Some((_, rest)) = given.text.split_once("://")
-                        && let Some((userinfo, _)) = rest.rsplit_once('@')
-                    {
-                        secrets.push(redact::Secret::literal(userinfo, "store credentials"));
-                    }
-                }
-                _ => {}
+                "store" => vec![(userinfo(text), "store credentials")],
+                _ => Vec::new(),
+            };
+            for (part, what) in parts {
+                secrets.extend(part.map(|p| redact::Secret::literal(p, what)));
             }
         }
         secrets.dedup();
@@ -602,6 +499,24 @@ impl Layers<'_> {
         Ok(found)
     }
 
+    /// The values with their references resolved, named `name` in messages.
+    fn resolved(
+        &self,
+        values: &[impl AsRef<str>],
+        name: &str,
+    ) -> Result<Vec<Given>, SettingsError> {
+        let resolve = |v: &str| {
+            let text =
+                secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
+            Ok(Given {
+                text,
+                name: name.to_string(),
+                reference: secrets::is_reference(v).then(|| v.to_string()),
+            })
+        };
+        values.iter().map(|v| resolve(v.as_ref())).collect()
+    }
+
     fn raw_unrecorded(
         &self,
         spec: &OptionSpec,
@@ -609,69 +524,54 @@ impl Layers<'_> {
         if !spec.read_by(self.component) {
             return Ok(None);
         }
-        let resolve = |v: &str, name: &str| {
-            let text =
-                secrets::resolve(v, self.env).map_err(|e| SettingsError(format!("{name}: {e}")))?;
-            Ok::<Given, SettingsError>(Given {
+        let repeatable = matches!(spec.kind, Kind::Repeatable(..));
+        // The `_FILE` / `_file` forms: the value is the file's text.
+        let value_file = |path: &str, name: String, reference: String| {
+            let text = secrets::read_value_file(Path::new(path))
+                .map_err(|e| SettingsError(format!("{name}: {e}")))?;
+            Ok::<_, SettingsError>(vec![Given {
                 text,
-                name: name.to_string(),
-                reference: secrets::is_reference(v).then(|| v.to_string()),
-            })
+                name,
+                reference: Some(reference),
+            }])
         };
         let flags = self.cli.all(spec.id);
-        if !flags.is_empty() {
-            let name = spec.display_name();
-            let values = match spec.kind {
-                Kind::Repeatable(..) => flags
-                    .iter()
-                    .map(|v| resolve(v, &name))
-                    .collect::<Result<_, _>>()?,
-                _ => vec![resolve(flags[flags.len() - 1], &name)?],
-            };
-            return Ok(Some((values, Source::Flag)));
+        if let Some(last) = flags.last() {
+            let given = if repeatable { &flags[..] } else { &[*last][..] };
+            return Ok(Some((
+                self.resolved(given, &spec.display_name())?,
+                Source::Flag,
+            )));
         }
-        for name in &spec.env {
+        for name in spec.env {
             if let Some(value) = self.env.var(name) {
                 // An empty variable counts as set only for switches, where the spec says empty
                 // means disabled; for values it is the usual "defined but blank" of unit files.
                 if value.is_empty() && spec.kind != Kind::Switch {
                     continue;
                 }
-                let values = match spec.kind {
-                    Kind::Repeatable(..) => split_list(&value, spec)
-                        .iter()
-                        .map(|v| resolve(v, name))
-                        .collect::<Result<_, _>>()?,
-                    _ => vec![resolve(&value, name)?],
+                let values = if repeatable {
+                    split_list(&value, spec)
+                } else {
+                    vec![value]
                 };
-                return Ok(Some((values, Source::Variable(name.to_string()))));
+                return Ok(Some((self.resolved(&values, name)?, Source::Variable)));
             }
             let file_var = format!("{name}_FILE");
             if let Some(path) = self.env.var(&file_var).filter(|p| !p.is_empty()) {
-                let text = secrets::read_value_file(std::path::Path::new(&path))
-                    .map_err(|e| SettingsError(format!("{file_var}: {e}")))?;
-                let given = Given {
-                    text,
-                    name: file_var.clone(),
-                    reference: Some(format!("{file_var} ({path})")),
-                };
-                return Ok(Some((vec![given], Source::Variable(file_var))));
+                let given = value_file(&path, file_var.clone(), format!("{file_var} ({path})"))?;
+                return Ok(Some((given, Source::Variable)));
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
-            let source = Source::ConfigFile(config.path.clone());
             let name = format!("{key} (in {})", config.path.display());
             if let Some(value) = config.values.get(key) {
-                let values = match value {
-                    ConfigValue::Scalar(s) => match spec.kind {
-                        Kind::Repeatable(..) => split_list(s, spec),
-                        _ => vec![s.clone()],
-                    },
-                    ConfigValue::List(items) => match spec.kind {
-                        Kind::Repeatable(..) => items.clone(),
-                        // Lists of ports and the like are kept as one comma-joined value.
-                        _ => vec![items.join(",")],
-                    },
+                let values = match (value, repeatable) {
+                    (ConfigValue::Scalar(s), true) => split_list(s, spec),
+                    (ConfigValue::Scalar(s), false) => vec![s.clone()],
+                    (ConfigValue::List(items), true) => items.clone(),
+                    // Lists of ports and the like are kept as one comma-joined value.
+                    (ConfigValue::List(items), false) => vec![items.join(",")],
                 };
                 // `key: ""` is a mistake, not "use the default" (`key:` with nothing is unset).
                 if values.is_empty() || values.iter().any(|v| v.trim().is_empty()) {
@@ -679,33 +579,24 @@ impl Layers<'_> {
                         "{name} has an empty value; give a value or remove the key"
                     )));
                 }
-                let values = values
-                    .iter()
-                    .map(|v| resolve(v, &name))
-                    .collect::<Result<_, _>>()?;
-                return Ok(Some((values, source)));
+                return Ok(Some((self.resolved(&values, &name)?, Source::ConfigFile)));
             }
             let file_key = format!("{key}_file");
             if let Some(ConfigValue::Scalar(path)) = config.values.get(&file_key) {
                 let name = format!("{file_key} (in {})", config.path.display());
-                let text = secrets::read_value_file(std::path::Path::new(path))
-                    .map_err(|e| SettingsError(format!("{name}: {e}")))?;
-                let given = Given {
-                    text,
-                    name,
-                    reference: Some(format!("{file_key} ({path})")),
-                };
-                return Ok(Some((vec![given], source)));
+                let given = value_file(path, name, format!("{file_key} ({path})"))?;
+                return Ok(Some((given, Source::ConfigFile)));
             }
         }
         if let Some(profile) = self.profile
             && let Some(value) = profile.value(spec.id)
         {
-            let name = format!("--profile {}", profile.name());
-            return Ok(Some((
-                vec![Given::literal(value, name)],
-                Source::Profile(profile),
-            )));
+            let given = Given {
+                text: value.to_string(),
+                name: format!("--profile {}", profile.name()),
+                reference: None,
+            };
+            return Ok(Some((vec![given], Source::Profile)));
         }
         Ok(None)
     }
@@ -730,10 +621,6 @@ impl Layers<'_> {
             .unwrap_or_default())
     }
 
-    pub fn list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
-        Ok(self.given_list(id)?.into_iter().map(|g| g.text).collect())
-    }
-
     /// Switches and boolean settings, the row's default when unset. Variables follow the
     /// spec's boolean rule (`1`, `true`, `yes`, `on` enable; anything else disables). A
     /// configuration file has real booleans, so a value there that is neither true nor false
@@ -741,7 +628,7 @@ impl Layers<'_> {
     pub fn switch(&self, id: &str) -> Result<bool, SettingsError> {
         let spec = options::spec(id);
         Ok(match self.raw(spec)? {
-            Some((values, Source::ConfigFile(_))) => {
+            Some((values, Source::ConfigFile)) => {
                 let given = values.last().expect("a value was found");
                 match boolean(&given.text) {
                     Some(on) => on,
@@ -938,9 +825,9 @@ impl Settings {
             eol_warning: self.eol_warning,
             waiver_warning: self.waiver_warning,
             extra_checks_rating: self.extra_checks_rating,
-            insecure: self.insecure,
+            insecure: self.scan.insecure,
             use_release_schedule: self.use_release_schedule,
-            update_source: self.update_source.clone(),
+            update_source: self.scan.update_source.clone(),
             update_warning: self.update_warning,
             tls_min_days: self.tls_min_days,
             policy: self.policy.as_ref(),
@@ -967,36 +854,6 @@ impl Settings {
         }
     }
 
-    /// What a scan reads of the settings besides the assessment's rules.
-    pub fn scan_config(&self) -> crate::scanner::Config {
-        crate::scanner::Config {
-            ca_file: self.ca_file.clone(),
-            proxy: self.proxy.clone(),
-            insecure: self.insecure,
-            timeout: self.timeout,
-            retries: self.retries,
-            backoff_factor: self.backoff_factor,
-            concurrency: self.concurrency,
-            target_port: self.target_port,
-            extra_checks: self.extra_checks,
-            all_addresses: self.all_addresses,
-            ipv6_enabled: self.ipv6_enabled,
-            dns_server: self.dns_server,
-            login_throttling: self.login_throttling,
-            debug_ports: self.debug_ports.clone(),
-            debug_ports_given: self.debug_ports_given,
-            debug_port_timeout: self.debug_port_timeout,
-            state_dir: self.state_dir.clone(),
-            feed_cache_ttl: self.feed_cache_ttl,
-            release_schedule: self.release_schedule.clone(),
-            vulnerability_db: self.vulnerability_db.clone(),
-            vulnerability_feed: self.vulnerability_feed.clone(),
-            update_source: self.update_source.clone(),
-            releases_url: self.releases_url.clone(),
-            release_token: self.release_token.clone(),
-        }
-    }
-
     /// The scanner of these settings: their scan configuration and assessment rules. `Err` is
     /// an operator mistake found before any traffic (a CA file that holds no certificate).
     pub fn scanner(
@@ -1004,7 +861,7 @@ impl Settings {
         now: crate::clock::Now,
         budget: crate::budget::Budget,
     ) -> Result<crate::scanner::Scanner<'_>, String> {
-        crate::scanner::Scanner::new(self.scan_config(), self.assess_rules(), now, budget)
+        crate::scanner::Scanner::new(self.scan.clone(), self.assess_rules(), now, budget)
     }
 
     /// Builds the settings of a scan from the command line, the environment and the
@@ -1024,17 +881,12 @@ impl Settings {
     ) -> Result<Settings, SettingsError> {
         let no_profile = Layers::new(component, line, env, None);
         let explicit_config = no_profile.given("config")?;
-        let scrub_config = |e: String| match &explicit_config {
-            Some(given) => SettingsError(given.scrub(&e)),
-            None => SettingsError(e),
-        };
-        let config =
-            match config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
-                .map_err(&scrub_config)?
-            {
-                Some(path) => Some(config_file::load(&path).map_err(scrub_config)?),
-                None => None,
-            };
+        let config = config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
+            .and_then(|path| path.map(|path| config_file::load(&path)).transpose())
+            .map_err(|e| match &explicit_config {
+                Some(given) => SettingsError(given.scrub(&e)),
+                None => SettingsError(e),
+            })?;
         // The configuration file's own reference is a secret of this run as well.
         Settings::with_config(
             line,
@@ -1059,6 +911,57 @@ impl Settings {
         layers.profile = layers.parsed("profile", Profile::parse)?;
         Settings::read(&layers, config.map(|c| c.path.clone()))
     }
+}
+
+/// What a scan reads of the settings besides the assessment's rules, read in the order of the
+/// manual.
+fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
+    let mut config = crate::scanner::Config {
+        concurrency: l.value("concurrency")?,
+        insecure: l.switch("insecure")? || !l.switch("verify_tls")?,
+        ca_file: l.operator_file("ca_file", crate::files::Kind::CaBundle)?,
+        proxy: proxy(l)?,
+        timeout: l.value("timeout")?,
+        retries: l.value("retries")?,
+        backoff_factor: l.value("backoff_factor")?,
+        update_source: update_source(l)?,
+        target_port: l.optional("target_port")?,
+        debug_ports: if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
+            l.parsed_or_default("debug_ports", parse_ports)?
+        } else {
+            Vec::new()
+        },
+        debug_ports_given: l.given("debug_ports")?.is_some(),
+        debug_port_timeout: l.value("debug_port_timeout")?,
+        release_token: None,
+        releases_url: l.string("releases_url")?,
+        feed_cache_ttl: l.value("feed_cache_ttl")?,
+        state_dir: l
+            .string("state_dir")?
+            .map(PathBuf::from)
+            .or_else(|| state_dir::default_state_dir(l.env)),
+        release_schedule: l
+            .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
+        vulnerability_db: l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
+        vulnerability_feed: l.string("vulnerability_feed")?,
+        extra_checks: !l.switch("no_extra_checks")?,
+        all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
+        ipv6_enabled: l.switch("ipv6_enabled")?,
+        dns_server: l.parsed("dns_server", |t| {
+            t.parse::<std::net::SocketAddr>()
+                .ok()
+                .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
+        })?,
+        login_throttling: l.switch("login_throttling")? || l.switch("check_login_throttling")?,
+    };
+    // Read only where the feed is asked: a run that never asks it needs no credential.
+    if matches!(
+        config.update_source,
+        UpdateSource::Auto | UpdateSource::Feed
+    ) {
+        config.release_token = l.string("release_token")?;
+    }
+    Ok(config)
 }
 
 /// `--critical`, which must not exceed `--warning`.
@@ -1135,7 +1038,7 @@ fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsEr
     let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
         let spec = options::spec(id);
         Ok(match l.raw(spec)? {
-            Some((_, Source::Variable(_))) => spec.env[0],
+            Some((_, Source::Variable)) => spec.env[0],
             _ => flag,
         })
     };

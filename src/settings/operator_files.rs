@@ -10,10 +10,9 @@ impl Layers<'_> {
     /// The file of a single-valued setting, checked. A missing baseline is fine: the first
     /// run records it.
     pub fn operator_file(&self, id: &str, kind: Kind) -> Result<Option<PathBuf>, SettingsError> {
-        match self.given(id)? {
-            Some(given) => Ok(Some(checked(&given, kind)?)),
-            None => Ok(None),
-        }
+        self.given(id)?
+            .map(|given| checked(&given, kind))
+            .transpose()
     }
 
     /// The files of a repeatable setting, each checked.

@@ -99,8 +99,10 @@ const LISTEN: &str =
 const BASE_URL: &str = "an absolute http:// or https:// URL such as https://scan.example.com, \
     with a path when a reverse proxy serves it there (https://example.com/scanner)";
 
-/// One row of the option table.
-#[derive(Debug)]
+/// One row of the option table. The table states only what differs from a setting with no
+/// flag, key or variable that both programs read; `OPTIONS` holds the rows with their names
+/// (`long`, `config_key`, `env`) derived from how the table names them.
+#[derive(Clone, Copy, Debug)]
 pub struct OptionSpec {
     /// Stable identifier used by the code to look the setting up.
     pub id: &'static str,
@@ -109,7 +111,7 @@ pub struct OptionSpec {
     pub short: Option<char>,
     /// Environment variables, strongest first. The first is the documented one; a second,
     /// derived from the configuration key (`COS_SCANNER_CONCURRENCY`), is accepted as well.
-    pub env: Vec<&'static str>,
+    pub env: &'static [&'static str],
     /// Configuration-file key (dotted path), if the setting can live in a file.
     pub config_key: Option<&'static str>,
     pub kind: Kind,
@@ -123,13 +125,18 @@ pub struct OptionSpec {
     /// Allowed values, when the value is one of a fixed set.
     pub choices: &'static [&'static str],
     pub help: &'static str,
-    pub group: Group,
+    /// The title of its section of the manual.
+    pub section: &'static str,
     /// The programs whose command line takes the flag.
     pub programs: &'static [Program],
     /// The components that read the setting; empty: every component of its programs. Any
     /// other refuses the flag by name and never reads the setting from the environment or the
     /// file, so it never resolves a secret it does not use.
     pub components: &'static [Component],
+    /// How the table names the flag, the key and the variable (`resolve` derives the names).
+    flag: Name,
+    key: Name,
+    variable: Name,
 }
 
 /// The parts of the package that read settings: the plugin (with its exporter and the
@@ -179,49 +186,6 @@ impl Component {
     }
 }
 
-/// Sections of the manual.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    Target,
-    Verdict,
-    Output,
-    Checks,
-    Transport,
-    Updates,
-    Waivers,
-    Webhook,
-    Exporter,
-    /// The scanner's own settings: the service's address and token, review-waivers' input.
-    Scanner,
-    Program,
-    /// Settings that exist only in the configuration file and as variables.
-    ConfigOnly,
-}
-
-impl Group {
-    /// The sections in the order of the manual (the table's).
-    pub fn in_order() -> impl Iterator<Item = Group> {
-        SECTIONS.iter().map(|(group, _)| *group)
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Group::Target => "Target",
-            Group::Verdict => "Verdict and thresholds",
-            Group::Checks => "What is checked",
-            Group::Output => "Output",
-            Group::Transport => "Connection",
-            Group::Updates => "Releases and updates",
-            Group::Waivers => "Waivers, policy and baseline",
-            Group::Webhook => "Webhook notification",
-            Group::Exporter => "Metrics exporter",
-            Group::Scanner => "Scan service and waiver review (check-storage-scanner)",
-            Group::Program => "The program itself",
-            Group::ConfigOnly => "Configuration-file settings (also as COS_* variables)",
-        }
-    }
-}
-
 use Kind::{Repeatable, Switch, Value};
 use Type::{Bool, Checked, Choice, Port, Seconds, Text};
 
@@ -248,83 +212,69 @@ enum Name {
     Named(&'static str),
 }
 
-/// A row as the table declares it: only what differs from a setting with no flag, key or
-/// variable that both programs read. `OPTIONS` holds the rows with their names derived.
-#[derive(Clone, Copy, Debug)]
-struct Row {
-    id: &'static str,
-    flag: Name,
-    short: Option<char>,
-    key: Name,
-    variable: Name,
-    kind: Kind,
-    default: Option<&'static str>,
-    bare: Option<&'static str>,
-    choices: &'static [&'static str],
-    help: &'static str,
-    programs: &'static [Program],
-    components: &'static [Component],
-}
-
 /// A setting without a flag: read from its variable or its key only.
-const fn setting(id: &'static str, kind: Kind) -> Row {
-    Row {
+const fn setting(id: &'static str, kind: Kind) -> OptionSpec {
+    OptionSpec {
         id,
-        flag: Name::Absent,
+        long: None,
         short: None,
-        key: Name::Absent,
-        variable: Name::Absent,
+        env: &[],
+        config_key: None,
         kind,
         default: None,
         bare: None,
         choices: &[],
         help: "",
+        section: "",
         programs: BOTH,
         components: &[],
+        flag: Name::Absent,
+        key: Name::Absent,
+        variable: Name::Absent,
     }
 }
 
 /// A setting with a flag named after its id (`--time-budget` for `time_budget`).
-const fn flag(id: &'static str, kind: Kind) -> Row {
-    Row {
+const fn flag(id: &'static str, kind: Kind) -> OptionSpec {
+    OptionSpec {
         flag: Name::FromId,
         ..setting(id, kind)
     }
 }
 
-impl Row {
-    const fn flag_named(self, long: &'static str) -> Row {
-        Row {
+impl OptionSpec {
+    const fn flag_named(self, long: &'static str) -> OptionSpec {
+        OptionSpec {
             flag: Name::Named(long),
             ..self
         }
     }
 
-    const fn short(self, short: char) -> Row {
-        Row {
+    const fn short(self, short: char) -> OptionSpec {
+        OptionSpec {
             short: Some(short),
             ..self
         }
     }
 
     /// A key at the top of the file named as the id; the key's variable (`COS_TIMEOUT`) is read.
-    const fn key(self) -> Row {
-        Row {
+    const fn key(self) -> OptionSpec {
+        OptionSpec {
             key: Name::FromId,
             ..self
         }
     }
 
     /// The id as a key of a section of the file (`web.store`, read as `COS_WEB_STORE`).
-    const fn key_in(self, section: &'static str) -> Row {
-        Row {
+    const fn key_in(self, section: &'static str) -> OptionSpec {
+        OptionSpec {
             key: Name::In(section),
             ..self
         }
     }
 
-    const fn key_named(self, key: &'static str) -> Row {
-        Row {
+    const fn key_named(self, key: &'static str) -> OptionSpec {
+        OptionSpec {
             key: Name::Named(key),
             ..self
         }
@@ -332,70 +282,70 @@ impl Row {
 
     /// The variable named after the id (`COS_CONCURRENCY`), the documented one: before the
     /// key's (`COS_SCANNER_CONCURRENCY`), which is read as well.
-    const fn env(self) -> Row {
-        Row {
+    const fn env(self) -> OptionSpec {
+        OptionSpec {
             variable: Name::FromId,
             ..self
         }
     }
 
-    const fn env_named(self, variable: &'static str) -> Row {
-        Row {
+    const fn env_named(self, variable: &'static str) -> OptionSpec {
+        OptionSpec {
             variable: Name::Named(variable),
             ..self
         }
     }
 
-    const fn default(self, default: &'static str) -> Row {
-        Row {
+    const fn default(self, default: &'static str) -> OptionSpec {
+        OptionSpec {
             default: Some(default),
             ..self
         }
     }
 
-    const fn bare(self, bare: &'static str) -> Row {
-        Row {
+    const fn bare(self, bare: &'static str) -> OptionSpec {
+        OptionSpec {
             bare: Some(bare),
             ..self
         }
     }
 
-    const fn choices(self, choices: &'static [&'static str]) -> Row {
-        Row { choices, ..self }
+    const fn choices(self, choices: &'static [&'static str]) -> OptionSpec {
+        OptionSpec { choices, ..self }
     }
 
-    const fn programs(self, programs: &'static [Program]) -> Row {
-        Row { programs, ..self }
+    const fn programs(self, programs: &'static [Program]) -> OptionSpec {
+        OptionSpec { programs, ..self }
     }
 
-    const fn scope(self, programs: &'static [Program], components: &'static [Component]) -> Row {
-        Row {
+    const fn scope(
+        self,
+        programs: &'static [Program],
+        components: &'static [Component],
+    ) -> OptionSpec {
+        OptionSpec {
             programs,
             components,
             ..self
         }
     }
 
-    const fn components(self, components: &'static [Component]) -> Row {
-        Row { components, ..self }
-    }
-
-    const fn help(self, help: &'static str) -> Row {
-        Row { help, ..self }
+    const fn help(self, help: &'static str) -> OptionSpec {
+        OptionSpec { help, ..self }
     }
 
     /// The row with its names derived: the flag from the id, the key from the id and its
     /// section, the variables from the id and the key (`COS_` and the key upper-cased, dots
     /// as underscores).
-    fn resolve(&self, group: Group) -> OptionSpec {
+    fn resolve(mut self, section: &'static str) -> OptionSpec {
         // The table lives as long as the program, and so do the names made for it.
         let made = |name: String| -> &'static str { name.leak() };
-        let long = match self.flag {
+        self.long = match self.flag {
             Name::FromId => Some(made(self.id.replace('_', "-"))),
             Name::Named(long) => Some(long),
             Name::Absent | Name::In(_) => None,
         };
-        let config_key = match self.key {
+        self.config_key = match self.key {
             Name::FromId => Some(self.id),
             Name::In(section) => Some(made(format!("{section}.{}", self.id))),
             Name::Named(key) => Some(key),
@@ -407,26 +357,14 @@ impl Row {
             Name::Named(name) => vec![name],
             Name::Absent | Name::In(_) => Vec::new(),
         };
-        if let Some(key) = config_key.map(variable)
+        if let Some(key) = self.config_key.map(variable)
             && !env.contains(&key.as_str())
         {
             env.push(made(key));
         }
-        OptionSpec {
-            id: self.id,
-            long,
-            short: self.short,
-            env,
-            config_key,
-            kind: self.kind,
-            default: self.default,
-            bare: self.bare,
-            choices: self.choices,
-            help: self.help,
-            group,
-            programs: self.programs,
-            components: self.components,
-        }
+        self.env = env.leak();
+        self.section = section;
+        self
     }
 }
 
@@ -435,26 +373,40 @@ impl Row {
 pub static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
     SECTIONS
         .iter()
-        .flat_map(|(group, rows)| rows.iter().map(|row| row.resolve(*group)))
+        .flat_map(|(section, rows)| rows.iter().map(|row| row.resolve(section)))
         .collect()
 });
 
-const SECTIONS: [(Group, &[Row]); 12] = [
-    (Group::Target, TARGET),
-    (Group::Verdict, VERDICT),
-    (Group::Checks, CHECKS),
-    (Group::Output, OUTPUT),
-    (Group::Transport, TRANSPORT),
-    (Group::Updates, UPDATES),
-    (Group::Waivers, WAIVERS),
-    (Group::Webhook, WEBHOOK),
-    (Group::Exporter, EXPORTER),
-    (Group::Scanner, SCANNER_OWN),
-    (Group::Program, PROGRAM),
-    (Group::ConfigOnly, CONFIG_ONLY),
+/// The sections of the manual, in order: each one's title and rows.
+const SECTIONS: [(&str, &[OptionSpec]); 12] = [
+    ("Target", TARGET),
+    ("Verdict and thresholds", VERDICT),
+    ("What is checked", CHECKS),
+    ("Output", OUTPUT),
+    ("Connection", TRANSPORT),
+    ("Releases and updates", UPDATES),
+    ("Waivers, policy and baseline", WAIVERS),
+    ("Webhook notification", WEBHOOK),
+    ("Metrics exporter", EXPORTER),
+    // The scanner's own settings: the service's address and token, review-waivers' input.
+    (
+        "Scan service and waiver review (check-storage-scanner)",
+        SCANNER_OWN,
+    ),
+    ("The program itself", PROGRAM),
+    // Settings that exist only in the configuration file and as variables.
+    (
+        "Configuration-file settings (also as COS_* variables)",
+        CONFIG_ONLY,
+    ),
 ];
 
-const TARGET: &[Row] = &[
+/// The titles of the manual's sections, in order.
+pub fn sections() -> impl Iterator<Item = &'static str> {
+    SECTIONS.iter().map(|(title, _)| *title)
+}
+
+const TARGET: &[OptionSpec] = &[
     // The scanner takes its target as `scan <host>`; `serve` from its requests.
     flag("host", Repeatable("TARGETS", Text))
         .short('H')
@@ -469,7 +421,7 @@ const TARGET: &[Row] = &[
         ),
 ];
 
-const VERDICT: &[Row] = &[
+const VERDICT: &[OptionSpec] = &[
     flag("warning", RATING)
         .short('w')
         .key()
@@ -501,7 +453,7 @@ const VERDICT: &[Row] = &[
     ),
 ];
 
-const CHECKS: &[Row] = &[
+const CHECKS: &[OptionSpec] = &[
     flag("no_extra_checks", Switch)
         .help("Disable the additional probes (exposed files, debug services, CORS, ...)."),
     flag("no_debug_ports", Switch).help("Do not probe the debug ports."),
@@ -515,7 +467,7 @@ const CHECKS: &[Row] = &[
     ),
 ];
 
-const OUTPUT: &[Row] = &[
+const OUTPUT: &[OptionSpec] = &[
     flag("format", Value("FORMAT", Choice("an output format")))
         .env()
         .default("the monitoring line")
@@ -539,7 +491,7 @@ const OUTPUT: &[Row] = &[
     ),
 ];
 
-const TRANSPORT: &[Row] = &[
+const TRANSPORT: &[OptionSpec] = &[
     flag("insecure", Switch).env().help(
         "Skip the verified-HTTPS step. An untrusted chain is still listed but no longer counts \
          against the rating.",
@@ -588,7 +540,7 @@ const TRANSPORT: &[Row] = &[
     .help("Host workers in multi-host runs (1-32)."),
 ];
 
-const UPDATES: &[Row] = &[
+const UPDATES: &[OptionSpec] = &[
     flag("update_source", Value("MODE", Choice("an update source")))
         .key_named("releases.mode")
         .default("auto")
@@ -642,7 +594,7 @@ const UPDATES: &[Row] = &[
         ),
 ];
 
-const WAIVERS: &[Row] = &[
+const WAIVERS: &[OptionSpec] = &[
     flag("policy", Value("FILE", Text)).help(
         "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
          required_hardenings and forbidden; an unmet requirement is CRITICAL.",
@@ -690,7 +642,7 @@ const WAIVERS: &[Row] = &[
         ),
 ];
 
-const WEBHOOK: &[Row] = &[
+const WEBHOOK: &[OptionSpec] = &[
     flag("webhook_url", Value("URL", Text))
         .key()
         .scope(PLUGIN, PLUGIN_ONLY)
@@ -734,7 +686,7 @@ const WEBHOOK: &[Row] = &[
         .help("Permit private, loopback and link-local destinations, and proxied delivery."),
 ];
 
-const EXPORTER: &[Row] = &[
+const EXPORTER: &[OptionSpec] = &[
     flag("prometheus_listen_port", Value("PORT", Port { free: true }))
         .key()
         .default("9102")
@@ -775,7 +727,7 @@ const EXPORTER: &[Row] = &[
         ),
 ];
 
-const SCANNER_OWN: &[Row] = &[
+const SCANNER_OWN: &[OptionSpec] = &[
     flag("listen", Value("ADDRESS[:PORT]", Checked(LISTEN)))
         .key_in("service")
         .default("127.0.0.1")
@@ -943,7 +895,7 @@ const SCANNER_OWN: &[Row] = &[
     ),
 ];
 
-const PROGRAM: &[Row] = &[
+const PROGRAM: &[OptionSpec] = &[
     flag("config", Value("FILE", Text))
         .env_named("COS_CONFIG_FILE")
         .default("search list")
@@ -1013,7 +965,7 @@ const PROGRAM: &[Row] = &[
     flag("help", Switch).short('h').help("Print this manual."),
 ];
 
-const CONFIG_ONLY: &[Row] = &[
+const CONFIG_ONLY: &[OptionSpec] = &[
     setting("verify_tls", BOOL)
         .key_in("scanner")
         .default("true")
@@ -1116,7 +1068,7 @@ const CONFIG_ONLY: &[Row] = &[
     setting("cache_ttl", CACHE_TTL)
         .key_in("service")
         .default("900")
-        .components(SERVE)
+        .scope(BOTH, SERVE)
         .help("Result cache lifetime of check-storage-scanner serve."),
     setting(
         "now",
@@ -1184,6 +1136,23 @@ impl OptionSpec {
         }
     }
 
+    /// The placeholder of its value (`RATING`); `None` for a switch.
+    pub fn meta(&self) -> Option<&'static str> {
+        match self.kind {
+            Value(meta, _) | Repeatable(meta, _) => Some(meta),
+            Switch => None,
+        }
+    }
+
+    /// How the flag is written: `-c` and `--critical`.
+    pub fn forms(&self) -> Vec<String> {
+        let short = self.short.map(|c| format!("-{c}"));
+        short
+            .into_iter()
+            .chain(self.long.map(|l| format!("--{l}")))
+            .collect()
+    }
+
     /// Whether `component` reads this setting at all.
     pub fn read_by(&self, component: Component) -> bool {
         self.components.is_empty() || self.components.contains(&component)
@@ -1236,7 +1205,7 @@ mod tests {
             if let Some(s) = o.short {
                 assert!(shorts.insert(s), "duplicate short flag {s}");
             }
-            for e in &o.env {
+            for e in o.env {
                 assert!(envs.insert(*e), "duplicate variable {e}");
                 assert!(e.starts_with("COS_"), "{e} lacks the COS_ prefix");
             }
@@ -1250,7 +1219,7 @@ mod tests {
     fn names_are_derived_from_the_id_unless_written_out() {
         let names = |id: &str| {
             let o = spec(id);
-            (o.long, o.config_key, o.env.clone())
+            (o.long, o.config_key, o.env.to_vec())
         };
         let time_budget = (
             Some("time-budget"),

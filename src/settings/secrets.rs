@@ -28,7 +28,6 @@
 //! monitoring systems and logs.
 
 use crate::files;
-use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,18 +46,9 @@ const FILE_PREFIX: &str = "file://";
 const SECRET_PREFIX: &str = "secret://";
 const EXEC_PREFIX: &str = "exec://";
 
-/// A reference that cannot be resolved: one line naming the problem and the fix. Never
-/// contains the secret value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretError(pub String);
-
-impl fmt::Display for SecretError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SecretError {}
+/// Why a reference cannot be resolved: one line naming the problem and the fix, never the
+/// secret value.
+type SecretError = String;
 
 /// Read access to environment variables, injected so tests need not change the process
 /// environment.
@@ -111,9 +101,15 @@ pub fn is_reference(value: &str) -> bool {
 pub fn resolve(value: &str, env: &dyn Environment) -> Result<String, SecretError> {
     check_form(value)?;
     if let Some(name) = value.strip_prefix(ENV_PREFIX) {
-        resolve_env(value, name, env)
+        env.var(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+            format!(
+                "secret reference \"{value}\": environment variable {name} is unset or empty; \
+                 set it for this service or use another reference"
+            )
+        })
     } else if let Some(path) = value.strip_prefix(FILE_PREFIX) {
-        resolve_file(value, path)
+        read_capped(Path::new(path))
+            .map_err(|problem| format!("secret reference \"{value}\": {problem}"))
     } else if let Some(name) = value.strip_prefix(SECRET_PREFIX) {
         resolve_secret(value, name, env)
     } else if let Some(command) = value.strip_prefix(EXEC_PREFIX) {
@@ -126,8 +122,7 @@ pub fn resolve(value: &str, env: &dyn Environment) -> Result<String, SecretError
 /// Reads a value from a file (the `_file` key convention): at most 64 KiB, one trailing
 /// newline removed.
 pub fn read_value_file(path: &Path) -> Result<String, SecretError> {
-    read_capped(path)
-        .map_err(|problem| SecretError(format!("value file \"{}\": {problem}", path.display())))
+    read_capped(path).map_err(|problem| format!("value file \"{}\": {problem}", path.display()))
 }
 
 /// What is wrong with how an `env://`, `file://` or `secret://` reference is written, whatever
@@ -135,39 +130,24 @@ pub fn read_value_file(path: &Path) -> Result<String, SecretError> {
 /// configuration wizard refuses such a reference as it is typed). A literal is well formed.
 pub fn check_form(value: &str) -> Result<(), SecretError> {
     if value == ENV_PREFIX {
-        return Err(SecretError(format!(
+        return Err(format!(
             "secret reference \"{value}\" names no variable; write env://VARIABLE_NAME"
-        )));
+        ));
     }
     if value == FILE_PREFIX {
-        return Err(SecretError(format!(
+        return Err(format!(
             "secret reference \"{value}\" names no file; write file:///absolute/path"
-        )));
+        ));
     }
     if let Some(name) = value.strip_prefix(SECRET_PREFIX)
         && (name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']))
     {
-        return Err(SecretError(format!(
+        return Err(format!(
             "secret reference \"{value}\": the name must be a plain file name (no \"/\", \
              no \"..\"); write secret://NAME and mount the secret as NAME"
-        )));
+        ));
     }
     Ok(())
-}
-
-fn resolve_env(reference: &str, name: &str, env: &dyn Environment) -> Result<String, SecretError> {
-    match env.var(name) {
-        Some(value) if !value.is_empty() => Ok(value),
-        _ => Err(SecretError(format!(
-            "secret reference \"{reference}\": environment variable {name} is unset or empty; \
-             set it for this service or use another reference"
-        ))),
-    }
-}
-
-fn resolve_file(reference: &str, path: &str) -> Result<String, SecretError> {
-    read_capped(Path::new(path))
-        .map_err(|problem| SecretError(format!("secret reference \"{reference}\": {problem}")))
 }
 
 fn resolve_secret(
@@ -190,19 +170,19 @@ fn resolve_secret(
         match std::fs::metadata(place) {
             Ok(_) => {
                 return read_capped(place).map_err(|problem| {
-                    SecretError(format!(
+                    format!(
                         "secret reference \"{reference}\": {}: {problem}",
                         place.display()
-                    ))
+                    )
                 });
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => {
-                return Err(SecretError(format!(
+                return Err(format!(
                     "secret reference \"{reference}\": cannot look at {} ({e}); give this \
                      service read access to it",
                     place.display()
-                )));
+                ));
             }
         }
     }
@@ -213,19 +193,18 @@ fn resolve_secret(
     } else {
         ""
     };
-    Err(SecretError(format!(
+    Err(format!(
         "secret reference \"{reference}\": not found in {}{credentials_note}; provide it with \
          systemd LoadCredential={name}:… or a container secret, or set COS_SECRETS_DIR to the \
          directory holding it",
         searched.join(", ")
-    )))
+    ))
 }
 
 /// Runs an `exec://` program and returns its output. Errors name the command, never its
 /// output (which may hold the secret) or its standard error (discarded for the same reason).
 fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<String, SecretError> {
-    let fail =
-        |problem: String| SecretError(format!("secret reference \"{reference}\": {problem}"));
+    let fail = |problem: String| format!("secret reference \"{reference}\": {problem}");
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return Err(fail(
@@ -233,6 +212,10 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
         ));
     };
     let deadline = Instant::now() + timeout;
+    let stop = |child: &mut std::process::Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+    };
 
     let mut child = Command::new(program)
         .args(words)
@@ -250,8 +233,7 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
     // The reader runs on its own thread so the deadline holds even while the program is
     // silent; it stops after one byte over the cap, which is enough to know it is too large.
     let Some(stdout) = child.stdout.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
+        stop(&mut child);
         return Err(fail(format!("cannot read the output of {program}")));
     };
     let (sender, receiver) = mpsc::channel();
@@ -267,10 +249,6 @@ fn run_command(reference: &str, command: &str, timeout: Duration) -> Result<Stri
              reference",
             timeout.as_secs_f64()
         ))
-    };
-    let stop = |child: &mut std::process::Child| {
-        let _ = child.kill();
-        let _ = child.wait();
     };
 
     let output = match receiver.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -511,7 +489,7 @@ mod tests {
     fn non_utf8_file_is_refused() {
         let dir = TempDir::new();
         let path = dir.write("binary", &[0xff, 0xfe, 0x00]);
-        assert!(read_value_file(&path).unwrap_err().0.contains("not UTF-8"));
+        assert!(read_value_file(&path).unwrap_err().contains("not UTF-8"));
     }
 
     #[test]
@@ -643,7 +621,7 @@ mod tests {
             "{e}"
         );
         assert!(started.elapsed() < Duration::from_secs(5));
-        let e = read_value_file(Path::new("/dev/zero")).unwrap_err().0;
+        let e = read_value_file(Path::new("/dev/zero")).unwrap_err();
         assert!(
             e.starts_with("value file \"/dev/zero\": the file is a character device"),
             "{e}"
@@ -721,7 +699,7 @@ mod tests {
             "took {:?}",
             started.elapsed()
         );
-        assert!(e.0.contains("sleep did not finish within 0.2 s"), "{e}");
+        assert!(e.contains("sleep did not finish within 0.2 s"), "{e}");
 
         // A program that closes its output but keeps running is still held to the deadline.
         let dir = TempDir::new();
@@ -739,7 +717,7 @@ mod tests {
             "took {:?}",
             started.elapsed()
         );
-        assert!(e.0.contains("did not finish"), "{e}");
+        assert!(e.contains("did not finish"), "{e}");
     }
 
     #[cfg(unix)]
@@ -756,6 +734,6 @@ mod tests {
         let env = MapEnv::with(&[("COS_SECRETS_DIR", dir.path())]);
         refused(&format!("file://{}", big.display()), &env);
         refused("secret://big", &env);
-        assert!(!read_value_file(&big).unwrap_err().0.contains(SECRET));
+        assert!(!read_value_file(&big).unwrap_err().contains(SECRET));
     }
 }

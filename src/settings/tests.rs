@@ -71,13 +71,13 @@ fn clean_env(name: &str, pairs: &[(&str, &str)]) -> MapEnv {
 fn defaults_of_the_spec() {
     let s = resolve(&["-H", "cloud.example.com"], &clean_env("defaults", &[])).unwrap();
     assert_eq!((s.warning, s.critical), (3, 1));
-    assert_eq!(s.timeout, Duration::from_secs(10));
-    assert_eq!(s.retries, 2);
-    assert_eq!(s.backoff_factor, 0.5);
-    assert_eq!(s.concurrency, 5);
-    assert_eq!(s.update_source, UpdateSource::Auto);
+    assert_eq!(s.scan.timeout, Duration::from_secs(10));
+    assert_eq!(s.scan.retries, 2);
+    assert_eq!(s.scan.backoff_factor, 0.5);
+    assert_eq!(s.scan.concurrency, 5);
+    assert_eq!(s.scan.update_source, UpdateSource::Auto);
     assert_eq!(s.release_track, TrackChoice::Auto);
-    assert!(!s.check_hardening && !s.insecure && !s.update_warning && !s.debug);
+    assert!(!s.check_hardening && !s.scan.insecure && !s.update_warning && !s.debug);
     assert_eq!(s.eol_warning, None);
     assert!(s.use_release_schedule && s.extra_checks_rating);
 }
@@ -258,7 +258,7 @@ fn choices_and_disabled_booleans() {
     assert!(err.0.contains("use one of metrics, otlp"), "{}", err.0);
     // A disabled boolean variable asks for nothing.
     let env = clean_env("not-yet-off", &[("COS_ALL_ADDRESSES", "0")]);
-    assert!(!resolve(&["-H", "x"], &env).unwrap().all_addresses);
+    assert!(!resolve(&["-H", "x"], &env).unwrap().scan.all_addresses);
 }
 
 #[test]
@@ -460,18 +460,18 @@ fn secret_references_and_file_suffixes() {
 
     let env = clean_env("secrets-1", &[("MY_TOKEN", "from-env")]);
     let s = resolve(&["-H", "x", "--release-token", "env://MY_TOKEN"], &env).unwrap();
-    assert_eq!(s.release_token.as_deref(), Some("from-env"));
+    assert_eq!(s.scan.release_token.as_deref(), Some("from-env"));
 
     let s = resolve(
         &["-H", "x", "--release-token", &format!("file://{tf}")],
         &env,
     )
     .unwrap();
-    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+    assert_eq!(s.scan.release_token.as_deref(), Some("from-file"));
 
     let env = clean_env("secrets-2", &[("COS_RELEASES_TOKEN_FILE", &tf)]);
     let s = resolve(&["-H", "x"], &env).unwrap();
-    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+    assert_eq!(s.scan.release_token.as_deref(), Some("from-file"));
 
     let config = dir.join("c.yml");
     std::fs::write(
@@ -482,7 +482,7 @@ fn secret_references_and_file_suffixes() {
     let cfg = config.display().to_string();
     let env = clean_env("secrets-3", &[("COS_CONFIG_FILE", &cfg)]);
     let s = resolve(&[], &env).unwrap();
-    assert_eq!(s.release_token.as_deref(), Some("from-file"));
+    assert_eq!(s.scan.release_token.as_deref(), Some("from-file"));
 
     let env = clean_env("secrets-4", &[]);
     let err = resolve(&["-H", "x", "--release-token", "env://MISSING_TOKEN"], &env).unwrap_err();
@@ -554,14 +554,14 @@ fn config_only_settings_and_their_variables() {
         ],
     );
     let s = resolve(&["-H", "x"], &env).unwrap();
-    assert!(s.insecure, "verify_tls false is --insecure");
+    assert!(s.scan.insecure, "verify_tls false is --insecure");
     assert_eq!(s.tls_min_days, 21);
-    assert_eq!(s.vulnerability_db, vec![a, b]);
-    assert_eq!(s.target_port, Some(9200));
-    assert_eq!(s.update_source, UpdateSource::Bundled);
+    assert_eq!(s.scan.vulnerability_db, vec![a, b]);
+    assert_eq!(s.scan.target_port, Some(9200));
+    assert_eq!(s.scan.update_source, UpdateSource::Bundled);
     assert_eq!(s.now.unwrap().to_string(), "2026-11-22T03:00:00Z");
     let s = resolve(&["-H", "x", "--no-update-check"], &env).unwrap();
-    assert_eq!(s.update_source, UpdateSource::Off);
+    assert_eq!(s.scan.update_source, UpdateSource::Off);
 }
 
 /// A value no option accepts, with a marker that must never be printed.
@@ -937,10 +937,10 @@ fn targets_are_never_read_from_secret_references() {
 fn feed_cache_window_and_state_directory() {
     let home = |name: &str| clean_env(name, &[]).0["HOME"].clone();
     let s = resolve(&["-H", "h"], &clean_env("feed-cache-defaults", &[])).unwrap();
-    assert_eq!(s.feed_cache_ttl, Duration::from_secs(3600));
+    assert_eq!(s.scan.feed_cache_ttl, Duration::from_secs(3600));
     let expected =
         Path::new(&home("feed-cache-defaults")).join(".local/state/check-storage-security");
-    assert_eq!(s.state_dir, Some(expected));
+    assert_eq!(s.scan.state_dir, Some(expected));
     let env = clean_env(
         "feed-cache-layers",
         &[
@@ -949,8 +949,8 @@ fn feed_cache_window_and_state_directory() {
         ],
     );
     let s = resolve(&["-H", "h"], &env).unwrap();
-    assert_eq!(s.state_dir, Some(PathBuf::from("/var/lib/cos")));
-    assert_eq!(s.feed_cache_ttl, Duration::from_secs(60));
+    assert_eq!(s.scan.state_dir, Some(PathBuf::from("/var/lib/cos")));
+    assert_eq!(s.scan.feed_cache_ttl, Duration::from_secs(60));
     let env = clean_env(
         "feed-cache-flags",
         &[
@@ -959,13 +959,13 @@ fn feed_cache_window_and_state_directory() {
         ],
     );
     let s = resolve(&["-H", "h", "--feed-cache-ttl", "0"], &env).unwrap();
-    assert_eq!(s.state_dir, Some(PathBuf::from("/srv/cos")));
-    assert_eq!(s.feed_cache_ttl, Duration::ZERO);
+    assert_eq!(s.scan.state_dir, Some(PathBuf::from("/srv/cos")));
+    assert_eq!(s.scan.feed_cache_ttl, Duration::ZERO);
     let s = resolve(&["-H", "h", "--state-dir", "/tmp/x"], &env).unwrap();
-    assert_eq!(s.state_dir, Some(PathBuf::from("/tmp/x")));
+    assert_eq!(s.scan.state_dir, Some(PathBuf::from("/tmp/x")));
     let s = resolve(&["-H", "h"], &MapEnv::with(&[])).unwrap();
     assert_eq!(
-        s.state_dir, None,
+        s.scan.state_dir, None,
         "no HOME, no state directory: nothing cached"
     );
     for bad in ["-1", "2592001", "1h"] {

@@ -280,7 +280,7 @@ fn run(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Result
     Ok(match lifting {
         None => list_text(&holds(&*store, now).map_err(|e| e.0)?, now),
         Some(what) => {
-            let (secs, port) = (now.div_euclid(1000), settings.target_port);
+            let (secs, port) = (now.div_euclid(1000), settings.scan.target_port);
             let lines = lift(&*store, &what, secs, port, &resolve_now)?;
             lines.into_iter().map(|l| l + "\n").collect()
         }

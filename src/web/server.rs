@@ -45,6 +45,7 @@ const LEASE_MARGIN_SECS: i64 = 60;
 pub fn store_spec(settings: &Settings) -> String {
     settings.scanner.web.store.clone().unwrap_or_else(|| {
         let dir = settings
+            .scan
             .state_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from("."));
@@ -67,7 +68,7 @@ pub fn guard_target(target: &Target, allow_private: bool) -> Result<guard::Pins,
 /// them (the document every face shows) and with them (stored beside it as
 /// `submitterWaivers`), so a waived finding cannot dress up a dangerous instance.
 pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<RecordScan> {
-    let memory = RenewedMemory::new(settings.feed_cache_ttl);
+    let memory = RenewedMemory::new(settings.scan.feed_cache_ttl);
     let allow_private = settings.scanner.web.allow_private_targets;
     Arc::new(move |record: &ScanRecord| {
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
@@ -161,7 +162,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     // The default store lives in the state directory, which a run outside systemd (no
     // StateDirectory=) may not have made yet; it is the operator's alone.
     if settings.scanner.web.store.is_none()
-        && let Some(dir) = &settings.state_dir
+        && let Some(dir) = &settings.scan.state_dir
     {
         crate::atomic_file::create_private_dir(dir)
             .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
@@ -208,7 +209,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             scan_wait: settings.time_budget + SCAN_WAIT_MARGIN,
             mcp: web.mcp,
             mcp_token: web.mcp_token.clone(),
-            target_port: settings.target_port,
+            target_port: settings.scan.target_port,
         },
         check_target,
         wakeup: wakeup.clone(),

@@ -237,14 +237,16 @@ fn every_group_of_the_plugin() {
     );
     let s = read_back(&path, &["--format", "summary"], &env);
     assert_eq!((s.warning, s.critical, s.eol_warning), (4, 2, Some(45)));
-    assert!(s.update_warning && s.check_hardening && s.all_addresses && !s.login_throttling);
-    assert_eq!(s.timeout, std::time::Duration::from_secs(5));
-    assert_eq!(s.retries, 1);
-    assert_eq!(s.ca_file.as_deref(), Some(ca.as_path()));
-    assert_eq!(s.update_source, settings::UpdateSource::Bundled);
+    assert!(
+        s.update_warning && s.check_hardening && s.scan.all_addresses && !s.scan.login_throttling
+    );
+    assert_eq!(s.scan.timeout, std::time::Duration::from_secs(5));
+    assert_eq!(s.scan.retries, 1);
+    assert_eq!(s.scan.ca_file.as_deref(), Some(ca.as_path()));
+    assert_eq!(s.scan.update_source, settings::UpdateSource::Bundled);
     // Written to the file (above), but a run judging from the bundled data never asks the
     // feed, so it never resolves the token's reference.
-    assert_eq!(s.release_token, None);
+    assert_eq!(s.scan.release_token, None);
     let hook = s.webhook.expect("the webhook is on");
     assert_eq!(hook.url, "https://chat.example/hooks/T0K3N");
     assert_eq!(hook.headers.len(), 1);

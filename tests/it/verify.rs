@@ -390,9 +390,8 @@ fn compare_with_full_scan(
             .filter(|c| c.verifiable())
             .map(|c| c.id.to_string()),
     );
-    let config = settings.scan_config();
     let access = Access {
-        config: &config,
+        config: &settings.scan,
         tls_min_days: settings.tls_min_days,
         roots: &scanner.roots,
         proxy: scanner.proxy.as_ref(),
