@@ -111,7 +111,7 @@ impl ApiError {
     }
 
     /// The refusal with when to retry.
-    fn retry_after(self, secs: i64) -> Refused {
+    pub(super) fn retry_after(self, secs: i64) -> Refused {
         Refused {
             error: self,
             retry_after: Some(secs),
@@ -283,8 +283,8 @@ described! {
     }
 }
 
-fn not_found() -> Response {
-    ApiError::new(404, "not_found", "no such scan (unknown, or expired)").response()
+fn not_found() -> Refused {
+    ApiError::new(404, "not_found", "no such scan (unknown, or expired)").into()
 }
 
 /// A refusal with the `Retry-After` it comes with, for the JSON API and the pages alike.
@@ -304,7 +304,7 @@ impl From<ApiError> for Refused {
 }
 
 impl Refused {
-    fn unavailable(e: impl std::fmt::Display) -> Refused {
+    pub(super) fn unavailable(e: impl std::fmt::Display) -> Refused {
         // The store's message may name its address: it goes to the log, not to the client.
         eprintln!("check-storage-scanner web: store: {e}");
         let message = "the service cannot reach its store; try again shortly";
@@ -333,10 +333,6 @@ fn admitted(admission: StoreResult<Result<(), Limited>>) -> Result<(), Refused> 
     admission
         .map_err(Refused::unavailable)?
         .map_err(Refused::limited)
-}
-
-fn unavailable(e: impl std::fmt::Display) -> Response {
-    Refused::unavailable(e).response()
 }
 
 const NOT_STRINGS: &str = "waive must be an array of strings";
@@ -457,16 +453,13 @@ pub fn new_erase_key() -> Result<String, String> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(|e| format!("cannot read /dev/urandom for an erase key: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::text::hex(&bytes))
 }
 
 /// What the store keeps of an erase key: its SHA-256, lower-case hex.
 pub fn erase_hash(key: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(key.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(key.as_bytes()))
 }
 
 /// A uuid as we hand them out: 36 characters, lower-case hex and dashes in their places.
@@ -481,10 +474,10 @@ fn is_uuid(text: &str) -> bool {
 impl Api {
     /// `/healthz`: 200 when the store answers within [`HEALTH_DEADLINE`], else 503 with
     /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
-    pub(super) fn health(&self) -> Response {
+    pub(super) fn health(&self, _: &Request, _: &[&str]) -> Response {
         match self.store.ping(HEALTH_DEADLINE) {
             Ok(()) => Response::json(200, &json!(Health { status: "ok" })),
-            Err(e) => unavailable(e),
+            Err(e) => Refused::unavailable(e).response(),
         }
     }
 
@@ -503,7 +496,7 @@ impl Api {
         }
     }
 
-    pub(super) fn submit(&self, request: &Request) -> Response {
+    pub(super) fn submit(&self, request: &Request, _: &[&str]) -> Response {
         if let Err(e) = ApiError::unless_json(request, "POST /api/scans") {
             return e.response();
         }
@@ -587,22 +580,23 @@ impl Api {
         Ok(Queued { uuid, erase_key })
     }
 
-    /// The record of a uuid, or the answer to give instead.
-    pub fn record(&self, uuid: &str) -> Result<ScanRecord, Response> {
+    /// The record of a uuid, or why there is none to answer.
+    pub fn record(&self, uuid: &str) -> Result<ScanRecord, Refused> {
         if !is_uuid(uuid) {
             return Err(not_found());
         }
         match self.store.get(uuid, self.clock.now()) {
             Ok(Some(record)) => Ok(record),
             Ok(None) => Err(not_found()),
-            Err(e) => Err(unavailable(e)),
+            Err(e) => Err(Refused::unavailable(e)),
         }
     }
 
-    pub(super) fn poll(&self, uuid: &str) -> Response {
-        let record = match self.record(uuid) {
+    /// `GET /api/scans/{uuid}`.
+    pub(super) fn poll(&self, _: &Request, path: &[&str]) -> Response {
+        let record = match self.record(path[0]) {
             Ok(r) => r,
-            Err(answer) => return answer,
+            Err(refused) => return refused.response(),
         };
         let status = record.status.as_str();
         if record.status == Status::Completed {
@@ -626,10 +620,12 @@ impl Api {
         Response::json(200, &json!(pending)).with_header("Retry-After", "2")
     }
 
-    pub(super) fn export(&self, uuid: &str, format: &str) -> Response {
+    /// `GET /api/scans/{uuid}/export/{format}`.
+    pub(super) fn export(&self, _: &Request, path: &[&str]) -> Response {
+        let (uuid, format) = (path[0], path[1]);
         let record = match self.record(uuid) {
             Ok(r) => r,
-            Err(answer) => return answer,
+            Err(refused) => return refused.response(),
         };
         if !EXPORT_FORMATS.contains(&format) {
             let message = format!("exports are {}", EXPORT_FORMATS.join(", "));
@@ -643,7 +639,7 @@ impl Api {
                 .response();
         }
         let Some(completed) = Completed::parse(record.result.as_deref()) else {
-            return unavailable("a completed record without its result");
+            return Refused::unavailable("a completed record without its result").response();
         };
         let exported = super::export::file(&completed, &record.uuid, format);
         Response::new(200, exported.media, exported.body).with_header(
@@ -652,19 +648,20 @@ impl Api {
         )
     }
 
-    pub(super) fn erase(&self, uuid: &str, erase_key: Option<&str>) -> Response {
-        match self.erase_with_key(uuid, erase_key) {
+    /// `DELETE /api/scans/{uuid}`, with the erase key in [`ERASE_KEY_HEADER`].
+    pub(super) fn erase(&self, request: &Request, path: &[&str]) -> Response {
+        match self.erase_with_key(path[0], request.header(ERASE_KEY_HEADER)) {
             Ok(()) => Response::json(200, &json!(Erased { erased: 1 })),
-            Err(answer) => answer,
+            Err(refused) => refused.response(),
         }
     }
 
     /// Erases the record of `uuid` when `erase_key` is the key its submission was answered
-    /// with (compared by its hash, in constant time); else the answer to give: 403
+    /// with (compared by its hash, in constant time); else why not: 403
     /// `erase_key_required` without a key, 404 for no such scan, 403 `erase_key_invalid` for
     /// any other key (a record of before erase keys has none that fits).
-    pub fn erase_with_key(&self, uuid: &str, erase_key: Option<&str>) -> Result<(), Response> {
-        let forbidden = |code, message| ApiError::new(403, code, message).response();
+    pub fn erase_with_key(&self, uuid: &str, erase_key: Option<&str>) -> Result<(), Refused> {
+        let forbidden = |code, message| ApiError::new(403, code, message).into();
         let Some(erase_key) = erase_key.map(str::trim).filter(|k| !k.is_empty()) else {
             return Err(forbidden(
                 "erase_key_required",
@@ -686,7 +683,7 @@ impl Api {
         match self.store.erase(&record.uuid) {
             Ok(true) => Ok(()),
             Ok(false) => Err(not_found()),
-            Err(e) => Err(unavailable(e)),
+            Err(e) => Err(Refused::unavailable(e)),
         }
     }
 }

@@ -86,15 +86,20 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
     match answer {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err(Failure(code, message)) => {
+        Err(Failure::Rpc(code, message)) => {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
         }
+        // A tool's refusal is the call's result, not a protocol error.
+        Err(Failure::Tool(text)) => outgoing(id, Ok(tool_error(text))),
     }
 }
 
 /// A JSON-RPC error, answered with HTTP `status`.
 fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
-    Response::json(status, &outgoing(id, Err(Failure(code, message.into()))))
+    Response::json(
+        status,
+        &outgoing(id, Err(Failure::Rpc(code, message.into()))),
+    )
 }
 
 /// A message that is no request we can take: 400, `INVALID_REQUEST`.
@@ -118,19 +123,12 @@ struct Progress<'a> {
 const HEARTBEAT: Duration = Duration::from_secs(15);
 
 impl<'a> Progress<'a> {
-    fn none() -> Progress<'a> {
-        Progress {
-            stream: None,
-            gone: false,
-            last_write: Instant::now(),
-        }
-    }
-
-    fn streamed(token: Value, out: &'a mut dyn Write) -> Progress<'a> {
-        let stream = Some((token, out));
+    fn new(stream: Option<(Value, &'a mut dyn Write)>) -> Progress<'a> {
+        let last_write = Instant::now();
         Progress {
             stream,
-            ..Progress::none()
+            gone: false,
+            last_write,
         }
     }
 
@@ -171,11 +169,23 @@ impl<'a> Progress<'a> {
     }
 }
 
-/// A failed method call: code and message.
-struct Failure(i64, String);
+/// Why a method call is not answered with its result: a JSON-RPC error (code and message), or
+/// a refusal or failure of a tool, said in words (with when to retry), which is answered as the
+/// tool's result with `isError: true`.
+enum Failure {
+    Rpc(i64, String),
+    Tool(String),
+}
+
+/// A refusal of the API, as a tool answers it.
+impl From<Refused> for Failure {
+    fn from(refused: Refused) -> Failure {
+        Failure::Tool(refusal_text(&refused))
+    }
+}
 
 fn invalid_params(message: impl Into<String>) -> Failure {
-    Failure(INVALID_PARAMS, message.into())
+    Failure::Rpc(INVALID_PARAMS, message.into())
 }
 
 /// The sessions of this process: id → (sequence, client); sequence → id, for all and for each
@@ -350,7 +360,7 @@ fn post(api: &Api, request: &Request) -> Response {
     {
         let (api, request) = (api.clone(), request.clone());
         return Response::streaming(200, "text/event-stream", move |out| {
-            let mut progress = Progress::streamed(token, out);
+            let mut progress = Progress::new(Some((token, out)));
             let answer = call_tool(&api, &request, &params, &mut progress);
             progress.send(&outgoing(id, answer));
             Ok(())
@@ -359,10 +369,10 @@ fn post(api: &Api, request: &Request) -> Response {
     let answer = match method {
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
-        "tools/call" => call_tool(api, request, &params, &mut Progress::none()),
+        "tools/call" => call_tool(api, request, &params, &mut Progress::new(None)),
         "prompts/list" => Ok(json!({"prompts": prompts()})),
         "prompts/get" => get_prompt(&params),
-        _ => Err(Failure(
+        _ => Err(Failure::Rpc(
             METHOD_NOT_FOUND,
             format!("method not found: {method}"),
         )),
@@ -397,9 +407,8 @@ fn check_session(request: &Request, id: Value) -> Result<(), Response> {
 /// our newest.
 pub fn negotiate(requested: &str) -> &'static str {
     PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| **v == requested)
-        .copied()
+        .into_iter()
+        .find(|v| *v == requested)
         .unwrap_or(PROTOCOL_VERSIONS[0])
 }
 
@@ -759,13 +768,8 @@ pub fn tools() -> Vec<Value> {
                 "inputSchema": (tool.input)(),
                 "outputSchema": (tool.output)(),
             });
-            if !tool.hints.is_empty() {
-                let hints: Map<String, Value> = tool
-                    .hints
-                    .iter()
-                    .map(|h| (h.to_string(), json!(true)))
-                    .collect();
-                listed["annotations"] = Value::Object(hints);
+            for hint in tool.hints {
+                listed["annotations"][*hint] = json!(true);
             }
             listed
         })
@@ -843,43 +847,20 @@ fn tool_error(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-fn refusal_text(status: u16, code: &str, message: &str, retry_after: Option<i64>) -> String {
-    let mut text = format!("refused ({status} {code}): {message}");
+/// A refusal of the API in words, with when to retry.
+fn refusal_text(Refused { error, retry_after }: &Refused) -> String {
+    let mut text = format!(
+        "refused ({} {}): {}",
+        error.status, error.code, error.message
+    );
     match retry_after {
         Some(secs) => text.push_str(&format!("; retry after {secs} seconds")),
-        None if status == 404 => {
+        None if error.status == 404 => {
             text.push_str("; do not retry this uuid: scan the instance again with scan_instance")
         }
         None => text.push_str("; do not retry unchanged"),
     }
     text
-}
-
-/// A refusal of the API in words.
-fn refused_text(refused: &Refused) -> String {
-    let error = &refused.error;
-    refusal_text(
-        error.status,
-        error.code,
-        &error.message,
-        refused.retry_after,
-    )
-}
-
-/// A refusal the API answered as an HTTP response (from [`Api::record`]), in words.
-fn response_text(response: &Response) -> String {
-    let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
-    let retry_after = response
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("retry-after"))
-        .and_then(|(_, v)| v.parse().ok());
-    refusal_text(
-        response.status,
-        body["error"]["code"].as_str().unwrap_or("error"),
-        body["error"]["message"].as_str().unwrap_or("refused"),
-        retry_after,
-    )
 }
 
 /// What a tool answers of a scan it waited for and no longer finds.
@@ -913,20 +894,15 @@ fn call_tool(
 fn get_scan_result(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    let scanned = api
-        .record(uuid)
-        .map_err(|answer| tool_error(response_text(&answer)))
-        .and_then(|record| scan_state(uuid, record.status, record.result.as_deref()));
-    Ok(scanned.map_or_else(
-        |error| error,
-        |(state, summary)| tool_result(json!(state), summary),
-    ))
+    let record = api.record(uuid)?;
+    let (state, summary) = scan_state(uuid, record.status, record.result.as_deref())?;
+    Ok(tool_result(json!(state), summary))
 }
 
 fn plan_remediation(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ScanRef { uuid } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
-    Ok(completed(api, uuid).map_or_else(|refusal| refusal, |done| plan(uuid, &done.document)))
+    Ok(plan(uuid, &completed(api, uuid)?.document))
 }
 
 fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
@@ -938,23 +914,18 @@ fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
             EXPORT_FORMATS.join(", ")
         )));
     }
-    Ok(
-        completed(api, uuid)
-            .map_or_else(|refusal| refusal, |done| export(api, uuid, format, &done)),
-    )
+    Ok(export(api, uuid, format, &completed(api, uuid)?))
 }
 
 fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let EraseRequest { uuid, erase_key } = arguments.read()?;
     let uuid = filled(&uuid, "uuid")?;
     let erase_key = filled(&erase_key, "erase_key")?;
-    Ok(match api.erase_with_key(uuid, Some(erase_key)) {
-        Ok(()) => tool_result(
-            json!(Erased { erased: 1 }),
-            format!("erased scan {uuid} and its result; the uuid is gone"),
-        ),
-        Err(answer) => tool_error(response_text(&answer)),
-    })
+    api.erase_with_key(uuid, Some(erase_key))?;
+    Ok(tool_result(
+        json!(Erased { erased: 1 }),
+        format!("erased scan {uuid} and its result; the uuid is gone"),
+    ))
 }
 
 fn scan_instance(call: Call) -> Result<Value, Failure> {
@@ -962,19 +933,10 @@ fn scan_instance(call: Call) -> Result<Value, Failure> {
     // The submission as the JSON API reads it, so the same checks apply.
     let body = serde_json::to_vec(&call.arguments.members).unwrap_or_default();
     let (scan, target) = parse_submission(&body).map_err(|e| invalid_params(e.message))?;
-    let queued = match api.enqueue(scan, &target, request) {
-        Ok(queued) => queued,
-        Err(refused) => return Ok(tool_error(refused_text(&refused))),
-    };
-    let record = match wait_for(api, request, &[(queued.uuid.clone(), None)], call.progress).pop() {
-        Some(Ok(record)) => record,
-        Some(Err(answer)) => return Ok(tool_error(response_text(&answer))),
-        None => return Ok(tool_error(LOST.into())),
-    };
-    let (state, summary) = match scan_state(&queued.uuid, record.status, record.result.as_deref()) {
-        Ok(scanned) => scanned,
-        Err(unreadable) => return Ok(unreadable),
-    };
+    let queued = api.enqueue(scan, &target, request)?;
+    let waited = wait_for(api, request, &[(queued.uuid.clone(), None)], call.progress).pop();
+    let record = waited.ok_or_else(|| Failure::Tool(LOST.into()))??;
+    let (state, summary) = scan_state(&queued.uuid, record.status, record.result.as_deref())?;
     // The erase key in the structured content and in words: the caller alone learns it.
     let submitted = SubmittedScan {
         uuid: state.uuid,
@@ -1013,7 +975,7 @@ fn wait_for(
     request: &Request,
     uuids: &[(String, Option<&str>)],
     progress: &mut Progress,
-) -> Vec<Result<ScanRecord, Response>> {
+) -> Vec<Result<ScanRecord, Refused>> {
     let client = super::limits::address_key(super::limits::client_of(
         request,
         &api.config.trusted_proxies,
@@ -1035,9 +997,9 @@ fn wait_for(
         + seat
             .as_ref()
             .map_or(Duration::ZERO, |_| api.config.scan_wait);
-    let mut answers: Vec<Option<Result<ScanRecord, Response>>> =
+    let mut answers: Vec<Option<Result<ScanRecord, Refused>>> =
         uuids.iter().map(|_| None).collect();
-    let settled = |answer: &Option<Result<ScanRecord, Response>>| match answer {
+    let settled = |answer: &Option<Result<ScanRecord, Refused>>| match answer {
         Some(Ok(record)) => record.status == Status::Completed,
         Some(Err(_)) => true,
         None => false,
@@ -1145,7 +1107,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
             _ => None,
         })
         .collect();
-    let waited: HashMap<String, Result<ScanRecord, Response>> = scans
+    let waited: HashMap<String, Result<ScanRecord, Refused>> = scans
         .iter()
         .map(|(uuid, _)| uuid.clone())
         .zip(wait_for(api, request, &scans, call.progress))
@@ -1185,7 +1147,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
 
 /// A `scan_instances` entry of a refused target, and its line of the summary.
 fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
-    let error = refused_text(refused);
+    let error = refusal_text(refused);
     let line = format!("{target_url}: {error}");
     let entry = TargetEntry {
         target_url: target_url.to_string(),
@@ -1202,7 +1164,7 @@ fn refused_entry(target_url: &str, refused: &Refused) -> (TargetEntry, String) {
 fn scanned_entry(
     target_url: &str,
     queued: &Queued,
-    waited: Option<&Result<ScanRecord, Response>>,
+    waited: Option<&Result<ScanRecord, Refused>>,
 ) -> (TargetEntry, String) {
     let uuid = &queued.uuid;
     let mut entry = TargetEntry {
@@ -1219,7 +1181,7 @@ fn scanned_entry(
     };
     let record = match waited {
         Some(Ok(record)) => record,
-        Some(Err(answer)) => return failed(entry, response_text(answer)),
+        Some(Err(refused)) => return failed(entry, refusal_text(refused)),
         None => return failed(entry, LOST.into()),
     };
     if record.status != Status::Completed {
@@ -1256,7 +1218,7 @@ fn scan_state(
     uuid: &str,
     status: Status,
     result: Option<&str>,
-) -> Result<(ScanState, String), Value> {
+) -> Result<(ScanState, String), Failure> {
     let state = |result| ScanState {
         uuid: uuid.to_string(),
         status: status.as_str(),
@@ -1269,9 +1231,7 @@ fn scan_state(
         );
         return Ok((state(Value::Null), summary));
     }
-    let Some(done) = Completed::parse(result) else {
-        return Err(tool_error(UNREADABLE.into()));
-    };
+    let done = Completed::parse(result).ok_or_else(|| Failure::Tool(UNREADABLE.into()))?;
     Ok((state(json!(done.document)), summary(uuid, &done.document)))
 }
 
@@ -1304,19 +1264,15 @@ fn submitter_note(document: &ScanResult) -> String {
 }
 
 /// The completed scan of `uuid`, or the tool error to answer instead.
-fn completed(api: &Api, uuid: &str) -> Result<Completed, Value> {
-    let record = api
-        .record(uuid)
-        .map_err(|a| tool_error(response_text(&a)))?;
+fn completed(api: &Api, uuid: &str) -> Result<Completed, Failure> {
+    let record = api.record(uuid)?;
     if record.status != Status::Completed {
-        return Err(tool_error(refusal_text(
-            409,
-            "not_completed",
-            &format!("the scan is {}", record.status.as_str()),
-            Some(2),
-        )));
+        let message = format!("the scan is {}", record.status.as_str());
+        return Err(ApiError::new(409, "not_completed", message)
+            .retry_after(2)
+            .into());
     }
-    Completed::parse(record.result.as_deref()).ok_or_else(|| tool_error(UNREADABLE.into()))
+    Completed::parse(record.result.as_deref()).ok_or_else(|| Failure::Tool(UNREADABLE.into()))
 }
 
 fn plan(uuid: &str, document: &ScanResult) -> Value {

@@ -124,7 +124,7 @@ impl Api {
     }
 
     /// The landing page: the submission form.
-    pub(super) fn landing_page(&self) -> Response {
+    pub(super) fn landing_page(&self, _: &Request, _: &[&str]) -> Response {
         self.form_page(200, None, "")
     }
 
@@ -138,7 +138,8 @@ impl Api {
         self.html(status, title, &body, "")
     }
 
-    pub(super) fn form_submission(&self, request: &Request) -> Response {
+    /// `POST /scans`: the form's submission.
+    pub(super) fn form_submission(&self, request: &Request, _: &[&str]) -> Response {
         // Another site's page could make its visitors submit scans through their browsers.
         if super::origin::from_another_site(request, &self.config.base_url) {
             let message = "This form only takes submissions from this site's own page.";
@@ -193,15 +194,16 @@ impl Api {
         }
     }
 
-    pub(super) fn result_page(&self, uuid: &str) -> Response {
-        let record = match self.record(uuid) {
+    /// `/scans/{uuid}`.
+    pub(super) fn result_page(&self, _: &Request, path: &[&str]) -> Response {
+        let record = match self.record(path[0]) {
             Ok(record) => record,
-            Err(answer) => {
-                let text = match answer.status {
+            Err(refused) => {
+                let text = match refused.error.status {
                     404 => "No such scan: it is unknown, or it has expired.",
                     _ => "The service cannot answer right now; try again shortly.",
                 };
-                return self.notice(answer.status, "Scan not found", text);
+                return self.notice(refused.error.status, "Scan not found", text);
             }
         };
         let target = escape(&record.request.target_url);

@@ -3,7 +3,7 @@
 //! the pages (`pages`). The table is the only place that knows them all; the modules it names
 //! do not name each other to route.
 
-use super::api::{Api, ERASE_KEY_HEADER};
+use super::api::Api;
 use super::{discovery, mcp, pages};
 use crate::serve::http::{self, Request, Response, Route};
 
@@ -17,27 +17,12 @@ fn mcp_served(api: &Api) -> bool {
 
 /// The table. A path with routes but not for the method is answered 405 with `Allow`.
 pub const ROUTES: &[Route<Api>] = &[
-    Route::new(&["POST"], "/api/scans", |api: &Api, request, _| {
-        api.submit(request)
-    })
-    .doc(discovery::SUBMIT_SCAN),
-    Route::new(&["GET"], "/api/scans/{uuid}", |api: &Api, _, path| {
-        api.poll(path[0])
-    })
-    .doc(discovery::GET_SCAN),
-    Route::new(
-        &["DELETE"],
-        "/api/scans/{uuid}",
-        |api: &Api, request, path| api.erase(path[0], request.header(ERASE_KEY_HEADER)),
-    )
-    .doc(discovery::ERASE_SCAN),
-    Route::new(
-        &["GET"],
-        "/api/scans/{uuid}/export/{format}",
-        |api: &Api, _, path| api.export(path[0], path[1]),
-    )
-    .doc(discovery::EXPORT_SCAN),
-    Route::new(GET, "/healthz", |api: &Api, _, _| api.health()).doc(discovery::GET_HEALTH),
+    Route::new(&["POST"], "/api/scans", Api::submit).doc(discovery::SUBMIT_SCAN),
+    Route::new(&["GET"], "/api/scans/{uuid}", Api::poll).doc(discovery::GET_SCAN),
+    Route::new(&["DELETE"], "/api/scans/{uuid}", Api::erase).doc(discovery::ERASE_SCAN),
+    Route::new(&["GET"], "/api/scans/{uuid}/export/{format}", Api::export)
+        .doc(discovery::EXPORT_SCAN),
+    Route::new(GET, "/healthz", Api::health).doc(discovery::GET_HEALTH),
     Route::new(&["POST"], mcp::PATH, mcp::handle)
         .when(mcp_served)
         .doc(discovery::CALL_MCP),
@@ -55,13 +40,9 @@ pub const ROUTES: &[Route<Api>] = &[
     Route::new(GET, discovery::ARAZZO_PATH, |api, _, _| {
         discovery::answer(discovery::arazzo(base(api)))
     }),
-    Route::new(GET, "/", |api, _, _| api.landing_page()),
-    Route::new(&["POST"], "/scans", |api, request, _| {
-        api.form_submission(request)
-    }),
-    Route::new(GET, "/scans/{uuid}", |api, _, path| {
-        api.result_page(path[0])
-    }),
+    Route::new(GET, "/", Api::landing_page),
+    Route::new(&["POST"], "/scans", Api::form_submission),
+    Route::new(GET, "/scans/{uuid}", Api::result_page),
     Route::new(GET, "/static/style.css", |_, _, _| {
         pages::static_file("text/css; charset=utf-8", pages::STYLE)
     }),
