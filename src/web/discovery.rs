@@ -58,18 +58,6 @@ pub fn answer(document: Value) -> Response {
     Response::json(200, &document).with_header("Cache-Control", CACHE_CONTROL)
 }
 
-/// The media type an export is answered with (the handler's `Content-Type` without its
-/// parameters).
-pub fn export_media_type(format: &str) -> Option<&'static str> {
-    match format {
-        "json" => Some("application/json"),
-        "csv" => Some("text/csv"),
-        "sarif" => Some("application/sarif+json"),
-        "pdf" => Some("application/pdf"),
-        _ => None,
-    }
-}
-
 /// The submission's schema: `ScanRequest`'s, nothing else.
 pub fn submission_schema() -> Value {
     let mut schema = input::<ScanRequest>();
@@ -321,7 +309,11 @@ pub const EXPORT_SCAN: Operation = Operation {
         let content: Map<String, Value> = EXPORT_FORMATS
             .iter()
             .map(|f| {
-                let media = export_media_type(f).unwrap_or("application/octet-stream");
+                // The handler's media type, without its parameters (`; charset=utf-8`).
+                let media = super::export::media_type(f)
+                    .split(';')
+                    .next()
+                    .unwrap_or_default();
                 let schema = match media {
                     "application/json" => json!({"$ref": "#/components/schemas/Result"}),
                     "application/sarif+json" => {
@@ -840,7 +832,10 @@ mod tests {
             .unwrap();
         assert_eq!(content.len(), EXPORT_FORMATS.len());
         for format in formats {
-            let media = export_media_type(format).expect(format);
+            let media = crate::web::export::media_type(format)
+                .split(';')
+                .next()
+                .unwrap();
             assert!(content.contains_key(media), "{media}");
             let links = &doc["components"]["schemas"]["Links"]["properties"]["exports"];
             assert!(links["properties"][format].is_object(), "{format}");

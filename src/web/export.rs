@@ -38,19 +38,30 @@ pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
         text.push(b'\n');
         text
     }
-    let (media, body) = match format {
-        "json" => ("application/json", pretty(&completed.document)),
-        "sarif" => ("application/sarif+json", pretty(&completed.sarif)),
-        "csv" => ("text/csv; charset=utf-8", csv(&completed.document)),
-        _ => ("application/pdf", super::pdf::render(&completed.document)),
+    let body = match format {
+        "json" => pretty(&completed.document),
+        "sarif" => pretty(&completed.sarif),
+        "csv" => csv(&completed.document),
+        _ => super::pdf::render(&completed.document),
     };
     Exported {
-        media,
+        media: media_type(format),
         filename: format!(
             "storage-security-{safe_host}-{}.{format}",
             uuid.get(..8).unwrap_or(uuid)
         ),
         body,
+    }
+}
+
+/// The media type an export of `format` is answered with (the discovery documents name it
+/// without its parameters).
+pub fn media_type(format: &str) -> &'static str {
+    match format {
+        "json" => "application/json",
+        "sarif" => "application/sarif+json",
+        "csv" => "text/csv; charset=utf-8",
+        _ => "application/pdf",
     }
 }
 
