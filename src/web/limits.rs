@@ -25,21 +25,15 @@ const DAY: i64 = 24 * 3600;
 
 /// Whether `ip` lies in `network/length`.
 pub fn in_network(ip: IpAddr, (network, length): (IpAddr, u8)) -> bool {
-    match (canonical(ip), canonical(network)) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = u32::MAX
-                .checked_shl(32 - u32::from(length.min(32)))
-                .unwrap_or(0);
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = u128::MAX
-                .checked_shl(128 - u32::from(length.min(128)))
-                .unwrap_or(0);
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        _ => false,
-    }
+    // Both as 128 bits, an IPv4 address in the low 32: its prefix is 96 bits longer.
+    let bits = |ip| match canonical(ip) {
+        IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
+        IpAddr::V6(v6) => (u128::from(v6), 128),
+    };
+    let ((a, width), (n, network_width)) = (bits(ip), bits(network));
+    let kept = 128 - width + u32::from(length).min(width);
+    let mask = u128::MAX.checked_shl(128 - kept).unwrap_or(0);
+    width == network_width && a & mask == n & mask
 }
 
 /// Whether `ip` is one of the `--trusted-proxy` networks.
@@ -338,18 +332,8 @@ fn admit(
 /// (the first listed among equals: a pause before the rules, the rules in their order); `None`
 /// when it admitted.
 fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Option<Limited> {
-    let limited = |wait: i64, code, message| {
-        let retry_after = whole_seconds(wait);
-        (
-            wait,
-            Limited {
-                code,
-                message,
-                retry_after,
-            },
-        )
-    };
-    let mut refusals: Vec<(i64, Limited)> = Vec::new();
+    // (milliseconds to wait, code, message)
+    let mut refusals: Vec<(i64, &'static str, String)> = Vec::new();
     if let Some(until) = admission.paused_until {
         let at = jiff::Timestamp::from_second(until)
             .map(|t| t.to_string())
@@ -358,18 +342,20 @@ fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Optio
             "the last {FRUITLESS_SCANS} scans from your network found no supported instance; it \
              may submit again from {at}"
         );
-        refusals.push(limited(until * 1000 - now_ms, PAUSED, message));
+        refusals.push((until * 1000 - now_ms, PAUSED, message));
     }
     for (index, wait) in &admission.full {
         if let Some((rule, who)) = rules.get(*index) {
-            refusals.push(limited(*wait, rule.code, (rule.describe)(who)));
+            refusals.push((*wait, rule.code, (rule.describe)(who)));
         }
     }
-    refusals
-        .into_iter()
-        .rev()
-        .max_by_key(|(wait, _)| *wait)
-        .map(|(_, limited)| limited)
+    let (wait, code, message) = refusals.into_iter().rev().max_by_key(|(wait, ..)| *wait)?;
+    let retry_after = whole_seconds(wait);
+    Some(Limited {
+        code,
+        message,
+        retry_after,
+    })
 }
 
 /// After a scan: remembers whether it found a supported product, and pauses the network

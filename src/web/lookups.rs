@@ -16,7 +16,7 @@
 
 use super::store::ScanRecord;
 use crate::net::guard::{self, Pins};
-use crate::serve::occupancy::{Occupancy, Seat};
+use crate::serve::occupancy::Occupancy;
 use crate::target::{HostName, Target};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -80,12 +80,6 @@ impl Lookups {
         self.seats.taken()
     }
 
-    /// A resolver thread's seat, given back when dropped (by the thread, once its lookup
-    /// returned), or `None` when every seat is taken.
-    fn seat(&self) -> Option<Seat> {
-        self.seats.take("lookup")
-    }
-
     /// Resolves `target` (a name on a seat of its own, within the timeout) and checks every
     /// address with the guard (`allow_private`: `--allow-private-targets`): the pins, or why
     /// not.
@@ -107,7 +101,9 @@ impl Lookups {
                          its public name"
                     )));
                 }
-                Some(self.seat().ok_or(TargetRefusal::Busy)?)
+                // A resolver thread's seat, given back when dropped (by the thread, once its
+                // lookup returned).
+                Some(self.seats.take("lookup").ok_or(TargetRefusal::Busy)?)
             }
             HostName::Ipv4(_) | HostName::Ipv6(_) => None,
         };

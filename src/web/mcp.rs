@@ -90,7 +90,10 @@ fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
         }
         // A tool's refusal is the call's result, not a protocol error.
-        Err(Failure::Tool(text)) => outgoing(id, Ok(tool_error(text))),
+        Err(Failure::Tool(text)) => {
+            let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+            outgoing(id, Ok(result))
+        }
     }
 }
 
@@ -296,11 +299,10 @@ fn post(api: &Api, request: &Request) -> Response {
         let message = "batches are not supported: send one JSON-RPC message per request";
         return invalid_request(Value::Null, message);
     }
-    let id_of = |v: &Value| match v.get("id") {
+    let raw_id = match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => Value::Null,
     };
-    let raw_id = id_of(&value);
     let message: Incoming = match serde_json::from_value(value) {
         Ok(m) => m,
         Err(e) => return invalid_request(raw_id, format!("not a JSON-RPC 2.0 message: {e}")),
@@ -842,11 +844,6 @@ fn tool_result(structured: Value, summary: String) -> Value {
     })
 }
 
-/// A refusal or failure of the tool, said in words (with when to retry).
-fn tool_error(text: String) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
-}
-
 /// A refusal of the API in words, with when to retry.
 fn refusal_text(Refused { error, retry_after }: &Refused) -> String {
     let mut text = format!(
@@ -1128,12 +1125,12 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
     }
     let structured = json!(TargetEntries { results });
     if scans.is_empty() {
-        return Ok(json!({
-            "content": [{"type": "text", "text": format!(
-                "every target was refused:\n{}", lines.join("\n"))}],
-            "structuredContent": structured,
-            "isError": true,
-        }));
+        let mut refused = tool_result(
+            structured,
+            format!("every target was refused:\n{}", lines.join("\n")),
+        );
+        refused["isError"] = json!(true);
+        return Ok(refused);
     }
     let answered = submitted.iter().filter(|s| s.is_ok()).count();
     let summary = format!(
@@ -1186,12 +1183,10 @@ fn scanned_entry(
     };
     if record.status != Status::Completed {
         entry.status = record.status.as_str();
-        let line = format!(
-            "{target_url}: scan {uuid} is {}; call get_scan_result with this uuid again in a few \
-             seconds",
-            entry.status
+        return (
+            entry,
+            format!("{target_url}: {}", pending(uuid, record.status)),
         );
-        return (entry, line);
     }
     let Some(Completed { document, .. }) = Completed::parse(record.result.as_deref()) else {
         entry.error = Some(UNREADABLE.into());
@@ -1225,14 +1220,16 @@ fn scan_state(
         result,
     };
     if status != Status::Completed {
-        let summary = format!(
-            "scan {uuid} is {}; call get_scan_result with this uuid again in a few seconds",
-            status.as_str()
-        );
-        return Ok((state(Value::Null), summary));
+        return Ok((state(Value::Null), pending(uuid, status)));
     }
     let done = Completed::parse(result).ok_or_else(|| Failure::Tool(UNREADABLE.into()))?;
     Ok((state(json!(done.document)), summary(uuid, &done.document)))
+}
+
+/// What a tool says of a scan that has not completed yet.
+fn pending(uuid: &str, status: Status) -> String {
+    let status = status.as_str();
+    format!("scan {uuid} is {status}; call get_scan_result with this uuid again in a few seconds")
 }
 
 fn summary(uuid: &str, document: &ScanResult) -> String {
