@@ -328,6 +328,11 @@ impl Refused {
     }
 }
 
+/// The answer of a handler that may be refused: its response, or the refusal's.
+fn answered(handle: impl FnOnce() -> Result<Response, Refused>) -> Response {
+    handle().unwrap_or_else(|refused| refused.response())
+}
+
 /// What the limits said of a submission, as a refusal (or none).
 fn admitted(admission: StoreResult<Result<(), Limited>>) -> Result<(), Refused> {
     admission
@@ -497,30 +502,24 @@ impl Api {
     }
 
     pub(super) fn submit(&self, request: &Request, _: &[&str]) -> Response {
-        if let Err(e) = ApiError::unless_json(request, "POST /api/scans") {
-            return e.response();
-        }
-        let (scan, target) = match parse_submission(&request.body) {
-            Ok(parsed) => parsed,
-            Err(e) => return e.response(),
-        };
-        let preferred = scan.format.clone();
-        let queued = match self.enqueue(scan, &target, request) {
-            Ok(queued) => queued,
-            Err(refused) => return refused.response(),
-        };
-        let links = self.links(&queued.uuid, preferred.as_deref());
-        let location = links.poll.clone();
-        let accepted = ScanAccepted {
-            uuid: queued.uuid,
-            status: Status::Queued.as_str(),
-            links,
-            erase_key: queued.erase_key,
-        };
-        Response::json(202, &json!(accepted))
-            .with_header("Location", &location)
-            // The erase key is the submitter's alone: no cache keeps this answer.
-            .with_header("Cache-Control", "no-store")
+        answered(|| {
+            ApiError::unless_json(request, "POST /api/scans")?;
+            let (scan, target) = parse_submission(&request.body)?;
+            let preferred = scan.format.clone();
+            let queued = self.enqueue(scan, &target, request)?;
+            let links = self.links(&queued.uuid, preferred.as_deref());
+            let location = links.poll.clone();
+            let accepted = ScanAccepted {
+                uuid: queued.uuid,
+                status: Status::Queued.as_str(),
+                links,
+                erase_key: queued.erase_key,
+            };
+            Ok(Response::json(202, &json!(accepted))
+                .with_header("Location", &location)
+                // The erase key is the submitter's alone: no cache keeps this answer.
+                .with_header("Cache-Control", "no-store"))
+        })
     }
 
     /// Queues a validated submission (the JSON API's, the page form's and MCP's): the
@@ -594,66 +593,57 @@ impl Api {
 
     /// `GET /api/scans/{uuid}`.
     pub(super) fn poll(&self, _: &Request, path: &[&str]) -> Response {
-        let record = match self.record(path[0]) {
-            Ok(r) => r,
-            Err(refused) => return refused.response(),
-        };
-        let status = record.status.as_str();
-        if record.status == Status::Completed {
-            let result = Completed::parse(record.result.as_deref())
-                .map_or(Value::Null, |c| json!(c.document));
-            let uuid = record.uuid;
-            let completed = ScanCompleted {
-                uuid,
+        answered(|| {
+            let record = self.record(path[0])?;
+            let status = record.status.as_str();
+            if record.status == Status::Completed {
+                let result = Completed::parse(record.result.as_deref())
+                    .map_or(Value::Null, |c| json!(c.document));
+                let completed = ScanCompleted {
+                    uuid: record.uuid,
+                    status,
+                    result,
+                };
+                return Ok(Response::json(200, &json!(completed)));
+            }
+            let pending = ScanPending {
+                links: self.links(&record.uuid, record.request.format.as_deref()),
+                uuid: record.uuid,
                 status,
-                result,
             };
-            return Response::json(200, &json!(completed));
-        }
-        let links = self.links(&record.uuid, record.request.format.as_deref());
-        let uuid = record.uuid;
-        let pending = ScanPending {
-            uuid,
-            status,
-            links,
-        };
-        Response::json(200, &json!(pending)).with_header("Retry-After", "2")
+            Ok(Response::json(200, &json!(pending)).with_header("Retry-After", "2"))
+        })
     }
 
     /// `GET /api/scans/{uuid}/export/{format}`.
     pub(super) fn export(&self, _: &Request, path: &[&str]) -> Response {
-        let (uuid, format) = (path[0], path[1]);
-        let record = match self.record(uuid) {
-            Ok(r) => r,
-            Err(refused) => return refused.response(),
-        };
-        if !EXPORT_FORMATS.contains(&format) {
-            let message = format!("exports are {}", EXPORT_FORMATS.join(", "));
-            return ApiError::new(404, "not_found", message).response();
-        }
-        if record.status != Status::Completed {
-            let status = record.status.as_str();
-            let message = format!("the scan is {status}; export it once it completed");
-            return ApiError::new(409, "not_completed", message)
-                .retry_after(2)
-                .response();
-        }
-        let Some(completed) = Completed::parse(record.result.as_deref()) else {
-            return Refused::unavailable("a completed record without its result").response();
-        };
-        let exported = super::export::file(&completed, &record.uuid, format);
-        Response::new(200, exported.media, exported.body).with_header(
-            "Content-Disposition",
-            &format!("attachment; filename=\"{}\"", exported.filename),
-        )
+        answered(|| {
+            let (uuid, format) = (path[0], path[1]);
+            let record = self.record(uuid)?;
+            if !EXPORT_FORMATS.contains(&format) {
+                let message = format!("exports are {}", EXPORT_FORMATS.join(", "));
+                return Err(ApiError::new(404, "not_found", message).into());
+            }
+            if record.status != Status::Completed {
+                let status = record.status.as_str();
+                let message = format!("the scan is {status}; export it once it completed");
+                return Err(ApiError::new(409, "not_completed", message).retry_after(2));
+            }
+            let completed = Completed::parse(record.result.as_deref())
+                .ok_or_else(|| Refused::unavailable("a completed record without its result"))?;
+            let exported = super::export::file(&completed, &record.uuid, format);
+            let disposition = format!("attachment; filename=\"{}\"", exported.filename);
+            Ok(Response::new(200, exported.media, exported.body)
+                .with_header("Content-Disposition", &disposition))
+        })
     }
 
     /// `DELETE /api/scans/{uuid}`, with the erase key in [`ERASE_KEY_HEADER`].
     pub(super) fn erase(&self, request: &Request, path: &[&str]) -> Response {
-        match self.erase_with_key(path[0], request.header(ERASE_KEY_HEADER)) {
-            Ok(()) => Response::json(200, &json!(Erased { erased: 1 })),
-            Err(refused) => refused.response(),
-        }
+        answered(|| {
+            self.erase_with_key(path[0], request.header(ERASE_KEY_HEADER))?;
+            Ok(Response::json(200, &json!(Erased { erased: 1 })))
+        })
     }
 
     /// Erases the record of `uuid` when `erase_key` is the key its submission was answered

@@ -706,26 +706,23 @@ pub fn ai(base: &str, served: Mcp) -> Value {
             "authentication": "none",
         },
     });
-    match served {
-        Mcp::Off => {
-            if let Some(object) = document.as_object_mut() {
-                object.remove("mcp");
-            }
-        }
-        Mcp::Open => {}
-        Mcp::Token => {
-            let bearer = json!({
-                "type": "bearer",
-                "scheme": "bearer",
-                "header": "Authorization",
-                "description": "Authorization: Bearer <token>, the token the operator gave with \
-                                --mcp-token; 401 with WWW-Authenticate without it",
-            });
-            document["authentication"] = json!({"api": "none", "mcp": bearer.clone()});
-            document["mcp"]["authentication"] = bearer.clone();
-            document["mcp"]["client_configuration"]["headers"] =
-                json!({"Authorization": "Bearer ${input:storage-security-token}"});
-        }
+    if served == Mcp::Off
+        && let Some(object) = document.as_object_mut()
+    {
+        object.remove("mcp");
+    }
+    if served == Mcp::Token {
+        let bearer = json!({
+            "type": "bearer",
+            "scheme": "bearer",
+            "header": "Authorization",
+            "description": "Authorization: Bearer <token>, the token the operator gave with \
+                            --mcp-token; 401 with WWW-Authenticate without it",
+        });
+        document["authentication"] = json!({"api": "none", "mcp": bearer.clone()});
+        document["mcp"]["authentication"] = bearer;
+        document["mcp"]["client_configuration"]["headers"] =
+            json!({"Authorization": "Bearer ${input:storage-security-token}"});
     }
     document
 }

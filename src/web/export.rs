@@ -24,12 +24,9 @@ pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
         .document
         .host
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => c,
+            _ => '_',
         })
         .take(100)
         .collect();

@@ -270,10 +270,8 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
         return Response::error(403, "forbidden_origin", message);
     }
     match request.method.as_str() {
-        "POST" => match ApiError::unless_json(request, "POST /mcp") {
-            Ok(()) => post(api, request),
-            Err(e) => e.response(),
-        },
+        "POST" => ApiError::unless_json(request, "POST /mcp")
+            .map_or_else(|e| e.response(), |()| post(api, request)),
         "DELETE" => match request.header(SESSION_HEADER) {
             None => Response::error(400, "missing_session", "DELETE /mcp needs Mcp-Session-Id"),
             Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
@@ -948,13 +946,11 @@ fn scan_instance(call: Call) -> Result<Value, Failure> {
     Ok(tool_result(json!(submitted), summary))
 }
 
-/// How far a scan is, for progress: queued 1, running 2, completed 3.
+/// How far a scan is, for progress: its place in a scan's life (queued 1, running 2,
+/// completed 3).
 fn stage(status: Status) -> u64 {
-    match status {
-        Status::Queued => 1,
-        Status::Running => 2,
-        Status::Completed => 3,
-    }
+    let place = statuses().into_iter().position(|s| s == status);
+    place.map_or(0, |index| index as u64 + 1)
 }
 
 /// Waits until every scan of `uuids` (each with the target to name in progress messages) is
@@ -979,9 +975,10 @@ fn wait_for(
     ));
     let seat = api.waits.take(&client);
     let total = 3 * uuids.len() as u64;
-    let message = |target: Option<&str>, status: Status| match target {
-        Some(target) => format!("{target}: {}", status.as_str()),
-        None => status.as_str().to_string(),
+    let message = |target: Option<&str>, status: Status| {
+        target.map_or(status.as_str().into(), |t| {
+            format!("{t}: {}", status.as_str())
+        })
     };
     // Every scan was queued when it was inserted.
     let mut seen = vec![Status::Queued; uuids.len()];
@@ -1299,15 +1296,12 @@ fn plan(uuid: &str, document: &ScanResult) -> Value {
 }
 
 fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
-    let super::export::Exported {
-        media: mime,
-        filename,
-        body,
-    } = super::export::file(done, uuid, format);
+    let exported = super::export::file(done, uuid, format);
+    let (filename, body) = (&exported.filename, &exported.body);
     let structured = json!(ExportAnswer {
         uuid: uuid.to_string(),
         format: format.to_string(),
-        mime_type: mime,
+        mime_type: exported.media,
         filename: filename.clone(),
         bytes: body.len(),
     });
@@ -1321,12 +1315,12 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
                 as a base64 resource; also at {uri}", body.len())},
             {"type": "resource", "resource": {
                 "uri": uri,
-                "mimeType": mime,
-                "blob": crate::text::base64(&body),
+                "mimeType": exported.media,
+                "blob": crate::text::base64(body),
             }},
         ])
     } else {
-        json!([{"type": "text", "text": String::from_utf8_lossy(&body)}])
+        json!([{"type": "text", "text": String::from_utf8_lossy(body)}])
     };
     json!({"content": content, "structuredContent": structured, "isError": false})
 }

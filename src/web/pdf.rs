@@ -84,6 +84,14 @@ impl Font {
             .sum();
         units as f32 * size / 1000.0
     }
+
+    fn at(self, size: f32, color: [f32; 3]) -> Style {
+        Style {
+            font: self,
+            size,
+            color,
+        }
+    }
 }
 
 /// Windows-1252's characters at 0x80-0x9F, in order; its five unassigned places hold the C1
@@ -128,19 +136,17 @@ fn fit(text: &[u8], font: Font, size: f32, width: f32) -> Vec<u8> {
     out
 }
 
-/// Greedy word wrapping; the first line has `first` points, the others `rest`. Words longer
-/// than a line are broken.
-fn wrap(text: &[u8], font: Font, size: f32, first: f32, rest: f32) -> Vec<Vec<u8>> {
+/// Greedy word wrapping into lines of `width` points. Words longer than a line are broken.
+fn wrap(text: &[u8], font: Font, size: f32, width: f32) -> Vec<Vec<u8>> {
     let mut lines: Vec<Vec<u8>> = Vec::new();
     let mut line: Vec<u8> = Vec::new();
-    let limit = |lines: &Vec<Vec<u8>>| if lines.is_empty() { first } else { rest };
     for word in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
         let mut candidate = line.clone();
         if !candidate.is_empty() {
             candidate.push(b' ');
         }
         candidate.extend_from_slice(word);
-        if font.width(&candidate, size) <= limit(&lines) {
+        if font.width(&candidate, size) <= width {
             line = candidate;
             continue;
         }
@@ -149,7 +155,7 @@ fn wrap(text: &[u8], font: Font, size: f32, first: f32, rest: f32) -> Vec<Vec<u8
         }
         for &b in word {
             line.push(b);
-            if font.width(&line, size) > limit(&lines) && line.len() > 1 {
+            if font.width(&line, size) > width && line.len() > 1 {
                 line.pop();
                 lines.push(std::mem::replace(&mut line, vec![b]));
             }
@@ -167,16 +173,6 @@ struct Style {
     font: Font,
     size: f32,
     color: [f32; 3],
-}
-
-impl Font {
-    fn at(self, size: f32, color: [f32; 3]) -> Style {
-        Style {
-            font: self,
-            size,
-            color,
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -243,10 +239,7 @@ impl Block {
             Font::Bold.width(label, size) + size * 0.4
         };
         let width = MARGIN + CONTENT_WIDTH - x - indent;
-        for (i, part) in wrap(text, style.font, size, width, width)
-            .into_iter()
-            .enumerate()
-        {
+        for (i, part) in wrap(text, style.font, size, width).into_iter().enumerate() {
             let mut spans = Vec::new();
             if i == 0 && !label.is_empty() {
                 spans.push(Span {
@@ -282,16 +275,12 @@ impl Block {
             Font::Regular.at(10.0, color),
         );
     }
-
-    fn append(&mut self, other: Block) {
-        self.lines.extend(other.lines);
-    }
 }
 
 /// `section` kept on one page with the first of `blocks`, which it heads.
 fn head(mut section: Block, blocks: &mut [Block]) {
     if let Some(first) = blocks.first_mut() {
-        section.append(std::mem::take(first));
+        section.lines.extend(std::mem::take(first).lines);
         *first = section;
     }
 }
@@ -505,12 +494,10 @@ fn header(content: &mut Content, document: &ScanResult) {
         );
     }
 
-    let grade = encode(&document.grade, 3);
-    let grade = if grade.is_empty() {
-        b"?".to_vec()
-    } else {
-        grade
-    };
+    let mut grade = encode(&document.grade, 3);
+    if grade.is_empty() {
+        grade = b"?".to_vec();
+    }
     let [r, g, b] = grade_color(&String::from_utf8_lossy(&grade));
     content.set_fill_rgb(r, g, b);
     content.rect(box_x, box_y, box_size, box_size);
@@ -621,10 +608,7 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
     let floor = if failed.is_empty() { findings.len() } else { 0 };
     let mut shown = findings.len();
     let mut shown_steps = steps.len();
-    loop {
-        if layout(shown, shown_steps).1.len() <= MAX_PAGES {
-            break;
-        }
+    while layout(shown, shown_steps).1.len() > MAX_PAGES {
         if shown > floor.max(5) {
             shown -= 1;
         } else if shown_steps > 3 {
@@ -728,10 +712,9 @@ mod tests {
     #[test]
     fn wrapping_keeps_every_line_within_the_width() {
         let text = encode(&format!("short words then {} end", "x".repeat(300)), 1000);
-        let lines = wrap(&text, Font::Regular, 9.0, 200.0, 300.0);
+        let lines = wrap(&text, Font::Regular, 9.0, 300.0);
         assert!(lines.len() > 3);
-        assert!(Font::Regular.width(&lines[0], 9.0) <= 200.0);
-        for line in &lines[1..] {
+        for line in &lines {
             assert!(Font::Regular.width(line, 9.0) <= 300.0, "{line:?}");
         }
         let joined: usize = lines.iter().map(Vec::len).sum();

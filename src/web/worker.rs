@@ -106,20 +106,16 @@ impl Pool {
             Err(message) => (error_document(record, &message, self.clock.now()), false),
         };
         let now = self.clock.now();
-        match self
-            .store
-            .complete(&record.uuid, worker, &completed.to_text(), now)
-        {
-            Ok(true) => {
-                if let Err(e) =
-                    limits::record_outcome(&*self.store, &record.network, found_product, now)
-                {
-                    eprintln!("check-storage-scanner web: store: {e}");
-                }
-            }
-            // The lease ended and another worker took the record over: its result stands.
-            Ok(false) => {}
-            Err(e) => eprintln!("check-storage-scanner web: store: {e}"),
+        let text = serde_json::to_string(&completed).unwrap_or_default();
+        let stored = self.store.complete(&record.uuid, worker, &text, now);
+        // Not completed (false): the lease ended and another worker took the record over, and
+        // its result stands.
+        let outcome = stored.and_then(|completed| match completed {
+            true => limits::record_outcome(&*self.store, &record.network, found_product, now),
+            false => Ok(()),
+        });
+        if let Err(e) = outcome {
+            eprintln!("check-storage-scanner web: store: {e}");
         }
     }
 }
@@ -183,10 +179,6 @@ pub struct Completed {
 }
 
 impl Completed {
-    pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
     /// `None` for a record without a result, or one no reader of this version can read.
     pub fn parse(text: Option<&str>) -> Option<Completed> {
         crate::report::read(text?.as_bytes()).ok()
