@@ -171,13 +171,11 @@ pub fn lift(
         }
         Subject::Target { target, address } => {
             let addresses = match target.host {
-                HostName::Domain(_) => resolve(
-                    &target.host_str(),
-                    limits::instance_ports(&target, default_port)
-                        .first()
-                        .copied()
-                        .unwrap_or(443),
-                ),
+                // On the first port its scan connects to (there is one at least).
+                HostName::Domain(_) => {
+                    let port = limits::instance_ports(&target, default_port)[0];
+                    resolve(&target.host_str(), port)
+                }
                 HostName::Ipv4(ip) => vec![IpAddr::V4(ip)],
                 HostName::Ipv6(ip) => vec![IpAddr::V6(ip)],
             };

@@ -311,10 +311,6 @@ impl Refused {
         ApiError::new(503, "unavailable", message).retry_after(10)
     }
 
-    fn limited(l: Limited) -> Refused {
-        ApiError::new(429, l.code, l.message).retry_after(l.retry_after.max(1))
-    }
-
     pub fn response(&self) -> Response {
         self.retry(self.error.response())
     }
@@ -337,7 +333,7 @@ fn answered(handle: impl FnOnce() -> Result<Response, Refused>) -> Response {
 fn admitted(admission: StoreResult<Result<(), Limited>>) -> Result<(), Refused> {
     admission
         .map_err(Refused::unavailable)?
-        .map_err(Refused::limited)
+        .map_err(|l| ApiError::new(429, l.code, l.message).retry_after(l.retry_after.max(1)))
 }
 
 const NOT_STRINGS: &str = "waive must be an array of strings";
@@ -429,15 +425,13 @@ pub fn parse_submission(body: &[u8]) -> Result<(ScanRequest, Target), ApiError> 
         );
     }
     let target = Target::parse(&target_url).map_err(|e| ApiError::invalid("target_url", e.0))?;
-    Ok((
-        ScanRequest {
-            target_url,
-            waive,
-            release_track,
-            format,
-        },
-        target,
-    ))
+    let scan = ScanRequest {
+        target_url,
+        waive,
+        release_track,
+        format,
+    };
+    Ok((scan, target))
 }
 
 /// The header `DELETE /api/scans/<uuid>` takes the scan's erase key in.

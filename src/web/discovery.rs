@@ -12,8 +12,8 @@
 //! The documents are public (no authentication) and cacheable for five minutes.
 
 use super::api::{
-    Api, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, Health, Links, ScanAccepted,
-    ScanCompleted, ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
+    Api, ApiConfig, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, Health, Links,
+    ScanAccepted, ScanCompleted, ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
 };
 use super::schema::{Schema, input, member};
 use super::store::{ScanRequest, Status};
@@ -44,8 +44,8 @@ pub enum Mcp {
 }
 
 impl Mcp {
-    pub fn of(served: bool, token: Option<&str>) -> Mcp {
-        match (served, token) {
+    pub fn of(config: &ApiConfig) -> Mcp {
+        match (config.mcp, &config.mcp_token) {
             (false, _) => Mcp::Off,
             (true, None) => Mcp::Open,
             (true, Some(_)) => Mcp::Token,

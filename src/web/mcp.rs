@@ -23,6 +23,7 @@
 use super::api::{
     Api, ApiError, EXPORT_FORMATS, Erased, Queued, Refused, parse_submission, statuses,
 };
+use super::limits;
 use super::schema::described;
 use super::schema::{Schema, input};
 use super::store::{ScanRecord, ScanRequest, Status};
@@ -99,10 +100,8 @@ fn outgoing(id: Value, answer: Result<Value, Failure>) -> Value {
 
 /// A JSON-RPC error, answered with HTTP `status`.
 fn rpc_error(status: u16, id: Value, code: i64, message: impl Into<String>) -> Response {
-    Response::json(
-        status,
-        &outgoing(id, Err(Failure::Rpc(code, message.into()))),
-    )
+    let error = Failure::Rpc(code, message.into());
+    Response::json(status, &outgoing(id, Err(error)))
 }
 
 /// A message that is no request we can take: 400, `INVALID_REQUEST`.
@@ -422,8 +421,8 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
     };
     let version = negotiate(requested);
     // Asking for a session is limited like submitting, before anything is made.
-    let client = super::limits::client_of(request, &api.config.trusted_proxies);
-    match super::limits::admit_session(&*api.store, client, api.clock.now_millis()) {
+    let client = limits::client_of(request, &api.config.trusted_proxies);
+    match limits::admit_session(&*api.store, client, api.clock.now_millis()) {
         Ok(Ok(())) => {}
         Ok(Err(limited)) => {
             let retry = limited.retry_after.to_string();
@@ -443,7 +442,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    sessions().insert(session.clone(), &super::limits::address_key(client));
+    sessions().insert(session.clone(), &limits::address_key(client));
     let result = json!({
             "protocolVersion": version,
             "capabilities": {
@@ -572,10 +571,8 @@ described! {
         target_url: String => json!({}),
         #[serde(skip_serializing_if = "Option::is_none")]
         uuid: Option<String> => json!({}),
-        status: &'static str => {
-            let named = [status_names(), vec!["refused", "error"]].concat();
-            json!({"enum": named})
-        },
+        status: &'static str =>
+            json!({"enum": ([status_names(), vec!["refused", "error"]].concat())}),
         #[serde(skip_serializing_if = "Option::is_none")]
         grade: Option<String> => json!({"description": "the grade without the submitter's waivers"}),
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -844,13 +841,11 @@ fn tool_result(structured: Value, summary: String) -> Value {
 
 /// A refusal of the API in words, with when to retry.
 fn refusal_text(Refused { error, retry_after }: &Refused) -> String {
-    let mut text = format!(
-        "refused ({} {}): {}",
-        error.status, error.code, error.message
-    );
+    let (status, code, message) = (error.status, error.code, &error.message);
+    let mut text = format!("refused ({status} {code}): {message}");
     match retry_after {
         Some(secs) => text.push_str(&format!("; retry after {secs} seconds")),
-        None if error.status == 404 => {
+        None if status == 404 => {
             text.push_str("; do not retry this uuid: scan the instance again with scan_instance")
         }
         None => text.push_str("; do not retry unchanged"),
@@ -904,10 +899,8 @@ fn export_scan(Call { api, arguments, .. }: Call) -> Result<Value, Failure> {
     let ExportRequest { uuid, format } = arguments.read()?;
     let (uuid, format) = (filled(&uuid, "uuid")?, filled(&format, "format")?);
     if !EXPORT_FORMATS.contains(&format) {
-        return Err(invalid_params(format!(
-            "format must be one of {}",
-            EXPORT_FORMATS.join(", ")
-        )));
+        let message = format!("format must be one of {}", EXPORT_FORMATS.join(", "));
+        return Err(invalid_params(message));
     }
     Ok(export(api, uuid, format, &completed(api, uuid)?))
 }
@@ -969,16 +962,12 @@ fn wait_for(
     uuids: &[(String, Option<&str>)],
     progress: &mut Progress,
 ) -> Vec<Result<ScanRecord, Refused>> {
-    let client = super::limits::address_key(super::limits::client_of(
-        request,
-        &api.config.trusted_proxies,
-    ));
+    let client = limits::address_key(limits::client_of(request, &api.config.trusted_proxies));
     let seat = api.waits.take(&client);
     let total = 3 * uuids.len() as u64;
-    let message = |target: Option<&str>, status: Status| {
-        target.map_or(status.as_str().into(), |t| {
-            format!("{t}: {}", status.as_str())
-        })
+    let message = |target: Option<&str>, status: Status| match target {
+        Some(target) => format!("{target}: {}", status.as_str()),
+        None => status.as_str().to_string(),
     };
     // Every scan was queued when it was inserted.
     let mut seen = vec![Status::Queued; uuids.len()];
@@ -1070,7 +1059,7 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
         .iter()
         .map(|p| {
             p.as_ref()
-                .map(|(_, target)| super::limits::instance_names(target, api.config.target_port))
+                .map(|(_, target)| limits::instance_names(target, api.config.target_port))
                 .unwrap_or_default()
         })
         .collect();
@@ -1180,17 +1169,13 @@ fn scanned_entry(
     };
     if record.status != Status::Completed {
         entry.status = record.status.as_str();
-        return (
-            entry,
-            format!("{target_url}: {}", pending(uuid, record.status)),
-        );
+        let line = format!("{target_url}: {}", pending(uuid, record.status));
+        return (entry, line);
     }
     let Some(Completed { document, .. }) = Completed::parse(record.result.as_deref()) else {
         entry.error = Some(UNREADABLE.into());
-        return (
-            entry,
-            format!("{target_url}: scan {uuid} has no readable result"),
-        );
+        let line = format!("{target_url}: scan {uuid} has no readable result");
+        return (entry, line);
     };
     entry.status = record.status.as_str();
     entry.grade = Some(document.grade.clone());
@@ -1271,10 +1256,8 @@ fn completed(api: &Api, uuid: &str) -> Result<Completed, Failure> {
 
 fn plan(uuid: &str, document: &ScanResult) -> Value {
     let plan = &document.remediation_plan;
-    let mut text = format!(
-        "remediation plan for {} (grade {}):",
-        document.host, document.grade
-    );
+    let (host, grade) = (&document.host, &document.grade);
+    let mut text = format!("remediation plan for {host} (grade {grade}):");
     if plan.steps.is_empty() {
         text.push_str(" nothing to do.");
     }
@@ -1466,7 +1449,7 @@ mod tests {
         let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
         let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
         let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
-        let key = super::super::limits::address_key;
+        let key = super::limits::address_key;
         assert_eq!(key(a), key(b));
         assert_ne!(key(a), key(c));
         assert_eq!(key("::ffff:192.0.2.1".parse().unwrap()), "192.0.2.1");

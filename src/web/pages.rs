@@ -184,11 +184,9 @@ impl Api {
             // nobody (a page is cached, shared and screenshotted), so a form's scan is never
             // erased on request: it expires.
             Ok(super::api::Queued { uuid, .. }) => {
+                let location = format!("{}/scans/{uuid}", self.config.path_prefix());
                 Response::new(303, "text/plain; charset=utf-8", "See the result page\n")
-                    .with_header(
-                        "Location",
-                        &format!("{}/scans/{uuid}", self.config.path_prefix()),
-                    )
+                    .with_header("Location", &location)
             }
             Err(refused) => refused.retry(refuse(refused.error.status, &refused.error.message)),
         }

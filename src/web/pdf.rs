@@ -267,13 +267,8 @@ impl Block {
 
     /// A line of the summary: a bold label, then regular text in `color`.
     fn field(&mut self, label: &[u8], label_color: [f32; 3], text: &[u8], color: [f32; 3]) {
-        self.labelled(
-            MARGIN,
-            label,
-            label_color,
-            text,
-            Font::Regular.at(10.0, color),
-        );
+        let style = Font::Regular.at(10.0, color);
+        self.labelled(MARGIN, label, label_color, text, style);
     }
 }
 
@@ -319,12 +314,8 @@ fn summary(document: &ScanResult, failed: usize, waived: usize) -> Block {
     let mut block = Block::new(0.0);
     let label = format!("{}:", document.state.label());
     let message = encode(&document.message, 300);
-    block.field(
-        label.as_bytes(),
-        state_color(document.state),
-        &message,
-        BLACK,
-    );
+    let color = state_color(document.state);
+    block.field(label.as_bytes(), color, &message, BLACK);
     let product = document.product.as_ref();
     let mut name = encode(product.map_or("", |p| &p.name), 60);
     if name.is_empty() {
@@ -382,13 +373,8 @@ fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
     } else {
         severity_color(finding.severity)
     };
-    block.labelled(
-        MARGIN,
-        label.as_bytes(),
-        label_color,
-        &id,
-        Font::Bold.at(10.0, color),
-    );
+    let style = Font::Bold.at(10.0, color);
+    block.labelled(MARGIN, label.as_bytes(), label_color, &id, style);
     let indent = MARGIN + 12.0;
     let detail = encode(&finding.detail, 240);
     if !detail.is_empty() {
@@ -396,14 +382,8 @@ fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
     }
     let remediation = encode(&finding.remediation, 240);
     if !remediation.is_empty() {
-        let color = if waived { GRAY } else { DARK };
-        block.labelled(
-            indent,
-            b"Fix:",
-            DARK,
-            &remediation,
-            Font::Regular.at(9.0, color),
-        );
+        let style = Font::Regular.at(9.0, if waived { GRAY } else { DARK });
+        block.labelled(indent, b"Fix:", DARK, &remediation, style);
     }
     block
 }
@@ -424,11 +404,8 @@ fn step_block(number: usize, step: &RemediationStep) -> Block {
     }
     if !note.is_empty() {
         let indent = MARGIN + Font::Bold.width(label.as_bytes(), 10.0) + 4.0;
-        block.text(
-            indent,
-            &note.join(b"; ".as_slice()),
-            Font::Regular.at(8.5, GRAY),
-        );
+        let style = Font::Regular.at(8.5, GRAY);
+        block.text(indent, &note.join(b"; ".as_slice()), style);
     }
     block
 }
@@ -485,13 +462,8 @@ fn header(content: &mut Content, document: &ScanResult) {
         y -= 15.0;
         draw_text(content, MARGIN, y, Font::Bold.at(9.0, GRAY), label);
         let value = fit(&value, Font::Regular, 9.0, left - 48.0);
-        draw_text(
-            content,
-            MARGIN + 48.0,
-            y,
-            Font::Regular.at(9.0, DARK),
-            &value,
-        );
+        let style = Font::Regular.at(9.0, DARK);
+        draw_text(content, MARGIN + 48.0, y, style, &value);
     }
 
     let mut grade = encode(&document.grade, 3);
@@ -507,11 +479,8 @@ fn header(content: &mut Content, document: &ScanResult) {
         draw_text(content, x, y, Font::Bold.at(size, [1.0, 1.0, 1.0]), text);
     };
     centered(box_y + box_size - 14.0, 8.0, b"GRADE");
-    centered(
-        box_y + 18.0,
-        if grade.len() > 1 { 40.0 } else { 48.0 },
-        &grade,
-    );
+    let size = if grade.len() > 1 { 40.0 } else { 48.0 };
+    centered(box_y + 18.0, size, &grade);
 
     content.set_stroke_rgb(0.75, 0.75, 0.75);
     content.set_line_width(0.6);

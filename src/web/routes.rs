@@ -4,7 +4,8 @@
 //! do not name each other to route.
 
 use super::api::Api;
-use super::{discovery, mcp, pages};
+use super::discovery::{self, Mcp};
+use super::{mcp, pages};
 use crate::serve::http::{self, Request, Response, Route};
 
 /// GET, and HEAD answered with the head of the GET answer.
@@ -32,10 +33,10 @@ pub const ROUTES: &[Route<Api>] = &[
     // Any other method: MCP says why (GET opens no event stream here).
     Route::new(&[], mcp::PATH, mcp::handle).when(mcp_served),
     Route::new(GET, discovery::AI_PATH, |api, _, _| {
-        discovery::answer(discovery::ai(base(api), mcp_of(api)))
+        discovery::answer(discovery::ai(base(api), Mcp::of(&api.config)))
     }),
     Route::new(GET, discovery::OPENAPI_PATH, |api, _, _| {
-        discovery::answer(discovery::openapi(base(api), mcp_of(api), ROUTES))
+        discovery::answer(discovery::openapi(base(api), Mcp::of(&api.config), ROUTES))
     }),
     Route::new(GET, discovery::ARAZZO_PATH, |api, _, _| {
         discovery::answer(discovery::arazzo(base(api)))
@@ -58,10 +59,6 @@ pub const ROUTES: &[Route<Api>] = &[
 /// The base URL as the documents name it, without a trailing slash.
 fn base(api: &Api) -> &str {
     api.config.base_url.trim_end_matches('/')
-}
-
-fn mcp_of(api: &Api) -> discovery::Mcp {
-    discovery::Mcp::of(api.config.mcp, api.config.mcp_token.as_deref())
 }
 
 impl Api {

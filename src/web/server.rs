@@ -21,7 +21,7 @@ use crate::serve::occupancy::Occupancy;
 use crate::settings::options::Program;
 use crate::settings::{Settings, WebSettings};
 use crate::target::Target;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -44,22 +44,9 @@ const LEASE_MARGIN_SECS: i64 = 60;
 /// directory).
 pub fn store_spec(settings: &Settings) -> String {
     settings.scanner.web.store.clone().unwrap_or_else(|| {
-        let dir = settings
-            .scan
-            .state_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("."));
+        let dir = settings.scan.state_dir.as_deref().unwrap_or(Path::new("."));
         format!("sqlite:{}", dir.join("web.sqlite").display())
     })
-}
-
-/// Resolves the target once and checks every address with the guard: the pins every
-/// connection of its scan will use. With `allow_private` every address is accepted (but
-/// still pinned).
-pub fn guard_target(target: &Target, allow_private: bool) -> Result<guard::Pins, String> {
-    let port = target.port.unwrap_or(443);
-    guard::guarded(&target.host_str(), port, RESOLVE_TIMEOUT, allow_private)
-        .map_err(|refusal| refusal.to_string())
 }
 
 /// The scan of one record with the plugin's pipeline: the operator's settings and the
@@ -72,8 +59,12 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
     let allow_private = settings.scanner.web.allow_private_targets;
     Arc::new(move |record: &ScanRecord| {
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
+        // A record of before the addresses were kept: resolved once, every address checked
+        // with the guard (with `allow_private` every one accepted, but still pinned).
         let pins = lookups::scan_pins(record, &target, allow_private, || {
-            guard_target(&target, allow_private)
+            let port = target.port.unwrap_or(443);
+            guard::guarded(&target.host_str(), port, RESOLVE_TIMEOUT, allow_private)
+                .map_err(|refusal| refusal.to_string())
         })?;
         let mut scan_settings = (*settings).clone();
         if let Some(track) = &record.request.release_track {
@@ -186,19 +177,17 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         None => Arc::new(SystemClock),
     };
     let wakeup = Arc::new(Wakeup::default());
-    let lease_secs = settings.time_budget.as_secs() as i64 + LEASE_MARGIN_SECS;
     let settings = Arc::new(settings);
     let workers = Pool {
         store: store.clone(),
         clock: clock.clone(),
         scan: record_scan(settings.clone(), clock.clone()),
         wakeup: wakeup.clone(),
-        lease_secs,
+        lease_secs: settings.time_budget.as_secs() as i64 + LEASE_MARGIN_SECS,
         node: node_name(),
     }
     .start(web.workers, stop.clone());
     let purger = start_purger(store.clone(), clock.clone(), stop.clone());
-    let check_target = lookups::target_check(Lookups::system(), web.allow_private_targets);
     let api = Api {
         store,
         clock,
@@ -211,8 +200,8 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             mcp_token: web.mcp_token.clone(),
             target_port: settings.scan.target_port,
         },
-        check_target,
-        wakeup: wakeup.clone(),
+        check_target: lookups::target_check(Lookups::system(), web.allow_private_targets),
+        wakeup,
         waits: Occupancy::new(WAITING_CALLS_PER_CLIENT, Some(WAITING_CALLS)),
     };
     eprintln!(
