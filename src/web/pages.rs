@@ -12,12 +12,11 @@
 //! and reloads once the scan completed. Every value from a submission or a scanned server is
 //! escaped.
 
-use super::api::{Api, ApiError, EXPORT_FORMATS, RELEASE_TRACKS};
-use super::store::{ScanRequest, Status};
+use super::api::{Api, EXPORT_FORMATS, RELEASE_TRACKS};
+use super::store::Status;
 use super::worker::Completed;
 use crate::report::{Finding, Form, ScanResult, Snippet, Status as FindingStatus};
 use crate::serve::http::{Request, Response, parse_form};
-use crate::target::Target;
 
 /// Every page's policy: our own style sheet, script and form target only.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; \
@@ -172,13 +171,10 @@ impl Api {
             "waive": waive,
             "release_track": if track.is_empty() { "auto".to_string() } else { track },
         });
-        let (scan, target): (ScanRequest, Target) =
-            match super::api::parse_submission(body.to_string().as_bytes()) {
-                Ok(parsed) => parsed,
-                Err(ApiError {
-                    status, message, ..
-                }) => return refuse(status, &message),
-            };
+        let (scan, target) = match super::api::parse_submission(body.to_string().as_bytes()) {
+            Ok(parsed) => parsed,
+            Err(e) => return refuse(e.status, &e.message),
+        };
         match self.enqueue(scan, &target, request) {
             // The erase key is for a client that reads the JSON answer; a page shows it to
             // nobody (a page is cached, shared and screenshotted), so a form's scan is never

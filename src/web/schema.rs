@@ -68,16 +68,14 @@ pub fn member(typed: Value, keywords: Value) -> Value {
 
 /// An object of `members` (name, required, schema).
 pub fn object(members: &[(&str, bool, Value)]) -> Value {
-    let properties: Map<String, Value> = members
-        .iter()
-        .map(|(name, _, schema)| (name.to_string(), schema.clone()))
-        .collect();
-    let required: Vec<&str> = members
-        .iter()
-        .filter(|(_, required, _)| *required)
-        .map(|(name, ..)| *name)
-        .collect();
-    let mut schema = json!({"type": "object", "properties": properties});
+    let mut schema = json!({"type": "object", "properties": {}});
+    let mut required = Vec::new();
+    for (name, needed, member) in members {
+        schema["properties"][*name] = member.clone();
+        if *needed {
+            required.push(*name);
+        }
+    }
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
