@@ -85,7 +85,8 @@ pub struct DnsObservation {
 
 impl Measurements {
     /// Measurements with nothing observed but the transport: the starting point for building
-    /// them by hand (unit tests of checks, recorded measurements).
+    /// them by hand in unit tests.
+    #[cfg(test)]
     pub fn empty(endpoint: Endpoint, https: HttpsObservation) -> Measurements {
         Measurements {
             endpoint,

@@ -259,11 +259,6 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// Lower-case hex of a digest, for messages.
-pub fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,7 +341,7 @@ mod tests {
         );
         assert_eq!(checksum_for("zz  x", "x"), None);
         assert_eq!(checksum_for(&format!("{}  x", &a[..62]), "x"), None);
-        assert_eq!(hex(&[0xab, 0x01]), "ab01");
+        assert_eq!(crate::text::hex(&[0xab, 0x01]), "ab01");
     }
 
     #[test]

@@ -24,7 +24,7 @@
 
 use super::archive;
 use super::{
-    Asset, CHECKSUMS, Release, archive_asset, binary_asset, checksum_for, hex, owner, parse_feed,
+    Asset, CHECKSUMS, Release, archive_asset, binary_asset, checksum_for, owner, parse_feed,
     running_version, targets,
 };
 use crate::atomic_file::{self, Staged};
@@ -40,6 +40,7 @@ use crate::settings::manual::PROGRAM;
 use crate::settings::options::Program;
 use crate::settings::secrets::Environment;
 use crate::settings::{Component, Settings};
+use crate::text::hex;
 use semver::Version;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
