@@ -304,7 +304,8 @@ impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Listed<T, N>
 }
 
 /// Visits a list element by element: `each` gets every element as `seed` reads it, and
-/// keeps what it wants. Any other value is skipped. The value says whether it was a list.
+/// keeps what it wants. Any other value is skipped: the value is `None` for a list, else what
+/// stood there instead.
 pub struct ForEach<S, F> {
     pub seed: S,
     pub each: F,
@@ -315,9 +316,9 @@ where
     S: DeserializeSeed<'de> + Clone,
     F: FnMut(S::Value),
 {
-    type Value = bool;
+    type Value = Option<Shallow>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Shallow>, D::Error> {
         read(d, self)
     }
 }
@@ -327,17 +328,17 @@ where
     S: DeserializeSeed<'de> + Clone,
     F: FnMut(S::Value),
 {
-    type Value = bool;
+    type Value = Option<Shallow>;
 
-    fn shallow<E: de::Error>(self, _: Shallow) -> Result<bool, E> {
-        Ok(false)
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<Option<Shallow>, E> {
+        Ok(Some(value))
     }
 
-    fn list<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<bool, A::Error> {
+    fn list<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Option<Shallow>, A::Error> {
         while let Some(value) = seq.next_element_seed(self.seed.clone())? {
             (self.each)(value);
         }
-        Ok(true)
+        Ok(None)
     }
 }
 
@@ -580,22 +581,22 @@ mod tests {
     fn for_each_visits_arrays_and_skips_the_rest() {
         let mut seen = Vec::new();
         let mut de = serde_json::Deserializer::from_str(r#"[{"value": "a"}, 1, {"value": 2}]"#);
-        let was_list = ForEach {
+        let other = ForEach {
             seed: PhantomData::<Obj<Inner>>,
             each: |o: Obj<Inner>| seen.push(o.0.map(|i| i.value.0)),
         }
         .deserialize(&mut de)
         .unwrap();
-        assert!(was_list);
+        assert_eq!(other, None);
         assert_eq!(seen, [Some(Some("a".to_string())), None, Some(None)]);
         let mut de = serde_json::Deserializer::from_str(r#"{"a": [1, 2]}"#);
-        let was_list = ForEach {
+        let other = ForEach {
             seed: PhantomData::<Text>,
             each: |_| panic!("not a list"),
         }
         .deserialize(&mut de)
         .unwrap();
-        assert!(!was_list);
+        assert_eq!(other, Some(Shallow::Mapping));
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
         },
     }
     .deserialize(&mut de)
-    .and_then(|was_list| de.end().map(|()| was_list))
+    .and_then(|other| de.end().map(|()| other.is_none()))
     .map_err(|e| format!("release feed is not JSON ({e})"))?;
     if !was_list {
         return Err("release feed is not a list of releases".into());
