@@ -75,15 +75,6 @@ pub struct Lifecycle {
     pub schedule_stale: bool,
 }
 
-/// Ranks how long a track keeps a line alive, for the auto choice's tie-break.
-fn track_rank(track: Track) -> u8 {
-    match track {
-        Track::Rolling => 0,
-        Track::Production => 1,
-        Track::Lts => 2,
-    }
-}
-
 /// The entry under which the line is supported longest: a missing end date (support runs until
 /// a successor that has not appeared) beats an unknown one, which beats any date; a later date
 /// beats an earlier one, and on a tie lts beats production beats rolling.
@@ -93,7 +84,8 @@ fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEn
             e.support_end.is_none() && !e.support_end_unknown,
             e.support_end.is_none(),
             e.support_end,
-            track_rank(e.track),
+            // `Track` orders by how long a track keeps a line alive.
+            e.track,
         )
     })
 }
