@@ -32,9 +32,10 @@ pub const MAX_STRING: usize = 64 * 1024;
 
 /// A value as far as a reader looks at it by itself: a scalar as written, a list or a mapping
 /// only by its kind (its contents skipped unread).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Shallow {
-    /// `null`, or YAML's empty value.
+    /// `null`, or YAML's empty value; also what an absent member reads as.
+    #[default]
     Null,
     Bool(bool),
     /// As JSON writes it (`4`, `0.5`, `3.0`).
@@ -432,6 +433,41 @@ impl<'de, T: Members<C>, C: Copy> Reader<'de> for ObjSeed<T, C> {
         each_member(map, |key, map| value.member(self.ctx, key, map))?;
         Ok(Ok(value))
     }
+}
+
+/// Reads the members named `keys` of a JSON document's top-level object as `T` (a lenient
+/// reader: another JSON type reads as absent), skipping every other member unread; a later
+/// member of the same name wins, as in an object read whole. All `T::default()` when the
+/// document is JSON but not an object; `None` when the body is not JSON.
+pub fn json_members<T, const N: usize>(body: &[u8], keys: [&str; N]) -> Option<[T; N]>
+where
+    T: for<'de> Deserialize<'de> + Default,
+{
+    struct Members<'k, T, const N: usize>(&'k [&'k str; N], PhantomData<T>);
+    impl<'de, T, const N: usize> Reader<'de> for Members<'_, T, N>
+    where
+        T: for<'a> Deserialize<'a> + Default,
+    {
+        type Value = [T; N];
+        fn shallow<E: de::Error>(self, _: Shallow) -> Result<[T; N], E> {
+            Ok(std::array::from_fn(|_| T::default()))
+        }
+        fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
+            let mut values: [T; N] = std::array::from_fn(|_| T::default());
+            each_member(map, |key, map| {
+                match self.0.iter().position(|k| *k == key) {
+                    Some(i) => values[i] = map.next_value()?,
+                    None => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok(values)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let values = read(&mut de, Members(&keys, PhantomData)).ok()?;
+    de.end().ok()?;
+    Some(values)
 }
 
 /// Reads any value into a `serde_json::Value`, counting every value (object, list, scalar)
