@@ -631,13 +631,10 @@ struct References {
 
 impl References {
     fn add(&mut self, reference: Option<Reference>) {
-        let Some(reference) = reference else { return };
-        let Some(url) = reference.url.get() else {
+        let Some((reference, url)) = reference.as_ref().and_then(|r| Some((r, r.url.get()?))) else {
             return;
         };
-        if self.first.is_none() {
-            self.first = Some(url.to_string());
-        }
+        self.first.get_or_insert_with(|| url.to_string());
         if self.advisory.is_none()
             && reference
                 .kind
@@ -867,47 +864,32 @@ impl NativeEntry {
     }
 }
 
-/// A native range member as text (empty when absent or `null`); `None` for another JSON type,
-/// which spoils the range.
-#[derive(Debug, Deserialize)]
-#[serde(from = "Shallow")]
-struct Bound(Option<String>);
-
-impl Default for Bound {
-    fn default() -> Bound {
-        Bound(Some(String::new()))
-    }
-}
-
-impl From<Shallow> for Bound {
-    fn from(value: Shallow) -> Bound {
-        Bound(match value {
-            Shallow::Null => Some(String::new()),
-            Shallow::Text(_) => Text::from(value).0,
-            _ => None,
-        })
-    }
-}
-
 /// The members of a native `{introduced, fixed, last_affected}` object.
 #[derive(Deserialize, Default, Debug)]
 #[serde(default)]
 struct RangeFields {
-    introduced: Bound,
-    fixed: Bound,
-    last_affected: Bound,
+    introduced: Shallow,
+    fixed: Shallow,
+    last_affected: Shallow,
 }
 
 /// A native range; `None` when a member is not a version string. An object that names none
 /// of the three members is open on both sides, which [`AffectedRange::is_usable`] refuses
 /// (rather than reading it as "every version").
 fn native_range(fields: &RangeFields) -> Option<AffectedRange> {
-    let upper = |bound: &Bound| match bound.0.as_deref()?.trim() {
+    // A member as text: empty when absent or `null`, `None` (spoiling the range) for another
+    // JSON type.
+    let text = |member: &Shallow| match member {
+        Shallow::Null => Some(String::new()),
+        Shallow::Text(text) => Text::new(text).0,
+        _ => None,
+    };
+    let upper = |member: &Shallow| match text(member)?.trim() {
         "" => Some(None),
         text => parse_bound(text).map(Some),
     };
     Some(AffectedRange::new(
-        parse_lower(fields.introduced.0.as_deref()?).ok()?,
+        parse_lower(&text(&fields.introduced)?).ok()?,
         upper(&fields.fixed)?,
         upper(&fields.last_affected)?,
     ))
@@ -1229,11 +1211,8 @@ members!(OsvRange, |this, ctx, key, map| match key {
 
 impl OsvRange {
     fn finish(self) -> Vec<AffectedRange> {
-        if self.git {
-            return Vec::new();
-        }
         match self.events {
-            Some(Some(events)) => osv_events(events),
+            Some(Some(events)) if !self.git => osv_events(events),
             _ => Vec::new(),
         }
     }
