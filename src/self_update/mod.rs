@@ -20,10 +20,11 @@ pub mod check;
 pub mod owner;
 pub mod upgrade;
 
-use crate::capped::{self, Flag, Obj, Reader, Shallow, Text};
+use crate::capped::{self, Flag, ForEach, Obj, Reader, Shallow, Text};
 use semver::Version;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
+use std::marker::PhantomData;
 
 /// The version of the running program.
 pub fn running_version() -> Version {
@@ -90,32 +91,23 @@ struct Assets(Vec<Asset>);
 
 impl<'de> Deserialize<'de> for Assets {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Assets, D::Error> {
-        struct AsAssets;
-        impl<'de> Reader<'de> for AsAssets {
-            type Value = Assets;
-            fn shallow<E: de::Error>(self, _: Shallow) -> Result<Assets, E> {
-                Ok(Assets::default())
+        let mut kept = Vec::new();
+        let each = |Obj(raw): Obj<RawAsset>| {
+            let Some(raw) = raw else { return };
+            let (Some(name), Some(url)) = (raw.name.get(), raw.browser_download_url.get()) else {
+                return;
+            };
+            if wanted(name) && kept.len() < MAX_ASSETS {
+                kept.push(Asset {
+                    name: name.to_string(),
+                    url: url.to_string(),
+                    size: raw.size.0,
+                });
             }
-            fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Assets, A::Error> {
-                let mut kept = Vec::new();
-                while let Some(Obj(raw)) = seq.next_element::<Obj<RawAsset>>()? {
-                    let Some(raw) = raw else { continue };
-                    let (Some(name), Some(url)) = (raw.name.get(), raw.browser_download_url.get())
-                    else {
-                        continue;
-                    };
-                    if wanted(name) && kept.len() < MAX_ASSETS {
-                        kept.push(Asset {
-                            name: name.to_string(),
-                            url: url.to_string(),
-                            size: raw.size.0,
-                        });
-                    }
-                }
-                Ok(Assets(kept))
-            }
-        }
-        capped::read(d, AsAssets)
+        };
+        let seed = PhantomData;
+        ForEach { seed, each }.deserialize(d)?;
+        Ok(Assets(kept))
     }
 }
 
