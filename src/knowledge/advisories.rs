@@ -631,7 +631,8 @@ struct References {
 
 impl References {
     fn add(&mut self, reference: Option<Reference>) {
-        let Some((reference, url)) = reference.as_ref().and_then(|r| Some((r, r.url.get()?))) else {
+        let Some(reference) = reference else { return };
+        let Some(url) = reference.url.get() else {
             return;
         };
         self.first.get_or_insert_with(|| url.to_string());

@@ -274,7 +274,8 @@ impl Discovery {
 /// one never becomes a tree. `None` when the body is not JSON; all members absent when it is
 /// JSON but not an object.
 pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
-    let [issuer, endpoints @ ..] = capped::json_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
+    let [issuer, endpoints @ ..] =
+        capped::json_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
     Some(Discovery {
         issuer: issuer.0,
         endpoints: endpoints.map(|e| e.0),

@@ -42,22 +42,22 @@ impl StatusReport {
     }
 }
 
+/// The members of a status document the report takes, as `parse_status` reads them.
+const STATUS_MEMBERS: [&str; 6] = [
+    "productname",
+    "product",
+    "productversion",
+    "version",
+    "edition",
+    "maintenance",
+];
+
 /// Parses a status document; `None` when the body is not one (an HTML catch-all page, a JSON
 /// document of another shape). Read member by member: the members the report takes are kept,
 /// the rest skipped unread, so a hostile document never becomes a tree.
 pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
-    let [product_name, product, product_version, legacy_version, edition, maintenance] =
-        capped::json_members::<Shallow, 6>(
-            body,
-            [
-                "productname",
-                "product",
-                "productversion",
-                "version",
-                "edition",
-                "maintenance",
-            ],
-        )?;
+    let [name, product, version, legacy, edition, maintenance] =
+        capped::json_members::<Shallow, 6>(body, STATUS_MEMBERS)?;
     // A string or number as sent (any other JSON type reads as absent), bounded and
     // printable: these strings end up in every output format.
     let text = |value: Shallow| match value {
@@ -65,10 +65,10 @@ pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
         _ => None,
     };
     let report = StatusReport {
-        product_name: text(product_name),
+        product_name: text(name),
         product: text(product),
-        product_version: text(product_version),
-        legacy_version: text(legacy_version),
+        product_version: text(version),
+        legacy_version: text(legacy),
         edition: text(edition).filter(|e| !e.is_empty()),
         maintenance: capped::Flag::from(maintenance).0,
     };
