@@ -616,6 +616,11 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
         }
         None
     };
+    // Skips white space, then `c` when it comes next: whether it did.
+    let next_is = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, c: char| {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        chars.next_if_eq(&c).is_some()
+    };
     while let Some(c) = chars.next() {
         if c != '"' {
             continue;
@@ -623,18 +628,10 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
         let Some(name) = read_string(&mut chars) else {
             break;
         };
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() != Some(&':') {
+        if !next_is(&mut chars, ':') {
             continue;
         }
-        chars.next();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() == Some(&'"') {
-            chars.next();
+        if next_is(&mut chars, '"') {
             let Some(value) = read_string(&mut chars) else {
                 break;
             };

@@ -191,18 +191,11 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         KEEP_DISCOVERY,
     )];
     probes.extend(core);
-    // Compared with other answers by length and digest only.
-    probes.push(HttpProbe::new(
-        BASELINE,
-        "GET",
-        &baseline_path(),
-        Keep::DigestOnly,
-    ));
-    probes.push(
+    probes.extend([
+        // Compared with other answers by length and digest only.
+        HttpProbe::new(BASELINE, "GET", &baseline_path(), Keep::DigestOnly),
         HttpProbe::new(TRACE, "TRACE", "/", KEEP_TRACE)
             .header(TRACE_MARKER_HEADER, "cos-trace-echo"),
-    );
-    probes.push(
         // CORS is in the headers.
         HttpProbe::new(
             CORS_PREFLIGHT,
@@ -213,11 +206,9 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         .header("Origin", FOREIGN_ORIGIN)
         .header("Access-Control-Request-Method", "GET")
         .header("Access-Control-Request-Headers", "authorization"),
-    );
-    probes.push(
         HttpProbe::new(CORS_GET, "GET", "/graph/v1.0/me", Keep::DigestOnly)
             .header("Origin", FOREIGN_ORIGIN),
-    );
+    ]);
     for (key, method, path, _) in AUTHENTICATION {
         let mut probe = HttpProbe::new(key, method, path, KEEP_HTML_SNIFF);
         if *method == "PROPFIND" {
