@@ -45,6 +45,18 @@ struct Release {
     prerelease: Flag,
 }
 
+/// The tag and version of a release of a GitHub-releases-shaped feed when it is published:
+/// neither a draft nor a pre-release, and tagged with a version that is no pre-release.
+pub fn published(tag: &Text, draft: Flag, prerelease: Flag) -> Option<(&str, Version)> {
+    if draft.0 == Some(true) || prerelease.0 == Some(true) {
+        return None;
+    }
+    let tag = tag.get()?;
+    parse_version(tag)
+        .filter(|v| v.pre.is_empty())
+        .map(|v| (tag, v))
+}
+
 /// Reads a GitHub-releases-shaped feed: a JSON array of objects with `tag_name`, `draft` and
 /// `prerelease`. Drafts, pre-releases and tags that are not versions are skipped. Gives the
 /// newest release of every line (major.minor), ascending: all the update check compares.
@@ -59,15 +71,11 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
         seed: PhantomData::<Obj<Release>>,
         each: |release: Obj<Release>| {
             let Some(release) = release.0 else { return };
-            if release.draft.0 == Some(true) || release.prerelease.0 == Some(true) {
-                return;
-            }
-            let Some(version) = release.tag_name.0.as_deref().and_then(parse_version) else {
+            let Some((_, version)) =
+                published(&release.tag_name, release.draft, release.prerelease)
+            else {
                 return;
             };
-            if !version.pre.is_empty() {
-                return;
-            }
             let line = (version.major, version.minor);
             if !newest.contains_key(&line) && newest.len() >= MAX_RELEASE_LINES {
                 too_many = true;

@@ -21,6 +21,7 @@ pub mod owner;
 pub mod upgrade;
 
 use crate::capped::{self, Flag, ForEach, Obj, Reader, Shallow, Text};
+use crate::knowledge::update::published;
 use semver::Version;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
@@ -131,18 +132,9 @@ pub fn parse_feed(body: &[u8]) -> Result<Release, String> {
     struct Newest(Option<Release>);
     impl Newest {
         fn offer(&mut self, raw: RawRelease) {
-            if raw.draft.0 == Some(true) || raw.prerelease.0 == Some(true) {
-                return;
-            }
-            let Some(tag) = raw.tag_name.get() else {
+            let Some((tag, version)) = published(&raw.tag_name, raw.draft, raw.prerelease) else {
                 return;
             };
-            let Some(version) = crate::knowledge::parse_version(tag) else {
-                return;
-            };
-            if !version.pre.is_empty() {
-                return;
-            }
             if self.0.as_ref().is_some_and(|r| r.version >= version) {
                 return;
             }
