@@ -242,14 +242,8 @@ impl From<Shallow> for NonNull {
 
 /// An object member read as `T` (a small `#[derive(Deserialize)]` struct of lenient members,
 /// unknown members skipped); any other type reads as absent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Obj<T>(pub Option<T>);
-
-impl<T> Default for Obj<T> {
-    fn default() -> Self {
-        Obj(None)
-    }
-}
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Obj<T>, D::Error> {

@@ -104,11 +104,6 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
     Ok(newest.into_values().collect())
 }
 
-/// Versions of the line `major.minor`.
-fn in_line(versions: &[Version], line: (u64, u64)) -> impl Iterator<Item = &Version> {
-    versions.iter().filter(move |v| (v.major, v.minor) == line)
-}
-
 /// The release to recommend on the instance's track.
 ///
 /// `schedule_target` is what the bundled schedule recommends on the track (its upgrade target);
@@ -127,7 +122,7 @@ pub fn recommend(
         let line = schedule_target
             .map(|t| (t.major, t.minor))
             .unwrap_or((installed.major, installed.minor));
-        in_line(feed, line).max()
+        feed.iter().filter(|v| (v.major, v.minor) == line).max()
     };
     [from_feed, schedule_target]
         .into_iter()

@@ -67,14 +67,13 @@ pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
         return unknown("--upgrade-self upgrades this program and scans nothing; remove -H");
     }
     let check_only = line.last("check_only").is_some();
-    let settings = match Settings::resolve_for(line, env, Component::Upgrade) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    if let Err(e) = crate::process::setup_process(&settings) {
-        return unknown(&e);
-    }
-    match upgrade(&settings, check_only) {
+    let done = Settings::resolve_for(line, env, Component::Upgrade)
+        .map_err(|e| e.0)
+        .and_then(|settings| {
+            crate::process::setup_process(&settings)?;
+            upgrade(&settings, check_only)
+        });
+    match done {
         Ok(stdout) => Outcome {
             stdout,
             exit_code: 0,
