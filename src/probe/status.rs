@@ -22,7 +22,6 @@ pub struct StatusReport {
     pub product_version: Option<String>,
     pub legacy_version: Option<String>,
     pub edition: Option<String>,
-    pub maintenance: Option<bool>,
 }
 
 impl StatusReport {
@@ -43,21 +42,20 @@ impl StatusReport {
 }
 
 /// The members of a status document the report takes, as `parse_status` reads them.
-const STATUS_MEMBERS: [&str; 6] = [
+const STATUS_MEMBERS: [&str; 5] = [
     "productname",
     "product",
     "productversion",
     "version",
     "edition",
-    "maintenance",
 ];
 
 /// Parses a status document; `None` when the body is not one (an HTML catch-all page, a JSON
 /// document of another shape). Read member by member: the members the report takes are kept,
 /// the rest skipped unread, so a hostile document never becomes a tree.
 pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
-    let [name, product, version, legacy, edition, maintenance] =
-        capped::json_members::<Shallow, 6>(body, STATUS_MEMBERS)?;
+    let [name, product, version, legacy, edition] =
+        capped::json_members::<Shallow, 5>(body, STATUS_MEMBERS)?;
     // A string or number as sent (any other JSON type reads as absent), bounded and
     // printable: these strings end up in every output format.
     let text = |value: Shallow| match value {
@@ -70,7 +68,6 @@ pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
         product_version: text(version),
         legacy_version: text(legacy),
         edition: text(edition).filter(|e| !e.is_empty()),
-        maintenance: capped::Flag::from(maintenance).0,
     };
     // A status document names a product or at least a version; anything else is not one.
     (report.name().is_some() || report.product_version.is_some() || report.legacy_version.is_some())
@@ -250,7 +247,6 @@ mod tests {
         assert_eq!(report.product_version.as_deref(), Some("4.0.0"));
         assert_eq!(report.legacy_version.as_deref(), Some("0.1.0.0"));
         assert_eq!(report.edition, None);
-        assert_eq!(report.maintenance, Some(false));
     }
 
     #[test]
@@ -294,7 +290,6 @@ mod tests {
             product_version: text("productversion"),
             legacy_version: text("version"),
             edition: text("edition").filter(|e| !e.is_empty()),
-            maintenance: object.get("maintenance").and_then(Value::as_bool),
         };
         (report.name().is_some()
             || report.product_version.is_some()
