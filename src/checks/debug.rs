@@ -81,12 +81,8 @@ pub static ROWS: &[&CheckSpec] = &[&DEBUG_PORT, &DEBUG_ENDPOINT];
 const JUDGED_PATHS: &[&str] = &["/config", "/metrics", "/debug/pprof/"];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    if let Some(ports) = &m.debug_ports {
-        for port in ports {
-            findings.extend(debug_port(port));
-        }
-    }
+    let ports = m.debug_ports.iter().flatten();
+    let mut findings: Vec<Finding> = ports.flat_map(debug_port).collect();
     findings.extend(public_paths(m));
     findings
 }

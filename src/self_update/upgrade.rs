@@ -281,11 +281,13 @@ fn plan(release: Release, exe: &Path) -> Result<Plan, String> {
         ));
     };
     let version = &release.version;
+    let bare = |program: &str, target: &str| {
+        release
+            .asset(&binary_asset(program, version, target))
+            .cloned()
+    };
     let chosen = platforms.iter().find(|target| {
-        release.asset(&archive_asset(version, target)).is_some()
-            || release
-                .asset(&binary_asset(PROGRAM, version, target))
-                .is_some()
+        release.asset(&archive_asset(version, target)).is_some() || bare(PROGRAM, target).is_some()
     });
     let Some(target) = chosen else {
         return Err(format!(
@@ -295,28 +297,22 @@ fn plan(release: Release, exe: &Path) -> Result<Plan, String> {
         ));
     };
     let archive = release.asset(&archive_asset(version, target)).cloned();
+    // A bare binary is downloaded only when there is no archive to take it from.
     let mut items = vec![Item {
         program: Program::Plugin,
         path: exe.to_path_buf(),
-        asset: match archive {
-            Some(_) => None,
-            None => release
-                .asset(&binary_asset(PROGRAM, version, target))
-                .cloned(),
-        },
+        asset: bare(PROGRAM, target).filter(|_| archive.is_none()),
     }];
     let mut notes = Vec::new();
     let scanner = exe.with_file_name(Program::Scanner.name());
     if std::fs::metadata(&scanner).is_ok_and(|m| m.is_file()) {
         let scanner = std::fs::canonicalize(&scanner).unwrap_or(scanner);
-        let bare = release
-            .asset(&binary_asset(Program::Scanner.name(), version, target))
-            .cloned();
+        let bare = bare(Program::Scanner.name(), target);
         if archive.is_some() || bare.is_some() {
             items.push(Item {
                 program: Program::Scanner,
                 path: scanner,
-                asset: if archive.is_some() { None } else { bare },
+                asset: bare.filter(|_| archive.is_none()),
             });
         } else {
             notes.push(format!(
