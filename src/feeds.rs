@@ -204,28 +204,19 @@ impl FeedCache {
         feed: Feed,
         parse: &dyn Fn(&[u8]) -> Result<T, String>,
     ) -> Option<(Timestamp, Validators, T)> {
-        let entry = match read_entry(path, feed.cap()) {
-            Ok(Some(entry)) => entry,
-            Ok(None) => return None,
-            Err(e) => {
-                (self.log)(&format!(
-                    "feed cache {}: {e}; ignored, the feed is asked",
-                    path.display()
-                ));
-                return None;
-            }
-        };
-        match parse(&entry.body) {
-            Ok(value) => Some((entry.fetched, entry.validators, value)),
-            Err(e) => {
-                (self.log)(&format!(
-                    "feed cache {}: the cached answer does not parse ({e}); ignored, the feed \
-                     is asked",
-                    path.display()
-                ));
-                None
-            }
-        }
+        let read = read_entry(path, feed.cap()).and_then(|entry| {
+            let Some(entry) = entry else { return Ok(None) };
+            let value = parse(&entry.body)
+                .map_err(|e| format!("the cached answer does not parse ({e})"))?;
+            Ok(Some((entry.fetched, entry.validators, value)))
+        });
+        read.unwrap_or_else(|e| {
+            let path = path.display();
+            (self.log)(&format!(
+                "feed cache {path}: {e}; ignored, the feed is asked"
+            ));
+            None
+        })
     }
 
     fn store(&self, path: &Path, validators: &Validators, body: &[u8]) {
