@@ -32,9 +32,10 @@ pub const MAX_STRING: usize = 64 * 1024;
 
 /// A value as far as a reader looks at it by itself: a scalar as written, a list or a mapping
 /// only by its kind (its contents skipped unread).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Shallow {
-    /// `null`, or YAML's empty value.
+    /// `null`, or YAML's empty value; also what an absent member reads as.
+    #[default]
     Null,
     Bool(bool),
     /// As JSON writes it (`4`, `0.5`, `3.0`).
@@ -241,14 +242,8 @@ impl From<Shallow> for NonNull {
 
 /// An object member read as `T` (a small `#[derive(Deserialize)]` struct of lenient members,
 /// unknown members skipped); any other type reads as absent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Obj<T>(pub Option<T>);
-
-impl<T> Default for Obj<T> {
-    fn default() -> Self {
-        Obj(None)
-    }
-}
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Obj<T>, D::Error> {
@@ -304,7 +299,8 @@ impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Listed<T, N>
 }
 
 /// Visits a list element by element: `each` gets every element as `seed` reads it, and
-/// keeps what it wants. Any other value is skipped. The value says whether it was a list.
+/// keeps what it wants. Any other value is skipped: the value is `None` for a list, else what
+/// stood there instead.
 pub struct ForEach<S, F> {
     pub seed: S,
     pub each: F,
@@ -315,9 +311,9 @@ where
     S: DeserializeSeed<'de> + Clone,
     F: FnMut(S::Value),
 {
-    type Value = bool;
+    type Value = Option<Shallow>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Shallow>, D::Error> {
         read(d, self)
     }
 }
@@ -327,17 +323,17 @@ where
     S: DeserializeSeed<'de> + Clone,
     F: FnMut(S::Value),
 {
-    type Value = bool;
+    type Value = Option<Shallow>;
 
-    fn shallow<E: de::Error>(self, _: Shallow) -> Result<bool, E> {
-        Ok(false)
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<Option<Shallow>, E> {
+        Ok(Some(value))
     }
 
-    fn list<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<bool, A::Error> {
+    fn list<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Option<Shallow>, A::Error> {
         while let Some(value) = seq.next_element_seed(self.seed.clone())? {
             (self.each)(value);
         }
-        Ok(true)
+        Ok(None)
     }
 }
 
@@ -431,6 +427,41 @@ impl<'de, T: Members<C>, C: Copy> Reader<'de> for ObjSeed<T, C> {
         each_member(map, |key, map| value.member(self.ctx, key, map))?;
         Ok(Ok(value))
     }
+}
+
+/// Reads the members named `keys` of a JSON document's top-level object as `T` (a lenient
+/// reader: another JSON type reads as absent), skipping every other member unread; a later
+/// member of the same name wins, as in an object read whole. All `T::default()` when the
+/// document is JSON but not an object; `None` when the body is not JSON.
+pub fn json_members<T, const N: usize>(body: &[u8], keys: [&str; N]) -> Option<[T; N]>
+where
+    T: for<'de> Deserialize<'de> + Default,
+{
+    struct Members<'k, T, const N: usize>(&'k [&'k str; N], PhantomData<T>);
+    impl<'de, T, const N: usize> Reader<'de> for Members<'_, T, N>
+    where
+        T: for<'a> Deserialize<'a> + Default,
+    {
+        type Value = [T; N];
+        fn shallow<E: de::Error>(self, _: Shallow) -> Result<[T; N], E> {
+            Ok(std::array::from_fn(|_| T::default()))
+        }
+        fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
+            let mut values: [T; N] = std::array::from_fn(|_| T::default());
+            each_member(map, |key, map| {
+                match self.0.iter().position(|k| *k == key) {
+                    Some(i) => values[i] = map.next_value()?,
+                    None => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok(values)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let values = read(&mut de, Members(&keys, PhantomData)).ok()?;
+    de.end().ok()?;
+    Some(values)
 }
 
 /// Reads any value into a `serde_json::Value`, counting every value (object, list, scalar)
@@ -580,22 +611,22 @@ mod tests {
     fn for_each_visits_arrays_and_skips_the_rest() {
         let mut seen = Vec::new();
         let mut de = serde_json::Deserializer::from_str(r#"[{"value": "a"}, 1, {"value": 2}]"#);
-        let was_list = ForEach {
+        let other = ForEach {
             seed: PhantomData::<Obj<Inner>>,
             each: |o: Obj<Inner>| seen.push(o.0.map(|i| i.value.0)),
         }
         .deserialize(&mut de)
         .unwrap();
-        assert!(was_list);
+        assert_eq!(other, None);
         assert_eq!(seen, [Some(Some("a".to_string())), None, Some(None)]);
         let mut de = serde_json::Deserializer::from_str(r#"{"a": [1, 2]}"#);
-        let was_list = ForEach {
+        let other = ForEach {
             seed: PhantomData::<Text>,
             each: |_| panic!("not a list"),
         }
         .deserialize(&mut de)
         .unwrap();
-        assert!(!was_list);
+        assert_eq!(other, Some(Shallow::Mapping));
     }
 
     #[test]

@@ -139,11 +139,6 @@ impl FeedCache {
             .map(|d| d.join(format!("{}-{digest}.feed", feed.id())))
     }
 
-    fn fresh(&self, fetched: Timestamp) -> bool {
-        let age = self.now.as_second() - fetched.as_second();
-        age >= 0 && (age as u64) < self.ttl.as_secs()
-    }
-
     /// The answer of a feed: fresh from the cache, or asked of the feed (conditionally when a
     /// stale answer is cached), or the stale answer when the feed fails. `parse` decides what
     /// an answer is worth: a body it refuses is neither used nor stored.
@@ -157,7 +152,7 @@ impl FeedCache {
     ) -> Result<Answer<T>, String> {
         let path = self.path(feed, url, with_token);
         let cached = match path.as_deref().and_then(|p| self.read(p, feed, parse)) {
-            Some((fetched, _, value)) if self.fresh(fetched) => {
+            Some((fetched, _, value)) if within(fetched, self.now, self.ttl) => {
                 return Ok(Answer {
                     value,
                     origin: Origin::Fresh { fetched },
@@ -209,28 +204,19 @@ impl FeedCache {
         feed: Feed,
         parse: &dyn Fn(&[u8]) -> Result<T, String>,
     ) -> Option<(Timestamp, Validators, T)> {
-        let entry = match read_entry(path, feed.cap()) {
-            Ok(Some(entry)) => entry,
-            Ok(None) => return None,
-            Err(e) => {
-                (self.log)(&format!(
-                    "feed cache {}: {e}; ignored, the feed is asked",
-                    path.display()
-                ));
-                return None;
-            }
-        };
-        match parse(&entry.body) {
-            Ok(value) => Some((entry.fetched, entry.validators, value)),
-            Err(e) => {
-                (self.log)(&format!(
-                    "feed cache {}: the cached answer does not parse ({e}); ignored, the feed \
-                     is asked",
-                    path.display()
-                ));
-                None
-            }
-        }
+        let read = read_entry(path, feed.cap()).and_then(|entry| {
+            let Some(entry) = entry else { return Ok(None) };
+            let value = parse(&entry.body)
+                .map_err(|e| format!("the cached answer does not parse ({e})"))?;
+            Ok(Some((entry.fetched, entry.validators, value)))
+        });
+        read.unwrap_or_else(|e| {
+            let path = path.display();
+            (self.log)(&format!(
+                "feed cache {path}: {e}; ignored, the feed is asked"
+            ));
+            None
+        })
     }
 
     fn store(&self, path: &Path, validators: &Validators, body: &[u8]) {
@@ -253,6 +239,13 @@ impl FeedCache {
             self.store(path, &validators, &entry.body);
         }
     }
+}
+
+/// Whether `then` lies within `window` before `now` (a time after `now`, from a clock moved
+/// back, does not).
+pub fn within(then: Timestamp, now: Timestamp, window: Duration) -> bool {
+    let age = now.as_second() - then.as_second();
+    age >= 0 && (age as u64) < window.as_secs()
 }
 
 /// Reads a cache file. `Ok(None)`: there is none.
@@ -309,8 +302,6 @@ fn write_entry(
     validators: &Validators,
     body: &[u8],
 ) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    crate::atomic_file::create_private_dir(dir)?;
     let header = Header {
         format: FORMAT.to_string(),
         fetched,
@@ -318,7 +309,16 @@ fn write_entry(
         last_modified: validators.last_modified.clone(),
         length: body.len() as u64,
     };
-    let mut line = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
+    write_private(path, &header, body)
+}
+
+/// Writes `header` as a JSON line, then `body`, atomically into a file only its owner reads,
+/// in a private directory (made when missing): the feed cache's files and the self-update
+/// check's stamp.
+pub fn write_private(path: &Path, header: &impl Serialize, body: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::atomic_file::create_private_dir(dir)?;
+    let mut line = serde_json::to_vec(header).map_err(std::io::Error::other)?;
     line.push(b'\n');
     crate::atomic_file::replace(path, 0o600, |file| {
         file.write_all(&line)?;

@@ -329,12 +329,7 @@ fn looked_at(e: &io::Error) -> Problem {
 
 fn unreadable(e: &io::Error) -> Problem {
     // One line, whatever the operating system says.
-    Problem::Unreadable(
-        e.to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    Problem::Unreadable(crate::text::one_line(&e.to_string()))
 }
 
 /// Aliases a YAML operator file may use: plenty for a configuration that names a list

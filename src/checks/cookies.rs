@@ -186,36 +186,28 @@ impl SetCookie {
     /// Which prefix rule the cookie breaks, if it claims `__Secure-` or `__Host-`.
     pub fn prefix_violation(&self) -> Option<&'static str> {
         match self.prefix()? {
-            Prefix::Secure if !self.secure() => Some("a __Secure- cookie without Secure"),
-            Prefix::Host if !self.secure() => Some("a __Host- cookie without Secure"),
-            Prefix::Host if self.path() != Some("/") => Some("a __Host- cookie without Path=/"),
-            Prefix::Host if self.domain().is_some() => Some("a __Host- cookie with a Domain"),
+            SECURE if !self.secure() => Some("a __Secure- cookie without Secure"),
+            HOST if !self.secure() => Some("a __Host- cookie without Secure"),
+            HOST if self.path() != Some("/") => Some("a __Host- cookie without Path=/"),
+            HOST if self.domain().is_some() => Some("a __Host- cookie with a Domain"),
             _ => None,
         }
     }
 
-    /// The prefix the name claims (browsers compare it case-insensitively).
-    fn prefix(&self) -> Option<Prefix> {
-        let starts = |prefix: &str| {
+    /// The prefix the name claims, [`SECURE`] or [`HOST`] (browsers compare it
+    /// case-insensitively).
+    fn prefix(&self) -> Option<&'static str> {
+        [SECURE, HOST].into_iter().find(|prefix| {
             self.name
                 .get(..prefix.len())
                 .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
-        };
-        if starts("__secure-") {
-            Some(Prefix::Secure)
-        } else if starts("__host-") {
-            Some(Prefix::Host)
-        } else {
-            None
-        }
+        })
     }
 }
 
-/// The cookie name prefixes that bind a cookie to rules (`__Secure-`, `__Host-`).
-enum Prefix {
-    Secure,
-    Host,
-}
+/// The cookie name prefixes that bind a cookie to rules.
+const SECURE: &str = "__Secure-";
+const HOST: &str = "__Host-";
 
 /// Reads a cookie date the lenient way browsers do (RFC 6265 §5.1.1): IMF-fixdate
 /// (`Thu, 01 Jan 1970 00:00:00 GMT`), RFC 850, asctime and the usual dashed variants.

@@ -81,12 +81,8 @@ pub static ROWS: &[&CheckSpec] = &[&DEBUG_PORT, &DEBUG_ENDPOINT];
 const JUDGED_PATHS: &[&str] = &["/config", "/metrics", "/debug/pprof/"];
 
 pub fn evaluate(m: &Measurements) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    if let Some(ports) = &m.debug_ports {
-        for port in ports {
-            findings.extend(debug_port(port));
-        }
-    }
+    let ports = m.debug_ports.iter().flatten();
+    let mut findings: Vec<Finding> = ports.flat_map(debug_port).collect();
     findings.extend(public_paths(m));
     findings
 }
@@ -457,7 +453,11 @@ fn config_dump(r: &Response) -> Option<ConfigDump> {
 fn scan_config(text: &str) -> Result<Option<Vec<String>>, ()> {
     let walk = RefCell::new(Walk::default());
     let mut de = serde_json::Deserializer::from_str(text);
-    let configuration = capped::read(&mut de, ConfigTop(&walk)).map_err(|_| ())?;
+    let top = ConfigWalk {
+        walk: &walk,
+        secret_name: false,
+    };
+    let configuration = capped::read(&mut de, top).map_err(|_| ())?;
     de.end().map_err(|_| ())?;
     if !configuration {
         return Ok(None);
@@ -508,49 +508,17 @@ impl Walk {
     }
 }
 
-/// The top-level value: an object whose members are walked; whether it is configuration.
-struct ConfigTop<'w>(&'w RefCell<Walk>);
-
 /// A value in the document; `secret_name` when its key names a secret, so a string here that
-/// is not masked is a leak.
+/// is not masked is a leak. Its value says whether it is configuration: an object with a
+/// member that is not an error document's (only the top-level value's is asked).
 struct ConfigWalk<'w> {
     walk: &'w RefCell<Walk>,
     secret_name: bool,
 }
 
-impl<'de> Reader<'de> for ConfigTop<'_> {
-    type Value = bool;
-    fn shallow<E: de::Error>(self, _: Shallow) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
-        let mut configuration = false;
-        members(self.0, map, |key| {
-            configuration |= !ERROR_KEYS.contains(&key)
-        })?;
-        Ok(configuration)
-    }
-}
-
-/// Walks an object's members; `key` sees every key.
-fn members<'de, A: MapAccess<'de>>(
-    walk: &RefCell<Walk>,
-    mut map: A,
-    mut key: impl FnMut(&str),
-) -> Result<(), A::Error> {
-    while let Some(name) = map.next_key::<String>()? {
-        key(&name);
-        let secret_name = is_secret_name(&name);
-        let before = walk.borrow_mut().enter(Step::Key(name));
-        map.next_value_seed(Read(ConfigWalk { walk, secret_name }))?;
-        walk.borrow_mut().leave(before);
-    }
-    Ok(())
-}
-
 impl<'de> Reader<'de> for ConfigWalk<'_> {
-    type Value = ();
-    fn shallow<E: de::Error>(self, value: Shallow) -> Result<(), E> {
+    type Value = bool;
+    fn shallow<E: de::Error>(self, value: Shallow) -> Result<bool, E> {
         if let Shallow::Text(text) = value
             && self.secret_name
             && is_clear_value(&text)
@@ -559,12 +527,21 @@ impl<'de> Reader<'de> for ConfigWalk<'_> {
             let leak = (walk.path.clone(), walk.shown.clone());
             walk.found.push(leak);
         }
-        Ok(())
+        Ok(false)
     }
-    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        members(self.walk, map, |_| {})
+    fn mapping<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut configuration = false;
+        while let Some(name) = map.next_key::<String>()? {
+            configuration |= !ERROR_KEYS.contains(&name.as_str());
+            let secret_name = is_secret_name(&name);
+            let before = self.walk.borrow_mut().enter(Step::Key(name));
+            let walk = self.walk;
+            map.next_value_seed(Read(ConfigWalk { walk, secret_name }))?;
+            self.walk.borrow_mut().leave(before);
+        }
+        Ok(configuration)
     }
-    fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         for index in 0.. {
             let before = self.walk.borrow_mut().enter(Step::Index(index));
             // An element is never under a secret's name: only members are.
@@ -578,7 +555,7 @@ impl<'de> Reader<'de> for ConfigWalk<'_> {
                 break;
             }
         }
-        Ok(())
+        Ok(false)
     }
 }
 
@@ -635,6 +612,11 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
         }
         None
     };
+    // Skips white space, then `c` when it comes next: whether it did.
+    let next_is = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, c: char| {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        chars.next_if_eq(&c).is_some()
+    };
     while let Some(c) = chars.next() {
         if c != '"' {
             continue;
@@ -642,18 +624,10 @@ fn string_pairs(text: &str) -> Vec<(String, String)> {
         let Some(name) = read_string(&mut chars) else {
             break;
         };
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() != Some(&':') {
+        if !next_is(&mut chars, ':') {
             continue;
         }
-        chars.next();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() == Some(&'"') {
-            chars.next();
+        if next_is(&mut chars, '"') {
             let Some(value) = read_string(&mut chars) else {
                 break;
             };

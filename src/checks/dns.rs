@@ -126,22 +126,13 @@ fn caa_record(dns: &DnsObservation, scheme: Scheme, https: &HttpsObservation) ->
                 );
                 return finding(&CAA_RECORD, Status::Failed, detail);
             }
-            let mut detail = format!("CAA on {owner}");
-            if !issue.is_empty() {
-                detail.push_str(&format!(
-                    " allows {}",
-                    listed(issue.iter().map(String::as_str))
-                ));
-            }
-            if !wild.is_empty() {
-                if !issue.is_empty() {
-                    detail.push(';');
-                }
-                detail.push_str(&format!(
-                    " allows for wildcards {}",
-                    listed(wild.iter().map(String::as_str))
-                ));
-            }
+            let allows = [(&issue, " allows"), (&wild, " allows for wildcards")];
+            let allowed: Vec<String> = allows
+                .into_iter()
+                .filter(|(cas, _)| !cas.is_empty())
+                .map(|(cas, what)| format!("{what} {}", listed(cas.iter().map(String::as_str))))
+                .collect();
+            let detail = format!("CAA on {owner}{}", allowed.join(";"));
             finding(&CAA_RECORD, Status::Passed, detail)
         }
         CaaLookup::NoRecords => {

@@ -88,7 +88,7 @@ fn link_passwords(caps: &Value) -> Verdict {
         let detail = "no public-link password settings reported";
         return (Status::Indeterminate, detail.into());
     };
-    let mut open: Vec<&str> = [
+    let open: Vec<&str> = [
         "read_only",
         "read_write",
         "read_write_delete",
@@ -97,7 +97,6 @@ fn link_passwords(caps: &Value) -> Verdict {
     .into_iter()
     .filter(|kind| enforced_for.get(*kind).and_then(Value::as_bool) != Some(true))
     .collect();
-    open.sort();
     if open.is_empty() {
         let detail = "passwords are enforced on every kind of public link";
         (Status::Passed, detail.into())

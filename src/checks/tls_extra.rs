@@ -88,11 +88,11 @@ pub fn evaluate(m: &Measurements) -> Vec<Finding> {
 
 fn deprecated_protocols(legacy: &LegacyTls) -> Verdict {
     let versions = [("TLS 1.0", legacy.tls1_0), ("TLS 1.1", legacy.tls1_1)];
-    let accepted: Vec<&str> = versions
-        .iter()
-        .filter(|(_, v)| *v == Some(true))
-        .map(|(n, _)| *n)
-        .collect();
+    let answered = |accepted: bool| -> Vec<&str> {
+        let versions = versions.iter().filter(|(_, v)| *v == Some(accepted));
+        versions.map(|(n, _)| *n).collect()
+    };
+    let (accepted, refused) = (answered(true), answered(false));
     if !accepted.is_empty() {
         let accepted = accepted.join(" and ");
         return (
@@ -100,14 +100,9 @@ fn deprecated_protocols(legacy: &LegacyTls) -> Verdict {
             format!("the server still accepts {accepted}"),
         );
     }
-    if versions.iter().all(|(_, v)| *v == Some(false)) {
+    if refused.len() == versions.len() {
         return (Status::Passed, "TLS 1.0 and TLS 1.1 are refused".into());
     }
-    let refused: Vec<&str> = versions
-        .iter()
-        .filter(|(_, v)| *v == Some(false))
-        .map(|(n, _)| *n)
-        .collect();
     let why = legacy
         .error
         .as_deref()

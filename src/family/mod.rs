@@ -31,13 +31,11 @@ impl Track {
         }
     }
 
+    /// A track by its name, in any case.
     pub fn parse(text: &str) -> Option<Track> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "rolling" => Some(Track::Rolling),
-            "production" => Some(Track::Production),
-            "lts" => Some(Track::Lts),
-            _ => None,
-        }
+        [Track::Rolling, Track::Production, Track::Lts]
+            .into_iter()
+            .find(|track| track.as_str().eq_ignore_ascii_case(text.trim()))
     }
 }
 
@@ -167,11 +165,12 @@ impl ProductFamily {
     /// another may still serve the other's file, so every scan probes them all.
     pub fn all_deployment_files() -> Vec<&'static str> {
         let mut files: Vec<&'static str> = Vec::new();
-        for family in ProductFamily::ALL {
-            for file in family.describe().deployment_files {
-                if !files.contains(file) {
-                    files.push(file);
-                }
+        for file in ProductFamily::ALL
+            .map(|f| f.describe().deployment_files)
+            .concat()
+        {
+            if !files.contains(&file) {
+                files.push(file);
             }
         }
         files

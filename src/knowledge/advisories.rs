@@ -10,7 +10,7 @@ use crate::capped::{self, Flag, ForEach, Members, NonNull, Obj, ObjSeed, Reader,
 use crate::severity::Severity;
 use semver::{Prerelease, Version};
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess};
+use serde::de::{self, MapAccess, SeqAccess};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::marker::PhantomData;
@@ -250,6 +250,14 @@ fn each<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     map: &mut A,
     each: impl FnMut(T),
 ) -> Result<bool, A::Error> {
+    Ok(each_or_other(map, each)?.is_none())
+}
+
+/// [`each`], giving the value that stood there when it was no list.
+fn each_or_other<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    map: &mut A,
+    each: impl FnMut(T),
+) -> Result<Option<Shallow>, A::Error> {
     map.next_value_seed(ForEach {
         seed: PhantomData::<T>,
         each,
@@ -263,10 +271,11 @@ fn each_object<'de, 'c, T: Members<C<'c>>, A: MapAccess<'de>>(
     map: &mut A,
     each: impl FnMut(Result<T, Shallow>),
 ) -> Result<bool, A::Error> {
-    map.next_value_seed(ForEach {
+    let other = map.next_value_seed(ForEach {
         seed: ObjSeed::<T, _>::new(ctx),
         each,
-    })
+    })?;
+    Ok(other.is_none())
 }
 
 /// A top-level object: the native format (`advisories`), an OSV query answer (`vulns`, or `{}`
@@ -378,7 +387,10 @@ struct AdvisoryObject {
     details: Text,
     html_url: Text,
     cve_id: Text,
-    severity: SeverityMember,
+    /// `severity` when it is a word (GitHub).
+    severity: Text,
+    /// `severity` when it is a list of scores (OSV): the band of the first CVSS v3 vector.
+    severity_cvss: Option<Severity>,
     cvss: Obj<Cvss>,
     database_specific: Obj<DatabaseSpecific>,
     aliases: Vec<String>,
@@ -408,7 +420,18 @@ members!(AdvisoryObject, |this, ctx, key, map| {
         "details" => this.details = map.next_value()?,
         "html_url" => this.html_url = map.next_value()?,
         "cve_id" => this.cve_id = map.next_value()?,
-        "severity" => this.severity = map.next_value()?,
+        "severity" => {
+            // GitHub writes a word, OSV a list of scores (the first CVSS v3 vector that gives
+            // a band counts).
+            let mut cvss = None;
+            let other = each_or_other(map, |s: Obj<Score>| {
+                if cvss.is_none() {
+                    cvss = s.0.and_then(|s| s.score.get().and_then(cvss3_severity));
+                }
+            })?;
+            this.severity = other.map(Text::from).unwrap_or_default();
+            this.severity_cvss = cvss;
+        }
         "cvss" => this.cvss = map.next_value()?,
         "database_specific" => this.database_specific = map.next_value()?,
         "aliases" => this.aliases = read_strings(map, |t: Text| t)?,
@@ -491,7 +514,7 @@ impl AdvisoryObject {
             cve.into_iter()
                 .chain(self.identifiers.iter().map(String::as_str)),
         );
-        let severity = severity(&self.severity.text).or_else(|| {
+        let severity = severity(&self.severity).or_else(|| {
             self.cvss
                 .0
                 .as_ref()
@@ -525,7 +548,7 @@ impl AdvisoryObject {
         let severity = database
             .and_then(|d| severity(&d.severity))
             .or(self.osv_affected_severity)
-            .or(self.severity.cvss);
+            .or(self.severity_cvss);
         let aliases = aliases_of(id, self.aliases.iter().map(String::as_str));
         let url = self
             .references
@@ -564,49 +587,6 @@ fn read_strings<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
         }
     })?;
     Ok(out)
-}
-
-/// `severity`: GitHub writes a word, OSV a list of scores (the first CVSS v3 vector that
-/// gives a band counts).
-#[derive(Default)]
-struct SeverityMember {
-    text: Text,
-    cvss: Option<Severity>,
-}
-
-impl<'de> Deserialize<'de> for SeverityMember {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SeverityMember, D::Error> {
-        struct AsSeverity;
-        impl<'de> Reader<'de> for AsSeverity {
-            type Value = SeverityMember;
-            fn shallow<E: de::Error>(self, value: Shallow) -> Result<SeverityMember, E> {
-                Ok(SeverityMember {
-                    text: Text::from(value),
-                    cvss: None,
-                })
-            }
-            fn list<A: SeqAccess<'de>>(self, seq: A) -> Result<SeverityMember, A::Error> {
-                let mut cvss = None;
-                ForEach {
-                    seed: PhantomData::<Obj<Score>>,
-                    each: |s: Obj<Score>| {
-                        if cvss.is_none() {
-                            cvss =
-                                s.0.as_ref()
-                                    .and_then(|s| s.score.get())
-                                    .and_then(cvss3_severity);
-                        }
-                    },
-                }
-                .list(seq)?;
-                Ok(SeverityMember {
-                    text: Text(None),
-                    cvss,
-                })
-            }
-        }
-        capped::read(d, AsSeverity)
-    }
 }
 
 #[derive(Deserialize, Default)]
@@ -655,9 +635,7 @@ impl References {
         let Some(url) = reference.url.get() else {
             return;
         };
-        if self.first.is_none() {
-            self.first = Some(url.to_string());
-        }
+        self.first.get_or_insert_with(|| url.to_string());
         if self.advisory.is_none()
             && reference
                 .kind
@@ -887,47 +865,32 @@ impl NativeEntry {
     }
 }
 
-/// A native range member as text (empty when absent or `null`); `None` for another JSON type,
-/// which spoils the range.
-#[derive(Debug, Deserialize)]
-#[serde(from = "Shallow")]
-struct Bound(Option<String>);
-
-impl Default for Bound {
-    fn default() -> Bound {
-        Bound(Some(String::new()))
-    }
-}
-
-impl From<Shallow> for Bound {
-    fn from(value: Shallow) -> Bound {
-        Bound(match value {
-            Shallow::Null => Some(String::new()),
-            Shallow::Text(_) => Text::from(value).0,
-            _ => None,
-        })
-    }
-}
-
 /// The members of a native `{introduced, fixed, last_affected}` object.
 #[derive(Deserialize, Default, Debug)]
 #[serde(default)]
 struct RangeFields {
-    introduced: Bound,
-    fixed: Bound,
-    last_affected: Bound,
+    introduced: Shallow,
+    fixed: Shallow,
+    last_affected: Shallow,
 }
 
 /// A native range; `None` when a member is not a version string. An object that names none
 /// of the three members is open on both sides, which [`AffectedRange::is_usable`] refuses
 /// (rather than reading it as "every version").
 fn native_range(fields: &RangeFields) -> Option<AffectedRange> {
-    let upper = |bound: &Bound| match bound.0.as_deref()?.trim() {
+    // A member as text: empty when absent or `null`, `None` (spoiling the range) for another
+    // JSON type.
+    let text = |member: &Shallow| match member {
+        Shallow::Null => Some(String::new()),
+        Shallow::Text(text) => Text::new(text).0,
+        _ => None,
+    };
+    let upper = |member: &Shallow| match text(member)?.trim() {
         "" => Some(None),
         text => parse_bound(text).map(Some),
     };
     Some(AffectedRange::new(
-        parse_lower(fields.introduced.0.as_deref()?).ok()?,
+        parse_lower(&text(&fields.introduced)?).ok()?,
         upper(&fields.fixed)?,
         upper(&fields.last_affected)?,
     ))
@@ -976,14 +939,20 @@ struct GithubVulnerability {
     package: Obj<Package>,
     vulnerable_version_range: Text,
     patched_versions: Text,
-    first_patched_version: Patched,
+    first_patched_version: Text,
 }
 
-members!(GithubVulnerability, |this, _, key, map| match key {
+members!(GithubVulnerability, |this, ctx, key, map| match key {
     "package" => this.package = map.next_value()?,
     "vulnerable_version_range" => this.vulnerable_version_range = map.next_value()?,
     "patched_versions" => this.patched_versions = map.next_value()?,
-    "first_patched_version" => this.first_patched_version = map.next_value()?,
+    "first_patched_version" => {
+        // A version string, or an object with `identifier`.
+        this.first_patched_version = match map.next_value_seed(ObjSeed::new(ctx))? {
+            Ok(PatchedObject { identifier }) => identifier,
+            Err(value) => Text::from(value),
+        }
+    }
     _ => return Ok(false),
 });
 
@@ -996,7 +965,7 @@ impl GithubVulnerability {
         let patched = self
             .patched_versions
             .get()
-            .or_else(|| self.first_patched_version.0.get());
+            .or_else(|| self.first_patched_version.get());
         let found = match (self.vulnerable_version_range.get(), patched) {
             (Some(expr), _) => parse_range_expression(expr),
             // Only the fixes are known: each one ends the range of its own line.
@@ -1018,32 +987,16 @@ impl GithubVulnerability {
     }
 }
 
-/// `first_patched_version`: a version string, or an object with `identifier`.
+/// `first_patched_version` when it is an object: `{"identifier": "4.0.3"}`.
 #[derive(Default)]
-struct Patched(Text);
-
-impl<'de> Deserialize<'de> for Patched {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Patched, D::Error> {
-        struct AsPatched;
-        impl<'de> Reader<'de> for AsPatched {
-            type Value = Patched;
-            fn shallow<E: de::Error>(self, value: Shallow) -> Result<Patched, E> {
-                Ok(Patched(Text::from(value)))
-            }
-            fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Patched, A::Error> {
-                #[derive(Deserialize, Default)]
-                #[serde(default)]
-                struct WithIdentifier {
-                    identifier: Text,
-                }
-                let object =
-                    WithIdentifier::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(Patched(object.identifier))
-            }
-        }
-        capped::read(d, AsPatched)
-    }
+struct PatchedObject {
+    identifier: Text,
 }
+
+members!(PatchedObject, |this, _, key, map| match key {
+    "identifier" => this.identifier = map.next_value()?,
+    _ => return Ok(false),
+});
 
 /// Parses GitHub's `vulnerable_version_range` (`>= 4.0.0, < 4.0.3`, `<= 1.2.0`, `= 2.0.0`).
 /// `None` when any part is not understood (prose such as `stable releases 4.0.x`): a guessed
@@ -1259,11 +1212,8 @@ members!(OsvRange, |this, ctx, key, map| match key {
 
 impl OsvRange {
     fn finish(self) -> Vec<AffectedRange> {
-        if self.git {
-            return Vec::new();
-        }
         match self.events {
-            Some(Some(events)) => osv_events(events),
+            Some(Some(events)) if !self.git => osv_events(events),
             _ => Vec::new(),
         }
     }

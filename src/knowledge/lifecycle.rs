@@ -67,21 +67,9 @@ pub struct Lifecycle {
     /// line's end); otherwise the upgrade target.
     pub move_to: Option<(Version, Track)>,
     pub newest_overall: Option<Version>,
-    /// A newer line than the version's exists on the chosen track (for LTS: a newer
-    /// production or LTS line), i.e. a "whole release line behind".
-    pub newer_line_on_track: bool,
     /// The version is newer than every release the schedule knows: the schedule is out of date,
     /// so nothing here may count against the instance.
     pub schedule_stale: bool,
-}
-
-/// Ranks how long a track keeps a line alive, for the auto choice's tie-break.
-fn track_rank(track: Track) -> u8 {
-    match track {
-        Track::Rolling => 0,
-        Track::Production => 1,
-        Track::Lts => 2,
-    }
 }
 
 /// The entry under which the line is supported longest: a missing end date (support runs until
@@ -93,7 +81,8 @@ fn longest_supported<'a>(entries: &[&'a ScheduleEntry]) -> Option<&'a ScheduleEn
             e.support_end.is_none() && !e.support_end_unknown,
             e.support_end.is_none(),
             e.support_end,
-            track_rank(e.track),
+            // `Track` orders by how long a track keeps a line alive.
+            e.track,
         )
     })
 }
@@ -146,16 +135,6 @@ fn upgrade_target(
         .or_else(|| schedule.newest_on_track(track).map(|v| (v.clone(), track)))
 }
 
-fn newer_line_on_track(schedule: &ReleaseSchedule, line: (u64, u64), track: Track) -> bool {
-    schedule.entries.iter().any(|e| {
-        e.line > line
-            && match track {
-                Track::Lts => matches!(e.track, Track::Lts | Track::Production),
-                other => e.track == other,
-            }
-    })
-}
-
 /// Assesses `version` against the schedule on `today`.
 ///
 /// `eol_warning_days`: with `Some(d)`, a line with `d` or fewer days of support left is
@@ -205,8 +184,6 @@ pub fn assess(
             upgrade_target: move_to.as_ref().map(|(v, _)| v.clone()),
             move_to,
             newest_overall,
-            newer_line_on_track: !newer_than_schedule
-                && fixed.is_some_and(|t| newer_line_on_track(schedule, line, t)),
             schedule_stale: newer_than_schedule,
         };
     }
@@ -257,7 +234,6 @@ pub fn assess(
         upgrade_target: target,
         move_to,
         newest_overall,
-        newer_line_on_track: newer_line_on_track(schedule, line, entry.track),
         schedule_stale: beyond_schedule,
     }
 }
@@ -296,7 +272,6 @@ mod tests {
         assert_eq!(l.upgrade_target, Some(v("4.0.8")));
         assert_eq!(l.latest_in_line, Some(v("4.0.8")));
         assert!(!l.current_release);
-        assert!(l.newer_line_on_track, "7.2 production is a newer line");
         assert_eq!(l.newest_overall, Some(v("8.1.0")));
         assert!(!l.schedule_stale);
 
@@ -337,14 +312,12 @@ mod tests {
         assert_eq!(l.state, LineState::Supported);
         assert!(l.current_release);
         assert_eq!(l.upgrade_target, Some(v("7.2.4")));
-        assert!(!l.newer_line_on_track);
 
         let pending = auto("7.2.1");
         assert_eq!(pending.track, Some(Track::Production));
         assert_eq!(pending.state, LineState::Supported);
         assert!(!pending.current_release);
         assert_eq!(pending.upgrade_target, Some(v("7.2.4")));
-        assert!(!pending.newer_line_on_track);
         // Build metadata does not make a release older or newer.
         assert!(auto("7.2.4+abc123").current_release);
     }
@@ -358,14 +331,12 @@ mod tests {
         assert_eq!(l.support_days_left, Some(-111));
         assert_eq!(l.upgrade_target, Some(v("8.1.0")));
         assert!(!l.current_release);
-        assert!(l.newer_line_on_track);
 
         let current = auto("8.1.0");
         assert_eq!(current.track, Some(Track::Rolling));
         assert_eq!(current.state, LineState::Supported);
         assert_eq!(current.support_end, None);
         assert!(current.current_release);
-        assert!(!current.newer_line_on_track);
         assert!(!current.schedule_stale);
 
         let old_production = auto("2.0.5");
@@ -381,7 +352,6 @@ mod tests {
             assert_eq!(l.state, LineState::Supported, "{version}");
             assert!(l.schedule_stale, "{version}");
             assert!(l.current_release, "{version}");
-            assert!(!l.newer_line_on_track, "{version}");
             assert_eq!(l.newest_overall, Some(v("8.1.0")));
         }
         let nine = auto("9.0.0");
@@ -416,7 +386,6 @@ mod tests {
         );
         assert_eq!(fixed.state, LineState::Unknown);
         assert_eq!(fixed.upgrade_target, Some(v("8.1.0")));
-        assert!(fixed.newer_line_on_track);
     }
 
     #[test]
@@ -486,7 +455,6 @@ mod tests {
         assert_eq!(rolling.track, Some(Track::Rolling));
         assert_eq!(rolling.state, LineState::EndOfLife);
         assert_eq!(rolling.upgrade_target, Some(v("8.1.0")));
-        assert!(rolling.newer_line_on_track);
         assert!(!rolling.current_release);
 
         // 3.7 was never a production line: falls back to auto and says the track was detected.
@@ -533,7 +501,7 @@ mod tests {
         assert_eq!((l.support_end, l.support_days_left), (None, None));
         assert_eq!(l.latest_in_line, Some(v("8.0.5")));
         assert_eq!(l.upgrade_target, Some(v("8.1.0")));
-        assert!(!l.current_release && l.newer_line_on_track);
+        assert!(!l.current_release);
         // An older line whose successor is dated keeps its known end.
         let seven = assess(&s, &v("7.3.2"), TrackChoice::Auto, TODAY, None);
         assert_eq!(seven.state, LineState::EndOfLife);

@@ -123,11 +123,7 @@ fn schedule_product(text: &str) -> Option<String> {
 
 /// The `updated` date of the bundled advisory file, shown by `--version`.
 pub fn bundled_advisories_updated(family: ProductFamily) -> Option<jiff::civil::Date> {
-    let text = family.describe().advisories;
-    #[derive(serde::Deserialize)]
-    struct Updated {
-        updated: Option<String>,
-    }
-    let file: Updated = serde_json::from_str(text).ok()?;
-    file.updated?.parse().ok()
+    let text = family.describe().advisories.as_bytes();
+    let [updated] = crate::capped::json_members::<crate::capped::Text, 1>(text, ["updated"])?;
+    updated.0?.parse().ok()
 }

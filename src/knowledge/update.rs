@@ -45,6 +45,18 @@ struct Release {
     prerelease: Flag,
 }
 
+/// The tag and version of a release of a GitHub-releases-shaped feed when it is published:
+/// neither a draft nor a pre-release, and tagged with a version that is no pre-release.
+pub fn published(tag: &Text, draft: Flag, prerelease: Flag) -> Option<(&str, Version)> {
+    if draft.0 == Some(true) || prerelease.0 == Some(true) {
+        return None;
+    }
+    let tag = tag.get()?;
+    parse_version(tag)
+        .filter(|v| v.pre.is_empty())
+        .map(|v| (tag, v))
+}
+
 /// Reads a GitHub-releases-shaped feed: a JSON array of objects with `tag_name`, `draft` and
 /// `prerelease`. Drafts, pre-releases and tags that are not versions are skipped. Gives the
 /// newest release of every line (major.minor), ascending: all the update check compares.
@@ -59,15 +71,11 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
         seed: PhantomData::<Obj<Release>>,
         each: |release: Obj<Release>| {
             let Some(release) = release.0 else { return };
-            if release.draft.0 == Some(true) || release.prerelease.0 == Some(true) {
-                return;
-            }
-            let Some(version) = release.tag_name.0.as_deref().and_then(parse_version) else {
+            let Some((_, version)) =
+                published(&release.tag_name, release.draft, release.prerelease)
+            else {
                 return;
             };
-            if !version.pre.is_empty() {
-                return;
-            }
             let line = (version.major, version.minor);
             if !newest.contains_key(&line) && newest.len() >= MAX_RELEASE_LINES {
                 too_many = true;
@@ -80,7 +88,7 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
         },
     }
     .deserialize(&mut de)
-    .and_then(|was_list| de.end().map(|()| was_list))
+    .and_then(|other| de.end().map(|()| other.is_none()))
     .map_err(|e| format!("release feed is not JSON ({e})"))?;
     if !was_list {
         return Err("release feed is not a list of releases".into());
@@ -94,11 +102,6 @@ pub fn parse_release_feed(body: &[u8]) -> Result<Vec<Version>, String> {
         return Err("release feed lists no release".into());
     }
     Ok(newest.into_values().collect())
-}
-
-/// Versions of the line `major.minor`.
-fn in_line(versions: &[Version], line: (u64, u64)) -> impl Iterator<Item = &Version> {
-    versions.iter().filter(move |v| (v.major, v.minor) == line)
 }
 
 /// The release to recommend on the instance's track.
@@ -119,7 +122,7 @@ pub fn recommend(
         let line = schedule_target
             .map(|t| (t.major, t.minor))
             .unwrap_or((installed.major, installed.minor));
-        in_line(feed, line).max()
+        feed.iter().filter(|v| (v.major, v.minor) == line).max()
     };
     [from_feed, schedule_target]
         .into_iter()

@@ -273,7 +273,7 @@ mod tests {
         let done = copy(&b"abc"[..], &mut out, 3).ok().unwrap();
         assert_eq!(done.bytes, 3);
         assert_eq!(
-            crate::self_update::hex(&done.sha256),
+            crate::text::hex(&done.sha256),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert!(matches!(

@@ -223,19 +223,7 @@ fn fetch_handlers(
         pin: None,
         user_agent: crate::program::user_agent(),
     };
-    let client = match Client::over(endpoint, connection, &options) {
-        Ok(client) => client,
-        Err(reason) => {
-            return DEBUG_PATHS
-                .iter()
-                .map(|path| DebugAnswer {
-                    path: path.to_string(),
-                    answer: Err(reason.clone()),
-                    transient: false,
-                })
-                .collect();
-        }
-    };
+    let client = Client::over(endpoint, connection, &options);
     // The client reads at most `MAX_BODY_BYTES` (1 MiB) of a body and keeps what the handler's
     // checks read; every request is bounded by the timeout. One after the other, so the
     // agent's pool keeps the connect's connection alive for them all: a port costs one
@@ -243,12 +231,16 @@ fn fetch_handlers(
     DEBUG_PATHS
         .iter()
         .map(|path| {
-            let (answer, transient) = match client.get(path, super::plan::debug_path_keep(path)) {
-                Ok(response) => (Ok(response), false),
-                Err(e) => {
-                    let transient = matches!(e, FetchError::Transient(_));
-                    (Err(e.message().to_string()), transient)
-                }
+            let (answer, transient) = match &client {
+                // No HTTP over the connection: every handler says why.
+                Err(reason) => (Err(reason.clone()), false),
+                Ok(client) => match client.get(path, super::plan::debug_path_keep(path)) {
+                    Ok(response) => (Ok(response), false),
+                    Err(e) => {
+                        let transient = matches!(e, FetchError::Transient(_));
+                        (Err(e.message().to_string()), transient)
+                    }
+                },
             };
             DebugAnswer {
                 path: path.to_string(),

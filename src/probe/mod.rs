@@ -85,7 +85,8 @@ pub struct DnsObservation {
 
 impl Measurements {
     /// Measurements with nothing observed but the transport: the starting point for building
-    /// them by hand (unit tests of checks, recorded measurements).
+    /// them by hand in unit tests.
+    #[cfg(test)]
     pub fn empty(endpoint: Endpoint, https: HttpsObservation) -> Measurements {
         Measurements {
             endpoint,
@@ -230,7 +231,8 @@ pub fn measure_selected(
         .filter(|p| wanted(&format!("{DEBUG_PORT}{p}")))
         .collect();
     let want_legacy = extra && over_https && wanted(LEGACY_TLS);
-    let want_dns = extra && is_dns_name(&options.host) && wanted(DNS);
+    // A DNS name, not an address literal.
+    let want_dns = extra && options.host.parse::<std::net::IpAddr>().is_err() && wanted(DNS);
     let want_plain = extra && over_https && wanted(PLAIN_HTTP);
     let mut dependent_wanted = false;
     let mut throttling_wanted = Vec::new();
@@ -382,11 +384,6 @@ fn debug_ports_for(options: &Options, family: ProductFamily) -> &[u16] {
     } else {
         &options.debug_ports
     }
-}
-
-/// A DNS name, not an address literal.
-fn is_dns_name(host: &str) -> bool {
-    host.parse::<std::net::IpAddr>().is_err()
 }
 
 /// Every address the system resolver gives for the name, if it answers before `deadline`.

@@ -191,18 +191,11 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         KEEP_DISCOVERY,
     )];
     probes.extend(core);
-    // Compared with other answers by length and digest only.
-    probes.push(HttpProbe::new(
-        BASELINE,
-        "GET",
-        &baseline_path(),
-        Keep::DigestOnly,
-    ));
-    probes.push(
+    probes.extend([
+        // Compared with other answers by length and digest only.
+        HttpProbe::new(BASELINE, "GET", &baseline_path(), Keep::DigestOnly),
         HttpProbe::new(TRACE, "TRACE", "/", KEEP_TRACE)
             .header(TRACE_MARKER_HEADER, "cos-trace-echo"),
-    );
-    probes.push(
         // CORS is in the headers.
         HttpProbe::new(
             CORS_PREFLIGHT,
@@ -213,11 +206,9 @@ pub fn independent(extra_checks: bool) -> Vec<HttpProbe> {
         .header("Origin", FOREIGN_ORIGIN)
         .header("Access-Control-Request-Method", "GET")
         .header("Access-Control-Request-Headers", "authorization"),
-    );
-    probes.push(
         HttpProbe::new(CORS_GET, "GET", "/graph/v1.0/me", Keep::DigestOnly)
             .header("Origin", FOREIGN_ORIGIN),
-    );
+    ]);
     for (key, method, path, _) in AUTHENTICATION {
         let mut probe = HttpProbe::new(key, method, path, KEEP_HTML_SNIFF);
         if *method == "PROPFIND" {
@@ -274,46 +265,12 @@ impl Discovery {
 /// one never becomes a tree. `None` when the body is not JSON; all members absent when it is
 /// JSON but not an object.
 pub fn parse_discovery(body: &[u8]) -> Option<Discovery> {
-    let [issuer, endpoints @ ..] = read_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
+    let [issuer, endpoints @ ..] =
+        capped::json_members::<capped::Text, 6>(body, DISCOVERY_MEMBERS)?;
     Some(Discovery {
         issuer: issuer.0,
         endpoints: endpoints.map(|e| e.0),
     })
-}
-
-/// Reads the members named `keys` of a JSON document's top-level object as `T` (a lenient
-/// reader: another JSON type reads as absent), skipping every other member unread; a later
-/// member of the same name wins, as in an object read whole. All `T::default()` when the
-/// document is JSON but not an object; `None` when the body is not JSON.
-fn read_members<T, const N: usize>(body: &[u8], keys: [&str; N]) -> Option<[T; N]>
-where
-    T: for<'de> serde::Deserialize<'de> + Default,
-{
-    struct Members<'k, T, const N: usize>(&'k [&'k str; N], std::marker::PhantomData<T>);
-    impl<'de, T, const N: usize> capped::Reader<'de> for Members<'_, T, N>
-    where
-        T: for<'a> serde::Deserialize<'a> + Default,
-    {
-        type Value = [T; N];
-        fn shallow<E: serde::de::Error>(self, _: capped::Shallow) -> Result<[T; N], E> {
-            Ok(std::array::from_fn(|_| T::default()))
-        }
-        fn mapping<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<[T; N], A::Error> {
-            let mut values: [T; N] = std::array::from_fn(|_| T::default());
-            capped::each_member(map, |key, map| {
-                match self.0.iter().position(|k| *k == key) {
-                    Some(i) => values[i] = map.next_value()?,
-                    None => return Ok(false),
-                }
-                Ok(true)
-            })?;
-            Ok(values)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let values = capped::read(&mut de, Members(&keys, std::marker::PhantomData)).ok()?;
-    de.end().ok()?;
-    Some(values)
 }
 
 /// Whether the discovery document names the instance's built-in identity provider (lico under
@@ -417,7 +374,7 @@ pub fn first_demo_sign_ins() -> Vec<String> {
 /// Whether an answer of the sign-in call is a successful sign-in (200 with `success: true`).
 pub fn is_successful_sign_in(response: &crate::net::http::Response) -> bool {
     response.status == 200
-        && read_members::<capped::Flag, 1>(&response.body, ["success"])
+        && capped::json_members::<capped::Flag, 1>(&response.body, ["success"])
             .is_some_and(|[success]| success.0 == Some(true))
 }
 

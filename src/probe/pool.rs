@@ -6,7 +6,6 @@ use super::Observation;
 use super::plan::HttpProbe;
 use crate::net::http::{Client, FetchError};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
@@ -17,29 +16,11 @@ where
     R: Send,
     F: Fn(&T) -> R + Sync,
 {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let indexed: Vec<(usize, &T)> = items.iter().enumerate().collect();
     let workers = workers.clamp(1, items.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(index) else { break };
-                    let result = work(item);
-                    if let Ok(mut slots) = results.lock() {
-                        slots[index] = Some(result);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect()
+    let mut done = run_queue(indexed, workers, |(_, item)| work(item), |_, _| Vec::new());
+    done.sort_by_key(|((index, _), _)| *index);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 /// Sends every probe on at most `workers` threads; one not started before the deadline is

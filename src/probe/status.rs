@@ -22,7 +22,6 @@ pub struct StatusReport {
     pub product_version: Option<String>,
     pub legacy_version: Option<String>,
     pub edition: Option<String>,
-    pub maintenance: Option<bool>,
 }
 
 impl StatusReport {
@@ -42,70 +41,38 @@ impl StatusReport {
     }
 }
 
+/// The members of a status document the report takes, as `parse_status` reads them.
+const STATUS_MEMBERS: [&str; 5] = [
+    "productname",
+    "product",
+    "productversion",
+    "version",
+    "edition",
+];
+
 /// Parses a status document; `None` when the body is not one (an HTML catch-all page, a JSON
 /// document of another shape). Read member by member: the members the report takes are kept,
 /// the rest skipped unread, so a hostile document never becomes a tree.
 pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let mut report = capped::read(&mut de, StatusSeed).ok()??;
-    de.end().ok()?;
-    // Bounded and printable: these strings end up in every output format.
-    for text in [
-        &mut report.product_name,
-        &mut report.product,
-        &mut report.product_version,
-        &mut report.legacy_version,
-        &mut report.edition,
-    ] {
-        *text = text.as_deref().map(printable);
-    }
-    report.edition = report.edition.filter(|e| !e.is_empty());
+    let [name, product, version, legacy, edition] =
+        capped::json_members::<Shallow, 5>(body, STATUS_MEMBERS)?;
+    // A string or number as sent (any other JSON type reads as absent), bounded and
+    // printable: these strings end up in every output format.
+    let text = |value: Shallow| match value {
+        Shallow::Text(text) | Shallow::Number(text) => Some(printable(&text)),
+        _ => None,
+    };
+    let report = StatusReport {
+        product_name: text(name),
+        product: text(product),
+        product_version: text(version),
+        legacy_version: text(legacy),
+        edition: text(edition).filter(|e| !e.is_empty()),
+    };
     // A status document names a product or at least a version; anything else is not one.
     (report.name().is_some() || report.product_version.is_some() || report.legacy_version.is_some())
         .then_some(report)
 }
-
-/// Reads the top-level object of a status document into a report of its members as sent: a
-/// string or number as text (any other JSON type reads as absent). Any other JSON value is
-/// `None`.
-struct StatusSeed;
-
-impl<'de> Reader<'de> for StatusSeed {
-    type Value = Option<StatusReport>;
-
-    fn shallow<E: de::Error>(self, _: Shallow) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn mapping<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let mut report = StatusReport::default();
-        capped::each_member(map, |key, map| {
-            let slot = match key {
-                "productname" => &mut report.product_name,
-                "product" => &mut report.product,
-                "productversion" => &mut report.product_version,
-                "version" => &mut report.legacy_version,
-                "edition" => &mut report.edition,
-                "maintenance" => {
-                    report.maintenance = map.next_value::<capped::Flag>()?.0;
-                    return Ok(true);
-                }
-                _ => return Ok(false),
-            };
-            // A later member of the same name wins, as in a JSON object read whole.
-            *slot = match map.next_value()? {
-                Shallow::Text(text) => Some(text.chars().take(MAX_SCALAR_CHARS).collect()),
-                Shallow::Number(number) => Some(number),
-                _ => None,
-            };
-            Ok(true)
-        })?;
-        Ok(Some(report))
-    }
-}
-
-/// More than [`printable`] keeps, so cutting here never changes what it gives.
-const MAX_SCALAR_CHARS: usize = 4096;
 
 pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
     let response = client.get(STATUS_PATH, super::plan::KEEP_STATUS)?;
@@ -280,7 +247,6 @@ mod tests {
         assert_eq!(report.product_version.as_deref(), Some("4.0.0"));
         assert_eq!(report.legacy_version.as_deref(), Some("0.1.0.0"));
         assert_eq!(report.edition, None);
-        assert_eq!(report.maintenance, Some(false));
     }
 
     #[test]
@@ -324,7 +290,6 @@ mod tests {
             product_version: text("productversion"),
             legacy_version: text("version"),
             edition: text("edition").filter(|e| !e.is_empty()),
-            maintenance: object.get("maintenance").and_then(Value::as_bool),
         };
         (report.name().is_some()
             || report.product_version.is_some()

@@ -38,22 +38,19 @@ pub fn extract(
         let size = octal(&header[124..136]).ok_or("a member's size is unreadable")?;
         let padded = size.div_ceil(BLOCK as u64) * BLOCK as u64;
         let kind = header[156];
-        match kind {
-            b'L' | b'x' => {
-                if size > 64 * 1024 {
-                    return Err("a member's extended header is too long".into());
-                }
-                let mut data = vec![0u8; padded as usize];
-                tar.read_exact(&mut data).map_err(cut)?;
-                data.truncate(size as usize);
-                long_name = if kind == b'L' {
-                    Some(text(&data))
-                } else {
-                    pax_path(&data)
-                };
-                continue;
+        if kind == b'L' || kind == b'x' {
+            if size > 64 * 1024 {
+                return Err("a member's extended header is too long".into());
             }
-            _ => {}
+            let mut data = vec![0u8; padded as usize];
+            tar.read_exact(&mut data).map_err(cut)?;
+            data.truncate(size as usize);
+            long_name = if kind == b'L' {
+                Some(text(&data))
+            } else {
+                pax_path(&data)
+            };
+            continue;
         }
         let path = long_name.take().unwrap_or_else(|| header_path(&header));
         let base = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");

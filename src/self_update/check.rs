@@ -16,7 +16,7 @@ use super::{owner, parse_feed, running_version};
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::diagnostics::debug_log;
-use crate::feeds::{Feed, FeedCache, Origin};
+use crate::feeds::{Feed, FeedCache, Origin, within};
 use crate::net::feed::Validators;
 use crate::net::http::ClientOptions;
 use crate::program::user_agent;
@@ -77,7 +77,7 @@ fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>
         if budget.left() < MIN_LEFT {
             return Err("the run's time budget is spent; a later run looks".into());
         }
-        write_stamp(state, &stamp_path, now.0, None).map_err(|e| {
+        write_stamp(&stamp_path, now.0, None).map_err(|e| {
             format!(
                 "cannot record the look in {} ({e}); not checked",
                 stamp_path.display()
@@ -119,7 +119,7 @@ fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>
         Some(command) => command,
         None => {
             let command = upgrade_command();
-            if let Err(e) = write_stamp(state, &stamp_path, now.0, Some(&command)) {
+            if let Err(e) = write_stamp(&stamp_path, now.0, Some(&command)) {
                 debug_log(&format!(
                     "self-update check: cannot record {STAMP_FILE} ({e})"
                 ));
@@ -142,13 +142,6 @@ fn upgrade_command() -> String {
         .unwrap_or_else(|| format!("{PROGRAM} --upgrade-self"))
 }
 
-/// Whether `then` lies within `window` before `now` (a time after `now`, from a clock moved
-/// back, does not).
-fn within(then: Timestamp, now: Timestamp, window: Duration) -> bool {
-    let age = now.as_second() - then.as_second();
-    age >= 0 && (age as u64) < window.as_secs()
-}
-
 fn read_stamp(path: &Path) -> Option<Stamp> {
     let file = std::fs::File::open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
@@ -160,22 +153,13 @@ fn read_stamp(path: &Path) -> Option<Stamp> {
     (stamp.format == FORMAT).then_some(stamp)
 }
 
-fn write_stamp(
-    state: &Path,
-    path: &Path,
-    checked: Timestamp,
-    upgrade: Option<&str>,
-) -> std::io::Result<()> {
-    crate::atomic_file::create_private_dir(state)?;
+fn write_stamp(path: &Path, checked: Timestamp, upgrade: Option<&str>) -> std::io::Result<()> {
     let stamp = Stamp {
         format: FORMAT.to_string(),
         checked,
         upgrade: upgrade.map(str::to_string),
     };
-    let mut text = serde_json::to_vec(&stamp).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    crate::atomic_file::replace(path, 0o600, |file| std::io::Write::write_all(file, &text))
-        .map_err(|failure| std::io::Error::new(failure.error.kind(), failure.to_string()))
+    crate::feeds::write_private(path, &stamp, &[])
 }
 
 /// Adds the line to the run's output: in the default format after the detail lines, before

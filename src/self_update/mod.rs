@@ -20,10 +20,12 @@ pub mod check;
 pub mod owner;
 pub mod upgrade;
 
-use crate::capped::{self, Flag, Obj, Reader, Shallow, Text};
+use crate::capped::{self, Flag, ForEach, Obj, Reader, Shallow, Text};
+use crate::knowledge::update::published;
 use semver::Version;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
+use std::marker::PhantomData;
 
 /// The version of the running program.
 pub fn running_version() -> Version {
@@ -90,32 +92,23 @@ struct Assets(Vec<Asset>);
 
 impl<'de> Deserialize<'de> for Assets {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Assets, D::Error> {
-        struct AsAssets;
-        impl<'de> Reader<'de> for AsAssets {
-            type Value = Assets;
-            fn shallow<E: de::Error>(self, _: Shallow) -> Result<Assets, E> {
-                Ok(Assets::default())
+        let mut kept = Vec::new();
+        let each = |Obj(raw): Obj<RawAsset>| {
+            let Some(raw) = raw else { return };
+            let (Some(name), Some(url)) = (raw.name.get(), raw.browser_download_url.get()) else {
+                return;
+            };
+            if wanted(name) && kept.len() < MAX_ASSETS {
+                kept.push(Asset {
+                    name: name.to_string(),
+                    url: url.to_string(),
+                    size: raw.size.0,
+                });
             }
-            fn list<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Assets, A::Error> {
-                let mut kept = Vec::new();
-                while let Some(Obj(raw)) = seq.next_element::<Obj<RawAsset>>()? {
-                    let Some(raw) = raw else { continue };
-                    let (Some(name), Some(url)) = (raw.name.get(), raw.browser_download_url.get())
-                    else {
-                        continue;
-                    };
-                    if wanted(name) && kept.len() < MAX_ASSETS {
-                        kept.push(Asset {
-                            name: name.to_string(),
-                            url: url.to_string(),
-                            size: raw.size.0,
-                        });
-                    }
-                }
-                Ok(Assets(kept))
-            }
-        }
-        capped::read(d, AsAssets)
+        };
+        let seed = PhantomData;
+        ForEach { seed, each }.deserialize(d)?;
+        Ok(Assets(kept))
     }
 }
 
@@ -139,18 +132,9 @@ pub fn parse_feed(body: &[u8]) -> Result<Release, String> {
     struct Newest(Option<Release>);
     impl Newest {
         fn offer(&mut self, raw: RawRelease) {
-            if raw.draft.0 == Some(true) || raw.prerelease.0 == Some(true) {
-                return;
-            }
-            let Some(tag) = raw.tag_name.get() else {
+            let Some((tag, version)) = published(&raw.tag_name, raw.draft, raw.prerelease) else {
                 return;
             };
-            let Some(version) = crate::knowledge::parse_version(tag) else {
-                return;
-            };
-            if !version.pre.is_empty() {
-                return;
-            }
             if self.0.as_ref().is_some_and(|r| r.version >= version) {
                 return;
             }
@@ -259,11 +243,6 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// Lower-case hex of a digest, for messages.
-pub fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,7 +325,7 @@ mod tests {
         );
         assert_eq!(checksum_for("zz  x", "x"), None);
         assert_eq!(checksum_for(&format!("{}  x", &a[..62]), "x"), None);
-        assert_eq!(hex(&[0xab, 0x01]), "ab01");
+        assert_eq!(crate::text::hex(&[0xab, 0x01]), "ab01");
     }
 
     #[test]

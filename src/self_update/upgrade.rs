@@ -24,7 +24,7 @@
 
 use super::archive;
 use super::{
-    Asset, CHECKSUMS, Release, archive_asset, binary_asset, checksum_for, hex, owner, parse_feed,
+    Asset, CHECKSUMS, Release, archive_asset, binary_asset, checksum_for, owner, parse_feed,
     running_version, targets,
 };
 use crate::atomic_file::{self, Staged};
@@ -40,6 +40,7 @@ use crate::settings::manual::PROGRAM;
 use crate::settings::options::Program;
 use crate::settings::secrets::Environment;
 use crate::settings::{Component, Settings};
+use crate::text::hex;
 use semver::Version;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -66,14 +67,13 @@ pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
         return unknown("--upgrade-self upgrades this program and scans nothing; remove -H");
     }
     let check_only = line.last("check_only").is_some();
-    let settings = match Settings::resolve_for(line, env, Component::Upgrade) {
-        Ok(s) => s,
-        Err(e) => return unknown(&e.0),
-    };
-    if let Err(e) = crate::process::setup_process(&settings) {
-        return unknown(&e);
-    }
-    match upgrade(&settings, check_only) {
+    let done = Settings::resolve_for(line, env, Component::Upgrade)
+        .map_err(|e| e.0)
+        .and_then(|settings| {
+            crate::process::setup_process(&settings)?;
+            upgrade(&settings, check_only)
+        });
+    match done {
         Ok(stdout) => Outcome {
             stdout,
             exit_code: 0,
@@ -281,11 +281,13 @@ fn plan(release: Release, exe: &Path) -> Result<Plan, String> {
         ));
     };
     let version = &release.version;
+    let bare = |program: &str, target: &str| {
+        release
+            .asset(&binary_asset(program, version, target))
+            .cloned()
+    };
     let chosen = platforms.iter().find(|target| {
-        release.asset(&archive_asset(version, target)).is_some()
-            || release
-                .asset(&binary_asset(PROGRAM, version, target))
-                .is_some()
+        release.asset(&archive_asset(version, target)).is_some() || bare(PROGRAM, target).is_some()
     });
     let Some(target) = chosen else {
         return Err(format!(
@@ -295,28 +297,22 @@ fn plan(release: Release, exe: &Path) -> Result<Plan, String> {
         ));
     };
     let archive = release.asset(&archive_asset(version, target)).cloned();
+    // A bare binary is downloaded only when there is no archive to take it from.
     let mut items = vec![Item {
         program: Program::Plugin,
         path: exe.to_path_buf(),
-        asset: match archive {
-            Some(_) => None,
-            None => release
-                .asset(&binary_asset(PROGRAM, version, target))
-                .cloned(),
-        },
+        asset: bare(PROGRAM, target).filter(|_| archive.is_none()),
     }];
     let mut notes = Vec::new();
     let scanner = exe.with_file_name(Program::Scanner.name());
     if std::fs::metadata(&scanner).is_ok_and(|m| m.is_file()) {
         let scanner = std::fs::canonicalize(&scanner).unwrap_or(scanner);
-        let bare = release
-            .asset(&binary_asset(Program::Scanner.name(), version, target))
-            .cloned();
+        let bare = bare(Program::Scanner.name(), target);
         if archive.is_some() || bare.is_some() {
             items.push(Item {
                 program: Program::Scanner,
                 path: scanner,
-                asset: if archive.is_some() { None } else { bare },
+                asset: bare.filter(|_| archive.is_none()),
             });
         } else {
             notes.push(format!(

@@ -118,7 +118,7 @@ fn sha256_file(path: &Path) -> String {
         }
         hasher.update(&buffer[..n]);
     }
-    self_update::hex(&hasher.finalize())
+    storage_security::text::hex(&hasher.finalize())
 }
 
 fn tar_gz(out: &Path, top: &str, members: &[&Path]) {
@@ -160,7 +160,7 @@ fn current_archive() -> PathBuf {
             format!("{}:{}:{modified};", p.display(), meta.len())
         })
         .collect();
-    let key = &self_update::hex(&Sha256::digest(stamp.as_bytes()))[..16];
+    let key = &storage_security::text::hex(&Sha256::digest(stamp.as_bytes()))[..16];
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ci_step-archives");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{key}-{}", archive_name(VERSION)));

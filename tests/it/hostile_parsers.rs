@@ -18,7 +18,7 @@ use storage_security::net::legacy_tls::{TLS1_0, TLS1_1, classify_record, client_
 use storage_security::net::tls::{Handshake, TrustedBy, leaf_days_left};
 use storage_security::probe::Measurements;
 use storage_security::probe::status::{
-    capabilities_version, parse_capabilities, parse_status, printable,
+    StatusReport, capabilities_version, parse_capabilities, parse_status, printable,
 };
 
 /// xorshift64*: tiny, deterministic, good enough to shake parsers.
@@ -472,15 +472,26 @@ fn measurements() -> Measurements {
         port: 443,
         base_path: String::new(),
     };
-    Measurements::empty(
+    // Nothing observed but the transport, as the unit tests' `Measurements::empty` builds it.
+    Measurements {
         endpoint,
-        HttpsObservation::Verified(Handshake {
+        https: HttpsObservation::Verified(Handshake {
             protocol: "TLSv1.3".into(),
             cipher_suite: "TLS13_AES_128_GCM_SHA256".into(),
             chain: Vec::new(),
             trust: Ok(TrustedBy::PublicRoots),
         }),
-    )
+        status: StatusReport::default(),
+        capabilities: None,
+        root: None,
+        http: Default::default(),
+        extra_checks: true,
+        debug_ports: None,
+        legacy_tls: None,
+        plain_http: None,
+        dns: None,
+        nodes: None,
+    }
 }
 
 /// The cookie and plain-HTTP checks on hostile answers: no panic, one-line bounded details.

@@ -156,7 +156,7 @@ impl Drop for ReleaseServer {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    self_update::hex(&Sha256::digest(bytes))
+    storage_security::text::hex(&Sha256::digest(bytes))
 }
 
 /// The feed body of one published release without assets.
