@@ -15,7 +15,7 @@ use crate::net::guard;
 use crate::report::{ScanResult, State};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotifyOn {
     Critical,
     Warning,
@@ -23,7 +23,7 @@ pub enum NotifyOn {
     Always,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFormat {
     Generic,
     ChatBlocks,
@@ -492,7 +492,7 @@ mod tests {
             (NotifyOn::Always, [true, true, true, true]),
         ];
         for (on, expected) in table {
-            s.on = on.clone();
+            s.on = on;
             let got: Vec<bool> = [State::Ok, State::Warning, State::Critical, State::Unknown]
                 .into_iter()
                 .map(|state| {

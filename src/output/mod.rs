@@ -27,22 +27,6 @@ pub enum Format {
     Junit,
 }
 
-impl Format {
-    /// The format `--format` names.
-    pub fn parse(text: &str) -> Option<Format> {
-        Some(match text {
-            "metrics" => Format::Metrics,
-            "otlp" => Format::Otlp,
-            "agentlocal" => Format::AgentLocal,
-            "summary" => Format::Summary,
-            "json" => Format::Json,
-            "sarif" => Format::Sarif,
-            "junit" => Format::Junit,
-            _ => return None,
-        })
-    }
-}
-
 /// How `--diff-format` renders the change report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {

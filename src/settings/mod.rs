@@ -128,7 +128,11 @@ settings_struct! {
         },
         pub warning: u8 = value,
         pub critical: u8 = { critical_within_warning(l, warning)? },
-        pub format: Format = { l.parsed("format", Format::parse)?.unwrap_or(Format::Monitoring) },
+        pub format: Format = {
+            use Format::*;
+            let formats = [Metrics, Otlp, AgentLocal, Summary, Json, Sarif, Junit];
+            l.chosen("format", &formats)?.unwrap_or(Monitoring)
+        },
         // Read in the order of the manual, so of two wrong values the first is named.
         /// How to reach the instances, what to probe and where knowledge comes from.
         pub scan: crate::scanner::Config = { scan_config(l)? },
@@ -701,6 +705,14 @@ impl Layers<'_> {
         self.parsed_or_default(id, |t| choices.iter().find(|c| **c == t).copied())
     }
 
+    /// The row's choice as one of `values`, which hold a value for each of the row's choices,
+    /// in their order (the row names them once); `None`: unset.
+    fn chosen<T: Copy>(&self, id: &str, values: &[T]) -> Result<Option<T>, SettingsError> {
+        let choices = options::spec(id).choices;
+        assert_eq!(choices.len(), values.len(), "the choices of {id:?}");
+        self.parsed(id, |t| Some(values[choices.iter().position(|c| *c == t)?]))
+    }
+
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
     fn comma_list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
         self.entries(id, |entry| Some(entry.to_string()))
@@ -1066,12 +1078,8 @@ fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsEr
 
 /// `--diff-format`, which needs `--baseline`.
 fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
-    let diff_format = l.parsed("diff_format", |t| match t {
-        "text" => Some(DiffFormat::Text),
-        "markdown" => Some(DiffFormat::Markdown),
-        "chatblocks" => Some(DiffFormat::ChatBlocks),
-        _ => None,
-    })?;
+    use DiffFormat::{ChatBlocks, Markdown, Text};
+    let diff_format = l.chosen("diff_format", &[Text, Markdown, ChatBlocks])?;
     if diff_format.is_some() && l.string("baseline")?.is_none() {
         return Err(SettingsError(
             "--diff-format reports the changes since a baseline; add --baseline FILE (the \
@@ -1260,19 +1268,11 @@ fn webhook_settings(
             "{named} is not an http(s) address; give the receiver's URL"
         )));
     }
-    let on = match l.choice("webhook_on")? {
-        "warning" => NotifyOn::Warning,
-        "unknown" => NotifyOn::Unknown,
-        "always" => NotifyOn::Always,
-        _ => NotifyOn::Critical,
-    };
-    let format = match l.choice("webhook_format")? {
-        "chatblocks" => BodyFormat::ChatBlocks,
-        "chatembed" => BodyFormat::ChatEmbed,
-        "pushtopic" => BodyFormat::PushTopic,
-        "pushserver" => BodyFormat::PushServer,
-        _ => BodyFormat::Generic,
-    };
+    use BodyFormat::{ChatBlocks, ChatEmbed, Generic, PushServer, PushTopic};
+    use NotifyOn::{Always, Critical, Unknown, Warning};
+    let on = l.chosen("webhook_on", &[Critical, Warning, Unknown, Always])?;
+    let formats = [Generic, ChatBlocks, ChatEmbed, PushTopic, PushServer];
+    let format = l.chosen("webhook_format", &formats)?;
     let mut headers = Vec::new();
     for (n, entry) in l.given_list("webhook_header")?.iter().enumerate() {
         // Entries are named by position, never quoted: a header carries credentials.
@@ -1297,8 +1297,8 @@ fn webhook_settings(
     let settings = WebhookSettings {
         url: url.text,
         url_reference: url.reference,
-        on,
-        format,
+        on: on.unwrap_or(Critical),
+        format: format.unwrap_or(Generic),
         headers,
         timeout: l.value("webhook_timeout")?,
         allow_private: l.switch("allow_private_webhooks")?,
