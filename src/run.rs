@@ -34,7 +34,7 @@ where
     let line = match cli::parse(args) {
         Ok(cli::Invocation::Help) => {
             return Outcome {
-                stdout: manual::help_text(),
+                stdout: manual::PLUGIN.help_text(),
                 exit_code: 0,
             };
         }
