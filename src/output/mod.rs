@@ -60,7 +60,7 @@ pub fn render(format: Format, results: &[ScanResult], ctx: &Context) -> String {
         Format::Monitoring => monitoring::render(results, ctx),
         Format::Json => json::render(results),
         Format::Sarif => sarif::render(results, ctx),
-        Format::Junit => junit::render(results, ctx),
+        Format::Junit => junit::document(results),
         Format::Metrics => metrics::render(results, ctx),
         Format::Otlp => otlp::render(results, ctx),
         Format::AgentLocal => agentlocal::render(results, ctx),
