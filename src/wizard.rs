@@ -754,9 +754,8 @@ impl Wizard<'_, '_> {
 
     /// Writes the file (atomically, mode 0600) and shows how to use it.
     fn write(mut self, path: &Path) -> Result<Written, Stopped> {
-        let mut text = serde_json::to_string_pretty(&document(&self.file))
-            .map_err(|e| Stopped(format!("cannot render the file ({e}); nothing written")))?;
-        text.push('\n');
+        // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+        let text = format!("{:#}\n", document(&self.file));
         // A replaced file keeps its owner and group (a file handed to the monitoring user
         // stays its), never its permissions: the file is its owner's only.
         let previous = std::fs::metadata(path).ok();

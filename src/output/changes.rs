@@ -15,11 +15,8 @@ pub fn render(format: DiffFormat, results: &[ScanResult]) -> String {
     match format {
         DiffFormat::Text => text(results),
         DiffFormat::Markdown => markdown(results),
-        DiffFormat::ChatBlocks => {
-            let mut out = serde_json::to_string_pretty(&chat_blocks(results)).unwrap_or_default();
-            out.push('\n');
-            out
-        }
+        // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+        DiffFormat::ChatBlocks => format!("{:#}\n", chat_blocks(results)),
     }
 }
 

@@ -75,9 +75,8 @@ pub fn render(results: &[ScanResult], ctx: &Context) -> String {
             .map(|r| resource_metrics(r, ctx, &time))
             .collect::<Vec<_>>(),
     });
-    let mut out = serde_json::to_string_pretty(&request).unwrap_or_default();
-    out.push('\n');
-    out
+    // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+    format!("{request:#}\n")
 }
 
 /// Same rule as `--format metrics`: the worst state of the hosts whose scan did not fail.

@@ -33,18 +33,8 @@ pub const TOOL_NAME: &str = "check-storage-security";
 pub const INFORMATION_URI: &str = "https://github.com/storage-security/check-storage-security";
 
 pub fn render(results: &[ScanResult], ctx: &Context) -> String {
-    let mut out = serde_json::to_string_pretty(&document(results, ctx.now)).unwrap_or_else(|e| {
-        // Not expected: a `Value` always serialises. Still a valid (empty) SARIF log.
-        serde_json::to_string_pretty(&json!({
-            "$schema": SCHEMA,
-            "version": SARIF_VERSION,
-            "runs": [],
-            "properties": { "error": format!("cannot serialise the SARIF log: {e}") },
-        }))
-        .unwrap_or_default()
-    });
-    out.push('\n');
-    out
+    // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+    format!("{:#}\n", document(results, ctx.now))
 }
 
 /// The SARIF log of a run over `results`, `now` being the run's clock.
