@@ -79,11 +79,6 @@ pub fn render(results: &[ScanResult], ctx: &Context) -> String {
     format!("{request:#}\n")
 }
 
-/// Same rule as `--format metrics`: the worst state of the hosts whose scan did not fail.
-pub fn exit_code(results: &[ScanResult]) -> i32 {
-    metrics::exit_code(results)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

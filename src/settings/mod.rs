@@ -954,7 +954,11 @@ fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
             .or_else(|| state_dir::default_state_dir(l.env)),
         release_schedule: l
             .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
-        vulnerability_db: l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
+        vulnerability_db: l
+            .named_operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
+            .into_iter()
+            .map(|file| file.path)
+            .collect(),
         vulnerability_feed: l.string("vulnerability_feed")?,
         extra_checks: !l.switch("no_extra_checks")?,
         all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
