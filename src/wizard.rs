@@ -913,24 +913,17 @@ fn document(file: &BTreeMap<String, ConfigValue>) -> serde_json::Value {
         let spec = spec_of(key);
         let json = match value {
             ConfigValue::Scalar(text) => typed(spec, text),
-            ConfigValue::List(items) => serde_json::Value::Array(
-                items
-                    .iter()
-                    .map(|i| serde_json::Value::String(i.clone()))
-                    .collect(),
-            ),
+            ConfigValue::List(items) => serde_json::json!(items),
         };
         let mut parts: Vec<&str> = key.split('.').collect();
         let last = parts.pop().unwrap_or(key);
         let mut map = &mut root;
         for part in parts {
-            let entry = map
+            map = map
                 .entry(part.to_string())
-                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-            map = match entry {
-                serde_json::Value::Object(inner) => inner,
-                _ => unreachable!("a section key is never also a value"),
-            };
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+                .as_object_mut()
+                .expect("a section key is never also a value");
         }
         map.insert(last.to_string(), json);
     }

@@ -359,8 +359,7 @@ impl Given {
         while let Some(open) = rest.find('"') {
             out.push_str(&rest[..open]);
             let after = &rest[open + 1..];
-            let close = closing_quote(after);
-            let Some(close) = close else {
+            let Some(close) = closing_quote(after) else {
                 out.push_str(&rest[open..]);
                 rest = "";
                 break;
@@ -634,16 +633,13 @@ impl Layers<'_> {
         Ok(match self.raw(spec)? {
             Some((values, Source::ConfigFile)) => {
                 let given = values.last().expect("a value was found");
-                match boolean(&given.text) {
-                    Some(on) => on,
-                    None => {
-                        return Err(SettingsError(format!(
-                            "{} {} is not a boolean; write true or false",
-                            given.name,
-                            given.shown()
-                        )));
-                    }
-                }
+                boolean(&given.text).ok_or_else(|| {
+                    SettingsError(format!(
+                        "{} {} is not a boolean; write true or false",
+                        given.name,
+                        given.shown()
+                    ))
+                })?
             }
             Some((values, _)) => values.last().is_some_and(|v| truthy(&v.text)),
             None => spec.default.is_some_and(truthy),
@@ -672,16 +668,11 @@ impl Layers<'_> {
         let Some(given) = self.given(id)? else {
             return Ok(None);
         };
-        match parse(given.text.trim()) {
-            Some(value) => Ok(Some(value)),
-            None => Err(SettingsError(format!(
-                "{} {} is not {}{}",
-                given.name,
-                given.shown(),
-                spec.ty().what(),
-                fix_hint(spec)
-            ))),
-        }
+        let refusal = || {
+            let (name, shown, what) = (&given.name, given.shown(), spec.ty().what());
+            SettingsError(format!("{name} {shown} is not {what}{}", fix_hint(spec)))
+        };
+        parse(given.text.trim()).map(Some).ok_or_else(refusal)
     }
 
     /// Like `parsed`, the row's default (read with `parse` too) when unset.
