@@ -235,23 +235,20 @@ fn run_server(
     (component, no_arguments): (Component, &str),
     serve: ServeFn,
 ) -> Outcome {
-    let refuse = refuse_to_serve;
-    if !rest.is_empty() {
-        return refuse(no_arguments);
-    }
-    let settings = match Settings::resolve_for(&line, env, component) {
-        Ok(s) => s,
-        Err(e) => return refuse(&e.0),
+    let served = || {
+        if !rest.is_empty() {
+            return Err(no_arguments.to_string());
+        }
+        let settings = Settings::resolve_for(&line, env, component).map_err(|e| e.0)?;
+        setup_process(&settings)?;
+        serve(settings, crate::serve::signals::stop_flag()?)
     };
-    if let Err(e) = setup_process(&settings) {
-        return refuse(&e);
-    }
-    match crate::serve::signals::stop_flag().and_then(|stop| serve(settings, stop)) {
+    match served() {
         Ok(()) => Outcome {
             stdout: String::new(),
             exit_code: 0,
         },
-        Err(e) => refuse(&e),
+        Err(e) => refuse_to_serve(&e),
     }
 }
 

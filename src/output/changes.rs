@@ -42,12 +42,11 @@ fn heading(result: &ScanResult) -> String {
 }
 
 fn summary(c: &BaselineComparison) -> String {
-    let mut parts = Vec::new();
-    match c.changes.len() {
-        0 => parts.push("nothing new or worse".to_string()),
-        1 => parts.push("1 change".to_string()),
-        n => parts.push(format!("{n} changes")),
-    }
+    let mut parts = vec![match c.changes.len() {
+        0 => "nothing new or worse".to_string(),
+        1 => "1 change".to_string(),
+        n => format!("{n} changes"),
+    }];
     if c.fingerprint_drift {
         parts.push("the configuration fingerprint changed".into());
     }
@@ -61,11 +60,7 @@ fn summary(c: &BaselineComparison) -> String {
 }
 
 fn changes(result: &ScanResult) -> &[Change] {
-    result
-        .baseline
-        .as_ref()
-        .map(|c| c.changes.as_slice())
-        .unwrap_or(&[])
+    result.baseline.as_ref().map_or(&[], |c| &c.changes)
 }
 
 fn text(results: &[ScanResult]) -> String {
