@@ -313,17 +313,15 @@ pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
         if ctx.debug {
             lines.push(debug_text(result).trim_end().to_string());
         }
-        let metrics = perfdata::metrics(result, &ctx.thresholds);
-        if let [_] = results {
-            perf.push(perfdata::render(&metrics));
-        } else {
-            let host = perfdata::label_safe(&result.host);
-            perf.extend(
-                metrics
-                    .iter()
-                    .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
-            );
-        }
+        let host = perfdata::label_safe(&result.host);
+        perf.extend(
+            perfdata::metrics(result, &ctx.thresholds)
+                .iter()
+                .map(|m| match results {
+                    [_] => m.render(),
+                    _ => m.render_labelled(&format!("{host} {}", m.name)),
+                }),
+        );
     }
     let mut out = lines.join("\n");
     out.push_str("\n|");
