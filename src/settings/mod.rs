@@ -22,23 +22,15 @@ use secrets::Environment;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A threshold profile (spec "Threshold profiles").
+/// A threshold profile (spec "Threshold profiles"): its name and its values of
+/// `PROFILE_ROWS`, in that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    Strict,
-    Ops,
-    Lenient,
-}
+pub struct Profile(&'static str, [&'static str; 5]);
 
-/// Each profile's name and its values of `PROFILE_ROWS`, in that order.
-const PROFILES: [(Profile, &str, [&str; 5]); 3] = [
-    (Profile::Strict, "strict", ["4", "2", "true", "true", "90"]),
-    (Profile::Ops, "ops", ["3", "1", "true", "false", "30"]),
-    (
-        Profile::Lenient,
-        "lenient",
-        ["2", "0", "false", "false", "0"],
-    ),
+const PROFILES: [Profile; 3] = [
+    Profile("strict", ["4", "2", "true", "true", "90"]),
+    Profile("ops", ["3", "1", "true", "false", "30"]),
+    Profile("lenient", ["2", "0", "false", "false", "0"]),
 ];
 
 /// The rows a profile sets.
@@ -53,17 +45,17 @@ const PROFILE_ROWS: [&str; 5] = [
 impl Profile {
     pub(crate) fn parse(text: &str) -> Option<Profile> {
         let text = text.trim().to_ascii_lowercase();
-        PROFILES.iter().find(|p| p.1 == text).map(|p| p.0)
+        PROFILES.into_iter().find(|p| p.0 == text)
     }
 
     pub fn name(self) -> &'static str {
-        PROFILES.iter().find(|p| p.0 == self).map_or("", |p| p.1)
+        self.0
     }
 
     /// The profile's value for a row, if the profile sets it.
     pub(crate) fn value(self, id: &str) -> Option<&'static str> {
         let row = PROFILE_ROWS.iter().position(|r| *r == id)?;
-        PROFILES.iter().find(|p| p.0 == self).map(|p| p.2[row])
+        Some(self.1[row])
     }
 }
 
@@ -160,7 +152,6 @@ settings_struct! {
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
         pub debug: bool = switch,
         pub check_hardening: bool = switch,
-        pub profile: Option<Profile> = { l.profile },
         pub update_warning: bool = switch,
         /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
         pub self_update_check: bool = switch,
