@@ -275,11 +275,9 @@ fn start<'a>(name: &'a str, attributes: &[(&str, String)]) -> BytesStart<'a> {
 }
 
 fn seconds(value: f64) -> String {
-    let value = if value.is_finite() && value > 0.0 {
-        value
-    } else {
-        0.0
-    };
+    let value = Some(value)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .unwrap_or(0.0);
     format!("{value:.3}")
 }
 
@@ -368,18 +366,9 @@ fn text_element(
     attributes: &[(&str, String)],
     text: &str,
 ) -> io::Result<()> {
-    let text = element_text(text);
-    w.create_element(name)
-        .with_attributes(
-            attributes
-                .iter()
-                .map(|(k, v)| (*k, attribute_text(v)))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(|(k, v)| (*k, v.as_str())),
-        )
-        .write_text_content(BytesText::new(&text))?;
-    Ok(())
+    w.write_event(Event::Start(start(name, attributes)))?;
+    w.write_event(Event::Text(BytesText::new(&element_text(text))))?;
+    w.write_event(Event::End(BytesEnd::new(name)))
 }
 
 #[cfg(test)]
