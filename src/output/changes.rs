@@ -66,8 +66,7 @@ fn changes(result: &ScanResult) -> &[Change] {
 fn text(results: &[ScanResult]) -> String {
     let mut out = String::from("Changes since the baseline\n");
     for r in results {
-        out.push_str(&one_line(&heading(r)));
-        out.push('\n');
+        out.push_str(&format!("{}\n", one_line(&heading(r))));
         for c in changes(r) {
             out.push_str(&format!(
                 "  {} [{}]: {}\n",

@@ -1242,12 +1242,7 @@ fn webhook_settings(
     let Some(url) = l.given("webhook_url")? else {
         return Ok(None);
     };
-    // The URL itself is never quoted (chat and push services put their token in it); a
-    // message names its reference, or just the option.
-    let named = match &url.reference {
-        Some(reference) => format!("--webhook-url (from {reference})"),
-        None => "--webhook-url".to_string(),
-    };
+    let named = crate::notify::url_named(url.reference.as_deref());
     let lower = url.text.to_ascii_lowercase();
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(SettingsError(format!(
