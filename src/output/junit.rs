@@ -180,10 +180,7 @@ fn finding_case(host: &str, f: &Finding) -> Case {
 }
 
 fn rating_case(result: &ScanResult) -> Case {
-    let number = result
-        .rating
-        .map(|r| r.to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let number = result.rating.map_or("unknown".into(), |r| r.to_string());
     let message = format!("rating {} ({number}): {}", result.grade, result.message);
     let kind = result.state.label().to_string();
     let inside = match result.state {

@@ -201,11 +201,7 @@ fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
 fn lifecycle_line(result: &ScanResult) -> Option<String> {
     let l = result.lifecycle.as_ref()?;
     let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
-    let version = result
-        .product
-        .as_ref()
-        .map(|p| p.version.as_str())
-        .unwrap_or("");
+    let version = result.product.as_ref().map_or("", |p| p.version.as_str());
     let target = match (&l.upgrade_target, l.upgrade_target_track) {
         (Some(v), Some(t)) => format!("{v} ({} track)", t.as_str()),
         (Some(v), None) => v.clone(),
