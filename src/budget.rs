@@ -28,11 +28,6 @@ pub struct StepTimeout {
 }
 
 impl StepTimeout {
-    /// `each` for every step, whenever it starts.
-    pub fn new(each: Duration) -> StepTimeout {
-        StepTimeout { each, end: None }
-    }
-
     /// What a step starting now may take: its limit, or what is left of the budget when that
     /// is less. At least a millisecond, so that past the budget a step fails at once, as timed
     /// out, instead of having no limit (socket APIs take zero for "none").
@@ -60,9 +55,10 @@ impl StepTimeout {
     }
 }
 
+/// `each` for every step, whenever it starts.
 impl From<Duration> for StepTimeout {
     fn from(each: Duration) -> StepTimeout {
-        StepTimeout::new(each)
+        StepTimeout { each, end: None }
     }
 }
 

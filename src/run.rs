@@ -34,7 +34,7 @@ where
     let line = match cli::parse(args) {
         Ok(cli::Invocation::Help) => {
             return Outcome {
-                stdout: manual::help_text(),
+                stdout: manual::PLUGIN.help_text(),
                 exit_code: 0,
             };
         }
@@ -145,8 +145,7 @@ fn scan(
         stdout,
         // The metrics formats report a failed scan as a metric value, not as a state.
         exit_code: match settings.format {
-            Format::Metrics => output::metrics::exit_code(&results),
-            Format::Otlp => output::otlp::exit_code(&results),
+            Format::Metrics | Format::Otlp => output::metrics::exit_code(&results),
             _ => output::overall_state(&results).exit_code(),
         },
     })

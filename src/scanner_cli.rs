@@ -92,7 +92,7 @@ where
         return Outcome {
             stdout: format!(
                 "UNKNOWN: name a subcommand: {}\n{}",
-                names().join(", "),
+                names(),
                 PAGE.usage_text()
             ),
             exit_code: 3,
@@ -143,7 +143,7 @@ where
             let shown: String = other.chars().take(40).collect();
             unknown(&format!(
                 "unknown subcommand {shown:?}; use one of {} (see -h)",
-                names().join(", ")
+                names()
             ))
         }
     }
@@ -158,11 +158,19 @@ fn component_of(subcommand: &str) -> Option<Component> {
         .find(|component| component.name() == subcommand)
 }
 
-fn names() -> Vec<&'static str> {
+/// Each subcommand's name (the first word of its form) and description, in `-h`'s order.
+pub fn subcommands() -> impl Iterator<Item = (&'static str, &'static str)> {
     SUBCOMMANDS
         .iter()
-        .map(|(form, _)| form.split(' ').next().unwrap_or(form))
-        .collect()
+        .map(|(form, what)| (form.split(' ').next().unwrap_or(form), *what))
+}
+
+/// The subcommands' names, for the refusals that list them.
+fn names() -> String {
+    subcommands()
+        .map(|(name, _)| name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `scan <host>`: the result document of one host, the same object as one element of the
@@ -227,23 +235,20 @@ fn run_server(
     (component, no_arguments): (Component, &str),
     serve: ServeFn,
 ) -> Outcome {
-    let refuse = refuse_to_serve;
-    if !rest.is_empty() {
-        return refuse(no_arguments);
-    }
-    let settings = match Settings::resolve_for(&line, env, component) {
-        Ok(s) => s,
-        Err(e) => return refuse(&e.0),
+    let served = || {
+        if !rest.is_empty() {
+            return Err(no_arguments.to_string());
+        }
+        let settings = Settings::resolve_for(&line, env, component).map_err(|e| e.0)?;
+        setup_process(&settings)?;
+        serve(settings, crate::serve::signals::stop_flag()?)
     };
-    if let Err(e) = setup_process(&settings) {
-        return refuse(&e);
-    }
-    match crate::serve::signals::stop_flag().and_then(|stop| serve(settings, stop)) {
+    match served() {
         Ok(()) => Outcome {
             stdout: String::new(),
             exit_code: 0,
         },
-        Err(e) => refuse(&e),
+        Err(e) => refuse_to_serve(&e),
     }
 }
 

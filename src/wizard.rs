@@ -754,9 +754,8 @@ impl Wizard<'_, '_> {
 
     /// Writes the file (atomically, mode 0600) and shows how to use it.
     fn write(mut self, path: &Path) -> Result<Written, Stopped> {
-        let mut text = serde_json::to_string_pretty(&document(&self.file))
-            .map_err(|e| Stopped(format!("cannot render the file ({e}); nothing written")))?;
-        text.push('\n');
+        // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+        let text = format!("{:#}\n", document(&self.file));
         // A replaced file keeps its owner and group (a file handed to the monitoring user
         // stays its), never its permissions: the file is its owner's only.
         let previous = std::fs::metadata(path).ok();
@@ -914,24 +913,17 @@ fn document(file: &BTreeMap<String, ConfigValue>) -> serde_json::Value {
         let spec = spec_of(key);
         let json = match value {
             ConfigValue::Scalar(text) => typed(spec, text),
-            ConfigValue::List(items) => serde_json::Value::Array(
-                items
-                    .iter()
-                    .map(|i| serde_json::Value::String(i.clone()))
-                    .collect(),
-            ),
+            ConfigValue::List(items) => serde_json::json!(items),
         };
         let mut parts: Vec<&str> = key.split('.').collect();
         let last = parts.pop().unwrap_or(key);
         let mut map = &mut root;
         for part in parts {
-            let entry = map
+            map = map
                 .entry(part.to_string())
-                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-            map = match entry {
-                serde_json::Value::Object(inner) => inner,
-                _ => unreachable!("a section key is never also a value"),
-            };
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+                .as_object_mut()
+                .expect("a section key is never also a value");
         }
         map.insert(last.to_string(), json);
     }

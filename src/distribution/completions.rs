@@ -3,7 +3,6 @@
 //! strict`), file and directory names where a value is a path, and the scanner's subcommands.
 
 use super::{ValueHint, first_sentence, flags, value_hint};
-use crate::scanner_cli::SUBCOMMANDS;
 use crate::settings::options::{Kind, OptionSpec, Program};
 
 pub const PROGRAMS: [Program; 2] = [Program::Plugin, Program::Scanner];
@@ -41,10 +40,7 @@ impl Shell {
 fn subcommands(program: Program) -> Vec<(&'static str, &'static str)> {
     match program {
         Program::Plugin => Vec::new(),
-        Program::Scanner => SUBCOMMANDS
-            .iter()
-            .map(|(form, what)| (form.split(' ').next().unwrap_or(form), *what))
-            .collect(),
+        Program::Scanner => crate::scanner_cli::subcommands().collect(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::net::guard;
 use crate::report::{ScanResult, State};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotifyOn {
     Critical,
     Warning,
@@ -23,7 +23,7 @@ pub enum NotifyOn {
     Always,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFormat {
     Generic,
     ChatBlocks,
@@ -74,13 +74,14 @@ impl WebhookSettings {
         }
         Ok(())
     }
+}
 
-    /// How messages name the setting: `--webhook-url`, plus the reference it came from.
-    fn named(&self) -> String {
-        match &self.url_reference {
-            Some(reference) => format!("--webhook-url (from {reference})"),
-            None => "--webhook-url".to_string(),
-        }
+/// How messages name the URL, which they never quote (chat and push services put their token
+/// in it): `--webhook-url`, plus the reference it came from.
+pub fn url_named(reference: Option<&str>) -> String {
+    match reference {
+        Some(reference) => format!("--webhook-url (from {reference})"),
+        None => "--webhook-url".to_string(),
     }
 }
 
@@ -103,7 +104,7 @@ pub struct Destination {
 impl Destination {
     pub fn of(settings: &WebhookSettings) -> Result<Destination, String> {
         let given = settings.url.trim();
-        let named = settings.named();
+        let named = url_named(settings.url_reference.as_deref());
         let bad = |why: &str| format!("{named} {why}; give the receiver's http(s) URL");
         let uri: ureq::http::Uri = given.parse().map_err(|_| bad("is not a valid URL"))?;
         let scheme = match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
@@ -492,7 +493,7 @@ mod tests {
             (NotifyOn::Always, [true, true, true, true]),
         ];
         for (on, expected) in table {
-            s.on = on.clone();
+            s.on = on;
             let got: Vec<bool> = [State::Ok, State::Warning, State::Critical, State::Unknown]
                 .into_iter()
                 .map(|state| {

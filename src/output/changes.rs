@@ -15,11 +15,8 @@ pub fn render(format: DiffFormat, results: &[ScanResult]) -> String {
     match format {
         DiffFormat::Text => text(results),
         DiffFormat::Markdown => markdown(results),
-        DiffFormat::ChatBlocks => {
-            let mut out = serde_json::to_string_pretty(&chat_blocks(results)).unwrap_or_default();
-            out.push('\n');
-            out
-        }
+        // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+        DiffFormat::ChatBlocks => format!("{:#}\n", chat_blocks(results)),
     }
 }
 
@@ -45,12 +42,11 @@ fn heading(result: &ScanResult) -> String {
 }
 
 fn summary(c: &BaselineComparison) -> String {
-    let mut parts = Vec::new();
-    match c.changes.len() {
-        0 => parts.push("nothing new or worse".to_string()),
-        1 => parts.push("1 change".to_string()),
-        n => parts.push(format!("{n} changes")),
-    }
+    let mut parts = vec![match c.changes.len() {
+        0 => "nothing new or worse".to_string(),
+        1 => "1 change".to_string(),
+        n => format!("{n} changes"),
+    }];
     if c.fingerprint_drift {
         parts.push("the configuration fingerprint changed".into());
     }
@@ -64,18 +60,13 @@ fn summary(c: &BaselineComparison) -> String {
 }
 
 fn changes(result: &ScanResult) -> &[Change] {
-    result
-        .baseline
-        .as_ref()
-        .map(|c| c.changes.as_slice())
-        .unwrap_or(&[])
+    result.baseline.as_ref().map_or(&[], |c| &c.changes)
 }
 
 fn text(results: &[ScanResult]) -> String {
     let mut out = String::from("Changes since the baseline\n");
     for r in results {
-        out.push_str(&one_line(&heading(r)));
-        out.push('\n');
+        out.push_str(&format!("{}\n", one_line(&heading(r))));
         for c in changes(r) {
             out.push_str(&format!(
                 "  {} [{}]: {}\n",

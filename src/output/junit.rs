@@ -24,62 +24,54 @@
 //! Written with quick-xml's writer, which escapes every attribute and text; characters XML
 //! cannot carry (control characters) are replaced first, and attributes hold no line breaks.
 
-use super::Context;
 use crate::report::{Finding, Role, ScanResult, State, Status};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use std::io;
 
-pub fn render(results: &[ScanResult], _ctx: &Context) -> String {
-    document(results)
-}
-
 /// The JUnit XML of a run over `results`.
 pub fn document(results: &[ScanResult]) -> String {
     let suites: Vec<Suite> = results.iter().map(suite).collect();
-    match write(&suites) {
-        Ok(bytes) => {
-            let mut out = String::from_utf8(bytes).unwrap_or_else(|e| {
-                // Not expected: every piece written is a `str`.
-                String::from_utf8_lossy(e.as_bytes()).into_owned()
-            });
-            out.push('\n');
-            out
-        }
-        // Not expected: writing into memory does not fail.
-        Err(e) => format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"check-storage-security\" \
-             tests=\"1\" failures=\"0\" errors=\"1\"><testsuite name=\"output\" \
-             tests=\"1\" failures=\"0\" skipped=\"0\" errors=\"1\"><testcase classname=\"output\" \
-             name=\"junit\" time=\"0\"><error message=\"{}\"/></testcase></testsuite></testsuites>\n",
-            quick_xml::escape::escape(attribute_text(&e.to_string()))
-        ),
-    }
+    // The writer's only errors are those of its `io::Write`, and a `Vec` takes every byte.
+    let bytes = write(&suites).expect("writing into memory does not fail");
+    String::from_utf8(bytes).expect("every piece written is a `str`") + "\n"
 }
 
-/// How one test case ended.
+/// The element inside a case that did not simply pass: `failure`, `error` (an UNKNOWN
+/// rating), `skipped`, or `system-out` (an observation's outcome), with its attributes and text.
 #[derive(Debug, Clone, PartialEq)]
-enum Outcome {
-    Passed {
-        output: Option<String>,
-    },
-    /// A `<failure>`, or the `<error>` of an UNKNOWN rating: `element` names it.
-    Failed {
-        element: &'static str,
-        message: String,
-        kind: String,
-        text: String,
-    },
-    Skipped {
-        message: String,
-    },
+struct Inside {
+    element: &'static str,
+    attributes: Vec<(&'static str, String)>,
+    text: Option<String>,
+}
+
+impl Inside {
+    fn failed(element: &'static str, message: String, kind: String, text: String) -> Inside {
+        let attributes = vec![("message", message), ("type", kind)];
+        Inside {
+            element,
+            attributes,
+            text: Some(text),
+        }
+    }
+
+    fn skipped(message: String) -> Inside {
+        let attributes = vec![("message", message)];
+        Inside {
+            element: "skipped",
+            attributes,
+            text: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Case {
     classname: String,
     name: String,
-    outcome: Outcome,
+    /// `None`: passed, an empty case.
+    inside: Option<Inside>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,13 +87,11 @@ impl Counts {
         let mut c = Counts::default();
         for case in cases {
             c.tests += 1;
-            match case.outcome {
-                Outcome::Passed { .. } => {}
-                Outcome::Failed {
-                    element: "error", ..
-                } => c.errors += 1,
-                Outcome::Failed { .. } => c.failures += 1,
-                Outcome::Skipped { .. } => c.skipped += 1,
+            match case.inside.as_ref().map(|inside| inside.element) {
+                Some("failure") => c.failures += 1,
+                Some("error") => c.errors += 1,
+                Some("skipped") => c.skipped += 1,
+                _ => {}
             }
         }
         c
@@ -151,72 +141,71 @@ fn properties(result: &ScanResult) -> Vec<(&'static str, String)> {
 }
 
 fn finding_case(host: &str, f: &Finding) -> Case {
-    let outcome = if f.ignored {
-        Outcome::Skipped {
-            message: format!("waived by the operator: {}", f.detail),
-        }
+    let observation = |outcome: &str| Inside {
+        element: "system-out",
+        attributes: Vec::new(),
+        text: Some(format!(
+            "observation (never rated), {outcome}: {}",
+            f.detail
+        )),
+    };
+    let inside = if f.ignored {
+        Some(Inside::skipped(format!(
+            "waived by the operator: {}",
+            f.detail
+        )))
     } else {
         match f.status {
-            Status::Skipped | Status::Indeterminate | Status::NetworkLimited => Outcome::Skipped {
-                message: format!("{}: {}", f.status.as_str(), f.detail),
-            },
-            Status::Passed if f.role == Role::Observation => Outcome::Passed {
-                output: Some(format!("observation (never rated), passed: {}", f.detail)),
-            },
-            Status::Failed if f.role == Role::Observation => Outcome::Passed {
-                output: Some(format!("observation (never rated), failed: {}", f.detail)),
-            },
-            Status::Passed => Outcome::Passed { output: None },
+            Status::Skipped | Status::Indeterminate | Status::NetworkLimited => Some(
+                Inside::skipped(format!("{}: {}", f.status.as_str(), f.detail)),
+            ),
+            Status::Passed if f.role == Role::Observation => Some(observation("passed")),
+            Status::Failed if f.role == Role::Observation => Some(observation("failed")),
+            Status::Passed => None,
             Status::Failed => {
                 let mut text = f.remediation.clone();
                 if let Some(doc) = &f.documentation {
                     text.push_str(&format!("\nDocumentation: {doc}"));
                 }
-                Outcome::Failed {
-                    element: "failure",
-                    message: f.detail.clone(),
-                    kind: f.severity.to_string(),
-                    text,
-                }
+                let (message, kind) = (f.detail.clone(), f.severity.to_string());
+                Some(Inside::failed("failure", message, kind, text))
             }
         }
     };
     Case {
         classname: format!("{host}.{}", f.category),
         name: f.id.clone(),
-        outcome,
+        inside,
     }
 }
 
 fn rating_case(result: &ScanResult) -> Case {
-    let number = result
-        .rating
-        .map(|r| r.to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let number = result.rating.map_or("unknown".into(), |r| r.to_string());
     let message = format!("rating {} ({number}): {}", result.grade, result.message);
-    let outcome = match result.state {
-        State::Ok => Outcome::Passed { output: None },
-        State::Warning | State::Critical => Outcome::Failed {
-            element: "failure",
+    let kind = result.state.label().to_string();
+    let inside = match result.state {
+        State::Ok => None,
+        State::Warning | State::Critical => Some(Inside::failed(
+            "failure",
             message,
-            kind: result.state.label().to_string(),
-            text: explanation(result),
-        },
-        State::Unknown => Outcome::Failed {
-            element: "error",
+            kind,
+            explanation(result),
+        )),
+        // A failed scan's message names the host, the error and the attempts.
+        State::Unknown => Some(Inside::failed(
+            "error",
             message,
-            kind: result.state.label().to_string(),
-            // A failed scan's message names the host, the error and the attempts.
-            text: match &result.error {
+            kind,
+            match &result.error {
                 Some(_) => result.message.clone(),
                 None => explanation(result),
             },
-        },
+        )),
     };
     Case {
         classname: format!("{}.rating", result.host),
         name: "rating".into(),
-        outcome,
+        inside,
     }
 }
 
@@ -283,11 +272,9 @@ fn start<'a>(name: &'a str, attributes: &[(&str, String)]) -> BytesStart<'a> {
 }
 
 fn seconds(value: f64) -> String {
-    let value = if value.is_finite() && value > 0.0 {
-        value
-    } else {
-        0.0
-    };
+    let value = Some(value)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .unwrap_or(0.0);
     format!("{value:.3}")
 }
 
@@ -357,31 +344,13 @@ fn write_case(w: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
             ("time", "0".into()),
         ],
     );
-    // The one element inside the case: its name, attributes and text (none: empty).
-    let (element, attributes, text) = match &case.outcome {
-        Outcome::Passed { output: None } => {
-            w.write_event(Event::Empty(tag))?;
-            return Ok(());
-        }
-        Outcome::Passed {
-            output: Some(output),
-        } => ("system-out", Vec::new(), Some(output)),
-        Outcome::Skipped { message } => ("skipped", vec![("message", message.clone())], None),
-        Outcome::Failed {
-            element,
-            message,
-            kind,
-            text,
-        } => (
-            *element,
-            vec![("message", message.clone()), ("type", kind.clone())],
-            Some(text),
-        ),
+    let Some(inside) = &case.inside else {
+        return w.write_event(Event::Empty(tag));
     };
     w.write_event(Event::Start(tag))?;
-    match text {
-        Some(text) => text_element(w, element, &attributes, text)?,
-        None => w.write_event(Event::Empty(start(element, &attributes)))?,
+    match &inside.text {
+        Some(text) => text_element(w, inside.element, &inside.attributes, text)?,
+        None => w.write_event(Event::Empty(start(inside.element, &inside.attributes)))?,
     }
     w.write_event(Event::End(BytesEnd::new("testcase")))?;
     Ok(())
@@ -394,18 +363,9 @@ fn text_element(
     attributes: &[(&str, String)],
     text: &str,
 ) -> io::Result<()> {
-    let text = element_text(text);
-    w.create_element(name)
-        .with_attributes(
-            attributes
-                .iter()
-                .map(|(k, v)| (*k, attribute_text(v)))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(|(k, v)| (*k, v.as_str())),
-        )
-        .write_text_content(BytesText::new(&text))?;
-    Ok(())
+    w.write_event(Event::Start(start(name, attributes)))?;
+    w.write_event(Event::Text(BytesText::new(&element_text(text))))?;
+    w.write_event(Event::End(BytesEnd::new(name)))
 }
 
 #[cfg(test)]

@@ -29,7 +29,6 @@ pub(crate) struct Family {
 }
 
 pub(crate) const RATING: &str = "storage_security_rating_score";
-pub(crate) const SCRAPE_SUCCESS: &str = "storage_security_scrape_success";
 const DURATION: &str = "storage_security_scan_duration_seconds";
 
 /// The families in output order.
@@ -77,7 +76,7 @@ pub(crate) const FAMILIES: [Family; 8] = [
         perf: Some("time"),
     },
     Family {
-        name: SCRAPE_SUCCESS,
+        name: "storage_security_scrape_success",
         help: "1 when the scan of the host succeeded, 0 when it failed",
         unit: "1",
         perf: None,

@@ -27,22 +27,6 @@ pub enum Format {
     Junit,
 }
 
-impl Format {
-    /// The format `--format` names.
-    pub fn parse(text: &str) -> Option<Format> {
-        Some(match text {
-            "metrics" => Format::Metrics,
-            "otlp" => Format::Otlp,
-            "agentlocal" => Format::AgentLocal,
-            "summary" => Format::Summary,
-            "json" => Format::Json,
-            "sarif" => Format::Sarif,
-            "junit" => Format::Junit,
-            _ => return None,
-        })
-    }
-}
-
 /// How `--diff-format` renders the change report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {
@@ -76,7 +60,7 @@ pub fn render(format: Format, results: &[ScanResult], ctx: &Context) -> String {
         Format::Monitoring => monitoring::render(results, ctx),
         Format::Json => json::render(results),
         Format::Sarif => sarif::render(results, ctx),
-        Format::Junit => junit::render(results, ctx),
+        Format::Junit => junit::document(results),
         Format::Metrics => metrics::render(results, ctx),
         Format::Otlp => otlp::render(results, ctx),
         Format::AgentLocal => agentlocal::render(results, ctx),

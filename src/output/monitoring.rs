@@ -201,11 +201,7 @@ fn baseline_line(b: &crate::assess::baseline::BaselineComparison) -> String {
 fn lifecycle_line(result: &ScanResult) -> Option<String> {
     let l = result.lifecycle.as_ref()?;
     let track = l.track.map(|t| t.as_str()).unwrap_or("unknown track");
-    let version = result
-        .product
-        .as_ref()
-        .map(|p| p.version.as_str())
-        .unwrap_or("");
+    let version = result.product.as_ref().map_or("", |p| p.version.as_str());
     let target = match (&l.upgrade_target, l.upgrade_target_track) {
         (Some(v), Some(t)) => format!("{v} ({} track)", t.as_str()),
         (Some(v), None) => v.clone(),
@@ -313,17 +309,15 @@ pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
         if ctx.debug {
             lines.push(debug_text(result).trim_end().to_string());
         }
-        let metrics = perfdata::metrics(result, &ctx.thresholds);
-        if let [_] = results {
-            perf.push(perfdata::render(&metrics));
-        } else {
-            let host = perfdata::label_safe(&result.host);
-            perf.extend(
-                metrics
-                    .iter()
-                    .map(|m| m.render_labelled(&format!("{host} {}", m.name))),
-            );
-        }
+        let host = perfdata::label_safe(&result.host);
+        perf.extend(
+            perfdata::metrics(result, &ctx.thresholds)
+                .iter()
+                .map(|m| match results {
+                    [_] => m.render(),
+                    _ => m.render_labelled(&format!("{host} {}", m.name)),
+                }),
+        );
     }
     let mut out = lines.join("\n");
     out.push_str("\n|");

@@ -27,13 +27,9 @@ fn data_point(result: &ScanResult, sample: &Sample, time: &str) -> Value {
         .collect();
     let mut point = json!({ "attributes": attributes, "timeUnixNano": time });
     match sample.value.parse::<i64>() {
-        Ok(n) => point["asInt"] = Value::String(n.to_string()),
-        Err(_) => {
-            let x = sample.value.parse::<f64>().unwrap_or(f64::NAN);
-            point["asDouble"] = serde_json::Number::from_f64(x)
-                .map(Value::Number)
-                .unwrap_or(Value::Null);
-        }
+        Ok(n) => point["asInt"] = json!(n.to_string()),
+        // A value that is no finite number would be `null` (samples are finite numbers).
+        Err(_) => point["asDouble"] = json!(sample.value.parse::<f64>().unwrap_or(f64::NAN)),
     }
     point
 }
@@ -75,14 +71,8 @@ pub fn render(results: &[ScanResult], ctx: &Context) -> String {
             .map(|r| resource_metrics(r, ctx, &time))
             .collect::<Vec<_>>(),
     });
-    let mut out = serde_json::to_string_pretty(&request).unwrap_or_default();
-    out.push('\n');
-    out
-}
-
-/// Same rule as `--format metrics`: the worst state of the hosts whose scan did not fail.
-pub fn exit_code(results: &[ScanResult]) -> i32 {
-    metrics::exit_code(results)
+    // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+    format!("{request:#}\n")
 }
 
 #[cfg(test)]

@@ -167,14 +167,6 @@ pub fn label_safe(text: &str) -> String {
         .collect()
 }
 
-pub fn render(metrics: &[Metric]) -> String {
-    metrics
-        .iter()
-        .map(Metric::render)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

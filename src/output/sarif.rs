@@ -27,24 +27,9 @@ use crate::severity::Severity;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-pub const SARIF_VERSION: &str = "2.1.0";
-pub const TOOL_NAME: &str = "check-storage-security";
-pub const INFORMATION_URI: &str = "https://github.com/storage-security/check-storage-security";
-
 pub fn render(results: &[ScanResult], ctx: &Context) -> String {
-    let mut out = serde_json::to_string_pretty(&document(results, ctx.now)).unwrap_or_else(|e| {
-        // Not expected: a `Value` always serialises. Still a valid (empty) SARIF log.
-        serde_json::to_string_pretty(&json!({
-            "$schema": SCHEMA,
-            "version": SARIF_VERSION,
-            "runs": [],
-            "properties": { "error": format!("cannot serialise the SARIF log: {e}") },
-        }))
-        .unwrap_or_default()
-    });
-    out.push('\n');
-    out
+    // `{:#}`: serde_json's pretty print of a `Value` (which cannot fail).
+    format!("{:#}\n", document(results, ctx.now))
 }
 
 /// The SARIF log of a run over `results`, `now` being the run's clock.
@@ -72,15 +57,15 @@ pub fn document(results: &[ScanResult], now: Now) -> Value {
     });
     let version = env!("CARGO_PKG_VERSION");
     json!({
-        "$schema": SCHEMA,
-        "version": SARIF_VERSION,
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
         "runs": [{
             "tool": {
                 "driver": {
-                    "name": TOOL_NAME,
+                    "name": crate::program::PROGRAM,
                     "version": version,
                     "semanticVersion": version,
-                    "informationUri": INFORMATION_URI,
+                    "informationUri": "https://github.com/storage-security/check-storage-security",
                     "rules": rules.descriptors,
                 },
             },

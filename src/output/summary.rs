@@ -16,6 +16,7 @@
 
 use super::{Context, perfdata};
 use crate::knowledge::lifecycle::LineState;
+use crate::notify::body::clip;
 use crate::report::ScanResult;
 
 const HEADER: [&str; 6] = ["HOST", "GRADE", "VERSION", "EOL", "VULNS", "NEW"];
@@ -29,26 +30,17 @@ fn cell(text: &str) -> String {
     if cleaned.is_empty() {
         return "-".into();
     }
-    if cleaned.chars().count() > MAX_CELL {
-        let mut cut: String = cleaned.chars().take(MAX_CELL - 1).collect();
-        cut.push('…');
-        return cut;
-    }
-    cleaned
+    clip(&cleaned, MAX_CELL)
 }
 
 fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
     let host = cell(&result.host);
     if result.error.is_some() {
-        let dash = || "-".to_string();
-        return [
-            host,
-            result.state.label().into(),
-            dash(),
-            dash(),
-            dash(),
-            dash(),
-        ];
+        // The state under GRADE, `-` in every other column.
+        let mut row = HEADER.map(|_| "-".to_string());
+        row[0] = host;
+        row[1] = result.state.label().into();
+        return row;
     }
     let version = result
         .product

@@ -117,8 +117,7 @@ where
             let owner = spec
                 .programs
                 .first()
-                .map(|p| p.name())
-                .unwrap_or("another program");
+                .map_or("another program", |p| p.name());
             return Err(format!(
                 "{written} is an option of {owner}, not of {}; see {} -h",
                 program.name(),

@@ -172,37 +172,22 @@ fn rows(program: Program, section: &str) -> impl Iterator<Item = &'static Option
         .filter(move |o| o.section == section && o.programs.contains(&program))
 }
 
+/// `text` in lines of at most `width` characters (a longer word stands alone), each indented.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
+    let mut lines: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            out.push_str(indent);
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
         }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
     }
-    if !line.is_empty() {
-        out.push_str(indent);
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// The text printed by `-h`.
-pub fn help_text() -> String {
-    PLUGIN.help_text()
-}
-
-/// The man page, `man/check-storage-security.1`.
-pub fn man_page() -> String {
-    PLUGIN.man_page()
+    lines
+        .iter()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
 }
 
 impl Page {
@@ -413,7 +398,7 @@ mod tests {
 
     #[test]
     fn help_names_every_flag_and_variable() {
-        let help = help_text();
+        let help = PLUGIN.help_text();
         for o in OPTIONS
             .iter()
             .filter(|o| o.programs.contains(&Program::Plugin))
@@ -429,7 +414,7 @@ mod tests {
 
     #[test]
     fn man_page_escapes_dashes_and_names_every_flag() {
-        let man = man_page();
+        let man = PLUGIN.man_page();
         let plugin = OPTIONS
             .iter()
             .filter(|o| o.programs.contains(&Program::Plugin));

@@ -22,23 +22,15 @@ use secrets::Environment;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A threshold profile (spec "Threshold profiles").
+/// A threshold profile (spec "Threshold profiles"): its name and its values of
+/// `PROFILE_ROWS`, in that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    Strict,
-    Ops,
-    Lenient,
-}
+pub struct Profile(&'static str, [&'static str; 5]);
 
-/// Each profile's name and its values of `PROFILE_ROWS`, in that order.
-const PROFILES: [(Profile, &str, [&str; 5]); 3] = [
-    (Profile::Strict, "strict", ["4", "2", "true", "true", "90"]),
-    (Profile::Ops, "ops", ["3", "1", "true", "false", "30"]),
-    (
-        Profile::Lenient,
-        "lenient",
-        ["2", "0", "false", "false", "0"],
-    ),
+const PROFILES: [Profile; 3] = [
+    Profile("strict", ["4", "2", "true", "true", "90"]),
+    Profile("ops", ["3", "1", "true", "false", "30"]),
+    Profile("lenient", ["2", "0", "false", "false", "0"]),
 ];
 
 /// The rows a profile sets.
@@ -53,17 +45,17 @@ const PROFILE_ROWS: [&str; 5] = [
 impl Profile {
     pub(crate) fn parse(text: &str) -> Option<Profile> {
         let text = text.trim().to_ascii_lowercase();
-        PROFILES.iter().find(|p| p.1 == text).map(|p| p.0)
+        PROFILES.into_iter().find(|p| p.0 == text)
     }
 
     pub fn name(self) -> &'static str {
-        PROFILES.iter().find(|p| p.0 == self).map_or("", |p| p.1)
+        self.0
     }
 
     /// The profile's value for a row, if the profile sets it.
     pub(crate) fn value(self, id: &str) -> Option<&'static str> {
         let row = PROFILE_ROWS.iter().position(|r| *r == id)?;
-        PROFILES.iter().find(|p| p.0 == self).map(|p| p.2[row])
+        Some(self.1[row])
     }
 }
 
@@ -128,7 +120,11 @@ settings_struct! {
         },
         pub warning: u8 = value,
         pub critical: u8 = { critical_within_warning(l, warning)? },
-        pub format: Format = { l.parsed("format", Format::parse)?.unwrap_or(Format::Monitoring) },
+        pub format: Format = {
+            use Format::*;
+            let formats = [Metrics, Otlp, AgentLocal, Summary, Json, Sarif, Junit];
+            l.chosen("format", &formats)?.unwrap_or(Monitoring)
+        },
         // Read in the order of the manual, so of two wrong values the first is named.
         /// How to reach the instances, what to probe and where knowledge comes from.
         pub scan: crate::scanner::Config = { scan_config(l)? },
@@ -156,7 +152,6 @@ settings_struct! {
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
         pub debug: bool = switch,
         pub check_hardening: bool = switch,
-        pub profile: Option<Profile> = { l.profile },
         pub update_warning: bool = switch,
         /// `--self-update-check`: look for a newer release of the plugin, at most once a day.
         pub self_update_check: bool = switch,
@@ -355,8 +350,7 @@ impl Given {
         while let Some(open) = rest.find('"') {
             out.push_str(&rest[..open]);
             let after = &rest[open + 1..];
-            let close = closing_quote(after);
-            let Some(close) = close else {
+            let Some(close) = closing_quote(after) else {
                 out.push_str(&rest[open..]);
                 rest = "";
                 break;
@@ -630,16 +624,13 @@ impl Layers<'_> {
         Ok(match self.raw(spec)? {
             Some((values, Source::ConfigFile)) => {
                 let given = values.last().expect("a value was found");
-                match boolean(&given.text) {
-                    Some(on) => on,
-                    None => {
-                        return Err(SettingsError(format!(
-                            "{} {} is not a boolean; write true or false",
-                            given.name,
-                            given.shown()
-                        )));
-                    }
-                }
+                boolean(&given.text).ok_or_else(|| {
+                    SettingsError(format!(
+                        "{} {} is not a boolean; write true or false",
+                        given.name,
+                        given.shown()
+                    ))
+                })?
             }
             Some((values, _)) => values.last().is_some_and(|v| truthy(&v.text)),
             None => spec.default.is_some_and(truthy),
@@ -668,16 +659,11 @@ impl Layers<'_> {
         let Some(given) = self.given(id)? else {
             return Ok(None);
         };
-        match parse(given.text.trim()) {
-            Some(value) => Ok(Some(value)),
-            None => Err(SettingsError(format!(
-                "{} {} is not {}{}",
-                given.name,
-                given.shown(),
-                spec.ty().what(),
-                fix_hint(spec)
-            ))),
-        }
+        let refusal = || {
+            let (name, shown, what) = (&given.name, given.shown(), spec.ty().what());
+            SettingsError(format!("{name} {shown} is not {what}{}", fix_hint(spec)))
+        };
+        parse(given.text.trim()).map(Some).ok_or_else(refusal)
     }
 
     /// Like `parsed`, the row's default (read with `parse` too) when unset.
@@ -699,6 +685,14 @@ impl Layers<'_> {
     fn choice(&self, id: &str) -> Result<&'static str, SettingsError> {
         let choices = options::spec(id).choices;
         self.parsed_or_default(id, |t| choices.iter().find(|c| **c == t).copied())
+    }
+
+    /// The row's choice as one of `values`, which hold a value for each of the row's choices,
+    /// in their order (the row names them once); `None`: unset.
+    fn chosen<T: Copy>(&self, id: &str, values: &[T]) -> Result<Option<T>, SettingsError> {
+        let choices = options::spec(id).choices;
+        assert_eq!(choices.len(), values.len(), "the choices of {id:?}");
+        self.parsed(id, |t| Some(values[choices.iter().position(|c| *c == t)?]))
     }
 
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
@@ -942,7 +936,11 @@ fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
             .or_else(|| state_dir::default_state_dir(l.env)),
         release_schedule: l
             .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
-        vulnerability_db: l.operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?,
+        vulnerability_db: l
+            .named_operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
+            .into_iter()
+            .map(|file| file.path)
+            .collect(),
         vulnerability_feed: l.string("vulnerability_feed")?,
         extra_checks: !l.switch("no_extra_checks")?,
         all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
@@ -1066,12 +1064,8 @@ fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsEr
 
 /// `--diff-format`, which needs `--baseline`.
 fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
-    let diff_format = l.parsed("diff_format", |t| match t {
-        "text" => Some(DiffFormat::Text),
-        "markdown" => Some(DiffFormat::Markdown),
-        "chatblocks" => Some(DiffFormat::ChatBlocks),
-        _ => None,
-    })?;
+    use DiffFormat::{ChatBlocks, Markdown, Text};
+    let diff_format = l.chosen("diff_format", &[Text, Markdown, ChatBlocks])?;
     if diff_format.is_some() && l.string("baseline")?.is_none() {
         return Err(SettingsError(
             "--diff-format reports the changes since a baseline; add --baseline FILE (the \
@@ -1248,31 +1242,18 @@ fn webhook_settings(
     let Some(url) = l.given("webhook_url")? else {
         return Ok(None);
     };
-    // The URL itself is never quoted (chat and push services put their token in it); a
-    // message names its reference, or just the option.
-    let named = match &url.reference {
-        Some(reference) => format!("--webhook-url (from {reference})"),
-        None => "--webhook-url".to_string(),
-    };
+    let named = crate::notify::url_named(url.reference.as_deref());
     let lower = url.text.to_ascii_lowercase();
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err(SettingsError(format!(
             "{named} is not an http(s) address; give the receiver's URL"
         )));
     }
-    let on = match l.choice("webhook_on")? {
-        "warning" => NotifyOn::Warning,
-        "unknown" => NotifyOn::Unknown,
-        "always" => NotifyOn::Always,
-        _ => NotifyOn::Critical,
-    };
-    let format = match l.choice("webhook_format")? {
-        "chatblocks" => BodyFormat::ChatBlocks,
-        "chatembed" => BodyFormat::ChatEmbed,
-        "pushtopic" => BodyFormat::PushTopic,
-        "pushserver" => BodyFormat::PushServer,
-        _ => BodyFormat::Generic,
-    };
+    use BodyFormat::{ChatBlocks, ChatEmbed, Generic, PushServer, PushTopic};
+    use NotifyOn::{Always, Critical, Unknown, Warning};
+    let on = l.chosen("webhook_on", &[Critical, Warning, Unknown, Always])?;
+    let formats = [Generic, ChatBlocks, ChatEmbed, PushTopic, PushServer];
+    let format = l.chosen("webhook_format", &formats)?;
     let mut headers = Vec::new();
     for (n, entry) in l.given_list("webhook_header")?.iter().enumerate() {
         // Entries are named by position, never quoted: a header carries credentials.
@@ -1297,8 +1278,8 @@ fn webhook_settings(
     let settings = WebhookSettings {
         url: url.text,
         url_reference: url.reference,
-        on,
-        format,
+        on: on.unwrap_or(Critical),
+        format: format.unwrap_or(Generic),
         headers,
         timeout: l.value("webhook_timeout")?,
         allow_private: l.switch("allow_private_webhooks")?,

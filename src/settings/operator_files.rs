@@ -15,16 +15,8 @@ impl Layers<'_> {
             .transpose()
     }
 
-    /// The files of a repeatable setting, each checked.
-    pub fn operator_files(&self, id: &str, kind: Kind) -> Result<Vec<PathBuf>, SettingsError> {
-        self.given_list(id)?
-            .iter()
-            .map(|given| checked(given, kind))
-            .collect()
-    }
-
-    /// Like [`Layers::operator_files`], keeping how messages name each file, for readers that
-    /// find something wrong inside it later.
+    /// The files of a repeatable setting, each checked, with how messages name each file, for
+    /// readers that find something wrong inside it later.
     pub fn named_operator_files(
         &self,
         id: &str,

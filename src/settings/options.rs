@@ -242,82 +242,41 @@ const fn flag(id: &'static str, kind: Kind) -> OptionSpec {
     }
 }
 
-impl OptionSpec {
-    const fn flag_named(self, long: &'static str) -> OptionSpec {
-        OptionSpec {
-            flag: Name::Named(long),
-            ..self
+/// The builder steps of a row, each setting one field (`const`, so the table is built at
+/// compile time): `step(argument) => field: value`.
+macro_rules! builder_steps {
+    ($($(#[$doc:meta])* $step:ident($($arg:ident: $ty:ty)?) => $field:ident: $value:expr;)*) => {
+        impl OptionSpec {
+            $(
+                $(#[$doc])*
+                const fn $step(self, $($arg: $ty)?) -> OptionSpec {
+                    OptionSpec { $field: $value, ..self }
+                }
+            )*
         }
-    }
+    };
+}
 
-    const fn short(self, short: char) -> OptionSpec {
-        OptionSpec {
-            short: Some(short),
-            ..self
-        }
-    }
-
+builder_steps! {
+    flag_named(long: &'static str) => flag: Name::Named(long);
+    short(short: char) => short: Some(short);
     /// A key at the top of the file named as the id; the key's variable (`COS_TIMEOUT`) is read.
-    const fn key(self) -> OptionSpec {
-        OptionSpec {
-            key: Name::FromId,
-            ..self
-        }
-    }
-
+    key() => key: Name::FromId;
     /// The id as a key of a section of the file (`web.store`, read as `COS_WEB_STORE`).
-    const fn key_in(self, section: &'static str) -> OptionSpec {
-        OptionSpec {
-            key: Name::In(section),
-            ..self
-        }
-    }
-
-    const fn key_named(self, key: &'static str) -> OptionSpec {
-        OptionSpec {
-            key: Name::Named(key),
-            ..self
-        }
-    }
-
+    key_in(section: &'static str) => key: Name::In(section);
+    key_named(key: &'static str) => key: Name::Named(key);
     /// The variable named after the id (`COS_CONCURRENCY`), the documented one: before the
     /// key's (`COS_SCANNER_CONCURRENCY`), which is read as well.
-    const fn env(self) -> OptionSpec {
-        OptionSpec {
-            variable: Name::FromId,
-            ..self
-        }
-    }
+    env() => variable: Name::FromId;
+    env_named(variable: &'static str) => variable: Name::Named(variable);
+    default(default: &'static str) => default: Some(default);
+    bare(bare: &'static str) => bare: Some(bare);
+    choices(choices: &'static [&'static str]) => choices: choices;
+    programs(programs: &'static [Program]) => programs: programs;
+    help(help: &'static str) => help: help;
+}
 
-    const fn env_named(self, variable: &'static str) -> OptionSpec {
-        OptionSpec {
-            variable: Name::Named(variable),
-            ..self
-        }
-    }
-
-    const fn default(self, default: &'static str) -> OptionSpec {
-        OptionSpec {
-            default: Some(default),
-            ..self
-        }
-    }
-
-    const fn bare(self, bare: &'static str) -> OptionSpec {
-        OptionSpec {
-            bare: Some(bare),
-            ..self
-        }
-    }
-
-    const fn choices(self, choices: &'static [&'static str]) -> OptionSpec {
-        OptionSpec { choices, ..self }
-    }
-
-    const fn programs(self, programs: &'static [Program]) -> OptionSpec {
-        OptionSpec { programs, ..self }
-    }
-
+impl OptionSpec {
     const fn scope(
         self,
         programs: &'static [Program],
@@ -328,10 +287,6 @@ impl OptionSpec {
             components,
             ..self
         }
-    }
-
-    const fn help(self, help: &'static str) -> OptionSpec {
-        OptionSpec { help, ..self }
     }
 
     /// The row with its names derived: the flag from the id, the key from the id and its

@@ -19,7 +19,7 @@ fn assert_current(file: &str, generated: &str) {
 fn man_page_is_current() {
     assert_current(
         "check-storage-security.1",
-        &storage_security::settings::manual::man_page(),
+        &storage_security::settings::manual::PLUGIN.man_page(),
     );
 }
 
