@@ -53,10 +53,7 @@ impl RenewedMemory {
 
     /// The memory of the current window (a new one once the window has passed).
     pub fn current(&self) -> Arc<Memory> {
-        let mut current = match self.current.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if current.0.elapsed() >= self.window {
             *current = (Instant::now(), Arc::new(Memory::default()));
         }
@@ -513,25 +510,24 @@ impl<'a> Scanner<'a> {
         match answer {
             Ok(answer) => {
                 log_origin("release feed", &answer.origin);
-                match answer.origin {
-                    Origin::Stale { fetched, error } => UpdateInputs {
-                        feed: Some(answer.value),
-                        feed_error: Some(format!("release feed unavailable: {error}")),
-                        cached_at: Some(Now(fetched).stamp()),
-                    },
-                    _ => UpdateInputs {
-                        feed: Some(answer.value),
-                        feed_error: None,
-                        cached_at: None,
-                    },
+                let (feed_error, cached_at) = match answer.origin {
+                    Origin::Stale { fetched, error } => (
+                        Some(format!("release feed unavailable: {error}")),
+                        Some(Now(fetched).stamp()),
+                    ),
+                    _ => (None, None),
+                };
+                UpdateInputs {
+                    feed: Some(answer.value),
+                    feed_error,
+                    cached_at,
                 }
             }
             Err(e) => {
                 debug_log(&format!("release feed: {e}"));
                 UpdateInputs {
-                    feed: None,
                     feed_error: Some(format!("release feed unavailable: {e}")),
-                    cached_at: None,
+                    ..UpdateInputs::default()
                 }
             }
         }
