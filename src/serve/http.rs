@@ -106,12 +106,12 @@ impl Request {
         crate::net::http::values(&self.headers, name).collect()
     }
 
-    /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
-    /// `; charset=utf-8` aside.
-    pub fn content_type_is(&self, media: &str) -> bool {
-        self.header("content-type")
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+    /// The media type the body is declared as (`type/subtype`, lower case), parameters such as
+    /// `; charset=utf-8` aside; empty when none is.
+    pub fn media_type(&self) -> String {
+        let declared = self.header("content-type").unwrap_or_default();
+        let (media, _parameters) = declared.split_once(';').unwrap_or((declared, ""));
+        media.trim().to_ascii_lowercase()
     }
 
     /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.

@@ -615,17 +615,7 @@ fn target_of(request: &Request, body_allowed: bool) -> Result<Target, Response> 
     let bad = |code: &str, message: &str| Err(Response::error(400, code, message));
     let mut given: Vec<(String, String)> = request.query.clone();
     if body_allowed && !request.body.is_empty() {
-        let content_type = request
-            .header("content-type")
-            .map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
-        match content_type.as_str() {
+        match request.media_type().as_str() {
             "application/json" => given.extend(json_body(&request.body)?),
             "" | "application/x-www-form-urlencoded" => {
                 if std::str::from_utf8(&request.body).is_err() {
