@@ -441,9 +441,14 @@ impl Server {
                 }
             })
             .expect("start the HTTP turn-away thread");
-        let turn = TurnAway { refuse, limits };
-        accept(&self.listener, self.cap.as_ref(), &queue, &turn, &stop);
-        let TurnAway { refuse, .. } = turn;
+        accept(
+            &self.listener,
+            self.cap.as_ref(),
+            &queue,
+            &refuse,
+            limits,
+            &stop,
+        );
         drop((queue, refuse));
         for worker in pool {
             let _ = worker.join();
@@ -504,34 +509,15 @@ impl Refusal {
     }
 }
 
-/// The turn-away thread's queue: a refused connection is answered there, or here when that
-/// queue is full too.
-struct TurnAway {
-    refuse: SyncSender<(TcpStream, Refusal)>,
-    limits: Limits,
-}
-
-impl TurnAway {
-    /// Whether the server goes on (the turn-away thread is still there).
-    fn refuse(&self, stream: TcpStream, why: Refusal) -> bool {
-        match self.refuse.try_send((stream, why)) {
-            Ok(()) => true,
-            // Past every queue: answered here, without waiting for the client.
-            Err(TrySendError::Full((mut stream, why))) => {
-                let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
-                why.send(&mut stream);
-                true
-            }
-            Err(TrySendError::Disconnected(_)) => false,
-        }
-    }
-}
-
+/// Accepts connections until `stop`: each goes to the workers' `queue` with its client's seat,
+/// or, refused, to the turn-away thread's queue (`refuse`); when that queue is full too, it is
+/// answered here, without waiting for the client. Ends when a queue's receiver is gone.
 fn accept(
     listener: &TcpListener,
     cap: Option<&ConnectionCap>,
     queue: &SyncSender<Connection>,
-    turn: &TurnAway,
+    refuse: &SyncSender<(TcpStream, Refusal)>,
+    limits: Limits,
     stop: &AtomicBool,
 ) {
     for stream in listener.incoming() {
@@ -539,21 +525,19 @@ fn accept(
             break;
         }
         let Ok(stream) = stream else { continue };
-        let seat = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
-            Ok(seat) => seat,
-            Err(()) => {
-                if !turn.refuse(stream, Refusal::ClientCap) {
-                    break;
-                }
-                continue;
-            }
+        let refused = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
+            Err(()) => (stream, Refusal::ClientCap),
+            Ok(seat) => match queue.try_send((stream, seat)) {
+                Ok(()) => continue,
+                Err(TrySendError::Full((stream, _seat))) => (stream, Refusal::Busy),
+                Err(TrySendError::Disconnected(_)) => break,
+            },
         };
-        match queue.try_send((stream, seat)) {
+        match refuse.try_send(refused) {
             Ok(()) => {}
-            Err(TrySendError::Full((stream, _seat))) => {
-                if !turn.refuse(stream, Refusal::Busy) {
-                    break;
-                }
+            Err(TrySendError::Full((mut stream, why))) => {
+                let _ = stream.set_write_timeout(Some(limits.io_timeout));
+                why.send(&mut stream);
             }
             Err(TrySendError::Disconnected(_)) => break,
         }
