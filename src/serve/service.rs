@@ -514,7 +514,7 @@ pub fn new_uuid() -> Result<String, String> {
         .map_err(|e| format!("cannot read /dev/urandom for a uuid: {e}"))?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let hex = crate::text::hex(&b);
     let groups = [
         &hex[..8],
         &hex[8..12],
