@@ -319,7 +319,7 @@ impl<'a> Scanner<'a> {
             Some(pins) => tls::Route::Pinned(pins.clone()),
             None => tls::Route::via(self.proxy.as_ref()),
         };
-        let transport = net::select_transport_via(
+        let transport = net::select_transport(
             dest,
             &self.roots,
             route,

@@ -112,20 +112,9 @@ impl Destination {
 /// Walks the three steps: verified HTTPS, unverified HTTPS, plain HTTP. A failed handshake
 /// never ends the scan here: plain HTTP is tried by the probes that follow, and if that fails
 /// too the scan fails as unreachable. Over HTTPS the inspected connection stays open for the
-/// first request, and the verdict becomes what every later handshake must show.
+/// first request, and the verdict becomes what every later handshake must show. TLS is
+/// inspected over `route`: the operator's proxy, or a guarded scan's pinned addresses.
 pub fn select_transport(
-    dest: &Destination,
-    roots: &tls::Roots,
-    proxy: Option<&proxy::Proxy>,
-    insecure: bool,
-    timeout: StepTimeout,
-) -> Transport {
-    select_transport_via(dest, roots, tls::Route::via(proxy), insecure, timeout)
-}
-
-/// [`select_transport`] over a given route: a guarded scan inspects TLS on its pinned
-/// addresses (`tls::Route::Pinned`).
-pub fn select_transport_via(
     dest: &Destination,
     roots: &tls::Roots,
     route: tls::Route,
