@@ -314,7 +314,9 @@ impl RedisStore {
 
     /// An idle connection, or a new one (connecting within `timeout`).
     fn take(&self, timeout: Duration) -> StoreResult<Connection> {
-        match self.idle().pop() {
+        // The pool is locked for the pop only, never while connecting.
+        let idle = self.idle().pop();
+        match idle {
             Some(connection) if connection.is_open() => Ok(connection),
             _ => self.connect(timeout).map_err(|e| self.error(e)),
         }
