@@ -79,19 +79,13 @@ pub fn probe(host: &str, port: u16, route: &Route, timeout: Duration) -> LegacyT
         },
         Ok(picked) => (Ok(picked == Some(TLS1_0)), Ok(false)),
     };
-    let mut errors = Vec::new();
-    let mut outcome = |name: &str, result: Result<bool, String>| match result {
-        Ok(accepted) => Some(accepted),
-        Err(why) => {
-            errors.push(format!("{name}: {why}"));
-            None
-        }
-    };
-    let tls1_0 = outcome("TLS 1.0", tls1_0);
-    let tls1_1 = outcome("TLS 1.1", tls1_1);
+    let errors: Vec<String> = [("TLS 1.0", &tls1_0), ("TLS 1.1", &tls1_1)]
+        .iter()
+        .filter_map(|(name, result)| Some(format!("{name}: {}", result.as_ref().err()?)))
+        .collect();
     LegacyTls {
-        tls1_0,
-        tls1_1,
+        tls1_0: tls1_0.ok(),
+        tls1_1: tls1_1.ok(),
         error: (!errors.is_empty()).then(|| errors.join("; ")),
     }
 }

@@ -547,13 +547,12 @@ impl io::Write for Until<'_> {
     /// What we send (a ClientHello, a request head, a sign-in form) fits in the socket's
     /// buffer: a write does not wait on the peer, so one timeout of what is left is enough.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let left = match self.deadline {
-            None => None,
-            Some(deadline) => match deadline.saturating_duration_since(Instant::now()) {
-                left if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
-                left => Some(left),
-            },
-        };
+        let left = self
+            .deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
         self.sock.set_write_timeout(left)?;
         self.sock.write(buf)
     }
