@@ -298,18 +298,11 @@ impl Exporter {
                 started
             }
         };
-        let until = first_round + self.first_wait;
-        while state.last.is_none() {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            state = self
-                .completed
-                .wait_timeout(state, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let left = (first_round + self.first_wait).saturating_duration_since(Instant::now());
+        let (state, _) = self
+            .completed
+            .wait_timeout_while(state, left, |state| state.last.is_none())
+            .unwrap_or_else(|p| p.into_inner());
         let own = self.own_metrics(&state);
         match &state.last {
             Some(round) => round.text.clone() + &own,

@@ -209,21 +209,14 @@ impl Job {
 
     /// The result once the scan ends, or `None` after `limit`.
     fn wait(&self, limit: Duration) -> Option<Result<Arc<[u8]>, String>> {
-        let until = Instant::now() + limit;
-        let mut progress = lock(&self.progress);
-        loop {
-            if let Progress::Finished { outcome, .. } = &*progress {
-                return Some(outcome.clone());
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            progress = self
-                .changed
-                .wait_timeout(progress, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+        let running = |progress: &mut Progress| !matches!(progress, Progress::Finished { .. });
+        let (progress, _) = self
+            .changed
+            .wait_timeout_while(lock(&self.progress), limit, running)
+            .unwrap_or_else(|e| e.into_inner());
+        match &*progress {
+            Progress::Finished { outcome, .. } => Some(outcome.clone()),
+            _ => None,
         }
     }
 
