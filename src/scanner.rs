@@ -203,12 +203,7 @@ impl<'a> Scanner<'a> {
         if targets.len() == 1 {
             return Ok(vec![self.scan(&targets[0])?]);
         }
-        let workers = self.config.concurrency.min(targets.len());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(workers)
-            .thread_name(|i| format!("host-worker-{i}"))
-            .build()
-            .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+        let pool = host_workers(self.config.concurrency.min(targets.len()), "host-worker")?;
         let results: Vec<Result<ScanResult, String>> = pool.install(|| {
             use rayon::prelude::*;
             targets.par_iter().map(|t| self.scan(t)).collect()
@@ -532,6 +527,15 @@ impl<'a> Scanner<'a> {
             }
         }
     }
+}
+
+/// A pool of `workers` threads that scan one host each, named `{name}-{i}`.
+pub fn host_workers(workers: usize, name: &'static str) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {workers} host workers: {e}"))
 }
 
 /// Says with `--debug` where a feed answer came from.

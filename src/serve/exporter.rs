@@ -114,11 +114,7 @@ fn serve(settings: Settings) -> Result<(), String> {
         )
     })?;
     let workers = settings.scan.concurrency.min(settings.targets.len()).max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .thread_name(|i| format!("exporter-host-{i}"))
-        .build()
-        .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+    let pool = crate::scanner::host_workers(workers, "exporter-host")?;
     let settings = Arc::new(settings);
     announce(&settings, server.local_addr());
     let exporter = Exporter::new(
