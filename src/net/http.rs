@@ -504,11 +504,14 @@ fn agent(
     };
     // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
-    let connector =
-        ().chain(super::connector::OwnConnections::new(tls, handed))
-            .chain(ConnectProxyConnector::default())
-            .chain(TcpConnector::default())
-            .chain(super::connector::SlicedWaits);
+    let connector = ()
+        .chain(super::connector::OwnConnections {
+            tls,
+            handed: std::sync::Mutex::new(handed),
+        })
+        .chain(ConnectProxyConnector::default())
+        .chain(TcpConnector::default())
+        .chain(super::connector::SlicedWaits);
     Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 
