@@ -475,13 +475,10 @@ fn agent(
 ) -> Result<ureq::Agent, String> {
     use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
-    let proxy = match &options.proxy {
-        // Pinned connections go to the pinned addresses, never to a proxy that would resolve
-        // the name itself.
-        Some(_) if options.pin.is_some() => None,
-        Some(url) => Some(super::proxy::for_ureq(url)?),
-        None => None,
-    };
+    // Pinned connections go to the pinned addresses, never to a proxy that would resolve the
+    // name itself.
+    let proxy = options.proxy.as_deref().filter(|_| options.pin.is_none());
+    let proxy = proxy.map(super::proxy::for_ureq).transpose()?;
     let config = ureq::config::Config::builder()
         .proxy(proxy)
         .http_status_as_error(false)
