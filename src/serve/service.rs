@@ -507,15 +507,12 @@ pub fn new_uuid() -> Result<String, String> {
         .map_err(|e| format!("cannot read /dev/urandom for a uuid: {e}"))?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex = crate::text::hex(&b);
-    let groups = [
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..],
-    ];
-    Ok(groups.join("-"))
+    // 8-4-4-4-12 hex digits: the dashes go in from the last.
+    let mut uuid = crate::text::hex(&b);
+    for at in [20, 16, 12, 8] {
+        uuid.insert(at, '-');
+    }
+    Ok(uuid)
 }
 
 /// Every route of the service. `/api/` routes need the token when one is configured.
