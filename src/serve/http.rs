@@ -742,18 +742,17 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
     }
     let mut body = vec![0u8; length];
     let body_until = Instant::now() + limits.body_deadline;
+    let late = || bad(408, "timeout", "the body did not arrive in time");
     let mut filled = 0;
     while filled < length {
         if Instant::now() >= body_until {
-            return Err(bad(408, "timeout", "the body did not arrive in time"));
+            return Err(late());
         }
         match reader.read(&mut body[filled..]) {
             Ok(0) => return Err(bad(400, "incomplete", "the body ended early")),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if timed_out(&e) => {
-                return Err(bad(408, "timeout", "the body did not arrive in time"));
-            }
+            Err(e) if timed_out(&e) => return Err(late()),
             Err(_) => return Err(Unreadable::Gone),
         }
     }
