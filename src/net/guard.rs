@@ -217,11 +217,11 @@ pub fn shown(ip: IpAddr) -> String {
 /// Picks the address a webhook connects to among the resolved ones: the first allowed one.
 /// With `allow_private` every address is allowed. `Err` names the refused addresses and the fix.
 pub fn choose(name: &str, addresses: &[IpAddr], allow_private: bool) -> Result<IpAddr, String> {
+    let Some(&first) = addresses.first() else {
+        return Err(format!("{name} resolves to no address"));
+    };
     if allow_private {
-        return addresses
-            .first()
-            .copied()
-            .ok_or_else(|| format!("{name} resolves to no address"));
+        return Ok(first);
     }
     if let Some(ip) = addresses.iter().find(|ip| blocked(**ip).is_none()) {
         return Ok(*ip);
@@ -237,9 +237,6 @@ pub fn choose(name: &str, addresses: &[IpAddr], allow_private: bool) -> Result<I
             )
         })
         .collect();
-    if refused.is_empty() {
-        return Err(format!("{name} resolves to no address"));
-    }
     Err(format!(
         "destination {name} refused: {}; pass --allow-private-webhooks to deliver to private, \
          loopback or link-local receivers",
