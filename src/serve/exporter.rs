@@ -335,10 +335,7 @@ impl Exporter {
     fn rounds(self: Arc<Self>) {
         loop {
             let started = Instant::now();
-            {
-                let mut state = self.lock();
-                state.in_flight = vec![None; self.settings.targets.len()];
-            }
+            self.lock().in_flight = vec![None; self.settings.targets.len()];
             let done = |i: usize, result: ScanResult| {
                 if let Some(slot) = self.lock().in_flight.get_mut(i) {
                     *slot = Some(result);
