@@ -362,7 +362,7 @@ impl RedisStore {
         Ok(changed == 1)
     }
 
-    fn error(&self, e: redis::RedisError) -> StoreError {
+    fn error(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError(format!("store {}: {e}", self.shown))
     }
 
@@ -443,8 +443,7 @@ impl Fields<'_> {
 
 impl Store for RedisStore {
     fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
-        let request = serde_json::to_string(&record.request)
-            .map_err(|e| StoreError(format!("store {}: {e}", self.shown)))?;
+        let request = serde_json::to_string(&record.request).map_err(|e| self.error(e))?;
         let text = |v: Option<i64>| v.map(|v| v.to_string());
         // The hash's fields; one without a value is left out.
         let fields = [
@@ -552,12 +551,7 @@ impl Store for RedisStore {
             }
             invocation.invoke(con)
         })?;
-        let bad = || {
-            StoreError(format!(
-                "store {}: a malformed admission answer",
-                self.shown
-            ))
-        };
+        let bad = || self.error("a malformed admission answer");
         let (&paused, full) = answer.split_first().ok_or_else(bad)?;
         Ok(Admission {
             paused_until: (paused >= 0).then_some(paused),
