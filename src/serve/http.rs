@@ -151,7 +151,10 @@ pub struct Response {
 /// Writes a streamed body on the worker that serves the request, after the head has been
 /// sent. Every write is bounded by the server's I/O deadline; an `Err` (the client went
 /// away) ends the answer.
-pub struct Stream(Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>);
+pub struct Stream(Box<Produce>);
+
+/// What a [`Stream`] runs: it writes the body to the connection.
+pub type Produce = dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send;
 
 impl Stream {
     /// The same body, keeping `held` (a client's seat) until it is written.
