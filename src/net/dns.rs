@@ -810,18 +810,16 @@ fn query_udp(
         SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let socket = UdpSocket::bind(local).map_err(|e| format!("DNS over UDP: {e}"))?;
-    socket
-        .connect(server)
-        .map_err(|e| format!("DNS server {server}: {e}"))?;
+    let local_error = |e: std::io::Error| format!("DNS over UDP: {e}");
+    let server_error = |e: std::io::Error| format!("DNS server {server}: {e}");
+    let socket = UdpSocket::bind(local).map_err(local_error)?;
+    socket.connect(server).map_err(server_error)?;
     let mut buf = vec![0u8; MAX_UDP_ANSWER + 1];
     let mut resend_at = Instant::now();
     loop {
         let now = Instant::now();
         if now >= resend_at {
-            socket
-                .send(packet)
-                .map_err(|e| format!("DNS server {server}: {e}"))?;
+            socket.send(packet).map_err(server_error)?;
             resend_at = now + RESEND_AFTER;
         }
         let Some(left) = remaining(deadline) else {
@@ -832,9 +830,7 @@ fn query_udp(
                 .saturating_duration_since(now)
                 .max(Duration::from_millis(1)),
         );
-        socket
-            .set_read_timeout(Some(wait))
-            .map_err(|e| format!("DNS over UDP: {e}"))?;
+        socket.set_read_timeout(Some(wait)).map_err(local_error)?;
         match socket.recv(&mut buf) {
             Ok(n) if n > MAX_UDP_ANSWER => continue,
             Ok(n) => match parse_response(&buf[..n], id, question) {
@@ -848,7 +844,7 @@ fn query_udp(
                     "the DNS server {server} refused the query (port closed)"
                 ));
             }
-            Err(e) => return Err(format!("DNS server {server}: {e}")),
+            Err(e) => return Err(server_error(e)),
         }
     }
 }
