@@ -286,9 +286,7 @@ impl RedisStore {
     }
 
     fn key(&self, parts: &[&str]) -> String {
-        let mut key = self.prefix.clone();
-        key.push_str(&parts.join(":"));
-        key
+        format!("{}{}", self.prefix, parts.join(":"))
     }
 
     fn record_prefix(&self) -> String {
