@@ -151,10 +151,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         scan_workers: settings.scan.concurrency.max(1),
         wait_limit: settings.time_budget + WAIT_MARGIN,
     };
-    let warnings = settings.warnings.clone();
-    let settings = Arc::new(settings);
-    let service = Service::start(config, pipeline(settings));
-    super::announce_listening(&warnings, server.local_addr());
+    // Said once bound: a request sent now waits in the listener's queue until the workers run.
+    super::announce_listening(&settings.warnings, server.local_addr());
+    let service = Service::start(config, pipeline(Arc::new(settings)));
     let same_host = super::http::SameHost::of(server.local_addr(), None);
     server.run(
         HTTP_WORKERS,
