@@ -68,9 +68,8 @@ pub fn probe(host: &str, port: u16, route: &Route, timeout: Duration) -> LegacyT
     let (tls1_0, tls1_1) = match probe_version(host, port, route, TLS1_1, deadline) {
         Err(why) => {
             return LegacyTls {
-                tls1_0: None,
-                tls1_1: None,
                 error: Some(why),
+                ..LegacyTls::default()
             };
         }
         Ok(Some(TLS1_1)) => match probe_version(host, port, route, TLS1_0, deadline) {
