@@ -125,20 +125,16 @@ pub fn select_transport(
         .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
     match inspected {
         Ok((endpoint_tls, handshake)) => {
-            let (verification, https) = match (&handshake.trust, insecure) {
-                (Ok(by), false) => (
-                    match by {
-                        tls::TrustedBy::PublicRoots => Verification::PublicRoots,
-                        tls::TrustedBy::PrivateCa => {
-                            Verification::PrivateCa(roots.private_der.clone())
-                        }
-                    },
-                    HttpsObservation::Verified(handshake),
-                ),
-                _ => (
-                    Verification::Disabled,
-                    HttpsObservation::Unverified(handshake),
-                ),
+            let verification = match (&handshake.trust, insecure) {
+                (Ok(tls::TrustedBy::PublicRoots), false) => Verification::PublicRoots,
+                (Ok(tls::TrustedBy::PrivateCa), false) => {
+                    Verification::PrivateCa(roots.private_der.clone())
+                }
+                _ => Verification::Disabled,
+            };
+            let https = match verification {
+                Verification::Disabled => HttpsObservation::Unverified(handshake),
+                _ => HttpsObservation::Verified(handshake),
             };
             endpoint_tls.require(verification.requirement());
             Transport {
