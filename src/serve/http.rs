@@ -831,19 +831,17 @@ fn percent_decode(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
+        // The byte two hex digits after `i` stand for, if they do.
+        let escaped = bytes
+            .get(i + 1..i + 3)
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match (bytes[i], escaped) {
+            (b'+', _) => out.push(b' '),
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 2;
             }
-            b => out.push(b),
+            (b, _) => out.push(b),
         }
         i += 1;
     }
