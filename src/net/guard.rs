@@ -343,22 +343,20 @@ impl Pins {
     /// The addresses of `host` with `port`: the pinned ones for the pinned name, the literal
     /// itself when it is one of them; an error for anything else (no lookup is ever made).
     pub fn lookup(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        if !self.covers(host) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{host} is not {}, the only host this connection may reach",
+                    self.name
+                ),
+            ));
+        }
+        // The pinned name gives every address; a literal among them gives itself.
         let wanted = key(host);
-        let ips: Vec<IpAddr> = if wanted == self.name {
-            self.addresses.clone()
-        } else {
-            match wanted.parse::<IpAddr>() {
-                Ok(ip) if self.addresses.contains(&ip) => vec![ip],
-                _ => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        format!(
-                            "{host} is not {}, the only host this connection may reach",
-                            self.name
-                        ),
-                    ));
-                }
-            }
+        let ips = match wanted.parse::<IpAddr>() {
+            Ok(ip) if wanted != self.name => vec![ip],
+            _ => self.addresses.clone(),
         };
         if ips.is_empty() {
             return Err(io::Error::new(
