@@ -435,15 +435,13 @@ fn read_body(mut reader: impl Read, keep: Keep) -> std::io::Result<Streamed> {
         let read = &chunk[..within];
         hasher.update(read);
         let wanted = budget.saturating_sub(kept.len()).min(read.len());
-        if wanted > 0 {
-            // Grown by doubling but never past the budget.
-            if kept.capacity() - kept.len() < wanted {
-                // At least what is needed (wanted <= budget - len), at most the budget.
-                let target = (kept.capacity() * 2).max(kept.len() + wanted).min(budget);
-                kept.reserve_exact(target - kept.len());
-            }
-            kept.extend_from_slice(&read[..wanted]);
+        // Grown by doubling but never past the budget.
+        if kept.capacity() - kept.len() < wanted {
+            // At least what is needed (wanted <= budget - len), at most the budget.
+            let target = (kept.capacity() * 2).max(kept.len() + wanted).min(budget);
+            kept.reserve_exact(target - kept.len());
         }
+        kept.extend_from_slice(&read[..wanted]);
         length += within as u64;
         if n > within {
             truncated = true;
