@@ -658,17 +658,16 @@ fn json_body(body: &[u8]) -> Result<Vec<(String, String)>, Response> {
     let Value::Object(members) = value else {
         return Err(bad("the body must be a JSON object: {\"url\": \"<host>\"}"));
     };
-    let mut given = Vec::new();
-    for (name, value) in members {
-        match value {
-            Value::String(text) => given.push((name, text)),
+    members
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => Ok((name, text)),
             _ => {
                 let shown: String = name.chars().take(40).collect();
-                return Err(bad(&format!("member {shown:?} must be a string")));
+                Err(bad(&format!("member {shown:?} must be a string")))
             }
-        }
-    }
-    Ok(given)
+        })
+        .collect()
 }
 
 #[cfg(test)]
