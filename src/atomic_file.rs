@@ -9,6 +9,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -16,16 +17,11 @@ use std::time::{Duration, SystemTime};
 /// Creates `dir` and its parents, the new ones readable by the operator only (0700): what
 /// lands in it (the feed cache, the state of the update check and the web store) is theirs.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-    }
-    #[cfg(not(unix))]
-    fs::create_dir_all(dir)
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// Leftovers older than this are removed even where a process cannot be looked up.
@@ -130,15 +126,8 @@ impl Drop for Staged {
 }
 
 /// The rename survives a crash once the directory entry is flushed too.
-#[cfg(unix)]
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
-}
-
-/// Directories cannot be opened for syncing here; the rename is as durable as it gets.
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    Ok(())
 }
 
 /// Unique temporary names within one process; the process id separates processes.
@@ -157,16 +146,12 @@ fn create_temp(dir: &Path, name: &str, mode: u32) -> io::Result<(PathBuf, File)>
             temp_prefix(name),
             std::process::id()
         ));
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(mode);
-        }
-        #[cfg(not(unix))]
-        let _ = mode;
-        match options.open(&temp) {
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&temp);
+        match opened {
             Ok(file) => return Ok((temp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),

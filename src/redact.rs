@@ -93,13 +93,11 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
     ordered.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
     let mut out = text.to_string();
     for secret in ordered {
-        if out.contains(&secret.value) {
-            out = out.replace(&secret.value, &secret.label);
-        }
+        out = out.replace(&secret.value, &secret.label);
         // JSON output escapes `"` and `\`; catch the escaped form too.
         let escaped = serde_json::to_string(&secret.value).unwrap_or_default();
         let escaped = escaped.trim_matches('"');
-        if escaped != secret.value && out.contains(escaped) {
+        if escaped != secret.value {
             out = out.replace(escaped, &secret.label);
         }
     }
@@ -116,10 +114,9 @@ pub fn install(secrets: Vec<Secret>) {
 
 /// [`redact`] with the installed secrets; text passes unchanged before [`install`].
 pub fn apply(text: &str) -> String {
-    match INSTALLED.get() {
-        Some(secrets) => redact(text, secrets),
-        None => text.to_string(),
-    }
+    INSTALLED
+        .get()
+        .map_or_else(|| text.to_string(), |secrets| redact(text, secrets))
 }
 
 #[cfg(test)]

@@ -53,10 +53,7 @@ impl RenewedMemory {
 
     /// The memory of the current window (a new one once the window has passed).
     pub fn current(&self) -> Arc<Memory> {
-        let mut current = match self.current.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if current.0.elapsed() >= self.window {
             *current = (Instant::now(), Arc::new(Memory::default()));
         }
@@ -206,12 +203,7 @@ impl<'a> Scanner<'a> {
         if targets.len() == 1 {
             return Ok(vec![self.scan(&targets[0])?]);
         }
-        let workers = self.config.concurrency.min(targets.len());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(workers)
-            .thread_name(|i| format!("host-worker-{i}"))
-            .build()
-            .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+        let pool = host_workers(self.config.concurrency.min(targets.len()), "host-worker")?;
         let results: Vec<Result<ScanResult, String>> = pool.install(|| {
             use rayon::prelude::*;
             targets.par_iter().map(|t| self.scan(t)).collect()
@@ -322,7 +314,7 @@ impl<'a> Scanner<'a> {
             Some(pins) => tls::Route::Pinned(pins.clone()),
             None => tls::Route::via(self.proxy.as_ref()),
         };
-        let transport = net::select_transport_via(
+        let transport = net::select_transport(
             dest,
             &self.roots,
             route,
@@ -513,29 +505,37 @@ impl<'a> Scanner<'a> {
         match answer {
             Ok(answer) => {
                 log_origin("release feed", &answer.origin);
-                match answer.origin {
-                    Origin::Stale { fetched, error } => UpdateInputs {
-                        feed: Some(answer.value),
-                        feed_error: Some(format!("release feed unavailable: {error}")),
-                        cached_at: Some(Now(fetched).stamp()),
-                    },
-                    _ => UpdateInputs {
-                        feed: Some(answer.value),
-                        feed_error: None,
-                        cached_at: None,
-                    },
+                let (feed_error, cached_at) = match answer.origin {
+                    Origin::Stale { fetched, error } => (
+                        Some(format!("release feed unavailable: {error}")),
+                        Some(Now(fetched).stamp()),
+                    ),
+                    _ => (None, None),
+                };
+                UpdateInputs {
+                    feed: Some(answer.value),
+                    feed_error,
+                    cached_at,
                 }
             }
             Err(e) => {
                 debug_log(&format!("release feed: {e}"));
                 UpdateInputs {
-                    feed: None,
                     feed_error: Some(format!("release feed unavailable: {e}")),
-                    cached_at: None,
+                    ..UpdateInputs::default()
                 }
             }
         }
     }
+}
+
+/// A pool of `workers` threads that scan one host each, named `{name}-{i}`.
+pub fn host_workers(workers: usize, name: &'static str) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {workers} host workers: {e}"))
 }
 
 /// Says with `--debug` where a feed answer came from.

@@ -268,24 +268,16 @@ fn parse_authority(
                 "brackets are only for IPv6 addresses, e.g. [2001:db8::1] or [fe80::1%25eth0]",
             )
         })?;
-        let zone = match zone {
-            None => None,
-            Some(z)
-                if !z.is_empty()
-                    && z.len() <= 64
-                    && z.chars().all(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-')
-                    }) =>
-            {
-                Some(z.to_string())
-            }
-            Some(_) => {
-                return Err(fail(
-                    "the IPv6 zone is not an interface name or number",
-                    "write [fe80::1%25eth0] (the interface after %25)",
-                ));
-            }
+        let interface = |z: &str| {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-');
+            !z.is_empty() && z.len() <= 64 && z.chars().all(allowed)
         };
+        if zone.is_some_and(|z| !interface(z)) {
+            return Err(fail(
+                "the IPv6 zone is not an interface name or number",
+                "write [fe80::1%25eth0] (the interface after %25)",
+            ));
+        }
         let after = &bracketed[close + 1..];
         let port = match after.strip_prefix(':') {
             Some(port) => Some(parse_port(port, fail)?),
@@ -297,7 +289,7 @@ fn parse_authority(
                 ));
             }
         };
-        return Ok((HostName::Ipv6(addr), zone, port));
+        return Ok((HostName::Ipv6(addr), zone.map(str::to_string), port));
     }
 
     let (host, port) = match authority.matches(':').count() {

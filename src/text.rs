@@ -46,11 +46,9 @@ pub fn base64(bytes: &[u8]) -> String {
         ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
+            // A chunk of k bytes gives k + 1 digits, then padding.
+            let digit = ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char;
+            out.push(if i <= chunk.len() { digit } else { '=' });
         }
     }
     out

@@ -632,7 +632,7 @@ fn measure(
             let transport = net::select_transport(
                 &dest,
                 access.roots,
-                access.proxy,
+                tls::Route::via(access.proxy),
                 config.insecure,
                 options.timeout,
             );

@@ -24,17 +24,8 @@ use ureq::unversioned::transport::{
 /// always goes where the request does.
 #[derive(Debug)]
 pub struct OwnConnections {
-    tls: Option<EndpointTls>,
-    handed: Mutex<Option<TcpStream>>,
-}
-
-impl OwnConnections {
-    pub fn new(tls: Option<EndpointTls>, handed: Option<TcpStream>) -> OwnConnections {
-        OwnConnections {
-            tls,
-            handed: Mutex::new(handed),
-        }
-    }
+    pub tls: Option<EndpointTls>,
+    pub handed: Mutex<Option<TcpStream>>,
 }
 
 impl<In: Transport> Connector<In> for OwnConnections {
@@ -69,7 +60,14 @@ impl<In: Transport> Connector<In> for OwnConnections {
             let _ = stream.set_nodelay(true);
             Carried::Plain(stream)
         };
-        Ok(Some(Either::B(Wire::new(details, carried))))
+        let buffers = LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        );
+        Ok(Some(Either::B(Wire {
+            buffers,
+            stream: carried,
+        })))
     }
 }
 
@@ -84,18 +82,6 @@ enum Carried {
     Plain(TcpStream),
     // Boxed: rustls's connection state is a kilobyte, a TCP stream a file descriptor.
     Tls(Box<TlsStream>),
-}
-
-impl Wire {
-    fn new(details: &ConnectionDetails, stream: Carried) -> Wire {
-        Wire {
-            buffers: LazyBuffers::new(
-                details.config.input_buffer_size(),
-                details.config.output_buffer_size(),
-            ),
-            stream,
-        }
-    }
 }
 
 impl std::fmt::Debug for Wire {

@@ -126,11 +126,7 @@ const EDNS_DO: u16 = 0x8000;
 const DNSKEY_PROTOCOL: u8 = 3;
 
 const RCODE_NOERROR: u16 = 0;
-const RCODE_FORMERR: u16 = 1;
-const RCODE_SERVFAIL: u16 = 2;
 const RCODE_NXDOMAIN: u16 = 3;
-const RCODE_NOTIMP: u16 = 4;
-const RCODE_REFUSED: u16 = 5;
 const RCODE_BADVERS: u16 = 16;
 
 /// Why a lookup had no server to ask.
@@ -216,39 +212,38 @@ pub fn lookup_caa(name: &str, server: Option<SocketAddr>, timeout: Duration) -> 
     let Some(server) = server else {
         return CaaLookup::Failed(NO_SERVER.into());
     };
-    let deadline = Instant::now() + timeout;
+    caa_of(&name, server, Instant::now() + timeout).unwrap_or_else(CaaLookup::Failed)
+}
+
+fn caa_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<CaaLookup, String> {
     let labels: Vec<&str> = name.split('.').collect();
     for (asked, start) in (0..labels.len()).enumerate() {
         let candidate = labels[start..].join(".");
         if asked == MAX_QUERIES {
-            return CaaLookup::Failed(format!(
+            return Err(format!(
                 "gave up after {MAX_QUERIES} queries before reaching {candidate}"
             ));
         }
         let question = Question::new(&candidate, TYPE_CAA, false);
-        let answer = match query(&question, server, deadline) {
-            Ok(answer) => answer,
-            Err(reason) => return CaaLookup::Failed(reason),
-        };
+        let answer = query(&question, server, deadline)?;
         match answer.rcode {
             RCODE_NOERROR => {
                 // Of any owner: a CNAME chain ends at its target.
-                let caa = match answer.records(TYPE_CAA, None, parse_caa) {
-                    Ok(caa) => caa,
-                    Err(why) => return CaaLookup::Failed(malformed(server, &question, &why)),
-                };
-                if !caa.is_empty() {
-                    return CaaLookup::Records {
+                let records = answer
+                    .records(TYPE_CAA, None, parse_caa)
+                    .map_err(|why| malformed(server, &question, &why))?;
+                if !records.is_empty() {
+                    return Ok(CaaLookup::Records {
                         owner: candidate,
-                        records: caa,
-                    };
+                        records,
+                    });
                 }
             }
             RCODE_NXDOMAIN => {}
-            rcode => return CaaLookup::Failed(refused(server, &question, rcode)),
+            rcode => return Err(refused(server, &question, rcode)),
         }
     }
-    CaaLookup::NoRecords
+    Ok(CaaLookup::NoRecords)
 }
 
 /// Whether the zone holding `name` is signed and securely delegated, asking `server`, all
@@ -264,11 +259,8 @@ pub fn lookup_dnssec(name: &str, server: Option<SocketAddr>, timeout: Duration) 
     let Some(server) = server else {
         return DnssecLookup::Failed(NO_SERVER.into());
     };
-    let deadline = Instant::now() + timeout;
-    match dnssec_of(&name, server, deadline) {
-        Ok(zone) => DnssecLookup::Zone(zone),
-        Err(reason) => DnssecLookup::Failed(reason),
-    }
+    dnssec_of(&name, server, Instant::now() + timeout)
+        .map_or_else(DnssecLookup::Failed, DnssecLookup::Zone)
 }
 
 fn dnssec_of(name: &str, server: SocketAddr, deadline: Instant) -> Result<DnssecZone, String> {
@@ -380,14 +372,14 @@ fn normalize(name: &str) -> Option<String> {
 }
 
 fn rcode_name(rcode: u16) -> String {
-    match rcode {
-        RCODE_FORMERR => "FORMERR".into(),
-        RCODE_SERVFAIL => "SERVFAIL".into(),
-        RCODE_NXDOMAIN => "NXDOMAIN".into(),
-        RCODE_NOTIMP => "NOTIMP".into(),
-        RCODE_REFUSED => "REFUSED".into(),
-        RCODE_BADVERS => "BADVERS".into(),
-        other => format!("RCODE {other}"),
+    // The names of RFC 1035 (codes 0 to 5) and RFC 6891.
+    const NAMES: [&str; 6] = [
+        "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED",
+    ];
+    match NAMES.get(usize::from(rcode)) {
+        Some(name) => name.to_string(),
+        None if rcode == RCODE_BADVERS => "BADVERS".into(),
+        None => format!("RCODE {rcode}"),
     }
 }
 
@@ -732,14 +724,11 @@ fn key_tag(rdata: &[u8]) -> u16 {
             _ => 0,
         };
     }
-    let mut sum: u32 = 0;
-    for (i, &byte) in rdata.iter().enumerate() {
-        sum += if i % 2 == 0 {
-            u32::from(byte) << 8
-        } else {
-            u32::from(byte)
-        };
-    }
+    let mut sum: u32 = rdata
+        .iter()
+        .enumerate()
+        .map(|(i, &byte)| u32::from(byte) << if i % 2 == 0 { 8 } else { 0 })
+        .sum();
     sum += (sum >> 16) & 0xFFFF;
     (sum & 0xFFFF) as u16
 }
@@ -784,29 +773,24 @@ fn query(question: &Question, server: SocketAddr, deadline: Instant) -> Result<A
     }
 }
 
+/// How messages name what was asked: `the CAA records of example.com`.
+impl std::fmt::Display for Question<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the {} records of {}", type_name(self.qtype), self.name)
+    }
+}
+
 fn malformed(server: SocketAddr, question: &Question, why: &str) -> String {
-    format!(
-        "malformed DNS answer from {server} for the {} records of {}: {why}",
-        type_name(question.qtype),
-        question.name
-    )
+    format!("malformed DNS answer from {server} for {question}: {why}")
 }
 
 fn timed_out(server: SocketAddr, question: &Question) -> String {
-    format!(
-        "no answer from the DNS server {server} for the {} records of {} in time",
-        type_name(question.qtype),
-        question.name
-    )
+    format!("no answer from the DNS server {server} for {question} in time")
 }
 
 fn refused(server: SocketAddr, question: &Question, rcode: u16) -> String {
-    format!(
-        "the DNS server {server} answered {} for the {} records of {}",
-        rcode_name(rcode),
-        type_name(question.qtype),
-        question.name
-    )
+    let rcode = rcode_name(rcode);
+    format!("the DNS server {server} answered {rcode} for {question}")
 }
 
 fn remaining(deadline: Instant) -> Option<Duration> {
@@ -826,18 +810,16 @@ fn query_udp(
         SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let socket = UdpSocket::bind(local).map_err(|e| format!("DNS over UDP: {e}"))?;
-    socket
-        .connect(server)
-        .map_err(|e| format!("DNS server {server}: {e}"))?;
+    let local_error = |e: std::io::Error| format!("DNS over UDP: {e}");
+    let server_error = |e: std::io::Error| format!("DNS server {server}: {e}");
+    let socket = UdpSocket::bind(local).map_err(local_error)?;
+    socket.connect(server).map_err(server_error)?;
     let mut buf = vec![0u8; MAX_UDP_ANSWER + 1];
     let mut resend_at = Instant::now();
     loop {
         let now = Instant::now();
         if now >= resend_at {
-            socket
-                .send(packet)
-                .map_err(|e| format!("DNS server {server}: {e}"))?;
+            socket.send(packet).map_err(server_error)?;
             resend_at = now + RESEND_AFTER;
         }
         let Some(left) = remaining(deadline) else {
@@ -848,9 +830,7 @@ fn query_udp(
                 .saturating_duration_since(now)
                 .max(Duration::from_millis(1)),
         );
-        socket
-            .set_read_timeout(Some(wait))
-            .map_err(|e| format!("DNS over UDP: {e}"))?;
+        socket.set_read_timeout(Some(wait)).map_err(local_error)?;
         match socket.recv(&mut buf) {
             Ok(n) if n > MAX_UDP_ANSWER => continue,
             Ok(n) => match parse_response(&buf[..n], id, question) {
@@ -864,7 +844,7 @@ fn query_udp(
                     "the DNS server {server} refused the query (port closed)"
                 ));
             }
-            Err(e) => return Err(format!("DNS server {server}: {e}")),
+            Err(e) => return Err(server_error(e)),
         }
     }
 }
@@ -885,9 +865,7 @@ fn query_tcp(
     };
     let left = remaining(deadline).ok_or_else(|| timed_out(server, question))?;
     let mut stream = TcpStream::connect_timeout(&server, left).map_err(io_error)?;
-    let mut framed = Vec::with_capacity(packet.len() + 2);
-    framed.extend_from_slice(&(packet.len() as u16).to_be_bytes());
-    framed.extend_from_slice(packet);
+    let framed = [&(packet.len() as u16).to_be_bytes()[..], packet].concat();
     let left = remaining(deadline).ok_or_else(|| timed_out(server, question))?;
     stream.set_write_timeout(Some(left)).map_err(io_error)?;
     stream.write_all(&framed).map_err(io_error)?;
@@ -915,6 +893,9 @@ fn read_full(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const RCODE_SERVFAIL: u16 = 2;
+    const RCODE_REFUSED: u16 = 5;
     use std::net::TcpListener;
     use std::sync::mpsc;
     use std::thread;

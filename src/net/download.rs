@@ -58,10 +58,7 @@ pub fn allowed(url: &str) -> Result<(), String> {
 pub fn shown(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let rest = rest.split(['?', '#']).next().unwrap_or("");
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let authority = authority.rsplit('@').next().unwrap_or("");
     if scheme.is_empty() {
         format!("{authority}{path}")

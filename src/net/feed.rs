@@ -67,13 +67,11 @@ pub fn fetch(
         request = request.header("Authorization", format!("Bearer {token}"));
     }
     let conditional = validators.filter(|v| !v.is_empty());
-    if let Some(v) = conditional {
-        if let Some(etag) = &v.etag {
-            request = request.header("If-None-Match", etag.as_str());
-        }
-        if let Some(date) = &v.last_modified {
-            request = request.header("If-Modified-Since", date.as_str());
-        }
+    if let Some(etag) = conditional.and_then(|v| v.etag.as_ref()) {
+        request = request.header("If-None-Match", etag.as_str());
+    }
+    if let Some(date) = conditional.and_then(|v| v.last_modified.as_ref()) {
+        request = request.header("If-Modified-Since", date.as_str());
     }
     let response = request.call().map_err(|e| format!("{url}: {e}"))?;
     let status = response.status().as_u16();

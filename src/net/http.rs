@@ -435,15 +435,13 @@ fn read_body(mut reader: impl Read, keep: Keep) -> std::io::Result<Streamed> {
         let read = &chunk[..within];
         hasher.update(read);
         let wanted = budget.saturating_sub(kept.len()).min(read.len());
-        if wanted > 0 {
-            // Grown by doubling but never past the budget.
-            if kept.capacity() - kept.len() < wanted {
-                // At least what is needed (wanted <= budget - len), at most the budget.
-                let target = (kept.capacity() * 2).max(kept.len() + wanted).min(budget);
-                kept.reserve_exact(target - kept.len());
-            }
-            kept.extend_from_slice(&read[..wanted]);
+        // Grown by doubling but never past the budget.
+        if kept.capacity() - kept.len() < wanted {
+            // At least what is needed (wanted <= budget - len), at most the budget.
+            let target = (kept.capacity() * 2).max(kept.len() + wanted).min(budget);
+            kept.reserve_exact(target - kept.len());
         }
+        kept.extend_from_slice(&read[..wanted]);
         length += within as u64;
         if n > within {
             truncated = true;
@@ -475,13 +473,10 @@ fn agent(
 ) -> Result<ureq::Agent, String> {
     use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
     // Set explicitly: ureq would otherwise read HTTP_PROXY / HTTPS_PROXY / ALL_PROXY.
-    let proxy = match &options.proxy {
-        // Pinned connections go to the pinned addresses, never to a proxy that would resolve
-        // the name itself.
-        Some(_) if options.pin.is_some() => None,
-        Some(url) => Some(super::proxy::for_ureq(url)?),
-        None => None,
-    };
+    // Pinned connections go to the pinned addresses, never to a proxy that would resolve the
+    // name itself.
+    let proxy = options.proxy.as_deref().filter(|_| options.pin.is_none());
+    let proxy = proxy.map(super::proxy::for_ureq).transpose()?;
     let config = ureq::config::Config::builder()
         .proxy(proxy)
         .http_status_as_error(false)
@@ -504,11 +499,14 @@ fn agent(
     };
     // HTTPS connections come from the endpoint's TLS; plain HTTP ones from ureq (through the
     // operator's proxy when there is one). Each connector passes on what an earlier one made.
-    let connector =
-        ().chain(super::connector::OwnConnections::new(tls, handed))
-            .chain(ConnectProxyConnector::default())
-            .chain(TcpConnector::default())
-            .chain(super::connector::SlicedWaits);
+    let connector = ()
+        .chain(super::connector::OwnConnections {
+            tls,
+            handed: std::sync::Mutex::new(handed),
+        })
+        .chain(ConnectProxyConnector::default())
+        .chain(TcpConnector::default())
+        .chain(super::connector::SlicedWaits);
     Ok(ureq::Agent::with_parts(config, connector, resolver))
 }
 

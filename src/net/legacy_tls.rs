@@ -8,7 +8,6 @@
 //! the client, so a refusal refuses both and a TLS 1.0 answer refuses 1.1. Only a server that
 //! picks TLS 1.1 needs a second hello, offering TLS 1.0 alone, on a connection of its own.
 
-use super::proxy::Proxy;
 use super::tls::{Route, TlsFailure};
 use std::io::{ErrorKind, Write};
 use std::net::TcpStream;
@@ -62,21 +61,15 @@ pub struct LegacyTls {
 /// versions (a healthy one) one in all.
 pub const CONNECTIONS: usize = 1;
 
-/// Probes TLS 1.0 and TLS 1.1 on `host:port` (through the operator's proxy when there is one),
-/// within `timeout`.
-pub fn probe(host: &str, port: u16, proxy: Option<&Proxy>, timeout: Duration) -> LegacyTls {
-    probe_via(host, port, &Route::via(proxy), timeout)
-}
-
-/// [`probe`] over a given route (a guarded scan's pinned addresses: `Route::Pinned`).
-pub fn probe_via(host: &str, port: u16, route: &Route, timeout: Duration) -> LegacyTls {
+/// Probes TLS 1.0 and TLS 1.1 on `host:port` over `route` (the operator's proxy, or a guarded
+/// scan's pinned addresses), within `timeout`.
+pub fn probe(host: &str, port: u16, route: &Route, timeout: Duration) -> LegacyTls {
     let deadline = Instant::now() + timeout;
     let (tls1_0, tls1_1) = match probe_version(host, port, route, TLS1_1, deadline) {
         Err(why) => {
             return LegacyTls {
-                tls1_0: None,
-                tls1_1: None,
                 error: Some(why),
+                ..LegacyTls::default()
             };
         }
         Ok(Some(TLS1_1)) => match probe_version(host, port, route, TLS1_0, deadline) {
@@ -85,19 +78,13 @@ pub fn probe_via(host: &str, port: u16, route: &Route, timeout: Duration) -> Leg
         },
         Ok(picked) => (Ok(picked == Some(TLS1_0)), Ok(false)),
     };
-    let mut errors = Vec::new();
-    let mut outcome = |name: &str, result: Result<bool, String>| match result {
-        Ok(accepted) => Some(accepted),
-        Err(why) => {
-            errors.push(format!("{name}: {why}"));
-            None
-        }
-    };
-    let tls1_0 = outcome("TLS 1.0", tls1_0);
-    let tls1_1 = outcome("TLS 1.1", tls1_1);
+    let errors: Vec<String> = [("TLS 1.0", &tls1_0), ("TLS 1.1", &tls1_1)]
+        .iter()
+        .filter_map(|(name, result)| Some(format!("{name}: {}", result.as_ref().err()?)))
+        .collect();
     LegacyTls {
-        tls1_0,
-        tls1_1,
+        tls1_0: tls1_0.ok(),
+        tls1_1: tls1_1.ok(),
         error: (!errors.is_empty()).then(|| errors.join("; ")),
     }
 }
@@ -550,7 +537,7 @@ mod tests {
         let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(&server_hello_record(TLS1_0));
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!(result.tls1_0, Some(true), "{result:?}");
         assert_eq!(result.tls1_1, Some(false), "{result:?}");
         assert_eq!(result.error, None);
@@ -562,7 +549,7 @@ mod tests {
         let (port, server) = fake_server(2, |s, offered| {
             let _ = s.write_all(&server_hello_record(offered));
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!(
             (result.tls1_0, result.tls1_1, result.error),
             (Some(true), Some(true), None)
@@ -579,7 +566,7 @@ mod tests {
                 let _ = s.write_all(&[21, 3, 1, 0, 2, 2, 70]);
             }
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!((result.tls1_0, result.tls1_1), (Some(false), Some(true)));
         assert_eq!(offered(&server.join().unwrap()), [TLS1_1, TLS1_0]);
     }
@@ -589,7 +576,7 @@ mod tests {
         let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(&[21, 3, 3, 0, 2, 2, 70]);
         });
-        let result = probe("localhost", port, None, Duration::from_secs(5));
+        let result = probe("localhost", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!(
             result,
             LegacyTls {
@@ -606,7 +593,7 @@ mod tests {
         let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(&server_hello_record(0x0303));
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!((result.tls1_0, result.tls1_1), (Some(false), Some(false)));
         server.join().unwrap();
     }
@@ -616,7 +603,7 @@ mod tests {
         let (port, server) = fake_server(1, |s, _| {
             let _ = s.shutdown(std::net::Shutdown::Both);
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!((result.tls1_0, result.tls1_1), (Some(false), Some(false)));
         server.join().unwrap();
     }
@@ -633,7 +620,12 @@ mod tests {
             drop(held);
         });
         let started = Instant::now();
-        let result = probe("127.0.0.1", port, None, Duration::from_millis(200));
+        let result = probe(
+            "127.0.0.1",
+            port,
+            &Route::Direct,
+            Duration::from_millis(200),
+        );
         assert!(started.elapsed() < Duration::from_secs(3));
         tx.send(()).unwrap();
         server.join().unwrap();
@@ -647,7 +639,7 @@ mod tests {
         let (port, server) = fake_server(1, |s, _| {
             let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
         });
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(5));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(5));
         assert_eq!((result.tls1_0, result.tls1_1), (None, None));
         assert!(result.error.unwrap().contains("not a TLS"));
         server.join().unwrap();
@@ -659,7 +651,7 @@ mod tests {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let result = probe("127.0.0.1", port, None, Duration::from_secs(2));
+        let result = probe("127.0.0.1", port, &Route::Direct, Duration::from_secs(2));
         assert_eq!((result.tls1_0, result.tls1_1), (None, None));
         assert!(result.error.is_some());
     }

@@ -112,20 +112,9 @@ impl Destination {
 /// Walks the three steps: verified HTTPS, unverified HTTPS, plain HTTP. A failed handshake
 /// never ends the scan here: plain HTTP is tried by the probes that follow, and if that fails
 /// too the scan fails as unreachable. Over HTTPS the inspected connection stays open for the
-/// first request, and the verdict becomes what every later handshake must show.
+/// first request, and the verdict becomes what every later handshake must show. TLS is
+/// inspected over `route`: the operator's proxy, or a guarded scan's pinned addresses.
 pub fn select_transport(
-    dest: &Destination,
-    roots: &tls::Roots,
-    proxy: Option<&proxy::Proxy>,
-    insecure: bool,
-    timeout: StepTimeout,
-) -> Transport {
-    select_transport_via(dest, roots, tls::Route::via(proxy), insecure, timeout)
-}
-
-/// [`select_transport`] over a given route: a guarded scan inspects TLS on its pinned
-/// addresses (`tls::Route::Pinned`).
-pub fn select_transport_via(
     dest: &Destination,
     roots: &tls::Roots,
     route: tls::Route,
@@ -136,20 +125,16 @@ pub fn select_transport_via(
         .and_then(|endpoint_tls| endpoint_tls.inspect().map(|h| (endpoint_tls, h)));
     match inspected {
         Ok((endpoint_tls, handshake)) => {
-            let (verification, https) = match (&handshake.trust, insecure) {
-                (Ok(by), false) => (
-                    match by {
-                        tls::TrustedBy::PublicRoots => Verification::PublicRoots,
-                        tls::TrustedBy::PrivateCa => {
-                            Verification::PrivateCa(roots.private_der.clone())
-                        }
-                    },
-                    HttpsObservation::Verified(handshake),
-                ),
-                _ => (
-                    Verification::Disabled,
-                    HttpsObservation::Unverified(handshake),
-                ),
+            let verification = match (&handshake.trust, insecure) {
+                (Ok(tls::TrustedBy::PublicRoots), false) => Verification::PublicRoots,
+                (Ok(tls::TrustedBy::PrivateCa), false) => {
+                    Verification::PrivateCa(roots.private_der.clone())
+                }
+                _ => Verification::Disabled,
+            };
+            let https = match verification {
+                Verification::Disabled => HttpsObservation::Unverified(handshake),
+                _ => HttpsObservation::Verified(handshake),
             };
             endpoint_tls.require(verification.requirement());
             Transport {

@@ -100,8 +100,7 @@ impl Roots {
     /// The public roots and the private CA certificates `ders` (DER).
     pub fn with_private_der(ders: &[Vec<u8>]) -> Roots {
         let mut store = RootCertStore::empty();
-        let (_added, _ignored) =
-            store.add_parsable_certificates(ders.iter().map(|d| CertificateDer::from(d.clone())));
+        store.add_parsable_certificates(ders.iter().map(|d| CertificateDer::from(d.clone())));
         Roots {
             public: public_roots(),
             private: (!store.is_empty()).then(|| Arc::new(store)),
@@ -438,10 +437,7 @@ impl EndpointTls {
     /// the inspected connection is closed and its session forgotten: a resumed handshake shows
     /// no certificate, so a session may only be resumed under the verdict that admitted it.
     pub fn require(&self, requirement: Requirement) {
-        let _ = self.0.verifier.required.set(requirement);
-        let Some(required) = self.0.verifier.required.get() else {
-            return;
-        };
+        let required = self.0.verifier.required.get_or_init(|| requirement);
         let Ok(mut kept) = self.0.kept.lock() else {
             return;
         };
@@ -547,13 +543,12 @@ impl io::Write for Until<'_> {
     /// What we send (a ClientHello, a request head, a sign-in form) fits in the socket's
     /// buffer: a write does not wait on the peer, so one timeout of what is left is enough.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let left = match self.deadline {
-            None => None,
-            Some(deadline) => match deadline.saturating_duration_since(Instant::now()) {
-                left if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
-                left => Some(left),
-            },
-        };
+        let left = self
+            .deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
         self.sock.set_write_timeout(left)?;
         self.sock.write(buf)
     }

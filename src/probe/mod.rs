@@ -271,7 +271,7 @@ pub fn measure_selected(
                     Some(pins) => Route::Pinned(pins.clone()),
                     None => Route::via(options.proxy.as_ref()),
                 };
-                legacy_tls::probe_via(
+                legacy_tls::probe(
                     &options.host,
                     client.endpoint.port,
                     &route,

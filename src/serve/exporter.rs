@@ -114,11 +114,7 @@ fn serve(settings: Settings) -> Result<(), String> {
         )
     })?;
     let workers = settings.scan.concurrency.min(settings.targets.len()).max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .thread_name(|i| format!("exporter-host-{i}"))
-        .build()
-        .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+    let pool = crate::scanner::host_workers(workers, "exporter-host")?;
     let settings = Arc::new(settings);
     announce(&settings, server.local_addr());
     let exporter = Exporter::new(
@@ -298,18 +294,11 @@ impl Exporter {
                 started
             }
         };
-        let until = first_round + self.first_wait;
-        while state.last.is_none() {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            state = self
-                .completed
-                .wait_timeout(state, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let left = (first_round + self.first_wait).saturating_duration_since(Instant::now());
+        let (state, _) = self
+            .completed
+            .wait_timeout_while(state, left, |state| state.last.is_none())
+            .unwrap_or_else(|p| p.into_inner());
         let own = self.own_metrics(&state);
         match &state.last {
             Some(round) => round.text.clone() + &own,
@@ -346,10 +335,7 @@ impl Exporter {
     fn rounds(self: Arc<Self>) {
         loop {
             let started = Instant::now();
-            {
-                let mut state = self.lock();
-                state.in_flight = vec![None; self.settings.targets.len()];
-            }
+            self.lock().in_flight = vec![None; self.settings.targets.len()];
             let done = |i: usize, result: ScanResult| {
                 if let Some(slot) = self.lock().in_flight.get_mut(i) {
                     *slot = Some(result);

@@ -106,12 +106,12 @@ impl Request {
         crate::net::http::values(&self.headers, name).collect()
     }
 
-    /// Whether the body is declared as `media` (`type/subtype`, any case), parameters such as
-    /// `; charset=utf-8` aside.
-    pub fn content_type_is(&self, media: &str) -> bool {
-        self.header("content-type")
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+    /// The media type the body is declared as (`type/subtype`, lower case), parameters such as
+    /// `; charset=utf-8` aside; empty when none is.
+    pub fn media_type(&self) -> String {
+        let declared = self.header("content-type").unwrap_or_default();
+        let (media, _parameters) = declared.split_once(';').unwrap_or((declared, ""));
+        media.trim().to_ascii_lowercase()
     }
 
     /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.
@@ -441,9 +441,14 @@ impl Server {
                 }
             })
             .expect("start the HTTP turn-away thread");
-        let turn = TurnAway { refuse, limits };
-        accept(&self.listener, self.cap.as_ref(), &queue, &turn, &stop);
-        let TurnAway { refuse, .. } = turn;
+        accept(
+            &self.listener,
+            self.cap.as_ref(),
+            &queue,
+            &refuse,
+            limits,
+            &stop,
+        );
         drop((queue, refuse));
         for worker in pool {
             let _ = worker.join();
@@ -504,34 +509,15 @@ impl Refusal {
     }
 }
 
-/// The turn-away thread's queue: a refused connection is answered there, or here when that
-/// queue is full too.
-struct TurnAway {
-    refuse: SyncSender<(TcpStream, Refusal)>,
-    limits: Limits,
-}
-
-impl TurnAway {
-    /// Whether the server goes on (the turn-away thread is still there).
-    fn refuse(&self, stream: TcpStream, why: Refusal) -> bool {
-        match self.refuse.try_send((stream, why)) {
-            Ok(()) => true,
-            // Past every queue: answered here, without waiting for the client.
-            Err(TrySendError::Full((mut stream, why))) => {
-                let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
-                why.send(&mut stream);
-                true
-            }
-            Err(TrySendError::Disconnected(_)) => false,
-        }
-    }
-}
-
+/// Accepts connections until `stop`: each goes to the workers' `queue` with its client's seat,
+/// or, refused, to the turn-away thread's queue (`refuse`); when that queue is full too, it is
+/// answered here, without waiting for the client. Ends when a queue's receiver is gone.
 fn accept(
     listener: &TcpListener,
     cap: Option<&ConnectionCap>,
     queue: &SyncSender<Connection>,
-    turn: &TurnAway,
+    refuse: &SyncSender<(TcpStream, Refusal)>,
+    limits: Limits,
     stop: &AtomicBool,
 ) {
     for stream in listener.incoming() {
@@ -539,21 +525,19 @@ fn accept(
             break;
         }
         let Ok(stream) = stream else { continue };
-        let seat = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
-            Ok(seat) => seat,
-            Err(()) => {
-                if !turn.refuse(stream, Refusal::ClientCap) {
-                    break;
-                }
-                continue;
-            }
+        let refused = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
+            Err(()) => (stream, Refusal::ClientCap),
+            Ok(seat) => match queue.try_send((stream, seat)) {
+                Ok(()) => continue,
+                Err(TrySendError::Full((stream, _seat))) => (stream, Refusal::Busy),
+                Err(TrySendError::Disconnected(_)) => break,
+            },
         };
-        match queue.try_send((stream, seat)) {
+        match refuse.try_send(refused) {
             Ok(()) => {}
-            Err(TrySendError::Full((stream, _seat))) => {
-                if !turn.refuse(stream, Refusal::Busy) {
-                    break;
-                }
+            Err(TrySendError::Full((mut stream, why))) => {
+                let _ = stream.set_write_timeout(Some(limits.io_timeout));
+                why.send(&mut stream);
             }
             Err(TrySendError::Disconnected(_)) => break,
         }
@@ -761,18 +745,17 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
     }
     let mut body = vec![0u8; length];
     let body_until = Instant::now() + limits.body_deadline;
+    let late = || bad(408, "timeout", "the body did not arrive in time");
     let mut filled = 0;
     while filled < length {
         if Instant::now() >= body_until {
-            return Err(bad(408, "timeout", "the body did not arrive in time"));
+            return Err(late());
         }
         match reader.read(&mut body[filled..]) {
             Ok(0) => return Err(bad(400, "incomplete", "the body ended early")),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if timed_out(&e) => {
-                return Err(bad(408, "timeout", "the body did not arrive in time"));
-            }
+            Err(e) if timed_out(&e) => return Err(late()),
             Err(_) => return Err(Unreadable::Gone),
         }
     }
@@ -848,19 +831,17 @@ fn percent_decode(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
+        // The byte two hex digits after `i` stand for, if they do.
+        let escaped = bytes
+            .get(i + 1..i + 3)
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match (bytes[i], escaped) {
+            (b'+', _) => out.push(b' '),
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 2;
             }
-            b => out.push(b),
+            (b, _) => out.push(b),
         }
         i += 1;
     }

@@ -151,10 +151,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         scan_workers: settings.scan.concurrency.max(1),
         wait_limit: settings.time_budget + WAIT_MARGIN,
     };
-    let warnings = settings.warnings.clone();
-    let settings = Arc::new(settings);
-    let service = Service::start(config, pipeline(settings));
-    super::announce_listening(&warnings, server.local_addr());
+    // Said once bound: a request sent now waits in the listener's queue until the workers run.
+    super::announce_listening(&settings.warnings, server.local_addr());
+    let service = Service::start(config, pipeline(Arc::new(settings)));
     let same_host = super::http::SameHost::of(server.local_addr(), None);
     server.run(
         HTTP_WORKERS,
@@ -209,21 +208,14 @@ impl Job {
 
     /// The result once the scan ends, or `None` after `limit`.
     fn wait(&self, limit: Duration) -> Option<Result<Arc<[u8]>, String>> {
-        let until = Instant::now() + limit;
-        let mut progress = lock(&self.progress);
-        loop {
-            if let Progress::Finished { outcome, .. } = &*progress {
-                return Some(outcome.clone());
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            progress = self
-                .changed
-                .wait_timeout(progress, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+        let running = |progress: &mut Progress| !matches!(progress, Progress::Finished { .. });
+        let (progress, _) = self
+            .changed
+            .wait_timeout_while(lock(&self.progress), limit, running)
+            .unwrap_or_else(|e| e.into_inner());
+        match &*progress {
+            Progress::Finished { outcome, .. } => Some(outcome.clone()),
+            _ => None,
         }
     }
 
@@ -514,15 +506,12 @@ pub fn new_uuid() -> Result<String, String> {
         .map_err(|e| format!("cannot read /dev/urandom for a uuid: {e}"))?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    let groups = [
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..],
-    ];
-    Ok(groups.join("-"))
+    // 8-4-4-4-12 hex digits: the dashes go in from the last.
+    let mut uuid = crate::text::hex(&b);
+    for at in [20, 16, 12, 8] {
+        uuid.insert(at, '-');
+    }
+    Ok(uuid)
 }
 
 /// Every route of the service. `/api/` routes need the token when one is configured.
@@ -615,17 +604,7 @@ fn target_of(request: &Request, body_allowed: bool) -> Result<Target, Response> 
     let bad = |code: &str, message: &str| Err(Response::error(400, code, message));
     let mut given: Vec<(String, String)> = request.query.clone();
     if body_allowed && !request.body.is_empty() {
-        let content_type = request
-            .header("content-type")
-            .map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
-        match content_type.as_str() {
+        match request.media_type().as_str() {
             "application/json" => given.extend(json_body(&request.body)?),
             "" | "application/x-www-form-urlencoded" => {
                 if std::str::from_utf8(&request.body).is_err() {
@@ -679,17 +658,16 @@ fn json_body(body: &[u8]) -> Result<Vec<(String, String)>, Response> {
     let Value::Object(members) = value else {
         return Err(bad("the body must be a JSON object: {\"url\": \"<host>\"}"));
     };
-    let mut given = Vec::new();
-    for (name, value) in members {
-        match value {
-            Value::String(text) => given.push((name, text)),
+    members
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => Ok((name, text)),
             _ => {
                 let shown: String = name.chars().take(40).collect();
-                return Err(bad(&format!("member {shown:?} must be a string")));
+                Err(bad(&format!("member {shown:?} must be a string")))
             }
-        }
-    }
-    Ok(given)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 /// not be installed.
 pub fn stop_flag() -> Result<Arc<AtomicBool>, String> {
     let stop = Arc::new(AtomicBool::new(false));
-    #[cfg(unix)]
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone())
             .map_err(|e| format!("cannot handle signal {signal}: {e}"))?;

@@ -121,7 +121,7 @@ impl ApiError {
     /// A JSON route's body must be declared `application/json`: any page can make its
     /// visitors' browsers send a form or `text/plain` here unasked, but not that.
     pub fn unless_json(request: &Request, route: &str) -> Result<(), ApiError> {
-        if request.content_type_is("application/json") {
+        if request.media_type() == "application/json" {
             return Ok(());
         }
         let message = format!("{route} takes a JSON body sent as Content-Type: application/json");

@@ -114,7 +114,7 @@ fn a_loopback_instance_is_refused_before_any_connection() {
         refusal.to_string(),
         "pinned.test resolves to 127.0.0.1, a loopback address"
     );
-    assert_eq!(refusal.code(), "target_not_public");
+    assert!(matches!(refusal, Refusal::Blocked { .. }), "{refusal:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(fake.request_count(), 0, "{:#?}", fake.requests());
 }

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 use storage_security::net::legacy_tls::{self, LegacyTls};
 use storage_security::net::proxy::Proxy;
+use storage_security::net::tls::Route;
 
 const NOW: &str = "2026-11-22T03:00:00Z";
 
@@ -21,7 +22,7 @@ const REFUSED: LegacyTls = LegacyTls {
 fn the_fake_instance_refuses_tls_1_0_and_1_1() {
     let fake = FakeInstance::start(InstanceConfig::default());
     for host in ["127.0.0.1", "localhost"] {
-        let result = legacy_tls::probe(host, fake.port(), None, Duration::from_secs(5));
+        let result = legacy_tls::probe(host, fake.port(), &Route::Direct, Duration::from_secs(5));
         assert_eq!(result, REFUSED, "{host}");
     }
 }
@@ -34,7 +35,7 @@ fn the_legacy_probe_takes_the_operators_proxy() {
     let result = legacy_tls::probe(
         "127.0.0.1",
         fake.port(),
-        Some(&parsed),
+        &Route::via(Some(&parsed)),
         Duration::from_secs(5),
     );
     assert_eq!(result, REFUSED);
@@ -45,7 +46,12 @@ fn the_legacy_probe_takes_the_operators_proxy() {
 #[test]
 fn a_plain_http_port_is_undecided() {
     let fake = FakeInstance::start(InstanceConfig::default().plain());
-    let result = legacy_tls::probe("127.0.0.1", fake.port(), None, Duration::from_secs(5));
+    let result = legacy_tls::probe(
+        "127.0.0.1",
+        fake.port(),
+        &Route::Direct,
+        Duration::from_secs(5),
+    );
     assert_eq!((result.tls1_0, result.tls1_1), (None, None), "{result:?}");
     assert!(result.error.is_some());
 }

@@ -33,7 +33,7 @@
 //! hang; a connection that failed is dropped and the next call connects again.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use redis::{Client, Connection, ConnectionLike, RedisResult, Script};
@@ -286,9 +286,7 @@ impl RedisStore {
     }
 
     fn key(&self, parts: &[&str]) -> String {
-        let mut key = self.prefix.clone();
-        key.push_str(&parts.join(":"));
-        key
+        format!("{}{}", self.prefix, parts.join(":"))
     }
 
     fn record_prefix(&self) -> String {
@@ -306,13 +304,16 @@ impl RedisStore {
         Ok(connection)
     }
 
-    /// An idle connection, or a new one (connecting within `timeout`).
-    fn take(&self, timeout: Duration) -> StoreResult<Connection> {
-        let idle = self
-            .idle
+    fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
+        self.idle
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .pop();
+    }
+
+    /// An idle connection, or a new one (connecting within `timeout`).
+    fn take(&self, timeout: Duration) -> StoreResult<Connection> {
+        // The pool is locked for the pop only, never while connecting.
+        let idle = self.idle().pop();
         match idle {
             Some(connection) if connection.is_open() => Ok(connection),
             _ => self.connect(timeout).map_err(|e| self.error(e)),
@@ -320,10 +321,7 @@ impl RedisStore {
     }
 
     fn give_back(&self, connection: Connection) {
-        let mut idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut idle = self.idle();
         if idle.len() < MAX_IDLE {
             idle.push(connection);
         }
@@ -362,7 +360,7 @@ impl RedisStore {
         Ok(changed == 1)
     }
 
-    fn error(&self, e: redis::RedisError) -> StoreError {
+    fn error(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError(format!("store {}: {e}", self.shown))
     }
 
@@ -372,32 +370,31 @@ impl RedisStore {
             map: fields,
             shown: &self.shown,
         };
-        let request = fields.text("request")?;
+        let request: String = fields.required("request")?;
         let request: ScanRequest =
             serde_json::from_str(&request).map_err(|_| fields.bad("request", &request))?;
-        let status = fields.text("status")?;
+        let status: String = fields.required("status")?;
         let status = Status::parse(&status).ok_or_else(|| fields.bad("status", &status))?;
-        let attempts = fields.parsed("attempts")?.unwrap_or(0);
         let addresses = match fields.map.remove("addresses") {
             Some(v) => super::parse_addresses(&v).map_err(|_| fields.bad("addresses", &v))?,
             None => Vec::new(),
         };
         Ok(ScanRecord {
             uuid: fields.uuid.clone(),
-            target: fields.text("target")?,
-            network: fields.text("network")?,
+            target: fields.required("target")?,
+            network: fields.required("network")?,
             request,
             status,
-            submitted_at: fields.int("submitted_at")?,
-            started_at: fields.parsed("started_at")?,
-            finished_at: fields.parsed("finished_at")?,
-            worker: fields.map.remove("worker"),
-            lease_until: fields.parsed("lease_until")?,
-            attempts,
-            result: fields.map.remove("result"),
-            expires_at: fields.int("expires_at")?,
+            submitted_at: fields.required("submitted_at")?,
+            started_at: fields.optional("started_at")?,
+            finished_at: fields.optional("finished_at")?,
+            worker: fields.optional("worker")?,
+            lease_until: fields.optional("lease_until")?,
+            attempts: fields.optional("attempts")?.unwrap_or(0),
+            result: fields.optional("result")?,
+            expires_at: fields.required("expires_at")?,
             addresses,
-            erase_hash: fields.map.remove("erase_hash"),
+            erase_hash: fields.optional("erase_hash")?,
         })
     }
 }
@@ -429,29 +426,22 @@ impl Fields<'_> {
         ))
     }
 
-    fn text(&mut self, field: &str) -> StoreResult<String> {
-        self.map
-            .remove(field)
-            .ok_or_else(|| self.bad(field, "(missing)"))
-    }
-
-    fn parsed<T: std::str::FromStr>(&mut self, field: &str) -> StoreResult<Option<T>> {
+    fn optional<T: std::str::FromStr>(&mut self, field: &str) -> StoreResult<Option<T>> {
         self.map
             .remove(field)
             .map(|v| v.parse().map_err(|_| self.bad(field, &v)))
             .transpose()
     }
 
-    fn int(&mut self, field: &str) -> StoreResult<i64> {
-        self.parsed(field)?
+    fn required<T: std::str::FromStr>(&mut self, field: &str) -> StoreResult<T> {
+        self.optional(field)?
             .ok_or_else(|| self.bad(field, "(missing)"))
     }
 }
 
 impl Store for RedisStore {
     fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
-        let request = serde_json::to_string(&record.request)
-            .map_err(|e| StoreError(format!("store {}: {e}", self.shown)))?;
+        let request = serde_json::to_string(&record.request).map_err(|e| self.error(e))?;
         let text = |v: Option<i64>| v.map(|v| v.to_string());
         // The hash's fields; one without a value is left out.
         let fields = [
@@ -559,12 +549,7 @@ impl Store for RedisStore {
             }
             invocation.invoke(con)
         })?;
-        let bad = || {
-            StoreError(format!(
-                "store {}: a malformed admission answer",
-                self.shown
-            ))
-        };
+        let bad = || self.error("a malformed admission answer");
         let (&paused, full) = answer.split_first().ok_or_else(bad)?;
         Ok(Admission {
             paused_until: (paused >= 0).then_some(paused),
