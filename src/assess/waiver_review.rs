@@ -22,7 +22,7 @@
 //! is matched once against every distinct failing id, and each pair of waivers looks at the
 //! sets of waivers found hiding one finding together (at most [`MAX_OVERLAP_SETS`]).
 
-use crate::assess::waivers::matches;
+use crate::assess::waivers::{matches, whole_days};
 use jiff::Timestamp;
 use std::collections::HashMap;
 
@@ -194,13 +194,6 @@ pub struct Review {
     pub failed_scans: usize,
     pub now: Timestamp,
     pub window_days: i64,
-}
-
-/// Whole days from `from` to `to`, rounded down, never negative.
-pub(crate) fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
-    (to.as_second() - from.as_second())
-        .div_euclid(86_400)
-        .max(0)
 }
 
 /// What the documents say about each waiver, worked out once.
@@ -711,7 +704,7 @@ impl Review {
             counted(self.documents, "result document", "result documents"),
             counted(self.hosts, "host", "hosts"),
             counted(self.files, "file", "files"),
-            self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            crate::clock::Now(self.now).stamp(),
             if self.failed_scans > 0 {
                 format!(
                     " ({} without findings to review against)",
