@@ -30,8 +30,9 @@
 //! of the scan (older first), then the host name.
 
 use crate::assess::rating::{self, VersionStanding};
-use crate::assess::waiver_review::{counted, whole_days};
-use crate::assess::waivers::matches;
+use crate::assess::waiver_review::counted;
+use crate::assess::waivers::{matches, whole_days};
+use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::{Knowledge, ProductFamily, advisories, parse_version};
 use crate::report::{Finding, Role, ScanResult, State, Status, WaiverReport};
@@ -106,20 +107,28 @@ pub struct Reason {
     pub action: bool,
 }
 
-/// One host of the view.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One host of the view; `--format json` prints it as it is declared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Row {
+    /// 1 for the most urgent host.
+    pub priority: usize,
     pub host: String,
+    #[serde(rename = "product")]
     pub family: Option<ProductFamily>,
     pub version: Option<String>,
+    #[serde(serialize_with = "whole_seconds")]
     pub scanned_at: Timestamp,
     pub days_since_scan: i64,
     pub state_then: State,
     pub state_now: State,
     pub urgency: Urgency,
-    /// 1 for the most urgent host.
-    pub priority: usize,
     pub reasons: Vec<Reason>,
+}
+
+/// A time as the view prints it: RFC 3339, UTC, whole seconds.
+fn whole_seconds<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&Now(*t).stamp())
 }
 
 /// The fleet as of today.
@@ -132,14 +141,6 @@ pub struct View {
     pub superseded: usize,
     /// The knowledge used, one phrase per family judged (`OpenCloud release schedule of ...`).
     pub knowledge: Vec<String>,
-}
-
-fn day(t: Timestamp) -> jiff::civil::Date {
-    t.to_zoned(jiff::tz::TimeZone::UTC).date()
-}
-
-fn stamp(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Text from a document as the view prints it: control characters and bidirectional
@@ -285,10 +286,10 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .and_then(|l| l.track)
                 .map_or(TrackChoice::Auto, TrackChoice::Fixed);
             let life =
-                lifecycle::assess(schedule, version, choice, day(today.now), today.eol_warning);
+                lifecycle::assess(schedule, version, choice, Now(today.now).today(), today.eol_warning);
             support_days_left = life.support_days_left;
             let then = doc.lifecycle.as_ref().map(|l| l.state);
-            let line = format!("{}.{}", life.line.0, life.line.1);
+            let line = crate::assess::line_name(&life);
             let upgrade = life
                 .move_to
                 .as_ref()
@@ -298,7 +299,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 (LineState::EndOfLife, Some(end)) => {
                     end_of_life = true;
                     if then != Some(LineState::EndOfLife) {
-                        let since = end > day(scanned);
+                        let since = end > Now(scanned).today();
                         let detail = if since {
                             format!("line {line} reached end of life on {end} (since the scan)")
                         } else {
@@ -395,7 +396,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             format!(
                 "waiver for {} expired {}; it no longer hides {}",
                 shown(&waiver.pattern, 100),
-                day(expires),
+                Now(expires).today(),
                 names.join(", ")
             ),
             true,
@@ -569,7 +570,7 @@ impl View {
             ),
             counted(self.rows.len(), "host", "hosts"),
             counted(files, "file", "files"),
-            stamp(self.now)
+            Now(self.now).stamp()
         );
         if !self.knowledge.is_empty() {
             judged.push_str(&format!(" with {}", self.knowledge.join("; ")));
@@ -638,37 +639,7 @@ impl View {
 
     /// The rows as a JSON array, most urgent first.
     pub fn json(&self) -> String {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct JsonRow<'r> {
-            priority: usize,
-            host: &'r str,
-            product: Option<&'static str>,
-            version: Option<&'r str>,
-            scanned_at: String,
-            days_since_scan: i64,
-            state_then: &'static str,
-            state_now: &'static str,
-            urgency: Urgency,
-            reasons: &'r [Reason],
-        }
-        let rows: Vec<JsonRow> = self
-            .rows
-            .iter()
-            .map(|r| JsonRow {
-                priority: r.priority,
-                host: &r.host,
-                product: r.family.map(|f| f.id()),
-                version: r.version.as_deref(),
-                scanned_at: stamp(r.scanned_at),
-                days_since_scan: r.days_since_scan,
-                state_then: r.state_then.label(),
-                state_now: r.state_now.label(),
-                urgency: r.urgency,
-                reasons: &r.reasons,
-            })
-            .collect();
-        let mut out = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string());
+        let mut out = serde_json::to_string_pretty(&self.rows).unwrap_or_else(|_| "[]".to_string());
         out.push('\n');
         out
     }
