@@ -176,7 +176,7 @@ pub fn assess(input: Input) -> ScanResult {
     };
     let mut findings = checks::evaluate(m, &ctx);
     if let Some(l) = &life {
-        let line = format!("{}.{}", l.line.0, l.line.1);
+        let line = line_name(l);
         let detail = match l.state {
             LineState::EndOfLife => format!(
                 "release line {line} ({}) reached end of life on {}",
@@ -288,7 +288,7 @@ pub fn assess(input: Input) -> ScanResult {
     );
 
     let lifecycle_report = life.as_ref().map(|l| report::Lifecycle {
-        line: format!("{}.{}", l.line.0, l.line.1),
+        line: line_name(l),
         track: l.track,
         track_detected: l.track_detected,
         track_note: match rules.release_track {
@@ -431,6 +431,11 @@ fn finish(mut result: ScanResult, rules: &Rules) -> ScanResult {
     result
 }
 
+/// The release line as the document names it (`4.0`).
+pub(crate) fn line_name(l: &lifecycle::Lifecycle) -> String {
+    format!("{}.{}", l.line.0, l.line.1)
+}
+
 fn track_name(track: Option<Track>) -> &'static str {
     track.map(Track::as_str).unwrap_or("unknown track")
 }
@@ -443,13 +448,7 @@ fn conditions(
     update: &report::UpdateCheck,
 ) -> report::Conditions {
     use sha2::{Digest, Sha256};
-    let digest = |text: &str| -> String {
-        Sha256::digest(text.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    };
+    let digest = |text: &str| crate::text::hex(&Sha256::digest(text.as_bytes())[..8]);
     let waivers: Vec<String> = rules
         .waivers
         .iter()
@@ -658,10 +657,9 @@ fn causes(
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
         reasons.push(report::Cause::new(
             format!(
-                "{installed} is end of life: release line {}.{} ({}) lost support on {}; upgrade \
+                "{installed} is end of life: release line {} ({}) lost support on {}; upgrade \
                  to {upgrade_to}",
-                l.line.0,
-                l.line.1,
+                line_name(l),
                 track_name(l.track),
                 l.support_end
                     .map(|d| d.to_string())
@@ -737,10 +735,9 @@ fn causes(
         let days = l.support_days_left.unwrap_or_default();
         reasons.push(report::Cause::new(
             format!(
-                "release line {}.{} support ends {} ({days} days left); plan the upgrade to \
+                "release line {} support ends {} ({days} days left); plan the upgrade to \
                  {upgrade_to}",
-                l.line.0,
-                l.line.1,
+                line_name(l),
                 l.support_end.map(|d| d.to_string()).unwrap_or_default(),
             ),
             format!("support ends in {days} days"),
