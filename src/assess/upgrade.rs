@@ -29,20 +29,16 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Patch => "patch",
-            Kind::Track => "track",
-            Kind::Production => "production",
-        }
-    }
+    /// Each kind, in the order of the variants: as the document names it (`kinds`), and as
+    /// the best choice's line says it.
+    const NAMES: [(&str, &str); 3] = [
+        ("patch", "newest patch of the installed line"),
+        ("track", "newest on the track"),
+        ("production", "newest production release"),
+    ];
 
-    fn said(self) -> &'static str {
-        match self {
-            Kind::Patch => "newest patch of the installed line",
-            Kind::Track => "newest on the track",
-            Kind::Production => "newest production release",
-        }
+    pub fn as_str(self) -> &'static str {
+        Kind::NAMES[self as usize].0
     }
 }
 
@@ -212,12 +208,8 @@ pub fn best_line(options: &[report::UpgradeOption]) -> Option<String> {
     let kinds: Vec<&str> = best
         .kinds
         .iter()
-        .filter_map(|k| {
-            [Kind::Patch, Kind::Track, Kind::Production]
-                .into_iter()
-                .find(|kind| kind.as_str() == *k)
-                .map(Kind::said)
-        })
+        .filter_map(|k| Kind::NAMES.iter().find(|(name, _)| name == k))
+        .map(|(_, said)| *said)
         .collect();
     let fixes = match best.fixes.as_slice() {
         [] => "fixes no known advisory".to_string(),
