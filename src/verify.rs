@@ -87,6 +87,17 @@ pub struct IdOutcome {
     pub findings: Vec<Finding>,
 }
 
+impl IdOutcome {
+    /// An outcome no finding of this run decided.
+    fn without_findings(id: &str, outcome: Outcome) -> IdOutcome {
+        IdOutcome {
+            id: id.to_string(),
+            outcome,
+            findings: Vec::new(),
+        }
+    }
+}
+
 /// One id of the selection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Requested {
@@ -406,11 +417,9 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
     let mut results = Vec::new();
     for requested in &selection.requested {
         match requested {
-            Requested::Settled { id, outcome } => results.push(IdOutcome {
-                id: id.clone(),
-                outcome: outcome.clone(),
-                findings: Vec::new(),
-            }),
+            Requested::Settled { id, outcome } => {
+                results.push(IdOutcome::without_findings(id, outcome.clone()))
+            }
             Requested::Finding(id) => {
                 let matching: Vec<Finding> =
                     findings.iter().filter(|f| f.id == *id).cloned().collect();
@@ -428,11 +437,8 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
                     }
                 }
                 if ids.is_empty() {
-                    results.push(IdOutcome {
-                        id: root.to_string(),
-                        outcome: unknown(not_measured(root, m)),
-                        findings: Vec::new(),
-                    });
+                    let outcome = unknown(not_measured(root, m));
+                    results.push(IdOutcome::without_findings(root, outcome));
                 }
                 for id in ids {
                     let matching = findings.iter().filter(|f| f.id == id).cloned().collect();
@@ -502,11 +508,7 @@ fn absent(id: &str, m: &Measurements) -> IdOutcome {
             &rest[split..]
         ));
     }
-    IdOutcome {
-        id: id.to_string(),
-        outcome: unknown(not_measured(id, m)),
-        findings: Vec::new(),
-    }
+    IdOutcome::without_findings(id, unknown(not_measured(id, m)))
 }
 
 /// Why the probes produced no finding for an id.
@@ -554,13 +556,12 @@ fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
     selection
         .requested
         .iter()
-        .map(|r| IdOutcome {
-            id: r.id().to_string(),
-            outcome: match r {
+        .map(|r| {
+            let outcome = match r {
                 Requested::Settled { outcome, .. } => outcome.clone(),
                 _ => unknown(format!("not measured: {message}")),
-            },
-            findings: Vec::new(),
+            };
+            IdOutcome::without_findings(r.id(), outcome)
         })
         .collect()
 }
