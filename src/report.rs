@@ -58,11 +58,7 @@ impl State {
 
     /// The worse of two states by monitoring priority.
     pub fn worst(self, other: State) -> State {
-        if other.priority() > self.priority() {
-            other
-        } else {
-            self
-        }
+        std::cmp::max_by_key(self, other, |s| s.priority())
     }
 }
 
@@ -825,9 +821,6 @@ impl Form {
         Form::Env,
         Form::Zone,
     ];
-
-    /// The reverse proxies a proxy fix is written for.
-    pub const PROXIES: [Form; 4] = [Form::Nginx, Form::Caddy, Form::Apache, Form::Traefik];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -40,11 +40,6 @@ pub fn for_findings<S: AsRef<str>>(ids: &[S], subject: &Subject) -> Vec<Snippet>
     merge(parts, &ctx)
 }
 
-/// Whether the check of `id` has a fix (whatever the host).
-pub fn known(id: &str) -> bool {
-    fixable(id).is_some()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Where a snippet goes
 
@@ -239,14 +234,8 @@ fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
 fn render_group(group: Group, items: &[&str]) -> String {
     match group {
         Group::CaddyHeaders => {
-            let mut text = String::from("header {\n\tdefer\n");
-            for item in items {
-                text.push('\t');
-                text.push_str(item);
-                text.push('\n');
-            }
-            text.push('}');
-            text
+            let lines: String = items.iter().map(|item| format!("\t{item}\n")).collect();
+            format!("header {{\n\tdefer\n{lines}}}")
         }
         Group::NginxCookieFlags => format!("proxy_cookie_flags ~ {};", items.join(" ")),
     }
@@ -1041,11 +1030,9 @@ fn caa_record(ctx: &Ctx) -> Vec<Part> {
         .find(|(word, _)| issuer.contains(word))
         .map(|(_, domain)| *domain);
     let mut entries = vec![line(match known {
-        Some(_) => "; only the CA that issues the instance's certificate may issue for the name"
-            .to_string(),
+        Some(_) => "; only the CA that issues the instance's certificate may issue for the name",
         None => "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
-                 the instance's certificate instead"
-            .to_string(),
+                 the instance's certificate instead",
     })];
     entries.push(line(format!(
         "{}. IN CAA 0 issue \"{}\"",
