@@ -146,23 +146,14 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 5] = [
-        Class::Expired,
-        Class::Expiring,
-        Class::Unused,
-        Class::Overlapping,
-        Class::Permanent,
+    /// Every class in report order, with its name.
+    pub const NAMED: [(Class, &str); 5] = [
+        (Class::Expired, "expired"),
+        (Class::Expiring, "expiring"),
+        (Class::Unused, "unused"),
+        (Class::Overlapping, "overlapping"),
+        (Class::Permanent, "permanent"),
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Expired => "expired",
-            Class::Expiring => "expiring",
-            Class::Unused => "unused",
-            Class::Overlapping => "overlapping",
-            Class::Permanent => "permanent",
-        }
-    }
 
     /// Whether a waiver of this class needs the operator's attention (exit 1).
     pub fn needs_attention(self) -> bool {
@@ -683,10 +674,10 @@ impl Review {
                 }
             )
         } else {
-            let parts: Vec<String> = Class::ALL
+            let parts: Vec<String> = Class::NAMED
                 .iter()
-                .filter(|c| c.needs_attention() && count(**c) > 0)
-                .map(|c| format!("{} {}", count(*c), c.name()))
+                .filter(|(c, _)| c.needs_attention() && count(*c) > 0)
+                .map(|(c, name)| format!("{} {name}", count(*c)))
                 .collect();
             format!(
                 "WARNING: {} ({})\n",
@@ -715,12 +706,12 @@ impl Review {
             },
             counted(self.window_days.max(0), "day", "days"),
         ));
-        for class in Class::ALL {
+        for (class, name) in Class::NAMED {
             let n = count(class);
             if n == 0 {
                 continue;
             }
-            let mut title = class.name().to_string();
+            let mut title = name.to_string();
             title[..1].make_ascii_uppercase();
             if class == Class::Expiring {
                 let window = counted(self.window_days.max(0), "day", "days");
@@ -734,9 +725,9 @@ impl Review {
             }
         }
         out.push_str(&format!("| waivers={};;;0", self.waivers));
-        for class in Class::ALL {
+        for (class, name) in Class::NAMED {
             let warn = if class.needs_attention() { "0" } else { "" };
-            out.push_str(&format!(" {}={};{warn};;0", class.name(), count(class)));
+            out.push_str(&format!(" {name}={};{warn};;0", count(class)));
         }
         out.push('\n');
         out
