@@ -77,9 +77,10 @@ pub struct Today<'k> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Urgency {
-    None,
-    Warning,
-    Critical,
+    /// The discriminants are the exit codes (`View::exit_code`).
+    None = 0,
+    Warning = 1,
+    Critical = 2,
 }
 
 /// Why a host is where it is in the view, in the order a row lists them.
@@ -95,6 +96,14 @@ pub enum Kind {
     OldScan,
 }
 
+impl Kind {
+    /// Whether a reason of this kind needs the operator by itself, whatever the state now: all
+    /// but the state at the scan, which the state now already weighs.
+    fn needs_action(self) -> bool {
+        self != Kind::StateAtScan
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reason {
     pub kind: Kind,
@@ -102,9 +111,6 @@ pub struct Reason {
     /// Learnt since the scan (not in the document).
     #[serde(skip)]
     pub new: bool,
-    /// Needs the operator by itself, whatever the state now.
-    #[serde(skip)]
-    pub action: bool,
 }
 
 /// One host of the view; `--format json` prints it as it is declared.
@@ -257,14 +263,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let scanned = scanned_at(doc);
     let days = whole_days(scanned, today.now);
     let mut reasons: Vec<Reason> = Vec::new();
-    let mut reason = |kind, detail: String, new, action| {
-        reasons.push(Reason {
-            kind,
-            detail,
-            new,
-            action,
-        })
-    };
+    let mut reason = |kind, detail: String, new| reasons.push(Reason { kind, detail, new });
 
     // Version knowledge: the line's life and the advisories, as known today.
     let version = doc.product.as_ref().and_then(|p| {
@@ -285,8 +284,8 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .as_ref()
                 .and_then(|l| l.track)
                 .map_or(TrackChoice::Auto, TrackChoice::Fixed);
-            let life =
-                lifecycle::assess(schedule, version, choice, Now(today.now).today(), today.eol_warning);
+            let on = Now(today.now).today();
+            let life = lifecycle::assess(schedule, version, choice, on, today.eol_warning);
             support_days_left = life.support_days_left;
             let then = doc.lifecycle.as_ref().map(|l| l.state);
             let line = crate::assess::line_name(&life);
@@ -305,7 +304,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                         } else {
                             format!("line {line} has been end of life since {end}")
                         };
-                        reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since, true);
+                        reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since);
                     }
                 }
                 (LineState::EndingSoon, Some(end))
@@ -318,7 +317,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                             "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
                             counted(left, "day", "days")
                         ),
-                        true,
                         true,
                     );
                 }
@@ -353,7 +351,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                     "{}{severity} published since the scan{fixed}",
                     shown(&advisory.id, 100)
                 ),
-                true,
                 true,
             );
         }
@@ -400,7 +397,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 names.join(", ")
             ),
             true,
-            true,
         );
         for f in hidden {
             if !counting_again.iter().any(|c| std::ptr::eq(*c, f)) {
@@ -419,7 +415,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 shown(&doc.message, MAX_MESSAGE_CHARS)
             ),
             false,
-            false,
         ),
         State::Unknown => reason(
             Kind::ScanFailed,
@@ -431,7 +426,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 )
             ),
             false,
-            true,
         ),
         State::Ok => {}
     }
@@ -440,7 +434,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             Kind::OldScan,
             format!("scanned {} ago", counted(days, "day", "days")),
             false,
-            true,
         );
     }
 
@@ -455,7 +448,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let urgency = match state_now {
         State::Critical => Urgency::Critical,
         State::Warning | State::Unknown => Urgency::Warning,
-        State::Ok if reasons.iter().any(|r| r.action) => Urgency::Warning,
+        State::Ok if reasons.iter().any(|r| r.kind.needs_action()) => Urgency::Warning,
         State::Ok => Urgency::None,
     };
     reasons.sort_by_key(|r| r.kind);
@@ -528,11 +521,11 @@ impl View {
     /// 0 when no host needs action, 1 when the most urgent is a warning, 2 when a host is
     /// CRITICAL now.
     pub fn exit_code(&self) -> i32 {
-        match self.rows.iter().map(|r| r.urgency).max() {
-            Some(Urgency::Critical) => 2,
-            Some(Urgency::Warning) => 1,
-            _ => 0,
-        }
+        self.rows
+            .iter()
+            .map(|r| r.urgency as i32)
+            .max()
+            .unwrap_or(0)
     }
 
     fn count(&self, urgency: Urgency) -> usize {
