@@ -121,7 +121,7 @@ pub fn assess(input: Input) -> ScanResult {
         .schedule
         .as_ref()
         .and_then(|s| s.newest_overall().cloned());
-    let update_report = update_check(
+    let mut update_report = update_check(
         rules,
         installed,
         &product.version_text,
@@ -149,7 +149,6 @@ pub fn assess(input: Input) -> ScanResult {
 
     // Advisories.
     let matched = advisories::matching(&knowledge.advisories, installed);
-    let mut update_report = update_report;
     if !matched.is_empty() {
         update_report.upgrade_path_complete = Some(
             recommended
@@ -548,15 +547,20 @@ fn update_check(
 ) -> report::UpdateCheck {
     let mode = rules.update_source.mode_name().to_string();
     let rolling = track == Some(Track::Rolling);
+    // What the release schedule alone says: bundled mode, and auto mode without the feed.
+    let bundled = |error| {
+        let recommended = update::recommend(installed, schedule_target, rolling, &[]);
+        (
+            Some("bundled"),
+            recommended,
+            schedule_newest.cloned(),
+            error,
+        )
+    };
     let (source, recommended, newest, error) = match &rules.update_source {
         UpdateSource::Off => (None, None, None, None::<String>),
         UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
-        UpdateSource::Bundled => (
-            Some("bundled"),
-            update::recommend(installed, schedule_target, rolling, &[]),
-            schedule_newest.cloned(),
-            None,
-        ),
+        UpdateSource::Bundled => bundled(None),
         UpdateSource::Auto | UpdateSource::Feed => match &inputs.feed {
             Some(feed) => (
                 Some(if inputs.cached_at.is_some() {
@@ -579,12 +583,7 @@ fn update_check(
                         None => format!("cached answer from {at}"),
                     }),
             ),
-            None if rules.update_source == UpdateSource::Auto => (
-                Some("bundled"),
-                update::recommend(installed, schedule_target, rolling, &[]),
-                schedule_newest.cloned(),
-                inputs.feed_error.clone(),
-            ),
+            None if rules.update_source == UpdateSource::Auto => bundled(inputs.feed_error.clone()),
             None => (None, None, None, inputs.feed_error.clone()),
         },
     };

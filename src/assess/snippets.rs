@@ -431,15 +431,15 @@ fn header_name(name: &str) -> bool {
         && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
 }
 
-/// One Traefik label, as a Compose `labels:` list item.
+/// One Traefik label (`traefik.http.<key>`), as a Compose `labels:` list item.
 fn label(key: String) -> Entry {
-    line(format!("- \"{key}\""))
+    line(format!("- \"traefik.http.{key}\""))
 }
 
 /// A setting of the instance's security-headers middleware.
 fn middleware(ctx: &Ctx, option: &str) -> Entry {
     label(format!(
-        "traefik.http.middlewares.{}-security.headers.{option}",
+        "middlewares.{}-security.headers.{option}",
         ctx.router()
     ))
 }
@@ -453,7 +453,7 @@ fn attach(ctx: &Ctx) -> Vec<Entry> {
              list, comma-separated"
         ))
         .last(),
-        label(format!("traefik.http.routers.{r}.middlewares={r}-security")).last(),
+        label(format!("routers.{r}.middlewares={r}-security")).last(),
     ]
 }
 
@@ -563,6 +563,7 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
     let name = host.url_name();
     let target = host.https_origin();
     let r = ctx.router();
+    let redirect = format!("middlewares.{r}-https-redirect.redirectscheme");
     vec![
         part_line(
             Place::NginxHttp,
@@ -591,20 +592,12 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
             Place::TraefikLabels,
             vec![
                 line("# \"web\" stands for the entry point on port 80"),
-                label(format!("traefik.http.routers.{r}-http.rule=Host(`{name}`)")),
-                label(format!("traefik.http.routers.{r}-http.entrypoints=web")),
-                label(format!(
-                    "traefik.http.routers.{r}-http.middlewares={r}-https-redirect"
-                )),
-                label(format!(
-                    "traefik.http.routers.{r}-http.service=noop@internal"
-                )),
-                label(format!(
-                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.scheme=https"
-                )),
-                label(format!(
-                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.permanent=true"
-                )),
+                label(format!("routers.{r}-http.rule=Host(`{name}`)")),
+                label(format!("routers.{r}-http.entrypoints=web")),
+                label(format!("routers.{r}-http.middlewares={r}-https-redirect")),
+                label(format!("routers.{r}-http.service=noop@internal")),
+                label(format!("{redirect}.scheme=https")),
+                label(format!("{redirect}.permanent=true")),
             ],
         ),
     ]
@@ -627,12 +620,10 @@ fn tls_minimum() -> Vec<Part> {
 /// router, with nothing (`noop@internal`).
 fn refusing_router(router: &str, rule: String) -> Vec<Entry> {
     vec![
-        label(format!("traefik.http.routers.{router}.rule={rule}")),
-        label(format!("traefik.http.routers.{router}.priority=10000")),
-        label(format!("traefik.http.routers.{router}.tls=true")),
-        label(format!(
-            "traefik.http.routers.{router}.service=noop@internal"
-        )),
+        label(format!("routers.{router}.rule={rule}")),
+        label(format!("routers.{router}.priority=10000")),
+        label(format!("routers.{router}.tls=true")),
+        label(format!("routers.{router}.service=noop@internal")),
     ]
 }
 
@@ -1031,8 +1022,10 @@ fn caa_record(ctx: &Ctx) -> Vec<Part> {
         .map(|(_, domain)| *domain);
     let mut entries = vec![line(match known {
         Some(_) => "; only the CA that issues the instance's certificate may issue for the name",
-        None => "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
-                 the instance's certificate instead",
+        None => {
+            "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
+                 the instance's certificate instead"
+        }
     })];
     entries.push(line(format!(
         "{}. IN CAA 0 issue \"{}\"",
