@@ -78,7 +78,9 @@ pub struct Applied {
 
 /// Whole days from `from` to `to`, rounded down, never negative.
 pub(crate) fn whole_days(from: jiff::Timestamp, to: jiff::Timestamp) -> i64 {
-    (to.as_second() - from.as_second()).div_euclid(86_400).max(0)
+    (to.as_second() - from.as_second())
+        .div_euclid(86_400)
+        .max(0)
 }
 
 /// Marks the failing findings the waivers cover (expired waivers cover nothing) and reports
