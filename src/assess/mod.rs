@@ -15,7 +15,7 @@ use crate::checks;
 use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::update::UpdateSource;
-use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, update};
+use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, parse_version, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
 use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
@@ -117,6 +117,7 @@ pub fn assess(input: Input) -> ScanResult {
         .and_then(|l| l.track)
         .or(rules.release_track.fixed());
     let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
+    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated.to_string());
     let schedule_newest = knowledge
         .schedule
         .as_ref()
@@ -130,10 +131,7 @@ pub fn assess(input: Input) -> ScanResult {
         schedule_newest.as_ref(),
         &update,
     );
-    let recommended = update_report
-        .recommended
-        .as_deref()
-        .and_then(crate::knowledge::parse_version);
+    let recommended = update_report.recommended.as_deref().and_then(parse_version);
     // Where the update check established nothing (off, or a feed that failed in feed mode),
     // what the release schedule knows still holds: a newer release it lists is known, and the
     // rating and the message follow what is known, never a claim of "up to date".
@@ -309,11 +307,7 @@ pub fn assess(input: Input) -> ScanResult {
         latest_in_line: l.latest_in_line.as_ref().map(Version::to_string),
         upgrade_target: l.move_to.as_ref().map(|(v, _)| v.to_string()),
         upgrade_target_track: l.move_to.as_ref().map(|(_, t)| *t),
-        schedule_updated: knowledge
-            .schedule
-            .as_ref()
-            .map(|s| s.updated.to_string())
-            .unwrap_or_default(),
+        schedule_updated: schedule_updated.clone().unwrap_or_default(),
         schedule_stale: l.schedule_stale,
     });
 
@@ -387,7 +381,12 @@ pub fn assess(input: Input) -> ScanResult {
         waivers: waived.reports,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
-        knowledge: knowledge_info(knowledge),
+        knowledge: KnowledgeInfo {
+            advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+            schedule_updated,
+            advisory_sources: knowledge.advisory_sources.clone(),
+            notes: knowledge.notes.clone(),
+        },
         conditions: Some(scan_conditions),
         ..ScanResult::default()
     };
@@ -486,15 +485,6 @@ fn conditions(
         waivers,
         checks: checks.len(),
         checks_digest: digest(&checks.join(",")),
-    }
-}
-
-fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
-    KnowledgeInfo {
-        advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
-        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
-        advisory_sources: knowledge.advisory_sources.clone(),
-        notes: knowledge.notes.clone(),
     }
 }
 
@@ -677,17 +667,13 @@ fn causes(
             .collect();
         let fix = vulnerabilities
             .iter()
-            .filter_map(|v| {
-                v.fixed_in
-                    .as_deref()
-                    .and_then(crate::knowledge::parse_version)
-            })
+            .filter_map(|v| v.fixed_in.as_deref().and_then(parse_version))
             .max()
             .map(|f| {
                 let upgrade = update
                     .recommended
                     .as_deref()
-                    .and_then(crate::knowledge::parse_version)
+                    .and_then(parse_version)
                     .filter(|r| *r >= f)
                     .unwrap_or(f);
                 format!("; upgrade to {upgrade}")
