@@ -302,17 +302,13 @@ impl Selection {
             }
             "debugEndpoint" => {
                 // `debugEndpoint:<port><path>`: a handler on a debug port.
-                let Some(split) = member.find('/') else {
-                    return false;
-                };
-                let (port, path) = member.split_at(split);
-                let Some(port) = port_number(port) else {
-                    return false;
-                };
-                if !plan::PUBLIC_DEBUG_PATHS.contains(&path) {
-                    return false;
+                let (port, path) = member.split_at(member.find('/').unwrap_or(member.len()));
+                match port_number(port) {
+                    Some(port) if plan::PUBLIC_DEBUG_PATHS.contains(&path) => {
+                        self.key(format!("{}{port}", probe::DEBUG_PORT))
+                    }
+                    _ => return false,
                 }
-                self.key(format!("{}{port}", probe::DEBUG_PORT));
             }
             "debugPort" => {
                 let Some(port) = port_number(member) else {

@@ -260,7 +260,11 @@ impl Host {
     fn parse(target: &str) -> Option<Host> {
         let mut rest = target.trim();
         for scheme in ["https://", "http://"] {
-            if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            // `get`: a byte count that cuts a character is no scheme, and no panic.
+            if rest
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+            {
                 rest = &rest[scheme.len()..];
             }
         }
