@@ -360,12 +360,9 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let live_now = |w: &WaiverReport| expires(w).is_none_or(|e| e > today.now);
     let mut counting_again: Vec<&Finding> = Vec::new();
     for waiver in &doc.waivers {
-        let Some(expires) = expires(waiver) else {
+        let Some(expires) = expires(waiver).filter(|e| *e > scanned && *e <= today.now) else {
             continue;
         };
-        if expires <= scanned || expires > today.now {
-            continue;
-        }
         let hidden: Vec<&Finding> = doc
             .findings
             .iter()

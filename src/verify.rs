@@ -45,7 +45,7 @@ pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
 pub const UNKNOWN_ID: &str = "unknown finding id; see docs/checks.md";
 
 /// The measurement document of one verification: `--format json` prints it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
     pub host: String,
@@ -577,10 +577,8 @@ pub struct Access<'a> {
 pub fn verify(target: &Target, ids: &[String], access: &Access, now: Now) -> Verification {
     let mut verification = Verification {
         host: target.display_name(),
-        url: None,
         checked_at: now.stamp(),
-        error: None,
-        results: Vec::new(),
+        ..Verification::default()
     };
     let selection = match plan(ids) {
         Ok(s) => s,

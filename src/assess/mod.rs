@@ -97,16 +97,19 @@ pub fn assess(input: Input) -> ScanResult {
     let installed = &product.version;
 
     // Lifecycle from the release schedule.
-    let life = match (&knowledge.schedule, rules.use_release_schedule) {
-        (Some(schedule), true) => Some(lifecycle::assess(
+    let schedule = knowledge
+        .schedule
+        .as_ref()
+        .filter(|_| rules.use_release_schedule);
+    let life = schedule.map(|schedule| {
+        lifecycle::assess(
             schedule,
             installed,
             rules.release_track,
             now.today(),
             rules.eol_warning,
-        )),
-        _ => None,
-    };
+        )
+    });
     let end_of_life = life
         .as_ref()
         .is_some_and(|l| l.state == LineState::EndOfLife);
@@ -333,10 +336,7 @@ pub fn assess(input: Input) -> ScanResult {
     let scan_conditions = conditions(rules, knowledge, &update_report);
     let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
         installed,
-        schedule: knowledge
-            .schedule
-            .as_ref()
-            .filter(|_| rules.use_release_schedule),
+        schedule,
         advisories: &knowledge.advisories,
         track_choice: rules.release_track,
         today: now.today(),
@@ -832,7 +832,6 @@ fn remediation_plan(
             .clone()
             .unwrap_or_else(|| "a supported release".into());
         steps.push(report::RemediationStep {
-            order: 0,
             action: if end_of_life {
                 format!("Upgrade to {target}: the running release line receives no security fixes.")
             } else {
@@ -840,7 +839,7 @@ fn remediation_plan(
             },
             resolves: version_ids,
             fixed_in: checks::INSTANCE.into(),
-            snippets: Vec::new(),
+            ..Default::default()
         });
     }
     // Then the failed checks, most severe first, then missing hardening. Findings fixed by the
@@ -862,11 +861,10 @@ fn remediation_plan(
         {
             Some(step) => step.resolves.push(f.id.clone()),
             None => steps.push(report::RemediationStep {
-                order: 0,
                 action: f.remediation.clone(),
                 resolves: vec![f.id.clone()],
                 fixed_in: f.fixed_in.clone(),
-                snippets: Vec::new(),
+                ..Default::default()
             }),
         }
     }
