@@ -111,15 +111,6 @@ pub enum Requested {
     Settled { id: String, outcome: Outcome },
 }
 
-impl Requested {
-    pub fn id(&self) -> &str {
-        match self {
-            Requested::Finding(id) | Requested::Settled { id, .. } => id,
-            Requested::Family(root) => root,
-        }
-    }
-}
-
 /// Which probes measure the requested ids, and what to report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selection {
@@ -549,17 +540,13 @@ fn not_measured(id: &str, m: &Measurements) -> String {
 
 /// Every id unsettled because the instance could not be measured.
 fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
-    selection
-        .requested
-        .iter()
-        .map(|r| {
-            let outcome = match r {
-                Requested::Settled { outcome, .. } => outcome.clone(),
-                _ => unknown(format!("not measured: {message}")),
-            };
-            IdOutcome::without_findings(r.id(), outcome)
-        })
-        .collect()
+    let why = || unknown(format!("not measured: {message}"));
+    let outcome = |r: &Requested| match r {
+        Requested::Settled { id, outcome } => IdOutcome::without_findings(id, outcome.clone()),
+        Requested::Finding(id) => IdOutcome::without_findings(id, why()),
+        Requested::Family(root) => IdOutcome::without_findings(root, why()),
+    };
+    selection.requested.iter().map(outcome).collect()
 }
 
 /// How a verification reaches the instance and judges it: the scan's configuration, trust
@@ -818,8 +805,12 @@ mod tests {
         plan(&ids(list)).unwrap()
     }
 
-    fn reported(selection: &Selection) -> Vec<&str> {
-        selection.requested.iter().map(Requested::id).collect()
+    fn reported<'a>(selection: &'a Selection) -> Vec<&'a str> {
+        let id = |r: &'a Requested| match r {
+            Requested::Finding(id) | Requested::Settled { id, .. } => id.as_str(),
+            Requested::Family(root) => root,
+        };
+        selection.requested.iter().map(id).collect()
     }
 
     fn settled(selection: &Selection, id: &str) -> Option<Outcome> {

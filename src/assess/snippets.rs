@@ -177,28 +177,25 @@ fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
 
 /// The parts, one snippet per file.
 fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
-    let mut places: Vec<Place> = parts.iter().map(|p| p.place).collect();
-    places.sort();
-    places.dedup();
+    let places: std::collections::BTreeSet<Place> = parts.iter().map(|p| p.place).collect();
     let mut out = Vec::new();
     for place in places {
         let mut entries: Vec<Entry> = Vec::new();
-        for p in parts.iter().filter(|p| p.place == place) {
-            for e in &p.entries {
-                if entries
-                    .iter()
-                    .any(|have| have.text == e.text && have.group == e.group)
-                {
-                    continue;
-                }
-                match e
-                    .slot
-                    .and_then(|s| entries.iter().position(|have| have.slot == Some(s)))
-                {
-                    Some(at) if entries[at].rank < e.rank => entries[at] = e.clone(),
-                    Some(_) => {}
-                    None => entries.push(e.clone()),
-                }
+        let here = parts.iter().filter(|p| p.place == place);
+        for e in here.flat_map(|p| &p.entries) {
+            if entries
+                .iter()
+                .any(|have| have.text == e.text && have.group == e.group)
+            {
+                continue;
+            }
+            match e
+                .slot
+                .and_then(|s| entries.iter().position(|have| have.slot == Some(s)))
+            {
+                Some(at) if entries[at].rank < e.rank => entries[at] = e.clone(),
+                Some(_) => {}
+                None => entries.push(e.clone()),
             }
         }
         let mut blocks: Vec<String> = Vec::new();

@@ -581,15 +581,11 @@ fn cut(text: &str, quoted: bool) -> String {
 /// `hstsPreload (--ignore-hardening)`, `tlsTrusted (--waive-until, until
 /// 2026-11-01T00:00:00Z, "old certificate")`.
 fn label(w: &Waiver) -> String {
-    let mut out = format!("{} ({}", shown(&w.pattern), shown(&w.source));
-    if let Some(expires) = w.expires {
-        out.push_str(&format!(", until {expires}"));
-    }
-    if let Some(reason) = &w.reason {
-        out.push_str(&format!(", {}", cut(reason, true)));
-    }
-    out.push(')');
-    out
+    let (pattern, source) = (shown(&w.pattern), shown(&w.source));
+    let until = w.expires.map(|e| format!(", until {e}"));
+    let reason = w.reason.as_ref().map(|r| format!(", {}", cut(r, true)));
+    let (until, reason) = (until.unwrap_or_default(), reason.unwrap_or_default());
+    format!("{pattern} ({source}{until}{reason})")
 }
 
 /// A waiver named against another: by its pattern, with its expiry when the patterns agree.
