@@ -49,12 +49,8 @@ impl State {
 
     /// Multi-host priority: CRITICAL > WARNING > UNKNOWN > OK.
     pub fn priority(self) -> u8 {
-        match self {
-            State::Ok => 0,
-            State::Unknown => 1,
-            State::Warning => 2,
-            State::Critical => 3,
-        }
+        // By the discriminant (the exit code): OK 0, WARNING 2, CRITICAL 3, UNKNOWN 1.
+        [0, 2, 3, 1][self as usize]
     }
 
     /// The worse of two states by monitoring priority.
@@ -65,15 +61,9 @@ impl State {
 
 /// Grade letters of the numeric ratings 0-5 (spec "Grades and ratings"); `U` when unknown.
 pub fn grade(rating: Option<u8>) -> &'static str {
-    match rating {
-        Some(5) => "A+",
-        Some(4) => "A",
-        Some(3) => "C",
-        Some(2) => "D",
-        Some(1) => "E",
-        Some(0) => "F",
-        _ => "U",
-    }
+    const GRADES: [&str; 6] = ["F", "E", "D", "C", "A", "A+"];
+    let known = rating.and_then(|r| GRADES.get(usize::from(r)));
+    known.copied().unwrap_or("U")
 }
 
 /// Whether a check found its measure in place.

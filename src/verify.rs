@@ -183,11 +183,7 @@ impl Selection {
                 Measure::Probes(prefix) => {
                     self.prefixes.insert(prefix);
                 }
-                Measure::Keys(keys) => {
-                    for key in keys() {
-                        self.key(key);
-                    }
-                }
+                Measure::Keys(keys) => self.keys.extend(keys()),
                 Measure::EveryAnswer => self.every_http_probe = true,
                 Measure::DebugPorts => self.configured_debug_ports = true,
             }

@@ -22,6 +22,7 @@ use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
 use crate::severity::Severity;
 use crate::verdict;
 use semver::Version;
+use waiver_review::counted;
 
 /// The product a scan recognised.
 #[derive(Clone, Debug)]
@@ -795,19 +796,18 @@ fn quiet_failures(findings: &[Finding]) -> Vec<String> {
     };
     let low = failed().filter(|f| f.counts).count();
     let unrated = failed().filter(|f| !f.counts).count();
-    let checks = |n: usize| if n == 1 { "check" } else { "checks" };
     let mut parts = Vec::new();
     if low > 0 {
         parts.push(format!(
-            "{low} low-severity {} failed ({} not lower the rating)",
-            checks(low),
+            "{} failed ({} not lower the rating)",
+            counted(low, "low-severity check", "low-severity checks"),
             if low == 1 { "it does" } else { "they do" }
         ));
     }
     if unrated > 0 {
         parts.push(format!(
-            "{unrated} {} failed but {} not rated",
-            checks(unrated),
+            "{} failed but {} not rated",
+            counted(unrated, "check", "checks"),
             if unrated == 1 { "is" } else { "are" }
         ));
     }
