@@ -30,8 +30,9 @@
 //! of the scan (older first), then the host name.
 
 use crate::assess::rating::{self, VersionStanding};
-use crate::assess::waiver_review::{counted, whole_days};
-use crate::assess::waivers::matches;
+use crate::assess::waiver_review::counted;
+use crate::assess::waivers::{matches, whole_days};
+use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::{Knowledge, ProductFamily, advisories, parse_version};
 use crate::report::{Finding, Role, ScanResult, State, Status, WaiverReport};
@@ -76,9 +77,10 @@ pub struct Today<'k> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Urgency {
-    None,
-    Warning,
-    Critical,
+    /// The discriminants are the exit codes (`View::exit_code`).
+    None = 0,
+    Warning = 1,
+    Critical = 2,
 }
 
 /// Why a host is where it is in the view, in the order a row lists them.
@@ -94,6 +96,14 @@ pub enum Kind {
     OldScan,
 }
 
+impl Kind {
+    /// Whether a reason of this kind needs the operator by itself, whatever the state now: all
+    /// but the state at the scan, which the state now already weighs.
+    fn needs_action(self) -> bool {
+        self != Kind::StateAtScan
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reason {
     pub kind: Kind,
@@ -101,25 +111,30 @@ pub struct Reason {
     /// Learnt since the scan (not in the document).
     #[serde(skip)]
     pub new: bool,
-    /// Needs the operator by itself, whatever the state now.
-    #[serde(skip)]
-    pub action: bool,
 }
 
-/// One host of the view.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One host of the view; `--format json` prints it as it is declared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Row {
+    /// 1 for the most urgent host.
+    pub priority: usize,
     pub host: String,
+    #[serde(rename = "product")]
     pub family: Option<ProductFamily>,
     pub version: Option<String>,
+    #[serde(serialize_with = "whole_seconds")]
     pub scanned_at: Timestamp,
     pub days_since_scan: i64,
     pub state_then: State,
     pub state_now: State,
     pub urgency: Urgency,
-    /// 1 for the most urgent host.
-    pub priority: usize,
     pub reasons: Vec<Reason>,
+}
+
+/// A time as the view prints it: RFC 3339, UTC, whole seconds.
+fn whole_seconds<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&Now(*t).stamp())
 }
 
 /// The fleet as of today.
@@ -132,14 +147,6 @@ pub struct View {
     pub superseded: usize,
     /// The knowledge used, one phrase per family judged (`OpenCloud release schedule of ...`).
     pub knowledge: Vec<String>,
-}
-
-fn day(t: Timestamp) -> jiff::civil::Date {
-    t.to_zoned(jiff::tz::TimeZone::UTC).date()
-}
-
-fn stamp(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Text from a document as the view prints it: control characters and bidirectional
@@ -256,14 +263,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let scanned = scanned_at(doc);
     let days = whole_days(scanned, today.now);
     let mut reasons: Vec<Reason> = Vec::new();
-    let mut reason = |kind, detail: String, new, action| {
-        reasons.push(Reason {
-            kind,
-            detail,
-            new,
-            action,
-        })
-    };
+    let mut reason = |kind, detail: String, new| reasons.push(Reason { kind, detail, new });
 
     // Version knowledge: the line's life and the advisories, as known today.
     let version = doc.product.as_ref().and_then(|p| {
@@ -284,11 +284,11 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .as_ref()
                 .and_then(|l| l.track)
                 .map_or(TrackChoice::Auto, TrackChoice::Fixed);
-            let life =
-                lifecycle::assess(schedule, version, choice, day(today.now), today.eol_warning);
+            let on = Now(today.now).today();
+            let life = lifecycle::assess(schedule, version, choice, on, today.eol_warning);
             support_days_left = life.support_days_left;
             let then = doc.lifecycle.as_ref().map(|l| l.state);
-            let line = format!("{}.{}", life.line.0, life.line.1);
+            let line = crate::assess::line_name(&life);
             let upgrade = life
                 .move_to
                 .as_ref()
@@ -298,13 +298,13 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 (LineState::EndOfLife, Some(end)) => {
                     end_of_life = true;
                     if then != Some(LineState::EndOfLife) {
-                        let since = end > day(scanned);
+                        let since = end > Now(scanned).today();
                         let detail = if since {
                             format!("line {line} reached end of life on {end} (since the scan)")
                         } else {
                             format!("line {line} has been end of life since {end}")
                         };
-                        reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since, true);
+                        reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since);
                     }
                 }
                 (LineState::EndingSoon, Some(end))
@@ -317,7 +317,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                             "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
                             counted(left, "day", "days")
                         ),
-                        true,
                         true,
                     );
                 }
@@ -353,7 +352,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                     shown(&advisory.id, 100)
                 ),
                 true,
-                true,
             );
         }
     }
@@ -362,12 +360,9 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let live_now = |w: &WaiverReport| expires(w).is_none_or(|e| e > today.now);
     let mut counting_again: Vec<&Finding> = Vec::new();
     for waiver in &doc.waivers {
-        let Some(expires) = expires(waiver) else {
+        let Some(expires) = expires(waiver).filter(|e| *e > scanned && *e <= today.now) else {
             continue;
         };
-        if expires <= scanned || expires > today.now {
-            continue;
-        }
         let hidden: Vec<&Finding> = doc
             .findings
             .iter()
@@ -395,10 +390,9 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             format!(
                 "waiver for {} expired {}; it no longer hides {}",
                 shown(&waiver.pattern, 100),
-                day(expires),
+                Now(expires).today(),
                 names.join(", ")
             ),
-            true,
             true,
         );
         for f in hidden {
@@ -418,7 +412,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 shown(&doc.message, MAX_MESSAGE_CHARS)
             ),
             false,
-            false,
         ),
         State::Unknown => reason(
             Kind::ScanFailed,
@@ -430,7 +423,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 )
             ),
             false,
-            true,
         ),
         State::Ok => {}
     }
@@ -439,7 +431,6 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             Kind::OldScan,
             format!("scanned {} ago", counted(days, "day", "days")),
             false,
-            true,
         );
     }
 
@@ -454,7 +445,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let urgency = match state_now {
         State::Critical => Urgency::Critical,
         State::Warning | State::Unknown => Urgency::Warning,
-        State::Ok if reasons.iter().any(|r| r.action) => Urgency::Warning,
+        State::Ok if reasons.iter().any(|r| r.kind.needs_action()) => Urgency::Warning,
         State::Ok => Urgency::None,
     };
     reasons.sort_by_key(|r| r.kind);
@@ -527,11 +518,11 @@ impl View {
     /// 0 when no host needs action, 1 when the most urgent is a warning, 2 when a host is
     /// CRITICAL now.
     pub fn exit_code(&self) -> i32 {
-        match self.rows.iter().map(|r| r.urgency).max() {
-            Some(Urgency::Critical) => 2,
-            Some(Urgency::Warning) => 1,
-            _ => 0,
-        }
+        self.rows
+            .iter()
+            .map(|r| r.urgency as i32)
+            .max()
+            .unwrap_or(0)
     }
 
     fn count(&self, urgency: Urgency) -> usize {
@@ -569,7 +560,7 @@ impl View {
             ),
             counted(self.rows.len(), "host", "hosts"),
             counted(files, "file", "files"),
-            stamp(self.now)
+            Now(self.now).stamp()
         );
         if !self.knowledge.is_empty() {
             judged.push_str(&format!(" with {}", self.knowledge.join("; ")));
@@ -638,37 +629,7 @@ impl View {
 
     /// The rows as a JSON array, most urgent first.
     pub fn json(&self) -> String {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct JsonRow<'r> {
-            priority: usize,
-            host: &'r str,
-            product: Option<&'static str>,
-            version: Option<&'r str>,
-            scanned_at: String,
-            days_since_scan: i64,
-            state_then: &'static str,
-            state_now: &'static str,
-            urgency: Urgency,
-            reasons: &'r [Reason],
-        }
-        let rows: Vec<JsonRow> = self
-            .rows
-            .iter()
-            .map(|r| JsonRow {
-                priority: r.priority,
-                host: &r.host,
-                product: r.family.map(|f| f.id()),
-                version: r.version.as_deref(),
-                scanned_at: stamp(r.scanned_at),
-                days_since_scan: r.days_since_scan,
-                state_then: r.state_then.label(),
-                state_now: r.state_now.label(),
-                urgency: r.urgency,
-                reasons: &r.reasons,
-            })
-            .collect();
-        let mut out = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string());
+        let mut out = serde_json::to_string_pretty(&self.rows).unwrap_or_else(|_| "[]".to_string());
         out.push('\n');
         out
     }

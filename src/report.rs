@@ -8,7 +8,8 @@
 //! Reading back: a member a reader cannot do without is required (a document's `host`,
 //! `scannedAt`, `state`, `findings` and `waivers`; a finding's `id`, `status` and `severity`; the
 //! names of a product, a lifecycle, an advisory, a waiver). Every other member reads as absent,
-//! empty, zero or false when it is missing (`#[serde(default)]`): documents of earlier versions
+//! empty, zero or false when it is missing (`#[serde(default)]`; serde reads a missing `Option`
+//! member as `None` without it): documents of earlier versions
 //! lack the members added since (`upgradeOptions`, `coverage`, `conditions`, `baseline`, ...),
 //! and a missing member says no more than an empty one. A finding without a `role` is an
 //! observation: it was never rated. Members this version does not know (a newer scanner's) are
@@ -48,35 +49,21 @@ impl State {
 
     /// Multi-host priority: CRITICAL > WARNING > UNKNOWN > OK.
     pub fn priority(self) -> u8 {
-        match self {
-            State::Ok => 0,
-            State::Unknown => 1,
-            State::Warning => 2,
-            State::Critical => 3,
-        }
+        // By the discriminant (the exit code): OK 0, WARNING 2, CRITICAL 3, UNKNOWN 1.
+        [0, 2, 3, 1][self as usize]
     }
 
     /// The worse of two states by monitoring priority.
     pub fn worst(self, other: State) -> State {
-        if other.priority() > self.priority() {
-            other
-        } else {
-            self
-        }
+        std::cmp::max_by_key(self, other, |s| s.priority())
     }
 }
 
 /// Grade letters of the numeric ratings 0-5 (spec "Grades and ratings"); `U` when unknown.
 pub fn grade(rating: Option<u8>) -> &'static str {
-    match rating {
-        Some(5) => "A+",
-        Some(4) => "A",
-        Some(3) => "C",
-        Some(2) => "D",
-        Some(1) => "E",
-        Some(0) => "F",
-        _ => "U",
-    }
+    const GRADES: [&str; 6] = ["F", "E", "D", "C", "A", "A+"];
+    let known = rating.and_then(|r| GRADES.get(usize::from(r)));
+    known.copied().unwrap_or("U")
 }
 
 /// Whether a check found its measure in place.
@@ -150,7 +137,6 @@ pub struct Finding {
     pub detail: String,
     #[serde(default)]
     pub remediation: String,
-    #[serde(default)]
     pub documentation: Option<String>,
     /// The system an operator edits to fix it.
     #[serde(default)]
@@ -175,9 +161,7 @@ pub struct Product {
     pub name: String,
     pub version: String,
     /// The legacy `version` field of `/status.php` (`0.1.0.0` on OpenCloud): not the release.
-    #[serde(default)]
     pub legacy_version: Option<String>,
-    #[serde(default)]
     pub edition: Option<String>,
 }
 
@@ -187,17 +171,14 @@ pub struct Vulnerability {
     pub id: String,
     #[serde(default)]
     pub aliases: Vec<String>,
-    #[serde(default)]
     pub severity: Option<Severity>,
     #[serde(default)]
     pub summary: String,
-    #[serde(default)]
     pub url: Option<String>,
     /// Affected ranges as text, e.g. `>=4.0.0, <4.0.3`.
     #[serde(default)]
     pub affected: Vec<String>,
     /// Lowest fixed release at or above the installed one, when known.
-    #[serde(default)]
     pub fixed_in: Option<String>,
 }
 
@@ -205,7 +186,6 @@ pub struct Vulnerability {
 #[serde(rename_all = "camelCase")]
 pub struct Lifecycle {
     pub line: String,
-    #[serde(default)]
     pub track: Option<Track>,
     #[serde(default)]
     pub track_detected: bool,
@@ -214,21 +194,15 @@ pub struct Lifecycle {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_note: Option<String>,
     pub state: LineState,
-    #[serde(default)]
     pub line_opened: Option<String>,
-    #[serde(default)]
     pub support_end: Option<String>,
-    #[serde(default)]
     pub support_days_left: Option<i64>,
     #[serde(default)]
     pub current_release: bool,
-    #[serde(default)]
     pub latest_in_line: Option<String>,
     /// The release to move to given the line's state (past the `--eol-warning` window for a
     /// line ending soon), and the track its line is on.
-    #[serde(default)]
     pub upgrade_target: Option<String>,
-    #[serde(default)]
     pub upgrade_target_track: Option<Track>,
     #[serde(default)]
     pub schedule_updated: String,
@@ -393,7 +367,6 @@ impl Cause {
 )]
 pub struct ScanResult {
     pub host: String,
-    #[serde(default)]
     pub url: Option<String>,
     pub scanned_at: String,
     #[serde(default)]
@@ -406,22 +379,16 @@ pub struct ScanResult {
     /// is built from them within its limit. Not a member of the document: `message` is.
     #[serde(skip)]
     pub causes: Vec<Cause>,
-    #[serde(default)]
     pub rating: Option<u8>,
     #[serde(default)]
     pub grade: String,
-    #[serde(default)]
     pub error: Option<ScanError>,
-    #[serde(default)]
     pub product: Option<Product>,
-    #[serde(default)]
     pub lifecycle: Option<Lifecycle>,
-    #[serde(default)]
     pub update: Option<UpdateCheck>,
     /// Candidate upgrades and what each would bring; empty when none is newer.
     #[serde(default)]
     pub upgrade_options: Vec<UpgradeOption>,
-    #[serde(default)]
     pub tls: Option<Tls>,
     /// Matched advisories; empty means nothing in the configured database matched, not that
     /// the version is safe.
@@ -437,28 +404,21 @@ pub struct ScanResult {
     /// Each waiver of the run and what it did to this host's findings.
     pub waivers: Vec<WaiverReport>,
     /// Days until the next time-limited waiver stops hiding a failing check.
-    #[serde(default)]
     pub waiver_days_left: Option<i64>,
     /// The verdict of `--policy`, when one was given.
-    #[serde(default)]
     pub policy: Option<PolicyVerdict>,
     /// Comparison with `--baseline`, when one was given.
-    #[serde(default)]
     pub baseline: Option<BaselineComparison>,
     /// Webhook delivery for this host, when one was attempted.
-    #[serde(default)]
     pub webhook: Option<WebhookDelivery>,
     /// Counts of checks by outcome; absent when the scan produced no findings.
-    #[serde(default)]
     pub coverage: Option<Coverage>,
     /// Digests of what the instance reports, by area; no configuration values.
-    #[serde(default)]
     pub configuration_fingerprint: Option<Fingerprint>,
     /// Knowledge the verdict was based on (bundled data date, configured sources).
     #[serde(default)]
     pub knowledge: KnowledgeInfo,
     /// The conditions of the scan; `None` for a scan that produced no assessment.
-    #[serde(default)]
     pub conditions: Option<Conditions>,
     /// What the submitter's waivers make of a scan of the public API, beside the headline
     /// (which is always without them); absent everywhere else.
@@ -480,12 +440,9 @@ pub struct WaiverReport {
     #[serde(default)]
     pub permanent: bool,
     /// RFC 3339, for time-limited waivers.
-    #[serde(default)]
     pub expires: Option<String>,
-    #[serde(default)]
     pub reason: Option<String>,
     /// Whole days until a time-limited waiver expires (never negative).
-    #[serde(default)]
     pub days_left: Option<i64>,
     /// Failing findings it hides (or would hide, once expired).
     #[serde(default)]
@@ -528,7 +485,6 @@ pub struct SubmitterWaivers {
     /// The grade, rating, state and message with the waivers.
     #[serde(default)]
     pub grade: String,
-    #[serde(default)]
     pub rating: Option<u8>,
     pub state: State,
     #[serde(default)]
@@ -825,9 +781,6 @@ impl Form {
         Form::Env,
         Form::Zone,
     ];
-
-    /// The reverse proxies a proxy fix is written for.
-    pub const PROXIES: [Form; 4] = [Form::Nginx, Form::Caddy, Form::Apache, Form::Traefik];
 
     pub fn name(self) -> &'static str {
         match self {

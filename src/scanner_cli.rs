@@ -299,7 +299,7 @@ fn review_waivers(
     env: &dyn Environment,
 ) -> Result<Outcome, String> {
     let (settings, now) = result_settings(&line, rest, env, Component::ReviewWaivers)?;
-    let mut documents = waiver_review::Documents::new();
+    let mut documents = waiver_review::Documents::default();
     for file in &settings.scanner.results {
         documents.load(&file.path, &file.shown)?;
     }

@@ -37,12 +37,8 @@ impl Severity {
     /// The highest rating a failed check of this severity still allows
     /// (spec: critical caps at 2, high at 3, medium at 4, low at 5).
     pub fn rating_cap(self) -> u8 {
-        match self {
-            Severity::Critical => 2,
-            Severity::High => 3,
-            Severity::Medium => 4,
-            Severity::Low => 5,
-        }
+        // Each step of severity (declared from low, 0, to critical, 3) caps one lower.
+        5 - self as u8
     }
 }
 

@@ -45,7 +45,7 @@ pub const NEEDS_FULL_SCAN: &str = "can only be settled by a full scan";
 pub const UNKNOWN_ID: &str = "unknown finding id; see docs/checks.md";
 
 /// The measurement document of one verification: `--format json` prints it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
     pub host: String,
@@ -87,6 +87,17 @@ pub struct IdOutcome {
     pub findings: Vec<Finding>,
 }
 
+impl IdOutcome {
+    /// An outcome no finding of this run decided.
+    fn without_findings(id: &str, outcome: Outcome) -> IdOutcome {
+        IdOutcome {
+            id: id.to_string(),
+            outcome,
+            findings: Vec::new(),
+        }
+    }
+}
+
 /// One id of the selection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Requested {
@@ -98,15 +109,6 @@ pub enum Requested {
     Family(&'static str),
     /// An id settled without probing: it needs a full scan, or the registry does not know it.
     Settled { id: String, outcome: Outcome },
-}
-
-impl Requested {
-    pub fn id(&self) -> &str {
-        match self {
-            Requested::Finding(id) | Requested::Settled { id, .. } => id,
-            Requested::Family(root) => root,
-        }
-    }
 }
 
 /// Which probes measure the requested ids, and what to report.
@@ -181,11 +183,7 @@ impl Selection {
                 Measure::Probes(prefix) => {
                     self.prefixes.insert(prefix);
                 }
-                Measure::Keys(keys) => {
-                    for key in keys() {
-                        self.key(key);
-                    }
-                }
+                Measure::Keys(keys) => self.keys.extend(keys()),
                 Measure::EveryAnswer => self.every_http_probe = true,
                 Measure::DebugPorts => self.configured_debug_ports = true,
             }
@@ -291,17 +289,13 @@ impl Selection {
             }
             "debugEndpoint" => {
                 // `debugEndpoint:<port><path>`: a handler on a debug port.
-                let Some(split) = member.find('/') else {
-                    return false;
-                };
-                let (port, path) = member.split_at(split);
-                let Some(port) = port_number(port) else {
-                    return false;
-                };
-                if !plan::PUBLIC_DEBUG_PATHS.contains(&path) {
-                    return false;
+                let (port, path) = member.split_at(member.find('/').unwrap_or(member.len()));
+                match port_number(port) {
+                    Some(port) if plan::PUBLIC_DEBUG_PATHS.contains(&path) => {
+                        self.key(format!("{}{port}", probe::DEBUG_PORT))
+                    }
+                    _ => return false,
                 }
-                self.key(format!("{}{port}", probe::DEBUG_PORT));
             }
             "debugPort" => {
                 let Some(port) = port_number(member) else {
@@ -406,11 +400,9 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
     let mut results = Vec::new();
     for requested in &selection.requested {
         match requested {
-            Requested::Settled { id, outcome } => results.push(IdOutcome {
-                id: id.clone(),
-                outcome: outcome.clone(),
-                findings: Vec::new(),
-            }),
+            Requested::Settled { id, outcome } => {
+                results.push(IdOutcome::without_findings(id, outcome.clone()))
+            }
             Requested::Finding(id) => {
                 let matching: Vec<Finding> =
                     findings.iter().filter(|f| f.id == *id).cloned().collect();
@@ -428,11 +420,8 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
                     }
                 }
                 if ids.is_empty() {
-                    results.push(IdOutcome {
-                        id: root.to_string(),
-                        outcome: unknown(not_measured(root, m)),
-                        findings: Vec::new(),
-                    });
+                    let outcome = unknown(not_measured(root, m));
+                    results.push(IdOutcome::without_findings(root, outcome));
                 }
                 for id in ids {
                     let matching = findings.iter().filter(|f| f.id == id).cloned().collect();
@@ -502,11 +491,7 @@ fn absent(id: &str, m: &Measurements) -> IdOutcome {
             &rest[split..]
         ));
     }
-    IdOutcome {
-        id: id.to_string(),
-        outcome: unknown(not_measured(id, m)),
-        findings: Vec::new(),
-    }
+    IdOutcome::without_findings(id, unknown(not_measured(id, m)))
 }
 
 /// Why the probes produced no finding for an id.
@@ -551,18 +536,13 @@ fn not_measured(id: &str, m: &Measurements) -> String {
 
 /// Every id unsettled because the instance could not be measured.
 fn unmeasured(selection: &Selection, message: &str) -> Vec<IdOutcome> {
-    selection
-        .requested
-        .iter()
-        .map(|r| IdOutcome {
-            id: r.id().to_string(),
-            outcome: match r {
-                Requested::Settled { outcome, .. } => outcome.clone(),
-                _ => unknown(format!("not measured: {message}")),
-            },
-            findings: Vec::new(),
-        })
-        .collect()
+    let why = || unknown(format!("not measured: {message}"));
+    let outcome = |r: &Requested| match r {
+        Requested::Settled { id, outcome } => IdOutcome::without_findings(id, outcome.clone()),
+        Requested::Finding(id) => IdOutcome::without_findings(id, why()),
+        Requested::Family(root) => IdOutcome::without_findings(root, why()),
+    };
+    selection.requested.iter().map(outcome).collect()
 }
 
 /// How a verification reaches the instance and judges it: the scan's configuration, trust
@@ -580,10 +560,8 @@ pub struct Access<'a> {
 pub fn verify(target: &Target, ids: &[String], access: &Access, now: Now) -> Verification {
     let mut verification = Verification {
         host: target.display_name(),
-        url: None,
         checked_at: now.stamp(),
-        error: None,
-        results: Vec::new(),
+        ..Verification::default()
     };
     let selection = match plan(ids) {
         Ok(s) => s,
@@ -823,8 +801,12 @@ mod tests {
         plan(&ids(list)).unwrap()
     }
 
-    fn reported(selection: &Selection) -> Vec<&str> {
-        selection.requested.iter().map(Requested::id).collect()
+    fn reported<'a>(selection: &'a Selection) -> Vec<&'a str> {
+        let id = |r: &'a Requested| match r {
+            Requested::Finding(id) | Requested::Settled { id, .. } => id.as_str(),
+            Requested::Family(root) => root,
+        };
+        selection.requested.iter().map(id).collect()
     }
 
     fn settled(selection: &Selection, id: &str) -> Option<Outcome> {

@@ -170,11 +170,6 @@ impl Baseline {
         Ok(Baseline { hosts: file.hosts })
     }
 
-    /// The entry of one host (`result.host`).
-    pub fn host(&self, host: &str) -> Option<&HostEntry> {
-        self.hosts.get(host)
-    }
-
     /// Compares one result with its host's entry (`None`: the host is recorded on this run).
     pub fn compare(entry: Option<&HostEntry>, result: &ScanResult) -> BaselineComparison {
         let Some(entry) = entry else {
@@ -241,7 +236,7 @@ impl Baseline {
         if result.error.is_some() {
             return;
         }
-        let entry = self.host(&result.host);
+        let entry = self.hosts.get(&result.host);
         let comparison = Baseline::compare(entry, result);
         if let Some(entry) = entry {
             if warn_on_new
@@ -249,7 +244,8 @@ impl Baseline {
                 && comparison.new_findings.is_empty()
                 && !comparison.worse_rating
                 && !end_of_life(result)
-                && !policy_unmet(result)
+                // A policy only worsens a verdict: an unmet requirement is never excused.
+                && result.policy.as_ref().is_none_or(|p| p.met)
             {
                 let since = format!(
                     "nothing new or worse since the baseline of {}",
@@ -512,11 +508,6 @@ fn end_of_life(result: &ScanResult) -> bool {
             .any(|f| f.id == "eol" && f.status == Status::Failed)
 }
 
-/// A policy only worsens a verdict: an unmet requirement is never excused by a baseline.
-fn policy_unmet(result: &ScanResult) -> bool {
-    result.policy.as_ref().is_some_and(|p| !p.met)
-}
-
 fn recorded(result: &ScanResult) -> HostEntry {
     HostEntry {
         recorded_at: result.scanned_at.clone(),
@@ -590,37 +581,36 @@ fn explain(
     let mut all = Vec::new();
     for id in new_findings {
         let spec_id = crate::checks::spec(id).map(|s| s.id).unwrap_or(id.as_str());
-        let c = if let Some(advisory) = id.strip_prefix("vulnerability:") {
-            match &upgraded {
-                Some(upgrade) => change(id, Cause::Instance, upgrade.clone()),
-                // The same release, newly matched: the advisory data changed (learned, or its
-                // ranges widened).
-                None => {
-                    let now = result.conditions.as_ref();
-                    change(
-                        id,
-                        Cause::Knowledge,
-                        format!(
-                            "{advisory} matches the same release since the baseline: the \
-                             advisory data changed (advisories now from {}, bundled data of {}; \
-                             then from {}, of {})",
-                            now.map(|c| c.advisory_sources.join(", "))
-                                .unwrap_or_default(),
-                            now.and_then(|c| c.advisories_updated.clone())
-                                .unwrap_or_else(|| "an unknown date".into()),
-                            then.advisory_sources.join(", "),
-                            then.advisories_updated
-                                .as_deref()
-                                .unwrap_or("an unknown date"),
-                        ),
-                    )
-                }
-            }
+        let advisory = id.strip_prefix("vulnerability:");
+        // The version's standing (an advisory, end of life) of another release: the instance
+        // changed.
+        let c = if let Some(upgrade) = upgraded
+            .as_ref()
+            .filter(|_| advisory.is_some() || id == "eol")
+        {
+            change(id, Cause::Instance, upgrade.clone())
+        } else if let Some(advisory) = advisory {
+            // The same release, newly matched: the advisory data changed (learned, or its
+            // ranges widened).
+            let now = result.conditions.as_ref();
+            change(
+                id,
+                Cause::Knowledge,
+                format!(
+                    "{advisory} matches the same release since the baseline: the advisory data \
+                     changed (advisories now from {}, bundled data of {}; then from {}, of {})",
+                    now.map(|c| c.advisory_sources.join(", "))
+                        .unwrap_or_default(),
+                    now.and_then(|c| c.advisories_updated.clone())
+                        .unwrap_or_else(|| "an unknown date".into()),
+                    then.advisory_sources.join(", "),
+                    then.advisories_updated
+                        .as_deref()
+                        .unwrap_or("an unknown date"),
+                ),
+            )
         } else if id == "eol" {
-            match &upgraded {
-                Some(upgrade) => change(id, Cause::Instance, upgrade.clone()),
-                None => change(id, Cause::Knowledge, detail_of(id)),
-            }
+            change(id, Cause::Knowledge, detail_of(id))
         } else if then.waived.contains(id) {
             change(
                 id,
@@ -868,7 +858,7 @@ mod tests {
 
         let baseline = Baseline::default().updated(&results);
         assert_eq!(baseline.hosts().collect::<Vec<_>>(), ["a.example"]);
-        let entry = baseline.host("a.example").unwrap();
+        let entry = baseline.hosts.get("a.example").unwrap();
         assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
         assert_eq!(entry.rating, Some(3));
         assert_eq!(
@@ -1145,7 +1135,7 @@ mod tests {
         now.scanned_at = "2026-11-23T03:00:00Z".into();
         now.configuration_fingerprint = Some(fingerprint("f2"));
         baseline = baseline.updated(&[now.clone()]);
-        let entry = baseline.host("a.example").unwrap();
+        let entry = baseline.hosts.get("a.example").unwrap();
         assert_eq!(entry.recorded_at, "2026-11-22T03:00:00Z");
         assert_eq!(entry.rating, Some(4));
         assert_eq!(
@@ -1178,7 +1168,7 @@ mod tests {
             next.hosts().collect::<Vec<_>>(),
             ["a.example", "b.example", "c.example"]
         );
-        assert_eq!(next.host("a.example"), previous.host("a.example"));
+        assert_eq!(next.hosts.get("a.example"), previous.hosts.get("a.example"));
     }
 
     #[test]
@@ -1219,7 +1209,7 @@ mod tests {
         loaded.save(&path, &[healthy("c.example")]).unwrap();
         let both = Baseline::load(&path).unwrap();
         assert_eq!(both.hosts().collect::<Vec<_>>(), ["a.example", "c.example"]);
-        assert_eq!(both.host("a.example"), loaded.host("a.example"));
+        assert_eq!(both.hosts.get("a.example"), loaded.hosts.get("a.example"));
         assert!(temp_files(&dir).is_empty());
         // Written from the entries as they are, the text is that of the whole baseline.
         assert_eq!(
@@ -1275,7 +1265,7 @@ mod tests {
         )
         .unwrap();
         let loaded = Baseline::load(&path).unwrap();
-        assert_eq!(loaded.host("a").unwrap().failed.len(), MAX_IDS);
+        assert_eq!(loaded.hosts.get("a").unwrap().failed.len(), MAX_IDS);
         // The counts start afresh for every file.
         assert!(Baseline::load(&path).is_ok());
     }
@@ -1632,7 +1622,8 @@ mod tests {
         )]);
         let again = Baseline::parse(recorded.to_json().as_bytes()).unwrap();
         let kept = again
-            .host("b.example")
+            .hosts
+            .get("b.example")
             .unwrap()
             .conditions
             .as_ref()

@@ -27,10 +27,6 @@ const SECURITY_HEADERS: &[&str] = &[
 
 const PROXY_HEADERS: &[&str] = &["server", "via", "x-powered-by"];
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn digest(parts: &[String]) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
@@ -38,7 +34,7 @@ fn digest(parts: &[String]) -> String {
         hasher.update((part.len() as u64).to_be_bytes());
         hasher.update(part.as_bytes());
     }
-    hex(&hasher.finalize())
+    crate::text::hex(&hasher.finalize())
 }
 
 fn headers(m: &Measurements, names: &[&str]) -> Vec<String> {

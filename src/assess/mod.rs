@@ -15,13 +15,14 @@ use crate::checks;
 use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
 use crate::knowledge::update::UpdateSource;
-use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, update};
+use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, parse_version, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
 use crate::report::{self, Finding, KnowledgeInfo, Role, ScanResult, Status};
 use crate::severity::Severity;
 use crate::verdict;
 use semver::Version;
+use waiver_review::counted;
 
 /// The product a scan recognised.
 #[derive(Clone, Debug)]
@@ -97,16 +98,19 @@ pub fn assess(input: Input) -> ScanResult {
     let installed = &product.version;
 
     // Lifecycle from the release schedule.
-    let life = match (&knowledge.schedule, rules.use_release_schedule) {
-        (Some(schedule), true) => Some(lifecycle::assess(
+    let schedule = knowledge
+        .schedule
+        .as_ref()
+        .filter(|_| rules.use_release_schedule);
+    let life = schedule.map(|schedule| {
+        lifecycle::assess(
             schedule,
             installed,
             rules.release_track,
             now.today(),
             rules.eol_warning,
-        )),
-        _ => None,
-    };
+        )
+    });
     let end_of_life = life
         .as_ref()
         .is_some_and(|l| l.state == LineState::EndOfLife);
@@ -117,11 +121,12 @@ pub fn assess(input: Input) -> ScanResult {
         .and_then(|l| l.track)
         .or(rules.release_track.fixed());
     let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
+    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated.to_string());
     let schedule_newest = knowledge
         .schedule
         .as_ref()
         .and_then(|s| s.newest_overall().cloned());
-    let update_report = update_check(
+    let mut update_report = update_check(
         rules,
         installed,
         &product.version_text,
@@ -130,10 +135,7 @@ pub fn assess(input: Input) -> ScanResult {
         schedule_newest.as_ref(),
         &update,
     );
-    let recommended = update_report
-        .recommended
-        .as_deref()
-        .and_then(crate::knowledge::parse_version);
+    let recommended = update_report.recommended.as_deref().and_then(parse_version);
     // Where the update check established nothing (off, or a feed that failed in feed mode),
     // what the release schedule knows still holds: a newer release it lists is known, and the
     // rating and the message follow what is known, never a claim of "up to date".
@@ -149,7 +151,6 @@ pub fn assess(input: Input) -> ScanResult {
 
     // Advisories.
     let matched = advisories::matching(&knowledge.advisories, installed);
-    let mut update_report = update_report;
     if !matched.is_empty() {
         update_report.upgrade_path_complete = Some(
             recommended
@@ -176,7 +177,7 @@ pub fn assess(input: Input) -> ScanResult {
     };
     let mut findings = checks::evaluate(m, &ctx);
     if let Some(l) = &life {
-        let line = format!("{}.{}", l.line.0, l.line.1);
+        let line = line_name(l);
         let detail = match l.state {
             LineState::EndOfLife => format!(
                 "release line {line} ({}) reached end of life on {}",
@@ -288,7 +289,7 @@ pub fn assess(input: Input) -> ScanResult {
     );
 
     let lifecycle_report = life.as_ref().map(|l| report::Lifecycle {
-        line: format!("{}.{}", l.line.0, l.line.1),
+        line: line_name(l),
         track: l.track,
         track_detected: l.track_detected,
         track_note: match rules.release_track {
@@ -310,11 +311,7 @@ pub fn assess(input: Input) -> ScanResult {
         latest_in_line: l.latest_in_line.as_ref().map(Version::to_string),
         upgrade_target: l.move_to.as_ref().map(|(v, _)| v.to_string()),
         upgrade_target_track: l.move_to.as_ref().map(|(_, t)| *t),
-        schedule_updated: knowledge
-            .schedule
-            .as_ref()
-            .map(|s| s.updated.to_string())
-            .unwrap_or_default(),
+        schedule_updated: schedule_updated.clone().unwrap_or_default(),
         schedule_stale: l.schedule_stale,
     });
 
@@ -340,10 +337,7 @@ pub fn assess(input: Input) -> ScanResult {
     let scan_conditions = conditions(rules, knowledge, &update_report);
     let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
         installed,
-        schedule: knowledge
-            .schedule
-            .as_ref()
-            .filter(|_| rules.use_release_schedule),
+        schedule,
         advisories: &knowledge.advisories,
         track_choice: rules.release_track,
         today: now.today(),
@@ -388,7 +382,12 @@ pub fn assess(input: Input) -> ScanResult {
         waivers: waived.reports,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
-        knowledge: knowledge_info(knowledge),
+        knowledge: KnowledgeInfo {
+            advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+            schedule_updated,
+            advisory_sources: knowledge.advisory_sources.clone(),
+            notes: knowledge.notes.clone(),
+        },
         conditions: Some(scan_conditions),
         ..ScanResult::default()
     };
@@ -431,6 +430,11 @@ fn finish(mut result: ScanResult, rules: &Rules) -> ScanResult {
     result
 }
 
+/// The release line as the document names it (`4.0`).
+pub(crate) fn line_name(l: &lifecycle::Lifecycle) -> String {
+    format!("{}.{}", l.line.0, l.line.1)
+}
+
 fn track_name(track: Option<Track>) -> &'static str {
     track.map(Track::as_str).unwrap_or("unknown track")
 }
@@ -443,13 +447,7 @@ fn conditions(
     update: &report::UpdateCheck,
 ) -> report::Conditions {
     use sha2::{Digest, Sha256};
-    let digest = |text: &str| -> String {
-        Sha256::digest(text.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    };
+    let digest = |text: &str| crate::text::hex(&Sha256::digest(text.as_bytes())[..8]);
     let waivers: Vec<String> = rules
         .waivers
         .iter()
@@ -488,15 +486,6 @@ fn conditions(
         waivers,
         checks: checks.len(),
         checks_digest: digest(&checks.join(",")),
-    }
-}
-
-fn knowledge_info(knowledge: &Knowledge) -> KnowledgeInfo {
-    KnowledgeInfo {
-        advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
-        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
-        advisory_sources: knowledge.advisory_sources.clone(),
-        notes: knowledge.notes.clone(),
     }
 }
 
@@ -549,15 +538,20 @@ fn update_check(
 ) -> report::UpdateCheck {
     let mode = rules.update_source.mode_name().to_string();
     let rolling = track == Some(Track::Rolling);
+    // What the release schedule alone says: bundled mode, and auto mode without the feed.
+    let bundled = |error| {
+        let recommended = update::recommend(installed, schedule_target, rolling, &[]);
+        (
+            Some("bundled"),
+            recommended,
+            schedule_newest.cloned(),
+            error,
+        )
+    };
     let (source, recommended, newest, error) = match &rules.update_source {
         UpdateSource::Off => (None, None, None, None::<String>),
         UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
-        UpdateSource::Bundled => (
-            Some("bundled"),
-            update::recommend(installed, schedule_target, rolling, &[]),
-            schedule_newest.cloned(),
-            None,
-        ),
+        UpdateSource::Bundled => bundled(None),
         UpdateSource::Auto | UpdateSource::Feed => match &inputs.feed {
             Some(feed) => (
                 Some(if inputs.cached_at.is_some() {
@@ -580,12 +574,7 @@ fn update_check(
                         None => format!("cached answer from {at}"),
                     }),
             ),
-            None if rules.update_source == UpdateSource::Auto => (
-                Some("bundled"),
-                update::recommend(installed, schedule_target, rolling, &[]),
-                schedule_newest.cloned(),
-                inputs.feed_error.clone(),
-            ),
+            None if rules.update_source == UpdateSource::Auto => bundled(inputs.feed_error.clone()),
             None => (None, None, None, inputs.feed_error.clone()),
         },
     };
@@ -658,10 +647,9 @@ fn causes(
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
         reasons.push(report::Cause::new(
             format!(
-                "{installed} is end of life: release line {}.{} ({}) lost support on {}; upgrade \
+                "{installed} is end of life: release line {} ({}) lost support on {}; upgrade \
                  to {upgrade_to}",
-                l.line.0,
-                l.line.1,
+                line_name(l),
                 track_name(l.track),
                 l.support_end
                     .map(|d| d.to_string())
@@ -680,17 +668,13 @@ fn causes(
             .collect();
         let fix = vulnerabilities
             .iter()
-            .filter_map(|v| {
-                v.fixed_in
-                    .as_deref()
-                    .and_then(crate::knowledge::parse_version)
-            })
+            .filter_map(|v| v.fixed_in.as_deref().and_then(parse_version))
             .max()
             .map(|f| {
                 let upgrade = update
                     .recommended
                     .as_deref()
-                    .and_then(crate::knowledge::parse_version)
+                    .and_then(parse_version)
                     .filter(|r| *r >= f)
                     .unwrap_or(f);
                 format!("; upgrade to {upgrade}")
@@ -737,10 +721,9 @@ fn causes(
         let days = l.support_days_left.unwrap_or_default();
         reasons.push(report::Cause::new(
             format!(
-                "release line {}.{} support ends {} ({days} days left); plan the upgrade to \
+                "release line {} support ends {} ({days} days left); plan the upgrade to \
                  {upgrade_to}",
-                l.line.0,
-                l.line.1,
+                line_name(l),
                 l.support_end.map(|d| d.to_string()).unwrap_or_default(),
             ),
             format!("support ends in {days} days"),
@@ -813,19 +796,18 @@ fn quiet_failures(findings: &[Finding]) -> Vec<String> {
     };
     let low = failed().filter(|f| f.counts).count();
     let unrated = failed().filter(|f| !f.counts).count();
-    let checks = |n: usize| if n == 1 { "check" } else { "checks" };
     let mut parts = Vec::new();
     if low > 0 {
         parts.push(format!(
-            "{low} low-severity {} failed ({} not lower the rating)",
-            checks(low),
+            "{} failed ({} not lower the rating)",
+            counted(low, "low-severity check", "low-severity checks"),
             if low == 1 { "it does" } else { "they do" }
         ));
     }
     if unrated > 0 {
         parts.push(format!(
-            "{unrated} {} failed but {} not rated",
-            checks(unrated),
+            "{} failed but {} not rated",
+            counted(unrated, "check", "checks"),
             if unrated == 1 { "is" } else { "are" }
         ));
     }
@@ -850,7 +832,6 @@ fn remediation_plan(
             .clone()
             .unwrap_or_else(|| "a supported release".into());
         steps.push(report::RemediationStep {
-            order: 0,
             action: if end_of_life {
                 format!("Upgrade to {target}: the running release line receives no security fixes.")
             } else {
@@ -858,7 +839,7 @@ fn remediation_plan(
             },
             resolves: version_ids,
             fixed_in: checks::INSTANCE.into(),
-            snippets: Vec::new(),
+            ..Default::default()
         });
     }
     // Then the failed checks, most severe first, then missing hardening. Findings fixed by the
@@ -880,11 +861,10 @@ fn remediation_plan(
         {
             Some(step) => step.resolves.push(f.id.clone()),
             None => steps.push(report::RemediationStep {
-                order: 0,
                 action: f.remediation.clone(),
                 resolves: vec![f.id.clone()],
                 fixed_in: f.fixed_in.clone(),
-                snippets: Vec::new(),
+                ..Default::default()
             }),
         }
     }

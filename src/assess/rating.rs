@@ -50,27 +50,21 @@ pub fn starting_rating(s: &VersionStanding) -> (u8, String) {
 
 /// Applies the caps of failed counting checks; marks the findings that set the final rating.
 pub fn apply_caps(start: u8, findings: &mut [Finding]) -> (u8, Vec<RatingLimit>) {
-    let mut limits = Vec::new();
-    let mut rating = start;
-    for f in findings.iter() {
-        if f.role == Role::Check && f.status == Status::Failed && f.counts && !f.ignored {
-            let cap = f.severity.rating_cap();
-            limits.push(RatingLimit {
-                id: f.id.clone(),
-                severity: f.severity,
-                cap,
-            });
-            rating = rating.min(cap);
-        }
-    }
+    let caps =
+        |f: &Finding| f.role == Role::Check && f.status == Status::Failed && f.counts && !f.ignored;
+    let limits: Vec<RatingLimit> = findings
+        .iter()
+        .filter(|f| caps(f))
+        .map(|f| RatingLimit {
+            id: f.id.clone(),
+            severity: f.severity,
+            cap: f.severity.rating_cap(),
+        })
+        .collect();
+    let rating = limits.iter().map(|l| l.cap).fold(start, u8::min);
     // Decisive: the caps equal to the final rating when they lowered it below the start.
     for f in findings.iter_mut() {
-        f.decisive = f.role == Role::Check
-            && f.status == Status::Failed
-            && f.counts
-            && !f.ignored
-            && f.severity.rating_cap() == rating
-            && rating < start;
+        f.decisive = caps(f) && f.severity.rating_cap() == rating && rating < start;
     }
     (rating, limits)
 }

@@ -40,11 +40,6 @@ pub fn for_findings<S: AsRef<str>>(ids: &[S], subject: &Subject) -> Vec<Snippet>
     merge(parts, &ctx)
 }
 
-/// Whether the check of `id` has a fix (whatever the host).
-pub fn known(id: &str) -> bool {
-    fixable(id).is_some()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Where a snippet goes
 
@@ -182,28 +177,25 @@ fn proxy_lines(lines: [String; 4]) -> Vec<Part> {
 
 /// The parts, one snippet per file.
 fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
-    let mut places: Vec<Place> = parts.iter().map(|p| p.place).collect();
-    places.sort();
-    places.dedup();
+    let places: std::collections::BTreeSet<Place> = parts.iter().map(|p| p.place).collect();
     let mut out = Vec::new();
     for place in places {
         let mut entries: Vec<Entry> = Vec::new();
-        for p in parts.iter().filter(|p| p.place == place) {
-            for e in &p.entries {
-                if entries
-                    .iter()
-                    .any(|have| have.text == e.text && have.group == e.group)
-                {
-                    continue;
-                }
-                match e
-                    .slot
-                    .and_then(|s| entries.iter().position(|have| have.slot == Some(s)))
-                {
-                    Some(at) if entries[at].rank < e.rank => entries[at] = e.clone(),
-                    Some(_) => {}
-                    None => entries.push(e.clone()),
-                }
+        let here = parts.iter().filter(|p| p.place == place);
+        for e in here.flat_map(|p| &p.entries) {
+            if entries
+                .iter()
+                .any(|have| have.text == e.text && have.group == e.group)
+            {
+                continue;
+            }
+            match e
+                .slot
+                .and_then(|s| entries.iter().position(|have| have.slot == Some(s)))
+            {
+                Some(at) if entries[at].rank < e.rank => entries[at] = e.clone(),
+                Some(_) => {}
+                None => entries.push(e.clone()),
             }
         }
         let mut blocks: Vec<String> = Vec::new();
@@ -239,14 +231,8 @@ fn merge(parts: Vec<Part>, ctx: &Ctx) -> Vec<Snippet> {
 fn render_group(group: Group, items: &[&str]) -> String {
     match group {
         Group::CaddyHeaders => {
-            let mut text = String::from("header {\n\tdefer\n");
-            for item in items {
-                text.push('\t');
-                text.push_str(item);
-                text.push('\n');
-            }
-            text.push('}');
-            text
+            let lines: String = items.iter().map(|item| format!("\t{item}\n")).collect();
+            format!("header {{\n\tdefer\n{lines}}}")
         }
         Group::NginxCookieFlags => format!("proxy_cookie_flags ~ {};", items.join(" ")),
     }
@@ -271,7 +257,11 @@ impl Host {
     fn parse(target: &str) -> Option<Host> {
         let mut rest = target.trim();
         for scheme in ["https://", "http://"] {
-            if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            // `get`: a byte count that cuts a character is no scheme, and no panic.
+            if rest
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+            {
                 rest = &rest[scheme.len()..];
             }
         }
@@ -442,15 +432,15 @@ fn header_name(name: &str) -> bool {
         && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
 }
 
-/// One Traefik label, as a Compose `labels:` list item.
+/// One Traefik label (`traefik.http.<key>`), as a Compose `labels:` list item.
 fn label(key: String) -> Entry {
-    line(format!("- \"{key}\""))
+    line(format!("- \"traefik.http.{key}\""))
 }
 
 /// A setting of the instance's security-headers middleware.
 fn middleware(ctx: &Ctx, option: &str) -> Entry {
     label(format!(
-        "traefik.http.middlewares.{}-security.headers.{option}",
+        "middlewares.{}-security.headers.{option}",
         ctx.router()
     ))
 }
@@ -464,7 +454,7 @@ fn attach(ctx: &Ctx) -> Vec<Entry> {
              list, comma-separated"
         ))
         .last(),
-        label(format!("traefik.http.routers.{r}.middlewares={r}-security")).last(),
+        label(format!("routers.{r}.middlewares={r}-security")).last(),
     ]
 }
 
@@ -574,6 +564,7 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
     let name = host.url_name();
     let target = host.https_origin();
     let r = ctx.router();
+    let redirect = format!("middlewares.{r}-https-redirect.redirectscheme");
     vec![
         part_line(
             Place::NginxHttp,
@@ -602,20 +593,12 @@ fn https_redirect(ctx: &Ctx) -> Vec<Part> {
             Place::TraefikLabels,
             vec![
                 line("# \"web\" stands for the entry point on port 80"),
-                label(format!("traefik.http.routers.{r}-http.rule=Host(`{name}`)")),
-                label(format!("traefik.http.routers.{r}-http.entrypoints=web")),
-                label(format!(
-                    "traefik.http.routers.{r}-http.middlewares={r}-https-redirect"
-                )),
-                label(format!(
-                    "traefik.http.routers.{r}-http.service=noop@internal"
-                )),
-                label(format!(
-                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.scheme=https"
-                )),
-                label(format!(
-                    "traefik.http.middlewares.{r}-https-redirect.redirectscheme.permanent=true"
-                )),
+                label(format!("routers.{r}-http.rule=Host(`{name}`)")),
+                label(format!("routers.{r}-http.entrypoints=web")),
+                label(format!("routers.{r}-http.middlewares={r}-https-redirect")),
+                label(format!("routers.{r}-http.service=noop@internal")),
+                label(format!("{redirect}.scheme=https")),
+                label(format!("{redirect}.permanent=true")),
             ],
         ),
     ]
@@ -638,12 +621,10 @@ fn tls_minimum() -> Vec<Part> {
 /// router, with nothing (`noop@internal`).
 fn refusing_router(router: &str, rule: String) -> Vec<Entry> {
     vec![
-        label(format!("traefik.http.routers.{router}.rule={rule}")),
-        label(format!("traefik.http.routers.{router}.priority=10000")),
-        label(format!("traefik.http.routers.{router}.tls=true")),
-        label(format!(
-            "traefik.http.routers.{router}.service=noop@internal"
-        )),
+        label(format!("routers.{router}.rule={rule}")),
+        label(format!("routers.{router}.priority=10000")),
+        label(format!("routers.{router}.tls=true")),
+        label(format!("routers.{router}.service=noop@internal")),
     ]
 }
 
@@ -1041,11 +1022,11 @@ fn caa_record(ctx: &Ctx) -> Vec<Part> {
         .find(|(word, _)| issuer.contains(word))
         .map(|(_, domain)| *domain);
     let mut entries = vec![line(match known {
-        Some(_) => "; only the CA that issues the instance's certificate may issue for the name"
-            .to_string(),
-        None => "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
+        Some(_) => "; only the CA that issues the instance's certificate may issue for the name",
+        None => {
+            "; letsencrypt.org is Let's Encrypt: name the CAA domain of the CA that issues \
                  the instance's certificate instead"
-            .to_string(),
+        }
     })];
     entries.push(line(format!(
         "{}. IN CAA 0 issue \"{}\"",

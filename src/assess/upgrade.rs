@@ -29,20 +29,16 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Patch => "patch",
-            Kind::Track => "track",
-            Kind::Production => "production",
-        }
-    }
+    /// Each kind, in the order of the variants: as the document names it (`kinds`), and as
+    /// the best choice's line says it.
+    const NAMES: [(&str, &str); 3] = [
+        ("patch", "newest patch of the installed line"),
+        ("track", "newest on the track"),
+        ("production", "newest production release"),
+    ];
 
-    fn said(self) -> &'static str {
-        match self {
-            Kind::Patch => "newest patch of the installed line",
-            Kind::Track => "newest on the track",
-            Kind::Production => "newest production release",
-        }
+    pub fn as_str(self) -> &'static str {
+        Kind::NAMES[self as usize].0
     }
 }
 
@@ -117,12 +113,9 @@ fn candidates(r: &Rehearsal) -> Vec<(Version, Vec<Kind>)> {
     let installed = strip(r.installed);
     let mut out: Vec<(Version, Vec<Kind>)> = Vec::new();
     for (kind, version) in found {
-        let Some(version) = version.map(|v| strip(&v)) else {
+        let Some(version) = version.map(|v| strip(&v)).filter(|v| *v > installed) else {
             continue;
         };
-        if version <= installed {
-            continue;
-        }
         match out.iter_mut().find(|(v, _)| *v == version) {
             Some((_, kinds)) => kinds.push(kind),
             None => out.push((version, vec![kind])),
@@ -171,13 +164,11 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
         let (start, _) = rating::starting_rating(&standing);
         let rating = start.min(checks_cap);
         let candidate_horizon = life.as_ref().and_then(|l| Horizon::of(l, r.today));
-        let outlasts = match (candidate_horizon, installed_horizon) {
-            (Some(candidate), Some(installed)) => candidate.outlasts(installed),
-            _ => None,
-        };
+        let outlasts = candidate_horizon
+            .zip(installed_horizon)
+            .and_then(|(candidate, installed)| candidate.outlasts(installed));
         // A supported line beats an ended or unknown one; dates beyond that are not ranked.
         let alive = matches!(candidate_horizon, Some(Horizon::Until(_) | Horizon::Open));
-        let first_kind = kinds[0];
         options.push((
             report::UpgradeOption {
                 version: version.to_string(),
@@ -195,7 +186,7 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
                 outlasts_installed: outlasts,
                 best: false,
             },
-            (rating, alive, std::cmp::Reverse(first_kind)),
+            (rating, alive, std::cmp::Reverse(kinds[0])),
         ));
     }
     if let Some((best, _)) = options.iter_mut().max_by_key(|(_, key)| *key) {
@@ -212,12 +203,8 @@ pub fn best_line(options: &[report::UpgradeOption]) -> Option<String> {
     let kinds: Vec<&str> = best
         .kinds
         .iter()
-        .filter_map(|k| {
-            [Kind::Patch, Kind::Track, Kind::Production]
-                .into_iter()
-                .find(|kind| kind.as_str() == *k)
-                .map(Kind::said)
-        })
+        .filter_map(|k| Kind::NAMES.iter().find(|(name, _)| name == k))
+        .map(|(_, said)| *said)
         .collect();
     let fixes = match best.fixes.as_slice() {
         [] => "fixes no known advisory".to_string(),

@@ -22,7 +22,7 @@
 //! is matched once against every distinct failing id, and each pair of waivers looks at the
 //! sets of waivers found hiding one finding together (at most [`MAX_OVERLAP_SETS`]).
 
-use crate::assess::waivers::matches;
+use crate::assess::waivers::{matches, whole_days};
 use jiff::Timestamp;
 use std::collections::HashMap;
 
@@ -146,23 +146,14 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 5] = [
-        Class::Expired,
-        Class::Expiring,
-        Class::Unused,
-        Class::Overlapping,
-        Class::Permanent,
+    /// Every class in report order, with its name.
+    pub const NAMED: [(Class, &str); 5] = [
+        (Class::Expired, "expired"),
+        (Class::Expiring, "expiring"),
+        (Class::Unused, "unused"),
+        (Class::Overlapping, "overlapping"),
+        (Class::Permanent, "permanent"),
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Expired => "expired",
-            Class::Expiring => "expiring",
-            Class::Unused => "unused",
-            Class::Overlapping => "overlapping",
-            Class::Permanent => "permanent",
-        }
-    }
 
     /// Whether a waiver of this class needs the operator's attention (exit 1).
     pub fn needs_attention(self) -> bool {
@@ -194,13 +185,6 @@ pub struct Review {
     pub failed_scans: usize,
     pub now: Timestamp,
     pub window_days: i64,
-}
-
-/// Whole days from `from` to `to`, rounded down, never negative.
-pub(crate) fn whole_days(from: Timestamp, to: Timestamp) -> i64 {
-    (to.as_second() - from.as_second())
-        .div_euclid(86_400)
-        .max(0)
 }
 
 /// What the documents say about each waiver, worked out once.
@@ -597,15 +581,11 @@ fn cut(text: &str, quoted: bool) -> String {
 /// `hstsPreload (--ignore-hardening)`, `tlsTrusted (--waive-until, until
 /// 2026-11-01T00:00:00Z, "old certificate")`.
 fn label(w: &Waiver) -> String {
-    let mut out = format!("{} ({}", shown(&w.pattern), shown(&w.source));
-    if let Some(expires) = w.expires {
-        out.push_str(&format!(", until {expires}"));
-    }
-    if let Some(reason) = &w.reason {
-        out.push_str(&format!(", {}", cut(reason, true)));
-    }
-    out.push(')');
-    out
+    let (pattern, source) = (shown(&w.pattern), shown(&w.source));
+    let until = w.expires.map(|e| format!(", until {e}"));
+    let reason = w.reason.as_ref().map(|r| format!(", {}", cut(r, true)));
+    let (until, reason) = (until.unwrap_or_default(), reason.unwrap_or_default());
+    format!("{pattern} ({source}{until}{reason})")
 }
 
 /// A waiver named against another: by its pattern, with its expiry when the patterns agree.
@@ -690,10 +670,10 @@ impl Review {
                 }
             )
         } else {
-            let parts: Vec<String> = Class::ALL
+            let parts: Vec<String> = Class::NAMED
                 .iter()
-                .filter(|c| c.needs_attention() && count(**c) > 0)
-                .map(|c| format!("{} {}", count(*c), c.name()))
+                .filter(|(c, _)| c.needs_attention() && count(*c) > 0)
+                .map(|(c, name)| format!("{} {name}", count(*c)))
                 .collect();
             format!(
                 "WARNING: {} ({})\n",
@@ -711,7 +691,7 @@ impl Review {
             counted(self.documents, "result document", "result documents"),
             counted(self.hosts, "host", "hosts"),
             counted(self.files, "file", "files"),
-            self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            crate::clock::Now(self.now).stamp(),
             if self.failed_scans > 0 {
                 format!(
                     " ({} without findings to review against)",
@@ -722,12 +702,12 @@ impl Review {
             },
             counted(self.window_days.max(0), "day", "days"),
         ));
-        for class in Class::ALL {
+        for (class, name) in Class::NAMED {
             let n = count(class);
             if n == 0 {
                 continue;
             }
-            let mut title = class.name().to_string();
+            let mut title = name.to_string();
             title[..1].make_ascii_uppercase();
             if class == Class::Expiring {
                 let window = counted(self.window_days.max(0), "day", "days");
@@ -741,9 +721,9 @@ impl Review {
             }
         }
         out.push_str(&format!("| waivers={};;;0", self.waivers));
-        for class in Class::ALL {
+        for (class, name) in Class::NAMED {
             let warn = if class.needs_attention() { "0" } else { "" };
-            out.push_str(&format!(" {}={};{warn};;0", class.name(), count(class)));
+            out.push_str(&format!(" {name}={};{warn};;0", count(class)));
         }
         out.push('\n');
         out

@@ -76,8 +76,11 @@ pub struct Applied {
     pub waiver_days_left: Option<i64>,
 }
 
-fn days_until(expires: jiff::Timestamp, now: jiff::Timestamp) -> i64 {
-    ((expires.as_second() - now.as_second()).div_euclid(86_400)).max(0)
+/// Whole days from `from` to `to`, rounded down, never negative.
+pub(crate) fn whole_days(from: jiff::Timestamp, to: jiff::Timestamp) -> i64 {
+    (to.as_second() - from.as_second())
+        .div_euclid(86_400)
+        .max(0)
 }
 
 /// Marks the failing findings the waivers cover (expired waivers cover nothing) and reports
@@ -109,7 +112,7 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
             permanent: w.expires.is_none(),
             expires: w.expires.map(|e| e.to_string()),
             reason: w.reason.clone(),
-            days_left: w.expires.filter(|_| live(w)).map(|e| days_until(e, now)),
+            days_left: w.expires.filter(|_| live(w)).map(|e| whole_days(now, e)),
             matched,
         });
     }
@@ -131,7 +134,7 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
                 .max()
         })
         .min()
-        .map(|e| days_until(e, now));
+        .map(|e| whole_days(now, e));
     Applied {
         reports,
         waiver_days_left,

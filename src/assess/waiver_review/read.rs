@@ -13,10 +13,6 @@ use jiff::Timestamp;
 use std::path::Path;
 
 impl Documents {
-    pub fn new() -> Documents {
-        Documents::default()
-    }
-
     /// Reads one `--result` file (`crate::files`: a regular file of at most 16 MiB) and adds
     /// its documents. `Err` is the whole line, naming the file as `shown`.
     pub fn load(&mut self, path: &Path, shown: &str) -> Result<(), String> {

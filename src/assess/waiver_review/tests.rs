@@ -42,7 +42,7 @@ fn doc(host: &str, findings: &[(&str, &str)], waivers: &[serde_json::Value]) -> 
 }
 
 fn read(files: &[serde_json::Value]) -> Documents {
-    let mut docs = Documents::new();
+    let mut docs = Documents::default();
     for file in files {
         docs.read(file.to_string().as_bytes()).unwrap();
     }
