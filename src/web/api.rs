@@ -18,6 +18,7 @@ use super::lookups::{TargetCheck, TargetRefusal};
 use super::schema::described;
 use super::store::{ScanRecord, ScanRequest, Status, Store, StoreResult};
 use super::worker::{Completed, Wakeup};
+use crate::clock::Clock;
 use crate::serve::http::{Request, Response};
 use crate::serve::service::{key_of, new_uuid};
 use crate::target::Target;
@@ -30,8 +31,6 @@ pub use super::submission::{EXPORT_FORMATS, RELEASE_TRACKS};
 use super::submission::{MAX_TARGET_CHARS, MAX_WAIVER_CHARS, MAX_WAIVERS};
 /// How long `/healthz` waits for the store (or `--store-timeout`, if shorter).
 pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
-
-pub use crate::clock::{Clock, StartedClock, SystemClock};
 
 /// What the API needs besides the store.
 #[derive(Clone)]

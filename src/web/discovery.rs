@@ -102,8 +102,7 @@ const TRANSPORT_ANSWERS: [(&str, &str); 8] = [
 
 /// An operation's responses: its own, and every answer of the HTTP layer it does not describe
 /// itself.
-fn responses(own: Value) -> Value {
-    let mut all = own;
+fn responses(mut all: Value) -> Value {
     for (status, component) in TRANSPORT_ANSWERS {
         if all.get(status).is_none() {
             all[status] = json!({"$ref": format!("#/components/responses/{component}")});
@@ -566,8 +565,8 @@ pub fn openapi(base: &str, mcp: Mcp, routes: &[Route<Api>]) -> Value {
 /// `/arazzo.json`: Arazzo 1.0.1, the workflow submit → poll until completed → export.
 pub fn arazzo(base: &str) -> Value {
     let completed = format!("$response.body#/status == '{}'", Status::Completed.as_str());
-    let mut inputs = submission_schema();
-    inputs["description"] = json!("The submission; its format is also the export to download.");
+    let description = "The submission; its format is also the export to download.";
+    let mut inputs = described(submission_schema(), description);
     inputs["properties"]["format"]["default"] = json!("json");
     // Each field of the submission from the input of the same name (an absent input is null,
     // which the handler takes as not given).

@@ -41,12 +41,10 @@ pub fn file(completed: &Completed, uuid: &str, format: &str) -> Exported {
         "csv" => csv(&completed.document),
         _ => super::pdf::render(&completed.document),
     };
+    let uuid_prefix = uuid.get(..8).unwrap_or(uuid);
     Exported {
         media: media_type(format),
-        filename: format!(
-            "storage-security-{safe_host}-{}.{format}",
-            uuid.get(..8).unwrap_or(uuid)
-        ),
+        filename: format!("storage-security-{safe_host}-{uuid_prefix}.{format}"),
         body,
     }
 }

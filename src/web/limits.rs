@@ -350,11 +350,10 @@ fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Optio
         }
     }
     let (wait, code, message) = refusals.into_iter().rev().max_by_key(|(wait, ..)| *wait)?;
-    let retry_after = whole_seconds(wait);
     Some(Limited {
         code,
         message,
-        retry_after,
+        retry_after: whole_seconds(wait),
     })
 }
 

@@ -70,11 +70,8 @@ struct Incoming {
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     method: Option<String>,
-    #[serde(default)]
     params: Option<Value>,
-    #[serde(default)]
     result: Option<Value>,
-    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -126,11 +123,10 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 
 impl<'a> Progress<'a> {
     fn new(stream: Option<(Value, &'a mut dyn Write)>) -> Progress<'a> {
-        let last_write = Instant::now();
         Progress {
             stream,
             gone: false,
-            last_write,
+            last_write: Instant::now(),
         }
     }
 
@@ -276,12 +272,11 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
             Some(id) if sessions().remove(id) => Response::new(204, "application/json", vec![]),
             Some(_) => Response::error(404, "unknown_session", "no such MCP session"),
         },
-        "GET" | "HEAD" => Response::error(
-            405,
-            "method_not_allowed",
-            "this is the MCP endpoint: MCP clients POST JSON-RPC here (streamable HTTP)",
-        )
-        .with_header("Allow", "POST"),
+        "GET" | "HEAD" => {
+            let message =
+                "this is the MCP endpoint: MCP clients POST JSON-RPC here (streamable HTTP)";
+            Response::error(405, "method_not_allowed", message).with_header("Allow", "POST")
+        }
         _ => Response::error(405, "method_not_allowed", "MCP clients POST JSON-RPC here")
             .with_header("Allow", "POST, DELETE"),
     }
@@ -387,18 +382,15 @@ fn accepted() -> Response {
 }
 
 fn check_session(request: &Request, id: Value) -> Result<(), Response> {
+    let missing =
+        "Mcp-Session-Id is required: send initialize first and repeat the header it answers";
     match request.header(SESSION_HEADER) {
-        None => Err(invalid_request(
-            id,
-            "Mcp-Session-Id is required: send initialize first and repeat the header it answers",
-        )),
+        None => Err(invalid_request(id, missing)),
         Some(session) if sessions().contains(session) => Ok(()),
-        Some(_) => Err(rpc_error(
-            404,
-            id,
-            SESSION_NOT_FOUND,
-            "session not found (ended or forgotten): initialize again",
-        )),
+        Some(_) => {
+            let message = "session not found (ended or forgotten): initialize again";
+            Err(rpc_error(404, id, SESSION_NOT_FOUND, message))
+        }
     }
 }
 
@@ -493,10 +485,8 @@ described! {
             "maxItems": MAX_TARGETS,
             "description": "the instances, e.g. [\"cloud.example.com\", \"files.example.org\"]",
         }),
-        #[serde(default)]
         waive: Option<Value> => submission_member("waive", "check id patterns to waive on \
             every target; each grade stays the one without them (submitter_grade is with them)"),
-        #[serde(default)]
         release_track: Option<Value> => submission_member("release_track", "the release \
             track the instances follow; auto detects it"),
     }
@@ -796,17 +786,15 @@ impl Arguments {
             .unwrap_or_default();
         if let Some(unknown) = members.keys().find(|k| !known.contains(&k.as_str())) {
             let shown: String = unknown.chars().take(40).collect();
-            return Err(invalid_params(format!(
-                "{name}: unknown argument {shown:?}; it takes {}",
-                known.join(", ")
-            )));
+            let takes = known.join(", ");
+            let message = format!("{name}: unknown argument {shown:?}; it takes {takes}");
+            return Err(invalid_params(message));
         }
         for required in schema["required"].as_array().into_iter().flatten() {
             let required = required.as_str().unwrap_or_default();
             if !members.contains_key(required) {
-                return Err(invalid_params(format!(
-                    "{name}: argument {required} is required"
-                )));
+                let message = format!("{name}: argument {required} is required");
+                return Err(invalid_params(message));
             }
         }
         Ok(Arguments {
@@ -910,10 +898,8 @@ fn erase_instance_data(Call { api, arguments, .. }: Call) -> Result<Value, Failu
     let uuid = filled(&uuid, "uuid")?;
     let erase_key = filled(&erase_key, "erase_key")?;
     api.erase_with_key(uuid, Some(erase_key))?;
-    Ok(tool_result(
-        json!(Erased { erased: 1 }),
-        format!("erased scan {uuid} and its result; the uuid is gone"),
-    ))
+    let summary = format!("erased scan {uuid} and its result; the uuid is gone");
+    Ok(tool_result(json!(Erased { erased: 1 }), summary))
 }
 
 fn scan_instance(call: Call) -> Result<Value, Failure> {
@@ -1109,22 +1095,15 @@ fn scan_instances(call: Call) -> Result<Value, Failure> {
         lines.push(line);
         results.push(entry);
     }
-    let structured = json!(TargetEntries { results });
+    let (structured, lines) = (json!(TargetEntries { results }), lines.join("\n"));
     if scans.is_empty() {
-        let mut refused = tool_result(
-            structured,
-            format!("every target was refused:\n{}", lines.join("\n")),
-        );
+        let mut refused = tool_result(structured, format!("every target was refused:\n{lines}"));
         refused["isError"] = json!(true);
         return Ok(refused);
     }
     let answered = submitted.iter().filter(|s| s.is_ok()).count();
-    let summary = format!(
-        "{answered} of {} target(s) scanned ({} scan(s)):\n{}",
-        targets.len(),
-        scans.len(),
-        lines.join("\n")
-    );
+    let (count, scanned) = (targets.len(), scans.len());
+    let summary = format!("{answered} of {count} target(s) scanned ({scanned} scan(s)):\n{lines}");
     Ok(tool_result(structured, summary))
 }
 
@@ -1267,15 +1246,13 @@ fn plan(uuid: &str, document: &ScanResult) -> Value {
     for line in &plan.group_summary {
         text.push_str(&format!("\n{line}"));
     }
-    tool_result(
-        json!(PlanAnswer {
-            uuid: uuid.to_string(),
-            host: document.host.clone(),
-            grade: document.grade.clone(),
-            remediation_plan: plan.clone(),
-        }),
-        text,
-    )
+    let answer = PlanAnswer {
+        uuid: uuid.to_string(),
+        host: host.clone(),
+        grade: grade.clone(),
+        remediation_plan: plan.clone(),
+    };
+    tool_result(json!(answer), text)
 }
 
 fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
@@ -1288,10 +1265,8 @@ fn export(api: &Api, uuid: &str, format: &str, done: &Completed) -> Value {
         filename: filename.clone(),
         bytes: body.len(),
     });
-    let uri = format!(
-        "{}/api/scans/{uuid}/export/{format}",
-        api.config.base_url.trim_end_matches('/')
-    );
+    let base = api.config.base_url.trim_end_matches('/');
+    let uri = format!("{base}/api/scans/{uuid}/export/{format}");
     let content = if format == "pdf" {
         json!([
             {"type": "text", "text": format!("{filename}: the PDF report ({} bytes), embedded \

@@ -25,6 +25,8 @@ const MAX_PAGES: usize = 2;
 /// Failed findings laid out at most: two pages never hold more.
 const MAX_FINDINGS: usize = 150;
 const MAX_STEPS: usize = 15;
+/// The producer named in the document's info and the footer.
+const PRODUCER: &str = concat!("check-storage-security ", env!("CARGO_PKG_VERSION"));
 
 const BLACK: [f32; 3] = [0.0, 0.0, 0.0];
 const GRAY: [f32; 3] = [0.38, 0.38, 0.38];
@@ -491,10 +493,7 @@ fn header(content: &mut Content, document: &ScanResult) {
 
 fn footer(content: &mut Content, page: usize, pages: usize) {
     let style = Font::Regular.at(7.5, GRAY);
-    let left = format!(
-        "check-storage-security {} - the JSON export holds the complete result",
-        env!("CARGO_PKG_VERSION")
-    );
+    let left = format!("{PRODUCER} - the JSON export holds the complete result");
     draw_text(content, MARGIN, MARGIN, style, left.as_bytes());
     let right = format!("page {page} of {pages}");
     let x = PAGE_WIDTH - MARGIN - Font::Regular.width(right.as_bytes(), 7.5);
@@ -621,10 +620,7 @@ pub fn render(document: &ScanResult) -> Vec<u8> {
         .collect();
     pdf.document_info(info)
         .title(TextStr(&format!("Storage security report: {host}")))
-        .producer(TextStr(concat!(
-            "check-storage-security ",
-            env!("CARGO_PKG_VERSION")
-        )));
+        .producer(TextStr(PRODUCER));
 
     for (number, placed) in pages.iter().enumerate() {
         let page_id = page_ids[number];

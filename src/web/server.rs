@@ -1,6 +1,6 @@
 //! `check-storage-scanner web`: the store, the workers and the HTTP routes put together.
 
-use super::api::{Api, ApiConfig, Clock, StartedClock, SystemClock};
+use super::api::{Api, ApiConfig};
 use super::limits;
 use super::lookups::{self, Lookups};
 use super::store::{self, ScanRecord, Store};
@@ -8,7 +8,7 @@ use super::worker::{Completed, Pool, RecordScan, Wakeup, start_purger};
 use crate::assess::Rules;
 use crate::assess::waivers::Waiver;
 use crate::budget::Budget;
-use crate::clock::Now;
+use crate::clock::{Clock, Now, StartedClock, SystemClock};
 use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
 use crate::net::guard;

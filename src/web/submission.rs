@@ -37,13 +37,11 @@ described! {
             "examples": [["hstsPreload"]],
         }),
         /// One of [`RELEASE_TRACKS`].
-        #[serde(default)]
         pub release_track: Option<String> => json!({
             "enum": RELEASE_TRACKS,
             "description": "The release track the instance follows; auto detects it.",
         }),
         /// The preferred export, one of [`EXPORT_FORMATS`].
-        #[serde(default)]
         pub format: Option<String> => json!({
             "enum": EXPORT_FORMATS,
             "description": "The preferred export.",

@@ -2,13 +2,14 @@
 //! the spec, the client address behind a trusted proxy, the 404 of expired and unknown scans,
 //! erasure, and a worker's result (through `worker::Pool::run`, as the workers run it).
 
-use super::api::{Api, ApiConfig, Clock};
+use super::api::{Api, ApiConfig};
 use super::limits;
 use super::lookups::{TargetCheck, TargetRefusal};
 use super::store::sqlite::SqliteStore;
 use super::store::{Status, Store};
 use super::worker::Completed;
 use super::worker::{Pool, RecordScan, Wakeup};
+use crate::clock::Clock;
 use crate::report::ScanResult;
 use crate::serve::http::{Request, Response};
 use serde_json::{Value, json};

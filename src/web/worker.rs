@@ -72,8 +72,7 @@ impl Pool {
         let pool = Arc::new(self);
         (0..count.max(1))
             .map(|n| {
-                let pool = pool.clone();
-                let stop = stop.clone();
+                let (pool, stop) = (pool.clone(), stop.clone());
                 std::thread::Builder::new()
                     .name(format!("scan-worker-{n}"))
                     .spawn(move || pool.work(&format!("{}-{n}", pool.node), &stop))

@@ -11,7 +11,7 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use storage_security::web::store::redis::RedisStore;
+use storage_security::web::store::redis::{DEFAULT_PREFIX, RedisStore};
 use storage_security::web::store::{self, Store};
 
 #[test]
@@ -35,14 +35,19 @@ fn the_redis_store_passes_the_conformance_suite() {
     check(&*store);
 }
 
+/// A store on `url` as `web --store redis://...` opens one: the default prefix and timeout.
+fn open(url: &str) -> RedisStore {
+    RedisStore::open_with(url, DEFAULT_PREFIX, store::DEFAULT_TIMEOUT).unwrap()
+}
+
 #[test]
 fn two_nodes_on_one_redis_behave_as_one() {
     let server = RedisServer::start("two-nodes");
-    let a = RedisStore::open(&server.url(1)).unwrap();
-    let b = RedisStore::open(&server.url(1)).unwrap();
+    let a = open(&server.url(1));
+    let b = open(&server.url(1));
     conformance::two_nodes(&a, &b);
     // Another database or prefix is another service: it sees none of it.
-    let elsewhere = RedisStore::open(&server.url(2)).unwrap();
+    let elsewhere = open(&server.url(2));
     assert_eq!(elsewhere.outcomes("net").unwrap(), Vec::<bool>::new());
     let other_prefix =
         RedisStore::open_with(&server.url(1), "other:", Duration::from_secs(3)).unwrap();
@@ -52,7 +57,7 @@ fn two_nodes_on_one_redis_behave_as_one() {
 #[test]
 fn records_expire_in_redis_too() {
     let server = RedisServer::start("expiry");
-    let store = RedisStore::open(&server.url(0)).unwrap();
+    let store = open(&server.url(0));
     // A record that expired by the wall clock already: Redis drops it on its own.
     let old = conformance::queued("old", "x.example", "n", 1_000_000_000, 86_400);
     store.insert(&old).unwrap();
@@ -76,7 +81,7 @@ fn records_expire_in_redis_too() {
 #[test]
 fn every_key_the_store_writes_expires() {
     let server = RedisServer::start("ttl");
-    let store = RedisStore::open(&server.url(0)).unwrap();
+    let store = open(&server.url(0));
     let day = 86_400;
     // A submission: the limits, the record; a worker claims, renews and completes it; the
     // outcome is recorded and the network paused; another is running, another erased.

@@ -28,18 +28,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 pub fn open(spec: &str, timeout: Duration) -> StoreResult<Box<dyn Store>> {
     if let Some(path) = spec.strip_prefix("sqlite:") {
         if path.is_empty() {
-            return Err(StoreError(
-                "--store sqlite: needs a path (sqlite:PATH)".to_string(),
-            ));
+            let message = "--store sqlite: needs a path (sqlite:PATH)";
+            return Err(StoreError(message.to_string()));
         }
         return Ok(Box::new(sqlite::SqliteStore::open_with(path, timeout)?));
     }
     if spec.starts_with("redis://") || spec.starts_with("redis+unix://") {
-        return Ok(Box::new(redis::RedisStore::open_with(
-            spec,
-            redis::DEFAULT_PREFIX,
-            timeout,
-        )?));
+        let store = redis::RedisStore::open_with(spec, redis::DEFAULT_PREFIX, timeout)?;
+        return Ok(Box::new(store));
     }
     Err(StoreError(format!(
         "--store {}: expected sqlite:PATH or redis://host:port/db",
@@ -143,7 +139,6 @@ pub struct ScanRecord {
     /// shows the key may erase the record. The key itself is never stored. `None`: a record of
     /// before erase keys, which nobody may erase; it expires. (A page form's submission has a
     /// key nobody was shown, so the same holds for it.)
-    #[serde(default)]
     pub erase_hash: Option<String>,
 }
 

@@ -43,7 +43,7 @@ use super::{
     room_in,
 };
 
-/// The key prefix of [`RedisStore::open`].
+/// The key prefix `--store redis://...` uses.
 pub const DEFAULT_PREFIX: &str = "css:";
 
 /// Idle connections kept for the next calls; more at once are closed after their call.
@@ -263,14 +263,8 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
-    /// Connects to `url` (`redis://[:password@]host:port/db`) with the default prefix and
-    /// timeout; fails at once when Redis does not answer.
-    pub fn open(url: &str) -> StoreResult<RedisStore> {
-        RedisStore::open_with(url, DEFAULT_PREFIX, super::DEFAULT_TIMEOUT)
-    }
-
-    /// Like [`RedisStore::open`] with every key under `prefix` and `timeout` for connecting,
-    /// reading and writing.
+    /// Connects to `url` (`redis://[:password@]host:port/db`) with every key under `prefix` and
+    /// `timeout` for connecting, reading and writing; fails at once when Redis does not answer.
     pub fn open_with(url: &str, prefix: &str, timeout: Duration) -> StoreResult<RedisStore> {
         let shown = redact_url(url);
         let client = Client::open(url).map_err(|e| StoreError(format!("store {shown}: {e}")))?;
@@ -287,6 +281,11 @@ impl RedisStore {
 
     fn key(&self, parts: &[&str]) -> String {
         format!("{}{}", self.prefix, parts.join(":"))
+    }
+
+    /// The keys of `names` (`queue`, `running`, ...), in order: a script's KEYS.
+    fn keys(&self, names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| self.key(&[name])).collect()
     }
 
     fn record_prefix(&self) -> String {
@@ -349,8 +348,7 @@ impl RedisStore {
         let changed: i64 = self.with(|con| {
             script(script_body)
                 .key(self.record_key(uuid))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
+                .key(self.keys(&["queue", "running"]))
                 .arg(uuid)
                 .arg(worker)
                 .arg(now)
@@ -469,9 +467,7 @@ impl Store for RedisStore {
             let mut invocation = script.prepare_invoke();
             invocation
                 .key(self.record_key(&record.uuid))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
-                .key(self.key(&["expiry"]))
+                .key(self.keys(&["queue", "running", "expiry"]))
                 .arg(&record.uuid)
                 .arg(record.status.as_str())
                 .arg(record.submitted_at)
@@ -500,8 +496,7 @@ impl Store for RedisStore {
     fn claim(&self, worker: &str, now: i64, lease_secs: i64) -> StoreResult<Option<ScanRecord>> {
         let claimed: Option<HashMap<String, String>> = self.with(|con| {
             script(CLAIM)
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
+                .key(self.keys(&["queue", "running"]))
                 .arg(self.record_prefix())
                 .arg(now)
                 .arg(lease_secs)
@@ -523,9 +518,7 @@ impl Store for RedisStore {
         let erased: i64 = self.with(|con| {
             script(ERASE)
                 .key(self.record_key(uuid))
-                .key(self.key(&["queue"]))
-                .key(self.key(&["running"]))
-                .key(self.key(&["expiry"]))
+                .key(self.keys(&["queue", "running", "expiry"]))
                 .arg(uuid)
                 .invoke(con)
         })?;
@@ -537,8 +530,7 @@ impl Store for RedisStore {
             let script = script(ADMIT);
             let mut invocation = script.prepare_invoke();
             invocation
-                .key(self.key(&["pauses"]))
-                .key(self.key(&["ends"]))
+                .key(self.keys(&["pauses", "ends"]))
                 .arg(network)
                 .arg(now_ms);
             for limit in limits {
@@ -747,11 +739,7 @@ impl Store for RedisStore {
         loop {
             let (records, keys): (usize, usize) = self.with(|con| {
                 script(PURGE)
-                    .key(self.key(&["queue"]))
-                    .key(self.key(&["running"]))
-                    .key(self.key(&["expiry"]))
-                    .key(self.key(&["ends"]))
-                    .key(self.key(&["pauses"]))
+                    .key(self.keys(&["queue", "running", "expiry", "ends", "pauses"]))
                     .arg(self.record_prefix())
                     .arg(now)
                     .arg(PURGE_BATCH)
