@@ -151,9 +151,8 @@ pub fn lift(
 ) -> Result<Vec<String>, String> {
     let failed = |e: store::StoreError| e.to_string();
     let forget = |rule: &Rule, who: &str, what: &str| -> Result<Option<String>, String> {
-        let forgotten = store
-            .forget_hits(&rule.limit_for(who).key)
-            .map_err(failed)?;
+        let key = rule.limit_for(who).key;
+        let forgotten = store.forget_hits(&key).map_err(failed)?;
         Ok(forgotten.then(|| format!("lifted {what} of {who}")))
     };
     let lifted: Vec<String> = match subject(text)? {
@@ -183,12 +182,9 @@ pub fn lift(
             for key in limits::cooldown_keys(&target, default_port, &addresses) {
                 lifted.extend(forget(&limits::TARGET_COOLDOWN, &key, "the cooldown")?);
             }
-            if let Some(address) = address {
-                lifted.extend(forget(
-                    &limits::ADDRESS_RATE,
-                    &address.to_string(),
-                    "the count of the minute",
-                )?);
+            if let Some(address) = address.map(|a| a.to_string()) {
+                let minute = forget(&limits::ADDRESS_RATE, &address, "the count of the minute")?;
+                lifted.extend(minute);
             }
             lifted
         }

@@ -13,10 +13,10 @@
 //! with `X-Erase-Key: <key>` erases that scan's record (its result with it) and nothing else:
 //! another submitter of the same instance has a key of their own for their own record.
 
-use super::limits::{self, Limited};
+use super::limits;
 use super::lookups::{TargetCheck, TargetRefusal};
 use super::schema::described;
-use super::store::{ScanRecord, ScanRequest, Status, Store, StoreResult};
+use super::store::{ScanRecord, ScanRequest, Status, Store};
 use super::worker::{Completed, Wakeup};
 use crate::clock::Clock;
 use crate::serve::http::{Request, Response};
@@ -329,7 +329,7 @@ fn answered(handle: impl FnOnce() -> Result<Response, Refused>) -> Response {
 }
 
 /// What the limits said of a submission, as a refusal (or none).
-fn admitted(admission: StoreResult<Result<(), Limited>>) -> Result<(), Refused> {
+fn admitted(admission: limits::Verdict) -> Result<(), Refused> {
     admission
         .map_err(Refused::unavailable)?
         .map_err(|l| ApiError::new(429, l.code, l.message).retry_after(l.retry_after.max(1)))
@@ -349,11 +349,9 @@ fn waiver(item: &Value) -> Result<String, ApiError> {
             .chars()
             .any(|c| c.is_control() || c.is_whitespace() || c == '|')
     {
-        return Err(ApiError::invalid(
-            "waive",
-            "each waiver is a check id pattern such as hstsPreload, versionDisclosure or \
-             versionDisclosure:X-*",
-        ));
+        let message = "each waiver is a check id pattern such as hstsPreload, versionDisclosure or \
+                       versionDisclosure:X-*";
+        return Err(ApiError::invalid("waive", message));
     }
     Ok(pattern.to_string())
 }
@@ -577,11 +575,8 @@ impl Api {
         if !is_uuid(uuid) {
             return Err(not_found());
         }
-        match self.store.get(uuid, self.clock.now()) {
-            Ok(Some(record)) => Ok(record),
-            Ok(None) => Err(not_found()),
-            Err(e) => Err(Refused::unavailable(e)),
-        }
+        let record = self.store.get(uuid, self.clock.now());
+        record.map_err(Refused::unavailable)?.ok_or_else(not_found)
     }
 
     /// `GET /api/scans/{uuid}`.
@@ -646,11 +641,9 @@ impl Api {
     pub fn erase_with_key(&self, uuid: &str, erase_key: Option<&str>) -> Result<(), Refused> {
         let forbidden = |code, message| ApiError::new(403, code, message).into();
         let Some(erase_key) = erase_key.map(str::trim).filter(|k| !k.is_empty()) else {
-            return Err(forbidden(
-                "erase_key_required",
-                "erasing a scan needs the erase key its submission was answered with, in the \
-                 X-Erase-Key header",
-            ));
+            let message = "erasing a scan needs the erase key its submission was answered with, \
+                           in the X-Erase-Key header";
+            return Err(forbidden("erase_key_required", message));
         };
         let record = self.record(uuid)?;
         let presented = erase_hash(erase_key);
@@ -658,10 +651,8 @@ impl Api {
             crate::serve::http::constant_time_eq(presented.as_bytes(), kept.as_bytes())
         });
         if !fits {
-            return Err(forbidden(
-                "erase_key_invalid",
-                "this is not the erase key of this scan; only its submitter may erase it",
-            ));
+            let message = "this is not the erase key of this scan; only its submitter may erase it";
+            return Err(forbidden("erase_key_invalid", message));
         }
         match self.store.erase(&record.uuid) {
             Ok(true) => Ok(()),

@@ -177,6 +177,10 @@ pub fn cooldown_keys(
     keys
 }
 
+/// What the limits say of a submission: admitted (`Ok(Ok(()))`), refused for now
+/// (`Ok(Err(..))`), or the store could not answer.
+pub type Verdict = StoreResult<Result<(), Limited>>;
+
 /// Why a submission is refused for now, and when to come back (seconds).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limited {
@@ -257,11 +261,7 @@ pub const SESSION_RATE: Rule = Rule {
 /// Admits a new MCP session of `client` at `now_ms` when its address has room (rolling, as
 /// submissions are); a network's pause does not apply (a paused network may still read its
 /// results through MCP).
-pub fn admit_session(
-    store: &dyn Store,
-    client: IpAddr,
-    now_ms: i64,
-) -> StoreResult<Result<(), Limited>> {
+pub fn admit_session(store: &dyn Store, client: IpAddr, now_ms: i64) -> Verdict {
     // No network is named: a pause is a network's, and none is ever recorded under "".
     admit(store, &[(&SESSION_RATE, &address_key(client))], "", now_ms)
 }
@@ -281,11 +281,7 @@ fn whole_seconds(ms: i64) -> i64 {
 /// becomes of the submission after. A flood of names that do not resolve, or resolve slowly,
 /// from one address is so refused after its tenth, by one store call, before any lookup is made
 /// for it. A refusal counts nothing.
-pub fn admit_attempt(
-    store: &dyn Store,
-    client: IpAddr,
-    now_ms: i64,
-) -> StoreResult<Result<(), Limited>> {
+pub fn admit_attempt(store: &dyn Store, client: IpAddr, now_ms: i64) -> Verdict {
     // An IPv6 client counts by its /64: it may pick any address of it.
     let (address, network) = (address_key(client), network_key(client));
     admit(store, &[(&ADDRESS_RATE, &address)], &network, now_ms)
@@ -302,7 +298,7 @@ pub fn admit_scan(
     client: IpAddr,
     target_keys: &[String],
     now_ms: i64,
-) -> StoreResult<Result<(), Limited>> {
+) -> Verdict {
     let network = network_key(client);
     let rules: Vec<(&Rule, &str)> = target_keys
         .iter()
@@ -314,12 +310,7 @@ pub fn admit_scan(
 
 /// Counts a submission of `network` at `now_ms` on every rule of `rules` (each for its own
 /// key) when all have room and the network is not paused; else why not.
-fn admit(
-    store: &dyn Store,
-    rules: &[(&Rule, &str)],
-    network: &str,
-    now_ms: i64,
-) -> StoreResult<Result<(), Limited>> {
+fn admit(store: &dyn Store, rules: &[(&Rule, &str)], network: &str, now_ms: i64) -> Verdict {
     let limits: Vec<Limit> = rules
         .iter()
         .map(|(rule, who)| rule.limit_for(who))
@@ -365,13 +356,8 @@ pub fn record_outcome(
     found_product: bool,
     now: i64,
 ) -> StoreResult<()> {
-    store.record_outcome(
-        network,
-        found_product,
-        FRUITLESS_SCANS,
-        now,
-        OUTCOMES_TTL_SECS,
-    )?;
+    let (keep, ttl_secs) = (FRUITLESS_SCANS, OUTCOMES_TTL_SECS);
+    store.record_outcome(network, found_product, keep, now, ttl_secs)?;
     let outcomes = store.outcomes(network)?;
     if outcomes.len() >= FRUITLESS_SCANS && outcomes.iter().take(FRUITLESS_SCANS).all(|f| !f) {
         store.pause(network, now + PAUSE_SECS, now)?;

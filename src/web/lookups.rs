@@ -58,11 +58,8 @@ pub struct Lookups {
 impl Lookups {
     /// The system resolver, [`MAX_LOOKUPS`] seats, [`LOOKUP_TIMEOUT`].
     pub fn system() -> Lookups {
-        Lookups::with(
-            Arc::new(|name: &str, port| crate::net::resolve::lookup(name, port)),
-            MAX_LOOKUPS,
-            LOOKUP_TIMEOUT,
-        )
+        let system = Arc::new(crate::net::resolve::lookup);
+        Lookups::with(system, MAX_LOOKUPS, LOOKUP_TIMEOUT)
     }
 
     /// `lookup` with `max` seats, each lookup waited for `timeout` at most.

@@ -211,28 +211,18 @@ impl Api {
                  <p><a href=\"{root}/scans/{uuid}\">Refresh now</a></p>",
                 uuid = escape(&record.uuid)
             );
-            return self.html(
-                200,
-                &format!("Checking {}", record.request.target_url),
-                &body,
-                &format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n"),
-            );
+            let title = format!("Checking {}", record.request.target_url);
+            let refresh = format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">\n");
+            return self.html(200, &title, &body, &refresh);
         }
         let Some(completed) = Completed::parse(record.result.as_deref()) else {
             let text = "The result of this scan cannot be read; check the instance again.";
             return self.notice(503, "Scan not readable", text);
         };
-        self.html(
-            200,
-            &format!("{} — storage security", record.request.target_url),
-            &render_result(
-                self.config.path_prefix(),
-                &record.uuid,
-                &completed.document,
-                record.request.format.as_deref(),
-            ),
-            "",
-        )
+        let title = format!("{} — storage security", record.request.target_url);
+        let (prefix, preferred) = (self.config.path_prefix(), record.request.format.as_deref());
+        let body = render_result(prefix, &record.uuid, &completed.document, preferred);
+        self.html(200, &title, &body, "")
     }
 }
 

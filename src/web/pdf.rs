@@ -368,13 +368,11 @@ fn finding_block(finding: &Finding, by_submitter: bool) -> Block {
     } else if by_submitter {
         id.extend_from_slice(b"  [waived by the submitter]");
     }
-    let color = if waived { GRAY } else { BLACK };
-    let label = finding.severity.as_str().to_ascii_uppercase();
-    let label_color = if waived {
-        GRAY
-    } else {
-        severity_color(finding.severity)
+    let (color, label_color) = match waived {
+        true => (GRAY, GRAY),
+        false => (BLACK, severity_color(finding.severity)),
     };
+    let label = finding.severity.as_str().to_ascii_uppercase();
     let style = Font::Bold.at(10.0, color);
     block.labelled(MARGIN, label.as_bytes(), label_color, &id, style);
     let indent = MARGIN + 12.0;

@@ -100,10 +100,8 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
             result.submitter_waivers = Some(submitter_view(&result, waived));
         }
         let cannot = |e: serde_json::Error| format!("cannot serialise the result: {e}");
-        let document = serde_json::from_str(&redact::apply(
-            &serde_json::to_string(&result).map_err(cannot)?,
-        ))
-        .map_err(cannot)?;
+        let written = serde_json::to_string(&result).map_err(cannot)?;
+        let document = serde_json::from_str(&redact::apply(&written)).map_err(cannot)?;
         let sarif = sarif::document(std::slice::from_ref(&result), now);
         Ok((Completed { document, sarif }, found_product))
     })

@@ -50,13 +50,11 @@ pub fn redact_url(url: &str) -> String {
         return url.to_string();
     };
     let (authority, tail) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_string(),
-        },
-        None => authority.to_string(),
-    };
+    let hidden = authority.rsplit_once('@').and_then(|(userinfo, host)| {
+        let (user, _) = userinfo.split_once(':')?;
+        Some(format!("{user}:***@{host}"))
+    });
+    let authority = hidden.unwrap_or_else(|| authority.to_string());
     let tail = match tail.split_once('?') {
         Some((path, after)) => {
             let (query, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));

@@ -406,14 +406,9 @@ impl Store for SqliteStore {
     }
 
     fn pause(&self, network: &str, until: i64, _now: i64) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO pauses (network, until) VALUES (?1, ?2) \
-                 ON CONFLICT (network) DO UPDATE SET until = excluded.until",
-                params![network, until],
-            )
-            .map(drop)
-        })
+        let upsert = "INSERT INTO pauses (network, until) VALUES (?1, ?2) \
+                      ON CONFLICT (network) DO UPDATE SET until = excluded.until";
+        self.with(|c| c.execute(upsert, params![network, until]).map(drop))
     }
 
     fn paused_until(&self, network: &str, now: i64) -> StoreResult<Option<i64>> {
