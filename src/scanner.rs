@@ -605,8 +605,6 @@ pub fn identify(m: &Measurements) -> Result<Identified, String> {
     })
 }
 
-/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
-/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
 /// The interfaces of the targets' IPv6 zones (`[fe80::1%25eth0]`), looked up once.
 pub fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u32>, String> {
     let mut zones = HashMap::new();
@@ -625,6 +623,8 @@ pub fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u3
     Ok(zones)
 }
 
+/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
+/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
 pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
     let host = target.host_str();
     let url_host = match &target.host {

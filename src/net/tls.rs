@@ -223,14 +223,13 @@ impl ServerCertVerifier for EndpointVerifier {
         let verifier = match self.required.get() {
             None | Some(Requirement::Anything) => return Ok(ServerCertVerified::assertion()),
             Some(Requirement::Trusted(TrustedBy::PublicRoots)) => &self.public,
-            Some(Requirement::Trusted(TrustedBy::PrivateCa)) => match &self.private {
-                Some(private) => private,
-                None => {
-                    return Err(rustls::Error::InvalidCertificate(
+            Some(Requirement::Trusted(TrustedBy::PrivateCa)) => {
+                self.private
+                    .as_ref()
+                    .ok_or(rustls::Error::InvalidCertificate(
                         rustls::CertificateError::UnknownIssuer,
-                    ));
-                }
-            },
+                    ))?
+            }
         };
         verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
