@@ -408,12 +408,8 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
                 });
             }
             Requested::Family(root) => {
-                let mut ids: Vec<&str> = Vec::new();
-                for f in findings.iter().filter(|f| in_family(&f.id, root)) {
-                    if !ids.contains(&f.id.as_str()) {
-                        ids.push(&f.id);
-                    }
-                }
+                let family = findings.iter().filter(|f| in_family(&f.id, root));
+                let ids = probe::distinct(family.map(|f| f.id.as_str()));
                 if ids.is_empty() {
                     let outcome = unknown(not_measured(root, m));
                     results.push(IdOutcome::without_findings(root, outcome));
