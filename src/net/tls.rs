@@ -297,10 +297,7 @@ pub enum Route {
 impl Route {
     /// Through the operator's proxy when there is one, else directly.
     pub fn via(proxy: Option<&super::proxy::Proxy>) -> Route {
-        match proxy {
-            Some(p) => Route::Proxy(p.clone()),
-            None => Route::Direct,
-        }
+        proxy.cloned().map_or(Route::Direct, Route::Proxy)
     }
 
     /// A TCP connection to `host:port` over this route within the deadline.
@@ -473,10 +470,8 @@ impl EndpointTls {
         {
             return Ok(stream);
         }
-        let deadline = match within {
-            Some(left) => self.0.timeout.deadline().min(Instant::now() + left),
-            None => self.0.timeout.deadline(),
-        };
+        let limit = self.0.timeout.deadline();
+        let deadline = within.map_or(limit, |left| limit.min(Instant::now() + left));
         let tcp = self.dial(deadline).map_err(|failure| match failure {
             TlsFailure::Connect(m) => io::Error::new(io::ErrorKind::ConnectionRefused, m),
             TlsFailure::Transient(m) => io::Error::new(io::ErrorKind::TimedOut, m),
