@@ -565,12 +565,11 @@ where
     H: Fn(&Request) -> Response,
 {
     loop {
-        let next = match waiting.lock() {
-            Ok(receiver) => receiver.recv(),
-            Err(_) => return,
+        // The queue's lock is held for the wait only; the client's seat until its connection
+        // is served and closed.
+        let Ok(Ok((stream, _seat))) = waiting.lock().map(|receiver| receiver.recv()) else {
+            return;
         };
-        // The client's seat is held until its connection is served and closed.
-        let Ok((stream, _seat)) = next else { return };
         serve_connection(stream, handler, limits);
     }
 }
@@ -845,11 +844,8 @@ fn percent_decode(bytes: &[u8]) -> String {
 
 fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -> io::Result<()> {
     // Nothing is cached unless a route says how (the public API's discovery documents).
-    let cache = if response
-        .headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("cache-control"))
-    {
+    let route_says = crate::net::http::values(&response.headers, "cache-control").count() > 0;
+    let cache = if route_says {
         ""
     } else {
         "Cache-Control: no-store\r\n"
