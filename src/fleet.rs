@@ -188,11 +188,8 @@ pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for doc in documents {
         match index.get(&doc.host) {
-            Some(&i) => {
-                if scanned_at(&doc) > scanned_at(&newest[i]) {
-                    newest[i] = doc;
-                }
-            }
+            Some(&i) if scanned_at(&doc) <= scanned_at(&newest[i]) => {}
+            Some(&i) => newest[i] = doc,
             None => {
                 index.insert(doc.host.clone(), newest.len());
                 newest.push(doc);

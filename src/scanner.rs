@@ -310,10 +310,8 @@ impl<'a> Scanner<'a> {
     /// `Err` is an operator mistake found late.
     fn attempt(&self, dest: &Destination) -> Result<Result<Measurements, ProbeFailure>, String> {
         let options = self.target_options();
-        let route = match &self.pins {
-            Some(pins) => tls::Route::Pinned(pins.clone()),
-            None => tls::Route::via(self.proxy.as_ref()),
-        };
+        let pinned = self.pins.clone().map(tls::Route::Pinned);
+        let route = pinned.unwrap_or_else(|| tls::Route::via(self.proxy.as_ref()));
         let transport = net::select_transport(
             dest,
             &self.roots,

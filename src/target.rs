@@ -66,8 +66,6 @@ impl fmt::Display for TargetError {
     }
 }
 
-impl std::error::Error for TargetError {}
-
 impl Target {
     /// Parses one entry (surrounding whitespace is ignored).
     pub fn parse(text: &str) -> Result<Target, TargetError> {
