@@ -330,17 +330,16 @@ fn plan(release: Release, exe: &Path) -> Result<Plan, String> {
         _ => None,
     };
     let own_sum = single.and_then(|a| release.asset(&format!("{}.sha256", a.name)));
-    let checksums = release
-        .asset(CHECKSUMS)
-        .or(own_sum)
-        .cloned()
-        .ok_or_else(|| {
-            format!(
+    let checksums = match release.asset(CHECKSUMS).or(own_sum) {
+        Some(sums) => sums.clone(),
+        None => {
+            return Err(format!(
                 "release {} publishes no {CHECKSUMS}; refusing to install an unverified \
                  download (nothing was changed)",
                 release.tag
-            )
-        })?;
+            ));
+        }
+    };
     Ok(Plan {
         release,
         archive,
