@@ -113,7 +113,10 @@ impl Staged {
     pub fn commit(mut self) -> Result<(), Failure> {
         fs::rename(&self.temp, &self.target).map_err(failed("cannot replace it"))?;
         self.committed = true;
-        sync_dir(&self.dir).map_err(failed("cannot flush its directory to disk"))
+        // The rename survives a crash once the directory entry is flushed too.
+        File::open(&self.dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(failed("cannot flush its directory to disk"))
     }
 }
 
@@ -123,11 +126,6 @@ impl Drop for Staged {
             let _ = fs::remove_file(&self.temp);
         }
     }
-}
-
-/// The rename survives a crash once the directory entry is flushed too.
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
 }
 
 /// Unique temporary names within one process; the process id separates processes.

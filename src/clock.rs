@@ -10,13 +10,9 @@ use jiff::Timestamp;
 pub struct Now(pub Timestamp);
 
 impl Now {
-    pub fn system() -> Now {
-        Now(Timestamp::now())
-    }
-
     /// `COS_NOW` when the settings pin it, else the system clock now.
     pub fn pinned_or_system(pinned: Option<Timestamp>) -> Now {
-        pinned.map(Now).unwrap_or_else(Now::system)
+        Now(pinned.unwrap_or_else(Timestamp::now))
     }
 
     /// The instant as printed in reports: RFC 3339, UTC, whole seconds.

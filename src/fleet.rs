@@ -96,14 +96,6 @@ pub enum Kind {
     OldScan,
 }
 
-impl Kind {
-    /// Whether a reason of this kind needs the operator by itself, whatever the state now: all
-    /// but the state at the scan, which the state now already weighs.
-    fn needs_action(self) -> bool {
-        self != Kind::StateAtScan
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reason {
     pub kind: Kind,
@@ -182,13 +174,11 @@ fn expires(waiver: &WaiverReport) -> Option<Timestamp> {
 
 /// The product families of the documents, each once, in their order.
 pub fn families(documents: &[ScanResult]) -> Vec<ProductFamily> {
-    let mut families: Vec<ProductFamily> = Vec::new();
-    for p in documents.iter().filter_map(|doc| doc.product.as_ref()) {
-        if !families.contains(&p.family) {
-            families.push(p.family);
-        }
-    }
-    families
+    crate::probe::distinct(
+        documents
+            .iter()
+            .filter_map(|doc| Some(doc.product.as_ref()?.family)),
+    )
 }
 
 /// Judges every document at `today`, keeps each host's newest, and orders the hosts.
@@ -198,11 +188,8 @@ pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for doc in documents {
         match index.get(&doc.host) {
-            Some(&i) => {
-                if scanned_at(&doc) > scanned_at(&newest[i]) {
-                    newest[i] = doc;
-                }
-            }
+            Some(&i) if scanned_at(&doc) <= scanned_at(&newest[i]) => {}
+            Some(&i) => newest[i] = doc,
             None => {
                 index.insert(doc.host.clone(), newest.len());
                 newest.push(doc);
@@ -445,7 +432,9 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let urgency = match state_now {
         State::Critical => Urgency::Critical,
         State::Warning | State::Unknown => Urgency::Warning,
-        State::Ok if reasons.iter().any(|r| r.kind.needs_action()) => Urgency::Warning,
+        // Every reason but the state at the scan (which the state now weighs) needs the
+        // operator by itself.
+        State::Ok if reasons.iter().any(|r| r.kind != Kind::StateAtScan) => Urgency::Warning,
         State::Ok => Urgency::None,
     };
     reasons.sort_by_key(|r| r.kind);

@@ -310,10 +310,8 @@ impl<'a> Scanner<'a> {
     /// `Err` is an operator mistake found late.
     fn attempt(&self, dest: &Destination) -> Result<Result<Measurements, ProbeFailure>, String> {
         let options = self.target_options();
-        let route = match &self.pins {
-            Some(pins) => tls::Route::Pinned(pins.clone()),
-            None => tls::Route::via(self.proxy.as_ref()),
-        };
+        let pinned = self.pins.clone().map(tls::Route::Pinned);
+        let route = pinned.unwrap_or_else(|| tls::Route::via(self.proxy.as_ref()));
         let transport = net::select_transport(
             dest,
             &self.roots,
@@ -605,8 +603,6 @@ pub fn identify(m: &Measurements) -> Result<Identified, String> {
     })
 }
 
-/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
-/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
 /// The interfaces of the targets' IPv6 zones (`[fe80::1%25eth0]`), looked up once.
 pub fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u32>, String> {
     let mut zones = HashMap::new();
@@ -625,6 +621,8 @@ pub fn target_zones(targets: &[Target]) -> Result<HashMap<std::net::Ipv6Addr, u3
     Ok(zones)
 }
 
+/// Ports and names to connect to. A port given with the target (or `scanner.target_port`) is
+/// used for both HTTPS and the plain-HTTP fallback; otherwise 443 and 80.
 pub fn destination(target: &Target, default_port: Option<u16>) -> Destination {
     let host = target.host_str();
     let url_host = match &target.host {

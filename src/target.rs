@@ -66,8 +66,6 @@ impl fmt::Display for TargetError {
     }
 }
 
-impl std::error::Error for TargetError {}
-
 impl Target {
     /// Parses one entry (surrounding whitespace is ignored).
     pub fn parse(text: &str) -> Result<Target, TargetError> {
@@ -237,14 +235,12 @@ pub fn parse_list(text: &str) -> Result<Vec<Target>, TargetError> {
     Ok(targets)
 }
 
-/// Splits `host[:port]` or `[v6][:port]` and validates both parts.
-/// The host, the IPv6 zone and the port of an authority.
-type Authority = (HostName, Option<String>, Option<u16>);
-
+/// Splits `host[:port]` or `[v6][:port]` into the host, the IPv6 zone and the port, and
+/// validates them.
 fn parse_authority(
     authority: &str,
     fail: &dyn Fn(&str, &str) -> TargetError,
-) -> Result<Authority, TargetError> {
+) -> Result<(HostName, Option<String>, Option<u16>), TargetError> {
     if authority.is_empty() {
         return Err(fail("no host name", ACCEPTED_FORMS));
     }

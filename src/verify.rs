@@ -151,17 +151,12 @@ impl Selection {
 
     /// The debug ports to connect to: those named, plus the configured ones for a root.
     pub fn debug_ports(&self, configured: &[u16]) -> Vec<u16> {
-        let mut ports: Vec<u16> = self
+        let named = self
             .keys
             .iter()
-            .filter_map(|k| k.strip_prefix(probe::DEBUG_PORT)?.parse().ok())
-            .collect();
-        if self.configured_debug_ports {
-            ports.extend(configured);
-        }
-        let mut seen = BTreeSet::new();
-        ports.retain(|p| seen.insert(*p));
-        ports
+            .filter_map(|k| k.strip_prefix(probe::DEBUG_PORT)?.parse().ok());
+        let configured = configured.iter().filter(|_| self.configured_debug_ports);
+        probe::distinct(named.chain(configured.copied()))
     }
 
     /// Whether the sign-in throttling probes run (they are sent only for `loginThrottling`).
@@ -413,12 +408,8 @@ pub fn judge(selection: &Selection, m: &Measurements, ctx: &checks::Context) -> 
                 });
             }
             Requested::Family(root) => {
-                let mut ids: Vec<&str> = Vec::new();
-                for f in findings.iter().filter(|f| in_family(&f.id, root)) {
-                    if !ids.contains(&f.id.as_str()) {
-                        ids.push(&f.id);
-                    }
-                }
+                let family = findings.iter().filter(|f| in_family(&f.id, root));
+                let ids = probe::distinct(family.map(|f| f.id.as_str()));
                 if ids.is_empty() {
                     let outcome = unknown(not_measured(root, m));
                     results.push(IdOutcome::without_findings(root, outcome));

@@ -34,10 +34,6 @@ use std::path::Path;
 /// The version of the file format this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Larger files are refused before reading (`files::Kind::Baseline`): a host takes about
-/// 2.5 KiB (8 KiB with every exposure), so 32 hosts take at most 256 KiB.
-pub const MAX_FILE_BYTES: u64 = Kind::Baseline.cap();
-
 /// Most hosts a baseline may hold, and most finding ids in all its entries. A host has about
 /// 60 ids; the caps keep what a file takes in memory near its size however it is shaped (a
 /// file of millions of two-letter ids would otherwise take ten times its size).
@@ -1372,7 +1368,7 @@ mod tests {
         let dir = scratch("oversized");
         let path = dir.join("baseline.json");
         let file = File::create(&path).unwrap();
-        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        file.set_len(Kind::Baseline.cap() + 1).unwrap();
         let error = Baseline::load(&path).unwrap_err();
         assert_eq!(
             error,
@@ -1380,7 +1376,7 @@ mod tests {
                 "baseline file {} is larger than 4 MiB ({} bytes); point --baseline at a \
                  baseline file, or at a path that does not exist yet to record one",
                 path.display(),
-                MAX_FILE_BYTES + 1
+                Kind::Baseline.cap() + 1
             )
         );
     }

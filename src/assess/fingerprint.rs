@@ -79,21 +79,18 @@ pub fn of(m: &Measurements) -> Fingerprint {
         json_at(caps, "/graph"),
         oidc_issuer,
     ];
-    let mut areas = BTreeMap::new();
-    areas.insert("transport", digest(&transport));
-    areas.insert("headers", digest(&headers(m, SECURITY_HEADERS)));
-    areas.insert("sharing", digest(&sharing));
-    areas.insert("authentication", digest(&authentication));
-    areas.insert("proxy", digest(&headers(m, PROXY_HEADERS)));
+    let mut areas: BTreeMap<String, String> = BTreeMap::new();
+    areas.insert("transport".into(), digest(&transport));
+    areas.insert("headers".into(), digest(&headers(m, SECURITY_HEADERS)));
+    areas.insert("sharing".into(), digest(&sharing));
+    areas.insert("authentication".into(), digest(&authentication));
+    areas.insert("proxy".into(), digest(&headers(m, PROXY_HEADERS)));
     let all: Vec<String> = areas.iter().map(|(k, v)| format!("{k}:{v}")).collect();
     let overall = digest(&all);
     Fingerprint {
         short: overall[..8].to_string(),
         digest: overall,
-        areas: areas
-            .into_iter()
-            .map(|(area, digest)| (area.to_string(), digest))
-            .collect(),
+        areas,
     }
 }
 

@@ -149,7 +149,6 @@ pub fn assess(input: Input) -> ScanResult {
         ),
     };
 
-    // Advisories.
     let matched = advisories::matching(&knowledge.advisories, installed);
     if !matched.is_empty() {
         update_report.upgrade_path_complete = Some(
@@ -227,7 +226,6 @@ pub fn assess(input: Input) -> ScanResult {
 
     let waived = waivers::apply(rules.waivers, &mut findings, now.0);
 
-    // Rating.
     let standing = rating::VersionStanding {
         end_of_life,
         advisories: matched.iter().map(|a| a.severity).collect(),

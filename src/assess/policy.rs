@@ -124,16 +124,10 @@ impl Policy {
                 None => unmet.push(format!("no rating (U) to meet {wanted}")),
             }
         }
-        for measure in &self.required_hardenings {
-            if let Some(problem) = requirement(measure, result) {
-                unmet.push(problem);
-            }
-        }
-        for pattern in &self.forbidden {
-            if let Some(problem) = forbidden_present(pattern, result) {
-                unmet.push(problem);
-            }
-        }
+        let required = self.required_hardenings.iter();
+        unmet.extend(required.filter_map(|measure| requirement(measure, result)));
+        let forbidden = self.forbidden.iter();
+        unmet.extend(forbidden.filter_map(|pattern| forbidden_present(pattern, result)));
         PolicyVerdict {
             met: unmet.is_empty(),
             unmet,

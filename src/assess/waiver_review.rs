@@ -369,14 +369,9 @@ pub fn review(docs: &Documents, now: Timestamp, window_days: i64) -> Result<Revi
     }
     entries.extend(overlaps(&facts, now)?);
     entries.sort_by_key(|e| e.class);
-    let mut distinct: Vec<&Waiver> = Vec::new();
-    for e in entries.iter().filter(|e| e.class.needs_attention()) {
-        if !distinct.contains(&&e.waiver) {
-            distinct.push(&e.waiver);
-        }
-    }
+    let attention = entries.iter().filter(|e| e.class.needs_attention());
     Ok(Review {
-        attention: distinct.len(),
+        attention: crate::probe::distinct(attention.map(|e| &e.waiver)).len(),
         entries,
         waivers: docs.waivers.len(),
         documents: docs.docs.len(),

@@ -701,14 +701,11 @@ fn parse_caa(rdata: &[u8]) -> Option<CaaRecord> {
 
 /// DNSKEY RDATA: flags, protocol (always 3), algorithm, public key (not empty).
 fn parse_dnskey(rdata: &[u8]) -> Option<Dnskey> {
-    let flags = u16_at(rdata, 0)?;
-    let protocol = *rdata.get(2)?;
-    let algorithm = *rdata.get(3)?;
-    if protocol != DNSKEY_PROTOCOL || rdata.len() < 5 {
+    let &[high, low, DNSKEY_PROTOCOL, algorithm, _, ..] = rdata else {
         return None;
-    }
+    };
     Some(Dnskey {
-        flags,
+        flags: u16::from_be_bytes([high, low]),
         algorithm,
         key_tag: key_tag(rdata),
     })
@@ -735,14 +732,11 @@ fn key_tag(rdata: &[u8]) -> u16 {
 
 /// DS RDATA: key tag, algorithm, digest type, digest (not empty).
 fn parse_ds(rdata: &[u8]) -> Option<DsRecord> {
-    let key_tag = u16_at(rdata, 0)?;
-    let algorithm = *rdata.get(2)?;
-    let digest_type = *rdata.get(3)?;
-    if rdata.len() < 5 {
+    let &[high, low, algorithm, digest_type, _, ..] = rdata else {
         return None;
-    }
+    };
     Some(DsRecord {
-        key_tag,
+        key_tag: u16::from_be_bytes([high, low]),
         algorithm,
         digest_type,
     })

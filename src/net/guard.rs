@@ -408,8 +408,6 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-impl std::error::Error for Refusal {}
-
 /// Judges resolved addresses: every one must be public unicast (the first that is not is
 /// named), unless `allow_private`. The pins hold all of them.
 pub fn check(host: &str, addresses: &[IpAddr], allow_private: bool) -> Result<Pins, Refusal> {

@@ -149,6 +149,7 @@ impl Response {
         values(&self.headers, name).collect()
     }
 
+    #[cfg(test)]
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }

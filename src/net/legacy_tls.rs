@@ -254,7 +254,7 @@ fn push_extension(out: &mut Vec<u8>, kind: u16, body: &[u8]) {
 
 /// What the bytes read so far say.
 #[derive(Debug, PartialEq, Eq)]
-enum Reading {
+pub enum Reading {
     /// A ServerHello for this old version (at most the one offered).
     Picked(u16),
     Refused,
@@ -264,20 +264,10 @@ enum Reading {
     Garbage(&'static str),
 }
 
-/// Decides from the first bytes a server sent in answer to a ClientHello for `requested`:
-/// `Some(true)` for a ServerHello with that version, `Some(false)` for a fatal alert or a
-/// ServerHello with another version, `None` when the bytes are incomplete or not a TLS answer.
-/// Warning-level alerts before the ServerHello (e.g. `unrecognized_name`) are skipped. Pure
-/// and bounded: it looks at no more than the records it needs.
-pub fn classify_record(bytes: &[u8], requested: u16) -> Option<bool> {
-    match inspect(bytes, requested) {
-        Reading::Picked(version) => Some(version == requested),
-        Reading::Refused => Some(false),
-        Reading::NeedMore | Reading::Garbage(_) => None,
-    }
-}
-
-fn inspect(bytes: &[u8], requested: u16) -> Reading {
+/// Reads the first bytes a server sent in answer to a ClientHello for `requested`. Warning-level
+/// alerts before the ServerHello (e.g. `unrecognized_name`) are skipped. Pure and bounded: it
+/// looks at no more than the records it needs.
+pub fn inspect(bytes: &[u8], requested: u16) -> Reading {
     // Handshake bytes gathered across records (a ServerHello may be fragmented).
     let mut handshake: Vec<u8> = Vec::new();
     let mut rest = bytes;
@@ -451,6 +441,16 @@ mod tests {
         let mut record = vec![HANDSHAKE, 3, 1, 0, hs.len() as u8];
         record.extend_from_slice(&hs);
         record
+    }
+
+    /// `Some(true)` for a ServerHello with `requested`, `Some(false)` for a refusal, `None`
+    /// when undecided.
+    fn classify_record(bytes: &[u8], requested: u16) -> Option<bool> {
+        match inspect(bytes, requested) {
+            Reading::Picked(version) => Some(version == requested),
+            Reading::Refused => Some(false),
+            Reading::NeedMore | Reading::Garbage(_) => None,
+        }
     }
 
     #[test]

@@ -223,14 +223,13 @@ impl ServerCertVerifier for EndpointVerifier {
         let verifier = match self.required.get() {
             None | Some(Requirement::Anything) => return Ok(ServerCertVerified::assertion()),
             Some(Requirement::Trusted(TrustedBy::PublicRoots)) => &self.public,
-            Some(Requirement::Trusted(TrustedBy::PrivateCa)) => match &self.private {
-                Some(private) => private,
-                None => {
-                    return Err(rustls::Error::InvalidCertificate(
+            Some(Requirement::Trusted(TrustedBy::PrivateCa)) => {
+                self.private
+                    .as_ref()
+                    .ok_or(rustls::Error::InvalidCertificate(
                         rustls::CertificateError::UnknownIssuer,
-                    ));
-                }
-            },
+                    ))?
+            }
         };
         verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
@@ -298,10 +297,7 @@ pub enum Route {
 impl Route {
     /// Through the operator's proxy when there is one, else directly.
     pub fn via(proxy: Option<&super::proxy::Proxy>) -> Route {
-        match proxy {
-            Some(p) => Route::Proxy(p.clone()),
-            None => Route::Direct,
-        }
+        proxy.cloned().map_or(Route::Direct, Route::Proxy)
     }
 
     /// A TCP connection to `host:port` over this route within the deadline.
@@ -474,10 +470,8 @@ impl EndpointTls {
         {
             return Ok(stream);
         }
-        let deadline = match within {
-            Some(left) => self.0.timeout.deadline().min(Instant::now() + left),
-            None => self.0.timeout.deadline(),
-        };
+        let limit = self.0.timeout.deadline();
+        let deadline = within.map_or(limit, |left| limit.min(Instant::now() + left));
         let tcp = self.dial(deadline).map_err(|failure| match failure {
             TlsFailure::Connect(m) => io::Error::new(io::ErrorKind::ConnectionRefused, m),
             TlsFailure::Transient(m) => io::Error::new(io::ErrorKind::TimedOut, m),

@@ -30,10 +30,10 @@ use crate::redact;
 use crate::report::ScanResult;
 use crate::scanner::RenewedMemory;
 use crate::serve::http::{self, Limits, Request, Response, Route, Server};
-use crate::serve::signals;
+use crate::serve::{lock, signals};
 use crate::settings::{Settings, UpdateSource};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long the first scrape waits for the first round before it answers with what is done.
@@ -260,11 +260,6 @@ impl Exporter {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves plain data behind: keep serving it.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn handle(self: &Arc<Self>, request: &Request) -> Response {
         http::route(
             ROUTES,
@@ -277,7 +272,7 @@ impl Exporter {
     /// The answer to a scrape: the last completed round, or during the first round what is
     /// done once it ended or the first wait is over, and the exporter's own metrics.
     fn scrape(self: &Arc<Self>) -> String {
-        let mut state = self.lock();
+        let mut state = lock(&self.state);
         let first_round = match state.first_round {
             Some(started) => started,
             None => {
@@ -335,9 +330,9 @@ impl Exporter {
     fn rounds(self: Arc<Self>) {
         loop {
             let started = Instant::now();
-            self.lock().in_flight = vec![None; self.settings.targets.len()];
+            lock(&self.state).in_flight = vec![None; self.settings.targets.len()];
             let done = |i: usize, result: ScanResult| {
-                if let Some(slot) = self.lock().in_flight.get_mut(i) {
+                if let Some(slot) = lock(&self.state).in_flight.get_mut(i) {
                     *slot = Some(result);
                 }
             };
@@ -346,7 +341,7 @@ impl Exporter {
                 log("internal error during a round (see stderr); its hosts are reported failed");
             }
             let now = Now::pinned_or_system(self.settings.now);
-            let partial = std::mem::take(&mut self.lock().in_flight);
+            let partial = std::mem::take(&mut lock(&self.state).in_flight);
             let results = self.fill_in(
                 partial,
                 "the round ended without a result for this host",
@@ -356,7 +351,7 @@ impl Exporter {
             let duration = started.elapsed();
             let failed = results.iter().filter(|r| r.error.is_some()).count();
             let number = {
-                let mut state = self.lock();
+                let mut state = lock(&self.state);
                 state.rounds += 1;
                 state.last = Some(Completed {
                     text,
@@ -630,7 +625,7 @@ mod tests {
         assert_eq!(post.status, 405);
         assert!(post.headers.contains(&("Allow".into(), "GET, HEAD".into())));
         assert!(
-            e.lock().first_round.is_none(),
+            lock(&e.state).first_round.is_none(),
             "only /metrics starts a round"
         );
     }

@@ -332,13 +332,6 @@ pub fn route<S>(routes: &[Route<S>], server: &S, request: &Request, not_found: &
         .with_header("Allow", &allow)
 }
 
-/// Why a request could not be read: the answer to send, if the client can still take one.
-enum Unreadable {
-    Answer(Response),
-    /// The client went away or sent nothing: nothing to answer.
-    Gone,
-}
-
 /// A bound listener, not yet serving.
 pub struct Server {
     listener: TcpListener,
@@ -572,12 +565,11 @@ where
     H: Fn(&Request) -> Response,
 {
     loop {
-        let next = match waiting.lock() {
-            Ok(receiver) => receiver.recv(),
-            Err(_) => return,
+        // The queue's lock is held for the wait only; the client's seat until its connection
+        // is served and closed.
+        let Ok(Ok((stream, _seat))) = waiting.lock().map(|receiver| receiver.recv()) else {
+            return;
         };
-        // The client's seat is held until its connection is served and closed.
-        let Ok((stream, _seat)) = next else { return };
         serve_connection(stream, handler, limits);
     }
 }
@@ -600,8 +592,8 @@ where
                     });
             (request.method, request.path, response)
         }
-        Err(Unreadable::Answer(response)) => ("-".to_string(), "-".to_string(), response),
-        Err(Unreadable::Gone) => return,
+        Err(Some(response)) => ("-".to_string(), "-".to_string(), response),
+        Err(None) => return,
     };
     // HEAD: the answer GET would get, without its body (RFC 9110, 9.3.2).
     let head_only = method == "HEAD";
@@ -628,8 +620,10 @@ fn log_line(method: &str, path: &str, status: u16, took: Duration) {
     );
 }
 
-fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadable> {
-    let peer = stream.peer_addr().map_err(|_| Unreadable::Gone)?;
+/// The request on `stream`; `Err` when it could not be read, with the answer to send if the
+/// client can still take one (`None`: it went away or sent nothing).
+fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Option<Response>> {
+    let peer = stream.peer_addr().map_err(|_| None)?;
     let head_until = Instant::now() + limits.head_deadline;
     let mut reader = BufReader::with_capacity(4096, stream);
     let mut head_bytes = 0usize;
@@ -641,7 +635,7 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
         // A client that sent nothing before it left (or before the deadline) gets no answer;
         // a head that stops short of its end is answered below (400) or here (408).
         match read_line(&mut reader, &mut line, room + 1, head_until) {
-            Ok(0) if lines.is_empty() => return Err(Unreadable::Gone),
+            Ok(0) if lines.is_empty() => return Err(None),
             Ok(n) => head_bytes += n,
             Err(e) if timed_out(&e) && !(lines.is_empty() && line.is_empty()) => {
                 return Err(bad(
@@ -650,7 +644,7 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
                     "the request head did not arrive in time",
                 ));
             }
-            Err(_) => return Err(Unreadable::Gone),
+            Err(_) => return Err(None),
         }
         if head_bytes > limits.max_head_bytes {
             return Err(bad(
@@ -756,7 +750,7 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Unreadabl
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if timed_out(&e) => return Err(late()),
-            Err(_) => return Err(Unreadable::Gone),
+            Err(_) => return Err(None),
         }
     }
     if !request.path.starts_with('/') {
@@ -774,8 +768,8 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
-fn bad(status: u16, code: &str, message: &str) -> Unreadable {
-    Unreadable::Answer(Response::error(status, code, message))
+fn bad(status: u16, code: &str, message: &str) -> Option<Response> {
+    Some(Response::error(status, code, message))
 }
 
 /// Reads one line (through `\n`) of at most `max` bytes, before `until`. Returns the bytes
@@ -850,11 +844,8 @@ fn percent_decode(bytes: &[u8]) -> String {
 
 fn write_response(stream: &mut TcpStream, response: Response, head_only: bool) -> io::Result<()> {
     // Nothing is cached unless a route says how (the public API's discovery documents).
-    let cache = if response
-        .headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("cache-control"))
-    {
+    let route_says = crate::net::http::values(&response.headers, "cache-control").count() > 0;
+    let cache = if route_says {
         ""
     } else {
         "Cache-Control: no-store\r\n"

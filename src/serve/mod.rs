@@ -19,3 +19,9 @@ pub fn announce_listening(warnings: &[String], address: std::net::SocketAddr) {
     }
     eprintln!("{program}: listening on http://{address}");
 }
+
+/// A mutex of a server, poisoned or not: a holder that panicked leaves consistent data here
+/// (every update is one assignment or a count), so the server keeps serving it.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -3,6 +3,7 @@
 //! takes a seat for as long as it holds it; a client over its share is told so at once instead
 //! of taking what other clients need.
 
+use super::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -38,7 +39,7 @@ impl Occupancy {
 
     /// A seat for `key`, or `None` when the key holds its share or every seat is taken.
     pub fn take(self: &Arc<Self>, key: &str) -> Option<Seat> {
-        let mut held = self.lock();
+        let mut held = lock(&self.held);
         if self.total.is_some_and(|total| held.total >= total) {
             return None;
         }
@@ -56,20 +57,13 @@ impl Occupancy {
 
     /// The seats taken in all.
     pub fn taken(&self) -> usize {
-        self.lock().total
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
-        // A panic while holding the lock cannot leave the counts half-updated.
-        self.held
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.held).total
     }
 }
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        let mut held = self.occupancy.lock();
+        let mut held = lock(&self.occupancy.held);
         held.total = held.total.saturating_sub(1);
         if let Some(count) = held.by_key.get_mut(&self.key) {
             *count -= 1;
@@ -107,6 +101,6 @@ mod tests {
         assert!(seats.take("7").is_none());
         drop(taken);
         assert_eq!(seats.taken(), 0);
-        assert!(seats.lock().by_key.is_empty());
+        assert!(lock(&seats.held).by_key.is_empty());
     }
 }

@@ -21,6 +21,7 @@
 //! it is the operator's own scanner. The token is what keeps others from using it.
 
 use super::http::{self, Limits, Request, Response, Route, Server};
+use super::lock;
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::redact;
@@ -33,8 +34,8 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The token shipped in `packaging/check-storage-scanner.sample.yml`: never accepted.
@@ -238,12 +239,6 @@ impl Job {
     }
 }
 
-/// A mutex whose holder panicked still holds consistent data here (every update is one
-/// assignment), so a poisoned lock is used as it is.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 #[derive(Default)]
 struct Host {
     /// The scan queued or running for this host: new requests join it.
@@ -424,16 +419,12 @@ impl Service {
             changed: Condvar::new(),
             kept: self.shared.kept.clone(),
         });
-        match self.jobs.try_send(job.clone()) {
-            Ok(()) => {
-                let host = state.hosts.entry(key).or_default();
-                host.in_flight = Some(job.clone());
-                // A new scan replaces the cached result (requeue discards it).
-                host.cached = None;
-                Ok(job)
-            }
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => Err(busy()),
-        }
+        self.jobs.try_send(job.clone()).map_err(|_| busy())?;
+        let host = state.hosts.entry(key).or_default();
+        host.in_flight = Some(job.clone());
+        // A new scan replaces the cached result (requeue discards it).
+        host.cached = None;
+        Ok(job)
     }
 
     fn record(&self, job: Arc<Job>) -> Result<String, Response> {

@@ -14,7 +14,7 @@ use storage_security::knowledge::advisories::parse_document;
 use storage_security::knowledge::update::parse_release_feed;
 use storage_security::net::HttpsObservation;
 use storage_security::net::http::{Endpoint, FetchError, Response, Scheme};
-use storage_security::net::legacy_tls::{TLS1_0, TLS1_1, classify_record, client_hello};
+use storage_security::net::legacy_tls::{Reading, TLS1_0, TLS1_1, client_hello, inspect};
 use storage_security::net::tls::{Handshake, TrustedBy, leaf_days_left};
 use storage_security::probe::Measurements;
 use storage_security::probe::status::{
@@ -563,6 +563,17 @@ fn hostile_answers_give_bounded_findings() {
                 f.detail
             );
         }
+    }
+}
+
+/// What the first bytes of a server's answer to a ClientHello for `requested` decide:
+/// `Some(true)` for a ServerHello with that version, `Some(false)` for a fatal alert or a
+/// ServerHello with another version, `None` when incomplete or not a TLS answer.
+fn classify_record(bytes: &[u8], requested: u16) -> Option<bool> {
+    match inspect(bytes, requested) {
+        Reading::Picked(version) => Some(version == requested),
+        Reading::Refused => Some(false),
+        Reading::NeedMore | Reading::Garbage(_) => None,
     }
 }
 
