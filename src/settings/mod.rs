@@ -171,13 +171,12 @@ settings_struct! {
         /// `--waiver-warning DAYS`.
         pub waiver_warning: Option<i64> = optional,
         pub policy: Option<crate::assess::policy::Policy> = {
-            match l.given("policy")? {
-                Some(given) => Some(
+            l.given("policy")?
+                .map(|given| {
                     crate::assess::policy::Policy::load(Path::new(&given.text))
-                        .map_err(|e| SettingsError(given.scrub(&e)))?,
-                ),
-                None => None,
-            }
+                        .map_err(|e| SettingsError(given.scrub(&e)))
+                })
+                .transpose()?
         },
         pub baseline: Option<PathBuf> = {
             l.operator_file("baseline", crate::files::Kind::Baseline)?
