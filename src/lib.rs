@@ -13,7 +13,6 @@ pub mod capped;
 pub mod checks;
 pub mod clock;
 pub mod diagnostics;
-pub mod distribution;
 pub mod family;
 pub mod feeds;
 pub mod files;

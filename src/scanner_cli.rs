@@ -69,7 +69,7 @@ where
         Ok(parsed) => parsed,
         Err(message) => return unknown(&message),
     };
-    let line = match invocation {
+    let mut line = match invocation {
         cli::Invocation::Help => {
             return Outcome {
                 stdout: PAGE.help_text(),
@@ -99,7 +99,6 @@ where
         };
     };
     let rest = &words[1..];
-    let mut line = line;
     if let Some(component) = component_of(subcommand)
         && let Err(message) = line.bind_to(component, Program::Scanner)
     {

@@ -60,7 +60,6 @@ type ScheduleError = String;
 
 #[derive(Deserialize)]
 struct RawSchedule {
-    #[serde(default)]
     product: Option<String>,
     updated: String,
     #[serde(alias = "lines")]
@@ -76,7 +75,6 @@ struct RawEntry {
     track: String,
     opened: String,
     current: String,
-    #[serde(default)]
     support_end: Option<String>,
 }
 

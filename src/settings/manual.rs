@@ -1,7 +1,8 @@
 //! The manuals, printed by `-h` and written as `man/<program>.1`, all generated from the option
 //! table so they cannot drift from what the parser accepts. A [`Page`] says what a program's
 //! manual tells besides its options (`PLUGIN` here, the scanner's beside its subcommands in
-//! `scanner_cli`); one generator renders every page as text and as roff.
+//! `scanner_cli`); this module renders every page as `-h` text, and `make man` renders the same
+//! pages and rows as roff (its generator is test code: `tests/it/manual/man.rs`).
 
 use super::options::{self, OPTIONS, OptionSpec, Program};
 
@@ -138,7 +139,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
 ];
 
 /// The flag as the manual heads its row: `-c, --critical RATING`.
-fn flag_forms(o: &OptionSpec) -> String {
+pub fn flag_forms(o: &OptionSpec) -> String {
     let forms = o.forms().join(", ");
     match o.meta() {
         Some(meta) => format!("{forms} {meta}"),
@@ -147,7 +148,7 @@ fn flag_forms(o: &OptionSpec) -> String {
 }
 
 /// The extra facts of a row: variable, key, default, bounds, choices.
-fn facts(o: &OptionSpec) -> Vec<String> {
+pub fn facts(o: &OptionSpec) -> Vec<String> {
     let mut facts = Vec::new();
     if !o.env.is_empty() {
         facts.push(format!("variable {}", o.env.join(", ")));
@@ -166,7 +167,7 @@ fn facts(o: &OptionSpec) -> Vec<String> {
 }
 
 /// The rows of a section whose flags `program` takes (settings without a flag belong to both).
-fn rows(program: Program, section: &str) -> impl Iterator<Item = &'static OptionSpec> {
+pub fn rows(program: Program, section: &str) -> impl Iterator<Item = &'static OptionSpec> {
     OPTIONS
         .iter()
         .filter(move |o| o.section == section && o.programs.contains(&program))
@@ -264,134 +265,6 @@ impl Page {
     }
 }
 
-fn roff_escape(text: &str) -> String {
-    let escaped = text.replace('\\', "\\\\").replace('-', "\\-");
-    // A line starting with a dot or quote would be read as a request.
-    if escaped.starts_with('.') || escaped.starts_with('\'') {
-        format!("\\&{escaped}")
-    } else {
-        escaped
-    }
-}
-
-impl Page {
-    /// The man page, `man/<program>.1`.
-    pub fn man_page(&self) -> String {
-        let name = self.name();
-        let mut out = format!(
-            ".TH {} 1 \"\" \"{name} {}\" \"User Commands\"\n.SH NAME\n{} \\- {}\n.SH SYNOPSIS\n",
-            roff_escape(&name.to_uppercase()),
-            env!("CARGO_PKG_VERSION"),
-            roff_escape(name),
-            roff_escape(self.summary)
-        );
-        let synopses: Vec<String> = self
-            .usage
-            .iter()
-            .map(|(form, _)| {
-                format!(
-                    ".B {}\n{} [\\fIoptions\\fR]\n",
-                    roff_escape(name),
-                    roff_form(form)
-                )
-            })
-            .collect();
-        out.push_str(&synopses.join(".br\n"));
-        out.push_str(".SH DESCRIPTION\n");
-        for paragraph in self.description {
-            out.push_str(&format!(".PP\n{}\n", roff_escape(paragraph)));
-        }
-        for (title, paragraphs) in self.topics {
-            out.push_str(&format!(".SS {}\n", roff_escape(title)));
-            for paragraph in *paragraphs {
-                out.push_str(&format!(".PP\n{}\n", roff_escape(paragraph)));
-            }
-        }
-        out.push_str(".SH OPTIONS\n");
-        for section in options::sections() {
-            if rows(self.program, section).next().is_none() {
-                continue;
-            }
-            out.push_str(&format!(".SS {}\n", roff_escape(section)));
-            for o in rows(self.program, section) {
-                out.push_str(".TP\n");
-                if o.long.is_some() {
-                    out.push_str(&format!("\\fB{}\\fR\n", roff_escape(&flag_forms(o))));
-                } else {
-                    out.push_str(&format!(
-                        "\\fB{}\\fR (\\fB{}\\fR)\n",
-                        roff_escape(o.config_key.unwrap_or(o.id)),
-                        roff_escape(&o.env.join(", "))
-                    ));
-                }
-                out.push_str(&roff_escape(o.help));
-                let facts = facts(o);
-                if !facts.is_empty() {
-                    out.push_str(&format!(" [{}]", roff_escape(&facts.join("; "))));
-                }
-                out.push('\n');
-            }
-        }
-        out.push_str(".SH \"EXIT STATUS\"\n");
-        for (code, meaning) in self.exit_status {
-            out.push_str(&format!(".TP\n.B {code}\n{}\n", roff_escape(meaning)));
-        }
-        out.push_str(".SH EXAMPLES\n");
-        for (what, command) in self.examples {
-            out.push_str(&format!(
-                ".PP\n{}\n.IP\n.nf\n{}\n.fi\n",
-                roff_escape(what),
-                roff_escape(command)
-            ));
-        }
-        out.push_str(&format!(
-            ".SH FILES\n.TP\n{}\nConfiguration files, first match wins, unless --config or \
-             COS_CONFIG_FILE names one.\n",
-            roff_escape(
-                "./.env.json, ./check-storage-security.yml, \
-                 ~/.config/check-storage-security/.env.json, \
-                 /etc/check-storage-security/config.{json,yml,yaml}",
-            )
-        ));
-        if !self.see_also.is_empty() {
-            out.push_str(".SH \"SEE ALSO\"\n");
-            let pages: Vec<String> = self
-                .see_also
-                .iter()
-                .map(|page| match page.split_once('(') {
-                    Some((name, section)) => {
-                        format!(".BR {} ({}", roff_escape(name), section)
-                    }
-                    None => format!(".B {}", roff_escape(page)),
-                })
-                .collect();
-            out.push_str(&pages.join(",\n"));
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// A usage form in roff: `<host>` and upper-case words are what to fill in (italic), the rest
-/// is written as is (bold): `scan <host>`, `-H TARGETS`.
-fn roff_form(form: &str) -> String {
-    form.split(' ')
-        .map(|word| {
-            if let Some(inner) = word.strip_prefix('<').and_then(|w| w.strip_suffix('>')) {
-                format!("\\fI{}\\fR", roff_escape(inner))
-            } else if word.chars().any(|c| c.is_ascii_uppercase())
-                && !word.chars().any(|c| c.is_ascii_lowercase())
-                && !word.starts_with('-')
-            {
-                format!("\\fI{}\\fR", roff_escape(word))
-            } else {
-                format!("\\fB{}\\fR", roff_escape(word))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,20 +283,5 @@ mod tests {
                 assert!(help.contains(e), "{e} missing from -h");
             }
         }
-    }
-
-    #[test]
-    fn man_page_escapes_dashes_and_names_every_flag() {
-        let man = PLUGIN.man_page();
-        let plugin = OPTIONS
-            .iter()
-            .filter(|o| o.programs.contains(&Program::Plugin));
-        for o in plugin.filter_map(|o| o.long) {
-            assert!(
-                man.contains(&format!("\\-\\-{}", o.replace('-', "\\-"))),
-                "{o}"
-            );
-        }
-        assert!(man.lines().all(|l| !l.starts_with('\'')));
     }
 }

@@ -168,16 +168,14 @@ settings_struct! {
         pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>> = {
             l.parsed("resolve", crate::net::resolve::parse_pins)?.unwrap_or_default()
         },
-        /// `--waiver-warning DAYS`.
         pub waiver_warning: Option<i64> = optional,
         pub policy: Option<crate::assess::policy::Policy> = {
-            match l.given("policy")? {
-                Some(given) => Some(
+            l.given("policy")?
+                .map(|given| {
                     crate::assess::policy::Policy::load(Path::new(&given.text))
-                        .map_err(|e| SettingsError(given.scrub(&e)))?,
-                ),
-                None => None,
-            }
+                        .map_err(|e| SettingsError(given.scrub(&e)))
+                })
+                .transpose()?
         },
         pub baseline: Option<PathBuf> = {
             l.operator_file("baseline", crate::files::Kind::Baseline)?
@@ -252,17 +250,13 @@ settings_struct! {
         pub store: Option<String> = string,
         /// `--store-timeout`: the deadline of one store call.
         pub store_timeout: Duration = value,
-        /// `--workers`.
         pub workers: usize = value,
-        /// `--connections-per-address`.
         pub connections_per_address: usize = value,
-        /// `--record-ttl`.
         pub record_ttl: Duration = value,
         /// `--trusted-proxy`: (network, prefix length).
         pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = {
             l.entries("trusted_proxy", parse_cidr)?
         },
-        /// `--allow-private-targets`.
         pub allow_private_targets: bool = switch,
         /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
         pub mcp_token: Option<String> = string,

@@ -16,7 +16,6 @@ const LAYERS: &[&[&str]] = &[
         "web",
         "wizard",
         "self_update",
-        "distribution",
     ],
     // What every face shares about being a process.
     &["process"],

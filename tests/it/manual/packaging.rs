@@ -6,7 +6,7 @@
 pub mod completions;
 pub mod icinga2;
 
-use crate::settings::options::{OPTIONS, OptionSpec, Program};
+use storage_security::settings::options::{OPTIONS, OptionSpec, Program};
 
 /// The flags `program` takes on its command line, in manual order, each once: a flag that
 /// names a row of each of several components (`--listen` of serve and of web) is offered as

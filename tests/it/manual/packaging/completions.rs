@@ -3,7 +3,7 @@
 //! strict`), file and directory names where a value is a path, and the scanner's subcommands.
 
 use super::{ValueHint, first_sentence, flags, value_hint};
-use crate::settings::options::{Kind, OptionSpec, Program};
+use storage_security::settings::options::{Kind, OptionSpec, Program};
 
 pub const PROGRAMS: [Program; 2] = [Program::Plugin, Program::Scanner];
 
@@ -40,7 +40,7 @@ impl Shell {
 fn subcommands(program: Program) -> Vec<(&'static str, &'static str)> {
     match program {
         Program::Plugin => Vec::new(),
-        Program::Scanner => crate::scanner_cli::subcommands().collect(),
+        Program::Scanner => storage_security::scanner_cli::subcommands().collect(),
     }
 }
 

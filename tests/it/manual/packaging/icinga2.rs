@@ -3,7 +3,7 @@
 //! Host or Service sets `vars.storage_security_eol_warning = 30` instead of writing flags.
 
 use super::flags;
-use crate::settings::options::{Kind, OptionSpec, Program};
+use storage_security::settings::options::{Kind, OptionSpec, Program};
 
 /// The command's name in Icinga.
 pub const COMMAND: &str = "storage_security";
