@@ -18,6 +18,21 @@ pub struct Outcome {
     pub exit_code: i32,
 }
 
+impl Outcome {
+    /// Exit 0 with `stdout`.
+    pub fn ok(stdout: String) -> Outcome {
+        Outcome {
+            stdout,
+            exit_code: 0,
+        }
+    }
+
+    /// A face's answer: its text with exit 0, or its one-line error as UNKNOWN.
+    pub fn of(answer: Result<String, String>) -> Outcome {
+        answer.map_or_else(|message| unknown(&message), Outcome::ok)
+    }
+}
+
 /// The UNKNOWN answer (exit 3) with `message`.
 pub fn unknown(message: &str) -> Outcome {
     Outcome {

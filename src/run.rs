@@ -32,18 +32,8 @@ where
     // The time budget counts from the start, as the monitoring core's timeout does.
     let started = Instant::now();
     let line = match cli::parse(args) {
-        Ok(cli::Invocation::Help) => {
-            return Outcome {
-                stdout: manual::PLUGIN.help_text(),
-                exit_code: 0,
-            };
-        }
-        Ok(cli::Invocation::Version) => {
-            return Outcome {
-                stdout: version_text(),
-                exit_code: 0,
-            };
-        }
+        Ok(cli::Invocation::Help) => return Outcome::ok(manual::PLUGIN.help_text()),
+        Ok(cli::Invocation::Version) => return Outcome::ok(version_text()),
         Ok(cli::Invocation::Scan(line)) => line,
         Err(message) => return unknown(&message),
     };

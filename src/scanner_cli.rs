@@ -70,21 +70,13 @@ where
         Err(message) => return unknown(&message),
     };
     let mut line = match invocation {
-        cli::Invocation::Help => {
-            return Outcome {
-                stdout: PAGE.help_text(),
-                exit_code: 0,
-            };
-        }
+        cli::Invocation::Help => return Outcome::ok(PAGE.help_text()),
         cli::Invocation::Version => {
-            return Outcome {
-                stdout: crate::process::version_text().replacen(
-                    crate::settings::manual::PROGRAM,
-                    Program::Scanner.name(),
-                    1,
-                ),
-                exit_code: 0,
-            };
+            return Outcome::ok(crate::process::version_text().replacen(
+                crate::settings::manual::PROGRAM,
+                Program::Scanner.name(),
+                1,
+            ));
         }
         cli::Invocation::Scan(line) => line,
     };
@@ -243,10 +235,7 @@ fn run_server(
         serve(settings, crate::serve::signals::stop_flag()?)
     };
     match served() {
-        Ok(()) => Outcome {
-            stdout: String::new(),
-            exit_code: 0,
-        },
+        Ok(()) => Outcome::ok(String::new()),
         Err(e) => refuse_to_serve(&e),
     }
 }
@@ -337,10 +326,10 @@ fn snippets(
             )
         })?);
     }
-    Ok(Outcome {
-        stdout: crate::assess::snippets::saved_text(&hosts, settings.scanner.snippets_for),
-        exit_code: 0,
-    })
+    Ok(Outcome::ok(crate::assess::snippets::saved_text(
+        &hosts,
+        settings.scanner.snippets_for,
+    )))
 }
 
 /// The fix for a file `fleet` cannot read.

@@ -98,13 +98,11 @@ pub fn main(program: Program, line: &cli::CommandLine, env: &dyn Environment) ->
         output: &mut output,
         terminal,
     };
-    match run(&request, io, env) {
-        Ok(_) => Outcome {
-            stdout: String::new(),
-            exit_code: 0,
-        },
-        Err(Stopped(line)) => unknown(&line),
-    }
+    Outcome::of(
+        run(&request, io, env)
+            .map(|_| String::new())
+            .map_err(|Stopped(line)| line),
+    )
 }
 
 /// Whether this process runs as root (Linux: the owner of `/proc/self`).

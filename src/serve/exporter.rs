@@ -25,7 +25,7 @@
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::output::metrics;
-use crate::process::{Outcome, unknown};
+use crate::process::Outcome;
 use crate::redact;
 use crate::report::ScanResult;
 use crate::scanner::RenewedMemory;
@@ -88,13 +88,7 @@ struct Completed {
 /// Runs the exporter until SIGTERM or SIGINT; exit 0 then. A mistake found before serving
 /// (the address is taken, a CA file without certificates) ends UNKNOWN as the plugin does.
 pub fn run(settings: Settings) -> Outcome {
-    match serve(settings) {
-        Ok(()) => Outcome {
-            stdout: String::new(),
-            exit_code: 0,
-        },
-        Err(e) => unknown(&e),
-    }
+    Outcome::of(serve(settings).map(|()| String::new()))
 }
 
 fn serve(settings: Settings) -> Result<(), String> {

@@ -14,7 +14,7 @@
 
 use super::limits::{self, RULES, Rule};
 use super::store::{self, Store, StoreResult};
-use crate::process::{Outcome, setup_process, unknown};
+use crate::process::{Outcome, setup_process};
 use crate::settings::secrets::Environment;
 use crate::settings::{Component, Settings, cli, parse_cidr};
 use crate::target::{HostName, Target};
@@ -232,13 +232,7 @@ pub fn list_text(holds: &[Hold], now_ms: i64) -> String {
 
 /// `check-storage-scanner limits ...`.
 pub fn main(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Outcome {
-    match run(line, rest, env) {
-        Ok(stdout) => Outcome {
-            stdout,
-            exit_code: 0,
-        },
-        Err(line) => unknown(&line),
-    }
+    Outcome::of(run(line, rest, env))
 }
 
 /// What `limits` prints, or the line naming the fix.
