@@ -77,8 +77,7 @@ pub fn setup_process(settings: &Settings) -> Result<Now, String> {
 pub fn version_text() -> String {
     let schedule = ReleaseSchedule::bundled(ProductFamily::OpenCloud);
     let advisories = knowledge::bundled_advisories_updated(ProductFamily::OpenCloud)
-        .map(|d| d.to_string())
-        .unwrap_or_else(|| "unknown".into());
+        .map_or_else(|| "unknown".into(), |d| d.to_string());
     format!(
         "{} {}\nbundled OpenCloud release schedule updated {} (newest release {}), advisories updated {}\n",
         manual::PROGRAM,
@@ -86,8 +85,7 @@ pub fn version_text() -> String {
         schedule.updated,
         schedule
             .newest_overall()
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "unknown".into()),
+            .map_or_else(|| "unknown".into(), |v| v.to_string()),
         advisories
     )
 }

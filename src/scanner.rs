@@ -645,11 +645,7 @@ fn describe_https(https: &net::HttpsObservation) -> String {
         net::HttpsObservation::Unverified(h) => format!(
             "unverified {}: {}",
             h.protocol,
-            h.trust
-                .as_ref()
-                .err()
-                .map(String::as_str)
-                .unwrap_or("--insecure")
+            h.trust.as_ref().err().map_or("--insecure", String::as_str)
         ),
         net::HttpsObservation::Unavailable(reason) => format!("HTTPS unavailable: {reason}"),
     }

@@ -508,8 +508,7 @@ fn query_id() -> u16 {
     static COUNTER: AtomicU16 = AtomicU16::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
-        .unwrap_or(0);
+        .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
     let mixed = nanos ^ std::process::id().rotate_left(16);
     (mixed as u16) ^ ((mixed >> 16) as u16) ^ COUNTER.fetch_add(0x9e37, Ordering::Relaxed)
 }
@@ -874,11 +873,10 @@ fn query_tcp(
 fn read_full(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
-        match super::read_before(stream, &mut buf[filled..], Some(deadline)) {
-            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        // `read_before` waits out interruptions and timeouts itself, up to the deadline.
+        match super::read_before(stream, &mut buf[filled..], Some(deadline))? {
+            0 => return Err(ErrorKind::UnexpectedEof.into()),
+            n => filled += n,
         }
     }
     Ok(())

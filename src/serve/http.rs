@@ -452,15 +452,14 @@ impl Server {
 }
 
 /// Where to connect to wake the accept loop: the listener, or loopback for a wildcard address.
-fn wake_address(addr: SocketAddr) -> SocketAddr {
-    let mut wake = addr;
+fn wake_address(mut addr: SocketAddr) -> SocketAddr {
     if addr.ip().is_unspecified() {
-        wake.set_ip(match addr {
+        addr.set_ip(match addr {
             SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
             SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
         });
     }
-    wake
+    addr
 }
 
 /// An accepted connection waiting for a worker, with the seat its client holds for it.

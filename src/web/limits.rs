@@ -45,10 +45,7 @@ pub fn is_trusted(ip: IpAddr, trusted: &[(IpAddr, u8)]) -> bool {
 /// clients so).
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map(IpAddr::V4)
-            .unwrap_or(IpAddr::V6(v6)),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     }
 }
@@ -327,8 +324,7 @@ fn refusal(admission: &Admission, rules: &[(&Rule, &str)], now_ms: i64) -> Optio
     let mut refusals: Vec<(i64, &'static str, String)> = Vec::new();
     if let Some(until) = admission.paused_until {
         let at = jiff::Timestamp::from_second(until)
-            .map(|t| t.to_string())
-            .unwrap_or_else(|_| until.to_string());
+            .map_or_else(|_| until.to_string(), |t| t.to_string());
         let message = format!(
             "the last {FRUITLESS_SCANS} scans from your network found no supported instance; it \
              may submit again from {at}"

@@ -68,9 +68,8 @@ pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<Record
         })?;
         let mut scan_settings = (*settings).clone();
         if let Some(track) = &record.request.release_track {
-            scan_settings.release_track = Track::parse(track)
-                .map(TrackChoice::Fixed)
-                .unwrap_or(TrackChoice::Auto);
+            scan_settings.release_track =
+                Track::parse(track).map_or(TrackChoice::Auto, TrackChoice::Fixed);
         }
         let with_waivers = (!record.request.waive.is_empty()).then(|| {
             let mut waived = scan_settings.clone();
@@ -326,8 +325,7 @@ pub fn check_mcp_token(token: &str) -> Result<(), String> {
 /// This node's name in the store: host name and process id.
 fn node_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "node".into());
+        .map_or_else(|_| "node".into(), |h| h.trim().to_string());
     format!("{host}-{}", std::process::id())
 }
 
