@@ -21,7 +21,8 @@ pub fn announce_listening(warnings: &[String], address: std::net::SocketAddr) {
 }
 
 /// A mutex of a server, poisoned or not: a holder that panicked leaves consistent data here
-/// (every update is one assignment or a count), so the server keeps serving it.
+/// (every update is one assignment or a count, a collection's insert or removal, or a SQLite
+/// transaction that rolls back), so the server keeps serving it.
 pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

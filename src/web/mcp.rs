@@ -243,10 +243,7 @@ impl Sessions {
 
 fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
     static SESSIONS: OnceLock<Mutex<Sessions>> = OnceLock::new();
-    SESSIONS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::serve::lock(SESSIONS.get_or_init(Mutex::default))
 }
 
 /// The answer to a request for `/mcp`, whatever its method (`web::routes` routes them all

@@ -100,10 +100,8 @@ impl Pool {
         let scanned =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.scan)(record)))
                 .unwrap_or_else(|_| Err("the scan stopped on an internal error".into()));
-        let (completed, found_product) = match scanned {
-            Ok(done) => done,
-            Err(message) => (error_document(record, &message, self.clock.now()), false),
-        };
+        let (completed, found_product) = scanned
+            .unwrap_or_else(|message| (error_document(record, &message, self.clock.now()), false));
         let now = self.clock.now();
         let text = serde_json::to_string(&completed).unwrap_or_default();
         let stored = self.store.complete(&record.uuid, worker, &text, now);

@@ -304,9 +304,7 @@ impl RedisStore {
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
-        self.idle
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::serve::lock(&self.idle)
     }
 
     /// An idle connection, or a new one (connecting within `timeout`).

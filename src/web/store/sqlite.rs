@@ -124,9 +124,7 @@ impl SqliteStore {
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock left no transaction open (it rolls back on drop).
-        self.connection
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::serve::lock(&self.connection)
     }
 
     fn error(&self, e: impl std::fmt::Display) -> StoreError {
