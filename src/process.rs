@@ -29,12 +29,12 @@ impl Outcome {
 
     /// A face's answer: its text with exit 0, or its one-line error as UNKNOWN.
     pub fn of(answer: Result<String, String>) -> Outcome {
-        answer.map_or_else(|message| unknown(&message), Outcome::ok)
+        answer.map_or_else(unknown, Outcome::ok)
     }
 }
 
 /// The UNKNOWN answer (exit 3) with `message`.
-pub fn unknown(message: &str) -> Outcome {
+pub fn unknown(message: impl std::fmt::Display) -> Outcome {
     Outcome {
         stdout: format!("UNKNOWN: {message}\n"),
         exit_code: 3,

@@ -44,7 +44,7 @@ where
     if line.last("upgrade_self").is_some() || line.last("check_only").is_some() {
         return crate::self_update::upgrade::run(&line, env);
     }
-    scan(&line, env, started).unwrap_or_else(|line| unknown(&line))
+    scan(&line, env, started).unwrap_or_else(unknown)
 }
 
 /// The scan of the configured targets (or the exporter, or `--verify-remediation`); `Err` is

@@ -101,12 +101,11 @@ where
         };
     }
     // `Err`: the line a subcommand ends UNKNOWN with.
-    let unknown_line = |line: String| unknown(&line);
     match subcommand.as_str() {
-        "scan" => scan(line, rest, env, started).unwrap_or_else(unknown_line),
-        "review-waivers" => review_waivers(line, rest, env).unwrap_or_else(unknown_line),
-        "fleet" => fleet(line, rest, env).unwrap_or_else(unknown_line),
-        "snippets" => snippets(line, rest, env).unwrap_or_else(unknown_line),
+        "scan" => scan(line, rest, env, started).unwrap_or_else(unknown),
+        "review-waivers" => review_waivers(line, rest, env).unwrap_or_else(unknown),
+        "fleet" => fleet(line, rest, env).unwrap_or_else(unknown),
+        "snippets" => snippets(line, rest, env).unwrap_or_else(unknown),
         "serve" => run_server(
             line,
             rest,
@@ -132,7 +131,7 @@ where
         "configure" => unknown("configure takes no arguments; it asks for the settings"),
         other => {
             let shown: String = other.chars().take(40).collect();
-            unknown(&format!(
+            unknown(format!(
                 "unknown subcommand {shown:?}; use one of {} (see -h)",
                 names()
             ))

@@ -78,7 +78,7 @@ pub fn main(program: Program, line: &cli::CommandLine, env: &dyn Environment) ->
         .iter()
         .find(|(spec, _)| !matches!(spec.id, "config" | "configure"))
     {
-        return unknown(&format!(
+        return unknown(format!(
             "{} cannot be given to the configuration wizard: it asks for the settings (only \
              --config PATH, the file to write, comes with it)",
             spec.display_name()
