@@ -105,16 +105,11 @@ pub fn main(program: Program, line: &cli::CommandLine, env: &dyn Environment) ->
     )
 }
 
-/// Whether this process runs as root (Linux: the owner of `/proc/self`).
-#[cfg(unix)]
+/// Whether this process runs as root (Linux: the owner of `/proc/self`; the crate builds for
+/// Unix only, as `atomic_file` does).
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-#[cfg(not(unix))]
-fn is_root() -> bool {
-    false
 }
 
 /// The whole conversation; the file is written only when every question was answered.
