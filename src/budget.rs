@@ -32,10 +32,9 @@ impl StepTimeout {
     /// is less. At least a millisecond, so that past the budget a step fails at once, as timed
     /// out, instead of having no limit (socket APIs take zero for "none").
     pub fn now(&self) -> Duration {
-        let left = match self.end {
-            Some(end) => end.saturating_duration_since(Instant::now()),
-            None => self.each,
-        };
+        let left = self.end.map_or(self.each, |end| {
+            end.saturating_duration_since(Instant::now())
+        });
         self.each.min(left).max(Duration::from_millis(1))
     }
 
@@ -95,7 +94,6 @@ impl Budget {
         Budget::new(Instant::now(), Duration::from_secs(100 * 365 * 24 * 3600))
     }
 
-    /// What is left of the budget.
     pub fn left(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }

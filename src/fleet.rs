@@ -245,7 +245,6 @@ fn knowledge_text(k: &Knowledge) -> String {
     out
 }
 
-/// One document judged at `today`.
 pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let scanned = scanned_at(doc);
     let days = whole_days(scanned, today.now);
@@ -538,8 +537,6 @@ impl View {
     /// The table: the summary, what was judged, one row per host (further reasons on lines of
     /// their own under `WHY`), and performance data. Plain text, no colors.
     pub fn text(&self, files: usize, skipped: usize) -> String {
-        let mut out = self.summary();
-        out.push('\n');
         let mut judged = format!(
             "Judged {} of {} from {} at {}",
             counted(
@@ -566,8 +563,7 @@ impl View {
                 counted(skipped, "file", "files")
             ));
         }
-        out.push_str(&judged);
-        out.push_str("\n\n");
+        let mut out = format!("{}\n{judged}\n\n", self.summary());
         let header = ["#", "HOST", "PRODUCT", "STATE"].map(String::from);
         let cells: Vec<[String; 4]> = std::iter::once(header)
             .chain(self.rows.iter().map(|r| {
@@ -618,9 +614,7 @@ impl View {
 
     /// The rows as a JSON array, most urgent first.
     pub fn json(&self) -> String {
-        let mut out = serde_json::to_string_pretty(&self.rows).unwrap_or_else(|_| "[]".to_string());
-        out.push('\n');
-        out
+        serde_json::to_string_pretty(&self.rows).unwrap_or_else(|_| "[]".to_string()) + "\n"
     }
 }
 

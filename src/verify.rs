@@ -129,7 +129,6 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Whether the probe with this key runs.
     pub fn wants(&self, key: &str) -> bool {
         if self.keys.contains(key) || self.prefixes.iter().any(|p| key.starts_with(p)) {
             return true;
@@ -625,11 +624,10 @@ fn measure(
                 proxy: access.proxy.cloned(),
                 plain_client,
                 login_throttling: selection.login_throttling(),
-                dns_server: if selection.wants(probe::DNS) {
-                    config.dns_server.or_else(net::dns::system_nameserver)
-                } else {
-                    None
-                },
+                dns_server: selection
+                    .wants(probe::DNS)
+                    .then(|| config.dns_server.or_else(net::dns::system_nameserver))
+                    .flatten(),
             };
             match probe::measure_selected(&client, transport.https, &probe_options, &wanted) {
                 Ok(m) => Attempt::Done(m),
@@ -753,11 +751,9 @@ pub fn render_json(v: &Verification) -> String {
         state: exit_state(v),
         verification: v,
     };
-    let mut out = serde_json::to_string_pretty(&document).unwrap_or_else(|e| {
+    serde_json::to_string_pretty(&document).unwrap_or_else(|e| {
         format!("{{\"state\": \"UNKNOWN\", \"error\": \"cannot serialise the result: {e}\"}}")
-    });
-    out.push('\n');
-    out
+    }) + "\n"
 }
 
 /// The run of `--verify-remediation` on one target: what to print and the exit code.

@@ -155,7 +155,6 @@ fn part(place: Place, entries: Vec<Entry>) -> Part {
     Part { place, entries }
 }
 
-/// A part of one line.
 fn part_line(place: Place, text: impl Into<String>) -> Part {
     part(place, vec![line(text)])
 }

@@ -18,7 +18,6 @@ pub enum TrackChoice {
 }
 
 impl TrackChoice {
-    /// The track the operator named, if any.
     pub fn fixed(self) -> Option<Track> {
         match self {
             TrackChoice::Fixed(t) => Some(t),

@@ -169,7 +169,6 @@ pub fn push_topic(result: &ScanResult, topic: &str) -> Value {
     })
 }
 
-/// A push-server message.
 pub fn push_server(result: &ScanResult) -> Value {
     let (.., priority) = marks(state(result));
     json!({

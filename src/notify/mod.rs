@@ -79,10 +79,9 @@ impl WebhookSettings {
 /// How messages name the URL, which they never quote (chat and push services put their token
 /// in it): `--webhook-url`, plus the reference it came from.
 pub fn url_named(reference: Option<&str>) -> String {
-    match reference {
-        Some(reference) => format!("--webhook-url (from {reference})"),
-        None => "--webhook-url".to_string(),
-    }
+    reference.map_or("--webhook-url".to_string(), |r| {
+        format!("--webhook-url (from {r})")
+    })
 }
 
 /// Where a notification goes, parsed from `--webhook-url`.
@@ -241,12 +240,8 @@ pub fn deliver(
 /// before retry n; 4xx, a redirect or a refused destination end it at once. `Err` names the
 /// destination (without user information or query) and why.
 pub fn post(settings: &WebhookSettings, body: &[u8]) -> Result<(), String> {
-    post_to(
-        settings,
-        &Destination::of(settings)?,
-        body,
-        &Budget::unlimited(),
-    )
+    let destination = Destination::of(settings)?;
+    post_to(settings, &destination, body, &Budget::unlimited())
 }
 
 /// [`post`] within `budget`: each attempt is cut to what is left of it, and a retry starts

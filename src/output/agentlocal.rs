@@ -19,8 +19,7 @@ use crate::report::ScanResult;
 fn service_safe(host: &str) -> String {
     host.chars()
         .map(|c| match c {
-            '"' | '\'' => '_',
-            c if c.is_control() => '_',
+            c if c.is_control() || c == '"' || c == '\'' => '_',
             c => c,
         })
         .collect()
@@ -32,7 +31,6 @@ fn detail_safe(text: &str) -> String {
     crate::text::one_line(text).replace("\\n", "/n")
 }
 
-/// The line of one host.
 pub fn host_line(result: &ScanResult, ctx: &Context) -> String {
     let metrics: Vec<String> = perfdata::metrics(result, &ctx.thresholds)
         .iter()

@@ -4,8 +4,7 @@
 use crate::report::ScanResult;
 
 pub fn render(results: &[ScanResult]) -> String {
-    let mut out = serde_json::to_string_pretty(results)
-        .unwrap_or_else(|e| format!("[{{\"error\": \"cannot serialise the result: {e}\"}}]"));
-    out.push('\n');
-    out
+    serde_json::to_string_pretty(results)
+        .unwrap_or_else(|e| format!("[{{\"error\": \"cannot serialise the result: {e}\"}}]"))
+        + "\n"
 }

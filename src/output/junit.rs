@@ -348,24 +348,18 @@ fn write_case(w: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
         return w.write_event(Event::Empty(tag));
     };
     w.write_event(Event::Start(tag))?;
+    let element = start(inside.element, &inside.attributes);
     match &inside.text {
-        Some(text) => text_element(w, inside.element, &inside.attributes, text)?,
-        None => w.write_event(Event::Empty(start(inside.element, &inside.attributes)))?,
+        // The text is escaped by quick-xml.
+        Some(text) => {
+            w.write_event(Event::Start(element))?;
+            w.write_event(Event::Text(BytesText::new(&element_text(text))))?;
+            w.write_event(Event::End(BytesEnd::new(inside.element)))?;
+        }
+        None => w.write_event(Event::Empty(element))?,
     }
     w.write_event(Event::End(BytesEnd::new("testcase")))?;
     Ok(())
-}
-
-/// `<name attributes>text</name>`, the text escaped by quick-xml.
-fn text_element(
-    w: &mut Writer<Vec<u8>>,
-    name: &str,
-    attributes: &[(&str, String)],
-    text: &str,
-) -> io::Result<()> {
-    w.write_event(Event::Start(start(name, attributes)))?;
-    w.write_event(Event::Text(BytesText::new(&element_text(text))))?;
-    w.write_event(Event::End(BytesEnd::new(name)))
 }
 
 #[cfg(test)]

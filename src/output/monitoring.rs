@@ -20,12 +20,11 @@ use crate::text::monitoring_line;
 pub fn host_block(result: &ScanResult) -> Vec<String> {
     let (first, shortened) = line_one(result);
     let mut lines = vec![first];
-    let mut block = host_details(result);
+    lines.extend(host_details(result));
     // What line 1 had to leave out stays in the long output, in full.
     if shortened {
-        block.push(format!("Causes: {}", monitoring_line(&result.message)));
+        lines.push(format!("Causes: {}", monitoring_line(&result.message)));
     }
-    lines.append(&mut block);
     lines
 }
 
@@ -84,23 +83,21 @@ fn cut(text: &str, limit: usize) -> String {
 
 /// The lines after line 1.
 fn host_details(result: &ScanResult) -> Vec<String> {
-    let mut lines = Vec::new();
     let Some(product) = &result.product else {
-        lines.push(format!(
+        return vec![format!(
             "scan of {} failed, last attempted: {}",
             monitoring_line(&result.host),
             result.scanned_at
-        ));
-        return lines;
+        )];
     };
-    lines.push(format!(
+    let mut lines = vec![format!(
         "{} {} on {}, rating: {}, last scanned: {}",
         monitoring_line(&product.name),
         monitoring_line(&product.version),
         monitoring_line(&result.host),
         result.grade,
         result.scanned_at
-    ));
+    )];
     if let Some(line) = lifecycle_line(result) {
         lines.push(line);
     }
@@ -319,11 +316,7 @@ pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
                 }),
         );
     }
-    let mut out = lines.join("\n");
-    out.push_str("\n|");
-    out.push_str(&perf.join(" "));
-    out.push('\n');
-    out
+    format!("{}\n|{}\n", lines.join("\n"), perf.join(" "))
 }
 
 /// `--debug`: the rating explanation, the remediation plan and every finding, printed before

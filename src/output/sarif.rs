@@ -42,14 +42,7 @@ pub fn document(results: &[ScanResult], now: Now) -> Value {
             sarif_results.push(sarif_result(result, finding, index, &rules.ids[index]));
         }
     }
-    let notifications: Vec<Value> = results
-        .iter()
-        .filter_map(|r| {
-            r.error
-                .as_ref()
-                .map(|e| notification(r, &e.message, e.attempts))
-        })
-        .collect();
+    let notifications: Vec<Value> = results.iter().filter_map(notification).collect();
     let invocation = json!({
         "executionSuccessful": results.iter().all(|r| r.error.is_none()),
         "endTimeUtc": now.stamp(),
@@ -272,17 +265,19 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
     out
 }
 
-fn notification(result: &ScanResult, error: &str, attempts: u32) -> Value {
-    json!({
+/// The notification of a failed scan; `None` for a scan that ran.
+fn notification(result: &ScanResult) -> Option<Value> {
+    let error = result.error.as_ref()?;
+    Some(json!({
         "level": "error",
-        "message": { "text": format!("cannot scan {}: {error}", result.host) },
+        "message": { "text": format!("cannot scan {}: {}", result.host, error.message) },
         "descriptor": { "id": "scanFailed" },
         "locations": [{
             "physicalLocation": { "artifactLocation": { "uri": base_url(result) } },
             "logicalLocations": host_location(&result.host),
         }],
-        "properties": { "host": result.host, "attempts": attempts },
-    })
+        "properties": { "host": result.host, "attempts": error.attempts },
+    }))
 }
 
 /// The host as a logical location: a resource named after it.

@@ -50,13 +50,10 @@ struct Stamp {
 
 /// The extra line, when a newer release is known; `None` otherwise and on any failure.
 pub fn notice(settings: &Settings, now: Now, budget: &Budget) -> Option<String> {
-    match look(settings, now, budget) {
-        Ok(line) => line,
-        Err(e) => {
-            debug_log(&format!("self-update check: {e}"));
-            None
-        }
-    }
+    look(settings, now, budget).unwrap_or_else(|e| {
+        debug_log(&format!("self-update check: {e}"));
+        None
+    })
 }
 
 fn look(settings: &Settings, now: Now, budget: &Budget) -> Result<Option<String>, String> {

@@ -27,7 +27,6 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 use std::marker::PhantomData;
 
-/// The version of the running program.
 pub fn running_version() -> Version {
     Version::parse(env!("CARGO_PKG_VERSION")).expect("the package version is semver")
 }

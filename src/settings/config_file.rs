@@ -53,7 +53,7 @@ pub fn search_list(env: &dyn Environment) -> Vec<PathBuf> {
     if let Some(home) = env.var("HOME").filter(|h| !h.is_empty()) {
         list.push(Path::new(&home).join(".config/check-storage-security/.env.json"));
     }
-    let etc = Path::new("/etc/check-storage-security");
+    let etc = Path::new(SYSTEM_DIR);
     for name in ["config.json", "config.yml", "config.yaml"] {
         list.push(etc.join(name));
     }
