@@ -683,9 +683,22 @@ impl Layers<'_> {
 
     /// The row's choice as one of `values`, which hold a value for each of the row's choices,
     /// in their order (the row names them once); `None`: unset.
-    fn chosen<T: Copy>(&self, id: &str, values: &[T]) -> Result<Option<T>, SettingsError> {
+    fn chosen<T: Copy + std::fmt::Debug>(
+        &self,
+        id: &str,
+        values: &[T],
+    ) -> Result<Option<T>, SettingsError> {
         let choices = options::spec(id).choices;
         assert_eq!(choices.len(), values.len(), "the choices of {id:?}");
+        // Each variant is named as its choice, so a list out of the row's order fails every
+        // test that reads the option instead of mapping one choice onto another.
+        debug_assert!(
+            choices
+                .iter()
+                .zip(values)
+                .all(|(choice, value)| format!("{value:?}").eq_ignore_ascii_case(choice)),
+            "the values of {id:?} follow the order of its choices"
+        );
         self.parsed(id, |t| Some(values[choices.iter().position(|c| *c == t)?]))
     }
 
