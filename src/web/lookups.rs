@@ -171,10 +171,11 @@ mod tests {
     }
 
     /// A resolver that answers only when the test lets it (or ends), counting the lookups it
-    /// was asked for.
+    /// was asked for and telling `reached` of each as it starts.
     struct Held {
         release: Mutex<Option<mpsc::Sender<()>>>,
         asked: Arc<AtomicUsize>,
+        reached: mpsc::Receiver<()>,
     }
 
     fn held() -> (Held, Arc<Lookup>) {
@@ -182,8 +183,10 @@ mod tests {
         let wait = Arc::new(Mutex::new(wait));
         let asked = Arc::new(AtomicUsize::new(0));
         let counted = asked.clone();
+        let (reaching, reached) = mpsc::channel::<()>();
         let lookup: Arc<Lookup> = Arc::new(move |_: &str, port| {
             counted.fetch_add(1, Ordering::SeqCst);
+            let _ = reaching.send(());
             // Every held lookup ends when the sender is dropped.
             let _ = wait.lock().unwrap().recv();
             Ok(vec![SocketAddr::new("192.0.2.1".parse().unwrap(), port)])
@@ -192,6 +195,7 @@ mod tests {
             Held {
                 release: Mutex::new(Some(release)),
                 asked,
+                reached,
             },
             lookup,
         )
@@ -242,9 +246,12 @@ mod tests {
         }
         // Only the two seated lookups ever reached the resolver. A seated thread may reach it
         // after its caller gave up (a loaded machine starts threads late), so wait for both.
-        let until = Instant::now() + Duration::from_secs(5);
-        while held.asked.load(Ordering::SeqCst) < 2 && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
+        for n in 0..2 {
+            let reached = held.reached.recv_timeout(Duration::from_secs(5));
+            assert!(
+                reached.is_ok(),
+                "seated lookup {n} never reached the resolver"
+            );
         }
         assert_eq!(held.asked.load(Ordering::SeqCst), 2);
         // An address literal takes no seat: it is judged at once.

@@ -11,6 +11,11 @@ use crate::serve::http::{self, Request, Response, Route};
 /// GET, and HEAD answered with the head of the GET answer.
 const GET: &[&str] = &["GET", "HEAD"];
 
+/// Whether `/mcp` (and the WebMCP script) is served: not with `--no-mcp`.
+fn mcp_served(api: &Api) -> bool {
+    api.config.mcp
+}
+
 /// The table. A path with routes but not for the method is answered 405 with `Allow`.
 pub const ROUTES: &[Route<Api>] = &[
     Route::new(&["POST"], "/api/scans", Api::submit).doc(discovery::SUBMIT_SCAN),
@@ -20,13 +25,13 @@ pub const ROUTES: &[Route<Api>] = &[
         .doc(discovery::EXPORT_SCAN),
     Route::new(GET, "/healthz", Api::health).doc(discovery::GET_HEALTH),
     Route::new(&["POST"], mcp::PATH, mcp::handle)
-        .when(|api| api.config.mcp)
+        .when(mcp_served)
         .doc(discovery::CALL_MCP),
     Route::new(&["DELETE"], mcp::PATH, mcp::handle)
-        .when(|api| api.config.mcp)
+        .when(mcp_served)
         .doc(discovery::END_MCP_SESSION),
     // Any other method: MCP says why (GET opens no event stream here).
-    Route::new(&[], mcp::PATH, mcp::handle).when(|api| api.config.mcp),
+    Route::new(&[], mcp::PATH, mcp::handle).when(mcp_served),
     Route::new(GET, discovery::AI_PATH, |api, _, _| {
         discovery::answer(discovery::ai(base(api), Mcp::of(&api.config)))
     }),
@@ -48,7 +53,7 @@ pub const ROUTES: &[Route<Api>] = &[
     Route::new(GET, "/static/webmcp.js", |_, _, _| {
         pages::static_file("text/javascript; charset=utf-8", pages::WEBMCP)
     })
-    .when(|api| api.config.mcp),
+    .when(mcp_served),
 ];
 
 /// The base URL as the documents name it, without a trailing slash.
