@@ -565,7 +565,9 @@ impl Api {
                 self.config.record_ttl_secs,
             )
         };
-        self.store.insert(&record).map_err(Refused::unavailable)?;
+        self.store
+            .insert(&record, now)
+            .map_err(Refused::unavailable)?;
         self.wakeup.notify();
         Ok(Queued { uuid, erase_key })
     }

@@ -1097,7 +1097,7 @@ fn only_a_scan_s_own_erase_key_erases_it() {
         rig.clock.now(),
         3600,
     );
-    rig.store.insert(&old).unwrap();
+    rig.store.insert(&old, old.submitted_at).unwrap();
     assert_eq!(delete(&old.uuid, Some(&victim_key)).status, 403);
 }
 

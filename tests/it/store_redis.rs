@@ -6,8 +6,6 @@
 
 use crate::support::redis::RedisServer;
 use crate::support::store_conformance::{self as conformance, T0};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -54,26 +52,49 @@ fn two_nodes_on_one_redis_behave_as_one() {
     assert_eq!(other_prefix.paused_until("net", T0).unwrap(), None);
 }
 
+/// A record lives in Redis for the life it has left on the API's clock (`expires_at - now`),
+/// whatever Redis' own clock says: a node a week behind Redis' clock, a week ahead, or
+/// pinned to 2001 gives every record its whole life, neither less nor more.
 #[test]
-fn records_expire_in_redis_too() {
+fn records_live_their_own_length_whatever_the_clocks() {
     let server = RedisServer::start("expiry");
     let store = open(&server.url(0));
-    // A record that expired by the wall clock already: Redis drops it on its own.
-    let old = conformance::queued("old", "x.example", "n", 1_000_000_000, 86_400);
-    store.insert(&old).unwrap();
-    let mut con = TcpStream::connect(server.addr).unwrap();
-    con.write_all(b"EXISTS css:rec:old\r\n").unwrap();
-    let mut answer = [0u8; 4];
-    con.read_exact(&mut answer).unwrap();
-    assert_eq!(&answer, b":0\r\n");
-    // A live one carries its expiry time.
-    let live = conformance::queued("live", "x.example", "n", T0, 86_400);
-    store.insert(&live).unwrap();
-    con.write_all(b"EXPIRETIME css:rec:live\r\n").unwrap();
-    let expected = format!(":{}\r\n", T0 + 86_400);
-    let mut answer = vec![0u8; expected.len()];
-    con.read_exact(&mut answer).unwrap();
-    assert_eq!(String::from_utf8(answer).unwrap(), expected);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let redis_now: i64 = {
+        let (seconds, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+        seconds
+    };
+    let week = 7 * 86_400;
+    for (uuid, now, ttl) in [
+        ("behind", redis_now - week, 3_600),
+        ("ahead", redis_now + week, 3_600),
+        ("ninety-ahead", redis_now - week + 90, 600),
+        ("2001", 1_000_000_000, 86_400),
+    ] {
+        let record = conformance::queued(uuid, "x.example", "n", now, ttl);
+        store.insert(&record, now).unwrap();
+        let left: i64 = redis::cmd("TTL")
+            .arg(format!("css:rec:{uuid}"))
+            .query(&mut con)
+            .unwrap();
+        assert!(
+            (ttl - 5..=ttl).contains(&left),
+            "{uuid}: Redis keeps it {left} s, its life is {ttl} s"
+        );
+        assert!(store.get(uuid, now + ttl - 1).unwrap().is_some(), "{uuid}");
+        assert!(store.get(uuid, now + ttl).unwrap().is_none(), "{uuid}");
+    }
+    // A record inserted when its life has already ended on the API's clock is never returned,
+    // and Redis drops it within a second.
+    let ended = conformance::queued("ended", "x.example", "n", redis_now - week, 60);
+    store.insert(&ended, redis_now - week + 61).unwrap();
+    assert!(store.get("ended", redis_now - week + 61).unwrap().is_none());
+    let left: i64 = redis::cmd("TTL")
+        .arg("css:rec:ended")
+        .query(&mut con)
+        .unwrap();
+    assert!(left <= 1, "an ended record kept {left} s");
 }
 
 /// Every key the store writes expires: nothing piles up over months of submissions from new
@@ -97,7 +118,10 @@ fn every_key_the_store_writes_expires() {
         ("t3", "z.example"),
     ] {
         store
-            .insert(&conformance::queued(uuid, target, "192.0.2.0/24", T0, day))
+            .insert(
+                &conformance::queued(uuid, target, "192.0.2.0/24", T0, day),
+                T0,
+            )
             .unwrap();
     }
     assert_eq!(store.claim("w", T0 + 1, 60).unwrap().unwrap().uuid, "t1");
@@ -137,7 +161,7 @@ fn a_dead_redis_is_a_store_error_in_bounded_time() {
     let mut server = RedisServer::start("dead");
     let store = RedisStore::open_with(&server.url(0), "css:", Duration::from_secs(1)).unwrap();
     store
-        .insert(&conformance::queued("d1", "x.example", "n", T0, 86_400))
+        .insert(&conformance::queued("d1", "x.example", "n", T0, 86_400), T0)
         .unwrap();
 
     // Hung (stopped, its socket still open): the read times out.

@@ -46,7 +46,7 @@ fn a_reopened_store_keeps_records_queue_and_counters() {
         for (i, uuid) in ["q1", "q2", "q3"].into_iter().enumerate() {
             let at = T0 + i as i64;
             store
-                .insert(&conformance::queued(uuid, "x.example", "net", at, day))
+                .insert(&conformance::queued(uuid, "x.example", "net", at, day), at)
                 .unwrap();
         }
         assert_eq!(store.claim("w1", T0 + 10, 60).unwrap().unwrap().uuid, "q1");
@@ -141,7 +141,10 @@ fn the_file_and_its_companions_are_private() {
     let written = |path: &Path| {
         let store = SqliteStore::open(path).unwrap();
         store
-            .insert(&conformance::queued("m1", "x.example", "net", T0, 86_400))
+            .insert(
+                &conformance::queued("m1", "x.example", "net", T0, 86_400),
+                T0,
+            )
             .unwrap();
         store
     };

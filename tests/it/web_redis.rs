@@ -141,6 +141,83 @@ fn two_nodes_on_one_redis_are_one_service() {
     );
 }
 
+/// Redis' own clock (`TIME`), which the test process' clock need not agree with (a test run
+/// under `faketime` keeps `redis-server` on the real one).
+fn redis_clock(store: &str) -> i64 {
+    let mut con = redis::Client::open(store)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let (seconds, _micros): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+    seconds
+}
+
+/// A node's `COS_NOW` for Unix second `at`.
+fn stamp(at: i64) -> String {
+    jiff::Timestamp::from_second(at).unwrap().to_string()
+}
+
+/// Records live by their own length, not by an instant of another clock: two nodes whose
+/// clocks are a week behind Redis' and 90 s apart from each other keep a record for its whole
+/// life (an `EXPIREAT` on a node's clock would have Redis drop it the moment it is written).
+/// Redis' TTL of the record is its life; a node whose clock reaches the record's last minute
+/// still reads it, one past its end does not.
+#[test]
+fn nodes_a_week_off_redis_clock_keep_every_record_for_its_whole_life() {
+    let redis = RedisServer::start("web-clocks");
+    let store = redis.url(0);
+    let fake = FakeInstance::start(healthy("7.2.4"));
+    let ca = fake.ca_file().display().to_string();
+    let ttl: i64 = 3_600;
+    let ttl_flag = ttl.to_string();
+    let flags = [
+        "--allow-private-targets",
+        "--ca-file",
+        ca.as_str(),
+        "--record-ttl",
+        ttl_flag.as_str(),
+    ];
+    let a_clock = redis_clock(&store) - 7 * 86_400;
+    let a = node_at("web-clocks-a", &store, &stamp(a_clock), &flags);
+    let b = node_at("web-clocks-b", &store, &stamp(a_clock + 90), &flags);
+
+    let submitted = submit(&a, &fake.host_port());
+    assert_eq!(submitted.status, 202, "{}", submitted.text());
+    let uuid = submitted.json()["uuid"].as_str().unwrap().to_string();
+    let path = format!("/api/scans/{uuid}");
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let polled = b.get(&path, &[]);
+        assert_eq!(polled.status, 200, "{}", polled.text());
+        if polled.json()["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < until, "not completed: {}", polled.text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(a.get(&path, &[]).status, 200);
+
+    let mut con = redis::Client::open(store.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let left: i64 = redis::cmd("TTL")
+        .arg(format!("css:rec:{uuid}"))
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        (ttl - 120..=ttl).contains(&left),
+        "Redis keeps the record {left} s; its life is {ttl} s"
+    );
+
+    // In its last minute on the submitting node's clock, a node still reads it; past its end,
+    // nobody does.
+    let last_minute = node_at("web-clocks-c", &store, &stamp(a_clock + ttl - 60), &flags);
+    assert_eq!(last_minute.get(&path, &[]).status, 200);
+    let after = node_at("web-clocks-d", &store, &stamp(a_clock + ttl + 1), &flags);
+    assert_eq!(after.get(&path, &[]).status, 404);
+}
+
 /// A node killed in the middle of a scan loses nothing: once its claim's lease has ended,
 /// another node's worker takes the scan up and completes it. The second node starts a day
 /// later on its clock (`COS_NOW`), so the first node's lease has ended for it.

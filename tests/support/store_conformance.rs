@@ -98,7 +98,7 @@ pub fn run_all(make: &dyn Fn() -> Box<dyn Store>) {
 /// claiming from both at once takes every record exactly once.
 pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
     let record = queued("node-a-1", "shared.example", "198.51.100.0/24", T0, DAY);
-    a.insert(&record).unwrap();
+    a.insert(&record, record.submitted_at).unwrap();
     assert_eq!(b.get("node-a-1", T0).unwrap(), Some(record));
 
     let nodes = [limit("nodes", 3, HOUR)];
@@ -121,8 +121,11 @@ pub fn two_nodes(a: &dyn Store, b: &dyn Store) {
     let count = 150;
     for i in 0..count {
         let uuid = format!("node-b-{i:03}");
-        b.insert(&queued(&uuid, "shared.example", "net", T0 + 1 + i, DAY))
-            .unwrap();
+        b.insert(
+            &queued(&uuid, "shared.example", "net", T0 + 1 + i, DAY),
+            T0 + 1 + i,
+        )
+        .unwrap();
     }
     let now = T0 + 1000;
     let claimed = claim_from_threads(&[a, b], now, count as usize + 1);
@@ -196,7 +199,7 @@ fn claim_from_threads(stores: &[&dyn Store], now: i64, expected: usize) -> Vec<(
 
 fn insert_then_get(store: &dyn Store) {
     let record = queued("a1", "cloud.example.com", "203.0.113.0/24", T0, DAY);
-    store.insert(&record).unwrap();
+    store.insert(&record, record.submitted_at).unwrap();
     assert_eq!(store.get("a1", T0).unwrap(), Some(record.clone()));
     assert_eq!(store.get("a1", T0 + DAY - 1).unwrap(), Some(record));
 
@@ -219,7 +222,7 @@ fn insert_then_get(store: &dyn Store) {
         erase_hash: Some("0f".repeat(32)),
         ..queued("a2", "cloud.example.com:8443", "2001:db8::/56", T0, DAY)
     };
-    store.insert(&full).unwrap();
+    store.insert(&full, full.submitted_at).unwrap();
     assert_eq!(store.get("a2", T0).unwrap(), Some(full));
     // A completed record is no part of the queue.
     assert_eq!(store.claim("w", T0, 60).unwrap().unwrap().uuid, "a1");
@@ -229,7 +232,7 @@ fn insert_then_get(store: &dyn Store) {
 fn unknown_uuid_is_none(store: &dyn Store) {
     assert_eq!(store.get("nobody", T0).unwrap(), None);
     store
-        .insert(&queued("b1", "x.example", "n", T0, DAY))
+        .insert(&queued("b1", "x.example", "n", T0, DAY), T0)
         .unwrap();
     assert_eq!(store.get("b2", T0).unwrap(), None);
     assert_eq!(store.get("", T0).unwrap(), None);
@@ -237,15 +240,15 @@ fn unknown_uuid_is_none(store: &dyn Store) {
 
 fn duplicate_uuid_is_refused(store: &dyn Store) {
     let record = queued("dup", "x.example", "n", T0, DAY);
-    store.insert(&record).unwrap();
+    store.insert(&record, record.submitted_at).unwrap();
     let other = queued("dup", "y.example", "m", T0 + 5, DAY);
-    assert!(store.insert(&other).is_err());
+    assert!(store.insert(&other, other.submitted_at).is_err());
     assert_eq!(store.get("dup", T0).unwrap(), Some(record));
 }
 
 fn expired_record_is_gone(store: &dyn Store) {
     store
-        .insert(&queued("e1", "x.example", "n", T0, 100))
+        .insert(&queued("e1", "x.example", "n", T0, 100), T0)
         .unwrap();
     assert!(store.get("e1", T0 + 99).unwrap().is_some());
     assert_eq!(store.get("e1", T0 + 100).unwrap(), None);
@@ -265,7 +268,7 @@ fn claim_takes_the_oldest_first(store: &dyn Store) {
         ("c2", T0 + 20),
     ] {
         store
-            .insert(&queued(uuid, "x.example", "n", at, DAY))
+            .insert(&queued(uuid, "x.example", "n", at, DAY), at)
             .unwrap();
     }
     let now = T0 + 100;
@@ -279,7 +282,7 @@ fn claim_takes_the_oldest_first(store: &dyn Store) {
 fn claim_starts_a_lease(store: &dyn Store) {
     assert_eq!(store.claim("w1", T0, 60).unwrap(), None, "an empty queue");
     let record = queued("d1", "x.example", "n", T0, DAY);
-    store.insert(&record).unwrap();
+    store.insert(&record, record.submitted_at).unwrap();
     let now = T0 + 5;
     let claimed = store
         .claim("w1", now, 60)
@@ -302,10 +305,10 @@ fn claim_starts_a_lease(store: &dyn Store) {
 
 fn claim_skips_expired_records(store: &dyn Store) {
     store
-        .insert(&queued("old", "x.example", "n", T0, 100))
+        .insert(&queued("old", "x.example", "n", T0, 100), T0)
         .unwrap();
     store
-        .insert(&queued("new", "x.example", "n", T0 + 50, DAY))
+        .insert(&queued("new", "x.example", "n", T0 + 50, DAY), T0 + 50)
         .unwrap();
     let claimed = store.claim("w", T0 + 100, 60).unwrap().unwrap();
     assert_eq!(claimed.uuid, "new");
@@ -316,7 +319,10 @@ fn no_record_is_claimed_twice(store: &dyn Store) {
     let count = 200;
     for i in 0..count {
         store
-            .insert(&queued(&format!("n{i:03}"), "x.example", "n", T0 + i, DAY))
+            .insert(
+                &queued(&format!("n{i:03}"), "x.example", "n", T0 + i, DAY),
+                T0 + i,
+            )
             .unwrap();
     }
     claim_from_threads(&[store], T0 + 1000, count as usize);
@@ -325,7 +331,7 @@ fn no_record_is_claimed_twice(store: &dyn Store) {
 
 fn renew_extends_the_lease(store: &dyn Store) {
     store
-        .insert(&queued("r1", "x.example", "n", T0, DAY))
+        .insert(&queued("r1", "x.example", "n", T0, DAY), T0)
         .unwrap();
     store.claim("w1", T0, 60).unwrap().unwrap();
     assert!(store.renew("r1", "w1", T0 + 50, 60).unwrap());
@@ -350,10 +356,10 @@ fn renew_extends_the_lease(store: &dyn Store) {
 
 fn an_expired_lease_is_claimed_again(store: &dyn Store) {
     store
-        .insert(&queued("l1", "x.example", "n", T0, DAY))
+        .insert(&queued("l1", "x.example", "n", T0, DAY), T0)
         .unwrap();
     store
-        .insert(&queued("l2", "x.example", "n", T0 + 10, DAY))
+        .insert(&queued("l2", "x.example", "n", T0 + 10, DAY), T0 + 10)
         .unwrap();
     let first = store.claim("w1", T0 + 20, 60).unwrap().unwrap();
     assert_eq!(first.uuid, "l1");
@@ -386,7 +392,7 @@ fn an_expired_lease_is_claimed_again(store: &dyn Store) {
 
 fn complete_stores_the_result(store: &dyn Store) {
     store
-        .insert(&queued("f1", "x.example", "n", T0, DAY))
+        .insert(&queued("f1", "x.example", "n", T0, DAY), T0)
         .unwrap();
     let claimed = store.claim("w1", T0 + 1, 60).unwrap().unwrap();
     assert!(!store.complete("f1", "w2", "{}", T0 + 2).unwrap());
@@ -416,11 +422,15 @@ fn complete_stores_the_result(store: &dyn Store) {
 /// its target stays, and the queue forgets it.
 fn erase_erases_that_record_only(store: &dyn Store) {
     let a = "a.example";
-    store.insert(&queued("e1", a, "n", T0, DAY)).unwrap();
-    store.insert(&queued("e2", a, "n", T0 + 1, DAY)).unwrap();
-    store.insert(&queued("e3", a, "n", T0 + 2, DAY)).unwrap();
+    store.insert(&queued("e1", a, "n", T0, DAY), T0).unwrap();
     store
-        .insert(&queued("e4", "b.example", "n", T0 + 3, DAY))
+        .insert(&queued("e2", a, "n", T0 + 1, DAY), T0 + 1)
+        .unwrap();
+    store
+        .insert(&queued("e3", a, "n", T0 + 2, DAY), T0 + 2)
+        .unwrap();
+    store
+        .insert(&queued("e4", "b.example", "n", T0 + 3, DAY), T0 + 3)
         .unwrap();
     let now = T0 + 10;
     assert_eq!(store.claim("w", now, 60).unwrap().unwrap().uuid, "e1");
@@ -445,7 +455,9 @@ fn erase_erases_that_record_only(store: &dyn Store) {
     assert_eq!(store.claim("w", later, 60).unwrap(), None);
     assert!(store.erase("e3").unwrap());
     // Queued: erased before any worker saw it.
-    store.insert(&queued("e5", a, "n", later, DAY)).unwrap();
+    store
+        .insert(&queued("e5", a, "n", later, DAY), later)
+        .unwrap();
     assert!(store.erase("e5").unwrap());
     assert_eq!(store.claim("w", later, 60).unwrap(), None);
     // Nothing of it is left to purge.
@@ -752,13 +764,13 @@ fn pause_until(store: &dyn Store) {
 
 fn purge_expired_removes_only_expired(store: &dyn Store) {
     store
-        .insert(&queued("p1", "x.example", "n", T0, 100))
+        .insert(&queued("p1", "x.example", "n", T0, 100), T0)
         .unwrap();
     store
-        .insert(&queued("p2", "x.example", "n", T0, 200))
+        .insert(&queued("p2", "x.example", "n", T0, 200), T0)
         .unwrap();
     store
-        .insert(&queued("p3", "y.example", "n", T0 + 10, 100))
+        .insert(&queued("p3", "y.example", "n", T0 + 10, 100), T0 + 10)
         .unwrap();
     store.claim("w", T0 + 5, 60).unwrap().unwrap();
     assert!(admit(store, &[limit("k", 1, 60)], T0_MS).admitted());

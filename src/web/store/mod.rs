@@ -235,8 +235,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// The public API's state. Implementations are shared by every HTTP and worker thread.
 pub trait Store: Send + Sync {
-    /// Adds a new queued record (its uuid is new).
-    fn insert(&self, record: &ScanRecord) -> StoreResult<()>;
+    /// Adds a new queued record (its uuid is new) at `now`. A store that expires records by a
+    /// clock of its own (Redis) gives the record the life it has left, `expires_at - now`.
+    fn insert(&self, record: &ScanRecord, now: i64) -> StoreResult<()>;
 
     /// The record, unless unknown or expired at `now`.
     fn get(&self, uuid: &str, now: i64) -> StoreResult<Option<ScanRecord>>;

@@ -6,7 +6,7 @@
 //!
 //! Keys, all under a prefix (`css:` unless told otherwise), every one with a TTL:
 //! - `rec:<uuid>`: the record, a hash of its fields (`request` as JSON, `addresses`
-//!   space-separated), `EXPIREAT` its `expires_at`;
+//!   space-separated), `EXPIRE`d after the life it has left (`expires_at - now`);
 //! - `queue`: queued records, a sorted set scored by submission time; `running`: running ones
 //!   scored by `lease_until` (a claim moves those whose lease ran out back to `queue`);
 //! - `expiry`: every record scored by `expires_at`, for `purge_expired`;
@@ -22,8 +22,11 @@
 //!
 //! Redis expires keys by its own clock while the API passes `now`, so every read also checks
 //! the time itself (`get` refuses a record with `expires_at <= now`): the stores behave alike
-//! when a test moves the clock. Lifetimes other than a record's are given relative to `now`,
-//! so a clock that differs from Redis' shortens none. The scripts build key names from the
+//! when a test moves the clock. Every lifetime sent to Redis is a duration computed on the
+//! API's clock (`EXPIRE`, `PEXPIRE`), never an instant (`EXPIREAT`): a node whose clock is a
+//! week off Redis' (or a test's pinned clock) neither loses a key early nor keeps it late.
+//! Scores only the API compares (the queue, leases, `expiry`, `ends`, pauses) stay on its
+//! clock. The scripts build key names from the
 //! prefix, which a standalone Redis (or a replicated one) allows; Redis Cluster is not
 //! supported.
 //!
@@ -76,20 +79,21 @@ fn script(body: &str) -> Script {
 }
 
 /// KEYS: record, queue, running, expiry. ARGV: uuid, status, submitted_at,
-/// lease_until (or ''), expires_at, then the hash's field/value pairs.
+/// lease_until (or ''), expires_at, now, then the hash's field/value pairs.
 const INSERT: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.error_reply('a record with uuid ' .. ARGV[1] .. ' exists already')
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('EXPIREAT', KEYS[1], ARGV[5])
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+-- The life left on the API's clock: `expires_at` is an instant of that clock, not Redis'.
+local lives = math.max(1, tonumber(ARGV[5]) - tonumber(ARGV[6]))
+redis.call('EXPIRE', KEYS[1], lives)
 if ARGV[2] == 'queued' then
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 elseif ARGV[2] == 'running' then
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 end
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
-local lives = tonumber(ARGV[5]) - tonumber(ARGV[3])
 for i = 2, 4 do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     outlive(KEYS[i], lives)
@@ -436,7 +440,7 @@ impl Fields<'_> {
 }
 
 impl Store for RedisStore {
-    fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
+    fn insert(&self, record: &ScanRecord, now: i64) -> StoreResult<()> {
         let request = serde_json::to_string(&record.request).map_err(|e| self.error(e))?;
         let text = |v: Option<i64>| v.map(|v| v.to_string());
         // The hash's fields; one without a value is left out.
@@ -470,7 +474,8 @@ impl Store for RedisStore {
                 .arg(record.status.as_str())
                 .arg(record.submitted_at)
                 .arg(text(record.lease_until).unwrap_or_default())
-                .arg(record.expires_at);
+                .arg(record.expires_at)
+                .arg(now);
             for (field, value) in &fields {
                 if let Some(value) = value {
                     invocation.arg(*field).arg(value);

@@ -235,7 +235,7 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<ScanRecord> {
 }
 
 impl Store for SqliteStore {
-    fn insert(&self, record: &ScanRecord) -> StoreResult<()> {
+    fn insert(&self, record: &ScanRecord, _now: i64) -> StoreResult<()> {
         let request = serde_json::to_string(&record.request).map_err(|e| self.error(e))?;
         self.with(|c| {
             c.execute(
@@ -620,7 +620,7 @@ mod tests {
                 100,
             )
         };
-        store.insert(&new).unwrap();
+        store.insert(&new, new.submitted_at).unwrap();
         assert_eq!(store.get("new", 1000).unwrap(), Some(new));
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);
