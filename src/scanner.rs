@@ -149,7 +149,7 @@ impl<'a> Scanner<'a> {
             rules,
             show_progress: false,
             budget,
-            roots: tls::Roots::new(config.ca_file.as_deref())?,
+            roots: tls::Roots::new(config.ca_file.as_deref())?.judged_at(now.0),
             // Validated when the settings were read; parsed once here for the TLS inspection.
             proxy: config
                 .proxy

@@ -71,10 +71,10 @@ pub use crate::target::Scheme;
 /// How the agent treats the server's certificate.
 #[derive(Clone, Debug)]
 pub enum Verification {
-    /// Verify against the public roots.
-    PublicRoots,
-    /// Verify against the operator's private CA certificates (DER).
-    PrivateCa(Vec<Vec<u8>>),
+    /// Verify against the public roots of these roots.
+    PublicRoots(Roots),
+    /// Verify against the operator's private CA of these roots.
+    PrivateCa(Roots),
     /// Transport selection already recorded that the chain does not verify.
     Disabled,
 }
@@ -83,7 +83,7 @@ impl Verification {
     /// What the endpoint's handshakes must show under this verification.
     pub fn requirement(&self) -> Requirement {
         match self {
-            Verification::PublicRoots => Requirement::Trusted(TrustedBy::PublicRoots),
+            Verification::PublicRoots(_) => Requirement::Trusted(TrustedBy::PublicRoots),
             Verification::PrivateCa(_) => Requirement::Trusted(TrustedBy::PrivateCa),
             Verification::Disabled => Requirement::Anything,
         }
@@ -91,8 +91,8 @@ impl Verification {
 
     fn roots(&self) -> Roots {
         match self {
-            Verification::PrivateCa(ders) => Roots::with_private_der(ders),
-            Verification::PublicRoots | Verification::Disabled => Roots::public(),
+            Verification::PublicRoots(roots) | Verification::PrivateCa(roots) => roots.clone(),
+            Verification::Disabled => Roots::public(),
         }
     }
 }

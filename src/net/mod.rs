@@ -126,10 +126,10 @@ pub fn select_transport(
     match inspected {
         Ok((endpoint_tls, handshake)) => {
             let verification = match (&handshake.trust, insecure) {
-                (Ok(tls::TrustedBy::PublicRoots), false) => Verification::PublicRoots,
-                (Ok(tls::TrustedBy::PrivateCa), false) => {
-                    Verification::PrivateCa(roots.private_der.clone())
+                (Ok(tls::TrustedBy::PublicRoots), false) => {
+                    Verification::PublicRoots(roots.clone())
                 }
+                (Ok(tls::TrustedBy::PrivateCa), false) => Verification::PrivateCa(roots.clone()),
                 _ => Verification::Disabled,
             };
             let https = match verification {

@@ -66,13 +66,16 @@ impl TlsFailure {
     }
 }
 
-/// Root sets to verify against: the public web PKI and, when given, the operator's private CA.
-#[derive(Clone)]
+/// Root sets to verify against: the public web PKI and, when given, the operator's private CA;
+/// and the instant a certificate's dates are judged at.
+#[derive(Clone, Debug)]
 pub struct Roots {
     public: Arc<RootCertStore>,
     private: Option<Arc<RootCertStore>>,
-    /// DER of the private CA certificates, for building the HTTP client's root set.
-    pub private_der: Vec<Vec<u8>>,
+    /// The run's clock ([`Roots::judged_at`]): a scan judges a certificate's dates at the
+    /// instant it treats as now, as it judges everything else, so a pinned clock (`COS_NOW`)
+    /// and the machine's never disagree about one certificate. `None`: each handshake's time.
+    at: Option<UnixTime>,
 }
 
 /// The public web PKI, built once per process.
@@ -93,18 +96,16 @@ impl Roots {
         Roots {
             public: public_roots(),
             private: None,
-            private_der: Vec::new(),
+            at: None,
         }
     }
 
-    /// The public roots and the private CA certificates `ders` (DER).
-    pub fn with_private_der(ders: &[Vec<u8>]) -> Roots {
-        let mut store = RootCertStore::empty();
-        store.add_parsable_certificates(ders.iter().map(|d| CertificateDer::from(d.clone())));
+    /// These roots, judging every certificate's dates at `now` instead of the machine's clock.
+    pub fn judged_at(self, now: jiff::Timestamp) -> Roots {
+        let seconds = u64::try_from(now.as_second()).unwrap_or(0);
         Roots {
-            public: public_roots(),
-            private: (!store.is_empty()).then(|| Arc::new(store)),
-            private_der: ders.to_vec(),
+            at: Some(UnixTime::since_unix_epoch(Duration::from_secs(seconds))),
+            ..self
         }
     }
 
@@ -117,14 +118,13 @@ impl Roots {
         let pem = crate::files::read(path, crate::files::Kind::CaBundle)
             .map_err(|refusal| refusal.line(&path.display().to_string()))?;
         let mut store = RootCertStore::empty();
-        let mut private_der = Vec::new();
         for item in ureq::tls::parse_pem(&pem) {
             if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
-                let der = cert.der().to_vec();
-                store.add(CertificateDer::from(der.clone())).map_err(|e| {
-                    format!("--ca-file {}: unusable certificate ({e})", path.display())
-                })?;
-                private_der.push(der);
+                store
+                    .add(CertificateDer::from(cert.der().to_vec()))
+                    .map_err(|e| {
+                        format!("--ca-file {}: unusable certificate ({e})", path.display())
+                    })?;
             }
         }
         if store.is_empty() {
@@ -136,7 +136,7 @@ impl Roots {
         Ok(Roots {
             public: public_roots(),
             private: Some(Arc::new(store)),
-            private_der,
+            at: None,
         })
     }
 }
@@ -164,6 +164,8 @@ struct EndpointVerifier {
     private: Option<Arc<WebPkiServerVerifier>>,
     algorithms: WebPkiSupportedAlgorithms,
     required: OnceLock<Requirement>,
+    /// [`Roots::judged_at`]'s instant, when the roots have one.
+    at: Option<UnixTime>,
 }
 
 impl EndpointVerifier {
@@ -181,6 +183,7 @@ impl EndpointVerifier {
             private: roots.private.as_ref().map(build).transpose()?,
             algorithms: provider.signature_verification_algorithms,
             required: OnceLock::new(),
+            at: roots.at,
         })
     }
 
@@ -194,7 +197,7 @@ impl EndpointVerifier {
         let Some((leaf, intermediates)) = chain.split_first() else {
             return Err("server sent no certificate".into());
         };
-        let now = UnixTime::now();
+        let now = self.at.unwrap_or_else(UnixTime::now);
         match self
             .public
             .verify_server_cert(leaf, intermediates, name, &[], now)
@@ -231,6 +234,7 @@ impl ServerCertVerifier for EndpointVerifier {
                     ))?
             }
         };
+        let now = self.at.unwrap_or(now);
         verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 

@@ -74,7 +74,7 @@ fn scan(name: &str, port: u16, ca: &Path, pins: &str, extra: &[&str]) -> Run {
     let output = command
         .args(&args)
         .env("HOME", &dir)
-        .env("COS_NOW", "2026-11-22T03:00:00Z")
+        .env("COS_NOW", crate::support::PINNED_NOW)
         .env("COS_SCANNER_RESOLVE", pins)
         .current_dir(&dir)
         .output()

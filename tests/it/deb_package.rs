@@ -404,7 +404,7 @@ fn every_component_runs_on_the_sample_configuration_with_every_setting_uncomment
         vec![
             ("COS_CONFIG_FILE", config_env.clone()),
             ("COS_SECRETS_DIR", secrets.to_string()),
-            ("COS_NOW", "2026-11-22T03:00:00Z".to_string()),
+            ("COS_NOW", crate::support::PINNED_NOW.to_string()),
             ("COS_STATE_DIR", state.clone()),
         ]
     };
@@ -650,7 +650,7 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
     };
     let out = check
         .args(["-H", &fake.host_port()])
-        .env("COS_NOW", "2026-11-22T03:00:00Z")
+        .env("COS_NOW", crate::support::PINNED_NOW)
         .current_dir("/")
         .output()
         .unwrap();
@@ -823,7 +823,10 @@ impl Systemd {
         for unit in UNITS.iter().filter(|u| u.ends_with(".service")) {
             write(
                 &format!("/etc/systemd/system/{unit}.d/clock.conf"),
-                "[Service]\nEnvironment=COS_NOW=2026-11-22T03:00:00Z\n",
+                &format!(
+                    "[Service]\nEnvironment=COS_NOW={}\n",
+                    crate::support::PINNED_NOW
+                ),
             );
         }
         write(
@@ -975,7 +978,9 @@ exec chroot . sh -c 'umount -l /run/oldroot && rmdir /run/oldroot && mount --mak
     exec /lib/systemd/systemd --system --unit=basic.target --log-target=console --log-level=notice'
 "#;
         let log = std::fs::File::create(prep.with_extension("log")).unwrap();
-        let unshare = Command::new("unshare")
+        // systemd, PID 1 of its namespace, keeps the machine's real time (it cannot boot under
+        // libfaketime); the units read the tests' pinned clock from COS_NOW.
+        let unshare = crate::support::on_the_real_clock(&mut Command::new("unshare"))
             .args([
                 "--pid",
                 "--fork",

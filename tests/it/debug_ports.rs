@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 
 struct Run {
     stdout: String,

@@ -50,7 +50,7 @@ fn zone_file(records: &str) -> String {
 
 /// Runs a bind9-utils tool in `dir`; its standard output, or a panic with its error.
 fn tool(dir: &Path, program: &str, args: &[&str]) -> String {
-    let output = Command::new(program)
+    let output = crate::support::on_the_real_clock(&mut Command::new(program))
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -306,7 +306,7 @@ impl Named {
             std::fs::write(&config, conf(port)).unwrap();
             let output = std::fs::File::create(&log).unwrap();
             // -g: foreground, log to stderr; -4: IPv4 only; as the current user (no -u).
-            let child = Command::new(NAMED)
+            let child = crate::support::on_the_real_clock(&mut Command::new(NAMED))
                 .args(["-g", "-4", "-n", "1", "-c"])
                 .arg(&config)
                 .current_dir(dir)

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 /// `NOW` in nanoseconds since the epoch, as OTLP carries it.
 const NOW_NANOS: &str = "1795316400000000000";
 
@@ -166,8 +166,7 @@ fn mask_otlp(text: &str) -> String {
 }
 
 fn mask_agentlocal(text: &str) -> String {
-    let text = mask_number_after(text, "time=", "<duration>");
-    mask_number_after(&text, "cert_days_left=", "<days>")
+    mask_number_after(text, "time=", "<duration>")
 }
 
 // ---------------------------------------------------------------------------------------------

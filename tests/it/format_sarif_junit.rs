@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 
 fn healthy(version: &str) -> InstanceConfig {
     InstanceConfig::default()

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 const PLUGIN: &str = env!("CARGO_BIN_EXE_check-storage-security");
 /// How long the daemon gets to record a result for every service.
 const RESULT_DEADLINE: Duration = Duration::from_secs(60);

@@ -192,7 +192,7 @@ fn run_json(name: &str, args: &[&str], ca: &Path) -> (Value, i32) {
         .args(&all)
         .env_clear()
         .env("HOME", &dir)
-        .env("COS_NOW", "2026-11-22T03:00:00Z")
+        .env("COS_NOW", crate::support::PINNED_NOW)
         .current_dir(&dir)
         .output()
         .unwrap();

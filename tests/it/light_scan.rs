@@ -147,7 +147,9 @@ fn the_fake_counts_connections_requests_and_the_peak() {
 
 /// The endpoint's TLS for `fake`, its first connection inspected.
 fn inspected(fake: &FakeInstance) -> (EndpointTls, storage_security::net::tls::Handshake) {
-    let roots = Roots::new(Some(&fake.ca_file())).unwrap();
+    // Judged at the tests' pinned clock, as a scan judges them.
+    let pinned: jiff::Timestamp = crate::support::PINNED_NOW.parse().unwrap();
+    let roots = Roots::new(Some(&fake.ca_file())).unwrap().judged_at(pinned);
     let tls = EndpointTls::new(
         "localhost",
         fake.port(),

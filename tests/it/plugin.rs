@@ -6,7 +6,7 @@ use crate::support::{FakeInstance, FaultKind, FeedServer, InstanceConfig, TlsMod
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 
 struct Run {
     stdout: String,
@@ -38,8 +38,8 @@ impl Run {
     }
 }
 
-/// Masks `time=<seconds>` and `cert_days_left=<days>`: the first is wall time, the second
-/// depends on when the test certificate was generated.
+/// Masks `time=<seconds>`, the wall time. `cert_days_left` needs no mask: the test
+/// certificates are dated around the pinned clock (`tests/support/certs.rs`).
 fn mask(perfdata: &str) -> String {
     perfdata
         .split(' ')
@@ -47,10 +47,6 @@ fn mask(perfdata: &str) -> String {
             let (name, rest) = metric.split_once('=').unwrap_or((metric, ""));
             match name {
                 "time" => format!("time=T{}", &rest[rest.find('s').unwrap_or(rest.len())..]),
-                "cert_days_left" => format!(
-                    "cert_days_left=N{}",
-                    &rest[rest.find(';').unwrap_or(rest.len())..]
-                ),
                 _ => metric.to_string(),
             }
         })
@@ -159,7 +155,7 @@ fn current_release_is_ok_with_a_plus() {
     assert_eq!(
         run.perfdata(),
         "rating=5;@0:3;@0:1;0;5 vulnerabilities=0;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
-         update_available=0;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 \
+         update_available=0;;;0;1 support_days_left=374 cert_days_left=364;@~:14;@~:-1 \
          coverage_inconclusive=1;;;0 coverage_not_checked=0;;;0"
     );
 }
@@ -175,7 +171,8 @@ fn certificate_days_are_measured_from_the_leaf() {
         .and_then(|v| v.split(';').next())
         .and_then(|v| v.parse().ok())
         .expect("cert_days_left present over HTTPS");
-    assert!(days > 14, "a fresh test certificate has days left: {days}");
+    // The leaf ends 365 days after the pinned day, at midnight: 364 whole days from 03:00.
+    assert_eq!(days, 364, "{last}");
 }
 
 #[test]
@@ -267,7 +264,7 @@ fn high_advisory_is_critical_with_e() {
     assert_eq!(
         run.perfdata(),
         "rating=1;@0:3;@0:1;0;5 vulnerabilities=2;0;;0 time=Ts;;;0 extra_checks_failed=0;;;0 \
-         update_available=1;;;0;1 support_days_left=374 cert_days_left=N;@~:14;@~:-1 upgrade_path_complete=1;;;0;1 \
+         update_available=1;;;0;1 support_days_left=374 cert_days_left=364;@~:14;@~:-1 upgrade_path_complete=1;;;0;1 \
          coverage_inconclusive=1;;;0 coverage_not_checked=0;;;0"
     );
 }
@@ -451,6 +448,33 @@ fn expired_and_wrong_name_certificates() {
         "{}",
         run.stdout
     );
+}
+
+/// A scan judges the certificate's dates at the instant it treats as now (`COS_NOW`), as it
+/// judges everything else, never at the machine's clock: the fake's leaf is valid from the day
+/// before the pinned day for 365 days, so a clock a week earlier finds it not valid yet and
+/// one in 2030 finds it expired, whatever day the machine thinks it is.
+#[test]
+fn certificates_are_judged_at_the_scans_clock() {
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
+    for (name, now, why) in [
+        (
+            "cert-not-yet",
+            "2026-11-15T03:00:00Z",
+            "tlsTrusted failed (high): certificate is not valid yet",
+        ),
+        (
+            "cert-expired-later",
+            "2030-01-01T00:00:00Z",
+            "tlsTrusted failed (high): certificate has expired",
+        ),
+    ] {
+        let run = scan_env(&fake, name, &[], &[("COS_NOW", now)]);
+        assert!(run.line(0).contains(why), "{now}: {}", run.stdout);
+    }
+    let run = scan(&fake, "cert-on-the-pinned-day", &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!run.stdout.contains("tlsTrusted failed"), "{}", run.stdout);
 }
 
 #[test]

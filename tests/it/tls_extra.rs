@@ -10,7 +10,7 @@ use storage_security::net::legacy_tls::{self, LegacyTls};
 use storage_security::net::proxy::Proxy;
 use storage_security::net::tls::Route;
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 
 const REFUSED: LegacyTls = LegacyTls {
     tls1_0: Some(false),

@@ -44,7 +44,7 @@ fn escape(text: &str) -> String {
 /// Headless Chromium's screenshot of `url`, 1100 pixels wide and `height` high; the PNG's path.
 fn screenshot(url: &str, file: &Path, height: u32) -> PathBuf {
     let profile = file.with_extension("profile");
-    let out = Command::new("chromium")
+    let out = crate::support::on_the_real_clock(&mut Command::new("chromium"))
         .args([
             "--headless",
             "--no-sandbox",
@@ -214,7 +214,7 @@ impl Nginx {
             ),
         )
         .unwrap();
-        let child = Command::new("/usr/sbin/nginx")
+        let child = crate::support::on_the_real_clock(&mut Command::new("/usr/sbin/nginx"))
             .arg("-p")
             .arg(dir)
             .arg("-e")

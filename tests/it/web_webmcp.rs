@@ -132,7 +132,7 @@ impl Driver {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("chromedriver")
+        let child = crate::support::on_the_real_clock(&mut Command::new("chromedriver"))
             .arg(format!("--port={port}"))
             .arg(format!(
                 "--log-path={}",

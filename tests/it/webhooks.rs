@@ -21,7 +21,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 use storage_security::notify::{self, BodyFormat, NotifyOn, WebhookSettings};
 
-const NOW: &str = "2026-11-22T03:00:00Z";
+const NOW: &str = crate::support::PINNED_NOW;
 const FAILED: &str = "Webhook delivery failed";
 
 // --- The receiver --------------------------------------------------------------------------

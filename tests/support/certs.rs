@@ -47,15 +47,33 @@ struct Ca {
     key_pem: String,
 }
 
-fn today() -> jiff::civil::Date {
-    jiff::Timestamp::now()
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .date()
+/// The day every certificate is dated around ([`set_validity`]).
+static ANCHOR: OnceLock<jiff::civil::Date> = OnceLock::new();
+
+/// The day certificates are dated around: the day of the clock the scans judge them by. Tests
+/// pin that clock (`COS_NOW`) to [`super::PINNED_NOW`], so by default the certificates are
+/// dated around it and a scan judges them the same on any day the suite runs, under any
+/// machine clock. A program whose scans run on the real clock (`make demo`'s example, `make
+/// bench`) calls [`date_around_today`] first.
+fn anchor() -> jiff::civil::Date {
+    *ANCHOR.get_or_init(|| {
+        let pinned: jiff::Timestamp = super::PINNED_NOW.parse().expect("PINNED_NOW");
+        pinned.to_zoned(jiff::tz::TimeZone::UTC).date()
+    })
 }
 
-/// Sets notBefore/notAfter to `today - before_days` and `today + after_days` (midnight UTC).
+/// Dates every certificate of this process around the machine's today, for scans on the real
+/// clock; `false` when certificates were dated already (call it before anything asks for one).
+pub fn date_around_today() -> bool {
+    let today = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    ANCHOR.set(today).is_ok()
+}
+
+/// Sets notBefore/notAfter to `anchor - before_days` and `anchor + after_days` (midnight UTC).
 fn set_validity(params: &mut CertificateParams, before_days: i64, after_days: i64) {
-    let t = today();
+    let t = anchor();
     let from = t.checked_sub(before_days.days()).expect("date");
     let to = t.checked_add(after_days.days()).expect("date");
     params.not_before =
@@ -237,4 +255,87 @@ pub fn server_config_for(
 /// Copies the CA PEM to `dest` (for `--ca-out`).
 pub fn write_ca_pem(dest: &Path) -> std::io::Result<()> {
     std::fs::write(dest, ca_pem())
+}
+
+/// A test's own TLS client: trusts `trusted` (DER) and judges certificate dates at noon of the
+/// [`anchor`] day, as a scan on the pinned clock does, whatever the machine's clock says.
+pub fn client_config(
+    trusted: &[CertificateDer<'static>],
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for der in trusted {
+        roots.add(der.clone()).expect("a trusted certificate");
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .expect("verifier");
+    let noon = anchor()
+        .at(12, 0, 0, 0)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .expect("noon")
+        .timestamp()
+        .as_second();
+    let at = rustls::pki_types::UnixTime::since_unix_epoch(std::time::Duration::from_secs(
+        u64::try_from(noon).expect("after 1970"),
+    ));
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .expect("protocol versions")
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(JudgedAt { verifier, at }))
+        .with_no_client_auth();
+    Arc::new(config)
+}
+
+/// A verifier judging every certificate's dates at `at` instead of the handshake's time.
+#[derive(Debug)]
+struct JudgedAt {
+    verifier: Arc<rustls::client::WebPkiServerVerifier>,
+    at: rustls::pki_types::UnixTime,
+}
+
+impl rustls::client::danger::ServerCertVerifier for JudgedAt {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.verifier.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            self.at,
+        )
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.verifier.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.verifier.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.verifier.supported_verify_schemes()
+    }
 }

@@ -43,6 +43,21 @@ pub mod store_conformance;
 #[cfg(test)]
 pub mod web;
 
+/// The clock every test pins (`COS_NOW`), and the day the fake instances' certificates are
+/// dated around: a test never reads the machine's clock for a date it asserts.
+pub const PINNED_NOW: &str = "2026-11-22T03:00:00Z";
+
+/// `command` without libfaketime: a real component with a clock of its own (redis-server,
+/// named and the bind9 tools that sign its zones, Chromium) keeps the machine's real time when
+/// `make test-clock` runs the tests with libfaketime preloaded. Several of them cannot even
+/// start under it (jemalloc's clock calls recurse into libfaketime).
+pub fn on_the_real_clock(command: &mut std::process::Command) -> &mut std::process::Command {
+    if std::env::var("LD_PRELOAD").is_ok_and(|preload| preload.contains("faketime")) {
+        command.env_remove("LD_PRELOAD");
+    }
+    command
+}
+
 pub use certs::TlsMode;
 pub use debug_listener::{DebugListener, start_debug_listener};
 pub use feed::FeedServer;

@@ -9,7 +9,7 @@ use storage_security::settings::cli::{self, Invocation};
 use storage_security::settings::secrets::MapEnv;
 
 /// The clock every test pins with `COS_NOW`.
-pub const NOW: &str = "2026-11-22T03:00:00Z";
+pub const NOW: &str = super::PINNED_NOW;
 
 /// What one run printed and how it exited.
 pub struct Run {

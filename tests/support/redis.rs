@@ -48,7 +48,7 @@ impl RedisServer {
             .and_then(|probe| probe.local_addr())
             .map_err(|e| format!("no free loopback port: {e}"))?;
         let log = std::fs::File::create(dir.join("redis.log")).map_err(|e| e.to_string())?;
-        let child = Command::new(REDIS_SERVER)
+        let child = super::on_the_real_clock(&mut Command::new(REDIS_SERVER))
             .args(["--port", &addr.port().to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", ""])

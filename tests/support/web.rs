@@ -5,7 +5,7 @@ use super::service::ScannerService;
 use std::path::{Path, PathBuf};
 
 pub const SCANNER: &str = env!("CARGO_BIN_EXE_check-storage-scanner");
-pub const NOW: &str = "2026-11-22T03:00:00Z";
+pub const NOW: &str = super::PINNED_NOW;
 
 /// A fresh directory named after the test under the target's temporary directory.
 pub fn fresh_dir(name: &str) -> PathBuf {
