@@ -324,9 +324,22 @@ fn sample_with(replacements: &[(&str, String)]) -> String {
 /// The sample's addresses, files and release mode replaced: `host` scanned, the CA bundle and
 /// webhook address files given, the scan service and the public API on the ports given (0:
 /// a free one), the release data bundled (the tests never leave loopback). The webhook names
-/// a closed loopback port, which the destination guard refuses anyway.
-fn runnable_sample(host: &str, ca: &Path, hook: &Path, service_port: u16, web_port: u16) -> String {
+/// a closed loopback port, which the destination guard refuses anyway. The debug ports are
+/// `debug_ports` (a comma-separated list the test holds closed: the machine's own 9205, ...
+/// may be a developer's OpenCloud).
+fn runnable_sample(
+    host: &str,
+    ca: &Path,
+    hook: &Path,
+    service_port: u16,
+    web_port: u16,
+    debug_ports: &str,
+) -> String {
     sample_with(&[
+        (
+            "debug_ports: [9205, 9141, 9124, 9134, 9239]",
+            format!("debug_ports: [{debug_ports}]"),
+        ),
         (
             "host: cloud.example.com,files.example.org:9200",
             format!("host: {host}"),
@@ -384,7 +397,15 @@ fn every_component_runs_on_the_sample_configuration_with_every_setting_uncomment
     let dir = fresh_dir("deb-sample");
     let hook = dir.join("webhook-url");
     std::fs::write(&hook, format!("https://127.0.0.1:{}/hook\n", closed_port())).unwrap();
-    let config_text = runnable_sample(&fake.host_port(), &fake.ca_file(), &hook, 0, 0);
+    let (_held, (_, debug_ports)) = crate::support::held_debug_ports(5);
+    let config_text = runnable_sample(
+        &fake.host_port(),
+        &fake.ca_file(),
+        &hook,
+        0,
+        0,
+        &debug_ports,
+    );
     assert!(!config_text.contains("/etc/"), "{config_text}");
     let config = dir.join("config.yml");
     std::fs::write(&config, &config_text).unwrap();
@@ -627,9 +648,17 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
     std::fs::write(&hook, format!("https://127.0.0.1:{}/hook\n", closed_port())).unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
     // Written in place: the file keeps its owner, group and mode.
+    let (_held, (_, debug_ports)) = crate::support::held_debug_ports(5);
     std::fs::write(
         "/etc/check-storage-security/config.yml",
-        runnable_sample(&fake.host_port(), &ca, &hook, closed_port(), closed_port()),
+        runnable_sample(
+            &fake.host_port(),
+            &ca,
+            &hook,
+            closed_port(),
+            closed_port(),
+            &debug_ports,
+        ),
     )
     .unwrap();
     let as_nagios = Command::new("getent")
@@ -792,6 +821,8 @@ impl Systemd {
             std::fs::write(&file, content).unwrap();
         };
         let web_port = closed_port();
+        // Held until the units were checked: their scans' debug ports.
+        let (_held, (_, debug_ports)) = crate::support::held_debug_ports(5);
         // The package's sample, every section uncommented, as the operator who enables every
         // component writes it; the files it names are where it names them.
         write(
@@ -802,6 +833,7 @@ impl Systemd {
                 Path::new("/etc/check-storage-security/webhook-url"),
                 scanner_port,
                 web_port,
+                &debug_ports,
             ),
         );
         write(

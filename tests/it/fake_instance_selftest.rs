@@ -1848,3 +1848,22 @@ fn the_example_writes_its_ca_only_where_asked_and_cleans_up_on_stop() {
         );
     }
 }
+
+/// A port a test holds closed refuses connections, and no other process can listen on it
+/// (on its address or on the wildcard address) while the test holds it: a scan's debug ports
+/// in the tests are these, never the machine's.
+#[test]
+fn a_held_closed_port_refuses_and_cannot_be_taken() {
+    let held = crate::support::HeldClosedPort::new();
+    let port = held.port();
+    let refused = TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    for address in ["127.0.0.1", "0.0.0.0"] {
+        assert!(
+            std::net::TcpListener::bind((address, port)).is_err(),
+            "another listener took {address}:{port}"
+        );
+    }
+    drop(held);
+    assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_ok());
+}

@@ -20,9 +20,9 @@ impl DebugListener {
         self.server.addr().port()
     }
 
-    /// `127.0.0.1:PORT`
+    /// `127.0.0.1:PORT`, or the address it was started on.
     pub fn host_port(&self) -> String {
-        format!("127.0.0.1:{}", self.port())
+        super::server::reachable(self.server.addr())
     }
 
     /// `http://127.0.0.1:PORT`
@@ -47,6 +47,15 @@ impl DebugListener {
 /// Starts a debug listener for the product and version of `config` on `127.0.0.1:0`.
 /// Only `product` and `version` of the config are used.
 pub fn start_debug_listener(config: &InstanceConfig) -> DebugListener {
+    start_debug_listener_at(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("start debug listener")
+}
+
+/// [`start_debug_listener`] on `bind` (the example's `--debug-port`, a real debug port).
+pub fn start_debug_listener_at(
+    config: &InstanceConfig,
+    bind: SocketAddr,
+) -> std::io::Result<DebugListener> {
     let version = config.effective_version();
     let captured = config.product.captured_version();
     let files: [(&str, &str); 5] = match config.product {
@@ -108,7 +117,6 @@ pub fn start_debug_listener(config: &InstanceConfig) -> DebugListener {
         reply.head_only = req.method.eq_ignore_ascii_case("HEAD");
         Action::Respond(reply)
     });
-    let server = Server::start(SocketAddr::from(([127, 0, 0, 1], 0)), None, handler)
-        .expect("start debug listener");
-    DebugListener { server }
+    let server = Server::start(bind, None, handler)?;
+    Ok(DebugListener { server })
 }

@@ -606,9 +606,9 @@ impl FakeInstance {
         self.server.addr()
     }
 
-    /// `127.0.0.1:PORT`
+    /// `127.0.0.1:PORT`, or the address it was started on ([`FakeInstance::start_at`]).
     pub fn host_port(&self) -> String {
-        format!("127.0.0.1:{}", self.port())
+        super::server::reachable(self.addr())
     }
 
     /// `https://127.0.0.1:PORT` (`http://` for [`TlsMode::Plain`]).

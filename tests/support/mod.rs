@@ -70,6 +70,41 @@ pub use instance::{
 pub use proxy::ConnectProxy;
 pub use server::Traffic;
 
+/// A loopback port the test holds closed: bound but never listening, so a connection to it
+/// is refused, and no other process can listen on it (nor on the wildcard address at that
+/// port) while the test holds it. A scan's debug ports are these when the test does not
+/// start listeners of its own: the machine's own debug ports (a developer's OpenCloud on
+/// 9205, ...) are never what a test asserts about.
+pub struct HeldClosedPort(socket2::Socket);
+
+impl HeldClosedPort {
+    pub fn new() -> HeldClosedPort {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a TCP socket");
+        socket
+            .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .expect("bind 127.0.0.1:0");
+        HeldClosedPort(socket)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.0
+            .local_addr()
+            .ok()
+            .and_then(|addr| addr.as_socket())
+            .expect("a bound address")
+            .port()
+    }
+}
+
+/// `n` [`HeldClosedPort`]s and `COS_SCANNER_DEBUG_PORTS` naming them: a scan's debug ports
+/// that are closed whatever else runs on the machine (hold the ports while the scan runs).
+pub fn held_debug_ports(n: usize) -> (Vec<HeldClosedPort>, (&'static str, String)) {
+    let held: Vec<HeldClosedPort> = (0..n).map(|_| HeldClosedPort::new()).collect();
+    let list: Vec<String> = held.iter().map(|p| p.port().to_string()).collect();
+    (held, ("COS_SCANNER_DEBUG_PORTS", list.join(",")))
+}
+
 /// A loopback port nothing listens on (bound, read, released).
 pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");

@@ -384,3 +384,13 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
     }
     conn.stream.close();
 }
+
+/// `HOST:PORT` a client on this machine reaches `addr` at: a wildcard address is reached on
+/// loopback (`127.0.0.1`, `[::1]`), any other as it is.
+pub fn reachable(addr: SocketAddr) -> String {
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => format!("127.0.0.1:{}", addr.port()),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => format!("[::1]:{}", addr.port()),
+        _ => addr.to_string(),
+    }
+}
