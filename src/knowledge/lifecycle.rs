@@ -115,8 +115,12 @@ fn upgrade_target(
         && track == Track::Lts
         && e.supported_on(day)
     {
-        // An LTS line is meant to stay on its line: the target is its newest patch.
-        return Some((e.current.clone(), e.track));
+        // An LTS line stays on its line while it is the newest one: the target is its newest
+        // patch. Once a newer LTS line is out, the instance is a line behind, as on the other
+        // tracks, and the newest LTS release is where to go.
+        let newest_lts = newest_supported(schedule, &[Track::Lts], day)
+            .filter(|(v, _)| (v.major, v.minor) > (e.current.major, e.current.minor));
+        return Some(newest_lts.unwrap_or_else(|| (e.current.clone(), e.track)));
     }
     let tracks: &[Track] = match track {
         Track::Lts => &[Track::Lts, Track::Production],
@@ -506,6 +510,40 @@ mod tests {
         assert_eq!(seven.state, LineState::EndOfLife);
         assert_eq!(seven.support_end, Some(date(2026, 2, 13)));
         assert_eq!(seven.upgrade_target, Some(v("8.1.0")));
+    }
+
+    /// On the lts track, an older LTS line is a line behind once a newer LTS line is out: its
+    /// own newest patch is no longer where to go (spec: "3 a whole release line behind").
+    #[test]
+    fn an_older_lts_line_is_a_line_behind_a_newer_one() {
+        let two_lts = ReleaseSchedule::parse(
+            r#"{"updated": "2026-11-01", "entries": [
+                {"line": "4.0", "track": "lts", "opened": "2025-12-01", "current": "4.0.8",
+                 "support_end": "2027-12-01"},
+                {"line": "6.0", "track": "lts", "opened": "2026-06-01", "current": "6.0.3",
+                 "support_end": "2028-06-01"},
+                {"line": "6.1", "track": "rolling", "opened": "2026-07-01", "current": "6.1.0",
+                 "support_end": null}
+            ]}"#,
+            ProductFamily::OpenCloud,
+        )
+        .unwrap();
+        let lts = TrackChoice::Fixed(Track::Lts);
+        let behind = assess(&two_lts, &v("4.0.8"), lts, TODAY, None);
+        assert_eq!(behind.state, LineState::Supported);
+        assert_eq!(behind.latest_in_line, Some(v("4.0.8")));
+        assert_eq!(behind.upgrade_target, Some(v("6.0.3")));
+        assert_eq!(behind.move_to, Some((v("6.0.3"), Track::Lts)));
+        assert!(!behind.current_release);
+        // Chosen automatically, 4.0 is on its LTS track too.
+        let detected = assess(&two_lts, &v("4.0.8"), TrackChoice::Auto, TODAY, None);
+        assert_eq!(detected.upgrade_target, Some(v("6.0.3")));
+        // The newest LTS line stays on its line: its newest patch.
+        let newest = assess(&two_lts, &v("6.0.1"), lts, TODAY, None);
+        assert_eq!(newest.upgrade_target, Some(v("6.0.3")));
+        assert!(assess(&two_lts, &v("6.0.3"), lts, TODAY, None).current_release);
+        // With one LTS line (the bundled schedule), 4.0 keeps its own newest patch.
+        assert_eq!(auto("4.0.3").upgrade_target, Some(v("4.0.8")));
     }
 
     #[test]

@@ -234,6 +234,44 @@ fn a_line_behind_is_warning_with_c() {
     assert!(run.perfdata().starts_with("rating=3;@0:3;@0:1;0;5 "));
 }
 
+/// On the lts track, once a newer LTS line is out, an instance on the older one is a whole
+/// release line behind (rating 3, WARNING) and the update check names the newer line's
+/// release, as on the rolling track; its own line's newest patch is no way forward.
+#[test]
+fn an_older_lts_line_is_a_line_behind_a_newer_one() {
+    let dir = scratch_dir("two-lts-schedule");
+    let schedule = dir.join("schedule.json");
+    std::fs::write(
+        &schedule,
+        r#"{"updated": "2026-11-01", "entries": [
+            {"line": "4.0", "track": "lts", "opened": "2025-12-01", "current": "4.0.8",
+             "support_end": "2027-12-01"},
+            {"line": "8.0", "track": "lts", "opened": "2026-09-15", "current": "8.0.1",
+             "support_end": "2028-09-15"},
+            {"line": "8.1", "track": "rolling", "opened": "2026-10-05", "current": "8.1.0",
+             "support_end": null}
+        ]}"#,
+    )
+    .unwrap();
+    let schedule = schedule.display().to_string();
+    let env = [("COS_SCANNER_RELEASE_SCHEDULE", schedule.as_str())];
+    let fake = FakeInstance::start(healthy().version("4.0.8"));
+    let run = scan_env(&fake, "older-lts", &["--release-track", "lts"], &env);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "4.0.8", "C"));
+    assert!(
+        run.has_line("Update check (bundled, installed 4.0.8): 8.0.1 available on the lts track; newest release 8.1.0"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.perfdata().starts_with("rating=3;@0:3;@0:1;0;5 "));
+    // The newest LTS line's newest patch is up to date.
+    let fake = FakeInstance::start(healthy().version("8.0.1"));
+    let run = scan_env(&fake, "newest-lts", &["--release-track", "lts"], &env);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.line(1), host_line(&fake, "8.0.1", "A+"));
+}
+
 #[test]
 fn known_vulnerability_is_warning_with_d() {
     // 4.0.5: GHSA-gf4p-7p27-26w7 (medium) is open, GHSA-vf5j-r2hw-2hrw fixed in 4.0.3.
