@@ -8,8 +8,9 @@
 //! State digit, quoted service name, the performance data of the host joined by `|` (`-` when
 //! there is none), and the host's message as the one-line detail. The thresholds stay in
 //! monitoring range syntax: the state is the plugin's digit, so Checkmk uses them only to draw
-//! the levels. A value the performance data reports as `U` is left out, because Checkmk would
-//! record it as 0.
+//! the levels. A host that could not be scanned reports `rating=U`, as every performance-data
+//! form does (spec: "In performance data an unknown rating is `U`"): the state digit 3 says
+//! why, and the U keeps a graph from drawing a rating nobody measured.
 
 use super::{Context, perfdata};
 use crate::report::ScanResult;
@@ -34,7 +35,6 @@ fn detail_safe(text: &str) -> String {
 pub fn host_line(result: &ScanResult, ctx: &Context) -> String {
     let metrics: Vec<String> = perfdata::metrics(result, &ctx.thresholds)
         .iter()
-        .filter(|m| m.value != "U")
         .map(perfdata::Metric::render)
         .collect();
     let metrics = if metrics.is_empty() {
@@ -77,7 +77,8 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "3 \"Storage_Security_c_d_e:1\" time=0.500s;;;0 cannot scan c\"d'e:1: connection refused"
+            "3 \"Storage_Security_c_d_e:1\" rating=U;@0:3;@0:1;0;5|time=0.500s;;;0 cannot scan \
+             c\"d'e:1: connection refused"
         );
         assert_eq!(lines.len(), 2);
     }
@@ -89,7 +90,10 @@ mod tests {
         let mut r = failed("x");
         r.message = "\n".into();
         let line = host_line(&r, &ctx);
-        assert!(line.starts_with("3 \"Storage_Security_x\" time="), "{line}");
+        assert!(
+            line.starts_with("3 \"Storage_Security_x\" rating=U;@0:3;@0:1;0;5|time="),
+            "{line}"
+        );
         assert!(line.ends_with(" UNKNOWN"), "{line}");
     }
 }

@@ -500,7 +500,11 @@ fn split_local_line(line: &str) -> (&str, &str, &str, &str) {
             let fields: Vec<&str> = values.split(';').collect();
             assert!(fields.len() <= 5, "{metric}");
             let number = fields[0].trim_end_matches('s');
-            number.parse::<f64>().expect("numeric metric value");
+            // A number, or U for the rating of a host that could not be scanned.
+            assert!(
+                number.parse::<f64>().is_ok() || (name == "rating" && number == "U"),
+                "{metric}"
+            );
         }
     }
     (state, service, metrics, detail)
