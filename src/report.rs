@@ -397,6 +397,11 @@ pub struct ScanResult {
     pub findings: Vec<Finding>,
     #[serde(default)]
     pub check_hardening: bool,
+    /// Whether the additional checks ran: false with `--no-extra-checks` (only the version and
+    /// the transport were judged) and for a scan that failed. A document written before this
+    /// member existed ran them.
+    #[serde(default = "ran")]
+    pub extra_checks: bool,
     #[serde(default)]
     pub rating_explanation: RatingExplanation,
     #[serde(default)]
@@ -594,6 +599,11 @@ pub struct Conditions {
     /// How many checks this scanner knows, and a digest of their ids.
     pub checks: usize,
     pub checks_digest: String,
+}
+
+/// `extra_checks` of a document that does not say.
+fn ran() -> bool {
+    true
 }
 
 impl ScanResult {

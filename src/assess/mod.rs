@@ -365,6 +365,7 @@ pub fn assess(input: Input) -> ScanResult {
         vulnerabilities,
         findings,
         check_hardening: rules.check_hardening,
+        extra_checks: m.extra_checks,
         rating_explanation: report::RatingExplanation {
             starting_rating: Some(start),
             starting_reason: start_reason,

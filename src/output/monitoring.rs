@@ -122,9 +122,19 @@ fn host_details(result: &ScanResult) -> Vec<String> {
                 false => format!("{} (not rated)", f.id),
             })
             .collect();
-        lines.push(match names.len() {
-            0 => "Additional checks: all passed".to_string(),
-            n => format!("Additional checks failed ({n}): {}", names.join(", ")),
+        // With --no-extra-checks only the transport checks ran: "all passed" would claim the
+        // others did.
+        lines.push(match (names.len(), result.extra_checks) {
+            (0, true) => "Additional checks: all passed".to_string(),
+            (0, false) => {
+                "Additional checks: not run (--no-extra-checks); the transport checks passed"
+                    .to_string()
+            }
+            (n, true) => format!("Additional checks failed ({n}): {}", names.join(", ")),
+            (n, false) => format!(
+                "Additional checks failed ({n}): {}; the others were not run (--no-extra-checks)",
+                names.join(", ")
+            ),
         });
     }
     if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {

@@ -350,6 +350,7 @@ pub(crate) mod tests {
             coverage: Some(Coverage::of(&findings)),
             findings,
             check_hardening: true,
+            extra_checks: true,
             rating_explanation: RatingExplanation {
                 starting_rating: Some(5),
                 starting_reason: "up to date".into(),

@@ -236,8 +236,9 @@ fn no_extra_checks_runs_only_the_version_and_transport_checks() {
     let run = scan(&fake, "no-extra", &["--no-extra-checks"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(run.finding("demoUsersDisabled").is_none());
+    // Not "all passed": the additional checks did not run.
     assert!(
-        run.has_line("Additional checks: all passed"),
+        run.has_line("Additional checks: not run (--no-extra-checks); the transport checks passed"),
         "{}",
         run.stdout
     );
@@ -253,6 +254,19 @@ fn no_extra_checks_runs_only_the_version_and_transport_checks() {
             .all(|p| ["/status.php", "/ocs/v1.php/cloud/capabilities", "/"].contains(&p.as_str())),
         "{paths:?}"
     );
+    // The result document says so too.
+    for (name, flags, ran) in [
+        (
+            "no-extra-json",
+            &["--no-extra-checks", "--format", "json"][..],
+            false,
+        ),
+        ("extra-json", &["--format", "json"][..], true),
+    ] {
+        let run = scan(&fake, name, flags);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        assert_eq!(doc[0]["extraChecks"], ran, "{name}");
+    }
 }
 
 #[test]
