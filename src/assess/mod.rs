@@ -740,6 +740,37 @@ fn causes(
             inputs.missing_hardening
         )));
     }
+    if reasons.is_empty()
+        && let None = life
+    {
+        // The release schedule was not used (`scanner.use_release_schedule: false`): nothing
+        // judged the line's support, and the update check could compare only with a release
+        // it had of its own (pinned, the feed), never with the schedule's.
+        let failures = quiet_failures(findings);
+        let update_part = match (update.update_available, &update.error) {
+            (Some(true), _) => format!(
+                "{} is available",
+                update.recommended.clone().unwrap_or_default()
+            ),
+            (Some(false), _) => "no newer release is known".to_string(),
+            (None, Some(_)) => "the update check failed".to_string(),
+            (None, None) if update.mode == "off" => "the update check is off".to_string(),
+            (None, None) => format!(
+                "the update check ({}) had no release to compare it with",
+                update.mode
+            ),
+        };
+        let no_failure = if failures.is_empty() {
+            "; no check failed"
+        } else {
+            ""
+        };
+        reasons.push(report::Cause::same(format!(
+            "{installed}: support not judged (scanner.use_release_schedule is false); \
+             {update_part}{no_failure}"
+        )));
+        reasons.extend(failures.into_iter().map(report::Cause::same));
+    }
     if reasons.is_empty() {
         let failures = quiet_failures(findings);
         let support_unknown = life.is_some_and(|l| l.state == LineState::Unknown);

@@ -753,6 +753,65 @@ fn up_to_date_only_when_the_scan_established_it() {
     assert_eq!(run.line(1), host_line(&newest, "8.1.0", "A+"));
 }
 
+/// With `scanner.use_release_schedule: false` nothing judges the line's support: line 1 says
+/// so, never "is supported", and says what the update check, which ran, could tell.
+#[test]
+fn without_the_release_schedule_line_one_says_what_was_judged() {
+    let fake = FakeInstance::start(healthy().version("8.1.0"));
+    let off = [("COS_SCANNER_USE_RELEASE_SCHEDULE", "false")];
+    for (name, args, state, why) in [
+        (
+            "no-schedule-bundled",
+            &[][..],
+            "OK",
+            "the update check (bundled) had no release to compare it with",
+        ),
+        (
+            // A whole line behind the pinned release: C, as with the schedule.
+            "no-schedule-pinned-newer",
+            &["--update-source", "pinned", "--latest-version", "8.2.0"][..],
+            "WARNING",
+            "8.2.0 is available",
+        ),
+        (
+            "no-schedule-pinned-same",
+            &["--update-source", "pinned", "--latest-version", "8.1.0"][..],
+            "OK",
+            "no newer release is known; no check failed",
+        ),
+        (
+            "no-schedule-off",
+            &["--update-source", "off"][..],
+            "OK",
+            "the update check is off; no check failed",
+        ),
+    ] {
+        let run = scan_env(&fake, name, args, &off);
+        let first = run.line(0);
+        assert!(
+            first.starts_with(&format!(
+                "{state}: OpenCloud 8.1.0: support not judged (scanner.use_release_schedule is \
+                 false); "
+            )),
+            "{name}: {}",
+            run.stdout
+        );
+        assert!(first.contains(why), "{name}: {first}");
+        assert!(
+            !run.stdout.contains("is supported"),
+            "{name}: {}",
+            run.stdout
+        );
+        assert!(!run.stdout.contains("Release lifecycle"), "{name}");
+        if name != "no-schedule-off" {
+            assert!(
+                !first.contains("the update check is off"),
+                "{name}: {first}"
+            );
+        }
+    }
+}
+
 #[test]
 fn profiles_set_thresholds_and_rules() {
     let fake = FakeInstance::start(healthy().version("8.1.0"));
