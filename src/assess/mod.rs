@@ -643,7 +643,15 @@ fn causes(
         .map(|(v, t)| format!("{v} ({} track)", t.as_str()))
         .or_else(|| update.recommended.clone())
         .unwrap_or_else(|| "a supported release".into());
+    // The release an earlier cause already told the operator to upgrade to: a later cause
+    // names no upgrade that one covers (one cause names the upgrade once).
+    let mut named_upgrade: Option<Version> = None;
     if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
+        named_upgrade = l
+            .move_to
+            .as_ref()
+            .map(|(v, _)| v.clone())
+            .or_else(|| update.recommended.as_deref().and_then(parse_version));
         reasons.push(report::Cause::new(
             format!(
                 "{installed} is end of life: release line {} ({}) lost support on {}; upgrade \
@@ -670,14 +678,15 @@ fn causes(
             .filter_map(|v| v.fixed_in.as_deref().and_then(parse_version))
             .max()
             .map(|f| {
-                let upgrade = update
+                update
                     .recommended
                     .as_deref()
                     .and_then(parse_version)
                     .filter(|r| *r >= f)
-                    .unwrap_or(f);
-                format!("; upgrade to {upgrade}")
+                    .unwrap_or(f)
             })
+            .filter(|upgrade| named_upgrade.as_ref().is_none_or(|named| upgrade > named))
+            .map(|upgrade| format!("; upgrade to {upgrade}"))
             .unwrap_or_default();
         let count = vulnerabilities.len();
         let known = format!(

@@ -367,6 +367,34 @@ fn end_of_life_is_critical_with_f_naming_line_track_and_target() {
     );
 }
 
+/// An end-of-life release with open advisories: line 1 names the upgrade once. The lifecycle
+/// cause says where to go; the advisory cause lists the advisories and does not repeat it.
+#[test]
+fn an_end_of_life_release_with_advisories_names_the_upgrade_once() {
+    let fake = FakeInstance::start(healthy().version("3.7.0"));
+    let run = scan(&fake, "eol-vulnerable", &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let first = run.line(0);
+    assert_eq!(first.matches("upgrade to").count(), 1, "{first}");
+    assert_eq!(first.matches("8.1.0").count(), 1, "{first}");
+    assert!(
+        first.starts_with("CRITICAL: OpenCloud 3.7.0 is end of life"),
+        "{first}"
+    );
+    assert!(first.ends_with("; 1 known vulnerability"), "{first}");
+    // The full causes name the advisory, and the upgrade once too.
+    let causes = run
+        .lines()
+        .into_iter()
+        .find(|l| l.starts_with("Causes: "))
+        .unwrap_or_else(|| panic!("a Causes line: {}", run.stdout));
+    assert!(
+        causes.contains("OpenCloud 3.7.0 has 1 known vulnerability (GHSA-gf4p-7p27-26w7 medium)"),
+        "{causes}"
+    );
+    assert_eq!(causes.matches("upgrade to").count(), 1, "{causes}");
+}
+
 /// Across the clock edge of a support end: the last second of support warns (1 day left), the
 /// first second of the end day is end of life, CRITICAL, and its `support_days_left=0` lies
 /// inside the critical range a monitoring core evaluates (`@~:0`: 0 and below).
