@@ -277,6 +277,11 @@ impl<S> Route<S> {
         }
     }
 
+    /// Whether `server` serves the route (see [`Route::when`]).
+    pub fn is_served(&self, server: &S) -> bool {
+        self.served.is_none_or(|served| served(server))
+    }
+
     /// The values of the path's parameters when `path` is this route's.
     fn capture<'p>(&self, path: &'p str) -> Option<Vec<&'p str>> {
         let mut values = Vec::new();
@@ -307,7 +312,7 @@ pub fn route<S>(routes: &[Route<S>], server: &S, request: &Request, not_found: &
     let mut allowed: Vec<&str> = Vec::new();
     let mut any_method = None;
     for route in routes {
-        if route.served.is_some_and(|served| !served(server)) {
+        if !route.is_served(server) {
             continue;
         }
         let Some(values) = route.capture(path) else {

@@ -13,7 +13,8 @@
 
 use super::api::{
     Api, ApiConfig, ERASE_KEY_HEADER, EXPORT_FORMATS, Erased, ErrorBody, Health, Links,
-    ScanAccepted, ScanCompleted, ScanPending, erase_key_keywords, pending_statuses, uuid_keywords,
+    RELEASE_TRACKS, ScanAccepted, ScanCompleted, ScanPending, erase_key_keywords, pending_statuses,
+    uuid_keywords,
 };
 use super::schema::{Schema, input, member};
 use super::store::{ScanRequest, Status};
@@ -444,6 +445,188 @@ pub const END_MCP_SESSION: Operation = Operation {
     },
 };
 
+/// A document of this module, as its operation describes it.
+fn document(description: &str) -> Value {
+    json!({
+        "description": description,
+        "responses": {
+            "200": {
+                "description": "The document: public, cacheable for five minutes.",
+                "headers": {"Cache-Control": {
+                    "description": CACHE_CONTROL,
+                    "schema": {"type": "string"},
+                }},
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
+        },
+    })
+}
+
+/// `GET /.well-known/ai.json`.
+pub const GET_AI: Operation = Operation {
+    id: "getAiDocument",
+    summary: "The service described for agents",
+    tag: "documents",
+    describe: || {
+        document(
+            "What the service does, its MCP endpoint with the client configuration to use it, \
+             and the absolute URLs of the other documents.",
+        )
+    },
+};
+
+/// `GET /openapi.json`.
+pub const GET_OPENAPI: Operation = Operation {
+    id: "getOpenApi",
+    summary: "This OpenAPI 3.1 description",
+    tag: "documents",
+    describe: || document("Every route the service answers, generated from its route table."),
+};
+
+/// `GET /arazzo.json`.
+pub const GET_ARAZZO: Operation = Operation {
+    id: "getArazzo",
+    summary: "The Arazzo 1.0.1 workflows",
+    tag: "documents",
+    describe: || document("Submit a scan, poll it until it completed, download an export."),
+};
+
+/// An HTML page answer.
+fn page(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"text/html": {"schema": {"type": "string"}}},
+    })
+}
+
+/// `GET /`.
+pub const GET_LANDING_PAGE: Operation = Operation {
+    id: "getLandingPage",
+    summary: "The page with the scan form",
+    tag: "pages",
+    describe: || json!({"responses": {"200": page("The form that submits a scan.")}}),
+};
+
+/// `POST /scans`: the landing page's form, for browsers without JavaScript.
+pub const SUBMIT_SCAN_FORM: Operation = Operation {
+    id: "submitScanForm",
+    summary: "Submit an instance from the page's form",
+    tag: "pages",
+    describe: || {
+        let retried = |description: &str| {
+            let mut answer = page(description);
+            answer["headers"] = json!({"Retry-After": {"$ref": "#/components/headers/RetryAfter"}});
+            answer
+        };
+        json!({
+            "description": "The form of the landing page, read by submitScan's own reader; the \
+                            browser is sent on to the scan's result page. A scan submitted \
+                            here has no erase key anyone was shown: it expires.",
+            "requestBody": {
+                "required": true,
+                "content": {"application/x-www-form-urlencoded": {"schema": {
+                    "type": "object",
+                    "properties": {
+                        "target_url": {"type": "string", "description": "The instance."},
+                        "waive": {
+                            "type": "string",
+                            "description": "Check ids or patterns to waive, comma-separated.",
+                        },
+                        "release_track": {"type": "string", "enum": RELEASE_TRACKS},
+                    },
+                    "required": ["target_url"],
+                }}},
+            },
+            "responses": {
+                "303": {
+                    "description": "Queued: the Location is the scan's result page.",
+                    "headers": {"Location": {
+                        "description": "The result page of the scan.",
+                        "schema": {"type": "string"},
+                    }},
+                },
+                "400": page("A field is missing or invalid: the form again with the reason."),
+                "403": page("Posted from another site's page: the form, refused."),
+                "429": retried(
+                    "A limit was reached (as submitScan's 429): the form again with the reason.",
+                ),
+                "503": retried(
+                    "The service cannot queue the scan now: the form again with the reason.",
+                ),
+                // The form is never answered 2xx: a queued scan is a 303 to its page.
+                "default": page(
+                    "Any other refusal of the submission: the form again, with the reason.",
+                ),
+            },
+        })
+    },
+};
+
+/// `GET /scans/{uuid}`.
+pub const GET_RESULT_PAGE: Operation = Operation {
+    id: "getResultPage",
+    summary: "The page of a scan",
+    tag: "pages",
+    describe: || {
+        json!({
+            "description": "The grade, findings and export links once the scan completed; \
+                            while it is pending, a page that refreshes itself.",
+            "responses": {
+                "200": page("The scan, completed or pending."),
+                "404": page("No such scan: unknown, expired or erased."),
+                "503": page("The service cannot read the scan now; try again shortly."),
+            },
+        })
+    },
+};
+
+/// A static file of the pages.
+fn static_file(description: &str, media: &str) -> Value {
+    json!({
+        "description": description,
+        "responses": {"200": {
+            "description": "The file, cacheable for an hour.",
+            "content": {media: {"schema": {"type": "string"}}},
+        }},
+    })
+}
+
+/// `GET /static/style.css`.
+pub const GET_STYLESHEET: Operation = Operation {
+    id: "getStylesheet",
+    summary: "The pages' stylesheet",
+    tag: "pages",
+    describe: || static_file("The style of every page.", "text/css"),
+};
+
+/// `GET /static/app.js`.
+pub const GET_PAGE_SCRIPT: Operation = Operation {
+    id: "getPageScript",
+    summary: "The pages' script",
+    tag: "pages",
+    describe: || {
+        static_file(
+            "Submits the form and polls a pending scan through the JSON API; the pages work \
+             without it.",
+            "text/javascript",
+        )
+    },
+};
+
+/// `GET /static/webmcp.js`, while MCP is served.
+pub const GET_WEBMCP_SCRIPT: Operation = Operation {
+    id: "getWebMcpScript",
+    summary: "The pages' WebMCP tools",
+    tag: "pages",
+    describe: || {
+        static_file(
+            "Offers the pages' tools to an agent in the browser (draft WebMCP): they call the \
+             JSON API.",
+            "text/javascript",
+        )
+    },
+};
+
 /// A path parameter (`{name}` of a route's path) as the operations take it.
 fn path_parameter(name: &str) -> Value {
     match name {
@@ -461,10 +644,10 @@ fn path_parameter(name: &str) -> Value {
     }
 }
 
-/// The paths of the document: every described route of the table (`/mcp`'s only when it is
-/// served, behind its token when it has one), each operation with every answer of the HTTP
+/// The paths of the document: every described route of `routes` (the table's served ones;
+/// `/mcp`'s behind its token when it has one), each operation with every answer of the HTTP
 /// layer it does not describe itself.
-fn paths(routes: &[Route<Api>], mcp: Mcp) -> Value {
+fn paths<'a>(routes: impl IntoIterator<Item = &'a Route<Api>>, mcp: Mcp) -> Value {
     let mut paths = Map::new();
     for route in routes {
         let (Some(doc), Some(method)) = (&route.doc, route.methods.first()) else {
@@ -502,9 +685,15 @@ fn paths(routes: &[Route<Api>], mcp: Mcp) -> Value {
     Value::Object(paths)
 }
 
-/// `/openapi.json`: OpenAPI 3.1.0 of every operation of the API (`/mcp` as it is served),
-/// its paths those of the route table `routes` (`web::routes::ROUTES`).
-pub fn openapi(base: &str, mcp: Mcp, routes: &[Route<Api>]) -> Value {
+/// `/openapi.json`: OpenAPI 3.1.0 of every route the server answers (`/mcp` as it is served),
+/// the documents and the pages included: its paths are those of `routes`, the served routes of
+/// the table (`web::routes::ROUTES`). Every GET path answers HEAD with the head of its GET
+/// answer.
+pub fn openapi<'a>(
+    base: &str,
+    mcp: Mcp,
+    routes: impl IntoIterator<Item = &'a Route<Api>>,
+) -> Value {
     let mut document = json!({
         "openapi": "3.1.0",
         "info": {
@@ -513,7 +702,7 @@ pub fn openapi(base: &str, mcp: Mcp, routes: &[Route<Api>]) -> Value {
             "summary": "Grade the security of an OpenCloud or oCIS instance.",
             "description": "Submit an instance, poll until the scan completed, read its grade and \
                             findings, download an export. Public: no authentication; rate limits \
-                            answer 429 with Retry-After.",
+                            answer 429 with Retry-After. Every GET path also answers HEAD.",
             "license": {"name": LICENSE, "identifier": LICENSE},
         },
         "servers": [{"url": base}],
@@ -521,6 +710,8 @@ pub fn openapi(base: &str, mcp: Mcp, routes: &[Route<Api>]) -> Value {
         "tags": [
             {"name": "scans", "description": "Submit, poll, export and erase scans."},
             {"name": "service", "description": "The service itself."},
+            {"name": "documents", "description": "The documents that describe the service."},
+            {"name": "pages", "description": "The web pages for people, and their files."},
         ],
         "paths": paths(routes, mcp),
         "components": components(),

@@ -171,7 +171,9 @@ fn redocly_lint(file: &Path) {
 /// What the HTTP layer answers before any route, so every operation can get it.
 const TRANSPORT: [&str; 7] = ["400", "408", "411", "413", "431", "500", "503"];
 
-/// The statuses an operation documents, each refusal checked to have a JSON body schema.
+/// The statuses an operation documents, each refusal checked to have a body schema: JSON
+/// (the Error schema) for the API and for the answers of the HTTP layer, an HTML page for the
+/// pages' own refusals (tag `pages`).
 fn statuses(openapi: &Value, operation_id: &str) -> std::collections::BTreeSet<String> {
     let operation = openapi["paths"]
         .as_object()
@@ -180,6 +182,7 @@ fn statuses(openapi: &Value, operation_id: &str) -> std::collections::BTreeSet<S
         .flat_map(|item| item.as_object().unwrap().values())
         .find(|op| op["operationId"] == operation_id)
         .unwrap_or_else(|| panic!("no operation {operation_id}"));
+    let page = operation["tags"] == json!(["pages"]);
     let mut found = std::collections::BTreeSet::new();
     for (status, response) in operation["responses"].as_object().unwrap() {
         let response = match response["$ref"].as_str() {
@@ -193,10 +196,16 @@ fn statuses(openapi: &Value, operation_id: &str) -> std::collections::BTreeSet<S
             response["description"].is_string(),
             "{operation_id} {status}"
         );
-        if status.starts_with('4') || status.starts_with('5') {
+        if status.starts_with('4') || status.starts_with('5') || status == "default" {
+            let own = operation["responses"][status.as_str()]["$ref"].is_null();
+            let media = if page && own {
+                "text/html"
+            } else {
+                "application/json"
+            };
             assert!(
-                response["content"]["application/json"]["schema"].is_object(),
-                "{operation_id} {status} has no error schema: {response}"
+                response["content"][media]["schema"].is_object(),
+                "{operation_id} {status} has no {media} body schema: {response}"
             );
         }
         found.insert(status.clone());
@@ -257,8 +266,8 @@ fn the_openapi_document_describes_mcp_as_it_is_served() {
         "bearer"
     );
     let expected = [
-        "200", "202", "204", "400", "401", "403", "404", "408", "409", "411", "413", "415", "429",
-        "431", "500", "503",
+        "200", "202", "204", "303", "400", "401", "403", "404", "408", "409", "411", "413", "415",
+        "429", "431", "500", "503", "default",
     ];
     assert_eq!(all.iter().map(String::as_str).collect::<Vec<_>>(), expected);
     validate_openapi(&dir, "openapi-token.json", &openapi);
@@ -783,4 +792,68 @@ fn the_arazzo_workflow_walked_against_the_server_scans_and_exports() {
     assert_eq!(erased.json()["erased"], 1);
 
     web.terminate();
+}
+
+/// `/openapi.json` describes every route the server answers, the documents and the pages
+/// included, and nothing it does not answer: each route of the table is in the served
+/// document exactly when the server answers its method there (with MCP and with `--no-mcp`),
+/// and each documented path without parameters answers GET (and HEAD) with 200 and a media
+/// type the document names. Only `/mcp`'s answer to any other method is not an operation.
+#[test]
+fn the_openapi_document_describes_every_route_the_server_answers() {
+    use storage_security::web::routes::ROUTES;
+    for (name, flags) in [
+        ("web-discovery-every-route", &[][..]),
+        ("web-discovery-every-route-no-mcp", &["--no-mcp"][..]),
+    ] {
+        let dir = fresh_dir(name);
+        let web = start(&dir, flags);
+        let openapi = fetch(&web, "/openapi.json");
+        for route in ROUTES.iter().filter(|r| !r.methods.is_empty()) {
+            let method = route.methods[0];
+            let documented = openapi["paths"][route.path][method.to_lowercase()].is_object();
+            // A parameter stands for a uuid no scan has: the route still answers (404 from
+            // the handler, with its JSON or page), never the router's 404 or 405.
+            let path = route
+                .path
+                .replace("{uuid}", "00000000-0000-4000-8000-000000000000")
+                .replace("{format}", "json");
+            let answer = web.request(method, &path, &[], b"");
+            let routed = !(answer.status == 405
+                || answer.status == 404 && answer.text().contains("no such route"));
+            assert_eq!(
+                documented,
+                routed,
+                "{name}: {method} {} answered {}: {}",
+                route.path,
+                answer.status,
+                answer.text()
+            );
+        }
+        for (path, item) in openapi["paths"].as_object().unwrap() {
+            let Some(get) = item.get("get").filter(|_| !path.contains('{')) else {
+                continue;
+            };
+            let answer = web.get(path, &[]);
+            assert_eq!(answer.status, 200, "{name}: GET {path}");
+            let media = answer.header("content-type").unwrap_or_default();
+            let media = media.split(';').next().unwrap_or_default().trim();
+            assert!(
+                get["responses"]["200"]["content"][media].is_object(),
+                "{name}: GET {path} answered {media}, not documented"
+            );
+            assert_eq!(
+                web.request("HEAD", path, &[], b"").status,
+                200,
+                "HEAD {path}"
+            );
+        }
+        let served = |path: &str| openapi["paths"].get(path).is_some();
+        assert!(
+            served("/") && served("/scans") && served("/openapi.json"),
+            "{name}"
+        );
+        assert_eq!(served("/static/webmcp.js"), flags.is_empty(), "{name}");
+        web.terminate();
+    }
 }
