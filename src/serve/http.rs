@@ -12,8 +12,9 @@
 //! Limits (a hostile client can cost at most these):
 //! - the request head (request line and headers) at most 16 KiB and 100 headers, read within
 //!   10 s in all, each read within 5 s;
-//! - a body only with `Content-Length` (no chunked uploads: 411), at most the route table's cap
-//!   (8 KiB for the scan service), read within 10 s;
+//! - a body only with `Content-Length` (no chunked uploads: 411), one of them, digits only
+//!   (RFC 9112: two, equal or not, or a sign are 400), at most the route table's cap (8 KiB
+//!   for the scan service), read within 10 s;
 //! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
 //!   `Retry-After` at once, by a thread of its own that also waits (at most
 //!   [`TURN_AWAY_TIME`]) for the client to close: closing a socket with a request unread in
@@ -723,11 +724,28 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Option<Re
             "send the body with Content-Length, not chunked",
         ));
     }
-    let length = match request.header("content-length") {
-        None => 0,
-        Some(v) => v
-            .parse::<usize>()
-            .map_err(|_| bad(400, "bad_length", "Content-Length is not a number"))?,
+    // Strict framing (RFC 9112, 6.3): one Content-Length of digits only. Two of them (equal
+    // or not, on two lines or as a list) or a sign are what request smuggling is made of.
+    let length = match request.header_lines("content-length").as_slice() {
+        [] => 0,
+        [one] if !one.is_empty() && one.bytes().all(|b| b.is_ascii_digit()) => {
+            // More digits than a usize holds is more than any cap.
+            one.parse::<usize>().unwrap_or(usize::MAX)
+        }
+        [_] => {
+            return Err(bad(
+                400,
+                "bad_length",
+                "Content-Length is not a number (digits only)",
+            ));
+        }
+        _ => {
+            return Err(bad(
+                400,
+                "bad_length",
+                "the request has more than one Content-Length",
+            ));
+        }
     };
     if length > limits.max_body_bytes {
         return Err(bad(
@@ -1120,6 +1138,32 @@ mod tests {
                 "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
                 400,
                 "bad_length",
+            ),
+            // Strict framing: a sign, two lengths (equal or not, two lines or a list).
+            (
+                "POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\nabc",
+                400,
+                "bad_length",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+                400,
+                "bad_length",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde",
+                400,
+                "bad_length",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\nabc",
+                400,
+                "bad_length",
+            ),
+            (
+                "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+                413,
+                "body_too_large",
             ),
             ("GET /panic HTTP/1.1\r\n\r\n", 500, "internal"),
             // Head started, never finished: the deadline answers.
