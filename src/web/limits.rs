@@ -151,11 +151,24 @@ pub fn instance_names(target: &Target, default_port: Option<u16>) -> Vec<String>
         .collect()
 }
 
+/// The address a scan of `ip` reaches, as its cooldown is kept: an IPv6 address that carries
+/// an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo:
+/// `net::guard::embedded_v4`) is that IPv4 address, so on a DNS64 network `64:ff9b::c000:20a`
+/// and `192.0.2.10` are one instance. `::1` and `::` are IPv6's own, not IPv4-compatible.
+fn reached(ip: IpAddr) -> IpAddr {
+    match canonical(ip) {
+        IpAddr::V6(v6) if !v6.is_loopback() && !v6.is_unspecified() => {
+            crate::net::guard::embedded_v4(v6).map_or(IpAddr::V6(v6), |(_, v4)| IpAddr::V4(v4))
+        }
+        other => other,
+    }
+}
+
 /// Every cooldown key of a scan of `target` whose name the guard resolved to `addresses`: its
-/// names ([`instance_names`]), then each address with each port (an IPv4-mapped IPv6 address
-/// as the IPv4 address it reaches). A scan spends all of them and is refused while any cools
-/// down, so the names of one instance share its cooldown through its addresses: `localhost`
-/// and `127.0.0.1`, or two names of one server.
+/// names ([`instance_names`]), then each address with each port (an IPv6 address that carries
+/// an IPv4 address as that IPv4 address: [`reached`]). A scan spends all of them and is
+/// refused while any cools down, so the names of one instance share its cooldown through its
+/// addresses: `localhost` and `127.0.0.1`, or two names of one server.
 pub fn cooldown_keys(
     target: &Target,
     default_port: Option<u16>,
@@ -165,7 +178,7 @@ pub fn cooldown_keys(
     let ports = instance_ports(target, default_port);
     for ip in addresses {
         for port in &ports {
-            let key = SocketAddr::new(canonical(*ip), *port).to_string();
+            let key = SocketAddr::new(reached(*ip), *port).to_string();
             if !keys.contains(&key) {
                 keys.push(key);
             }
@@ -429,6 +442,23 @@ mod tests {
             keys("[2001:DB8::1]", &["2001:db8::1"]),
             ["[2001:db8::1]:443", "[2001:db8::1]:80"]
         );
+        // Every IPv6 form that carries an IPv4 address meets that address (issue 31, item 5).
+        for carried in [
+            "64:ff9b::c000:20a",                    // NAT64
+            "::c000:20a",                           // IPv4-compatible
+            "::ffff:0:c000:20a",                    // IPv4-translated (SIIT)
+            "2002:c000:20a::1",                     // 6to4
+            "2001:0:4136:e378:8000:63bf:3fff:fdf5", // Teredo: the client, inverted
+        ] {
+            let spelled = format!("[{carried}]:9200");
+            assert_eq!(
+                keys(&spelled, &[carried])[1..],
+                ["192.0.2.10:9200"],
+                "{carried}"
+            );
+        }
+        // IPv6's own loopback stays itself.
+        assert_eq!(keys("[::1]:9200", &["::1"]), ["[::1]:9200"]);
         assert_eq!(
             keys("cloud.example.com", &["192.0.2.1", "192.0.2.1"]),
             [

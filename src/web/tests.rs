@@ -593,6 +593,13 @@ fn every_spelling_of_one_instance_meets_its_cooldown() {
         "192.0.2.10",
         "https://192.0.2.10:443/",
         "[::ffff:192.0.2.10]",
+        // The IPv6 forms that carry it (issue 31, item 5): NAT64 (what a DNS64 network
+        // answers), IPv4-compatible, IPv4-translated, 6to4 and Teredo.
+        "[64:ff9b::c000:20a]",
+        "[::c000:20a]",
+        "[::ffff:0:c000:20a]",
+        "[2002:c000:20a::1]",
+        "[2001:0:4136:e378:8000:63bf:3fff:fdf5]",
     ] {
         assert_cooling(submit(spelling), spelling);
     }
