@@ -5,7 +5,7 @@
 //! `application/json`; notifications and client responses get 202 without a body. `initialize`
 //! negotiates the protocol version and issues `Mcp-Session-Id`; every later request must carry
 //! it (missing → 400, unknown → 404); `DELETE /mcp` ends it. Sessions live in this process's
-//! memory, at most [`MAX_SESSIONS`], the oldest dropped first. `GET /mcp` is 405: there is no
+//! memory, at most [`MAX_SESSIONS`] (then only the busiest network gives one up). `GET /mcp` is 405: there is no
 //! standalone SSE stream. A request from another site's page is refused with 403 (DNS
 //! rebinding; see `origin`), and a body not sent as `application/json` with 415.
 //!
@@ -42,8 +42,11 @@ pub const PATH: &str = "/mcp";
 /// The protocol versions we speak, newest first.
 pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";
-/// Sessions kept in memory; beyond, the oldest is dropped.
+/// Sessions kept in memory. At the cap, a new session ends the oldest of the network holding
+/// the most (when it holds more than one), or is refused: many clients cannot end another's.
 pub const MAX_SESSIONS: usize = 10_000;
+/// How long a client refused at the cap waits before asking again.
+const FULL_RETRY_SECS: u64 = 60;
 /// Sessions of one client (an address, an IPv6 /64); a new one beyond ends that client's own
 /// oldest, so a flood of `initialize` from one client never evicts another client's session.
 pub const MAX_SESSIONS_PER_CLIENT: usize = 16;
@@ -186,20 +189,27 @@ fn invalid_params(message: impl Into<String>) -> Failure {
     Failure::Rpc(INVALID_PARAMS, message.into())
 }
 
-/// The sessions of this process: id → (sequence, client); sequence → id, for all and for each
-/// client.
+/// The sessions of this process: id → (sequence, client, network); sequence → id, for each
+/// client (an address, an IPv6 /64) and each network (IPv4 /24, IPv6 /56).
 #[derive(Default)]
 struct Sessions {
-    by_id: HashMap<String, (u64, String)>,
-    by_age: BTreeMap<u64, String>,
+    by_id: HashMap<String, (u64, String, String)>,
     by_client: HashMap<String, BTreeMap<u64, String>>,
+    by_network: HashMap<String, BTreeMap<u64, String>>,
     next: u64,
 }
 
+/// The table is full and no network holds more than one session: nobody's is ended.
+#[derive(Debug, PartialEq, Eq)]
+struct Full;
+
 impl Sessions {
-    /// A new session of `client`: the client's own oldest goes first when it holds
-    /// [`MAX_SESSIONS_PER_CLIENT`], the oldest of all when [`MAX_SESSIONS`] are held.
-    fn insert(&mut self, id: String, client: &str) {
+    /// A new session of `client` in `network`. The client's own oldest goes first when it
+    /// holds [`MAX_SESSIONS_PER_CLIENT`]. When [`MAX_SESSIONS`] are held, the network holding
+    /// the most sessions gives up its oldest, if it holds more than one; otherwise the new
+    /// session is refused. So many addresses, each within its own limits, never end the one
+    /// session of another client: they end their own networks' first.
+    fn insert(&mut self, id: String, client: &str, network: &str) -> Result<(), Full> {
         while let Some(oldest) = self
             .by_client
             .get(client)
@@ -208,18 +218,31 @@ impl Sessions {
         {
             self.remove(&oldest);
         }
-        while let Some(oldest) = self.by_age.values().next().cloned()
-            && self.by_id.len() >= MAX_SESSIONS
-        {
-            self.remove(&oldest);
+        while self.by_id.len() >= MAX_SESSIONS {
+            let busiest = self
+                .by_network
+                .values()
+                .max_by_key(|held| held.len())
+                .filter(|held| held.len() > 1)
+                .and_then(|held| held.values().next().cloned());
+            match busiest {
+                Some(oldest) => self.remove(&oldest),
+                None => return Err(Full),
+            };
         }
         self.next += 1;
-        self.by_age.insert(self.next, id.clone());
-        self.by_client
-            .entry(client.to_string())
-            .or_default()
-            .insert(self.next, id.clone());
-        self.by_id.insert(id, (self.next, client.to_string()));
+        for (index, key) in [
+            (&mut self.by_client, client),
+            (&mut self.by_network, network),
+        ] {
+            index
+                .entry(key.to_string())
+                .or_default()
+                .insert(self.next, id.clone());
+        }
+        self.by_id
+            .insert(id, (self.next, client.to_string(), network.to_string()));
+        Ok(())
     }
 
     fn contains(&self, id: &str) -> bool {
@@ -227,14 +250,19 @@ impl Sessions {
     }
 
     fn remove(&mut self, id: &str) -> bool {
-        let Some((seq, client)) = self.by_id.remove(id) else {
+        let Some((seq, client, network)) = self.by_id.remove(id) else {
             return false;
         };
-        self.by_age.remove(&seq);
-        if let Some(own) = self.by_client.get_mut(&client) {
-            own.remove(&seq);
-            if own.is_empty() {
-                self.by_client.remove(&client);
+        for (index, key) in [
+            (&mut self.by_client, client),
+            (&mut self.by_network, network),
+        ] {
+            if let Some(own) = index.get_mut(&key) {
+                own.remove(&seq);
+                if own.is_empty() {
+                    // No entry outlives its last session.
+                    index.remove(&key);
+                }
             }
         }
         true
@@ -431,7 +459,19 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(500, id, INTERNAL_ERROR, "cannot create a session");
         }
     };
-    sessions().insert(session.clone(), &limits::address_key(client));
+    let inserted = sessions().insert(
+        session.clone(),
+        &limits::address_key(client),
+        &limits::network_key(client),
+    );
+    if inserted.is_err() {
+        let message = format!(
+            "the service holds as many MCP sessions as it may, one per network; try again \
+             in {FULL_RETRY_SECS} s"
+        );
+        return rpc_error(429, id, INVALID_REQUEST, message)
+            .with_header("Retry-After", &FULL_RETRY_SECS.to_string());
+    }
     let result = json!({
             "protocolVersion": version,
             "capabilities": {
@@ -1379,27 +1419,70 @@ mod tests {
         assert_eq!(negotiate("nonsense"), "2025-11-25");
     }
 
+    /// A session of a client at `ip`, keyed as `initialize` keys it.
+    fn open(s: &mut Sessions, id: &str, ip: &str) -> Result<(), Full> {
+        let ip: std::net::IpAddr = ip.parse().unwrap();
+        s.insert(
+            id.to_string(),
+            &limits::address_key(ip),
+            &limits::network_key(ip),
+        )
+    }
+
+    /// Issue 31, item 4: after a victim opened a session, 1,000 other addresses opening 10
+    /// sessions each (within their own limits) fill the table; the victim's session stays,
+    /// the flood ends its own networks' oldest.
     #[test]
-    fn sessions_are_bounded_oldest_first() {
+    fn many_clients_cannot_end_another_clients_session() {
         let mut s = Sessions::default();
-        for i in 0..MAX_SESSIONS + 5 {
-            s.insert(format!("s{i}"), &format!("client {i}"));
+        open(&mut s, "victim", "192.0.2.7").unwrap();
+        for address in 0..1_000 {
+            let ip = format!("10.0.{}.{}", address / 250, address % 250 + 1);
+            for i in 0..10 {
+                open(&mut s, &format!("a{address}-{i}"), &ip).unwrap();
+            }
         }
         assert_eq!(s.by_id.len(), MAX_SESSIONS);
-        assert!(!s.contains("s0") && !s.contains("s4"));
-        assert!(s.contains("s5") && s.contains(&format!("s{}", MAX_SESSIONS + 4)));
+        assert!(s.contains("victim"));
+        // The first network's oldest went first.
+        assert!(!s.contains("a0-0") && s.contains("a999-9"));
+        // An IPv6 victim in a /56 of its own is as safe.
+        let mut s = Sessions::default();
+        open(&mut s, "victim6", "2001:db8:1::7").unwrap();
+        for address in 0..1_000u32 {
+            let ip = format!("2001:db8:2:{:x}::1", address);
+            for i in 0..10 {
+                open(&mut s, &format!("b{address}-{i}"), &ip).unwrap();
+            }
+        }
+        assert!(s.contains("victim6"));
+    }
+
+    /// When no network holds more than one session, a full table refuses the next one
+    /// instead of ending anybody's.
+    #[test]
+    fn a_full_table_of_single_sessions_refuses() {
+        let mut s = Sessions::default();
+        for i in 0..MAX_SESSIONS as u32 {
+            let ip = std::net::Ipv4Addr::from((10 << 24) | (i << 8) | 1);
+            open(&mut s, &format!("s{i}"), &ip.to_string()).unwrap();
+        }
+        assert_eq!(open(&mut s, "late", "192.0.2.7"), Err(Full));
+        assert!(s.contains("s0") && !s.contains("late"));
+        // One ends: there is room again.
         assert!(s.remove("s5"));
         assert!(!s.remove("s5"));
-        assert_eq!(s.by_age.len(), s.by_id.len());
+        open(&mut s, "late", "192.0.2.7").unwrap();
+        assert_eq!(s.by_id.len(), MAX_SESSIONS);
     }
 
     /// A flood of sessions from one client ends that client's own oldest, never another's.
     #[test]
     fn one_client_cannot_evict_another_clients_session() {
         let mut s = Sessions::default();
-        s.insert("theirs".into(), "192.0.2.7");
+        open(&mut s, "theirs", "192.0.2.7").unwrap();
         for i in 0..10_050 {
-            s.insert(format!("flood{i}"), "198.51.100.9");
+            open(&mut s, &format!("flood{i}"), "198.51.100.9").unwrap();
         }
         assert!(s.contains("theirs"));
         assert_eq!(s.by_id.len(), MAX_SESSIONS_PER_CLIENT + 1);
@@ -1408,11 +1491,12 @@ mod tests {
                 && !s.contains(&format!("flood{}", 10_049 - MAX_SESSIONS_PER_CLIENT))
         );
         assert_eq!(s.by_client["198.51.100.9"].len(), MAX_SESSIONS_PER_CLIENT);
-        // Ending sessions leaves no trace of the client.
+        // Ending sessions leaves no trace of the client or its network.
         for i in 10_050 - MAX_SESSIONS_PER_CLIENT..10_050 {
             assert!(s.remove(&format!("flood{i}")));
         }
         assert!(!s.by_client.contains_key("198.51.100.9"));
+        assert!(!s.by_network.contains_key("198.51.100.0/24"));
     }
 
     #[test]
