@@ -219,10 +219,11 @@ impl Sessions {
             self.remove(&oldest);
         }
         while self.by_id.len() >= MAX_SESSIONS {
+            // The busiest network; of several as busy, the one whose oldest session is oldest.
             let busiest = self
                 .by_network
                 .values()
-                .max_by_key(|held| held.len())
+                .max_by_key(|held| (held.len(), held.keys().next().map(|seq| u64::MAX - seq)))
                 .filter(|held| held.len() > 1)
                 .and_then(|held| held.values().next().cloned());
             match busiest {
@@ -284,7 +285,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
         return Response::error(401, "unauthorized", message)
             .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
-    if super::origin::from_another_site(request, &api.config.base_url) {
+    if crate::serve::origin::from_another_site(request, &api.config.base_url) {
         let message =
             "requests to /mcp from another site's pages are refused (DNS rebinding protection)";
         return Response::error(403, "forbidden_origin", message);
