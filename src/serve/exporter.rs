@@ -260,6 +260,7 @@ impl Exporter {
             self,
             request,
             "no such path; the metrics are at /metrics",
+            "",
         )
     }
 
@@ -426,9 +427,13 @@ impl Exporter {
 
 /// Every route of the exporter.
 const ROUTES: &[Route<Arc<Exporter>>] = &[
-    Route::new(&["GET", "HEAD"], "/metrics", |exporter, _, _| {
-        Response::new(200, CONTENT_TYPE, exporter.scrape())
-    }),
+    // The first scrape starts the first round: not at the request of another site's page.
+    Route::new(
+        &["GET", "HEAD"],
+        "/metrics",
+        |exporter: &Arc<Exporter>, _, _| Response::new(200, CONTENT_TYPE, exporter.scrape()),
+    )
+    .starts_work(),
     Route::new(&["GET", "HEAD"], "/", |_, _, _| {
         Response::new(200, "text/html; charset=utf-8", index_page())
     }),

@@ -232,6 +232,9 @@ pub struct Route<S: 'static> {
     pub handle: Handler<S>,
     /// Whether the server serves the route at all (`--no-mcp` turns routes off): `None` always.
     pub served: Option<fn(&S) -> bool>,
+    /// The route starts work (a scan, a session, a round): what a browser marks as another
+    /// site's request is refused before its handler runs ([`Route::starts_work`]).
+    pub starts_work: bool,
     /// How a server's API documents describe it (`None`: they do not).
     pub doc: Option<Operation>,
 }
@@ -258,7 +261,20 @@ impl<S> Route<S> {
             path,
             handle,
             served: None,
+            starts_work: false,
             doc: None,
+        }
+    }
+
+    /// The route starts work: a request a browser sends for another site's page (`Origin`
+    /// foreign or `null`, `Sec-Fetch-Site: cross-site` or `same-site`: `origin::from_another_site`)
+    /// is answered 403 `forbidden_origin` and the handler never runs. An `<img src>`, a
+    /// sandboxed iframe's form or a fetch of any page the operator opens cannot make the
+    /// server scan, rescan or open sessions.
+    pub const fn starts_work(self) -> Route<S> {
+        Route {
+            starts_work: true,
+            ..self
         }
     }
 
@@ -304,8 +320,16 @@ impl<S> Route<S> {
 
 /// Answers `request` from `routes`: the route of its path and method (or the path's route for
 /// any method); 405 with `Allow` (the methods of the path's routes) for another method; 404 with `not_found` for a path no
-/// route has. A trailing slash does not count (`/healthz/` is `/healthz`).
-pub fn route<S>(routes: &[Route<S>], server: &S, request: &Request, not_found: &str) -> Response {
+/// route has. A trailing slash does not count (`/healthz/` is `/healthz`). A route that
+/// [starts work](Route::starts_work) refuses another site's request (403); `base_url` is the
+/// server's `--base-url`, whose origin is its own (empty: only its loopback address is).
+pub fn route<S>(
+    routes: &[Route<S>],
+    server: &S,
+    request: &Request,
+    not_found: &str,
+    base_url: &str,
+) -> Response {
     let path = match request.path.trim_end_matches('/') {
         "" => "/",
         path => path,
@@ -320,6 +344,15 @@ pub fn route<S>(routes: &[Route<S>], server: &S, request: &Request, not_found: &
             continue;
         };
         if route.methods.contains(&request.method.as_str()) {
+            if route.starts_work && super::origin::from_another_site(request, base_url) {
+                return Response::error(
+                    403,
+                    "forbidden_origin",
+                    "this starts work, and another site's page may not ask for it (the \
+                     browser said so: Origin or Sec-Fetch-Site); call it from a program or \
+                     this server's own pages",
+                );
+            }
             return (route.handle)(server, request, &values);
         }
         if route.methods.is_empty() {
@@ -955,9 +988,9 @@ impl SameHost {
                  protection); name it by address, or by the host of its --base-url",
             ));
         }
+        // `null` (a sandboxed frame, a page that hides where it is) is foreign like any other.
         if self.check_origin
             && let Some(origin) = request.header("origin")
-            && origin != "null"
             && !url_host(origin).is_some_and(|h| self.allows(&h))
         {
             return Some(Response::error(
@@ -1442,7 +1475,13 @@ mod tests {
             Route::new(&["GET"], "/off", echo).when(|on| *on),
         ];
         let ask = |on: bool, method: &str, path: &str| {
-            let response = route(ROUTES, &on, &Request::local(method, path), "nothing here");
+            let response = route(
+                ROUTES,
+                &on,
+                &Request::local(method, path),
+                "nothing here",
+                "",
+            );
             let body: Value = serde_json::from_slice(&response.body).unwrap();
             let allow = response.headers.iter().find(|(n, _)| n == "Allow");
             (response.status, body, allow.map(|(_, v)| v.clone()))

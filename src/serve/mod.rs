@@ -6,6 +6,7 @@
 pub mod exporter;
 pub mod http;
 pub mod occupancy;
+pub mod origin;
 pub mod service;
 pub mod signals;
 

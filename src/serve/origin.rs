@@ -1,17 +1,19 @@
-//! Which pages may make a browser call us. A page of another site can make its visitors'
-//! browsers send a form or a `text/plain` body to any address without asking first (a
-//! CORS-simple request): the JSON routes refuse any body not declared `application/json` (which
-//! a browser sends across sites only after a preflight we never grant), and the routes a form
-//! or a page script reaches (`POST /scans`, `/mcp`) refuse what the browser says comes from
-//! another site.
+//! Which pages may make a browser call us, for every server of the crate. A page of another
+//! site can make its visitors' browsers send a form or a `text/plain` body to any address
+//! without asking first (a CORS-simple request), or a `GET` with an `<img src>`: the JSON
+//! routes refuse any body not declared `application/json` (which a browser sends across sites
+//! only after a preflight we never grant), and every route that starts work (a scan, a
+//! session, a round: `http::Route::starts_work`) refuses what the browser says comes from
+//! another site, as the routes that answer with pages of their own (`web`'s form, `/mcp`) do
+//! themselves.
 
 use crate::serve::http::Request;
 
 /// Whether the browser says `request` comes from another site's page: an `Origin` that is not
-/// `--base-url`'s origin nor our own loopback address (`null` included: a sandboxed or
-/// privacy-stripped page), or `Sec-Fetch-Site` saying `cross-site` or `same-site` (a sibling
-/// host is another origin). A request with neither header (curl, a program, an old browser)
-/// is nothing a browser was made to send, and passes.
+/// `--base-url`'s origin (when the server has one) nor our own loopback address (`null`
+/// included: a sandboxed or privacy-stripped page), or `Sec-Fetch-Site` saying `cross-site` or
+/// `same-site` (a sibling host is another origin). A request with neither header (curl, a
+/// program, an old browser) is nothing a browser was made to send, and passes.
 pub fn from_another_site(request: &Request, base_url: &str) -> bool {
     if let Some(origin) = request.header("origin")
         && !origin_allowed(origin, base_url, request.header("host"))

@@ -462,6 +462,7 @@ impl Service {
             request,
             "no such path; the service answers /api/queue, /api/result/<uuid>, /api/requeue, \
              /api/scan and /healthz",
+            "",
         )
     }
 }
@@ -510,14 +511,18 @@ const ROUTES: &[Route<Service>] = &[
     Route::new(&["GET"], "/healthz", healthz),
     Route::new(&["POST"], "/api/queue", |service, request, _| {
         submit(service, request, false).unwrap_or_else(|refusal| refusal)
-    }),
+    })
+    .starts_work(),
     Route::new(&["GET"], "/api/result/{uuid}", result),
     Route::new(&["POST"], "/api/requeue", |service, request, _| {
         submit(service, request, true).unwrap_or_else(|refusal| refusal)
-    }),
+    })
+    .starts_work(),
+    // The spec's one GET that scans: an <img src> of another site's page must not reach it.
     Route::new(&["GET"], "/api/scan", |service, request, _| {
         scan(service, request).unwrap_or_else(|refusal| refusal)
-    }),
+    })
+    .starts_work(),
 ];
 
 fn healthz(_: &Service, _: &Request, _: &[&str]) -> Response {

@@ -239,6 +239,11 @@ pub const SUBMIT_SCAN: Operation = Operation {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanAccepted"}}},
                 },
                 "400": {"$ref": "#/components/responses/BadRequest"},
+                "403": error_response(
+                    "Sent from another site's page (a foreign or null Origin, Sec-Fetch-Site \
+                     cross-site or same-site): a submission starts a scan, which no other \
+                     site may ask for (forbidden_origin).",
+                ),
                 "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
                 "429": {"$ref": "#/components/responses/TooManyRequests"},
             },

@@ -10,7 +10,6 @@ pub mod export;
 pub mod limits;
 pub mod lookups;
 pub mod mcp;
-pub mod origin;
 pub mod pages;
 pub mod pdf;
 pub mod routes;

@@ -18,7 +18,9 @@ fn mcp_served(api: &Api) -> bool {
 
 /// The table. A path with routes but not for the method is answered 405 with `Allow`.
 pub const ROUTES: &[Route<Api>] = &[
-    Route::new(&["POST"], "/api/scans", Api::submit).doc(discovery::SUBMIT_SCAN),
+    Route::new(&["POST"], "/api/scans", Api::submit)
+        .starts_work()
+        .doc(discovery::SUBMIT_SCAN),
     Route::new(&["GET"], "/api/scans/{uuid}", Api::poll).doc(discovery::GET_SCAN),
     Route::new(&["DELETE"], "/api/scans/{uuid}", Api::erase).doc(discovery::ERASE_SCAN),
     Route::new(&["GET"], "/api/scans/{uuid}/export/{format}", Api::export)
@@ -71,7 +73,13 @@ fn base(api: &Api) -> &str {
 impl Api {
     /// Answers one request from [`ROUTES`].
     pub fn handle(&self, request: &Request) -> Response {
-        http::route(ROUTES, self, request, "no such route; see /openapi.json")
+        http::route(
+            ROUTES,
+            self,
+            request,
+            "no such route; see /openapi.json",
+            &self.config.base_url,
+        )
     }
 }
 

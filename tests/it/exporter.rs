@@ -440,6 +440,36 @@ fn a_dead_target_costs_its_round_one_connect() {
     assert!(took < 1.0, "the round took {took} s");
 }
 
+/// Issue 31, item 3: the first scrape starts the first round, so what a browser marks as
+/// another site's request (an `<img src>`: `Sec-Fetch-Site: cross-site`; a sandboxed frame:
+/// `Origin: null`) is refused with 403 and starts nothing; Prometheus (no such header) and the
+/// operator's own navigation scrape as before.
+#[test]
+fn another_sites_page_cannot_start_a_round() {
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let exporter = start("cross-site", &fake.host_port(), &fake.ca_file(), &[]);
+    for marks in [
+        &[("Sec-Fetch-Site", "cross-site")][..],
+        &[("Sec-Fetch-Site", "same-site")][..],
+        &[("Origin", "null")][..],
+    ] {
+        let refused = exporter.request_with("GET", "/metrics", marks);
+        assert_eq!(refused.status, 403, "{marks:?}: {}", refused.body);
+    }
+    assert_eq!(fake.request_count(), 0, "no round started");
+    let own = exporter.request_with("GET", "/metrics", &[("Sec-Fetch-Site", "none")]);
+    assert_eq!(own.status, 200);
+    assert_eq!(
+        own.sample(&success(&fake.host_port())),
+        Some(1.0),
+        "{}",
+        own.body
+    );
+    // The page and the health check start nothing: another site may link to them.
+    let linked = exporter.request_with("GET", "/healthz", &[("Sec-Fetch-Site", "cross-site")]);
+    assert_eq!(linked.status, 200);
+}
+
 #[test]
 fn the_first_scrape_answers_after_8_s_with_what_is_done_and_sigterm_stops_it() {
     let fast = FakeInstance::start(healthy("8.1.0"));

@@ -547,3 +547,57 @@ fn scans_share_what_they_learn_so_the_release_feed_is_asked_once_per_window() {
     }
     assert_eq!(feed.requests().len(), 1, "{:?}", feed.requests());
 }
+
+/// Issue 31, item 3: a web page an operator opens cannot drive the local scan service. What a
+/// browser marks as another site's request (`Origin: null` from a sandboxed frame's form, a
+/// foreign `Origin`, `Sec-Fetch-Site: cross-site` or `same-site` from an `<img src>`) is
+/// refused with 403 on every route that starts work, and nothing is scanned; a program's
+/// request (no such header) and the operator's own navigation (`Sec-Fetch-Site: none`) work;
+/// a route that changes state never runs on GET.
+#[test]
+fn another_sites_page_cannot_make_the_service_scan() {
+    let fake = FakeInstance::start(healthy("8.1.0"));
+    let service = started("service-cross-site", &[], &[]);
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    let body = format!("url={}", form_encode(&fake.host_port()));
+    for (path, marks) in [
+        ("/api/queue", &[("Origin", "null")][..]),
+        ("/api/queue", &[("Origin", "https://evil.example")][..]),
+        ("/api/queue", &[("Sec-Fetch-Site", "cross-site")][..]),
+        ("/api/requeue", &[("Origin", "null")][..]),
+        ("/api/requeue", &[("Sec-Fetch-Site", "same-site")][..]),
+    ] {
+        let mut headers = vec![form];
+        headers.extend_from_slice(marks);
+        let a = service.request("POST", path, &headers, body.as_bytes());
+        assert_eq!(a.status, 403, "{path} {marks:?}: {}", a.text());
+        assert_eq!(a.json()["error"]["code"], "forbidden_origin", "{path}");
+    }
+    for site in ["cross-site", "same-site"] {
+        let a = service.get(&scan_path(&fake.host_port()), &[("Sec-Fetch-Site", site)]);
+        assert_eq!(a.status, 403, "{site}: {}", a.text());
+    }
+    let a = service.get(&scan_path(&fake.host_port()), &[("Origin", "null")]);
+    assert_eq!(a.status, 403, "{}", a.text());
+    assert_eq!(
+        fake.request_count(),
+        0,
+        "another site's page scanned nothing"
+    );
+
+    // A state-changing route never runs on GET.
+    for path in ["/api/queue", "/api/requeue"] {
+        let a = service.get(
+            &format!("{path}?url={}", form_encode(&fake.host_port())),
+            &[],
+        );
+        assert_eq!(a.status, 405, "{path}: {}", a.text());
+    }
+    assert_eq!(fake.request_count(), 0);
+
+    // The operator's own navigation and a program still scan.
+    let a = service.get(&scan_path(&fake.host_port()), &[("Sec-Fetch-Site", "none")]);
+    assert_eq!(a.status, 200, "{}", a.text());
+    let a = service.request("POST", "/api/queue", &[form], body.as_bytes());
+    assert_eq!(a.status, 202, "{}", a.text());
+}

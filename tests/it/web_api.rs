@@ -590,6 +590,22 @@ fn requests_a_browser_can_forge_are_refused() {
         assert_eq!(answer.json()["error"]["code"], "target_refused");
     }
 
+    // The JSON API's submission starts work: what a browser marks as another site's is
+    // refused before anything is read of it (issue 31, item 3), even with the JSON type a
+    // page can send only after a preflight.
+    for forged in [
+        vec![("Origin", "null")],
+        vec![("Origin", "https://evil.example")],
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![("Sec-Fetch-Site", "same-site")],
+    ] {
+        let mut headers = vec![("Content-Type", "application/json")];
+        headers.extend_from_slice(&forged);
+        let answer = web.request("POST", "/api/scans", &headers, body.as_bytes());
+        assert_eq!(answer.status, 403, "{forged:?}: {}", answer.text());
+        assert_eq!(answer.json()["error"]["code"], "forbidden_origin");
+    }
+
     // The form: another site's page is refused, this site's own page and curl are not.
     let form = b"target_url=127.0.0.1%3A9200";
     let post_form = |extra: &[(&str, &str)]| {

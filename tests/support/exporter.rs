@@ -143,6 +143,11 @@ impl ExporterProcess {
         request(self.addr, method, path)
     }
 
+    /// [`ExporterProcess::request`] with `headers` added.
+    pub fn request_with(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
+        request_with(self.addr, method, path, headers)
+    }
+
     /// SIGTERM, then waits for the exit (at most `limit`): the exit code, and stdout.
     pub fn terminate(&mut self, limit: Duration) -> (Option<i32>, String) {
         let _ = Command::new("kill")
@@ -179,6 +184,16 @@ impl Drop for ExporterProcess {
 
 /// One plain HTTP/1.1 request to `addr` with `Connection: close`, read to its end.
 pub fn request(addr: SocketAddr, method: &str, path: &str) -> Answer {
+    request_with(addr, method, path, &[])
+}
+
+/// [`request`] with `headers` added.
+pub fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Answer {
     let started = Instant::now();
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
         .unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
@@ -187,7 +202,12 @@ pub fn request(addr: SocketAddr, method: &str, path: &str) -> Answer {
         .unwrap();
     // One write, sent at once: latencies measured here are the server's, not Nagle's.
     let _ = stream.set_nodelay(true);
-    let head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let head =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n");
     stream.write_all(head.as_bytes()).unwrap();
     let mut raw = Vec::new();
     stream
