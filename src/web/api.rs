@@ -29,8 +29,9 @@ use std::sync::Arc;
 
 pub use super::submission::{EXPORT_FORMATS, RELEASE_TRACKS};
 use super::submission::{MAX_TARGET_CHARS, MAX_WAIVER_CHARS, MAX_WAIVERS};
-/// How long `/healthz` waits for the store (or `--store-timeout`, if shorter).
-pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long `/healthz` waits for the store (or `--store-timeout`, if shorter): the answer,
+/// 200 or 503, leaves within a second.
+pub const HEALTH_DEADLINE: std::time::Duration = std::time::Duration::from_millis(800);
 
 /// What the API needs besides the store.
 #[derive(Clone)]
@@ -48,6 +49,8 @@ pub struct ApiConfig {
     /// `scanner.target_port`: the port a target written without one is scanned on, so the
     /// cooldown keys name it.
     pub target_port: Option<u16>,
+    /// `--store-timeout`: the deadline the store calls of one request share.
+    pub store_timeout: std::time::Duration,
 }
 
 impl ApiConfig {

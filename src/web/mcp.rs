@@ -1016,7 +1016,9 @@ fn wait_for(
             if settled(&answers[i]) {
                 continue;
             }
-            let record = api.record(uuid);
+            // Each poll has a store deadline of its own: the wait is longer than one.
+            let record =
+                super::store::sharing_deadline(api.config.store_timeout, || api.record(uuid));
             if let Ok(record) = &record
                 && record.status != seen[i]
             {

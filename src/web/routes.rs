@@ -5,7 +5,7 @@
 
 use super::api::Api;
 use super::discovery::{self, Mcp};
-use super::{mcp, pages};
+use super::{mcp, pages, store};
 use crate::serve::http::{self, Request, Response, Route};
 
 /// GET, and HEAD answered with the head of the GET answer.
@@ -71,15 +71,17 @@ fn base(api: &Api) -> &str {
 }
 
 impl Api {
-    /// Answers one request from [`ROUTES`].
+    /// Answers one request from [`ROUTES`], its store calls sharing one deadline.
     pub fn handle(&self, request: &Request) -> Response {
-        http::route(
-            ROUTES,
-            self,
-            request,
-            "no such route; see /openapi.json",
-            &self.config.base_url,
-        )
+        store::sharing_deadline(self.config.store_timeout, || {
+            http::route(
+                ROUTES,
+                self,
+                request,
+                "no such route; see /openapi.json",
+                &self.config.base_url,
+            )
+        })
     }
 }
 

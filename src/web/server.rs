@@ -196,6 +196,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
             mcp: web.mcp,
             mcp_token: web.mcp_token.clone(),
             target_port: settings.scan.target_port,
+            store_timeout: web.store_timeout,
         },
         check_target: lookups::target_check(Lookups::system(), web.allow_private_targets),
         wakeup,

@@ -79,6 +79,7 @@ fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> 
             mcp: true,
             target_port: None,
             mcp_token: None,
+            store_timeout: super::store::DEFAULT_TIMEOUT,
             trusted_proxies: trusted
                 .iter()
                 .map(|(ip, len)| (ip.parse().unwrap(), *len))

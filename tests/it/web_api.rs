@@ -870,3 +870,43 @@ fn an_operator_lists_and_lifts_pauses_and_cooldowns() {
     assert!(missing.contains("does not exist"), "{missing}");
     assert!(!elsewhere.join("web.sqlite").exists());
 }
+
+/// Issue 31, item 7: health tells the truth for SQLite too. While another process holds the
+/// store file's write lock, submissions wait for it and answer 503 within the store timeout,
+/// and `/healthz` says 503 within a second instead of 200 (a read passes under that lock);
+/// once the lock is released, both work again.
+#[test]
+fn a_sqlite_file_another_process_holds_is_unhealthy() {
+    let dir = fresh_dir("web-api-sqlite-locked");
+    let web = start(&dir, &["--allow-private-targets", "--workers", "1"]);
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    // This test's process is the other process: it holds the write lock of the file.
+    let holder = rusqlite::Connection::open(dir.join("web.sqlite")).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let target = format!(
+        r#"{{"target_url": "127.0.0.1:{}"}}"#,
+        crate::support::closed_port()
+    );
+    for _ in 0..2 {
+        let asked = Instant::now();
+        let health = web.get("/healthz", &[]);
+        assert_eq!(health.status, 503, "{}", health.text());
+        assert!(
+            asked.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            asked.elapsed()
+        );
+        let asked = Instant::now();
+        let refused = submit(&web, &target);
+        assert_eq!(refused.status, 503, "{}", refused.text());
+        assert!(
+            asked.elapsed() < Duration::from_millis(2_500),
+            "{:?}",
+            asked.elapsed()
+        );
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(web.get("/healthz", &[]).status, 200);
+    assert_eq!(submit(&web, &target).status, 202);
+    web.terminate();
+}

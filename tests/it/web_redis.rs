@@ -390,3 +390,58 @@ fn a_frozen_redis_makes_the_node_unhealthy_not_hung() {
     let accepted = submit(&node, &target);
     assert_eq!(accepted.status, 202, "{}", accepted.text());
 }
+
+/// Issue 31, item 7: a frozen store costs one deadline. With Redis frozen and the default
+/// `--store-timeout 2`, every `/healthz` answers 503 within a second (its own deadline), and a
+/// submission, a poll and MCP `initialize` each answer 503 within the store timeout, once:
+/// connecting and the command share it, and so do a request's calls.
+#[test]
+fn a_frozen_redis_costs_a_request_one_deadline() {
+    let redis = RedisServer::start("web-frozen-one-deadline");
+    let store = redis.url(0);
+    let node = node_at(
+        "web-frozen-one-deadline",
+        &store,
+        NOW,
+        &["--workers", "1", "--allow-private-targets"],
+    );
+    assert_eq!(node.get("/healthz", &[]).status, 200);
+    redis.signal("STOP");
+    let timed = |answer: &dyn Fn() -> Answer| {
+        let asked = Instant::now();
+        let answer = answer();
+        (answer, asked.elapsed())
+    };
+    for _ in 0..3 {
+        let (answer, took) = timed(&|| node.get("/healthz", &[]));
+        assert_eq!(answer.status, 503, "{}", answer.text());
+        assert!(took < Duration::from_secs(1), "/healthz took {took:?}");
+    }
+    let target = format!("127.0.0.1:{}", crate::support::closed_port());
+    let json = [("Content-Type", "application/json")];
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18"},
+    })
+    .to_string();
+    let calls: [(&str, &dyn Fn() -> Answer); 4] = [
+        ("submission", &|| submit(&node, &target)),
+        ("second submission", &|| submit(&node, &target)),
+        ("poll", &|| {
+            node.get("/api/scans/00000000-0000-4000-8000-000000000000", &[])
+        }),
+        ("MCP initialize", &|| {
+            node.request("POST", "/mcp", &json, initialize.as_bytes())
+        }),
+    ];
+    for (name, call) in calls {
+        let (answer, took) = timed(call);
+        assert_eq!(answer.status, 503, "{name}: {}", answer.text());
+        assert!(
+            took < Duration::from_millis(2_500),
+            "{name} took {took:?}: more than one store timeout"
+        );
+    }
+    redis.signal("CONT");
+    assert_eq!(node.get("/healthz", &[]).status, 200);
+}

@@ -7,20 +7,54 @@
 //! whose windows a second's rounding would stretch) so tests move the clock; nothing reads the
 //! system clock here. A record past `expires_at` is gone: never returned, purged at will.
 //!
+//! Every call is bounded by the store's timeout (`--store-timeout`), connecting included, and
+//! the calls of one request share one such deadline ([`sharing_deadline`]): a frozen store
+//! costs a request one timeout, never one per call or per step of a call.
+//!
 //! The queue is the records in state `Queued`, oldest submission first. A worker `claim`s one,
 //! which moves it to `Running` with a lease (`lease_until`); the worker `renew`s the lease while
 //! it scans and `complete`s the record at the end. A record whose lease ran out (its worker
 //! died) is claimable again, so no scan is lost.
 
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::net::IpAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub mod redis;
 pub mod sqlite;
 
 /// How long one store call may take unless `--store-timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+thread_local! {
+    /// The deadline the store calls of this thread's request share ([`sharing_deadline`]).
+    static SHARED_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every store call it makes on this thread sharing one deadline, `timeout` from
+/// now: a request's calls (its limits, its insert) cost one store timeout in all when the
+/// store is slow or frozen, not one each. A scope inside another replaces it while it runs (a
+/// call that waits for its scan gives each poll a deadline of its own).
+pub fn sharing_deadline<T>(timeout: Duration, f: impl FnOnce() -> T) -> T {
+    /// Puts the outer scope's deadline back, also when `f` panics.
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHARED_DEADLINE.set(self.0);
+        }
+    }
+    let _restore = Restore(SHARED_DEADLINE.replace(Some(Instant::now() + timeout)));
+    f()
+}
+
+/// How long one store call may take: `own` (the store's timeout, or a shorter one the caller
+/// asks for), within what is left of the deadline its request shares. Zero: nothing is left.
+pub fn call_budget(own: Duration) -> Duration {
+    SHARED_DEADLINE.get().map_or(own, |until| {
+        own.min(until.saturating_duration_since(Instant::now()))
+    })
+}
 
 /// Opens the store `--store` names: `sqlite:PATH` (the embedded default) or
 /// `redis://host:port/db` (shared by several nodes), each call bounded by `timeout`. A
@@ -313,8 +347,9 @@ pub trait Store: Send + Sync {
     /// records went.
     fn purge_expired(&self, now: i64) -> StoreResult<usize>;
 
-    /// Whether the store answers a trivial request within `within` (or its own timeout, if
-    /// shorter): what `/healthz` asks.
+    /// Whether the store would take a write within `within` (or its own timeout, if shorter):
+    /// what `/healthz` asks. A store that answers reads but keeps every write waiting (a
+    /// SQLite file another process holds the write lock of) is not healthy.
     fn ping(&self, within: Duration) -> StoreResult<()>;
 }
 

@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::{Client, Connection, ConnectionLike, RedisResult, Script};
 
@@ -271,7 +271,12 @@ impl RedisStore {
     /// `timeout` for connecting, reading and writing; fails at once when Redis does not answer.
     pub fn open_with(url: &str, prefix: &str, timeout: Duration) -> StoreResult<RedisStore> {
         let shown = redact_url(url);
-        let client = Client::open(url).map_err(|e| StoreError(format!("store {shown}: {e}")))?;
+        let opened = |e: redis::RedisError| StoreError(format!("store {shown}: {e}"));
+        let info = redis::IntoConnectionInfo::into_connection_info(url).map_err(opened)?;
+        // No CLIENT SETINFO after connecting: against a frozen Redis its reply would cost a
+        // whole timeout before the call's own command waited another.
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let client = Client::open(info.set_redis_settings(settings)).map_err(opened)?;
         let store = RedisStore {
             client,
             idle: Mutex::new(Vec::new()),
@@ -301,10 +306,7 @@ impl RedisStore {
     }
 
     fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
-        let connection = self.client.get_connection_with_timeout(timeout)?;
-        connection.set_read_timeout(Some(timeout))?;
-        connection.set_write_timeout(Some(timeout))?;
-        Ok(connection)
+        self.client.get_connection_with_timeout(timeout)
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
@@ -328,11 +330,35 @@ impl RedisStore {
         }
     }
 
-    /// Runs `f` on a connection of its own. Any error drops the connection (a timed-out
-    /// reply may still arrive and must not answer the next command).
+    /// Runs `f` on a connection of its own within the store's timeout (as much of it as the
+    /// request has left: `store::call_budget`).
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> StoreResult<T> {
-        let mut connection = self.take(self.timeout)?;
-        let answer = f(&mut connection).map_err(|e| self.error(e))?;
+        self.within(self.timeout, f)
+    }
+
+    /// Runs `f` on a connection of its own, connecting and commands together within `limit`
+    /// (and what the request has left). Any error drops the connection (a timed-out reply may
+    /// still arrive and must not answer the next command).
+    fn within<T>(
+        &self,
+        limit: Duration,
+        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+    ) -> StoreResult<T> {
+        let budget = super::call_budget(limit);
+        if budget.is_zero() {
+            return Err(self.error("the request's store deadline passed"));
+        }
+        let deadline = Instant::now() + budget;
+        let mut connection = self.take(budget)?;
+        // Connecting spent part of the deadline: the commands get what is left.
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let answer = connection
+            .set_read_timeout(Some(left))
+            .and_then(|()| connection.set_write_timeout(Some(left)))
+            .and_then(|()| f(&mut connection))
+            .map_err(|e| self.error(e))?;
         self.give_back(connection);
         Ok(answer)
     }
@@ -722,18 +748,9 @@ impl Store for RedisStore {
     }
 
     fn ping(&self, within: Duration) -> StoreResult<()> {
-        let within = within.min(self.timeout);
-        let mut connection = self.take(within)?;
-        // The short deadline for this call only; the connection keeps the store's after it.
-        let pinged = connection
-            .set_read_timeout(Some(within))
-            .and_then(|()| connection.set_write_timeout(Some(within)))
-            .and_then(|()| redis::cmd("PING").query::<String>(&mut connection))
-            .and_then(|_| connection.set_read_timeout(Some(self.timeout)))
-            .and_then(|()| connection.set_write_timeout(Some(self.timeout)));
-        pinged.map_err(|e| self.error(e))?;
-        self.give_back(connection);
-        Ok(())
+        self.within(within.min(self.timeout), |con| {
+            redis::cmd("PING").query::<String>(con).map(drop)
+        })
     }
 
     fn purge_expired(&self, now: i64) -> StoreResult<usize> {

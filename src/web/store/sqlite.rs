@@ -4,8 +4,11 @@
 //! busy timeout serialize them, and `claim` is one statement, so never two claim one record).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+/// How often a call waiting for the connection looks again (std's mutex has no timed lock).
+const LOCK_POLL: Duration = Duration::from_millis(2);
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
@@ -99,6 +102,8 @@ const COLUMNS: &str = "uuid, target, network, request, status, submitted_at, sta
 pub struct SqliteStore {
     connection: Mutex<Connection>,
     path: PathBuf,
+    /// How long a call waits for another process's write lock (`--store-timeout`).
+    timeout: Duration,
 }
 
 impl SqliteStore {
@@ -119,12 +124,8 @@ impl SqliteStore {
         Ok(SqliteStore {
             connection: Mutex::new(connection),
             path,
+            timeout,
         })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock left no transaction open (it rolls back on drop).
-        crate::serve::lock(&self.connection)
     }
 
     fn error(&self, e: impl std::fmt::Display) -> StoreError {
@@ -491,16 +492,51 @@ impl Store for SqliteStore {
         Ok(records)
     }
 
-    fn ping(&self, _within: Duration) -> StoreResult<()> {
-        // A cheap read through the connection every call uses.
-        self.with(|c| c.query_row("PRAGMA user_version", [], |_| Ok(())))
+    fn ping(&self, within: Duration) -> StoreResult<()> {
+        // Taking the write lock (and giving it back) is the truth: a read passes while another
+        // process holds the lock and every write waits. On a connection of its own, so the
+        // check never queues behind a call of ours waiting for the same lock.
+        let within = super::call_budget(within.min(self.timeout));
+        let check = || -> rusqlite::Result<()> {
+            let connection = Connection::open_with_flags(
+                &self.path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
+            )?;
+            connection.busy_timeout(within)?;
+            connection.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+        };
+        check().map_err(|e| self.error(e))
     }
 }
 
 impl SqliteStore {
-    /// Runs `f` on the connection, holding the lock; an error names the store.
+    /// Runs `f` on the connection within the store's timeout (what the request has left of
+    /// it): waiting for the connection (another thread's call may be waiting for a lock) and
+    /// for another process's write lock both come out of that one deadline. An error names the
+    /// store.
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> StoreResult<T> {
-        f(&mut self.lock()).map_err(|e| self.error(e))
+        let deadline = Instant::now() + super::call_budget(self.timeout);
+        let passed = || self.error("the request's store deadline passed");
+        let mut connection = loop {
+            match self.connection.try_lock() {
+                Ok(connection) => break connection,
+                // A panic while holding the lock left no transaction open (it rolls back on
+                // drop).
+                Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(LOCK_POLL);
+                }
+                Err(TryLockError::WouldBlock) => return Err(passed()),
+            }
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(passed());
+        }
+        connection
+            .busy_timeout(left)
+            .and_then(|()| f(&mut connection))
+            .map_err(|e| self.error(e))
     }
 
     /// Runs `f` in an IMMEDIATE transaction, committed when `f` succeeds (rolled back when it
@@ -569,8 +605,7 @@ mod tests {
         assert_eq!(store.outcomes("net").unwrap(), [false]);
         store.purge_expired(1000 + 604_800).unwrap();
         assert_eq!(store.outcomes("net").unwrap(), Vec::<bool>::new());
-        let counters: i64 = store
-            .lock()
+        let counters: i64 = crate::serve::lock(&store.connection)
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'counters'",
                 [],
@@ -631,7 +666,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("css-sqlite-plan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = SqliteStore::open(dir.join("store.db")).unwrap();
-        let connection = store.lock();
+        let connection = crate::serve::lock(&store.connection);
         let mut statement = connection
             .prepare(
                 "EXPLAIN QUERY PLAN SELECT seq FROM scans \
