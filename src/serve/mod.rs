@@ -3,6 +3,7 @@
 //! `http` (caps, deadlines, JSON errors, one log line per request) and scan with
 //! `crate::scanner`, the plugin's own pipeline.
 
+pub mod clients;
 pub mod exporter;
 pub mod http;
 pub mod occupancy;

@@ -5,7 +5,7 @@
 
 use super::store::{Admission, Limit, Store, StoreResult};
 use crate::target::{HostName, Target};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
 /// Submissions from one address per minute.
 pub const SUBMISSIONS_PER_MINUTE: u32 = 10;
@@ -41,14 +41,7 @@ pub fn is_trusted(ip: IpAddr, trusted: &[(IpAddr, u8)]) -> bool {
     trusted.iter().any(|net| in_network(ip, *net))
 }
 
-/// An IPv4-mapped IPv6 address as the IPv4 address it is (a dual-stack socket reports IPv4
-/// clients so).
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-        v4 => v4,
-    }
-}
+pub use crate::serve::clients::{address_key, canonical, network_key};
 
 /// The client of a request: the socket's peer, unless the peer is a trusted proxy; then the
 /// nearest address of `X-Forwarded-For` that is not a trusted proxy itself (read from the
@@ -95,32 +88,6 @@ fn forwarded_address(entry: &str) -> Option<IpAddr> {
         .ok()
         .or_else(|| entry.parse::<SocketAddr>().ok().map(|socket| socket.ip()))
         .or_else(bracketed)
-}
-
-/// One client for the per-address limits: an IPv4 address, or an IPv6 /64 (one host's
-/// interface usually holds a whole /64, and picks any address of it at will).
-pub fn address_key(ip: IpAddr) -> String {
-    match canonical(ip) {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => {
-            let n = u128::from(v6) & (u128::MAX << 64);
-            format!("{}/64", Ipv6Addr::from(n))
-        }
-    }
-}
-
-/// The network a client belongs to for the daily limit and the pause: IPv4 /24, IPv6 /56.
-pub fn network_key(ip: IpAddr) -> String {
-    match canonical(ip) {
-        IpAddr::V4(v4) => {
-            let n = u32::from(v4) & 0xffff_ff00;
-            format!("{}/24", Ipv4Addr::from(n))
-        }
-        IpAddr::V6(v6) => {
-            let n = u128::from(v6) & (u128::MAX << 72);
-            format!("{}/56", Ipv6Addr::from(n))
-        }
-    }
 }
 
 /// The ports a scan of `target` connects to on the instance: the port given, else
