@@ -29,7 +29,7 @@ use crate::process::Outcome;
 use crate::redact;
 use crate::report::ScanResult;
 use crate::scanner::RenewedMemory;
-use crate::serve::http::{self, Limits, Request, Response, Route, Server};
+use crate::serve::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
 use crate::serve::{lock, signals};
 use crate::settings::{Settings, UpdateSource};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +45,12 @@ const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// HTTP workers: scrapes are answered from memory (only those of the first round wait), so
 /// the cost of a worker is a thread. With the four queue places of each (`serve::http`), 80
-/// scrapers at once get the metrics, the next 256 a 503 with `Retry-After`.
+/// scrapes read at once get the metrics, the next a 503 with `Retry-After`.
 const WORKERS: usize = 16;
+/// Connections one client (an address, an IPv6 /64) holds at once: a Prometheus with many
+/// scrapers fits; a client dripping request heads holds at most this many of the readers,
+/// and a network twice as many.
+const CONNECTIONS_PER_CLIENT: usize = 64;
 
 /// What a round's host worker reports: the target's index and its result.
 type Done<'a> = dyn Fn(usize, ScanResult) + Sync + 'a;
@@ -118,7 +122,8 @@ fn serve(settings: Settings) -> Result<(), String> {
         stop.clone(),
     );
     let same_host = crate::serve::http::SameHost::of(server.local_addr(), None);
-    server.run(
+    let cap = ConnectionCap::by_address(CONNECTIONS_PER_CLIENT, 2 * CONNECTIONS_PER_CLIENT);
+    server.cap_connections(cap).run(
         WORKERS,
         Limits::default(),
         same_host.guard(move |request| exporter.handle(request)),

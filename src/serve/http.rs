@@ -9,24 +9,35 @@
 //! holds a thread forever), and a server of ours must cap every request. What a server here
 //! needs is small: a request line, headers, a body with `Content-Length`, one answer.
 //!
+//! A connection goes from the accept loop to a reader, which reads its request whole, then to
+//! a worker, which handles it: reading a head never holds a worker, however slowly it comes.
+//!
 //! Limits (a hostile client can cost at most these):
 //! - the request head (request line and headers) at most 16 KiB and 100 headers, read within
-//!   10 s in all, each read within 5 s;
+//!   5 s in all;
 //! - a body only with `Content-Length` (no chunked uploads: 411), one of them, digits only
 //!   (RFC 9112: two, equal or not, or a sign are 400), at most the route table's cap (8 KiB
 //!   for the scan service), read within 10 s;
-//! - connections wait for a worker in a bounded queue; a full queue is answered 503 with
-//!   `Retry-After` at once, by a thread of its own that also waits (at most
-//!   [`TURN_AWAY_TIME`]) for the client to close: closing a socket with a request unread in
-//!   it makes the kernel reset the connection, and the client sees a reset, not the 503;
-//! - with [`Server::cap_connections`], one client address holds at most so many connections
-//!   (queued or served); one more is answered 429 the same way, so a client that opens
-//!   hundreds of idle or dripping connections holds a few workers, never all of them.
+//! - at most [`Limits::readers`] (64) requests are read at once; past that, every new
+//!   connection evicts the read that has gone on longest (`serve::reading`), so dripping
+//!   connections from any number of addresses cannot keep a request sent whole (a health
+//!   check) from being read at once;
+//! - requests read wait for a worker in a bounded queue (four places a worker); a full queue
+//!   is answered 503 with `Retry-After`;
+//! - with [`Server::cap_connections`], one client (an IPv4 address, an IPv6 /64) and one
+//!   network (IPv4 /24, IPv6 /56) hold at most so many connections (reading, queued or
+//!   served); one more is answered 429 with `Retry-After` at once, by a thread of its own that
+//!   also waits (at most [`TURN_AWAY_TIME`]) for the client to close: closing a socket with a
+//!   request unread in it makes the kernel reset the connection, and the client sees a reset,
+//!   not the 429;
+//! - out of file descriptors, the accept loop gives up the longest reads and waits a moment
+//!   instead of spinning on the error, and says so once.
 //!
 //! A HEAD request reaches the routes as it is and is answered with the head of their answer,
 //! `Content-Length` included, without the body.
 
 use super::occupancy::{Occupancy, Seat};
+use super::reading::{Reading, Ticket, Waiting};
 use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -50,6 +61,9 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// The whole request head must arrive within this.
     pub head_deadline: Duration,
+    /// Requests read at once (each by a thread of its own, never a worker's): past it, a new
+    /// connection evicts the longest read.
+    pub readers: usize,
     /// The whole body must arrive within this.
     pub body_deadline: Duration,
     /// Each read and write on the socket.
@@ -62,7 +76,9 @@ impl Default for Limits {
             max_head_bytes: 16 * 1024,
             max_headers: 100,
             max_body_bytes: 8 * 1024,
-            head_deadline: Duration::from_secs(10),
+            // A request head is a few hundred bytes: sent whole, it arrives at once.
+            head_deadline: Duration::from_secs(5),
+            readers: 64,
             body_deadline: Duration::from_secs(10),
             io_timeout: Duration::from_secs(5),
         }
@@ -378,33 +394,55 @@ pub struct Server {
     cap: Option<ConnectionCap>,
 }
 
-/// How many connections one client may hold at once ([`Server::cap_connections`]).
+/// How many connections one client, and one network, may hold at once
+/// ([`Server::cap_connections`]).
 #[derive(Clone)]
 pub struct ConnectionCap {
-    seats: Arc<Occupancy>,
-    /// The client a peer address counts as, `None` for a peer that is not capped (a trusted
-    /// reverse proxy carries many clients).
-    client: Arc<dyn Fn(IpAddr) -> Option<String> + Send + Sync>,
+    clients: Arc<Occupancy>,
+    networks: Arc<Occupancy>,
+    /// The client and the network a peer address counts as (`serve::clients`), `None` for a
+    /// peer that is not capped (a trusted reverse proxy carries many clients).
+    key: Arc<dyn Fn(IpAddr) -> Option<(String, String)> + Send + Sync>,
 }
 
+/// The seats a connection holds: its client's and its network's, freed when it is closed.
+type Seats = Vec<Seat>;
+
 impl ConnectionCap {
+    /// `per_client` connections of one client and `per_network` of one network at once; `key`
+    /// names the client and the network of a peer (`None`: not capped).
     pub fn new(
         per_client: usize,
-        client: impl Fn(IpAddr) -> Option<String> + Send + Sync + 'static,
+        per_network: usize,
+        key: impl Fn(IpAddr) -> Option<(String, String)> + Send + Sync + 'static,
     ) -> ConnectionCap {
         ConnectionCap {
-            seats: Occupancy::new(per_client, None),
-            client: Arc::new(client),
+            clients: Occupancy::new(per_client, None),
+            networks: Occupancy::new(per_network, None),
+            key: Arc::new(key),
         }
     }
 
-    /// A seat for a connection from `peer`: `Ok(None)` when the peer is not capped, `Err` when
-    /// its client holds its share.
-    fn admit(&self, peer: Option<SocketAddr>) -> Result<Option<Seat>, ()> {
-        let Some(client) = peer.and_then(|peer| (self.client)(peer.ip())) else {
-            return Ok(None);
+    /// The cap of a server whose every peer is a client: an IPv4 address or an IPv6 /64, in its
+    /// IPv4 /24 or IPv6 /56.
+    pub fn by_address(per_client: usize, per_network: usize) -> ConnectionCap {
+        ConnectionCap::new(per_client, per_network, |ip| {
+            Some((
+                super::clients::address_key(ip),
+                super::clients::network_key(ip),
+            ))
+        })
+    }
+
+    /// The seats of a connection from `peer`: none when the peer is not capped, `Err` when its
+    /// network or its client holds its share.
+    fn admit(&self, peer: Option<SocketAddr>) -> Result<Seats, Refusal> {
+        let Some((client, network)) = peer.and_then(|peer| (self.key)(peer.ip())) else {
+            return Ok(Vec::new());
         };
-        self.seats.take(&client).map(Some).ok_or(())
+        let network = self.networks.take(&network).ok_or(Refusal::NetworkCap)?;
+        let client = self.clients.take(&client).ok_or(Refusal::ClientCap)?;
+        Ok(vec![network, client])
     }
 }
 
@@ -419,7 +457,8 @@ impl Server {
         })
     }
 
-    /// Caps the connections each client holds at once (see the module comment).
+    /// Caps the connections each client and each network hold at once (see the module
+    /// comment).
     pub fn cap_connections(self, cap: ConnectionCap) -> Server {
         Server {
             cap: Some(cap),
@@ -431,25 +470,39 @@ impl Server {
         self.addr
     }
 
-    /// Serves until `stop` is set: `workers` threads handle one connection each, waiting
-    /// connections queue up to `4 * workers`, beyond that a connection is answered 503. After
-    /// `stop`, no connection is accepted; queued and running requests are finished, then this
-    /// returns.
+    /// Serves until `stop` is set. `limits.readers` threads read requests (at most that many
+    /// at once: past it, a new connection evicts the longest read, `serve::reading`), and
+    /// `workers` threads handle the requests read, which queue up to `4 * workers`; beyond,
+    /// a request is answered 503. After `stop`, no connection is accepted; what was accepted
+    /// is read, handled and answered, then this returns.
     pub fn run<H>(self, workers: usize, limits: Limits, handler: H, stop: Arc<AtomicBool>)
     where
         H: Fn(&Request) -> Response + Send + Sync + 'static,
     {
         let workers = workers.max(1);
-        let (queue, waiting) = mpsc::sync_channel::<Connection>(workers * 4);
-        let waiting = Arc::new(Mutex::new(waiting));
+        let reading = Reading::new(limits.readers);
+        let accepted = Arc::new(Waiting::<Accepted>::new(limits.readers.max(1) * 2));
+        let (to_workers, jobs) = mpsc::sync_channel::<Job>(workers * 4);
+        let jobs = Arc::new(Mutex::new(jobs));
         let handler = Arc::new(handler);
+        let readers: Vec<_> = (0..limits.readers.max(1))
+            .map(|i| {
+                let (accepted, to_workers) = (accepted.clone(), to_workers.clone());
+                std::thread::Builder::new()
+                    .name(format!("http-reader-{i}"))
+                    .spawn(move || read(&accepted, &to_workers, limits))
+                    .expect("start an HTTP reader")
+            })
+            .collect();
+        // The readers hold the senders: once they are gone, the workers end.
+        drop(to_workers);
         let pool: Vec<_> = (0..workers)
             .map(|i| {
-                let waiting = waiting.clone();
+                let jobs = jobs.clone();
                 let handler = handler.clone();
                 std::thread::Builder::new()
                     .name(format!("http-worker-{i}"))
-                    .spawn(move || work(&waiting, &*handler, limits))
+                    .spawn(move || work(&jobs, &*handler, limits))
                     .expect("start an HTTP worker")
             })
             .collect();
@@ -473,17 +526,20 @@ impl Server {
                 }
             })
             .expect("start the HTTP turn-away thread");
-        accept(
-            &self.listener,
-            self.cap.as_ref(),
-            &queue,
-            &refuse,
+        Accepting {
+            listener: &self.listener,
+            cap: self.cap.as_ref(),
+            reading: &reading,
+            to_readers: &accepted,
+            refuse: &refuse,
             limits,
-            &stop,
-        );
-        drop((queue, refuse));
-        for worker in pool {
-            let _ = worker.join();
+            stop: &stop,
+        }
+        .run();
+        accepted.close();
+        drop(refuse);
+        for thread in readers.into_iter().chain(pool) {
+            let _ = thread.join();
         }
         let _ = turner.join();
         let _ = watcher.join();
@@ -501,16 +557,32 @@ fn wake_address(mut addr: SocketAddr) -> SocketAddr {
     addr
 }
 
-/// An accepted connection waiting for a worker, with the seat its client holds for it.
-type Connection = (TcpStream, Option<Seat>);
+/// An accepted connection waiting for a reader, with the seats its client and network hold
+/// for it and its place among the reads.
+struct Accepted {
+    stream: TcpStream,
+    seats: Seats,
+    ticket: Ticket,
+    at: Instant,
+}
+
+/// A request read whole, waiting for a worker; the seats go with it until it is answered.
+struct Job {
+    stream: TcpStream,
+    request: Request,
+    _seats: Seats,
+    at: Instant,
+}
 
 /// Why a connection is answered at once without reaching a worker.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Refusal {
     /// Every worker is busy and the queue is full.
     Busy,
     /// The client holds its share of connections.
     ClientCap,
+    /// The client's network holds its share of connections.
+    NetworkCap,
 }
 
 impl Refusal {
@@ -527,6 +599,12 @@ impl Refusal {
                 "your address holds as many open connections as one client may; close one \
                  and retry",
             ),
+            Refusal::NetworkCap => Response::error(
+                429,
+                "too_many_connections",
+                "your network holds as many open connections as one network may; close one \
+                 and retry",
+            ),
         }
         .with_header("Retry-After", "1")
     }
@@ -540,38 +618,99 @@ impl Refusal {
     }
 }
 
-/// Accepts connections until `stop`: each goes to the workers' `queue` with its client's seat,
-/// or, refused, to the turn-away thread's queue (`refuse`); when that queue is full too, it is
-/// answered here, without waiting for the client. Ends when a queue's receiver is gone.
-fn accept(
-    listener: &TcpListener,
-    cap: Option<&ConnectionCap>,
-    queue: &SyncSender<Connection>,
-    refuse: &SyncSender<(TcpStream, Refusal)>,
+/// How the accept loop tells an operator it is out of file descriptors (or of another
+/// resource), and backs off, instead of spinning on the same error.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+/// The same accept error is logged again after this long at the soonest.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(60);
+/// Reads given up at once when the accept failed for want of a file descriptor: enough that a
+/// backlog of connections drains in a few rounds, not one a round.
+const EVICT_WHEN_EXHAUSTED: usize = 8;
+
+/// The accept loop and what it hands connections to.
+struct Accepting<'a> {
+    listener: &'a TcpListener,
+    cap: Option<&'a ConnectionCap>,
+    reading: &'a Arc<Reading>,
+    to_readers: &'a Waiting<Accepted>,
+    refuse: &'a SyncSender<(TcpStream, Refusal)>,
     limits: Limits,
-    stop: &AtomicBool,
-) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let Ok(stream) = stream else { continue };
-        let refused = match cap.map_or(Ok(None), |cap| cap.admit(stream.peer_addr().ok())) {
-            Err(()) => (stream, Refusal::ClientCap),
-            Ok(seat) => match queue.try_send((stream, seat)) {
-                Ok(()) => continue,
-                Err(TrySendError::Full((stream, _seat))) => (stream, Refusal::Busy),
-                Err(TrySendError::Disconnected(_)) => break,
-            },
-        };
-        match refuse.try_send(refused) {
-            Ok(()) => {}
-            Err(TrySendError::Full((mut stream, why))) => {
-                let _ = stream.set_write_timeout(Some(limits.io_timeout));
-                why.send(&mut stream);
+    stop: &'a AtomicBool,
+}
+
+impl Accepting<'_> {
+    /// Accepts connections until `stop`: each goes to the readers with its seats and its place
+    /// among the reads, or, refused, to the turn-away thread's queue; when that queue is full
+    /// too, it is answered here, without waiting for the client. Ends when a queue's receiver
+    /// is gone.
+    fn run(&self) {
+        let mut last_logged: Option<(Option<i32>, Instant)> = None;
+        for stream in self.listener.incoming() {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
             }
-            Err(TrySendError::Disconnected(_)) => break,
+            let stream = match stream {
+                Ok(stream) => stream,
+                Err(e) => {
+                    self.failed(&e, &mut last_logged);
+                    continue;
+                }
+            };
+            let admitted = self
+                .cap
+                .map_or(Ok(Vec::new()), |cap| cap.admit(stream.peer_addr().ok()));
+            let refused = match admitted {
+                Err(why) => (stream, why),
+                Ok(seats) => {
+                    let accepted = Accepted {
+                        stream,
+                        seats,
+                        ticket: self.reading.enter(),
+                        at: Instant::now(),
+                    };
+                    // Never the new connection: the evicted ones waiting, then the oldest.
+                    self.to_readers
+                        .push(accepted, |waiting| waiting.ticket.evicted());
+                    continue;
+                }
+            };
+            match self.refuse.try_send(refused) {
+                Ok(()) => {}
+                Err(TrySendError::Full((mut stream, why))) => {
+                    let _ = stream.set_write_timeout(Some(self.limits.io_timeout));
+                    why.send(&mut stream);
+                }
+                Err(TrySendError::Disconnected(_)) => break,
+            }
         }
+    }
+
+    /// An accept that failed. Out of file descriptors (`EMFILE`, `ENFILE`) or memory, the
+    /// longest reads give up their sockets and the loop waits a moment: retrying at once would
+    /// spin on the same error while nothing frees a descriptor. Logged once a minute at most.
+    fn failed(&self, error: &io::Error, last_logged: &mut Option<(Option<i32>, Instant)>) {
+        // EMFILE 24, ENFILE 23, ENOBUFS 105, ENOMEM 12 (Linux): resources, not a client's fault.
+        let exhausted = matches!(error.raw_os_error(), Some(23 | 24 | 105 | 12));
+        if !exhausted {
+            return; // a connection that went away before it was accepted
+        }
+        let repeated = last_logged.is_some_and(|(code, at)| {
+            code == error.raw_os_error() && at.elapsed() < ACCEPT_LOG_EVERY
+        });
+        if !repeated {
+            eprintln!(
+                "{}: cannot accept connections ({error}); dropping the longest unfinished \
+                 request and retrying",
+                crate::settings::options::Program::Scanner.name()
+            );
+            *last_logged = Some((error.raw_os_error(), Instant::now()));
+        }
+        for _ in 0..EVICT_WHEN_EXHAUSTED {
+            if !self.reading.evict_oldest() {
+                break;
+            }
+        }
+        std::thread::sleep(ACCEPT_BACKOFF);
     }
 }
 
@@ -598,47 +737,83 @@ fn turn_away(mut stream: TcpStream, why: Refusal, limits: Limits) {
     }
 }
 
-fn work<H>(waiting: &Mutex<Receiver<Connection>>, handler: &H, limits: Limits)
+/// A reader: takes accepted connections and reads their requests (a read that was evicted is
+/// dropped), handing each request read whole to the workers; a request that cannot be read
+/// is answered here (400, 408, 413, ...), and one the workers have no room for is answered
+/// 503, its request read, so closing it resets nothing.
+fn read(accepted: &Waiting<Accepted>, to_workers: &SyncSender<Job>, limits: Limits) {
+    while let Some(Accepted {
+        mut stream,
+        seats,
+        ticket,
+        at,
+    }) = accepted.pop()
+    {
+        if ticket.evicted() {
+            continue;
+        }
+        let _ = stream.set_write_timeout(Some(limits.io_timeout));
+        let _ = stream.set_nodelay(true);
+        let read = read_request(&stream, limits, &|| ticket.evicted());
+        drop(ticket);
+        match read {
+            Ok(request) => {
+                let job = Job {
+                    stream,
+                    request,
+                    _seats: seats,
+                    at,
+                };
+                match to_workers.try_send(job) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(mut job)) => {
+                        let busy = Refusal::Busy.answer();
+                        let (method, path) = (job.request.method.clone(), job.request.path.clone());
+                        answer(&mut job.stream, &method, &path, busy, job.at);
+                    }
+                    Err(TrySendError::Disconnected(_)) => return,
+                }
+            }
+            Err(Some(response)) => answer(&mut stream, "-", "-", response, at),
+            Err(None) => {}
+        }
+    }
+}
+
+/// A worker: handles the requests read, one at a time.
+fn work<H>(jobs: &Mutex<Receiver<Job>>, handler: &H, limits: Limits)
 where
     H: Fn(&Request) -> Response,
 {
     loop {
-        // The queue's lock is held for the wait only; the client's seat until its connection
-        // is served and closed.
-        let Ok(Ok((stream, _seat))) = waiting.lock().map(|receiver| receiver.recv()) else {
+        // The queue's lock is held for the wait only; the seats until the answer is written.
+        let Ok(Ok(mut job)) = jobs.lock().map(|receiver| receiver.recv()) else {
             return;
         };
-        serve_connection(stream, handler, limits);
+        let _ = job.stream.set_write_timeout(Some(limits.io_timeout));
+        // A handler that panics answers 500 and keeps the worker.
+        let response =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&job.request)))
+                .unwrap_or_else(|_| {
+                    Response::error(500, "internal", "the request could not be handled")
+                });
+        answer(
+            &mut job.stream,
+            &job.request.method,
+            &job.request.path,
+            response,
+            job.at,
+        );
     }
 }
 
-fn serve_connection<H>(mut stream: TcpStream, handler: &H, limits: Limits)
-where
-    H: Fn(&Request) -> Response,
-{
-    let started = Instant::now();
-    let _ = stream.set_read_timeout(Some(limits.io_timeout));
-    let _ = stream.set_write_timeout(Some(limits.io_timeout));
-    let _ = stream.set_nodelay(true);
-    let (method, path, response) = match read_request(&stream, limits) {
-        Ok(request) => {
-            // A handler that panics answers 500 and keeps the worker.
-            let response =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)))
-                    .unwrap_or_else(|_| {
-                        Response::error(500, "internal", "the request could not be handled")
-                    });
-            (request.method, request.path, response)
-        }
-        Err(Some(response)) => ("-".to_string(), "-".to_string(), response),
-        Err(None) => return,
-    };
-    // HEAD: the answer GET would get, without its body (RFC 9110, 9.3.2).
-    let head_only = method == "HEAD";
+/// Writes `response` to a request of `method` (HEAD: the head GET would get, without its
+/// body, RFC 9110 9.3.2) and logs it with the time since the connection was accepted.
+fn answer(stream: &mut TcpStream, method: &str, path: &str, response: Response, at: Instant) {
     let status = response.status;
-    let _ = write_response(&mut stream, response, head_only);
+    let _ = write_response(stream, response, method == "HEAD");
     let _ = stream.flush();
-    log_line(&method, &path, status, started.elapsed());
+    log_line(method, path, status, at.elapsed());
 }
 
 /// One line per request on stderr: method, path (never the query: it may carry a host or a
@@ -658,12 +833,54 @@ fn log_line(method: &str, path: &str, status: u16, took: Duration) {
     );
 }
 
+/// How long one read of a request waits before the reader looks at its deadline and whether
+/// it was evicted: the time a reader takes to give up a dripping connection for a new one.
+const READ_POLL: Duration = Duration::from_millis(25);
+
+/// The socket a request is read from: every read waits [`READ_POLL`] at a time, and ends with
+/// `TimedOut` once `until` has passed or `ConnectionAborted` once the read was evicted.
+struct Watched<'a> {
+    stream: &'a TcpStream,
+    until: std::cell::Cell<Instant>,
+    evicted: &'a dyn Fn() -> bool,
+}
+
+impl Read for Watched<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match (&*self.stream).read(buf) {
+                Err(e) if timed_out(&e) => {
+                    if (self.evicted)() {
+                        return Err(io::ErrorKind::ConnectionAborted.into());
+                    }
+                    if Instant::now() >= self.until.get() {
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return other,
+            }
+        }
+    }
+}
+
 /// The request on `stream`; `Err` when it could not be read, with the answer to send if the
-/// client can still take one (`None`: it went away or sent nothing).
-fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Option<Response>> {
+/// client can still take one (`None`: it went away, sent nothing, or its read was evicted:
+/// `evicted` says so).
+fn read_request(
+    stream: &TcpStream,
+    limits: Limits,
+    evicted: &dyn Fn() -> bool,
+) -> Result<Request, Option<Response>> {
     let peer = stream.peer_addr().map_err(|_| None)?;
     let head_until = Instant::now() + limits.head_deadline;
-    let mut reader = BufReader::with_capacity(4096, stream);
+    stream.set_read_timeout(Some(READ_POLL)).map_err(|_| None)?;
+    let watched = Watched {
+        stream,
+        until: std::cell::Cell::new(head_until),
+        evicted,
+    };
+    let mut reader = BufReader::with_capacity(4096, watched);
     let mut head_bytes = 0usize;
     let mut line = Vec::new();
     let mut lines: Vec<String> = Vec::new();
@@ -789,11 +1006,12 @@ fn read_request(stream: &TcpStream, limits: Limits) -> Result<Request, Option<Re
     }
     let expects = request.header("expect");
     if length > 0 && expects.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
-        let mut raw: &TcpStream = reader.get_ref();
+        let mut raw: &TcpStream = reader.get_ref().stream;
         let _ = raw.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
     }
     let mut body = vec![0u8; length];
     let body_until = Instant::now() + limits.body_deadline;
+    reader.get_ref().until.set(body_until);
     let late = || bad(408, "timeout", "the body did not arrive in time");
     let mut filled = 0;
     while filled < length {
@@ -1092,6 +1310,42 @@ mod tests {
             stop,
             thread: Some(thread),
         }
+    }
+
+    /// Issue 31, item 1: four addresses of one network hold no more than the network's share
+    /// (IPv4 /24), nor do four /64s of one IPv6 /56; another network keeps its own.
+    #[test]
+    fn the_addresses_of_one_network_share_its_cap() {
+        let cap = ConnectionCap::by_address(8, 32);
+        let peer = |ip: &str| Some(SocketAddr::new(ip.parse().unwrap(), 40_000));
+        let mut held = Vec::new();
+        for (first, fifth, elsewhere) in [
+            ("192.0.2.{}", "192.0.2.5", "198.51.100.1"),
+            ("2001:db8:0:{}::1", "2001:db8:0:5::1", "2001:db8:1:100::1"),
+        ] {
+            for a in 1..=4 {
+                let address = first.replace("{}", &a.to_string());
+                for _ in 0..8 {
+                    held.push(cap.admit(peer(&address)).expect("within the shares"));
+                }
+                // Its own share first; the fourth fills the network's too.
+                let full = if a < 4 {
+                    Refusal::ClientCap
+                } else {
+                    Refusal::NetworkCap
+                };
+                assert_eq!(cap.admit(peer(&address)).unwrap_err(), full, "{address}");
+            }
+            assert_eq!(
+                cap.admit(peer(fifth)).unwrap_err(),
+                Refusal::NetworkCap,
+                "{fifth}"
+            );
+            held.push(cap.admit(peer(elsewhere)).expect("another network"));
+        }
+        // Seats go with their connections.
+        held.clear();
+        assert!(cap.admit(peer("192.0.2.5")).is_ok());
     }
 
     /// Sends raw bytes and returns the whole answer.

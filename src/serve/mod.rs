@@ -8,6 +8,7 @@ pub mod exporter;
 pub mod http;
 pub mod occupancy;
 pub mod origin;
+pub mod reading;
 pub mod service;
 pub mod signals;
 

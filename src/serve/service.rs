@@ -20,7 +20,7 @@
 //! The service scans whatever host a request names, loopback and private addresses included:
 //! it is the operator's own scanner. The token is what keeps others from using it.
 
-use super::http::{self, Limits, Request, Response, Route, Server};
+use super::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
 use super::lock;
 use crate::budget::Budget;
 use crate::clock::Now;
@@ -45,6 +45,10 @@ pub const MIN_TOKEN_CHARS: usize = 32;
 /// Connections handled at once. `GET /api/scan` holds its connection for the scan, so there
 /// are more of these than scan workers; waiting connections queue four times as many.
 pub const HTTP_WORKERS: usize = 64;
+/// Connections one client (an address, an IPv6 /64) holds at once: a monitoring host with
+/// many checks at once fits; a client dripping request heads (before the token is read) holds
+/// at most this many of the readers, and a network twice as many.
+pub const CONNECTIONS_PER_CLIENT: usize = 128;
 /// Scans waiting for a worker; a new scan beyond them is answered 503.
 pub const MAX_PENDING_SCANS: usize = 64;
 /// Records of `/api/queue` and `/api/requeue` held at most; the oldest go first.
@@ -156,7 +160,8 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     super::announce_listening(&settings.warnings, server.local_addr());
     let service = Service::start(config, pipeline(Arc::new(settings)));
     let same_host = super::http::SameHost::of(server.local_addr(), None);
-    server.run(
+    let cap = ConnectionCap::by_address(CONNECTIONS_PER_CLIENT, 2 * CONNECTIONS_PER_CLIENT);
+    server.cap_connections(cap).run(
         HTTP_WORKERS,
         Limits::default(),
         same_host.guard(move |request: &Request| service.handle(request)),

@@ -765,9 +765,10 @@ const SCANNER_OWN: &[OptionSpec] = &[
     .default("8")
     .scope(SCANNER, WEB)
     .help(
-        "web: connections one client holds at once, queued or served (1-16 of the 32 that are \
-         served at once); one more is answered 429 too_many_connections. A client is an IPv4 \
-         address or an IPv6 /64; behind a --trusted-proxy, the forwarded address, counted per \
+        "web: connections one client holds at once, being read, queued or served (1-16 of the \
+         32 that are served at once), and one network four times as many; one more is answered \
+         429 too_many_connections. A client is an IPv4 address or an IPv6 /64, a network an \
+         IPv4 /24 or an IPv6 /56; behind a --trusted-proxy, the forwarded address, counted per \
          request (the proxy's own requests, without X-Forwarded-For, are not counted).",
     ),
     flag(

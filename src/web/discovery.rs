@@ -191,11 +191,12 @@ fn components() -> Value {
             "TooManyConnections": retried_error_response(
                 "The client (an IPv4 address, an IPv6 /64, or behind a trusted proxy the \
                  forwarded address) holds as many open connections, or requests in progress, \
-                 as one client may (--connections-per-address, default 8); code \
-                 too_many_connections. Close one and retry after Retry-After.",
+                 as one client may (--connections-per-address, default 8), or its network \
+                 (IPv4 /24, IPv6 /56) four times as many; code too_many_connections. Close \
+                 one and retry after Retry-After.",
             ),
             "RequestTimeout": error_response(
-                "The request head or its body did not arrive within 10 seconds.",
+                "The request head did not arrive within 5 seconds, or its body within 10.",
             ),
             "LengthRequired": error_response(
                 "The body was sent chunked: send it with Content-Length.",

@@ -229,6 +229,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     Ok(())
 }
 
+/// A network holds at most this many clients' share of connections.
+const CLIENTS_PER_NETWORK: usize = 4;
+
 /// How many connections (or, behind a trusted proxy, requests) one client holds at once: a
 /// client is an IPv4 address or an IPv6 /64. A direct client's connections are counted as they
 /// are accepted; a trusted proxy's are not (it carries everyone), so the client it forwards
@@ -249,12 +252,19 @@ impl ClientShare {
         }
     }
 
-    /// The cap of connections from direct clients.
+    /// The cap of connections from direct clients: `per_client` of one client, four clients'
+    /// worth of one network (IPv4 /24, IPv6 /56), so that four addresses (or four /64s of one
+    /// /56) hold no more than that together.
     fn connections(&self) -> ConnectionCap {
         let trusted = self.trusted.clone();
-        ConnectionCap::new(self.per_client, move |peer| {
-            (!limits::is_trusted(peer, &trusted)).then(|| limits::address_key(peer))
-        })
+        ConnectionCap::new(
+            self.per_client,
+            self.per_client * CLIENTS_PER_NETWORK,
+            move |peer| {
+                (!limits::is_trusted(peer, &trusted))
+                    .then(|| (limits::address_key(peer), limits::network_key(peer)))
+            },
+        )
     }
 
     /// Serves a request, holding a seat of the forwarded client while it is handled (and

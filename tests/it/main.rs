@@ -7,6 +7,7 @@
 mod support;
 
 mod all_addresses;
+mod attacks;
 mod baseline;
 mod ci_step;
 mod completions;

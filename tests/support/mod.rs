@@ -20,6 +20,7 @@ use std::time::Duration;
 
 pub mod certs;
 pub mod debug_listener;
+pub mod drip;
 pub mod exporter;
 pub mod feed;
 pub mod fixtures;
