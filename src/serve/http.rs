@@ -698,10 +698,10 @@ impl Accepting<'_> {
             code == error.raw_os_error() && at.elapsed() < ACCEPT_LOG_EVERY
         });
         if !repeated {
+            // The layer serves both programs: the line names itself, not one of them.
             eprintln!(
-                "{}: cannot accept connections ({error}); dropping the longest unfinished \
-                 request and retrying",
-                crate::settings::options::Program::Scanner.name()
+                "http: cannot accept connections ({error}); dropping the longest unfinished \
+                 requests and retrying"
             );
             *last_logged = Some((error.raw_os_error(), Instant::now()));
         }
