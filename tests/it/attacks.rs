@@ -187,3 +187,93 @@ fn out_of_file_descriptors_the_server_backs_off_and_answers() {
     drop(idle);
     web.terminate();
 }
+
+/// The script [`over_ipv6_four_slash_64s_of_one_slash_56_hold_no_worker`] runs in a network
+/// namespace of its own: `$1` the scanner, `$2` its state directory. It prints one line per
+/// health check: `<source> <status> <seconds>`.
+const IPV6_ATTACK: &str = r#"
+set -eu
+ip link set lo up
+for a in 1 2 3 4 5; do ip -6 addr add "fd00:7:0:$a::1/64" dev lo nodad; done
+ip -6 addr add fd00:8::1/64 dev lo nodad
+COS_STATE_DIR="$2" COS_NOW="$3" "$1" web --listen '[::1]:8080' --update-source bundled \
+    --no-debug-ports 2>"$2/web.log" &
+web=$!
+trap 'kill $web $drip 2>/dev/null' EXIT
+drip=""
+ask() {
+    curl -s -o /dev/null --max-time 10 --interface "$1" -w "$1 %{http_code} %{time_total}\n" \
+        'http://[::1]:8080/healthz' || echo "$1 000 10"
+}
+for i in $(seq 1 100); do
+    curl -s -o /dev/null --max-time 1 'http://[::1]:8080/healthz' && break
+    sleep 0.1
+done
+python3 -u -c '
+import socket, time
+held = []
+for a in range(1, 5):
+    for i in range(8):
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.bind(("fd00:7:0:%d::1" % a, 0))
+        s.connect(("::1", 8080))
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: ")
+        held.append(s)
+print("dripping", len(held), flush=True)
+while True:
+    time.sleep(4)
+    for s in held:
+        try:
+            s.send(b"a")
+        except OSError:
+            pass
+' >"$2/drip.log" &
+drip=$!
+for i in $(seq 1 100); do grep -q dripping "$2/drip.log" && break; sleep 0.1; done
+for i in 1 2 3 4 5; do ask fd00:8::1; done
+ask fd00:7:0:5::1
+"#;
+
+/// Over IPv6 too (issue 31, item 1): four /64s of one /56, 8 dripping connections each, hold
+/// no worker of `web`, and a health check from another /56 is answered 200 within a second;
+/// a fifth /64 of the same /56 finds the network's share taken (429). Loopback has one IPv6
+/// address, so the attack runs in a network namespace of its own (`unshare --net`, as root,
+/// as CI runs), whose loopback holds the addresses.
+#[test]
+fn over_ipv6_four_slash_64s_of_one_slash_56_hold_no_worker() {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.stdout.starts_with(b"0\n"));
+    if !root {
+        eprintln!("not root: the IPv6 attack needs a network namespace of its own (CI runs it)");
+        return;
+    }
+    let dir = crate::support::web::fresh_dir("attacks-ipv6");
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "--", "sh", "-c", IPV6_ATTACK, "sh"])
+        .arg(env!("CARGO_BIN_EXE_check-storage-scanner"))
+        .arg(&dir)
+        .arg(PINNED_NOW)
+        .output()
+        .expect("unshare (util-linux) runs");
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let context = format!(
+        "{printed}{}\nweb: {}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(dir.join("web.log")).unwrap_or_default()
+    );
+    let answers: Vec<(&str, &str, f64)> = printed
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            Some((fields.next()?, fields.next()?, fields.next()?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(answers.len(), 6, "{context}");
+    for (source, status, seconds) in &answers[..5] {
+        assert_eq!((*source, *status), ("fd00:8::1", "200"), "{context}");
+        assert!(*seconds < 1.0, "{seconds} s: {context}");
+    }
+    assert_eq!(answers[5].1, "429", "the /56's share is taken: {context}");
+}
