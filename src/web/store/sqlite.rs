@@ -1,14 +1,68 @@
 //! The embedded store (`--store sqlite:PATH`): one SQLite file in WAL mode, so records, the
-//! queue and the limit counters survive a restart. One connection behind a mutex serves every
-//! thread of the process; several processes may share the file (SQLite's write lock and the
-//! busy timeout serialize them, and `claim` is one statement, so never two claim one record).
+//! queue and the limit counters survive a restart. One connection, lent to one call at a
+//! time, serves every thread of the process; several processes may share the file (SQLite's
+//! write lock and the busy timeout serialize them, and `claim` is one statement, so never two
+//! claim one record).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// How often a call waiting for the connection looks again (std's mutex has no timed lock).
-const LOCK_POLL: Duration = Duration::from_millis(2);
+/// The one connection, lent to one call at a time: a call waits for it at most until its
+/// deadline (std's mutex has no timed lock), and gets it the moment it is given back.
+struct Lender {
+    slot: Mutex<Option<Connection>>,
+    returned: Condvar,
+}
+
+/// The connection while a call has it; dropping it (a panic too) gives it back.
+struct Loan<'a> {
+    lender: &'a Lender,
+    connection: Option<Connection>,
+}
+
+impl Lender {
+    fn new(connection: Connection) -> Lender {
+        Lender {
+            slot: Mutex::new(Some(connection)),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// The connection, waiting for it until `until` at most.
+    fn borrow(&self, until: Instant) -> Option<Loan<'_>> {
+        let wait = until.saturating_duration_since(Instant::now());
+        let (mut slot, _) = self
+            .returned
+            .wait_timeout_while(crate::serve::lock(&self.slot), wait, |slot| slot.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        slot.take().map(|connection| Loan {
+            lender: self,
+            connection: Some(connection),
+        })
+    }
+}
+
+impl std::ops::Deref for Loan<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.connection.as_ref().expect("lent")
+    }
+}
+
+impl std::ops::DerefMut for Loan<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.connection.as_mut().expect("lent")
+    }
+}
+
+impl Drop for Loan<'_> {
+    fn drop(&mut self) {
+        // A call that panicked left no transaction open (it rolls back on drop).
+        *crate::serve::lock(&self.lender.slot) = self.connection.take();
+        self.lender.returned.notify_one();
+    }
+}
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
@@ -98,9 +152,9 @@ const COLUMNS: &str = "uuid, target, network, request, status, submitted_at, sta
                        finished_at, worker, lease_until, attempts, result, expires_at, \
                        addresses, erase_hash";
 
-/// The SQLite store. Cheap to share: every method locks the one connection briefly.
+/// The SQLite store. Cheap to share: every method borrows the one connection briefly.
 pub struct SqliteStore {
-    connection: Mutex<Connection>,
+    connection: Lender,
     path: PathBuf,
     /// How long a call waits for another process's write lock (`--store-timeout`).
     timeout: Duration,
@@ -122,7 +176,7 @@ impl SqliteStore {
             .and_then(|()| connect(&path, timeout))
             .map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
         Ok(SqliteStore {
-            connection: Mutex::new(connection),
+            connection: Lender::new(connection),
             path,
             timeout,
         })
@@ -517,18 +571,7 @@ impl SqliteStore {
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> StoreResult<T> {
         let deadline = Instant::now() + super::call_budget(self.timeout);
         let passed = || self.error("the request's store deadline passed");
-        let mut connection = loop {
-            match self.connection.try_lock() {
-                Ok(connection) => break connection,
-                // A panic while holding the lock left no transaction open (it rolls back on
-                // drop).
-                Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
-                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(LOCK_POLL);
-                }
-                Err(TryLockError::WouldBlock) => return Err(passed()),
-            }
-        };
+        let mut connection = self.connection.borrow(deadline).ok_or_else(passed)?;
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(passed());
@@ -605,7 +648,10 @@ mod tests {
         assert_eq!(store.outcomes("net").unwrap(), [false]);
         store.purge_expired(1000 + 604_800).unwrap();
         assert_eq!(store.outcomes("net").unwrap(), Vec::<bool>::new());
-        let counters: i64 = crate::serve::lock(&store.connection)
+        let counters: i64 = store
+            .connection
+            .borrow(Instant::now() + super::super::DEFAULT_TIMEOUT)
+            .unwrap()
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'counters'",
                 [],
@@ -666,7 +712,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("css-sqlite-plan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = SqliteStore::open(dir.join("store.db")).unwrap();
-        let connection = crate::serve::lock(&store.connection);
+        let connection = store
+            .connection
+            .borrow(Instant::now() + super::super::DEFAULT_TIMEOUT)
+            .unwrap();
         let mut statement = connection
             .prepare(
                 "EXPLAIN QUERY PLAN SELECT seq FROM scans \
