@@ -48,7 +48,7 @@ test: deps
 # today's date. Each test binary runs under libfaketime (cargo's target runner, so cargo and
 # nextest keep the real clock and nothing is rebuilt), and what it starts inherits the shift,
 # except the real components with clocks of their own (redis-server, named, Chromium, the
-# package test's systemd), which the tests start on the real clock
+# package test's systemd, the IPv6 attack's namespace), which the tests start on the real clock
 # (tests/support/mod.rs, on_the_real_clock). The monotonic clock is left alone (a year back
 # would put it before boot). The package tests run last and alone, as in `make test`. Not part
 # of `make test`.
