@@ -45,20 +45,23 @@ test: deps
 	  $(CARGO) nextest run --no-fail-fast -E 'test(/^deb_package::/)' && exit $$rest
 
 # The whole suite with the machine's clock a year ahead, then a year back: no test may depend on
-# today's date. Each test binary runs under libfaketime (cargo's target runner, so cargo and
-# nextest keep the real clock and nothing is rebuilt), and what it starts inherits the shift,
-# except the real components with clocks of their own (redis-server, named, Chromium, the
-# package test's systemd, the IPv6 attack's namespace), which the tests start on the real clock
-# (tests/support/mod.rs, on_the_real_clock). The monotonic clock is left alone (a year back
-# would put it before boot). The package tests run last and alone, as in `make test`. Not part
-# of `make test`.
+# today's date. Each test binary runs with libfaketime preloaded (cargo's target runner, so cargo
+# and nextest keep the real clock and nothing is rebuilt; the library itself, not the `faketime`
+# wrapper, whose per-process semaphores collide across a thousand test processes), and what it
+# starts inherits the shift, except the real components with clocks of their own
+# (redis-server, named, Chromium, the package test's systemd, the IPv6 attack's namespace), which
+# the tests start on the real clock (tests/support/mod.rs, on_the_real_clock). The monotonic
+# clock is left alone (a year back would put it before boot). The package tests run last and
+# alone, as in `make test`. Not part of `make test`.
 HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p' | tr 'a-z-' 'A-Z_')
+LIBFAKETIME = $(shell dpkg -L libfaketime 2>/dev/null | grep '/libfaketime\.so\.1$$')
 test-clock: deps
 	$(CARGO) nextest --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-nextest
 	$(CARGO) build --examples
+	test -n "$(LIBFAKETIME)" || { echo "libfaketime.so.1 is missing: make deps"; exit 1; }
 	for shift in +400d -400d; do \
 	  echo "make test-clock: the machine's clock $$shift"; \
-	  export CARGO_TARGET_$(HOST_TRIPLE)_RUNNER="faketime -f $$shift" \
+	  export CARGO_TARGET_$(HOST_TRIPLE)_RUNNER="env LD_PRELOAD=$(LIBFAKETIME) FAKETIME=$$shift" \
 	    FAKETIME_SKIP_CMDS=redis-server FAKETIME_DONT_FAKE_MONOTONIC=1; \
 	  $(CARGO) nextest run --no-fail-fast -E 'not test(/^deb_package::/)' || exit 1; \
 	  $(CARGO) nextest run --no-fail-fast -E 'test(/^deb_package::/)' || exit 1; \
