@@ -3,6 +3,7 @@
 
 mod connector;
 pub(crate) use connector::SlicedWaits;
+pub mod dial;
 pub mod dns;
 pub mod download;
 pub mod feed;

@@ -2,7 +2,7 @@
 //! inspection opens its own CONNECT tunnel through it, so every byte of a scan takes the same
 //! path. Only `http://` proxies are supported: CONNECT is what every corporate proxy speaks.
 
-use super::tls::TlsFailure;
+use super::dial::{TlsFailure, Until};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
@@ -94,12 +94,12 @@ impl Proxy {
         port: u16,
         deadline: Instant,
     ) -> Result<TcpStream, TlsFailure> {
-        let mut stream = super::tls::connect(&self.host, self.port, deadline)?;
+        let mut stream = super::dial::connect(&self.host, self.port, deadline)?;
         if Instant::now() >= deadline {
             return Err(TlsFailure::Transient("proxy connection timed out".into()));
         }
         // Every read and write ends by the deadline, however slowly the proxy answers.
-        let mut io = super::tls::Until::new(&mut stream, Some(deadline));
+        let mut io = Until::new(&mut stream, Some(deadline));
         let authority = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {

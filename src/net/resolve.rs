@@ -147,13 +147,91 @@ pub(crate) fn answer_until<T: Send + 'static>(
         .ok()
 }
 
+/// A host as compared: no brackets, no final dot, lower case.
+fn key(host: &str) -> String {
+    let host = host.trim();
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    bare.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// One name and the addresses it may be reached at: what the guard validated (or, for a node
+/// of `--all-addresses` and a webhook, the one address chosen among them). A connection that
+/// holds pins never asks a resolver: the pinned name gives the pinned addresses, an address
+/// literal among them gives itself, and any other name is an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pins {
+    name: String,
+    addresses: Vec<IpAddr>,
+}
+
+impl Pins {
+    /// Pins `name` to `addresses` as they are: the caller vouches for them (the guard's own
+    /// result, one address of it, or the operator's `--allow-private-*` choice).
+    pub fn new(name: &str, addresses: Vec<IpAddr>) -> Pins {
+        Pins {
+            name: key(name),
+            addresses,
+        }
+    }
+
+    /// The pinned name (lower case, no brackets, no final dot).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The addresses, in the resolver's order.
+    pub fn addresses(&self) -> &[IpAddr] {
+        &self.addresses
+    }
+
+    /// Whether `host` (a name or an address literal, bracketed or not) is reachable through
+    /// these pins.
+    pub fn covers(&self, host: &str) -> bool {
+        let wanted = key(host);
+        wanted == self.name
+            || wanted
+                .parse::<IpAddr>()
+                .is_ok_and(|ip| self.addresses.contains(&ip))
+    }
+
+    /// The addresses of `host` with `port`: the pinned ones for the pinned name, the literal
+    /// itself when it is one of them; an error for anything else (no lookup is ever made).
+    pub fn lookup(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        if !self.covers(host) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{host} is not {}, the only host this connection may reach",
+                    self.name
+                ),
+            ));
+        }
+        // The pinned name gives every address; a literal among them gives itself.
+        let wanted = key(host);
+        let ips = match wanted.parse::<IpAddr>() {
+            Ok(ip) if wanted != self.name => vec![ip],
+            _ => self.addresses.clone(),
+        };
+        if ips.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is pinned to no address", self.name),
+            ));
+        }
+        Ok(ips.into_iter().map(|ip| scoped(ip, port)).collect())
+    }
+}
+
 /// The ureq resolver of the scan: the pinned table, or the pins of the connection (a guarded
 /// scan's validated addresses; one address of a name for `--all-addresses`, which connects to
 /// each address in turn while Host and SNI keep the name; a webhook's chosen address). With
 /// pins no resolver is ever asked.
 #[derive(Debug, Default)]
 pub struct ScanResolver {
-    pub pin: Option<super::guard::Pins>,
+    pub pin: Option<Pins>,
 }
 
 impl ureq::unversioned::resolver::Resolver for ScanResolver {

@@ -10,6 +10,10 @@
 //! accepted it, so a configuration of their own could not). A resumed handshake costs the
 //! instance neither a certificate nor a signature.
 
+/// Why no handshake could be observed, and a socket whose I/O ends by a deadline: connecting
+/// sits below TLS (`net::dial`), which the operator's proxy uses too.
+pub use super::dial::{TlsFailure, Until};
+use super::dial::{classify_io, connect, connect_to};
 use crate::budget::StepTimeout;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{
@@ -43,27 +47,6 @@ pub struct Handshake {
     pub chain: Vec<Vec<u8>>,
     /// `Ok` with the root set that verified the chain for the scanned name, or why none did.
     pub trust: Result<TrustedBy, String>,
-}
-
-/// Why no handshake could be observed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TlsFailure {
-    /// Nothing accepted the TCP connection (refused, unreachable, name does not resolve).
-    Connect(String),
-    /// The connection timed out or was reset: possibly transient.
-    Transient(String),
-    /// A peer answered but no TLS handshake completed even without verification
-    /// (plain HTTP on the port, protocol mismatch).
-    Handshake(String),
-}
-
-impl TlsFailure {
-    /// What went wrong, whatever the kind.
-    pub fn message(self) -> String {
-        match self {
-            TlsFailure::Connect(m) | TlsFailure::Transient(m) | TlsFailure::Handshake(m) => m,
-        }
-    }
 }
 
 /// Root sets to verify against: the public web PKI and, when given, the operator's private CA;
@@ -516,46 +499,6 @@ impl EndpointTls {
     }
 }
 
-/// A socket whose every read and write ends by a deadline: rustls reads a record in as many
-/// reads as the peer takes to send it, so a timeout set once would start again with each
-/// byte of a peer that sends one now and then, and never end.
-pub struct Until<'a> {
-    sock: &'a mut TcpStream,
-    deadline: Option<Instant>,
-}
-
-impl<'a> Until<'a> {
-    /// `None`: no deadline, the socket blocks as it is.
-    pub fn new(sock: &'a mut TcpStream, deadline: Option<Instant>) -> Until<'a> {
-        Until { sock, deadline }
-    }
-}
-
-impl io::Read for Until<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        super::read_before(self.sock, buf, self.deadline)
-    }
-}
-
-impl io::Write for Until<'_> {
-    /// What we send (a ClientHello, a request head, a sign-in form) fits in the socket's
-    /// buffer: a write does not wait on the peer, so one timeout of what is left is enough.
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let left = self
-            .deadline
-            .map(|deadline| deadline.saturating_duration_since(Instant::now()));
-        if left.is_some_and(|left| left.is_zero()) {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        self.sock.set_write_timeout(left)?;
-        self.sock.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.sock.flush()
-    }
-}
-
 /// Whether a kept-alive connection can carry another request. Takes in, without waiting,
 /// what the server sent since the last answer (TLS 1.3 session tickets are expected; they
 /// are stored for resumption), and says no after a close, an error, or bytes of an answer
@@ -580,51 +523,6 @@ pub fn is_alive(stream: &mut TlsStream) -> bool {
         }
     };
     stream.sock.set_nonblocking(false).is_ok() && alive
-}
-
-/// Connects to the first address of `host` that answers within the deadline.
-pub fn connect(host: &str, port: u16, deadline: Instant) -> Result<TcpStream, TlsFailure> {
-    let addrs: Vec<SocketAddr> = super::resolve::lookup_until(host, port, deadline)
-        .map_err(|e| TlsFailure::Connect(format!("cannot resolve {host}: {e}")))?;
-    connect_to(host, addrs, deadline)
-}
-
-/// Connects to the first of `addrs` (the addresses of `host`) that answers within the deadline.
-fn connect_to(
-    host: &str,
-    addrs: Vec<SocketAddr>,
-    deadline: Instant,
-) -> Result<TcpStream, TlsFailure> {
-    let mut last = TlsFailure::Connect(format!("{host} resolves to no address"));
-    for addr in addrs {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(TlsFailure::Transient(format!(
-                "connecting to {addr} timed out"
-            )));
-        }
-        match TcpStream::connect_timeout(&addr, remaining) {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = classify_io(&e, &format!("connecting to {addr}")),
-        }
-    }
-    Err(last)
-}
-
-fn classify_io(e: &std::io::Error, what: &str) -> TlsFailure {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::TimedOut | K::WouldBlock => TlsFailure::Transient(format!("{what} timed out")),
-        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
-            TlsFailure::Transient(format!("{what}: connection reset"))
-        }
-        K::ConnectionRefused => TlsFailure::Connect(format!("{what}: connection refused")),
-        K::InvalidData => TlsFailure::Handshake(format!("{what}: {e}")),
-        _ if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => {
-            TlsFailure::Handshake(format!("{what}: {e}"))
-        }
-        _ => TlsFailure::Connect(format!("{what}: {e}")),
-    }
 }
 
 /// Days from `now` until the leaf certificate expires, rounded down (negative once expired).

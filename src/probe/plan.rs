@@ -94,8 +94,8 @@ pub const LOGON_PATH: &str = "/signin/v1/identifier/_/logon";
 // budgets are many times the real OpenCloud 4.0.0 answers (`tests/fixtures/opencloud-4.0.0`,
 // `shared/fixtures/opencloud-real/4.0.0`), given in brackets, and at least what the checks read.
 
-/// `/status.php`, parsed whole [246 bytes].
-pub const KEEP_STATUS: Keep = Keep::Document(64 * 1024);
+/// `/status.php`: its own probe's (`status`).
+pub use super::status::KEEP_STATUS;
 /// The v1 capabilities document, parsed whole and kept as a tree [3.3 KiB].
 pub const KEEP_CAPABILITIES: Keep = Keep::Document(64 * 1024);
 /// The identity provider's discovery document, parsed whole [1.8 KiB; Keycloak's about 7 KiB].

@@ -6,12 +6,15 @@
 
 use super::ProbeFailure;
 use crate::capped::{self, Reader, Shallow};
-use crate::net::http::{Client, Response};
+use crate::net::http::{Client, Keep, Response};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 use std::cell::Cell;
 
 pub const STATUS_PATH: &str = "/status.php";
+/// What the probe keeps of `/status.php`: parsed whole [246 bytes] (the budgets of every probe
+/// are in `plan`).
+pub const KEEP_STATUS: Keep = Keep::Document(64 * 1024);
 pub const CAPABILITIES_PATH: &str = "/ocs/v1.php/cloud/capabilities?format=json";
 
 /// The fields of `/status.php` the scanner uses, as the server sent them.
@@ -75,7 +78,7 @@ pub fn parse_status(body: &[u8]) -> Option<StatusReport> {
 }
 
 pub fn probe_status(client: &Client) -> Result<StatusReport, ProbeFailure> {
-    let response = client.get(STATUS_PATH, super::plan::KEEP_STATUS)?;
+    let response = client.get(STATUS_PATH, KEEP_STATUS)?;
     let where_ = client.endpoint.url(STATUS_PATH);
     match response.status {
         200 => {}

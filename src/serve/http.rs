@@ -131,6 +131,15 @@ impl Request {
         media.trim().to_ascii_lowercase()
     }
 
+    /// What the browser says of where the request comes from (`origin::BrowserSays`).
+    pub fn browser(&self) -> super::origin::BrowserSays<'_> {
+        super::origin::BrowserSays {
+            origin: self.header("origin"),
+            host: self.header("host"),
+            fetch_site: self.header("sec-fetch-site"),
+        }
+    }
+
     /// Whether `Authorization: Bearer <token>` carries `token`, compared in constant time.
     pub fn bearer_matches(&self, token: &str) -> bool {
         let presented = self
@@ -283,7 +292,7 @@ impl<S> Route<S> {
     }
 
     /// The route starts work: a request a browser sends for another site's page (`Origin`
-    /// foreign or `null`, `Sec-Fetch-Site: cross-site` or `same-site`: `origin::from_another_site`)
+    /// foreign or `null`, `Sec-Fetch-Site: cross-site` or `same-site`: `origin::BrowserSays`)
     /// is answered 403 `forbidden_origin` and the handler never runs. An `<img src>`, a
     /// sandboxed iframe's form or a fetch of any page the operator opens cannot make the
     /// server scan, rescan or open sessions.
@@ -360,7 +369,7 @@ pub fn route<S>(
             continue;
         };
         if route.methods.contains(&request.method.as_str()) {
-            if route.starts_work && super::origin::from_another_site(request, base_url) {
+            if route.starts_work && request.browser().another_site(base_url) {
                 return Response::error(
                     403,
                     "forbidden_origin",

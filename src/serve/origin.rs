@@ -7,22 +7,32 @@
 //! another site, as the routes that answer with pages of their own (`web`'s form, `/mcp`) do
 //! themselves.
 
-use crate::serve::http::Request;
+/// What a browser says of where a request comes from: its `Origin`, `Host` and
+/// `Sec-Fetch-Site` headers (`http::Request::browser` reads them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BrowserSays<'a> {
+    pub origin: Option<&'a str>,
+    pub host: Option<&'a str>,
+    pub fetch_site: Option<&'a str>,
+}
 
-/// Whether the browser says `request` comes from another site's page: an `Origin` that is not
-/// `--base-url`'s origin (when the server has one) nor our own loopback address (`null`
-/// included: a sandboxed or privacy-stripped page), or `Sec-Fetch-Site` saying `cross-site` or
-/// `same-site` (a sibling host is another origin). A request with neither header (curl, a
-/// program, an old browser) is nothing a browser was made to send, and passes.
-pub fn from_another_site(request: &Request, base_url: &str) -> bool {
-    if let Some(origin) = request.header("origin")
-        && !origin_allowed(origin, base_url, request.header("host"))
-    {
-        return true;
+impl BrowserSays<'_> {
+    /// Whether the request comes from another site's page: an `Origin` that is not
+    /// `--base-url`'s origin (when the server has one) nor our own loopback address (`null`
+    /// included: a sandboxed or privacy-stripped page), or `Sec-Fetch-Site` saying
+    /// `cross-site` or `same-site` (a sibling host is another origin). A request with neither
+    /// header (curl, a program, an old browser) is nothing a browser was made to send, and
+    /// passes.
+    pub fn another_site(&self, base_url: &str) -> bool {
+        if let Some(origin) = self.origin
+            && !origin_allowed(origin, base_url, self.host)
+        {
+            return true;
+        }
+        self.fetch_site.is_some_and(|site| {
+            ["cross-site", "same-site"].contains(&site.to_ascii_lowercase().as_str())
+        })
     }
-    request.header("sec-fetch-site").is_some_and(|site| {
-        ["cross-site", "same-site"].contains(&site.to_ascii_lowercase().as_str())
-    })
 }
 
 /// `scheme://host[:port]` → (scheme, host in lower case, port), the port defaulted by scheme.
@@ -120,49 +130,28 @@ mod tests {
     #[test]
     fn a_request_is_from_another_site_by_its_origin_or_its_fetch_metadata() {
         let base = "https://example.com/scanner";
-        let request = |headers: &[(&str, &str)]| Request {
-            method: "POST".into(),
-            path: "/scans".into(),
-            query: Vec::new(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            body: Vec::new(),
-            peer: "127.0.0.1:40000".parse().unwrap(),
+        let from_another_site = |origin, fetch_site| {
+            BrowserSays {
+                origin,
+                host: Some("127.0.0.1:40000"),
+                fetch_site,
+            }
+            .another_site(base)
         };
         // curl, a program, an old browser: no header says anything.
-        assert!(!from_another_site(&request(&[]), base));
+        assert!(!from_another_site(None, None));
         assert!(!from_another_site(
-            &request(&[
-                ("origin", "https://example.com"),
-                ("sec-fetch-site", "same-origin")
-            ]),
-            base
+            Some("https://example.com"),
+            Some("same-origin")
         ));
-        assert!(!from_another_site(
-            &request(&[("sec-fetch-site", "none")]),
-            base
-        ));
+        assert!(!from_another_site(None, Some("none")));
+        assert!(from_another_site(Some("https://evil.example"), None));
+        assert!(from_another_site(Some("null"), None));
+        assert!(from_another_site(None, Some("cross-site")));
+        assert!(from_another_site(None, Some("same-site")));
         assert!(from_another_site(
-            &request(&[("origin", "https://evil.example")]),
-            base
-        ));
-        assert!(from_another_site(&request(&[("origin", "null")]), base));
-        assert!(from_another_site(
-            &request(&[("sec-fetch-site", "cross-site")]),
-            base
-        ));
-        assert!(from_another_site(
-            &request(&[("sec-fetch-site", "same-site")]),
-            base
-        ));
-        assert!(from_another_site(
-            &request(&[
-                ("origin", "https://example.com"),
-                ("sec-fetch-site", "cross-site")
-            ]),
-            base
+            Some("https://example.com"),
+            Some("cross-site")
         ));
     }
 }

@@ -285,7 +285,7 @@ pub fn handle(api: &Api, request: &Request, _: &[&str]) -> Response {
         return Response::error(401, "unauthorized", message)
             .with_header("WWW-Authenticate", "Bearer realm=\"mcp\"");
     }
-    if crate::serve::origin::from_another_site(request, &api.config.base_url) {
+    if request.browser().another_site(&api.config.base_url) {
         let message =
             "requests to /mcp from another site's pages are refused (DNS rebinding protection)";
         return Response::error(403, "forbidden_origin", message);

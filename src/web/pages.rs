@@ -140,7 +140,7 @@ impl Api {
     /// `POST /scans`: the form's submission.
     pub(super) fn form_submission(&self, request: &Request, _: &[&str]) -> Response {
         // Another site's page could make its visitors submit scans through their browsers.
-        if crate::serve::origin::from_another_site(request, &self.config.base_url) {
+        if request.browser().another_site(&self.config.base_url) {
             let message = "This form only takes submissions from this site's own page.";
             return self.form_page(403, Some(message), "");
         }
