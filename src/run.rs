@@ -58,7 +58,7 @@ fn scan(
     let now = setup_process(&settings)?;
     // --prometheus-listen-port: serve the metrics until stopped instead of scanning once.
     if settings.exporter.is_some() {
-        return Ok(crate::serve::exporter::run(settings));
+        return Ok(crate::exporter::run(settings));
     }
     let budget = Budget::new(started, settings.time_budget);
     let mut scanner = settings.scanner(now, budget)?;

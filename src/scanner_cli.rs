@@ -114,7 +114,7 @@ where
                 Component::Serve,
                 "serve takes no arguments; the hosts to scan come with the requests",
             ),
-            crate::serve::service::serve,
+            crate::service::serve,
         ),
         "web" => run_server(
             line,
@@ -231,7 +231,7 @@ fn run_server(
         }
         let settings = Settings::resolve_for(&line, env, component).map_err(|e| e.0)?;
         setup_process(&settings)?;
-        serve(settings, crate::serve::signals::stop_flag()?)
+        serve(settings, crate::server::signals::stop_flag()?)
     };
     match served() {
         Ok(()) => Outcome::ok(String::new()),

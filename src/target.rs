@@ -189,6 +189,14 @@ impl Target {
         }
     }
 
+    /// What decides a scan of the target, as the scan service's cache and single flight and
+    /// the public API's records key it: names are lower-cased by the parser; the port counts as
+    /// written (a written port is used for HTTPS and plain HTTP alike, none means 443 then
+    /// 80); the scheme does not count, since transport selection decides it either way.
+    pub fn scan_key(&self) -> String {
+        format!("{}{}", self.display_name(), self.base_path)
+    }
+
     /// What outputs call the host: the host, plus `:port` only when a port was given
     /// (IPv6 is bracketed only then), and an IPv6 zone as `%zone`.
     pub fn display_name(&self) -> String {

@@ -506,7 +506,7 @@ impl Wizard<'_, '_> {
             self.secret("service.token", prompt)?;
             // The service's own rule, as `serve` applies it at start.
             let refusal = self.check().and_then(|s| {
-                crate::serve::service::check_token(s.scanner.listen, s.scanner.token.as_deref())
+                crate::server::token::check_token(s.scanner.listen, s.scanner.token.as_deref())
             });
             let Err(problem) = refusal else {
                 return Ok(());

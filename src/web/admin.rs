@@ -321,7 +321,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!(
             "css-admin-lift-{}-{}",
             std::process::id(),
-            crate::serve::service::new_uuid().unwrap()
+            crate::server::new_uuid().unwrap()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let store = store::sqlite::SqliteStore::open(dir.join("web.sqlite")).unwrap();

@@ -1,7 +1,7 @@
 //! The JSON API of the public scan service: submit (`POST /api/scans`), poll
 //! (`GET /api/scans/<uuid>`), export (`GET /api/scans/<uuid>/export/<format>`) and erase
 //! (`DELETE /api/scans/<uuid>`). Handlers take the request and the time and answer; the HTTP
-//! layer (`serve::http`) has already capped the request.
+//! layer (`server::http`) has already capped the request.
 //!
 //! Errors are `{"error": {"code", "message", "field"}}` (`field` only where one field is at
 //! fault); limits answer 429 with `Retry-After`; an unknown, expired or malformed uuid is 404
@@ -19,8 +19,8 @@ use super::schema::described;
 use super::store::{ScanRecord, ScanRequest, Status, Store};
 use super::worker::{Completed, Wakeup};
 use crate::clock::Clock;
-use crate::serve::http::{Request, Response};
-use crate::serve::service::{key_of, new_uuid};
+use crate::server::http::{Request, Response};
+use crate::server::new_uuid;
 use crate::target::Target;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -82,7 +82,7 @@ pub struct Api {
     /// Seats of the calls that wait for their scan while holding an HTTP worker (MCP
     /// `scan_instance`, `scan_instances`, their SSE streams): a bounded share of the workers,
     /// a few per client. A call without a seat answers at once with the queued scan's uuid.
-    pub waits: Arc<crate::serve::occupancy::Occupancy>,
+    pub waits: Arc<crate::server::occupancy::Occupancy>,
 }
 
 /// A refusal of the API: status, code, message and the field at fault.
@@ -561,7 +561,7 @@ impl Api {
             erase_hash: Some(erase_hash(&erase_key)),
             ..ScanRecord::queued(
                 uuid.clone(),
-                key_of(target),
+                target.scan_key(),
                 limits::network_key(client),
                 scan,
                 now,
@@ -653,7 +653,7 @@ impl Api {
         let record = self.record(uuid)?;
         let presented = erase_hash(erase_key);
         let fits = record.erase_hash.as_deref().is_some_and(|kept| {
-            crate::serve::http::constant_time_eq(presented.as_bytes(), kept.as_bytes())
+            crate::server::http::constant_time_eq(presented.as_bytes(), kept.as_bytes())
         });
         if !fits {
             let message = "this is not the erase key of this scan; only its submitter may erase it";

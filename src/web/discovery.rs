@@ -18,7 +18,7 @@ use super::api::{
 };
 use super::schema::{Schema, input, member};
 use super::store::{ScanRequest, Status};
-use crate::serve::http::{Operation, Response, Route};
+use crate::server::http::{Operation, Response, Route};
 use serde_json::{Map, Value, json};
 
 pub const AI_PATH: &str = "/.well-known/ai.json";
@@ -88,7 +88,7 @@ fn retried_error_response(description: &str) -> Value {
     response
 }
 
-/// What the HTTP layer (`serve::http`) answers before any route sees the request, so every
+/// What the HTTP layer (`server::http`) answers before any route sees the request, so every
 /// operation can get it: (status, the component that describes it).
 const TRANSPORT_ANSWERS: [(&str, &str); 8] = [
     ("400", "BadRequest"),

@@ -41,7 +41,7 @@ pub fn is_trusted(ip: IpAddr, trusted: &[(IpAddr, u8)]) -> bool {
     trusted.iter().any(|net| in_network(ip, *net))
 }
 
-pub use crate::serve::clients::{address_key, canonical, network_key};
+pub use crate::server::clients::{address_key, canonical, network_key};
 
 /// The client of a request: the socket's peer, unless the peer is a trusted proxy; then the
 /// nearest address of `X-Forwarded-For` that is not a trusted proxy itself (read from the
@@ -72,7 +72,7 @@ pub fn client_address(
 
 /// The client of `request` as [`client_address`] reads it, from every `X-Forwarded-For` line
 /// joined in the order received (the proxy nearest us wrote the last).
-pub fn client_of(request: &crate::serve::http::Request, trusted: &[(IpAddr, u8)]) -> IpAddr {
+pub fn client_of(request: &crate::server::http::Request, trusted: &[(IpAddr, u8)]) -> IpAddr {
     let lines = request.header_lines("x-forwarded-for");
     let joined = (!lines.is_empty()).then(|| lines.join(","));
     client_address(request.peer.ip(), joined.as_deref(), trusted)

@@ -16,7 +16,7 @@
 
 use super::store::ScanRecord;
 use crate::net::guard::{self, Pins};
-use crate::serve::occupancy::Occupancy;
+use crate::server::occupancy::Occupancy;
 use crate::target::{HostName, Target};
 use std::io;
 use std::net::{IpAddr, SocketAddr};

@@ -30,7 +30,7 @@ use super::store::{ScanRecord, ScanRequest, Status};
 use super::submission::MAX_TARGET_CHARS;
 use super::worker::Completed;
 use crate::report::{RemediationPlan, ScanResult, State, Status as FindingStatus};
-use crate::serve::http::{Request, Response};
+use crate::server::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -272,7 +272,7 @@ impl Sessions {
 
 fn sessions() -> std::sync::MutexGuard<'static, Sessions> {
     static SESSIONS: OnceLock<Mutex<Sessions>> = OnceLock::new();
-    crate::serve::lock(SESSIONS.get_or_init(Mutex::default))
+    crate::server::lock(SESSIONS.get_or_init(Mutex::default))
 }
 
 /// The answer to a request for `/mcp`, whatever its method (`web::routes` routes them all
@@ -453,7 +453,7 @@ fn initialize(api: &Api, request: &Request, id: Value, params: Option<&Value>) -
             return rpc_error(503, id, INTERNAL_ERROR, message).with_header("Retry-After", "10");
         }
     }
-    let session = match crate::serve::service::new_uuid() {
+    let session = match crate::server::new_uuid() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("check-storage-scanner web: mcp: {e}");

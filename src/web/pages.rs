@@ -16,7 +16,7 @@ use super::api::{Api, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::Status;
 use super::worker::Completed;
 use crate::report::{Finding, Form, ScanResult, Snippet, Status as FindingStatus};
-use crate::serve::http::{Request, Response, parse_form};
+use crate::server::http::{Request, Response, parse_form};
 
 /// Every page's policy: our own style sheet, script and form target only.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; \

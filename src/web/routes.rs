@@ -1,12 +1,12 @@
 //! Every route of the public scan API (`check-storage-scanner web`), in one table of
-//! `serve::http`: the JSON API (`api`), MCP (`mcp`), the discovery documents (`discovery`) and
+//! `server::http`: the JSON API (`api`), MCP (`mcp`), the discovery documents (`discovery`) and
 //! the pages (`pages`). The table is the only place that knows them all; the modules it names
 //! do not name each other to route.
 
 use super::api::Api;
 use super::discovery::{self, Mcp};
 use super::{mcp, pages, store};
-use crate::serve::http::{self, Request, Response, Route};
+use crate::server::http::{self, Request, Response, Route};
 
 /// GET, and HEAD answered with the head of the GET answer.
 const GET: &[&str] = &["GET", "HEAD"];

@@ -16,8 +16,8 @@ use crate::output::sarif;
 use crate::redact;
 use crate::report::{ScanResult, Status as FindingStatus, SubmitterWaivers, WaiverReport};
 use crate::scanner::RenewedMemory;
-use crate::serve::http::{ConnectionCap, Limits, Request, Response, Server};
-use crate::serve::occupancy::Occupancy;
+use crate::server::http::{ConnectionCap, Limits, Request, Response, Server};
+use crate::server::occupancy::Occupancy;
 use crate::settings::options::Program;
 use crate::settings::{Settings, WebSettings};
 use crate::target::Target;
@@ -208,12 +208,12 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         web.workers,
         redact::apply(&spec),
     );
-    crate::serve::announce_listening(&settings.warnings, server.local_addr());
+    crate::server::announce_listening(&settings.warnings, server.local_addr());
     // The form and /mcp judge Origin themselves (a page of their own, a JSON-RPC error); the
     // JSON API takes only application/json, which another site's page cannot send unasked.
-    let same_host = crate::serve::http::SameHost {
+    let same_host = crate::server::http::SameHost {
         check_origin: false,
-        ..crate::serve::http::SameHost::of(server.local_addr(), web.base_url.as_deref())
+        ..crate::server::http::SameHost::of(server.local_addr(), web.base_url.as_deref())
     };
     let per_client = ClientShare::new(web.connections_per_address, &web.trusted_proxies);
     server.cap_connections(per_client.connections()).run(
@@ -318,10 +318,10 @@ pub fn check_mcp_token(token: &str) -> Result<(), String> {
     const GIVE: &str = "give --mcp-token (COS_WEB_MCP_TOKEN, web.mcp_token) a random value of at \
                         least 32 characters (openssl rand -hex 32) as a secret reference such as \
                         secret://mcp-token";
-    if token.chars().count() < crate::serve::service::MIN_TOKEN_CHARS {
+    if token.chars().count() < crate::server::token::MIN_TOKEN_CHARS {
         return Err(format!(
             "refusing to start: the MCP token is shorter than {} characters; {GIVE}",
-            crate::serve::service::MIN_TOKEN_CHARS
+            crate::server::token::MIN_TOKEN_CHARS
         ));
     }
     if token.chars().any(|c| c.is_whitespace() || c.is_control()) {

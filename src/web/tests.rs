@@ -11,7 +11,7 @@ use super::worker::Completed;
 use super::worker::{Pool, RecordScan, Wakeup};
 use crate::clock::Clock;
 use crate::report::ScanResult;
-use crate::serve::http::{Request, Response};
+use crate::server::http::{Request, Response};
 use serde_json::{Value, json};
 
 /// The result document a fake scan completes with.
@@ -64,7 +64,7 @@ fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> 
     let dir = std::env::temp_dir().join(format!(
         "web-api-{name}-{}-{}",
         std::process::id(),
-        crate::serve::service::new_uuid().unwrap()
+        crate::server::new_uuid().unwrap()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.join("web.sqlite")).unwrap());
@@ -87,7 +87,7 @@ fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> 
         },
         check_target: check,
         wakeup: Arc::new(Wakeup::default()),
-        waits: crate::serve::occupancy::Occupancy::new(
+        waits: crate::server::occupancy::Occupancy::new(
             super::server::WAITING_CALLS_PER_CLIENT,
             Some(super::server::WAITING_CALLS),
         ),

@@ -310,7 +310,7 @@ impl RedisStore {
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
-        crate::serve::lock(&self.idle)
+        crate::server::lock(&self.idle)
     }
 
     /// An idle connection, or a new one (connecting within `timeout`).

@@ -34,7 +34,7 @@ impl Lender {
         let wait = until.saturating_duration_since(Instant::now());
         let (mut slot, _) = self
             .returned
-            .wait_timeout_while(crate::serve::lock(&self.slot), wait, |slot| slot.is_none())
+            .wait_timeout_while(crate::server::lock(&self.slot), wait, |slot| slot.is_none())
             .unwrap_or_else(|e| e.into_inner());
         slot.take().map(|connection| Loan {
             lender: self,
@@ -59,7 +59,7 @@ impl std::ops::DerefMut for Loan<'_> {
 impl Drop for Loan<'_> {
     fn drop(&mut self) {
         // A call that panicked left no transaction open (it rolls back on drop).
-        *crate::serve::lock(&self.lender.slot) = self.connection.take();
+        *crate::server::lock(&self.lender.slot) = self.connection.take();
         self.lender.returned.notify_one();
     }
 }

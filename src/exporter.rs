@@ -19,7 +19,7 @@
 //! completed `_last_round_timestamp_seconds` and `_last_round_duration_seconds`.
 //!
 //! Other paths: `/` points at `/metrics`, `/healthz` answers 200 while the process serves;
-//! anything else is 404, methods other than GET and HEAD 405, as JSON errors of `serve::http`
+//! anything else is 404, methods other than GET and HEAD 405, as JSON errors of `server::http`
 //! (its route table, [`ROUTES`]).
 
 use crate::budget::Budget;
@@ -29,8 +29,8 @@ use crate::process::Outcome;
 use crate::redact;
 use crate::report::ScanResult;
 use crate::scanner::RenewedMemory;
-use crate::serve::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
-use crate::serve::{lock, signals};
+use crate::server::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
+use crate::server::{lock, signals};
 use crate::settings::{Settings, UpdateSource};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -44,7 +44,7 @@ pub const FIRST_SCRAPE_WAIT: Duration = Duration::from_secs(8);
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// HTTP workers: scrapes are answered from memory (only those of the first round wait), so
-/// the cost of a worker is a thread. With the four queue places of each (`serve::http`), 80
+/// the cost of a worker is a thread. With the four queue places of each (`server::http`), 80
 /// scrapes read at once get the metrics, the next a 503 with `Retry-After`.
 const WORKERS: usize = 16;
 /// Connections one client (an address, an IPv6 /64) holds at once: a Prometheus with many
@@ -121,7 +121,7 @@ fn serve(settings: Settings) -> Result<(), String> {
         scan_round(settings, pool),
         stop.clone(),
     );
-    let same_host = crate::serve::http::SameHost::of(server.local_addr(), None);
+    let same_host = crate::server::http::SameHost::of(server.local_addr(), None);
     let cap = ConnectionCap::by_address(CONNECTIONS_PER_CLIENT, 2 * CONNECTIONS_PER_CLIENT);
     server.cap_connections(cap).run(
         WORKERS,

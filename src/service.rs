@@ -1,4 +1,4 @@
-//! The scan service (`check-storage-scanner serve`): a route table over `serve::http` that scans
+//! The scan service (`check-storage-scanner serve`): a route table over `server::http` that scans
 //! with the plugin's own pipeline (`crate::scanner`) and caches each host's result.
 //!
 //! - **Token.** A token, when configured, guards every `/api/` route (`Authorization: Bearer`,
@@ -20,28 +20,24 @@
 //! The service scans whatever host a request names, loopback and private addresses included:
 //! it is the operator's own scanner. The token is what keeps others from using it.
 
-use super::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
-use super::lock;
 use crate::budget::Budget;
 use crate::clock::Now;
 use crate::redact;
 use crate::scanner::RenewedMemory;
+use crate::server::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
+use crate::server::token::check_token;
+use crate::server::{lock, new_uuid};
 use crate::settings::Settings;
 use crate::settings::options::Program;
 use crate::target::Target;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
-use std::io::Read;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The token shipped in `packaging/check-storage-scanner.sample.yml`: never accepted.
-pub const PLACEHOLDER_TOKEN: &str = "replace-me-with-a-random-scanner-token";
-/// The shortest token the service starts with.
-pub const MIN_TOKEN_CHARS: usize = 32;
 /// Connections handled at once. `GET /api/scan` holds its connection for the scan, so there
 /// are more of these than scan workers; waiting connections queue four times as many.
 pub const HTTP_WORKERS: usize = 64;
@@ -66,33 +62,6 @@ pub const WAIT_MARGIN: Duration = Duration::from_secs(5);
 const BUSY_RETRY_AFTER: &str = "10";
 /// `realm` of the `WWW-Authenticate` challenge.
 const REALM: &str = "check-storage-scanner";
-
-/// Why the service must not start with this listen address and token. The message never
-/// carries the token.
-pub fn check_token(listen: IpAddr, token: Option<&str>) -> Result<(), String> {
-    const GIVE: &str = "give --token (COS_SERVICE_TOKEN, service.token) a random value of at \
-                        least 32 characters (openssl rand -hex 32) as a secret reference such \
-                        as secret://scanner-token or with the _file suffix";
-    match token {
-        None if !listen.is_loopback() => Err(format!(
-            "refusing to listen on {listen} without a token: any address but loopback needs \
-             one; {GIVE}"
-        )),
-        None => Ok(()),
-        Some(t) if t == PLACEHOLDER_TOKEN => Err(format!(
-            "refusing to start: the token is the placeholder shipped in \
-             check-storage-scanner.sample.yml; {GIVE}"
-        )),
-        Some(t) if t.chars().count() < MIN_TOKEN_CHARS => Err(format!(
-            "refusing to start: the token is shorter than {MIN_TOKEN_CHARS} characters; {GIVE}"
-        )),
-        Some(t) if t.chars().any(|c| c.is_whitespace() || c.is_control()) => Err(format!(
-            "refusing to start: the token holds white space or control characters, which an \
-             Authorization header cannot carry; {GIVE}"
-        )),
-        Some(_) => Ok(()),
-    }
-}
 
 /// What a scan produced: the result document (JSON, secrets already redacted) and whether it
 /// may be served from the cache (not when the scan failed).
@@ -157,9 +126,9 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         wait_limit: settings.time_budget + WAIT_MARGIN,
     };
     // Said once bound: a request sent now waits in the listener's queue until the workers run.
-    super::announce_listening(&settings.warnings, server.local_addr());
+    crate::server::announce_listening(&settings.warnings, server.local_addr());
     let service = Service::start(config, pipeline(Arc::new(settings)));
-    let same_host = super::http::SameHost::of(server.local_addr(), None);
+    let same_host = http::SameHost::of(server.local_addr(), None);
     let cap = ConnectionCap::by_address(CONNECTIONS_PER_CLIENT, 2 * CONNECTIONS_PER_CLIENT);
     server.cap_connections(cap).run(
         HTTP_WORKERS,
@@ -402,7 +371,7 @@ impl Service {
     /// The job that answers a request for `target`: the one in flight, the cached one (unless
     /// `fresh`), or a new one on the queue; the answer 503 when the queue is full.
     fn join(&self, target: Target, fresh: bool) -> Result<Arc<Job>, Response> {
-        let key = key_of(&target);
+        let key = target.scan_key();
         let now = Instant::now();
         let mut state = lock(&self.shared.state);
         self.shared.sweep(&mut state, now);
@@ -485,30 +454,6 @@ fn scan_worker(shared: &Shared, waiting: &Mutex<Receiver<Arc<Job>>>, scan: &Scan
         };
         shared.finish(&job, outcome, cacheable);
     }
-}
-
-/// The cache and single-flight key: what decides a scan of the target. Names are lower-cased
-/// by the parser; the port counts as written (a written port is used for HTTPS and plain HTTP
-/// alike, none means 443 then 80); the scheme does not count, since transport selection
-/// decides it either way.
-pub fn key_of(target: &Target) -> String {
-    format!("{}{}", target.display_name(), target.base_path)
-}
-
-/// A random (version 4) uuid from the kernel's generator: never sequential, never guessable.
-pub fn new_uuid() -> Result<String, String> {
-    let mut b = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| format!("cannot read /dev/urandom for a uuid: {e}"))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    // 8-4-4-4-12 hex digits: the dashes go in from the last.
-    let mut uuid = crate::text::hex(&b);
-    for at in [20, 16, 12, 8] {
-        uuid.insert(at, '-');
-    }
-    Ok(uuid)
 }
 
 /// Every route of the service. `/api/` routes need the token when one is configured.
@@ -734,33 +679,6 @@ mod tests {
             wait_limit: Duration::from_secs(10),
         };
         (Service::start(config, scan), scans)
-    }
-
-    #[test]
-    fn token_rules() {
-        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
-        let v6_loopback: IpAddr = "::1".parse().unwrap();
-        let any: IpAddr = "0.0.0.0".parse().unwrap();
-        let good = "0123456789abcdef0123456789abcdef";
-        assert!(check_token(loopback, None).is_ok());
-        assert!(check_token(v6_loopback, None).is_ok());
-        assert!(check_token(any, Some(good)).is_ok());
-        let e = check_token(any, None).unwrap_err();
-        assert!(
-            e.starts_with("refusing to listen on 0.0.0.0 without a token"),
-            "{e}"
-        );
-        for (token, says) in [
-            (&good[1..], "shorter than 32 characters"),
-            (PLACEHOLDER_TOKEN, "placeholder"),
-            ("0123456789abcdef 0123456789abcdef", "white space"),
-        ] {
-            for listen in [loopback, any] {
-                let e = check_token(listen, Some(token)).unwrap_err();
-                assert!(e.contains(says), "{e}");
-                assert!(!e.contains(token), "the token is never printed: {e}");
-            }
-        }
     }
 
     #[test]
