@@ -19,6 +19,7 @@
 //! baseline. `recordedAt` and the configuration fingerprint stay as recorded.
 
 use crate::capped::{self, Reader, Shallow};
+use crate::checks;
 use crate::files::{self, Kind};
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, State, Status};
@@ -501,7 +502,7 @@ fn end_of_life(result: &ScanResult) -> bool {
         || result
             .findings
             .iter()
-            .any(|f| f.id == "eol" && f.status == Status::Failed)
+            .any(|f| f.id == checks::EOL.id && f.status == Status::Failed)
 }
 
 fn recorded(result: &ScanResult) -> HostEntry {
@@ -577,12 +578,12 @@ fn explain(
     let mut all = Vec::new();
     for id in new_findings {
         let spec_id = crate::checks::spec(id).map(|s| s.id).unwrap_or(id.as_str());
-        let advisory = id.strip_prefix("vulnerability:");
+        let advisory = checks::VULNERABILITY.member_of(id);
         // The version's standing (an advisory, end of life) of another release: the instance
         // changed.
         let c = if let Some(upgrade) = upgraded
             .as_ref()
-            .filter(|_| advisory.is_some() || id == "eol")
+            .filter(|_| advisory.is_some() || id == checks::EOL.id)
         {
             change(id, Cause::Instance, upgrade.clone())
         } else if let Some(advisory) = advisory {
@@ -605,7 +606,7 @@ fn explain(
                         .unwrap_or("an unknown date"),
                 ),
             )
-        } else if id == "eol" {
+        } else if id == checks::EOL.id {
             change(id, Cause::Knowledge, detail_of(id))
         } else if then.waived.contains(id) {
             change(

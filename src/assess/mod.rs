@@ -244,7 +244,7 @@ pub fn assess(input: Input) -> ScanResult {
     if rules.insecure
         && findings
             .iter()
-            .any(|f| f.id == "tlsTrusted" && f.status == Status::Failed)
+            .any(|f| f.id == checks::transport::TLS_TRUSTED.id && f.status == Status::Failed)
     {
         notes.push(
             "--insecure: the untrusted certificate chain is listed but does not count".into(),

@@ -9,6 +9,7 @@
 
 use crate::assess::waivers;
 use crate::capped::{self, Listed, Reader, Shallow};
+use crate::checks;
 use crate::files::{self, Kind};
 use crate::report::{Cause, Finding, Role, ScanResult, State, Status, grade};
 use serde::de::{self, Deserialize, Deserializer, MapAccess};
@@ -202,12 +203,12 @@ fn forbidden_present(pattern: &str, result: &ScanResult) -> Option<String> {
 /// and its aliases (with and without the prefix).
 fn names(finding: &Finding, result: &ScanResult) -> Vec<String> {
     let mut names = vec![finding.id.clone()];
-    if let Some(advisory) = finding.id.strip_prefix("vulnerability:") {
+    if let Some(advisory) = checks::VULNERABILITY.member_of(&finding.id) {
         names.push(advisory.to_string());
         for v in result.vulnerabilities.iter().filter(|v| v.id == advisory) {
             for alias in &v.aliases {
                 names.push(alias.clone());
-                names.push(format!("vulnerability:{alias}"));
+                names.push(checks::VULNERABILITY.member(alias).as_str().to_string());
             }
         }
     }

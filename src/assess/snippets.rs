@@ -512,7 +512,7 @@ fn hsts(ctx: &Ctx, preload: bool) -> Vec<Part> {
     }
     let mut parts = set_header(
         ctx,
-        "Strict-Transport-Security",
+        checks::headers::STRICT_TRANSPORT_SECURITY.id,
         value,
         Some(("hsts", rank)),
         &traefik,

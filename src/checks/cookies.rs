@@ -5,7 +5,7 @@
 //! Cookies that are being deleted carry nothing to protect and are left out, except for the
 //! prefix rules, which browsers enforce on deletions too. No cookie seen, no finding.
 
-use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, Unmeasured, finding};
 use crate::net::http::Scheme;
 use crate::probe::Measurements;
 use crate::probe::status::printable;
@@ -23,8 +23,15 @@ const COOKIE_ROW: CheckSpec = CheckSpec {
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],
+    when_absent: no_cookie_seen,
     ..CheckSpec::ROW
 };
+
+/// No finding after answers came: no answer set a cookie.
+fn no_cookie_seen(_: Option<&str>, m: &Measurements) -> Option<String> {
+    let answered = m.every_answer().next().is_some();
+    answered.then(|| "no answer sets a cookie".into())
+}
 
 pub static COOKIE_SECURE: CheckSpec = CheckSpec {
     id: "cookieSecure",
@@ -34,6 +41,12 @@ pub static COOKIE_SECURE: CheckSpec = CheckSpec {
                   proxy_cookie_flags ~ secure, or in the application that sets it) so the \
                   browser never sends it over plain HTTP.",
     fix: Fix::Cookie(CookieAttribute::Secure),
+    // Over plain HTTP the transport is the finding (`httpsAvailable`), not the attribute.
+    when_absent: |_, m| match m.endpoint.scheme {
+        Scheme::Https => no_cookie_seen(None, m),
+        Scheme::Http => None,
+    },
+    unmeasured: &[Unmeasured::OverPlainHttp],
     ..COOKIE_ROW
 };
 

@@ -8,12 +8,12 @@
 //! for one.
 
 use super::exposure::is_catch_all;
-use super::{CheckSpec, Fix, INSTANCE, Measure, MemberId, finding};
+use super::{CheckSpec, Fix, INSTANCE, Measure, Member, MemberId, Members, Unmeasured, finding};
 use crate::capped::{self, Read, Reader, Shallow};
 use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
-use crate::probe::{Measurements, plan};
+use crate::probe::{self, Measurements, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 use serde::de::{self, MapAccess, SeqAccess};
@@ -42,6 +42,16 @@ pub static DEBUG_PORT: CheckSpec = CheckSpec {
                   at the firewall.",
     verified_by: &[Measure::DebugPorts],
     fix: Fix::DebugPort,
+    // The configured ports are known once the family is.
+    members: Some(Members {
+        listed: None,
+        named: |port| {
+            let port = port_number(port)?;
+            let listener = format!("{}{port}", probe::DEBUG_PORT);
+            Some(Member::measured_by(port.to_string(), &[&listener]))
+        },
+    }),
+    unmeasured: &[Unmeasured::NoDebugPort],
     ..DEBUG_ROW
 };
 
@@ -63,6 +73,18 @@ pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
         Measure::DebugPorts,
     ],
     fix: Fix::DebugEndpoint,
+    members: Some(Members {
+        listed: None,
+        named: debug_endpoint_member,
+    }),
+    when_absent: |member, m| {
+        // `<port><path>` on a port that was probed and is not open: nothing serves the path.
+        let (port, path) = port_and_path(member?)?;
+        let probed = m.debug_ports.iter().flatten().find(|p| p.port == port)?;
+        (probed.state != PortState::Open)
+            .then(|| format!("port {port} is not open, so {path} is not reachable there"))
+    },
+    unmeasured: &[Unmeasured::NoDebugPort],
     advice: &[(
         ProductFamily::InfiniteScale,
         "Keep the debug handlers off the network: bind the debug listeners to loopback \
@@ -76,6 +98,30 @@ pub static DEBUG_ENDPOINT: CheckSpec = CheckSpec {
 };
 
 pub static ROWS: &[&CheckSpec] = &[&DEBUG_PORT, &DEBUG_ENDPOINT];
+
+fn port_number(text: &str) -> Option<u16> {
+    text.parse::<u16>().ok().filter(|p| *p > 0)
+}
+
+/// `9205/config` of `debugEndpoint:9205/config`: a handler on a debug port.
+fn port_and_path(member: &str) -> Option<(u16, &str)> {
+    let (port, path) = member.split_at(member.find('/')?);
+    Some((port_number(port)?, path))
+}
+
+/// `debugEndpoint:<path>` on the public address, or `debugEndpoint:<port><path>` on a debug
+/// port.
+fn debug_endpoint_member(member: &str) -> Option<Member> {
+    if plan::PUBLIC_DEBUG_PATHS.contains(&member) {
+        let probe = format!("{}{member}", plan::PUBLIC_DEBUG);
+        return Some(Member::measured_by(member, &[plan::BASELINE, &probe]));
+    }
+    let (port, path) = port_and_path(member)?;
+    let listener = format!("{}{port}", probe::DEBUG_PORT);
+    plan::PUBLIC_DEBUG_PATHS
+        .contains(&path)
+        .then(|| Member::measured_by(format!("{port}{path}"), &[&listener]))
+}
 
 /// The handlers judged on every open debug port, in finding order.
 const JUDGED_PATHS: &[&str] = &["/config", "/metrics", "/debug/pprof/"];
@@ -242,7 +288,7 @@ fn public_paths(m: &Measurements) -> Vec<Finding> {
     let mut findings = Vec::new();
     for path in plan::PUBLIC_DEBUG_PATHS {
         let id = DEBUG_ENDPOINT.member(path);
-        let Some(observation) = m.http.get(id.as_str()) else {
+        let Some(observation) = m.http.get(&format!("{}{path}", plan::PUBLIC_DEBUG)) else {
             continue;
         };
         let where_ = format!("{path} on the public address");
@@ -1042,7 +1088,7 @@ mod tests {
         );
         for (path, answer) in answers {
             m.http
-                .insert(format!("debugEndpoint:{path}"), answer.clone());
+                .insert(format!("{}{path}", plan::PUBLIC_DEBUG), answer.clone());
         }
         m
     }
@@ -1148,11 +1194,11 @@ mod tests {
     fn without_a_baseline_the_content_decides() {
         let mut m = measurements();
         m.http.insert(
-            "debugEndpoint:/metrics".into(),
+            format!("{}/metrics", plan::PUBLIC_DEBUG),
             Ok(fixture("opencloud-4.0.0/public-metrics.txt")),
         );
         m.http.insert(
-            "debugEndpoint:/config".into(),
+            format!("{}/config", plan::PUBLIC_DEBUG),
             Ok(fixture(&format!("{DEBUG_4}/9205-config.txt"))),
         );
         let findings = evaluate(&m);

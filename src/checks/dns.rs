@@ -6,7 +6,7 @@
 //! and DNSSEC; CAA also needs a certificate a publicly trusted CA issued, the only kind CAA
 //! binds.
 
-use super::{CheckSpec, DNS_ZONE, Fix, Measure, Verdict, finding, verdict};
+use super::{CheckSpec, DNS_ZONE, Fix, Measure, Unmeasured, Verdict, finding, verdict};
 use crate::net::HttpsObservation;
 use crate::net::dns::{
     CaaLookup, CaaRecord, DnssecLookup, DnssecZone, algorithm_name, special_use,
@@ -33,6 +33,9 @@ const DNS_ROW: CheckSpec = CheckSpec {
 
 pub static CAA_RECORD: CheckSpec = CheckSpec {
     id: "caaRecord",
+    unmeasured: &[Unmeasured::Because(
+        "CAA records are looked up for DNS names only",
+    )],
     title: "A CAA record names the CAs that may issue certificates for the name",
     remediation: "Publish a CAA record on the name or its domain naming the CA that issues \
                   the instance's certificate (e.g. `example.com. CAA 0 issue \
@@ -44,6 +47,9 @@ pub static CAA_RECORD: CheckSpec = CheckSpec {
 
 pub static DNSSEC: CheckSpec = CheckSpec {
     id: "dnssec",
+    unmeasured: &[Unmeasured::Because(
+        "DNSSEC is looked up for DNS names only",
+    )],
     title: "The name's DNS zone is signed (DNSSEC) and its parent publishes DS for it",
     remediation: "Sign the zone holding the name (in BIND `dnssec-policy default;` on the \
                   zone, or the DNS host's DNSSEC switch), then publish the key-signing \

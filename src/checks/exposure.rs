@@ -5,11 +5,11 @@
 //! "exposed" because it answered 200: an answer must differ from the catch-all page (the answer
 //! to a random path) and look like the thing itself.
 
-use super::{Check, CheckSpec, Fix, Measure, REVERSE_PROXY, finding};
+use super::{Check, CheckSpec, Fix, Measure, Member, Members, REVERSE_PROXY, finding};
 use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::status::{body_size, printable};
-use crate::probe::{Measurements, Observation, plan};
+use crate::probe::{self, Measurements, Observation, plan};
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -38,6 +38,19 @@ pub static EXPOSED: CheckSpec = CheckSpec {
         Measure::Probes(plan::EXPOSED),
     ],
     fix: Fix::DenyPath,
+    members: Some(Members {
+        listed: Some(|| {
+            plan::exposed_files()
+                .into_iter()
+                .map(String::from)
+                .collect()
+        }),
+        named: |path| {
+            let probe = format!("{}{path}", plan::EXPOSED);
+            let known = plan::exposed_files().contains(&path);
+            known.then(|| Member::measured_by(path, &[plan::BASELINE, &probe]))
+        },
+    }),
     ..EXPOSURE_ROW
 };
 
@@ -66,6 +79,15 @@ pub static AUTHENTICATION: CheckSpec = CheckSpec {
                   answer them without authentication.",
     documentation: EXPOSURE_DOCS,
     verified_by: &[Measure::Probe(plan::BASELINE), Measure::Probes(plan::AUTH)],
+    members: Some(Members {
+        listed: Some(|| probe::distinct(plan::AUTHENTICATION.iter().map(|c| c.3.to_string()))),
+        named: |path| {
+            let calls = plan::AUTHENTICATION.iter().filter(|call| call.3 == path);
+            let keys: Vec<&str> = calls.map(|call| call.0).collect();
+            let keys = [&[plan::BASELINE][..], &keys].concat();
+            (keys.len() > 1).then(|| Member::measured_by(path, &keys))
+        },
+    }),
     ..EXPOSURE_ROW
 };
 
@@ -118,8 +140,32 @@ pub static VERSION_DISCLOSURE: CheckSpec = CheckSpec {
     documentation: VERSION_DISCLOSURE_DOCS,
     verified_by: &[Measure::EveryAnswer],
     fix: Fix::StripVersionHeader,
+    // The headers are known once the answers are.
+    members: Some(Members {
+        listed: None,
+        named: |name| {
+            is_header_name(name).then(|| Member {
+                detail: canonical_header_name(name),
+                keys: Vec::new(),
+                every_answer: true,
+            })
+        },
+    }),
+    when_absent: |header, m| {
+        let header = header?;
+        let answered = m.every_answer().next().is_some();
+        answered.then(|| format!("no answer discloses a version in {header} any more"))
+    },
     ..EXPOSURE_ROW
 };
+
+/// An HTTP header name (RFC 9110 token characters).
+fn is_header_name(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
 
 pub static ROWS: &[&CheckSpec] = &[
     &EXPOSED,
@@ -218,7 +264,7 @@ fn exposed_files(m: &Measurements) -> Vec<Finding> {
         .into_iter()
         .filter_map(|path| {
             let id = EXPOSED.member(path);
-            let observation = m.http.get(id.as_str())?;
+            let observation = m.http.get(&format!("{}{path}", plan::EXPOSED))?;
             let r = match observation {
                 Err(e) => return Some(network_limited(&id, e)),
                 Ok(r) => r,
@@ -289,16 +335,17 @@ fn refused(answer: &Response, base: Option<&Response>) -> Option<bool> {
 
 fn authentication(m: &Measurements) -> Vec<Finding> {
     let base = m.answer(plan::BASELINE);
-    let mut ids: Vec<&str> = plan::AUTHENTICATION
+    let mut paths: Vec<&str> = plan::AUTHENTICATION
         .iter()
-        .map(|(_, _, _, id)| *id)
+        .map(|(_, _, _, path)| *path)
         .collect();
-    ids.dedup();
-    ids.into_iter()
-        .filter_map(|id| {
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter_map(|path| {
             let answers: Vec<(&str, &Observation)> = plan::AUTHENTICATION
                 .iter()
-                .filter(|(_, _, _, fid)| *fid == id)
+                .filter(|(_, _, _, judged)| *judged == path)
                 .filter_map(|(key, method, _, _)| m.http.get(*key).map(|o| (*method, o)))
                 .collect();
             if answers.is_empty() {
@@ -318,7 +365,6 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
                 .iter()
                 .filter(|(_, o)| matches!(o, Ok(r) if refused(r, base).is_some()))
                 .count();
-            let path = id.trim_start_matches("authentication:");
             let member = AUTHENTICATION.member(path);
             let mut f = if !served.is_empty() {
                 let detail = format!("{path}: {}", served.join("; "));
@@ -333,7 +379,7 @@ fn authentication(m: &Measurements) -> Vec<Finding> {
                 finding(&member, Status::Indeterminate, detail)
             };
             // User lists and files are critical; the caller's own profile is high.
-            if id.ends_with("/cloud/user") || id.ends_with("/me") {
+            if path.ends_with("/cloud/user") || path.ends_with("/me") {
                 f.severity = Severity::High;
             }
             Some(f)

@@ -1,7 +1,9 @@
 //! Security headers of the page a browser loads (`GET /`), evaluated as hardening measures
 //! with `--check-hardening`. They never cap the rating; a missing one turns OK into WARNING.
 
-use super::{CheckSpec, Fix, INSTANCE, Measure, REVERSE_PROXY, Verdict, finding, verdict};
+use super::{
+    AcrossNodes, CheckSpec, Fix, INSTANCE, Measure, REVERSE_PROXY, Verdict, finding, verdict,
+};
 use crate::family::ProductFamily;
 use crate::net::HttpsObservation;
 use crate::net::http::Response;
@@ -25,6 +27,7 @@ const HEADER_ROW: CheckSpec = CheckSpec {
 
 pub static STRICT_TRANSPORT_SECURITY: CheckSpec = CheckSpec {
     id: "Strict-Transport-Security",
+    across_nodes: AcrossNodes::Header("Strict-Transport-Security"),
     severity: Severity::Medium,
     title: "HSTS is sent",
     remediation: "Send Strict-Transport-Security: max-age=31536000; includeSubDomains from the \
@@ -53,6 +56,7 @@ pub static HSTS_PRELOAD: CheckSpec = CheckSpec {
 
 pub static CONTENT_SECURITY_POLICY: CheckSpec = CheckSpec {
     id: "Content-Security-Policy",
+    across_nodes: AcrossNodes::Header("Content-Security-Policy"),
     severity: Severity::Medium,
     title: "A Content-Security-Policy is sent",
     remediation: "Keep OpenCloud's built-in Content-Security-Policy and make sure the reverse \
@@ -82,6 +86,7 @@ pub static CSP_WITHOUT_UNSAFE_INLINE: CheckSpec = CheckSpec {
 
 pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Content-Type-Options",
+    across_nodes: AcrossNodes::Header("X-Content-Type-Options"),
     severity: Severity::Low,
     title: "MIME sniffing is disabled",
     remediation: "Send X-Content-Type-Options: nosniff.",
@@ -96,6 +101,7 @@ pub static X_CONTENT_TYPE_OPTIONS: CheckSpec = CheckSpec {
 
 pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
     id: "X-Frame-Options",
+    across_nodes: AcrossNodes::Header("X-Frame-Options"),
     severity: Severity::Medium,
     title: "Framing by other sites is refused",
     remediation: "Send X-Frame-Options: SAMEORIGIN (or DENY), or a CSP frame-ancestors \
@@ -111,6 +117,7 @@ pub static X_FRAME_OPTIONS: CheckSpec = CheckSpec {
 
 pub static REFERRER_POLICY: CheckSpec = CheckSpec {
     id: "Referrer-Policy",
+    across_nodes: AcrossNodes::Header("Referrer-Policy"),
     severity: Severity::Low,
     title: "A restrictive Referrer-Policy is sent",
     remediation: "Send Referrer-Policy: strict-origin-when-cross-origin (or stricter).",
@@ -125,6 +132,7 @@ pub static REFERRER_POLICY: CheckSpec = CheckSpec {
 
 pub static PERMISSIONS_POLICY: CheckSpec = CheckSpec {
     id: "Permissions-Policy",
+    across_nodes: AcrossNodes::Header("Permissions-Policy"),
     severity: Severity::Low,
     title: "Browser features the app does not use are switched off",
     remediation: "Send Permissions-Policy from the reverse proxy, e.g. camera=(), microphone=(), \

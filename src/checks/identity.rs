@@ -2,7 +2,10 @@
 //! basic auth (decided by a real credential, never by the `Basic` challenge that every default
 //! instance sends), and the identity provider's discovery document.
 
-use super::{CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, Verdict, finding, verdict};
+use super::{
+    AcrossNodes, CheckSpec, Fix, IDENTITY_PROVIDER, INSTANCE, Measure, Unmeasured, Verdict,
+    finding, verdict,
+};
 use crate::family::{DemoAccount, ProductFamily};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
@@ -19,6 +22,9 @@ const SIGN_IN_ROW: CheckSpec = CheckSpec {
 
 pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
     id: "loginThrottling",
+    unmeasured: &[Unmeasured::Because(
+        "not tried: the discovery document names no built-in identity provider",
+    )],
     role: Role::Observation,
     severity: Severity::Low,
     title: "Repeated failed sign-ins are throttled (--login-throttling; never rated)",
@@ -32,6 +38,7 @@ pub static LOGIN_THROTTLING: CheckSpec = CheckSpec {
 
 pub static DEMO_USERS_DISABLED: CheckSpec = CheckSpec {
     id: "demoUsersDisabled",
+    across_nodes: AcrossNodes::DemoSignIn,
     severity: Severity::Critical,
     title: "Published demo accounts cannot sign in",
     remediation: "Delete the demo accounts (dennis, margaret, alan, lynn, mary) and set \
@@ -71,6 +78,9 @@ pub static BASIC_AUTH_DISABLED: CheckSpec = CheckSpec {
 
 pub static IDENTITY_PROVIDER_CONSISTENT: CheckSpec = CheckSpec {
     id: "identityProviderConsistent",
+    unmeasured: &[Unmeasured::Because(
+        "no OpenID discovery document was served",
+    )],
     severity: Severity::Medium,
     title: "The identity provider's endpoints share its issuer's origin and use HTTPS",
     remediation: "Set OC_URL (or the external provider's issuer) to the public https:// \

@@ -48,6 +48,78 @@ pub struct CheckSpec {
     /// Remediation for a product family whose settings or behaviour differ from what
     /// `remediation` (written for OpenCloud) says.
     pub advice: &'static [(ProductFamily, &'static str)],
+    /// A family root's members: which exist before measuring, and what measures one the
+    /// operator names (`--verify-remediation exposed:/.env`).
+    pub members: Option<Members>,
+    /// What it means when the checks produced no finding for it: `Some(detail)` of a pass
+    /// (no cookie seen is no failing cookie), `None` when nothing follows. Given the member's
+    /// detail for a member of a family.
+    pub when_absent: fn(member: Option<&str>, m: &Measurements) -> Option<String>,
+    /// Why it can go unmeasured, the first that applies; else the probes got no answer.
+    pub unmeasured: &'static [Unmeasured],
+    /// What `addressParity` compares of it between the nodes behind one name.
+    pub across_nodes: AcrossNodes,
+}
+
+/// The members of a family of checks (`exposed:/.env`, `debugPort:9205`).
+#[derive(Clone, Copy, Debug)]
+pub struct Members {
+    /// Every member's detail, when the members are known before measuring; `None` when they
+    /// are known only once measured (the version headers, the debug listeners).
+    pub listed: Option<fn() -> Vec<String>>,
+    /// A member by its detail as the operator wrote it, with what measures it; `None` when
+    /// the family has no such member.
+    pub named: fn(&str) -> Option<Member>,
+}
+
+/// One member of a family and what measures it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The detail as the checks write it (`X-Web-Version` for `x-web-version`, `9205` for
+    /// `09205`).
+    pub detail: String,
+    /// The probes that measure it, by key.
+    pub keys: Vec<String>,
+    /// Read from every HTTP answer (a version header), as the full scan reads it.
+    pub every_answer: bool,
+}
+
+impl Member {
+    pub fn measured_by(detail: impl Into<String>, keys: &[&str]) -> Member {
+        Member {
+            detail: detail.into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            every_answer: false,
+        }
+    }
+}
+
+/// Why a check went unmeasured.
+#[derive(Clone, Copy, Debug)]
+pub enum Unmeasured {
+    /// It judges HTTPS, and the instance was reached over plain HTTP.
+    OverPlainHttp,
+    /// No debug port was configured to probe.
+    NoDebugPort,
+    /// This reason, whatever the measurements.
+    Because(&'static str),
+}
+
+/// What the address comparison compares of a check between nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcrossNodes {
+    Nothing,
+    /// This response header of the root page.
+    Header(&'static str),
+    /// The capability at this JSON pointer.
+    Capability(&'static str),
+    /// Whether a published demo account signs in.
+    DemoSignIn,
+}
+
+/// The default of `when_absent`: a missing finding says nothing.
+fn nothing_follows(_: Option<&str>, _: &Measurements) -> Option<String> {
+    None
 }
 
 impl CheckSpec {
@@ -67,11 +139,20 @@ impl CheckSpec {
         verified_by: &[],
         fix: Fix::None,
         advice: &[],
+        members: None,
+        when_absent: nothing_follows,
+        unmeasured: &[],
+        across_nodes: AcrossNodes::Nothing,
     };
 
     /// `--verify-remediation` can settle it with the probes that measure it.
     pub fn verifiable(&self) -> bool {
         !self.verified_by.is_empty()
+    }
+
+    /// The detail of `id` when it names a member of this family (`/.env` of `exposed:/.env`).
+    pub fn member_of<'a>(&self, id: &'a str) -> Option<&'a str> {
+        id.strip_prefix(self.id)?.strip_prefix(':')
     }
 
     /// The family's own remediation, when it differs from the check's.
@@ -184,26 +265,107 @@ pub static VULNERABILITY: CheckSpec = CheckSpec {
     ..CheckSpec::ROW
 };
 
-pub static VERSION_ROWS: &[&CheckSpec] = &[&EOL, &VULNERABILITY];
+/// A module of checks: its rows, when a scan evaluates them, and how.
+pub struct Module {
+    pub rows: &'static [&'static CheckSpec],
+    pub stage: Stage,
+    pub evaluate: fn(&Measurements, &Context) -> Vec<Finding>,
+}
 
-/// Every table of checks. A new check module adds its `ROWS` here.
-pub static TABLES: &[&[&CheckSpec]] = &[
-    VERSION_ROWS,
-    transport::ROWS,
-    tls_extra::ROWS,
-    headers::ROWS,
-    exposure::ROWS,
-    identity::ROWS,
-    parity::ROWS,
-    sharing::ROWS,
-    cookies::ROWS,
-    debug::ROWS,
-    dns::ROWS,
+/// When a module's checks run. Findings come in this order, each stage's modules in the order
+/// of [`MODULES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// The version standing: the assessment decides it, from the knowledge base.
+    Version,
+    /// Always: whether and how the instance is reached.
+    Transport,
+    /// With the extra checks: what the application answers (paths, sign-ins).
+    Application,
+    /// With the extra checks: what surrounds it (TLS details, cookies, debug listeners, DNS).
+    Surroundings,
+    /// With the extra checks: every address of the name against the first.
+    AcrossNodes,
+    /// With the hardening checks: headers and sharing settings.
+    Hardening,
+}
+
+impl Stage {
+    fn runs(self, m: &Measurements, ctx: &Context) -> bool {
+        match self {
+            Stage::Version => false,
+            Stage::Transport => true,
+            Stage::Application | Stage::Surroundings | Stage::AcrossNodes => m.extra_checks,
+            Stage::Hardening => ctx.check_hardening,
+        }
+    }
+}
+
+/// Every module of checks, in the registry's order (SARIF rules, docs/checks.md). A new
+/// check module adds one line here.
+pub static MODULES: &[Module] = &[
+    Module {
+        rows: &[&EOL, &VULNERABILITY],
+        stage: Stage::Version,
+        evaluate: |_, _| Vec::new(),
+    },
+    Module {
+        rows: transport::ROWS,
+        stage: Stage::Transport,
+        evaluate: transport::evaluate,
+    },
+    Module {
+        rows: tls_extra::ROWS,
+        stage: Stage::Surroundings,
+        evaluate: |m, _| tls_extra::evaluate(m),
+    },
+    Module {
+        rows: headers::ROWS,
+        stage: Stage::Hardening,
+        evaluate: |m, _| headers::evaluate(m),
+    },
+    Module {
+        rows: exposure::ROWS,
+        stage: Stage::Application,
+        evaluate: |m, _| exposure::evaluate(m),
+    },
+    Module {
+        rows: identity::ROWS,
+        stage: Stage::Application,
+        evaluate: |m, _| identity::evaluate(m),
+    },
+    Module {
+        rows: parity::ROWS,
+        stage: Stage::AcrossNodes,
+        evaluate: |m, ctx| parity::evaluate(m, &ctx.waived),
+    },
+    Module {
+        rows: sharing::ROWS,
+        stage: Stage::Hardening,
+        evaluate: |m, _| sharing::evaluate(m),
+    },
+    Module {
+        rows: cookies::ROWS,
+        stage: Stage::Surroundings,
+        evaluate: |m, _| cookies::evaluate(m),
+    },
+    Module {
+        rows: debug::ROWS,
+        stage: Stage::Surroundings,
+        evaluate: |m, _| debug::evaluate(m),
+    },
+    Module {
+        rows: dns::ROWS,
+        stage: Stage::Surroundings,
+        evaluate: |m, _| dns::evaluate(m),
+    },
 ];
 
 /// Every check, once.
 pub fn registry() -> impl Iterator<Item = &'static CheckSpec> {
-    TABLES.iter().flat_map(|t| t.iter().copied())
+    MODULES
+        .iter()
+        .flat_map(|module| module.rows.iter().copied())
 }
 
 /// Looks a check up by id, or by family root for ids such as `vulnerability:GHSA-...`.
@@ -314,20 +476,13 @@ fn finding_as(check: &'static CheckSpec, id: String, status: Status, detail: Str
 
 /// Every check that follows from the measurements (version standing is added by the assessment).
 pub fn evaluate(m: &Measurements, ctx: &Context) -> Vec<Finding> {
-    let mut findings = transport::evaluate(m, ctx);
-    if m.extra_checks {
-        findings.extend(exposure::evaluate(m));
-        findings.extend(identity::evaluate(m));
-        findings.extend(tls_extra::evaluate(m));
-        findings.extend(cookies::evaluate(m));
-        findings.extend(debug::evaluate(m));
-        findings.extend(dns::evaluate(m));
-        findings.extend(parity::evaluate(m, &ctx.waived));
-    }
-    if ctx.check_hardening {
-        findings.extend(headers::evaluate(m));
-        findings.extend(sharing::evaluate(m));
-    }
+    let mut modules: Vec<&Module> = MODULES.iter().collect();
+    modules.sort_by_key(|module| module.stage);
+    let mut findings: Vec<Finding> = modules
+        .into_iter()
+        .filter(|module| module.stage.runs(m, ctx))
+        .flat_map(|module| (module.evaluate)(m, ctx))
+        .collect();
     if !ctx.extra_checks_rating {
         for f in findings.iter_mut().filter(|f| f.role == Role::Check) {
             f.counts = false;
@@ -368,6 +523,29 @@ mod tests {
                 assert!(!text.trim().is_empty(), "{}: no {what}", c.id);
             }
             assert!(c.documentation.starts_with("https://"), "{}", c.id);
+        }
+    }
+
+    /// `--verify-remediation` expands a family root by its members, so every verifiable
+    /// family states them, and a row that is no family has none.
+    #[test]
+    fn every_verifiable_family_states_its_members() {
+        for c in registry() {
+            let root = c.family == Some(c.id);
+            if c.verifiable() {
+                assert_eq!(c.members.is_some(), root, "{}", c.id);
+            }
+            if let Some(members) = c.members {
+                let listed = members.listed.map(|listed| listed()).unwrap_or_default();
+                for detail in listed {
+                    let member = (members.named)(&detail);
+                    assert!(
+                        member.is_some_and(|m| m.detail == detail),
+                        "{}:{detail}",
+                        c.id
+                    );
+                }
+            }
         }
     }
 

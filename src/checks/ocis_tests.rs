@@ -175,7 +175,10 @@ pub(crate) fn ocis_default_run() -> Measurements {
         answer(key, ocis_anonymous_capture(key));
     }
     for path in plan::exposed_files() {
-        answer(&format!("exposed:{path}"), ocis_exposed_capture(path));
+        answer(
+            &format!("{}{path}", plan::EXPOSED),
+            ocis_exposed_capture(path),
+        );
     }
     for path in plan::LISTING_CANDIDATES {
         answer(&format!("listing:{path}"), CATCH_ALL);

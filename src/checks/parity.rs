@@ -4,7 +4,7 @@
 //! resolves but does not answer fails it). Waived headers and checks are left out.
 
 use super::pattern;
-use super::{CheckSpec, REVERSE_PROXY, finding};
+use super::{AcrossNodes, CheckSpec, REVERSE_PROXY, finding};
 use crate::probe::Measurements;
 use crate::probe::addresses::NodeObservation;
 use crate::report::{Finding, Role, Status};
@@ -38,32 +38,19 @@ pub static TLS_ADDRESS_PARITY: CheckSpec = CheckSpec {
 
 pub static ROWS: &[&CheckSpec] = &[&ADDRESS_PARITY, &TLS_ADDRESS_PARITY];
 
-/// Response headers compared across nodes (per-request ones like Date never are).
-const COMPARED_HEADERS: &[&str] = &[
-    "Content-Security-Policy",
-    "Permissions-Policy",
-    "Referrer-Policy",
-    "Strict-Transport-Security",
-    "X-Content-Type-Options",
-    "X-Frame-Options",
-];
-
-/// Capability paths that decide hardening measures: (measure id, JSON pointer).
-const COMPARED_CAPABILITIES: &[(&str, &str)] = &[
-    (
-        "publicLinkPasswordEnforced",
-        "/files_sharing/public/password",
-    ),
-    (
-        "publicLinkExpirationEnforced",
-        "/files_sharing/public/expire_date",
-    ),
-    (
-        "userEnumerationRestricted",
-        "/files_sharing/user_enumeration",
-    ),
-    ("passwordPolicyEnforced", "/password_policy"),
-];
+/// What the rows say is compared between nodes: (check id, what), headers by name.
+fn compared() -> Vec<(&'static str, AcrossNodes)> {
+    let mut compared: Vec<(&'static str, AcrossNodes)> = super::registry()
+        .map(|row| (row.id, row.across_nodes))
+        .filter(|(_, across)| *across != AcrossNodes::Nothing)
+        .collect();
+    compared.sort_by_key(|(_, across)| match across {
+        AcrossNodes::Header(name) => (1, *name),
+        AcrossNodes::Capability(_) => (2, ""),
+        _ => (0, ""),
+    });
+    compared
+}
 
 fn waived(patterns: &[String], id: &str) -> bool {
     patterns.iter().any(|p| pattern::matches(p, id))
@@ -92,9 +79,12 @@ fn differences(
             .unwrap_or("no known release")
             .to_string()
     };
+    let compared = compared();
+    let waived = |id: &str| waived(waived_ids, id);
+    let demo_check = compared.iter().find(|(_, a)| *a == AcrossNodes::DemoSignIn);
     if node.demo_sign_in == Some(true)
         && reference.demo_sign_in != Some(true)
-        && !waived(waived_ids, "demoUsersDisabled")
+        && !demo_check.is_some_and(|(id, _)| waived(id))
     {
         out.push((
             Severity::Critical,
@@ -108,35 +98,31 @@ fn differences(
             format!("{at} runs {runs} (reference {reference})"),
         ));
     }
-    for header in COMPARED_HEADERS {
-        if waived(waived_ids, header) {
+    for (id, across) in &compared {
+        if waived(id) {
             continue;
         }
-        let value = |n: &NodeObservation| {
-            n.root
-                .as_ref()
-                .map(|r| r.header_values(header).join(", "))
-                .unwrap_or_default()
+        let differs = match *across {
+            AcrossNodes::Header(header) => {
+                let value = |n: &NodeObservation| {
+                    let root = n.root.as_ref();
+                    root.map(|r| r.header_values(header).join(", "))
+                };
+                (value(reference).unwrap_or_default() != value(node).unwrap_or_default())
+                    .then(|| format!("sends a different {header}"))
+            }
+            AcrossNodes::Capability(pointer) => {
+                let value = |n: &NodeObservation| {
+                    let capabilities = n.capabilities.as_ref();
+                    capabilities.and_then(|c| c.pointer(pointer)).cloned()
+                };
+                (value(reference) != value(node))
+                    .then(|| format!("reports different settings for {id}"))
+            }
+            AcrossNodes::DemoSignIn | AcrossNodes::Nothing => None,
         };
-        if value(reference) != value(node) {
-            out.push((Severity::Medium, format!("{at} sends a different {header}")));
-        }
-    }
-    for (measure, pointer) in COMPARED_CAPABILITIES {
-        if waived(waived_ids, measure) {
-            continue;
-        }
-        let value = |n: &NodeObservation| {
-            n.capabilities
-                .as_ref()
-                .and_then(|c| c.pointer(pointer))
-                .cloned()
-        };
-        if value(reference) != value(node) {
-            out.push((
-                Severity::Medium,
-                format!("{at} reports different settings for {measure}"),
-            ));
+        if let Some(what) = differs {
+            out.push((Severity::Medium, format!("{at} {what}")));
         }
     }
     out

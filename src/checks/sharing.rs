@@ -2,7 +2,7 @@
 //! passwords and expiry, user enumeration, the password policy. Evaluated with
 //! `--check-hardening`; a missing measure never caps the rating.
 
-use super::{CheckSpec, Fix, INSTANCE, Measure, Verdict, finding, verdict};
+use super::{AcrossNodes, CheckSpec, Fix, INSTANCE, Measure, Verdict, finding, verdict};
 use crate::family::ProductFamily;
 use crate::probe::Measurements;
 use crate::probe::plan;
@@ -23,8 +23,15 @@ const SHARING_ROW: CheckSpec = CheckSpec {
     ..CheckSpec::ROW
 };
 
+/// The capabilities each check reads, which the address comparison compares too.
+const PUBLIC_LINK_PASSWORD: &str = "/files_sharing/public/password";
+const PUBLIC_LINK_EXPIRY: &str = "/files_sharing/public/expire_date";
+const USER_ENUMERATION: &str = "/files_sharing/user_enumeration";
+const PASSWORD_POLICY: &str = "/password_policy";
+
 pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
     id: "publicLinkPasswordEnforced",
+    across_nodes: AcrossNodes::Capability(PUBLIC_LINK_PASSWORD),
     severity: Severity::Medium,
     title: "Every public link needs a password",
     remediation: "Set OC_SHARING_PUBLIC_SHARE_MUST_HAVE_PASSWORD=true and \
@@ -40,6 +47,7 @@ pub static PUBLIC_LINK_PASSWORD_ENFORCED: CheckSpec = CheckSpec {
 
 pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
     id: "publicLinkExpirationEnforced",
+    across_nodes: AcrossNodes::Capability(PUBLIC_LINK_EXPIRY),
     severity: Severity::Low,
     title: "Public links expire",
     remediation: "Enforce an expiry date on public links where the product offers a setting \
@@ -49,6 +57,7 @@ pub static PUBLIC_LINK_EXPIRATION_ENFORCED: CheckSpec = CheckSpec {
 
 pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
     id: "userEnumerationRestricted",
+    across_nodes: AcrossNodes::Capability(USER_ENUMERATION),
     severity: Severity::Low,
     title: "Users can only find members of their own groups",
     remediation: "Restrict user search for sharing to group members.",
@@ -57,6 +66,7 @@ pub static USER_ENUMERATION_RESTRICTED: CheckSpec = CheckSpec {
 
 pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
     id: "passwordPolicyEnforced",
+    across_nodes: AcrossNodes::Capability(PASSWORD_POLICY),
     severity: Severity::Medium,
     category: "authentication",
     title: "A password policy of at least 8 characters with every character class",
@@ -82,7 +92,7 @@ pub static ROWS: &[&CheckSpec] = &[
 
 fn link_passwords(caps: &Value) -> Verdict {
     let Some(enforced_for) = caps
-        .pointer("/files_sharing/public/password/enforced_for")
+        .pointer(&format!("{PUBLIC_LINK_PASSWORD}/enforced_for"))
         .and_then(Value::as_object)
     else {
         let detail = "no public-link password settings reported";
@@ -108,7 +118,7 @@ fn link_passwords(caps: &Value) -> Verdict {
 }
 
 fn link_expiry(caps: &Value) -> Verdict {
-    let expire = caps.pointer("/files_sharing/public/expire_date");
+    let expire = caps.pointer(PUBLIC_LINK_EXPIRY);
     match expire
         .and_then(|e| e.get("enforced"))
         .and_then(Value::as_bool)
@@ -128,7 +138,7 @@ fn link_expiry(caps: &Value) -> Verdict {
 }
 
 fn enumeration(caps: &Value) -> Verdict {
-    let Some(e) = caps.pointer("/files_sharing/user_enumeration") else {
+    let Some(e) = caps.pointer(USER_ENUMERATION) else {
         return (
             Status::Indeterminate,
             "no user enumeration setting reported".into(),
@@ -156,7 +166,7 @@ fn enumeration(caps: &Value) -> Verdict {
 }
 
 fn password_policy(caps: &Value) -> Verdict {
-    let Some(policy) = caps.get("password_policy").filter(|p| p.is_object()) else {
+    let Some(policy) = caps.pointer(PASSWORD_POLICY).filter(|p| p.is_object()) else {
         return (Status::Indeterminate, "no password policy reported".into());
     };
     let number = |key: &str| policy.get(key).and_then(Value::as_u64);

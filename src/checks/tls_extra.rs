@@ -3,7 +3,7 @@
 //! the scan's own handshake negotiated) and `httpsEnforced` (plain HTTP on the HTTP port
 //! redirects to HTTPS).
 
-use super::{CheckSpec, DOCS, Fix, Measure, REVERSE_PROXY, Verdict, verdict};
+use super::{CheckSpec, DOCS, Fix, Measure, REVERSE_PROXY, Unmeasured, Verdict, verdict};
 use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
 use crate::probe::status::printable;
@@ -29,6 +29,7 @@ const PROTOCOL_ROW: CheckSpec = CheckSpec {
 
 pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsDeprecatedProtocol",
+    unmeasured: &[Unmeasured::OverPlainHttp],
     title: "TLS 1.0 and TLS 1.1 are refused",
     remediation: "Set the minimum protocol of the TLS listener to TLS 1.2 (nginx \
                   ssl_protocols TLSv1.2 TLSv1.3; Apache SSLProtocol -all +TLSv1.2 +TLSv1.3; \
@@ -40,6 +41,7 @@ pub static TLS_DEPRECATED_PROTOCOL: CheckSpec = CheckSpec {
 
 pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
     id: "tlsProtocol",
+    unmeasured: &[Unmeasured::OverPlainHttp],
     title: "The negotiated protocol is TLS 1.2 or newer",
     remediation: "Enable TLS 1.2 and TLS 1.3 on the TLS listener and disable every older \
                   protocol.",
@@ -49,6 +51,12 @@ pub static TLS_PROTOCOL: CheckSpec = CheckSpec {
 
 pub static HTTPS_ENFORCED: CheckSpec = CheckSpec {
     id: "httpsEnforced",
+    unmeasured: &[
+        Unmeasured::OverPlainHttp,
+        Unmeasured::Because(
+            "plain HTTP is probed only on a port of its own, and HTTP and HTTPS share one here",
+        ),
+    ],
     role: Role::Hardening,
     severity: Severity::Medium,
     title: "Plain HTTP redirects to HTTPS",

@@ -1,6 +1,6 @@
 //! Transport checks: `httpsAvailable`, `tlsTrusted`, `tlsCertificate`.
 
-use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, finding};
+use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, Unmeasured, finding};
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
@@ -31,6 +31,7 @@ pub static HTTPS_AVAILABLE: CheckSpec = CheckSpec {
 
 pub static TLS_TRUSTED: CheckSpec = CheckSpec {
     id: "tlsTrusted",
+    unmeasured: &[Unmeasured::OverPlainHttp],
     severity: Severity::High,
     title: "The certificate chain is trusted",
     remediation: "Install a certificate from a public CA (or distribute your private CA to \
@@ -41,6 +42,7 @@ pub static TLS_TRUSTED: CheckSpec = CheckSpec {
 
 pub static TLS_CERTIFICATE: CheckSpec = CheckSpec {
     id: "tlsCertificate",
+    unmeasured: &[Unmeasured::OverPlainHttp],
     severity: Severity::High,
     title: "The certificate is valid for long enough",
     remediation: "Renew the certificate (automate renewal, e.g. with ACME) before it expires.",

@@ -10,6 +10,7 @@
 //! that keep a leading space in a label of the second perfdata part read clean labels.
 
 use super::perfdata;
+use crate::checks;
 use crate::knowledge::lifecycle::LineState;
 use crate::report::{Role, ScanResult, Status};
 use crate::text::monitoring_line;
@@ -137,7 +138,11 @@ fn host_details(result: &ScanResult) -> Vec<String> {
             ),
         });
     }
-    if let Some(f) = result.findings.iter().find(|f| f.id == "loginThrottling") {
+    if let Some(f) = result
+        .findings
+        .iter()
+        .find(|f| f.id == checks::identity::LOGIN_THROTTLING.id)
+    {
         lines.push(format!(
             "Login throttling (not rated): {}",
             monitoring_line(&f.detail)

@@ -223,7 +223,7 @@ fn sarif_result(result: &ScanResult, finding: &Finding, rule_index: usize, rule_
     if let Some(doc) = &finding.documentation {
         properties["documentation"] = json!(doc);
     }
-    if let Some(advisory_id) = finding.id.strip_prefix("vulnerability:") {
+    if let Some(advisory_id) = checks::VULNERABILITY.member_of(&finding.id) {
         let advisory = result.vulnerabilities.iter().find(|v| v.id == advisory_id);
         let affected = advisory.map(|v| v.affected.as_slice()).unwrap_or_default();
         properties["affectedVersions"] = json!(affected);

@@ -154,11 +154,11 @@ impl From<FetchError> for ProbeFailure {
 
 /// Keys of the probes that are not HTTP requests of the plan, as [`measure_selected`] takes
 /// them: the legacy-TLS handshake, plain HTTP on the HTTP port, the DNS lookups of the name,
-/// and each debug port (`debugPort:<port>`, the key of its finding).
-pub const LEGACY_TLS: &str = "tlsDeprecatedProtocol";
-pub const PLAIN_HTTP: &str = "httpsEnforced";
+/// and each debug port (`debugListener:<port>`).
+pub const LEGACY_TLS: &str = "legacyTls";
+pub const PLAIN_HTTP: &str = "plainHttp";
 pub const DNS: &str = "dns";
-pub const DEBUG_PORT: &str = "debugPort:";
+pub const DEBUG_PORT: &str = "debugListener:";
 
 /// What shapes a scan's probes besides the transport.
 #[derive(Clone, Debug)]

@@ -1,5 +1,5 @@
 //! The probe plan: every HTTP request a scan sends, keyed so the pure checks can find the
-//! answers. Keys of probes that decide one finding are that finding's id.
+//! answers. The keys are the probes' own: the checks name the findings.
 
 use super::Observation;
 use crate::capped;
@@ -16,14 +16,14 @@ pub const TRACE: &str = "trace";
 pub const CORS_PREFLIGHT: &str = "cors:preflight";
 pub const CORS_GET: &str = "cors:get";
 
-/// Key prefixes of the probes sent once per item: `<prefix><item>`. Keys of probes that decide
-/// one finding are that finding's id (`exposed:/.env`, `debugEndpoint:/config`).
-pub const EXPOSED: &str = "exposed:";
+/// Key prefixes of the probes sent once per item: `<prefix><item>` (`file:/.env`,
+/// `debugPath:/config`).
+pub const EXPOSED: &str = "file:";
 pub const LISTING: &str = "listing:";
 /// The anonymous API calls of [`AUTHENTICATION`] (`auth:<method> <path>`).
 pub const AUTH: &str = "auth:";
 /// Debug handlers on the public address.
-pub const PUBLIC_DEBUG: &str = "debugEndpoint:";
+pub const PUBLIC_DEBUG: &str = "debugPath:";
 /// The family's demo accounts' sign-ins (`demo:<user>`).
 pub const DEMO: &str = "demo:";
 /// The first demo account's credentials over basic auth (`basic:<user>`).
@@ -36,21 +36,21 @@ pub const FOREIGN_ORIGIN: &str = "https://cos-probe.invalid";
 /// Sent with TRACE so an echo can be told from a catch-all page.
 pub const TRACE_MARKER_HEADER: &str = "X-Cos-Trace-Probe";
 
-/// The anonymous API calls as (key, method, path, finding id): `($method, $path)`, or with a
-/// query sent but not part of the key and id. The key is `auth:<method> <path>` and the
-/// finding `authentication:<path>`, derived so they cannot disagree.
+/// The anonymous API calls as (key, method, path sent, path judged): `($method, $path)`, or
+/// with a query sent but not part of the key and the judged path. The key is
+/// `auth:<method> <path>`, derived so key and path cannot disagree.
 macro_rules! anonymous_calls {
     ($(($method:literal, $path:literal $(, $query:literal)?)),* $(,)?) => {
         &[$((
             concat!("auth:", $method, " ", $path),
             $method,
             concat!($path $(, $query)?),
-            concat!("authentication:", $path),
+            $path,
         )),*]
     };
 }
 
-/// Endpoints that must refuse anonymous callers: (key, method, path, finding id).
+/// Endpoints that must refuse anonymous callers: (key, method, path sent, path judged).
 pub const AUTHENTICATION: &[(&str, &str, &str, &str)] = anonymous_calls![
     ("GET", "/remote.php/dav/files/"),
     ("PROPFIND", "/remote.php/dav/files/"),
@@ -535,9 +535,9 @@ mod tests {
                 "root" | "baseline" | "cors" | "throttle" => Keep::DigestOnly,
                 "trace" => KEEP_TRACE,
                 "auth" => KEEP_HTML_SNIFF,
-                "exposed" => KEEP_EXPOSED_FILE,
+                "file" => KEEP_EXPOSED_FILE,
                 "listing" => KEEP_LISTING,
-                "debugEndpoint" => debug_path_keep(&probe.path),
+                "debugPath" => debug_path_keep(&probe.path),
                 "demo" => KEEP_SIGN_IN,
                 other => panic!("probe {other} not covered here: state its keep"),
             };

@@ -15,6 +15,7 @@
 use super::api::{Api, EXPORT_FORMATS, RELEASE_TRACKS};
 use super::store::Status;
 use super::worker::Completed;
+use crate::checks::headers;
 use crate::report::{Finding, Form, ScanResult, Snippet, Status as FindingStatus};
 use crate::server::http::{Request, Response, parse_form};
 
@@ -75,9 +76,10 @@ fn page(status: u16, title: &str, body: &str, head: &str, root: &str, webmcp: bo
         escape(title)
     );
     Response::new(status, "text/html; charset=utf-8", html)
-        .with_header("Content-Security-Policy", CSP)
-        .with_header("X-Frame-Options", "DENY")
-        .with_header("Referrer-Policy", "no-referrer")
+        // What the checks ask of a storage server's pages, this page does too.
+        .with_header(headers::CONTENT_SECURITY_POLICY.id, CSP)
+        .with_header(headers::X_FRAME_OPTIONS.id, "DENY")
+        .with_header(headers::REFERRER_POLICY.id, "no-referrer")
 }
 
 fn form(root: &str, message: Option<&str>, target: &str) -> String {

@@ -57,8 +57,10 @@ const FACES: usize = 1;
 type ModulePath = Vec<String>;
 
 /// The crate's production files and what each names.
-#[derive(Debug, Default)]
-struct Sources {
+#[derive(Default)]
+pub(crate) struct Sources {
+    /// Every production file and its syntax.
+    pub(crate) files: Vec<(PathBuf, syn::File)>,
     /// Every production module (a file, or an inline module of one) and its file.
     modules: BTreeMap<ModulePath, PathBuf>,
     /// File → the files it names.
@@ -66,7 +68,7 @@ struct Sources {
 }
 
 /// Whether an item is test code: `#[cfg(test)]` (or a `cfg` that needs `test`).
-fn is_test(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
         attr.path().is_ident("cfg") && {
             let text = attr
@@ -174,7 +176,7 @@ impl<'ast> Visit<'ast> for Paths {
 impl Sources {
     /// Reads the crate under `src` from `lib.rs` down, following `mod` declarations that are
     /// not test code.
-    fn read(src: &Path) -> Sources {
+    pub(crate) fn read(src: &Path) -> Sources {
         let mut sources = Sources::default();
         let mut parsed: Vec<(PathBuf, ModulePath, syn::File)> = Vec::new();
         let mut pending = vec![(src.join("lib.rs"), Vec::new())];
@@ -218,6 +220,10 @@ impl Sources {
                 }
             }
         }
+        sources.files = parsed
+            .into_iter()
+            .map(|(file, _, syntax)| (file, syntax))
+            .collect();
         sources
     }
 
@@ -421,7 +427,7 @@ fn circle(names: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> 
     None
 }
 
-fn src() -> PathBuf {
+pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
@@ -498,7 +504,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 }
 
 /// A copy of the sources with `add` appended to each file `relative` of `edits`.
-fn copy_with(name: &str, edits: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn copy_with(name: &str, edits: &[(&str, &str)]) -> PathBuf {
     let dir = scratch(name);
     let mut stack = vec![src()];
     while let Some(from) = stack.pop() {

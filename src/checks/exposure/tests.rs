@@ -33,7 +33,7 @@ fn real() -> Measurements {
             _ => "random-nonexistent-path.txt",
         };
         m.http.insert(
-            format!("exposed:{path}"),
+            format!("{}{path}", plan::EXPOSED),
             Ok(fixture(&format!("{F}/{file}"))),
         );
     }
@@ -259,14 +259,14 @@ fn exposed_files_fail_by_content_and_severity() {
     ];
     for (path, body, severity) in cases {
         let mut m = base();
-        m.http.insert(format!("exposed:{path}"), ok(body));
+        m.http.insert(format!("{}{path}", plan::EXPOSED), ok(body));
         let findings = evaluate(&m);
         let f = get(&findings, &format!("exposed:{path}"));
         assert_eq!((f.status, f.severity), (Status::Failed, severity), "{path}");
     }
     let mut m = base();
     m.http.insert(
-        "exposed:/idm/idm.boltdb".into(),
+        format!("{}/idm/idm.boltdb", plan::EXPOSED),
         ok("\0\0\0\0\u{ed}\u{da}\u{c}\u{ed}\0\0"),
     );
     assert_eq!(
@@ -279,10 +279,11 @@ fn exposed_files_fail_by_content_and_severity() {
 fn a_200_that_is_not_the_file_is_not_a_finding() {
     let mut m = base();
     m.http.insert(
-        "exposed:/proxy/server.key".into(),
+        format!("{}/proxy/server.key", plan::EXPOSED),
         ok("<!DOCTYPE html><html>custom page</html>"),
     );
-    m.http.insert("exposed:/.env".into(), ok("nothing to see"));
+    m.http
+        .insert(format!("{}/.env", plan::EXPOSED), ok("nothing to see"));
     let findings = evaluate(&m);
     assert_eq!(
         get(&findings, "exposed:/proxy/server.key").status,
@@ -295,7 +296,7 @@ fn a_200_that_is_not_the_file_is_not_a_finding() {
 fn unanswered_probes_are_network_limited() {
     let mut m = base();
     m.http.insert(
-        "exposed:/.env".into(),
+        format!("{}/.env", plan::EXPOSED),
         Err(FetchError::Transient("timed out".into())),
     );
     assert_eq!(
