@@ -25,7 +25,7 @@ use crate::target::Target;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use super::submission::{EXPORT_FORMATS, RELEASE_TRACKS};
 use super::submission::{MAX_TARGET_CHARS, MAX_WAIVER_CHARS, MAX_WAIVERS};
@@ -83,6 +83,8 @@ pub struct Api {
     /// `scan_instance`, `scan_instances`, their SSE streams): a bounded share of the workers,
     /// a few per client. A call without a seat answers at once with the queued scan's uuid.
     pub waits: Arc<crate::server::occupancy::Occupancy>,
+    /// The MCP sessions this server issued (they live as long as the server).
+    pub mcp_sessions: Arc<Mutex<super::mcp::sessions::Sessions>>,
 }
 
 /// A refusal of the API: status, code, message and the field at fault.
@@ -471,6 +473,10 @@ fn is_uuid(text: &str) -> bool {
 }
 
 impl Api {
+    pub(super) fn mcp_sessions(&self) -> MutexGuard<'_, super::mcp::sessions::Sessions> {
+        crate::server::lock(&self.mcp_sessions)
+    }
+
     /// `/healthz`: 200 when the store answers within [`HEALTH_DEADLINE`], else 503 with
     /// `Retry-After`, so a load balancer stops sending traffic to a node that cannot serve.
     pub(super) fn health(&self, _: &Request, _: &[&str]) -> Response {

@@ -201,6 +201,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         check_target: lookups::target_check(Lookups::system(), web.allow_private_targets),
         wakeup,
         waits: Occupancy::new(WAITING_CALLS_PER_CLIENT, Some(WAITING_CALLS)),
+        mcp_sessions: Default::default(),
     };
     eprintln!(
         "{}: web: {} scan workers, store {}",

@@ -91,6 +91,7 @@ fn rig_checking(name: &str, trusted: &[(&str, u8)], check: Arc<TargetCheck>) -> 
             super::server::WAITING_CALLS_PER_CLIENT,
             Some(super::server::WAITING_CALLS),
         ),
+        mcp_sessions: Default::default(),
     };
     Rig {
         api,
