@@ -1,0 +1,209 @@
+//! What a scan and its verdict read: the scan configuration, the thresholds, the proxy, the
+//! update source, the waivers and the targets.
+
+use super::*;
+
+/// What a scan reads of the settings besides the assessment's rules, read in the order of the
+/// manual.
+pub(super) fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
+    let mut config = crate::scanner::Config {
+        concurrency: l.value("concurrency")?,
+        insecure: l.switch("insecure")? || !l.switch("verify_tls")?,
+        ca_file: l.operator_file("ca_file", crate::files::Kind::CaBundle)?,
+        proxy: proxy(l)?,
+        timeout: l.value("timeout")?,
+        retries: l.value("retries")?,
+        backoff_factor: l.value("backoff_factor")?,
+        update_source: update_source(l)?,
+        target_port: l.optional("target_port")?,
+        debug_ports: if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
+            l.parsed_or_default("debug_ports", parse_ports)?
+        } else {
+            Vec::new()
+        },
+        debug_ports_given: l.given("debug_ports")?.is_some(),
+        debug_port_timeout: l.value("debug_port_timeout")?,
+        release_token: None,
+        releases_url: l.string("releases_url")?,
+        feed_cache_ttl: l.value("feed_cache_ttl")?,
+        state_dir: l
+            .string("state_dir")?
+            .map(PathBuf::from)
+            .or_else(|| state_dir::default_state_dir(l.env)),
+        release_schedule: l
+            .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
+        vulnerability_db: l
+            .named_operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
+            .into_iter()
+            .map(|file| file.path)
+            .collect(),
+        vulnerability_feed: l.string("vulnerability_feed")?,
+        extra_checks: !l.switch("no_extra_checks")?,
+        all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
+        ipv6_enabled: l.switch("ipv6_enabled")?,
+        dns_server: l.parsed("dns_server", |t| {
+            t.parse::<std::net::SocketAddr>()
+                .ok()
+                .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
+        })?,
+        login_throttling: l.switch("login_throttling")? || l.switch("check_login_throttling")?,
+    };
+    // Read only where the feed is asked: a run that never asks it needs no credential.
+    if matches!(
+        config.update_source,
+        UpdateSource::Auto | UpdateSource::Feed
+    ) {
+        config.release_token = l.string("release_token")?;
+    }
+    Ok(config)
+}
+
+/// `--critical`, which must not exceed `--warning`.
+pub(super) fn critical_within_warning(l: &Layers, warning: u8) -> Result<u8, SettingsError> {
+    let critical: u8 = l.value("critical")?;
+    if critical <= warning {
+        return Ok(critical);
+    }
+    // Each as it was given; one read from a reference by its reference.
+    let named = |id: &str, value: u8| -> Result<String, SettingsError> {
+        Ok(match l.given(id)? {
+            Some(given) => match &given.reference {
+                Some(reference) => format!("{} (from {reference})", given.name),
+                None => format!("{} {value}", given.name),
+            },
+            None => format!("--{id} {value} (the default)"),
+        })
+    };
+    Err(SettingsError(format!(
+        "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
+        named("critical", critical)?,
+        named("warning", warning)?,
+    )))
+}
+
+/// `--proxy`, checked here so that a wrong one is refused before any traffic.
+pub(super) fn proxy(l: &Layers) -> Result<Option<String>, SettingsError> {
+    let proxy = l.given("proxy")?;
+    if let Some(given) = &proxy {
+        let shown = match &given.reference {
+            Some(_) => given.shown(),
+            None => format!("{:?}", crate::net::proxy::redacted(given.text.trim())),
+        };
+        crate::net::proxy::Proxy::parse_shown(given.text.trim(), &shown)?;
+    }
+    Ok(proxy.map(|g| g.text))
+}
+
+/// `--update-source`, with `--no-update-check` and the version `pinned` needs.
+pub(super) fn update_source(l: &Layers) -> Result<UpdateSource, SettingsError> {
+    let latest_version = l.parsed("latest_version", crate::knowledge::parse_version)?;
+    let update_source = if l.switch("no_update_check")? {
+        UpdateSource::Off
+    } else {
+        match l.choice("update_source")? {
+            "feed" => UpdateSource::Feed,
+            "bundled" => UpdateSource::Bundled,
+            "off" => UpdateSource::Off,
+            "pinned" => UpdateSource::Pinned(latest_version.clone().ok_or_else(|| {
+                SettingsError(
+                    "--update-source pinned needs --latest-version VERSION (the newest \
+                     release to compare with)"
+                        .to_string(),
+                )
+            })?),
+            _ => UpdateSource::Auto,
+        }
+    };
+    if latest_version.is_some() && !matches!(update_source, UpdateSource::Pinned(_)) {
+        return Err(SettingsError(
+            "--latest-version is only used with --update-source pinned; add \
+             --update-source pinned or remove --latest-version"
+                .to_string(),
+        ));
+    }
+    Ok(update_source)
+}
+
+/// The waivers of `--ignore-hardening` and `--waive-until`.
+pub(super) fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>, SettingsError> {
+    use crate::assess::waivers::Waiver;
+    // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
+    // COS_WAIVE_UNTIL) that a CI step sets.
+    let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
+        let spec = options::spec(id);
+        Ok(match l.raw(spec)? {
+            Some((_, Source::Variable)) => spec.env[0],
+            _ => flag,
+        })
+    };
+    let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
+    let until_source = source("waive_until", "--waive-until")?;
+    let mut waivers: Vec<Waiver> = l
+        .comma_list("ignore_hardening")?
+        .iter()
+        .map(|p| Waiver::permanent(p, ignore_source))
+        .collect();
+    for given in l.given_list("waive_until")? {
+        let mut waiver = Waiver::parse_until(&given.text).map_err(|e| {
+            // Named the way it was given: `COS_WAIVE_UNTIL expiry ...`.
+            let e = match e.strip_prefix("--waive-until") {
+                Some(rest) => format!("{}{rest}", given.name),
+                None => e,
+            };
+            SettingsError(given.scrub(&e))
+        })?;
+        waiver.source = until_source;
+        waivers.push(waiver);
+    }
+    Ok(waivers)
+}
+
+/// `--diff-format`, which needs `--baseline`.
+pub(super) fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
+    use DiffFormat::{ChatBlocks, Markdown, Text};
+    let diff_format = l.chosen("diff_format", &[Text, Markdown, ChatBlocks])?;
+    if diff_format.is_some() && l.string("baseline")?.is_none() {
+        return Err(SettingsError(
+            "--diff-format reports the changes since a baseline; add --baseline FILE (the \
+             first run records it) or remove --diff-format"
+                .into(),
+        ));
+    }
+    Ok(diff_format)
+}
+
+/// The targets: every `-H` adds its list, a target named twice is scanned once (it would
+/// otherwise be scanned twice and collide in the performance data).
+pub(super) fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
+    let mut targets: Vec<Target> = Vec::new();
+    for given in l.given_list("host")? {
+        // A secret read as a host name would be sent to DNS servers: targets are written
+        // literally.
+        if let Some(reference) = &given.reference {
+            return Err(SettingsError(format!(
+                "{} is given as the reference {reference}; targets are not read from secret \
+                 references (a target goes to DNS): write the host itself",
+                given.name
+            )));
+        }
+        if given.text.trim().is_empty() {
+            continue;
+        }
+        for target in target::parse_list(&given.text).map_err(|e| SettingsError(e.to_string()))? {
+            let same = |t: &Target| {
+                t.display_name() == target.display_name()
+                    && t.scheme == target.scheme
+                    && t.base_path == target.base_path
+            };
+            if !targets.iter().any(same) {
+                targets.push(target);
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err(SettingsError(
+            "no target given; pass -H/--host (or set COS_HOST)".to_string(),
+        ));
+    }
+    Ok(targets)
+}
