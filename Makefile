@@ -83,6 +83,7 @@ lint:
 # CheckCommand (packaging/) from the option table.
 man:
 	COS_BLESS_MAN=1 $(CARGO) test --test it manual::
+	COS_BLESS_GOLDEN=1 $(CARGO) test --test it json_schema::the_published_schema
 
 # Refreshes the bundled release schedules and advisories (assets/) from GitHub's releases and
 # advisory APIs (GITHUB_TOKEN raises the rate limit), then shows what changed: review the diff

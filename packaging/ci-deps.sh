@@ -185,6 +185,10 @@ if ! command -v redocly >/dev/null 2>&1; then
 fi
 python3 -m openapi_spec_validator --help >/dev/null 2>&1 ||
     fail "python3 -m openapi_spec_validator does not run (PyPI openapi-spec-validator)"
+# tests/it/json_schema.rs validates every JSON output against docs/result.schema.json with
+# jsonschema (Draft 2020-12), which openapi-spec-validator brings.
+python3 -c 'from jsonschema import Draft202012Validator' >/dev/null 2>&1 ||
+    fail "python3 cannot import jsonschema's Draft202012Validator (PyPI jsonschema)"
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true redocly --version >/dev/null 2>&1 ||
     fail "redocly --version does not run (npm @redocly/cli; is npm's global bin directory on PATH?)"
 

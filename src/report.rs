@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 
 /// Monitoring state, ordered by how much attention it needs; the discriminant is the
 /// monitoring plugin's exit code.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum State {
     Ok = 0,
@@ -60,14 +62,16 @@ impl State {
 }
 
 /// Grade letters of the numeric ratings 0-5 (spec "Grades and ratings"); `U` when unknown.
+/// The grades of the ratings 0 to 5 (there is no B); `U` is an unknown rating.
+pub const GRADES: [&str; 6] = ["F", "E", "D", "C", "A", "A+"];
+
 pub fn grade(rating: Option<u8>) -> &'static str {
-    const GRADES: [&str; 6] = ["F", "E", "D", "C", "A", "A+"];
     let known = rating.and_then(|r| GRADES.get(usize::from(r)));
     known.copied().unwrap_or("U")
 }
 
 /// Whether a check found its measure in place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Passed,
@@ -95,7 +99,9 @@ impl Status {
 }
 
 /// What role a check plays in the rating.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// An additional check: a failure caps the rating by its severity.
@@ -122,7 +128,7 @@ impl Role {
 }
 
 /// One evaluated check.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub id: String,
@@ -153,7 +159,7 @@ pub struct Finding {
     pub ignored: bool,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Product {
     pub family: ProductFamily,
@@ -165,7 +171,7 @@ pub struct Product {
     pub edition: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Vulnerability {
     pub id: String,
@@ -182,7 +188,7 @@ pub struct Vulnerability {
     pub fixed_in: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Lifecycle {
     pub line: String,
@@ -211,7 +217,7 @@ pub struct Lifecycle {
 }
 
 /// One candidate upgrade, rehearsed (`assess::upgrade`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UpgradeOption {
     pub version: String,
@@ -224,7 +230,9 @@ pub struct UpgradeOption {
     pub stays_open: Vec<String>,
     /// The rating the instance would reach: this release's standing, capped by today's
     /// failed checks.
+    #[schemars(range(max = 5))]
     pub rating: u8,
+    #[schemars(transform = schema::known_grade)]
     pub grade: String,
     pub line: String,
     pub line_state: Option<LineState>,
@@ -236,7 +244,7 @@ pub struct UpgradeOption {
     pub best: bool,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UpdateCheck {
     /// `auto`, `feed`, `pinned`, `bundled`, `off`.
@@ -257,7 +265,7 @@ pub struct UpdateCheck {
     pub upgrade_path_complete: Option<bool>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Tls {
     /// `https` or `http` (after falling back).
@@ -274,30 +282,36 @@ pub struct Tls {
     pub https_error: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RatingLimit {
     pub id: String,
     pub severity: Severity,
+    #[schemars(range(max = 5))]
     pub cap: u8,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RatingExplanation {
+    #[schemars(range(max = 5))]
     pub starting_rating: Option<u8>,
     pub starting_reason: String,
     /// Every failed check that counts, with the cap it imposes.
     pub limits: Vec<RatingLimit>,
+    #[schemars(range(max = 5))]
     pub final_rating: Option<u8>,
+    #[schemars(transform = schema::grade)]
     pub final_grade: String,
+    #[schemars(range(max = 5))]
     pub warning_threshold: u8,
+    #[schemars(range(max = 5))]
     pub critical_threshold: u8,
     /// Why checks were left out of the rating (`--insecure`, `extra_checks_rating: false`).
     pub notes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RemediationStep {
     pub order: usize,
@@ -310,14 +324,14 @@ pub struct RemediationStep {
     pub snippets: Vec<Snippet>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RemediationGroup {
     pub system: String,
     pub findings: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RemediationPlan {
     pub steps: Vec<RemediationStep>,
@@ -328,7 +342,7 @@ pub struct RemediationPlan {
 }
 
 /// Why a scan produced no assessment.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScanError {
     pub message: String,
@@ -360,7 +374,7 @@ impl Cause {
 }
 
 /// The result document of one host.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(
     rename_all = "camelCase",
     expecting = "a result document (a JSON object)"
@@ -370,6 +384,7 @@ pub struct ScanResult {
     pub url: Option<String>,
     pub scanned_at: String,
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub duration_seconds: f64,
     pub state: State,
     /// What made the state, most urgent first: the texts of `causes` joined by "; ".
@@ -379,8 +394,10 @@ pub struct ScanResult {
     /// is built from them within its limit. Not a member of the document: `message` is.
     #[serde(skip)]
     pub causes: Vec<Cause>,
+    #[schemars(range(max = 5))]
     pub rating: Option<u8>,
     #[serde(default)]
+    #[schemars(transform = schema::grade)]
     pub grade: String,
     pub error: Option<ScanError>,
     pub product: Option<Product>,
@@ -409,6 +426,7 @@ pub struct ScanResult {
     /// Each waiver of the run and what it did to this host's findings.
     pub waivers: Vec<WaiverReport>,
     /// Days until the next time-limited waiver stops hiding a failing check.
+    #[schemars(range(min = 0))]
     pub waiver_days_left: Option<i64>,
     /// The verdict of `--policy`, when one was given.
     pub policy: Option<PolicyVerdict>,
@@ -432,7 +450,7 @@ pub struct ScanResult {
 }
 
 /// One waiver of the run as a document lists it (`waivers`), with what it did to this host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WaiverReport {
     pub pattern: String,
@@ -448,6 +466,7 @@ pub struct WaiverReport {
     pub expires: Option<String>,
     pub reason: Option<String>,
     /// Whole days until a time-limited waiver expires (never negative).
+    #[schemars(range(min = 0))]
     pub days_left: Option<i64>,
     /// Failing findings it hides (or would hide, once expired).
     #[serde(default)]
@@ -455,7 +474,7 @@ pub struct WaiverReport {
 }
 
 /// The `policy` member: whether the `--policy` requirements are met.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyVerdict {
     pub met: bool,
@@ -482,14 +501,16 @@ impl PolicyVerdict {
 /// The `submitterWaivers` member of a public API scan: the instance is scanned once and judged
 /// twice, and every face (page, PDF, exports, MCP) shows the headline without the submitter's
 /// waivers and this beside it, marked as the submitter's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubmitterWaivers {
     #[serde(default)]
     pub patterns: Vec<String>,
     /// The grade, rating, state and message with the waivers.
     #[serde(default)]
+    #[schemars(transform = schema::grade)]
     pub grade: String,
+    #[schemars(range(max = 5))]
     pub rating: Option<u8>,
     pub state: State,
     #[serde(default)]
@@ -518,14 +539,14 @@ impl SubmitterWaivers {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct WebhookDelivery {
     pub delivered: bool,
     pub error: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Coverage {
     /// Checks that reached a decision (passed or failed).
@@ -560,17 +581,20 @@ impl Coverage {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Fingerprint {
     /// First 8 hex characters of the digest over every area.
+    #[schemars(regex(pattern = r"^[0-9a-f]{8}$"))]
     pub short: String,
+    #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub digest: String,
     /// Area name to the digest of what was observed there.
+    #[schemars(transform = schema::digests)]
     pub areas: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct KnowledgeInfo {
     pub advisories_updated: Option<String>,
@@ -581,7 +605,7 @@ pub struct KnowledgeInfo {
 
 /// The conditions a verdict was reached under (`conditions`): with them, a later run can tell
 /// whether a change came from the instance or from what the scanner knew.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Conditions {
     /// This program's version.
@@ -769,7 +793,19 @@ pub fn read_documents(bytes: &[u8]) -> Result<Vec<ScanResult>, ReadError> {
 // the comparison with the baseline.
 
 /// The syntax a snippet is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Form {
     Nginx,
@@ -817,7 +853,7 @@ impl Form {
 }
 
 /// One snippet: the text to put into one file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Snippet {
     #[serde(rename = "for")]
     pub form: Form,
@@ -828,7 +864,7 @@ pub struct Snippet {
 }
 
 /// What the comparison with the baseline found for one host (the `baseline` member).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct BaselineComparison {
     /// This run recorded the host's first baseline.
@@ -860,7 +896,7 @@ impl BaselineComparison {
 }
 
 /// One change since the baseline, and why it happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     /// The finding id, or `rating` for a lower rating without a new finding.
@@ -871,7 +907,7 @@ pub struct Change {
 }
 
 /// Where a change since the baseline came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeCause {
     /// The instance changed: its release or its configuration.
@@ -898,6 +934,8 @@ impl ChangeCause {
         }
     }
 }
+
+pub mod schema;
 
 #[cfg(test)]
 mod tests;

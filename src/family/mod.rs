@@ -14,7 +14,19 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A release track of the product (spec "Release schedule and tracks").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Track {
     Rolling,
@@ -46,7 +58,7 @@ impl fmt::Display for Track {
 }
 
 /// A product family the scanner recognises from `/status.php`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum ProductFamily {
     /// OpenCloud (the primary target).
     #[serde(rename = "opencloud")]

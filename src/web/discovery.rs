@@ -113,7 +113,7 @@ fn responses(mut all: Value) -> Value {
 }
 
 fn components() -> Value {
-    json!({
+    let mut components = json!({
         "schemas": {
             "ScanSubmission": submission_schema(),
             "Links": described(Links::schema(), "Absolute URLs of the scan."),
@@ -124,12 +124,6 @@ fn components() -> Value {
                  seconds.",
             ),
             "ScanCompleted": ScanCompleted::schema(),
-            "Result": {
-                "type": "object",
-                "description": "The plugin's result document (its JSON output): host, product, \
-                                grade, state, findings, waivers.",
-                "additionalProperties": true,
-            },
             "Erased": Erased::schema(),
             "Error": ErrorBody::schema(),
         },
@@ -217,7 +211,12 @@ fn components() -> Value {
                  name. Try again after Retry-After seconds.",
             ),
         },
-    })
+    });
+    // The result document and the types it names, generated from `report`'s types.
+    for (name, schema) in crate::report::schema::openapi_components() {
+        components["schemas"][name] = schema;
+    }
+    components
 }
 
 /// `POST /api/scans`.

@@ -1,172 +1,67 @@
 //! Every `--format json` output validates against the published schema
-//! (`docs/result.schema.json`). The validator below implements the part of JSON Schema the
-//! schema uses and refuses anything else, so a schema change cannot silently go unchecked.
+//! (`docs/result.schema.json`), which is generated from the types of `src/report.rs`; a real
+//! validator (Python's jsonschema, Draft 2020-12) judges.
 
 use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn schema() -> Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/result.schema.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+fn schema_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json")
 }
 
-fn type_matches(name: &str, v: &Value) -> bool {
-    match name {
-        "null" => v.is_null(),
-        "boolean" => v.is_boolean(),
-        "string" => v.is_string(),
-        "number" => v.is_number(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        other => panic!("unsupported type {other}"),
-    }
-}
-
-fn resolve<'a>(root: &'a Value, reference: &str) -> &'a Value {
-    let name = reference
-        .strip_prefix("#/$defs/")
-        .unwrap_or_else(|| panic!("unsupported $ref {reference}"));
-    &root["$defs"][name]
-}
-
-/// Errors of `v` against `s`, with JSON paths.
-fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
-    let Some(schema) = s.as_object() else { return };
-    for key in schema.keys() {
-        assert!(
-            [
-                "$schema",
-                "$id",
-                "title",
-                "description",
-                "$defs",
-                "$ref",
-                "type",
-                "enum",
-                "oneOf",
-                "required",
-                "properties",
-                "additionalProperties",
-                "items",
-                "minimum",
-                "maximum",
-                "minItems",
-                "pattern"
-            ]
-            .contains(&key.as_str()),
-            "unsupported keyword {key}"
-        );
-    }
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        validate(root, resolve(root, r), v, path, errors);
-    }
-    if let Some(t) = schema.get("type") {
-        let ok = match t {
-            Value::String(name) => type_matches(name, v),
-            Value::Array(names) => names.iter().any(|n| type_matches(n.as_str().unwrap(), v)),
-            _ => panic!("bad type"),
-        };
-        if !ok {
-            errors.push(format!("{path}: {v} is not of type {t}"));
-            return;
-        }
-    }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(v)
-    {
-        errors.push(format!("{path}: {v} not in {options:?}"));
-    }
-    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
-        let passing = alternatives
-            .iter()
-            .filter(|alt| {
-                let mut e = Vec::new();
-                validate(root, alt, v, path, &mut e);
-                e.is_empty()
-            })
-            .count();
-        if passing != 1 {
-            errors.push(format!(
-                "{path}: matches {passing} of the oneOf alternatives"
-            ));
-        }
-    }
-    if let Some(n) = v.as_f64() {
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-            && n < min
-        {
-            errors.push(format!("{path}: {n} < {min}"));
-        }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-            && n > max
-        {
-            errors.push(format!("{path}: {n} > {max}"));
-        }
-    }
-    if let (Some(pattern), Some(text)) = (schema.get("pattern").and_then(Value::as_str), v.as_str())
-    {
-        let count: usize = pattern
-            .strip_prefix("^[0-9a-f]{")
-            .and_then(|r| r.strip_suffix("}$"))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("unsupported pattern {pattern}"));
-        if text.len() != count
-            || !text
-                .chars()
-                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
-        {
-            errors.push(format!("{path}: {text:?} does not match {pattern}"));
-        }
-    }
-    if let Some(object) = v.as_object() {
-        for required in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = required.as_str().unwrap();
-            if !object.contains_key(name) {
-                errors.push(format!("{path}: missing {name}"));
-            }
-        }
-        let properties = schema.get("properties").and_then(Value::as_object);
-        for (key, value) in object {
-            let child = format!("{path}.{key}");
-            match properties.and_then(|p| p.get(key)) {
-                Some(sub) => validate(root, sub, value, &child, errors),
-                None => match schema.get("additionalProperties") {
-                    Some(Value::Bool(false)) => errors.push(format!("{child}: not in the schema")),
-                    Some(sub @ Value::Object(_)) => validate(root, sub, value, &child, errors),
-                    _ => {}
-                },
-            }
-        }
-    }
-    if let (Some(min), Some(list)) = (schema.get("minItems").and_then(Value::as_u64), v.as_array())
-        && (list.len() as u64) < min
-    {
-        errors.push(format!("{path}: {} items, fewer than {min}", list.len()));
-    }
-    if let (Some(items), Some(list)) = (schema.get("items"), v.as_array()) {
-        for (i, item) in list.iter().enumerate() {
-            validate(root, items, item, &format!("{path}[{i}]"), errors);
-        }
-    }
-}
-
+/// Errors of `document` against the published schema, by a real validator (Python's
+/// jsonschema, Draft 2020-12), each as `path: message`.
 fn errors_of(document: &Value) -> Vec<String> {
-    let root = schema();
-    let mut errors = Vec::new();
-    validate(&root, &root, document, "$", &mut errors);
-    errors
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join(format!("schema-document-{}.json", std::process::id()));
+    std::fs::write(&file, document.to_string()).unwrap();
+    const VALIDATE: &str = r#"
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+Draft202012Validator.check_schema(schema)
+document = json.load(open(sys.argv[2]))
+for e in Draft202012Validator(schema).iter_errors(document):
+    print("$" + "".join("[%r]" % p for p in e.absolute_path) + ": " + e.message[:300])
+"#;
+    let output = crate::support::on_the_real_clock(
+        Command::new("python3")
+            .arg("-c")
+            .arg(VALIDATE)
+            .arg(schema_path())
+            .arg(&file),
+    )
+    .output()
+    .expect("python3 runs (make deps installs jsonschema)");
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        output.status.success(),
+        "the validator failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The published schema is the one the types generate (`report::schema::document`);
+/// `COS_BLESS_GOLDEN=1` (or `make man`) writes it.
+#[test]
+fn the_published_schema_is_what_the_types_generate() {
+    let generated = format!("{:#}\n", storage_security::report::schema::document());
+    if std::env::var_os("COS_BLESS_GOLDEN").is_some() {
+        std::fs::write(schema_path(), &generated).unwrap();
+    }
+    let published = std::fs::read_to_string(schema_path()).unwrap();
+    assert!(
+        published == generated,
+        "docs/result.schema.json differs from what src/report.rs generates; \
+         run COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/json_schema::/)' (or make man)"
+    );
 }
 
 fn run_json(name: &str, args: &[&str], ca: &Path) -> (Value, i32) {
