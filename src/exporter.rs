@@ -610,7 +610,8 @@ mod tests {
 
     #[test]
     fn the_manual_states_the_first_wait() {
-        let help = crate::settings::options::spec("scrape_interval").help;
+        let help =
+            crate::settings::options::spec(crate::settings::options::Id::scrape_interval).help;
         let said = format!("up to {} s", FIRST_SCRAPE_WAIT.as_secs());
         assert!(help.contains(&said), "{help}");
     }

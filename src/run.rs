@@ -37,11 +37,17 @@ where
         Ok(cli::Invocation::Scan(line)) => line,
         Err(message) => return unknown(&message),
     };
-    if line.last("configure").is_some() {
+    if line.last(crate::settings::options::Id::configure).is_some() {
         return crate::wizard::main(crate::settings::options::Program::Plugin, &line, env);
     }
     // --upgrade-self [check]: an action of its own that scans nothing.
-    if line.last("upgrade_self").is_some() || line.last("check_only").is_some() {
+    if line
+        .last(crate::settings::options::Id::upgrade_self)
+        .is_some()
+        || line
+            .last(crate::settings::options::Id::check_only)
+            .is_some()
+    {
         return crate::self_update::upgrade::run(&line, env);
     }
     scan(&line, env, started).unwrap_or_else(unknown)

@@ -181,10 +181,10 @@ fn scan(
             );
         }
     };
-    if !line.all("host").is_empty() {
+    if !line.all(crate::settings::options::Id::host).is_empty() {
         return Err("give the host once: after scan, not also with -H".into());
     }
-    line.values.push((options::spec("host"), host));
+    line.values.push((options::spec(options::Id::host), host));
     let settings = Settings::resolve_for(&line, env, Component::Scan).map_err(|e| e.0)?;
     let now = setup_process(&settings)?;
     let scanner = settings.scanner(now, Budget::new(started, settings.time_budget))?;

@@ -28,6 +28,7 @@
 
 use crate::process::{Outcome, unknown};
 use crate::settings::config_file::{self, ConfigValue};
+use crate::settings::options::Id;
 use crate::settings::options::{self, Kind, Program, Type};
 use crate::settings::secrets::{self, Environment};
 use crate::settings::{self, Component, Profile, Settings, cli};
@@ -86,7 +87,7 @@ pub fn main(program: Program, line: &cli::CommandLine, env: &dyn Environment) ->
     }
     let request = Request {
         program,
-        config: line.last("config").map(String::from),
+        config: line.last(Id::config).map(String::from),
         root: is_root(),
     };
     let stdin = std::io::stdin();
@@ -302,7 +303,7 @@ struct Wizard<'a, 'e> {
     /// The configuration keys answered so far, as the file will hold them.
     file: BTreeMap<String, ConfigValue>,
     /// Flags for the printed command line (row id, value): what a file cannot hold.
-    flags: Vec<(&'static str, String)>,
+    flags: Vec<(Id, String)>,
     /// References that do not resolve here, and the stand-in each is checked with.
     stand_ins: Vec<(String, &'static str)>,
 }
@@ -453,7 +454,7 @@ impl Wizard<'_, '_> {
         for question in questions {
             match *question {
                 Ask::Setting(key, prompt) => {
-                    let default = self.shown_default(spec_of(key).id);
+                    let default = self.shown_default(spec_of(key).option);
                     self.setting(key, prompt, default.as_deref())?;
                 }
                 Ask::Switch(key, prompt, default) => self.switch(key, prompt, default)?,
@@ -472,7 +473,7 @@ impl Wizard<'_, '_> {
     /// Off unless given: no default of the table's to show.
     fn eol_warning(&mut self) -> Result<(), Stopped> {
         let eol = self
-            .shown_default("eol_warning")
+            .shown_default(Id::eol_warning)
             .unwrap_or_else(|| "off".to_string());
         self.setting(
             "eol_warning",
@@ -491,7 +492,7 @@ impl Wizard<'_, '_> {
             if answer.is_empty() {
                 return Ok(());
             }
-            w.flags.push(("format", answer.to_string()));
+            w.flags.push((Id::format, answer.to_string()));
             w.check().map(drop).inspect_err(|_| {
                 w.flags.pop();
             })
@@ -524,7 +525,7 @@ impl Wizard<'_, '_> {
 
     /// The default a run takes for a row: the profile's value when the answers name a profile
     /// that sets it, else the table's default.
-    fn shown_default(&self, id: &str) -> Option<String> {
+    fn shown_default(&self, id: Id) -> Option<String> {
         let profile = match self.file.get("profile") {
             Some(ConfigValue::Scalar(name)) => Profile::parse(name),
             _ => None,
@@ -554,7 +555,7 @@ impl Wizard<'_, '_> {
         let shown = match default {
             Some(d) => yes(d).to_string(),
             None => self
-                .shown_default(spec.id)
+                .shown_default(spec.option)
                 .map(|d| match d.split_once(',') {
                     Some((value, from)) => format!("{},{from}", yes(settings::truthy(value))),
                     None => yes(settings::truthy(&d)).to_string(),
@@ -731,7 +732,7 @@ impl Wizard<'_, '_> {
                 (key.clone(), value)
             })
             .collect();
-        let flags: Vec<(&str, String)> = self.flags.iter().map(|(i, v)| (*i, v.clone())).collect();
+        let flags: Vec<(Id, String)> = self.flags.clone();
         // The scanner's file holds serve's settings and may go without a host (serve takes
         // its hosts from requests); a host it holds is checked as the plugin's runs read it.
         match self.program {
@@ -777,7 +778,7 @@ impl Wizard<'_, '_> {
         for (id, value) in &self.flags {
             flags.push_str(&format!(
                 " {} {}",
-                options::spec(id).display_name(),
+                options::spec(*id).display_name(),
                 shell_word(value)
             ));
         }
@@ -828,7 +829,8 @@ impl Wizard<'_, '_> {
 
 /// The row a configuration key belongs to.
 fn spec_of(key: &str) -> &'static options::OptionSpec {
-    options::by_config_key(key).unwrap_or_else(|| options::spec(key))
+    let row = options::by_config_key(key).or_else(|| options::named(key));
+    row.unwrap_or_else(|| panic!("the wizard asks for {key:?}, which the option table lacks"))
 }
 
 fn yes(on: bool) -> &'static str {

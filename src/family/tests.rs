@@ -140,12 +140,13 @@ fn infinite_scale_has_no_lts_track_and_shares_the_debug_ports() {
 /// spec's. A family with other ports would have to say so in the help text.
 #[test]
 fn every_family_binds_the_default_debug_ports() {
-    let default: Vec<u16> = crate::settings::options::spec("debug_ports")
-        .default
-        .unwrap()
-        .split(',')
-        .map(|p| p.parse().unwrap())
-        .collect();
+    let default: Vec<u16> =
+        crate::settings::options::spec(crate::settings::options::Id::debug_ports)
+            .default
+            .unwrap()
+            .split(',')
+            .map(|p| p.parse().unwrap())
+            .collect();
     for family in ProductFamily::ALL {
         assert_eq!(
             family.describe().debug_ports,

@@ -57,16 +57,21 @@ const VERSION_TIME: Duration = Duration::from_secs(10);
 
 /// The action: `--upgrade-self`, `--upgrade-self check`, `--upgrade-self --check-only`.
 pub fn run(line: &CommandLine, env: &dyn Environment) -> Outcome {
-    if line.last("upgrade_self").is_none() {
+    if line
+        .last(crate::settings::options::Id::upgrade_self)
+        .is_none()
+    {
         return unknown(
             "--check-only goes with --upgrade-self: write --upgrade-self check (or \
              --upgrade-self --check-only)",
         );
     }
-    if !line.all("host").is_empty() {
+    if !line.all(crate::settings::options::Id::host).is_empty() {
         return unknown("--upgrade-self upgrades this program and scans nothing; remove -H");
     }
-    let check_only = line.last("check_only").is_some();
+    let check_only = line
+        .last(crate::settings::options::Id::check_only)
+        .is_some();
     let done = Settings::resolve_for(line, env, Component::Upgrade)
         .map_err(|e| e.0)
         .and_then(|settings| {

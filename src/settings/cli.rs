@@ -19,15 +19,15 @@ pub struct CommandLine {
 
 impl CommandLine {
     /// All values given for a row, in order.
-    pub fn all(&self, id: &str) -> Vec<&str> {
+    pub fn all(&self, id: options::Id) -> Vec<&str> {
         self.values
             .iter()
-            .filter(|(spec, _)| spec.id == id)
+            .filter(|(spec, _)| spec.option == id)
             .map(|(_, v)| v.as_str())
             .collect()
     }
 
-    pub fn last(&self, id: &str) -> Option<&str> {
+    pub fn last(&self, id: options::Id) -> Option<&str> {
         self.all(id).last().copied()
     }
 
@@ -129,7 +129,7 @@ where
         // `--upgrade-self check` (or `--upgrade-self=check`) is its check-only form.
         if spec.id == "upgrade_self" && check_word(&mut parser, &written)? {
             line.values
-                .push((options::spec("check_only"), "true".to_string()));
+                .push((options::spec(options::Id::check_only), "true".to_string()));
         }
         let value = match spec.kind {
             Kind::Switch => {
@@ -278,16 +278,25 @@ mod tests {
     #[test]
     fn short_long_and_attached_values() {
         let line = scan(&["-H", "a.example", "--warning=4", "-c2", "--insecure"]).unwrap();
-        assert_eq!(line.last("host"), Some("a.example"));
-        assert_eq!(line.last("warning"), Some("4"));
-        assert_eq!(line.last("critical"), Some("2"));
-        assert_eq!(line.last("insecure"), Some("true"));
+        assert_eq!(
+            line.last(crate::settings::options::Id::host),
+            Some("a.example")
+        );
+        assert_eq!(line.last(crate::settings::options::Id::warning), Some("4"));
+        assert_eq!(line.last(crate::settings::options::Id::critical), Some("2"));
+        assert_eq!(
+            line.last(crate::settings::options::Id::insecure),
+            Some("true")
+        );
     }
 
     #[test]
     fn repeatable_flags_keep_every_value() {
         let line = scan(&["--waive-until", "a|b|c", "--waive-until", "d|e|f"]).unwrap();
-        assert_eq!(line.all("waive_until"), vec!["a|b|c", "d|e|f"]);
+        assert_eq!(
+            line.all(crate::settings::options::Id::waive_until),
+            vec!["a|b|c", "d|e|f"]
+        );
     }
 
     #[test]
@@ -304,11 +313,19 @@ mod tests {
             &["--upgrade-self", "--check-only"],
         ] {
             let line = scan(args).unwrap();
-            assert_eq!(line.last("upgrade_self"), Some("true"), "{args:?}");
-            assert_eq!(line.last("check_only"), Some("true"), "{args:?}");
+            assert_eq!(
+                line.last(crate::settings::options::Id::upgrade_self),
+                Some("true"),
+                "{args:?}"
+            );
+            assert_eq!(
+                line.last(crate::settings::options::Id::check_only),
+                Some("true"),
+                "{args:?}"
+            );
         }
         let line = scan(&["--upgrade-self"]).unwrap();
-        assert_eq!(line.last("check_only"), None);
+        assert_eq!(line.last(crate::settings::options::Id::check_only), None);
         assert!(
             scan(&["--upgrade-self", "now"])
                 .unwrap_err()

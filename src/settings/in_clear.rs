@@ -10,16 +10,16 @@ pub(super) fn secrets_in_clear_on_the_command_line(
     l: &Layers,
 ) -> Result<Vec<String>, SettingsError> {
     let mut warnings = Vec::new();
-    for id in ["token", "mcp_token", "store"] {
+    for id in [Id::token, Id::mcp_token, Id::store] {
         let spec = options::spec(id);
         let Some((values, Source::Flag)) = l.raw(spec)? else {
             continue;
         };
         let in_clear = values.iter().any(|given| {
-            given.reference.is_none() && (id != "store" || url_has_password(&given.text))
+            given.reference.is_none() && (id != Id::store || url_has_password(&given.text))
         });
         if in_clear {
-            let what = if id == "store" {
+            let what = if id == Id::store {
                 "the store's password"
             } else {
                 "the token"

@@ -106,6 +106,9 @@ pub struct Layers<'a> {
     /// Every value read so far, by setting id: where the secrets to keep out of the output
     /// come from (`redact`).
     pub read: std::cell::RefCell<Vec<(&'static str, Given)>>,
+    /// Every row asked for, given or not: a row no reading asks for is a row without a field
+    /// (`every_row_is_read_by_a_field`).
+    pub asked: std::cell::RefCell<std::collections::BTreeSet<Id>>,
 }
 
 impl<'a> Layers<'a> {
@@ -122,6 +125,7 @@ impl<'a> Layers<'a> {
             config,
             profile: None,
             read: Default::default(),
+            asked: Default::default(),
         }
     }
 
@@ -203,6 +207,7 @@ impl Layers<'_> {
         &self,
         spec: &OptionSpec,
     ) -> Result<Option<(Vec<Given>, Source)>, SettingsError> {
+        self.asked.borrow_mut().insert(spec.option);
         if !spec.read_by(self.component) {
             return Ok(None);
         }
@@ -217,7 +222,7 @@ impl Layers<'_> {
                 reference: Some(reference),
             }])
         };
-        let flags = self.cli.all(spec.id);
+        let flags = self.cli.all(spec.option);
         if let Some(last) = flags.last() {
             let given = if repeatable { &flags[..] } else { &[*last][..] };
             return Ok(Some((
@@ -271,7 +276,7 @@ impl Layers<'_> {
             }
         }
         if let Some(profile) = self.profile
-            && let Some(value) = profile.value(spec.id)
+            && let Some(value) = profile.value(spec.option)
         {
             let given = Given {
                 text: value.to_string(),
@@ -284,19 +289,19 @@ impl Layers<'_> {
     }
 
     /// The value of a single-valued setting, with where it came from; blank counts as unset.
-    pub fn given(&self, id: &str) -> Result<Option<Given>, SettingsError> {
+    pub fn given(&self, id: Id) -> Result<Option<Given>, SettingsError> {
         Ok(self
             .raw(options::spec(id))?
             .and_then(|(mut v, _)| v.pop())
             .filter(|v| !v.text.trim().is_empty()))
     }
 
-    pub fn string(&self, id: &str) -> Result<Option<String>, SettingsError> {
+    pub fn string(&self, id: Id) -> Result<Option<String>, SettingsError> {
         Ok(self.given(id)?.map(|g| g.text))
     }
 
     /// Every value of a repeatable setting, with where each came from.
-    pub fn given_list(&self, id: &str) -> Result<Vec<Given>, SettingsError> {
+    pub fn given_list(&self, id: Id) -> Result<Vec<Given>, SettingsError> {
         Ok(self
             .raw(options::spec(id))?
             .map(|(v, _)| v)
@@ -307,7 +312,7 @@ impl Layers<'_> {
     /// spec's boolean rule (`1`, `true`, `yes`, `on` enable; anything else disables). A
     /// configuration file has real booleans, so a value there that is neither true nor false
     /// (`check_hardening: maybe`) is refused rather than quietly read as off.
-    pub fn switch(&self, id: &str) -> Result<bool, SettingsError> {
+    pub fn switch(&self, id: Id) -> Result<bool, SettingsError> {
         let spec = options::spec(id);
         Ok(match self.raw(spec)? {
             Some((values, Source::ConfigFile)) => {
@@ -326,13 +331,13 @@ impl Layers<'_> {
     }
 
     /// The value of a row read as its [`Type`] says (bounds included); `None`: unset.
-    pub fn optional<T: FromText>(&self, id: &str) -> Result<Option<T>, SettingsError> {
+    pub fn optional<T: FromText>(&self, id: Id) -> Result<Option<T>, SettingsError> {
         let ty = options::spec(id).ty();
         self.parsed(id, |t| T::from_text(ty, t))
     }
 
     /// Like `optional`, the row's default when unset.
-    pub fn value<T: FromText>(&self, id: &str) -> Result<T, SettingsError> {
+    pub fn value<T: FromText>(&self, id: Id) -> Result<T, SettingsError> {
         let ty = options::spec(id).ty();
         self.parsed_or_default(id, |t| T::from_text(ty, t))
     }
@@ -340,7 +345,7 @@ impl Layers<'_> {
     /// The value of a row read with `parse`; a refusal says what the row's type must be.
     pub fn parsed<T>(
         &self,
-        id: &str,
+        id: Id,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Option<T>, SettingsError> {
         let spec = options::spec(id);
@@ -357,7 +362,7 @@ impl Layers<'_> {
     /// Like `parsed`, the row's default (read with `parse` too) when unset.
     pub fn parsed_or_default<T>(
         &self,
-        id: &str,
+        id: Id,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<T, SettingsError> {
         if let Some(value) = self.parsed(id, &parse)? {
@@ -370,7 +375,7 @@ impl Layers<'_> {
     }
 
     /// The name of one of the row's choices, the row's default when unset.
-    pub(super) fn choice(&self, id: &str) -> Result<&'static str, SettingsError> {
+    pub(super) fn choice(&self, id: Id) -> Result<&'static str, SettingsError> {
         let choices = options::spec(id).choices;
         self.parsed_or_default(id, |t| choices.iter().find(|c| **c == t).copied())
     }
@@ -379,7 +384,7 @@ impl Layers<'_> {
     /// in their order (the row names them once); `None`: unset.
     pub(super) fn chosen<T: Copy + std::fmt::Debug>(
         &self,
-        id: &str,
+        id: Id,
         values: &[T],
     ) -> Result<Option<T>, SettingsError> {
         let choices = options::spec(id).choices;
@@ -397,7 +402,7 @@ impl Layers<'_> {
     }
 
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
-    pub(super) fn comma_list(&self, id: &str) -> Result<Vec<String>, SettingsError> {
+    pub(super) fn comma_list(&self, id: Id) -> Result<Vec<String>, SettingsError> {
         self.entries(id, |entry| Some(entry.to_string()))
     }
 
@@ -405,7 +410,7 @@ impl Layers<'_> {
     /// names the entry and what the row's type says it must be.
     pub(super) fn entries<T>(
         &self,
-        id: &str,
+        id: Id,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Vec<T>, SettingsError> {
         let what = options::spec(id).ty().what();

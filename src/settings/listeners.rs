@@ -31,8 +31,8 @@ pub struct ExporterSettings {
 /// `port_id` (0: a free port, named on stderr at start).
 pub(super) fn listen_address(
     l: &Layers,
-    listen_id: &str,
-    port_id: &str,
+    listen_id: Id,
+    port_id: Id,
 ) -> Result<std::net::SocketAddr, SettingsError> {
     let (ip, port_in_listen) = l.parsed_or_default(listen_id, |t| {
         if let Ok(socket) = t.parse::<std::net::SocketAddr>() {
@@ -63,12 +63,12 @@ pub(super) fn exporter_settings(
     l: &Layers,
     format: Format,
 ) -> Result<Option<ExporterSettings>, SettingsError> {
-    let address = l.parsed_or_default("prometheus_listen_addr", ip_address)?;
-    let scrape_interval = l.value("scrape_interval")?;
-    let port = l.optional("prometheus_listen_port")?;
-    let given = |id: &str| !l.cli.all(id).is_empty();
+    let address = l.parsed_or_default(Id::prometheus_listen_addr, ip_address)?;
+    let scrape_interval = l.value(Id::scrape_interval)?;
+    let port = l.optional(Id::prometheus_listen_port)?;
+    let given = |id: Id| !l.cli.all(id).is_empty();
     let Some(port) = port else {
-        for id in ["prometheus_listen_addr", "scrape_interval"] {
+        for id in [Id::prometheus_listen_addr, Id::scrape_interval] {
             if given(id) {
                 let flag = options::spec(id).display_name();
                 return Err(SettingsError(format!(
@@ -79,7 +79,7 @@ pub(super) fn exporter_settings(
         }
         return Ok(None);
     };
-    for id in ["baseline", "warn_on_new", "verify_remediation"] {
+    for id in [Id::baseline, Id::warn_on_new, Id::verify_remediation] {
         if given(id) {
             return Err(SettingsError(format!(
                 "{} belongs to single runs, not to the metrics exporter \
@@ -88,7 +88,7 @@ pub(super) fn exporter_settings(
             )));
         }
     }
-    if given("format") && format != Format::Metrics {
+    if given(Id::format) && format != Format::Metrics {
         return Err(SettingsError(
             "the metrics exporter (--prometheus-listen-port) serves the metrics format on \
              /metrics; remove --format"

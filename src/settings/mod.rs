@@ -30,7 +30,7 @@ use crate::knowledge::Track;
 use crate::knowledge::lifecycle::TrackChoice;
 use crate::target::{self, Target};
 use config_file::{ConfigFile, ConfigValue};
-use options::{Kind, OptionSpec, Type};
+use options::{Id, Kind, OptionSpec, Type};
 use secrets::Environment;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,12 +47,12 @@ const PROFILES: [Profile; 3] = [
 ];
 
 /// The rows a profile sets.
-const PROFILE_ROWS: [&str; 5] = [
-    "warning",
-    "critical",
-    "check_hardening",
-    "update_warning",
-    "eol_warning",
+const PROFILE_ROWS: [Id; 5] = [
+    Id::warning,
+    Id::critical,
+    Id::check_hardening,
+    Id::update_warning,
+    Id::eol_warning,
 ];
 
 impl Profile {
@@ -66,7 +66,7 @@ impl Profile {
     }
 
     /// The profile's value for a row, if the profile sets it.
-    pub(crate) fn value(self, id: &str) -> Option<&'static str> {
+    pub(crate) fn value(self, id: Id) -> Option<&'static str> {
         let row = PROFILE_ROWS.iter().position(|r| *r == id)?;
         Some(self.1[row])
     }
@@ -116,7 +116,7 @@ macro_rules! settings_struct {
         }
     };
     (@read $l:ident $field:ident { $($read:tt)* }) => {{ $($read)* }};
-    (@read $l:ident $field:ident $reader:ident) => { $l.$reader(stringify!($field))? };
+    (@read $l:ident $field:ident $reader:ident) => { $l.$reader(Id::$field)? };
 }
 
 settings_struct! {
@@ -136,7 +136,7 @@ settings_struct! {
         pub format: Format = {
             use Format::*;
             let formats = [Metrics, Otlp, AgentLocal, Summary, Json, Sarif, Junit];
-            l.chosen("format", &formats)?.unwrap_or(Monitoring)
+            l.chosen(Id::format, &formats)?.unwrap_or(Monitoring)
         },
         // Read in the order of the manual, so of two wrong values the first is named.
         /// How to reach the instances, what to probe and where knowledge comes from.
@@ -144,7 +144,7 @@ settings_struct! {
         /// The whole run's time limit (`--time-budget`).
         pub time_budget: Duration = value,
         pub release_track: TrackChoice = {
-            l.parsed_or_default("release_track", |t| match t {
+            l.parsed_or_default(Id::release_track, |t| match t {
                 "auto" => Some(TrackChoice::Auto),
                 other => Track::parse(other).map(TrackChoice::Fixed),
             })?
@@ -153,14 +153,14 @@ settings_struct! {
         pub tls_min_days: i64 = value,
         /// Waivers: permanent (`--ignore-hardening`) and time-limited (`--waive-until`).
         pub waivers: Vec<crate::assess::waivers::Waiver> = { waivers(l)? },
-        pub now: Option<jiff::Timestamp> = { l.parsed("now", |t| t.parse().ok())? },
+        pub now: Option<jiff::Timestamp> = { l.parsed(Id::now, |t| t.parse().ok())? },
         pub webhook: Option<crate::notify::WebhookSettings> = {
             webhook_settings(l, scan.retries, scan.backoff_factor, scan.proxy.clone())?
         },
         /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
         pub exporter: Option<ExporterSettings> = { exporter_settings(l, format)? },
-        let service_listen = listen_address(l, "listen", "port")?;
-        let web_listen = listen_address(l, "web_listen", "web_port")?;
+        let service_listen = listen_address(l, Id::listen, Id::port)?;
+        let web_listen = listen_address(l, Id::web_listen, Id::web_port)?;
         /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
         pub debug: bool = switch,
@@ -170,7 +170,7 @@ settings_struct! {
         pub self_update_check: bool = switch,
         /// `--self-update-url`: the plugin's own release feed (`self_update`).
         pub self_update_url: String = {
-            l.parsed_or_default("self_update_url", |t| {
+            l.parsed_or_default(Id::self_update_url, |t| {
                 let lower = t.to_ascii_lowercase();
                 (lower.starts_with("https://") || lower.starts_with("http://")).then(|| t.into())
             })?
@@ -179,11 +179,11 @@ settings_struct! {
         pub extra_checks_rating: bool = switch,
         /// Names pinned to addresses (`scanner.resolve`).
         pub resolve: std::collections::HashMap<String, Vec<std::net::IpAddr>> = {
-            l.parsed("resolve", crate::net::resolve::parse_pins)?.unwrap_or_default()
+            l.parsed(Id::resolve, crate::net::resolve::parse_pins)?.unwrap_or_default()
         },
         pub waiver_warning: Option<i64> = optional,
         pub policy: Option<crate::assess::policy::Policy> = {
-            l.given("policy")?
+            l.given(Id::policy)?
                 .map(|given| {
                     crate::assess::policy::Policy::load(Path::new(&given.text))
                         .map_err(|e| SettingsError(given.scrub(&e)))
@@ -191,7 +191,7 @@ settings_struct! {
                 .transpose()?
         },
         pub baseline: Option<PathBuf> = {
-            l.operator_file("baseline", crate::files::Kind::Baseline)?
+            l.operator_file(Id::baseline, crate::files::Kind::Baseline)?
         },
         pub warn_on_new: bool = switch,
         /// `--verify-remediation`: finding ids, comma-separated lists flattened.
@@ -229,14 +229,14 @@ settings_struct! {
         pub cache_ttl: Duration = value,
         /// `--result`: the result documents `review-waivers` reads.
         pub results: Vec<NamedFile> = {
-            l.named_operator_files("result", crate::files::Kind::ResultDocument)?
+            l.named_operator_files(Id::result, crate::files::Kind::ResultDocument)?
         },
         /// `--for`: the one form `snippets` prints; `None`: every form.
         pub snippets_for: Option<crate::assess::snippets::Form> = {
-            l.parsed("snippets_for", crate::assess::snippets::Form::from_name)?
+            l.parsed(Id::snippets_for, crate::assess::snippets::Form::from_name)?
         },
         /// `fleet --format json`: the judgement as JSON instead of the table.
-        pub fleet_json: bool = { l.choice("fleet_format")? == "json" },
+        pub fleet_json: bool = { l.choice(Id::fleet_format)? == "json" },
     }
 }
 
@@ -248,7 +248,7 @@ settings_struct! {
         pub listen: std::net::SocketAddr = { web_listen },
         /// `--base-url`, without a trailing slash; `None`: `http://<listen>`.
         pub base_url: Option<String> = {
-            l.parsed("base_url", |t| {
+            l.parsed(Id::base_url, |t| {
                 // Kept without a trailing slash: routes are appended to it.
                 let t = t.trim_end_matches('/');
                 let rest = t
@@ -268,13 +268,13 @@ settings_struct! {
         pub record_ttl: Duration = value,
         /// `--trusted-proxy`: (network, prefix length).
         pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = {
-            l.entries("trusted_proxy", parse_cidr)?
+            l.entries(Id::trusted_proxy, parse_cidr)?
         },
         pub allow_private_targets: bool = switch,
         /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
         pub mcp_token: Option<String> = string,
         /// Not `--no-mcp`.
-        pub mcp: bool = { !l.switch("no_mcp")? },
+        pub mcp: bool = { !l.switch(Id::no_mcp)? },
     }
 }
 
@@ -368,7 +368,7 @@ impl Settings {
         component: Component,
     ) -> Result<Settings, SettingsError> {
         let no_profile = Layers::new(component, line, env, None);
-        let explicit_config = no_profile.given("config")?;
+        let explicit_config = no_profile.given(Id::config)?;
         let config = config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
             .and_then(|path| path.map(|path| config_file::load(&path)).transpose())
             .map_err(|e| match &explicit_config {
@@ -396,7 +396,7 @@ impl Settings {
     ) -> Result<Settings, SettingsError> {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
-        layers.profile = layers.parsed("profile", Profile::parse)?;
+        layers.profile = layers.parsed(Id::profile, Profile::parse)?;
         Settings::read(&layers, config.map(|c| c.path.clone()))
     }
 }
@@ -411,7 +411,7 @@ impl Settings {
 /// for secret references (`env://NAME`, `CREDENTIALS_DIRECTORY`, `COS_SECRETS_DIR`).
 pub fn validate(
     file: &std::collections::BTreeMap<String, ConfigValue>,
-    flags: &[(&str, String)],
+    flags: &[(Id, String)],
     env: &dyn Environment,
     component: Component,
 ) -> Result<Settings, String> {
@@ -434,7 +434,7 @@ pub fn validate(
     let line = cli::CommandLine {
         values: flags
             .iter()
-            .map(|(id, value)| (options::spec(id), value.clone()))
+            .map(|(id, value)| (options::spec(*id), value.clone()))
             .collect(),
     };
     Settings::with_config(&line, &Hidden(env), Some(&config), Vec::new(), component)

@@ -2,6 +2,7 @@
 //! settings are read, so a wrong path ends the run UNKNOWN before the first packet, with one
 //! line naming the setting and the fix, instead of after a scan (or never, for a FIFO).
 
+use super::options::Id;
 use super::{Layers, SettingsError};
 use crate::files::{self, Kind};
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use std::path::PathBuf;
 impl Layers<'_> {
     /// The file of a single-valued setting, checked. A missing baseline is fine: the first
     /// run records it.
-    pub fn operator_file(&self, id: &str, kind: Kind) -> Result<Option<PathBuf>, SettingsError> {
+    pub fn operator_file(&self, id: Id, kind: Kind) -> Result<Option<PathBuf>, SettingsError> {
         self.given(id)?
             .map(|given| checked(&given, kind))
             .transpose()
@@ -19,7 +20,7 @@ impl Layers<'_> {
     /// readers that find something wrong inside it later.
     pub fn named_operator_files(
         &self,
-        id: &str,
+        id: Id,
         kind: Kind,
     ) -> Result<Vec<NamedFile>, SettingsError> {
         self.given_list(id)?

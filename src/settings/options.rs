@@ -1,8 +1,149 @@
 //! The option table: every setting of the plugin, declared once. The command-line parser, the
 //! environment and configuration-file layering, `-h`, and the man page are all driven by it, so a
-//! new option is one row here plus its typed field in `Settings`.
+//! new option is its `Id`, one row here and its typed field in `Settings`, joined by the
+//! compiler (`Id::timeout`), not by a string.
 
 use std::sync::LazyLock;
+
+/// Declares [`Id`]: every row of the table by name. Code names a row as `Id::timeout`, and
+/// every id has exactly one row (checked when the crate builds), so a row that is missing,
+/// doubled or misspelt is a build error, never a panic at run time.
+macro_rules! option_ids {
+    ($($id:ident),* $(,)?) => {
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Id {
+            $($id),*
+        }
+
+        impl Id {
+            pub const ALL: &[Id] = &[$(Id::$id),*];
+
+            /// The row's name, as its id is written (`time_budget`).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Id::$id => stringify!($id)),*
+                }
+            }
+        }
+    };
+}
+
+option_ids! {
+    host,
+    warning,
+    critical,
+    profile,
+    check_hardening,
+    update_warning,
+    eol_warning,
+    no_extra_checks,
+    no_debug_ports,
+    all_addresses,
+    login_throttling,
+    format,
+    debug,
+    insecure,
+    ca_file,
+    proxy,
+    timeout,
+    time_budget,
+    retries,
+    update_source,
+    release_token,
+    feed_cache_ttl,
+    state_dir,
+    no_update_check,
+    release_track,
+    policy,
+    ignore_hardening,
+    waive_until,
+    waiver_warning,
+    baseline,
+    warn_on_new,
+    verify_remediation,
+    webhook_url,
+    webhook_on,
+    webhook_header,
+    webhook_timeout,
+    allow_private_webhooks,
+    prometheus_listen_port,
+    scrape_interval,
+    listen,
+    port,
+    web_listen,
+    web_port,
+    token,
+    base_url,
+    store,
+    store_timeout,
+    workers,
+    allow_private_targets,
+    mcp_token,
+    no_mcp,
+    result,
+    snippets_for,
+    config,
+    configure,
+    self_update_check,
+    upgrade_self,
+    check_only,
+    version,
+    help,
+    verify_tls,
+    target_port,
+    tls_min_days,
+    use_release_schedule,
+    release_schedule,
+    vulnerability_db,
+    vulnerability_feed,
+    extra_checks_rating,
+    check_debug_ports,
+    debug_port_timeout,
+    check_login_throttling,
+    check_all_addresses,
+    releases_url,
+    cache_ttl,
+    ipv6_enabled,
+    backoff_factor,
+    concurrency,
+    latest_version,
+    diff_format,
+    webhook_format,
+    prometheus_listen_addr,
+    connections_per_address,
+    record_ttl,
+    trusted_proxy,
+    fleet_format,
+    self_update_url,
+    debug_ports,
+    resolve,
+    dns_server,
+    now,
+}
+
+/// Every [`Id`] has exactly one row in [`SECTIONS`]: checked at compile time.
+const _: () = {
+    let mut rows_of = [0u8; Id::ALL.len()];
+    let mut section = 0;
+    while section < SECTIONS.len() {
+        let rows = SECTIONS[section].1;
+        let mut row = 0;
+        while row < rows.len() {
+            rows_of[rows[row].option as usize] += 1;
+            row += 1;
+        }
+        section += 1;
+    }
+    let mut id = 0;
+    while id < rows_of.len() {
+        assert!(
+            rows_of[id] == 1,
+            "an option::Id without exactly one row of the table"
+        );
+        id += 1;
+    }
+};
 
 /// How a setting takes its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,8 +245,10 @@ const BASE_URL: &str = "an absolute http:// or https:// URL such as https://scan
 /// (`long`, `config_key`, `env`) derived from how the table names them.
 #[derive(Clone, Copy, Debug)]
 pub struct OptionSpec {
-    /// Stable identifier used by the code to look the setting up.
+    /// The row's name: the flag, key and variable are derived from it.
     pub id: &'static str,
+    /// How the code names the row.
+    pub option: Id,
     /// Long command-line flag without dashes; `None` for configuration-only settings.
     pub long: Option<&'static str>,
     pub short: Option<char>,
@@ -213,9 +356,10 @@ enum Name {
 }
 
 /// A setting without a flag: read from its variable or its key only.
-const fn setting(id: &'static str, kind: Kind) -> OptionSpec {
+const fn setting(option: Id, kind: Kind) -> OptionSpec {
     OptionSpec {
-        id,
+        id: option.name(),
+        option,
         long: None,
         short: None,
         env: &[],
@@ -235,10 +379,10 @@ const fn setting(id: &'static str, kind: Kind) -> OptionSpec {
 }
 
 /// A setting with a flag named after its id (`--time-budget` for `time_budget`).
-const fn flag(id: &'static str, kind: Kind) -> OptionSpec {
+const fn flag(option: Id, kind: Kind) -> OptionSpec {
     OptionSpec {
         flag: Name::FromId,
-        ..setting(id, kind)
+        ..setting(option, kind)
     }
 }
 
@@ -363,7 +507,7 @@ pub fn sections() -> impl Iterator<Item = &'static str> {
 
 const TARGET: &[OptionSpec] = &[
     // The scanner takes its target as `scan <host>`; `serve` from its requests.
-    flag("host", Repeatable("TARGETS", Text))
+    flag(Id::host, Repeatable("TARGETS", Text))
         .short('H')
         .key()
         .programs(PLUGIN)
@@ -377,16 +521,20 @@ const TARGET: &[OptionSpec] = &[
 ];
 
 const VERDICT: &[OptionSpec] = &[
-    flag("warning", RATING)
+    flag(Id::warning, RATING)
         .short('w')
         .key()
         .default("3")
         .help("Rating (0-5) at or below which the state is WARNING."),
-    flag("critical", RATING).short('c').key().default("1").help(
-        "Rating (0-5) at or below which the state is CRITICAL; must not exceed --warning. A \
+    flag(Id::critical, RATING)
+        .short('c')
+        .key()
+        .default("1")
+        .help(
+            "Rating (0-5) at or below which the state is CRITICAL; must not exceed --warning. A \
          single critical finding caps the rating at 2 (D): use --critical 2 to page on it.",
-    ),
-    flag("profile", Value("NAME", Choice("a profile")))
+        ),
+    flag(Id::profile, Value("NAME", Choice("a profile")))
         .key()
         .choices(&["strict", "ops", "lenient"])
         .help(
@@ -394,14 +542,14 @@ const VERDICT: &[OptionSpec] = &[
              update and 90-day end-of-life warnings), ops (3, 1, hardening, 30 days), lenient (2, \
              0). Anything set explicitly wins over the profile.",
         ),
-    flag("check_hardening", Switch).key().help(
+    flag(Id::check_hardening, Switch).key().help(
         "Evaluate hardening measures and security headers; a missing measure turns OK into \
          WARNING (never lowers a worse state).",
     ),
-    flag("update_warning", Switch)
+    flag(Id::update_warning, Switch)
         .key()
         .help("A pending update on the instance's track turns OK into WARNING."),
-    flag("eol_warning", DAYS).key().help(
+    flag(Id::eol_warning, DAYS).key().help(
         "Turn OK into WARNING when the release line has DAYS or fewer days of support left; \
          the message names the date and the upgrade target: the newest release of a line still \
          supported after the window, and its track.",
@@ -409,21 +557,21 @@ const VERDICT: &[OptionSpec] = &[
 ];
 
 const CHECKS: &[OptionSpec] = &[
-    flag("no_extra_checks", Switch)
+    flag(Id::no_extra_checks, Switch)
         .help("Disable the additional probes (exposed files, debug services, CORS, ...)."),
-    flag("no_debug_ports", Switch).help("Do not probe the debug ports."),
-    flag("all_addresses", Switch).env().help(
+    flag(Id::no_debug_ports, Switch).help("Do not probe the debug ports."),
+    flag(Id::all_addresses, Switch).env().help(
         "Repeat version, header, hardening and demo-account checks against every address the \
          name resolves to (Host and SNI keep the name).",
     ),
-    flag("login_throttling", Switch).env().help(
+    flag(Id::login_throttling, Switch).env().help(
         "Send six failed sign-ins for an account that cannot exist and report whether the \
          instance throttles them; never rated.",
     ),
 ];
 
 const OUTPUT: &[OptionSpec] = &[
-    flag("format", Value("FORMAT", Choice("an output format")))
+    flag(Id::format, Value("FORMAT", Choice("an output format")))
         .env()
         .default("the monitoring line")
         .choices(&[
@@ -440,53 +588,56 @@ const OUTPUT: &[OptionSpec] = &[
             "Output format. Without it: the monitoring line, detail lines and performance data. \
              The exit code keeps its 0/1/2/3 meaning in every format.",
         ),
-    flag("debug", Switch).short('d').env().help(
+    flag(Id::debug, Switch).short('d').env().help(
         "Print the rating explanation, the remediation plan and the explanation of every \
          finding to stdout, and log at DEBUG level to stderr.",
     ),
 ];
 
 const TRANSPORT: &[OptionSpec] = &[
-    flag("insecure", Switch).env().help(
+    flag(Id::insecure, Switch).env().help(
         "Skip the verified-HTTPS step. An untrusted chain is still listed but no longer counts \
          against the rating.",
     ),
-    flag("ca_file", Value("FILE", Text))
+    flag(Id::ca_file, Value("FILE", Text))
         .key_named("scanner.tls_ca_file")
         .help(
             "PEM bundle of a private CA to trust in addition to the public roots. CA-bundle \
              variables (SSL_CERT_FILE, ...) are never read.",
         ),
-    flag("proxy", Value("URL", Text)).key().help(
+    flag(Id::proxy, Value("URL", Text)).key().help(
         "Web proxy for the scan (http://host:port). HTTP_PROXY, HTTPS_PROXY and .netrc are \
          never read.",
     ),
-    flag("timeout", SECONDS)
+    flag(Id::timeout, SECONDS)
         .key()
         .default("10")
         .help("Time limit for each request, in seconds (fractions allowed)."),
-    flag("time_budget", SECONDS).key().default("55").help(
+    flag(Id::time_budget, SECONDS).key().default("55").help(
         "Time limit for the whole run, in seconds: no retry starts that could not end within \
          it, and every request, feed and webhook delivery is cut to what is left, so the run \
          ends UNKNOWN naming the slow host before a monitoring core kills the check (Nagios \
          and Icinga do at 60 s). Keep it below the core's check timeout.",
     ),
-    flag("retries", Value("N", number("a number of retries", 0, 10)))
-        .key()
-        .default("2")
-        .help(
-            "Retries after the first try when the scan fails on a transient error (timeout, reset, \
-             5xx); each retry re-runs the whole scan. 0 disables.",
-        ),
     flag(
-        "backoff_factor",
+        Id::retries,
+        Value("N", number("a number of retries", 0, 10)),
+    )
+    .key()
+    .default("2")
+    .help(
+        "Retries after the first try when the scan fails on a transient error (timeout, reset, \
+             5xx); each retry re-runs the whole scan. 0 disables.",
+    ),
+    flag(
+        Id::backoff_factor,
         Value("SECONDS", number("a number of seconds", 0, 60)),
     )
     .key()
     .default("0.5")
     .help("Wait before retry n (n = 1, 2, ...) is FACTOR * 2^n seconds."),
     flag(
-        "concurrency",
+        Id::concurrency,
         Value("N", number("a number of workers", 1, 32)),
     )
     .key_in("scanner")
@@ -496,7 +647,7 @@ const TRANSPORT: &[OptionSpec] = &[
 ];
 
 const UPDATES: &[OptionSpec] = &[
-    flag("update_source", Value("MODE", Choice("an update source")))
+    flag(Id::update_source, Value("MODE", Choice("an update source")))
         .key_named("releases.mode")
         .default("auto")
         .choices(&["auto", "feed", "pinned", "bundled", "off"])
@@ -507,17 +658,17 @@ const UPDATES: &[OptionSpec] = &[
              network), off. A failing update check never aborts the scan.",
         ),
     flag(
-        "latest_version",
+        Id::latest_version,
         Value("VERSION", Checked("a release version such as 4.0.8")),
     )
     .help("Newest release to compare with in pinned mode."),
-    flag("release_token", Value("TOKEN", Text))
+    flag(Id::release_token, Value("TOKEN", Text))
         .key_named("releases.token")
         .help(
             "Token for the release feed (no scopes needed; raises the anonymous limit of 60 \
              requests an hour). Secret references allowed: secret://, file://, env://, exec://.",
         ),
-    flag("feed_cache_ttl", CACHE_TTL)
+    flag(Id::feed_cache_ttl, CACHE_TTL)
         .key_named("releases.cache_ttl")
         .env()
         .default("3600")
@@ -527,7 +678,7 @@ const UPDATES: &[OptionSpec] = &[
              / If-Modified-Since) and stands in, said so, when the feed fails. 0 disables the \
              cache. At most 2592000 (30 days).",
         ),
-    flag("state_dir", Value("DIR", Text))
+    flag(Id::state_dir, Value("DIR", Text))
         .key()
         .default(
             "$STATE_DIRECTORY (systemd), else $XDG_STATE_HOME/check-storage-security, else \
@@ -538,8 +689,8 @@ const UPDATES: &[OptionSpec] = &[
              with mode 0700) and the time of the last --self-update-check look (self-update.json). \
              Without any of these set, nothing is cached.",
         ),
-    flag("no_update_check", Switch).help("Same as --update-source off."),
-    flag("release_track", Value("TRACK", Choice("a release track")))
+    flag(Id::no_update_check, Switch).help("Same as --update-source off."),
+    flag(Id::release_track, Value("TRACK", Choice("a release track")))
         .key()
         .default("auto")
         .choices(&["auto", "rolling", "production", "lts"])
@@ -550,35 +701,35 @@ const UPDATES: &[OptionSpec] = &[
 ];
 
 const WAIVERS: &[OptionSpec] = &[
-    flag("policy", Value("FILE", Text)).help(
+    flag(Id::policy, Value("FILE", Text)).help(
         "Policy file (YAML, or JSON with a .json suffix) with minimum_rating, \
          required_hardenings and forbidden; an unmet requirement is CRITICAL.",
     ),
-    flag("ignore_hardening", Value("PATTERNS", Text))
+    flag(Id::ignore_hardening, Value("PATTERNS", Text))
         .env()
         .help(
             "Comma-separated waiver patterns accepted permanently: a finding id (hstsPreload), a \
              family root (versionDisclosure) or a pattern with * (versionDisclosure:X-*). Waived \
              findings stay in the result, marked ignored, and no longer count.",
         ),
-    flag("waive_until", Repeatable("PATTERN|EXPIRY|REASON", Text))
+    flag(Id::waive_until, Repeatable("PATTERN|EXPIRY|REASON", Text))
         .env()
         .help(
             "Time-limited waiver; EXPIRY is an ISO 8601 timestamp with a time zone, REASON must \
              not be empty. Repeatable; in the variable, one waiver per line (a reason may hold ';' \
              and ',').",
         ),
-    flag("waiver_warning", DAYS)
+    flag(Id::waiver_warning, DAYS)
         .key()
         .help("Turn OK into WARNING when a waiver hiding a failing check ends within DAYS."),
-    flag("baseline", Value("FILE", Text))
+    flag(Id::baseline, Value("FILE", Text))
         .programs(PLUGIN)
         .help("File for saving and comparing findings between runs."),
-    flag("warn_on_new", Switch)
+    flag(Id::warn_on_new, Switch)
         .programs(PLUGIN)
         .help("With --baseline: alert only on new or worse findings."),
     flag(
-        "diff_format",
+        Id::diff_format,
         Value("FORMAT", Choice("a change report format")),
     )
     .env()
@@ -589,7 +740,7 @@ const WAIVERS: &[OptionSpec] = &[
          knowledge, the scanner or a waiver) instead of the normal output, as text, Markdown \
          or chat blocks JSON; the exit code stays the verdict's.",
     ),
-    flag("verify_remediation", Repeatable("IDS", Text))
+    flag(Id::verify_remediation, Repeatable("IDS", Text))
         .programs(PLUGIN)
         .help(
             "Run only the probes measuring these comma-separated finding ids and report whether \
@@ -598,18 +749,18 @@ const WAIVERS: &[OptionSpec] = &[
 ];
 
 const WEBHOOK: &[OptionSpec] = &[
-    flag("webhook_url", Value("URL", Text))
+    flag(Id::webhook_url, Value("URL", Text))
         .key()
         .scope(PLUGIN, PLUGIN_ONLY)
         .help("Send a notification to this address (enables the webhook)."),
-    flag("webhook_on", Value("LEVEL", Choice("a webhook level")))
+    flag(Id::webhook_on, Value("LEVEL", Choice("a webhook level")))
         .key()
         .default("critical")
         .choices(&["critical", "warning", "unknown", "always"])
         .scope(PLUGIN, PLUGIN_ONLY)
         .help("State from which a host is notified."),
     flag(
-        "webhook_format",
+        Id::webhook_format,
         Value("FORMAT", Choice("a webhook format")),
     )
     .key()
@@ -623,39 +774,42 @@ const WEBHOOK: &[OptionSpec] = &[
     ])
     .scope(PLUGIN, PLUGIN_ONLY)
     .help("Body format of the notification."),
-    flag("webhook_header", Repeatable("NAME: VALUE", Text))
+    flag(Id::webhook_header, Repeatable("NAME: VALUE", Text))
         .key_named("webhook_headers")
         .scope(PLUGIN, PLUGIN_ONLY)
         .help(
             "Extra request header for the receiver; repeat the flag, or separate entries with ';' \
              in the variable.",
         ),
-    flag("webhook_timeout", SECONDS)
+    flag(Id::webhook_timeout, SECONDS)
         .key()
         .default("10")
         .scope(PLUGIN, PLUGIN_ONLY)
         .help("Time limit of a delivery, independent of --timeout."),
-    flag("allow_private_webhooks", Switch)
+    flag(Id::allow_private_webhooks, Switch)
         .key()
         .scope(PLUGIN, PLUGIN_ONLY)
         .help("Permit private, loopback and link-local destinations, and proxied delivery."),
 ];
 
 const EXPORTER: &[OptionSpec] = &[
-    flag("prometheus_listen_port", Value("PORT", Port { free: true }))
-        .key()
-        .default("9102")
-        .bare("9102")
-        .scope(PLUGIN, PLUGIN_ONLY)
-        .help(
-            "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
+    flag(
+        Id::prometheus_listen_port,
+        Value("PORT", Port { free: true }),
+    )
+    .key()
+    .default("9102")
+    .bare("9102")
+    .scope(PLUGIN, PLUGIN_ONLY)
+    .help(
+        "Run as a Prometheus exporter instead of scanning once: serve the metrics of every \
              target on http://ADDRESS:PORT/metrics until SIGTERM or SIGINT (exit 0). Only this \
              setting (flag, variable or key) starts the exporter, so keep it out of a \
              configuration file that single runs read. The flag alone listens on 9102; 0 takes a \
              free port; the exporter prints \"listening on ADDRESS:PORT\" on stderr at start.",
-        ),
+    ),
     flag(
-        "prometheus_listen_addr",
+        Id::prometheus_listen_addr,
         Value(
             "ADDRESS",
             Checked("an IP address such as 127.0.0.1, ::1 or 0.0.0.0"),
@@ -670,7 +824,7 @@ const EXPORTER: &[OptionSpec] = &[
          targets' names, versions and ratings (a warning on stderr at start says so). Scrapes \
          never make it scan anything but the configured targets.",
     ),
-    flag("scrape_interval", SECONDS)
+    flag(Id::scrape_interval, SECONDS)
         .key()
         .default("60")
         .scope(PLUGIN, PLUGIN_ONLY)
@@ -683,7 +837,7 @@ const EXPORTER: &[OptionSpec] = &[
 ];
 
 const SCANNER_OWN: &[OptionSpec] = &[
-    flag("listen", Value("ADDRESS[:PORT]", Checked(LISTEN)))
+    flag(Id::listen, Value("ADDRESS[:PORT]", Checked(LISTEN)))
         .key_in("service")
         .default("127.0.0.1")
         .scope(SCANNER, SERVE)
@@ -691,14 +845,14 @@ const SCANNER_OWN: &[OptionSpec] = &[
             "serve: address to listen on, with an optional port ([::1]:8811, 127.0.0.1:8811) that \
              wins over --port; any address but loopback needs --token.",
         ),
-    flag("port", Value("PORT", Port { free: true }))
+    flag(Id::port, Value("PORT", Port { free: true }))
         .key_in("service")
         .default("8811")
         .scope(SCANNER, SERVE)
         .help("serve: port to listen on; 0 picks a free one (the address is named on stderr)."),
     // web has listen settings of its own, so a file configuring both servers never makes
     // them compete for one address.
-    flag("web_listen", Value("ADDRESS[:PORT]", Checked(LISTEN)))
+    flag(Id::web_listen, Value("ADDRESS[:PORT]", Checked(LISTEN)))
         .flag_named("listen")
         .key_named("web.listen")
         .default("127.0.0.1")
@@ -707,13 +861,13 @@ const SCANNER_OWN: &[OptionSpec] = &[
             "web: address to listen on, with an optional port ([::1]:8080, 127.0.0.1:8080) that \
              wins over --port.",
         ),
-    flag("web_port", Value("PORT", Port { free: true }))
+    flag(Id::web_port, Value("PORT", Port { free: true }))
         .flag_named("port")
         .key_named("web.port")
         .default("8080")
         .scope(SCANNER, WEB)
         .help("web: port to listen on; 0 picks a free one (the address is named on stderr)."),
-    flag("token", Value("TOKEN", Text))
+    flag(Id::token, Value("TOKEN", Text))
         .key_in("service")
         .scope(SCANNER, SERVE)
         .help(
@@ -721,7 +875,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
              least 32 characters; give it as a secret reference (secret://, file://, env://, \
              exec://) or with the _file / _FILE suffix, never in clear.",
         ),
-    flag("base_url", Value("URL", Checked(BASE_URL)))
+    flag(Id::base_url, Value("URL", Checked(BASE_URL)))
         .key_in("web")
         .default("http://<listen address>")
         .scope(SCANNER, WEB_STORE)
@@ -731,7 +885,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
              (https://example.com/scanner) every link, asset, form, redirect and discovery URL \
              carries it, for a reverse proxy that strips the path before forwarding.",
         ),
-    flag("store", Value("STORE", Text))
+    flag(Id::store, Value("STORE", Text))
         .key_in("web")
         .default("sqlite:<state directory>/web.sqlite")
         .scope(SCANNER, WEB_STORE)
@@ -740,7 +894,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
              node; survives restarts) or redis://HOST:PORT/DB (several nodes share it). A password \
              in the address is a secret: give it as a reference.",
         ),
-    flag("store_timeout", Value("SECONDS", Seconds { max: 60 }))
+    flag(Id::store_timeout, Value("SECONDS", Seconds { max: 60 }))
         .key_in("web")
         .default("2")
         .programs(SCANNER)
@@ -750,7 +904,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
              in time makes /healthz and submissions answer 503 with Retry-After; Redis is \
              connected again on the next call.",
         ),
-    flag("workers", Value("N", number("a number", 1, 64)))
+    flag(Id::workers, Value("N", number("a number", 1, 64)))
         .key_in("web")
         .default("4")
         .scope(SCANNER, WEB)
@@ -758,7 +912,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
             "web: scans this node runs at once (1-64); submitters set no concurrency or timeout.",
         ),
     flag(
-        "connections_per_address",
+        Id::connections_per_address,
         Value("N", number("a number", 1, 16)),
     )
     .key_in("web")
@@ -772,7 +926,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
          request (the proxy's own requests, without X-Forwarded-For, are not counted).",
     ),
     flag(
-        "record_ttl",
+        Id::record_ttl,
         Value("SECONDS", number("a number of seconds", 60, 31_536_000)),
     )
     .key_in("web")
@@ -780,7 +934,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
     .scope(SCANNER, WEB)
     .help("web: how long a scan record lives after its submission; then it is gone (404)."),
     flag(
-        "trusted_proxy",
+        Id::trusted_proxy,
         Repeatable(
             "CIDRS",
             Checked("a network; give CIDRs such as 10.0.0.0/8,::1/128"),
@@ -792,14 +946,14 @@ const SCANNER_OWN: &[OptionSpec] = &[
         "web: networks (comma-separated CIDRs, 10.0.0.0/8,::1/128) whose X-Forwarded-For names \
              the client; from anyone else the socket's address counts.",
     ),
-    flag("allow_private_targets", Switch)
+    flag(Id::allow_private_targets, Switch)
         .key_in("web")
         .scope(SCANNER, WEB)
         .help(
             "web: scan targets on private, loopback and link-local addresses too (internal \
              deployments, tests); off, the public API refuses them.",
         ),
-    flag("mcp_token", Value("TOKEN", Text))
+    flag(Id::mcp_token, Value("TOKEN", Text))
         .key_in("web")
         .scope(SCANNER, WEB)
         .help(
@@ -807,14 +961,14 @@ const SCANNER_OWN: &[OptionSpec] = &[
              least 32 characters; give it as a secret reference (secret://, file://, env://, \
              exec://), never in clear. Unset: /mcp is open like the rest of the public API.",
         ),
-    flag("no_mcp", Switch)
+    flag(Id::no_mcp, Switch)
         .key_in("web")
         .scope(SCANNER, WEB)
         .help(
             "web: no /mcp endpoint, no browser tools (WebMCP) on the pages, and no MCP entry in \
              /.well-known/ai.json.",
         ),
-    flag("result", Repeatable("FILE", Text))
+    flag(Id::result, Repeatable("FILE", Text))
         .scope(
             SCANNER,
             &[
@@ -827,7 +981,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
             "review-waivers, fleet and snippets: a result document (or a JSON array of them) to \
              read; repeatable.",
         ),
-    flag("snippets_for", Value("FORM", Choice("a snippet form")))
+    flag(Id::snippets_for, Value("FORM", Choice("a snippet form")))
         .flag_named("for")
         .default("every form")
         .choices(&["nginx", "caddy", "apache", "traefik", "env", "zone"])
@@ -838,7 +992,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
         ),
     // fleet's own --format: the flag names the plugin's output format row in the plugin.
     flag(
-        "fleet_format",
+        Id::fleet_format,
         Value("FORMAT", Choice("a fleet output format")),
     )
     .flag_named("format")
@@ -852,7 +1006,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
 ];
 
 const PROGRAM: &[OptionSpec] = &[
-    flag("config", Value("FILE", Text))
+    flag(Id::config, Value("FILE", Text))
         .env_named("COS_CONFIG_FILE")
         .default("search list")
         .help(
@@ -861,7 +1015,7 @@ const PROGRAM: &[OptionSpec] = &[
              ~/.config/check-storage-security/.env.json, \
              /etc/check-storage-security/{config.json,config.yml,config.yaml} is read.",
         ),
-    flag("configure", Switch).programs(PLUGIN).help(
+    flag(Id::configure, Switch).programs(PLUGIN).help(
         "Interactive wizard writing a JSON configuration file with mode 0600, atomically, \
          asking before it replaces one: it asks for the host and offers the optional groups \
          (thresholds or a profile, connection, hardening, webhook, releases, output format); \
@@ -873,7 +1027,7 @@ const PROGRAM: &[OptionSpec] = &[
          exits 0 when the file is written, 3 when nothing is (a refused answer without a \
          terminal, the end of the input, a file kept).",
     ),
-    flag("self_update_check", Switch)
+    flag(Id::self_update_check, Switch)
         .key_named("self_update.check")
         .programs(PLUGIN)
         .help(
@@ -885,7 +1039,7 @@ const PROGRAM: &[OptionSpec] = &[
              --debug) and never changes the exit code.",
         ),
     flag(
-        "self_update_url",
+        Id::self_update_url,
         Value(
             "URL",
             Checked("an http(s) address; give the release feed's URL"),
@@ -900,7 +1054,7 @@ const PROGRAM: &[OptionSpec] = &[
          --self-update-check and --upgrade-self. --upgrade-self needs https (plain http only \
          on loopback).",
     ),
-    flag("upgrade_self", Switch).programs(PLUGIN).help(
+    flag(Id::upgrade_self, Switch).programs(PLUGIN).help(
         "Upgrade this program to the newest release and scan nothing: download the asset for \
          this platform (at most 64 MiB), verify its SHA-256 against the release's SHA256SUMS \
          (refused on a mismatch or a missing sum), check that it runs and reports the new \
@@ -911,81 +1065,81 @@ const PROGRAM: &[OptionSpec] = &[
          nothing. Exit 0 when done or already current, 3 with one line otherwise. A flag only: \
          never read from a variable or the configuration file.",
     ),
-    flag("check_only", Switch)
+    flag(Id::check_only, Switch)
         .programs(PLUGIN)
         .help("With --upgrade-self: show what it would do and change nothing."),
-    flag("version", Switch).short('V').help(
+    flag(Id::version, Switch).short('V').help(
         "Print the program's version and the date its bundled release and advisory data were \
          last refreshed.",
     ),
-    flag("help", Switch).short('h').help("Print this manual."),
+    flag(Id::help, Switch).short('h').help("Print this manual."),
 ];
 
 const CONFIG_ONLY: &[OptionSpec] = &[
-    setting("verify_tls", BOOL)
+    setting(Id::verify_tls, BOOL)
         .key_in("scanner")
         .default("true")
         .help("false is the same as --insecure."),
-    setting("target_port", Value("PORT", Port { free: false }))
+    setting(Id::target_port, Value("PORT", Port { free: false }))
         .key_in("scanner")
         .default("443 (80 for plain HTTP)")
         .help("Port used for targets written without one."),
-    setting("tls_min_days", DAYS)
+    setting(Id::tls_min_days, DAYS)
         .key_in("scanner")
         .default("14")
         .help("cert_days_left warns at or below this many days."),
-    setting("use_release_schedule", BOOL)
+    setting(Id::use_release_schedule, BOOL)
         .key_in("scanner")
         .default("true")
         .help("false disables end-of-life detection (no lifecycle line, no support_days_left)."),
-    setting("release_schedule", Value("FILE", Text))
+    setting(Id::release_schedule, Value("FILE", Text))
         .key_in("scanner")
         .help("Release schedule file used instead of the bundled one."),
-    setting("vulnerability_db", Repeatable("FILES", Text))
+    setting(Id::vulnerability_db, Repeatable("FILES", Text))
         .key_in("scanner")
         .help(
             "Advisory files (native, GitHub advisory or OSV JSON) merged after the bundled data; \
              the variable separates files with ','.",
         ),
-    setting("vulnerability_feed", Value("URL", Text))
+    setting(Id::vulnerability_feed, Value("URL", Text))
         .key_in("scanner")
         .help(
             "Advisory feed fetched over HTTP and merged last; unreachable means logged and \
              ignored.",
         ),
-    setting("extra_checks_rating", BOOL)
+    setting(Id::extra_checks_rating, BOOL)
         .key_in("scanner")
         .default("true")
         .help("false reports failed additional checks without letting them cap the rating."),
-    setting("check_debug_ports", BOOL)
+    setting(Id::check_debug_ports, BOOL)
         .key_in("scanner")
         .default("true")
         .help("false is the same as --no-debug-ports."),
     setting(
-        "debug_ports",
+        Id::debug_ports,
         Value("PORTS", Checked("a list of ports (1-65535)")),
     )
     .key_in("scanner")
     .default("9205,9141,9124,9134,9239")
     .help("Debug ports to probe (a list in the file, ',' in the variable)."),
-    setting("debug_port_timeout", SECONDS)
+    setting(Id::debug_port_timeout, SECONDS)
         .key_in("scanner")
         .default("3")
         .help("Connect timeout of one debug-port probe."),
-    setting("ipv6_enabled", BOOL)
+    setting(Id::ipv6_enabled, BOOL)
         .key_in("scanner")
         .default("true")
         .help("false skips IPv6 addresses with --all-addresses."),
-    setting("check_login_throttling", BOOL)
+    setting(Id::check_login_throttling, BOOL)
         .key_in("scanner")
         .default("false")
         .help("true is the same as --login-throttling."),
-    setting("check_all_addresses", BOOL)
+    setting(Id::check_all_addresses, BOOL)
         .key_in("scanner")
         .default("false")
         .help("true is the same as --all-addresses."),
     setting(
-        "resolve",
+        Id::resolve,
         Value(
             "PINS",
             Checked("a list of pins such as cloud.example=192.0.2.1,192.0.2.2"),
@@ -998,7 +1152,7 @@ const CONFIG_ONLY: &[OptionSpec] = &[
          DNS points at them.",
     ),
     setting(
-        "dns_server",
+        Id::dns_server,
         Value(
             "ADDRESS",
             Checked("a DNS server address such as 192.0.2.53 or 192.0.2.53:53"),
@@ -1012,7 +1166,7 @@ const CONFIG_ONLY: &[OptionSpec] = &[
          signatures validate. Never asked about names public DNS cannot know (localhost, \
          .local, .internal, .home.arpa, .test, a single label, ...).",
     ),
-    setting("releases_url", Value("URL", Text))
+    setting(Id::releases_url, Value("URL", Text))
         .key_named("releases.url")
         .help(
             "Release feed (GitHub releases API shape) used by the update check in auto and feed \
@@ -1021,13 +1175,13 @@ const CONFIG_ONLY: &[OptionSpec] = &[
              api.github.com/repos/owncloud/ocis/releases). {product} in the URL becomes the \
              product's id (opencloud, ocis); without it, the one feed serves every product.",
         ),
-    setting("cache_ttl", CACHE_TTL)
+    setting(Id::cache_ttl, CACHE_TTL)
         .key_in("service")
         .default("900")
         .scope(BOTH, SERVE)
         .help("Result cache lifetime of check-storage-scanner serve."),
     setting(
-        "now",
+        Id::now,
         Value(
             "TIMESTAMP",
             Checked("an RFC 3339 timestamp such as 2026-11-22T03:00:00Z"),
@@ -1042,11 +1196,15 @@ const CONFIG_ONLY: &[OptionSpec] = &[
 ];
 
 /// Looks a row up by its identifier. Panics on a typo in our own code, never on operator input.
-pub fn spec(id: &str) -> &'static OptionSpec {
-    OPTIONS
-        .iter()
-        .find(|o| o.id == id)
-        .unwrap_or_else(|| panic!("option table has no row {id:?}"))
+/// The row of `id` (every id has one: see [`Id`]).
+pub fn spec(id: Id) -> &'static OptionSpec {
+    let found = OPTIONS.iter().find(|o| o.option == id);
+    found.expect("every option::Id has a row (checked at compile time)")
+}
+
+/// The row named `name` (as an operator or a document writes it).
+pub fn named(name: &str) -> Option<&'static OptionSpec> {
+    OPTIONS.iter().find(|o| o.id == name)
 }
 
 pub fn by_long(name: &str) -> Option<&'static OptionSpec> {
@@ -1174,7 +1332,7 @@ mod tests {
     #[test]
     fn names_are_derived_from_the_id_unless_written_out() {
         let names = |id: &str| {
-            let o = spec(id);
+            let o = named(id).unwrap();
             (o.long, o.config_key, o.env.to_vec())
         };
         let time_budget = (

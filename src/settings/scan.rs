@@ -7,83 +7,84 @@ use super::*;
 /// manual.
 pub(super) fn scan_config(l: &Layers) -> Result<crate::scanner::Config, SettingsError> {
     let mut config = crate::scanner::Config {
-        concurrency: l.value("concurrency")?,
-        insecure: l.switch("insecure")? || !l.switch("verify_tls")?,
-        ca_file: l.operator_file("ca_file", crate::files::Kind::CaBundle)?,
+        concurrency: l.value(Id::concurrency)?,
+        insecure: l.switch(Id::insecure)? || !l.switch(Id::verify_tls)?,
+        ca_file: l.operator_file(Id::ca_file, crate::files::Kind::CaBundle)?,
         proxy: proxy(l)?,
-        timeout: l.value("timeout")?,
-        retries: l.value("retries")?,
-        backoff_factor: l.value("backoff_factor")?,
+        timeout: l.value(Id::timeout)?,
+        retries: l.value(Id::retries)?,
+        backoff_factor: l.value(Id::backoff_factor)?,
         update_source: update_source(l)?,
-        target_port: l.optional("target_port")?,
-        debug_ports: if !l.switch("no_debug_ports")? && l.switch("check_debug_ports")? {
-            l.parsed_or_default("debug_ports", parse_ports)?
+        target_port: l.optional(Id::target_port)?,
+        debug_ports: if !l.switch(Id::no_debug_ports)? && l.switch(Id::check_debug_ports)? {
+            l.parsed_or_default(Id::debug_ports, parse_ports)?
         } else {
             Vec::new()
         },
-        debug_ports_given: l.given("debug_ports")?.is_some(),
-        debug_port_timeout: l.value("debug_port_timeout")?,
+        debug_ports_given: l.given(Id::debug_ports)?.is_some(),
+        debug_port_timeout: l.value(Id::debug_port_timeout)?,
         release_token: None,
-        releases_url: l.string("releases_url")?,
-        feed_cache_ttl: l.value("feed_cache_ttl")?,
+        releases_url: l.string(Id::releases_url)?,
+        feed_cache_ttl: l.value(Id::feed_cache_ttl)?,
         state_dir: l
-            .string("state_dir")?
+            .string(Id::state_dir)?
             .map(PathBuf::from)
             .or_else(|| state_dir::default_state_dir(l.env)),
         release_schedule: l
-            .operator_file("release_schedule", crate::files::Kind::ReleaseSchedule)?,
+            .operator_file(Id::release_schedule, crate::files::Kind::ReleaseSchedule)?,
         vulnerability_db: l
-            .named_operator_files("vulnerability_db", crate::files::Kind::AdvisoryFile)?
+            .named_operator_files(Id::vulnerability_db, crate::files::Kind::AdvisoryFile)?
             .into_iter()
             .map(|file| file.path)
             .collect(),
-        vulnerability_feed: l.string("vulnerability_feed")?,
-        extra_checks: !l.switch("no_extra_checks")?,
-        all_addresses: l.switch("all_addresses")? || l.switch("check_all_addresses")?,
-        ipv6_enabled: l.switch("ipv6_enabled")?,
-        dns_server: l.parsed("dns_server", |t| {
+        vulnerability_feed: l.string(Id::vulnerability_feed)?,
+        extra_checks: !l.switch(Id::no_extra_checks)?,
+        all_addresses: l.switch(Id::all_addresses)? || l.switch(Id::check_all_addresses)?,
+        ipv6_enabled: l.switch(Id::ipv6_enabled)?,
+        dns_server: l.parsed(Id::dns_server, |t| {
             t.parse::<std::net::SocketAddr>()
                 .ok()
                 .or_else(|| t.parse::<std::net::IpAddr>().ok().map(|ip| (ip, 53).into()))
         })?,
-        login_throttling: l.switch("login_throttling")? || l.switch("check_login_throttling")?,
+        login_throttling: l.switch(Id::login_throttling)?
+            || l.switch(Id::check_login_throttling)?,
     };
     // Read only where the feed is asked: a run that never asks it needs no credential.
     if matches!(
         config.update_source,
         UpdateSource::Auto | UpdateSource::Feed
     ) {
-        config.release_token = l.string("release_token")?;
+        config.release_token = l.string(Id::release_token)?;
     }
     Ok(config)
 }
 
 /// `--critical`, which must not exceed `--warning`.
 pub(super) fn critical_within_warning(l: &Layers, warning: u8) -> Result<u8, SettingsError> {
-    let critical: u8 = l.value("critical")?;
+    let critical: u8 = l.value(Id::critical)?;
     if critical <= warning {
         return Ok(critical);
     }
     // Each as it was given; one read from a reference by its reference.
-    let named = |id: &str, value: u8| -> Result<String, SettingsError> {
+    let named = |id: Id, value: u8| -> Result<String, SettingsError> {
         Ok(match l.given(id)? {
             Some(given) => match &given.reference {
                 Some(reference) => format!("{} (from {reference})", given.name),
                 None => format!("{} {value}", given.name),
             },
-            None => format!("--{id} {value} (the default)"),
+            None => format!("--{} {value} (the default)", id.name()),
         })
     };
     Err(SettingsError(format!(
         "{} exceeds {}; both are ratings 0-5 and critical must be at or below warning",
-        named("critical", critical)?,
-        named("warning", warning)?,
+        named(Id::critical, critical)?,
+        named(Id::warning, warning)?,
     )))
 }
 
 /// `--proxy`, checked here so that a wrong one is refused before any traffic.
 pub(super) fn proxy(l: &Layers) -> Result<Option<String>, SettingsError> {
-    let proxy = l.given("proxy")?;
+    let proxy = l.given(Id::proxy)?;
     if let Some(given) = &proxy {
         let shown = match &given.reference {
             Some(_) => given.shown(),
@@ -96,11 +97,11 @@ pub(super) fn proxy(l: &Layers) -> Result<Option<String>, SettingsError> {
 
 /// `--update-source`, with `--no-update-check` and the version `pinned` needs.
 pub(super) fn update_source(l: &Layers) -> Result<UpdateSource, SettingsError> {
-    let latest_version = l.parsed("latest_version", crate::knowledge::parse_version)?;
-    let update_source = if l.switch("no_update_check")? {
+    let latest_version = l.parsed(Id::latest_version, crate::knowledge::parse_version)?;
+    let update_source = if l.switch(Id::no_update_check)? {
         UpdateSource::Off
     } else {
-        match l.choice("update_source")? {
+        match l.choice(Id::update_source)? {
             "feed" => UpdateSource::Feed,
             "bundled" => UpdateSource::Bundled,
             "off" => UpdateSource::Off,
@@ -129,21 +130,21 @@ pub(super) fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>,
     use crate::assess::waivers::Waiver;
     // A waiver names where it was given: the flag, or the variable (COS_IGNORE_HARDENING,
     // COS_WAIVE_UNTIL) that a CI step sets.
-    let source = |id: &str, flag: &'static str| -> Result<&'static str, SettingsError> {
+    let source = |id: Id, flag: &'static str| -> Result<&'static str, SettingsError> {
         let spec = options::spec(id);
         Ok(match l.raw(spec)? {
             Some((_, Source::Variable)) => spec.env[0],
             _ => flag,
         })
     };
-    let ignore_source = source("ignore_hardening", "--ignore-hardening")?;
-    let until_source = source("waive_until", "--waive-until")?;
+    let ignore_source = source(Id::ignore_hardening, "--ignore-hardening")?;
+    let until_source = source(Id::waive_until, "--waive-until")?;
     let mut waivers: Vec<Waiver> = l
-        .comma_list("ignore_hardening")?
+        .comma_list(Id::ignore_hardening)?
         .iter()
         .map(|p| Waiver::permanent(p, ignore_source))
         .collect();
-    for given in l.given_list("waive_until")? {
+    for given in l.given_list(Id::waive_until)? {
         let mut waiver = Waiver::parse_until(&given.text).map_err(|e| {
             // Named the way it was given: `COS_WAIVE_UNTIL expiry ...`.
             let e = match e.strip_prefix("--waive-until") {
@@ -161,8 +162,8 @@ pub(super) fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>,
 /// `--diff-format`, which needs `--baseline`.
 pub(super) fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
     use DiffFormat::{ChatBlocks, Markdown, Text};
-    let diff_format = l.chosen("diff_format", &[Text, Markdown, ChatBlocks])?;
-    if diff_format.is_some() && l.string("baseline")?.is_none() {
+    let diff_format = l.chosen(Id::diff_format, &[Text, Markdown, ChatBlocks])?;
+    if diff_format.is_some() && l.string(Id::baseline)?.is_none() {
         return Err(SettingsError(
             "--diff-format reports the changes since a baseline; add --baseline FILE (the \
              first run records it) or remove --diff-format"
@@ -176,7 +177,7 @@ pub(super) fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsErro
 /// otherwise be scanned twice and collide in the performance data).
 pub(super) fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
     let mut targets: Vec<Target> = Vec::new();
-    for given in l.given_list("host")? {
+    for given in l.given_list(Id::host)? {
         // A secret read as a host name would be sent to DNS servers: targets are written
         // literally.
         if let Some(reference) = &given.reference {

@@ -1221,3 +1221,53 @@ fn trusted_proxies_are_networks_of_every_value() {
          10.0.0.0/8,::1/128"
     );
 }
+
+/// Rows read by the programs from the command line before any settings are (they choose what
+/// runs), and so by no field.
+const READ_BEFORE_THE_SETTINGS: &[(Id, &str)] = &[
+    (Id::help, "prints the manual"),
+    (Id::version, "prints the version"),
+    (Id::configure, "starts the wizard"),
+    (Id::upgrade_self, "runs the self-upgrade"),
+    (Id::check_only, "runs the self-upgrade's check"),
+];
+
+/// Every row of the table fills a field: reading the settings of every component asks for
+/// each row (the rows that choose what runs aside), so a row added without its field fails.
+#[test]
+fn every_row_is_read_by_a_field() {
+    let env = MapEnv(Default::default());
+    let mut asked = std::collections::BTreeSet::new();
+    for component in [
+        Component::Plugin,
+        Component::Scan,
+        Component::Serve,
+        Component::Web,
+        Component::ReviewWaivers,
+        Component::Fleet,
+        Component::Snippets,
+        Component::Upgrade,
+        Component::Limits,
+    ] {
+        // A webhook, so that its settings are read too.
+        let line = line(&[
+            "-H",
+            "cloud.example.com",
+            "--webhook-url",
+            "https://hooks.example/x",
+        ]);
+        let mut layers = Layers::new(component, &line, &env, None);
+        // `config` is read first, to find the file, then `profile`, to layer it.
+        layers.given(Id::config).unwrap();
+        layers.profile = layers.parsed(Id::profile, Profile::parse).unwrap();
+        Settings::read(&layers, None).unwrap_or_else(|e| panic!("{component:?}: {e}"));
+        asked.extend(layers.asked.take());
+    }
+    let unread: Vec<&str> = Id::ALL
+        .iter()
+        .filter(|id| !asked.contains(id))
+        .filter(|id| !READ_BEFORE_THE_SETTINGS.iter().any(|(r, _)| r == *id))
+        .map(|id| id.name())
+        .collect();
+    assert!(unread.is_empty(), "rows no field reads: {unread:?}");
+}

@@ -9,7 +9,7 @@ pub(super) fn webhook_settings(
     proxy: Option<String>,
 ) -> Result<Option<crate::notify::WebhookSettings>, SettingsError> {
     use crate::notify::{BodyFormat, NotifyOn, WebhookSettings};
-    let Some(url) = l.given("webhook_url")? else {
+    let Some(url) = l.given(Id::webhook_url)? else {
         return Ok(None);
     };
     let named = crate::notify::url_named(url.reference.as_deref());
@@ -21,11 +21,11 @@ pub(super) fn webhook_settings(
     }
     use BodyFormat::{ChatBlocks, ChatEmbed, Generic, PushServer, PushTopic};
     use NotifyOn::{Always, Critical, Unknown, Warning};
-    let on = l.chosen("webhook_on", &[Critical, Warning, Unknown, Always])?;
+    let on = l.chosen(Id::webhook_on, &[Critical, Warning, Unknown, Always])?;
     let formats = [Generic, ChatBlocks, ChatEmbed, PushTopic, PushServer];
-    let format = l.chosen("webhook_format", &formats)?;
+    let format = l.chosen(Id::webhook_format, &formats)?;
     let mut headers = Vec::new();
-    for (n, entry) in l.given_list("webhook_header")?.iter().enumerate() {
+    for (n, entry) in l.given_list(Id::webhook_header)?.iter().enumerate() {
         // Entries are named by position, never quoted: a header carries credentials.
         let (name, value) = entry
             .text
@@ -51,8 +51,8 @@ pub(super) fn webhook_settings(
         on: on.unwrap_or(Critical),
         format: format.unwrap_or(Generic),
         headers,
-        timeout: l.value("webhook_timeout")?,
-        allow_private: l.switch("allow_private_webhooks")?,
+        timeout: l.value(Id::webhook_timeout)?,
+        allow_private: l.switch(Id::allow_private_webhooks)?,
         retries,
         backoff_factor,
         proxy,

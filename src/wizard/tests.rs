@@ -296,7 +296,10 @@ fn the_scanner_asks_for_the_service() {
         format!("check-storage-scanner --config {} serve", path.display())
     );
     let line = cli::CommandLine {
-        values: vec![(options::spec("config"), path.display().to_string())],
+        values: vec![(
+            options::spec(crate::settings::options::Id::config),
+            path.display().to_string(),
+        )],
     };
     let s = Settings::resolve_for(&line, &env, Component::Serve).unwrap();
     assert_eq!(s.scanner.port, 8900);

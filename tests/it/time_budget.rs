@@ -335,7 +335,9 @@ fn the_default_budget_is_below_the_monitoring_cores_timeout() {
         "{}",
         out.stdout
     );
-    let spec = storage_security::settings::options::spec("time_budget");
+    let spec = storage_security::settings::options::spec(
+        storage_security::settings::options::Id::time_budget,
+    );
     assert_eq!(spec.default, Some("55"));
 }
 
