@@ -39,5 +39,6 @@ pub mod target;
 pub mod text;
 pub mod verdict;
 pub mod verify;
+pub mod vocabulary;
 pub mod web;
 pub mod wizard;

@@ -247,8 +247,7 @@ pub struct UpgradeOption {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UpdateCheck {
-    /// `auto`, `feed`, `pinned`, `bundled`, `off`.
-    pub mode: String,
+    pub mode: crate::knowledge::update::UpdateMode,
     /// Where the answer came from in the end (`feed`, `bundled`, `pinned`), or none.
     pub source: Option<String>,
     pub installed: String,
@@ -792,55 +791,33 @@ pub fn read_documents(bytes: &[u8]) -> Result<Vec<ScanResult>, ReadError> {
 // The parts of the document that assess fills: the fix snippets of the remediation plan and
 // the comparison with the baseline.
 
-/// The syntax a snippet is written in.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Form {
-    Nginx,
-    Caddy,
-    Apache,
-    Traefik,
-    /// `KEY=value` lines: an env file, or a Compose service's `environment:` block.
-    Env,
-    /// DNS zone-file lines.
-    Zone,
+crate::vocabulary::vocabulary! {
+    /// The syntax a snippet is written in, named as documents, `--for` and the pages name it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Form {
+        Nginx = "nginx",
+        Caddy = "caddy",
+        Apache = "apache",
+        Traefik = "traefik",
+        /// `KEY=value` lines: an env file, or a Compose service's `environment:` block.
+        Env = "env",
+        /// DNS zone-file lines.
+        Zone = "zone",
+    }
 }
 
 impl Form {
-    pub const ALL: [Form; 6] = [
-        Form::Nginx,
-        Form::Caddy,
-        Form::Apache,
-        Form::Traefik,
-        Form::Env,
-        Form::Zone,
-    ];
+    /// Every form, in the order of their names.
+    pub const ALL: &[Form] = <Form as crate::vocabulary::Vocabulary>::NAMED;
 
     pub fn name(self) -> &'static str {
-        match self {
-            Form::Nginx => "nginx",
-            Form::Caddy => "caddy",
-            Form::Apache => "apache",
-            Form::Traefik => "traefik",
-            Form::Env => "env",
-            Form::Zone => "zone",
-        }
+        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
     }
 
     pub fn from_name(name: &str) -> Option<Form> {
-        Form::ALL.into_iter().find(|f| f.name() == name)
+        crate::vocabulary::Vocabulary::from_name(name)
     }
 
     /// What starts a comment line in this form.

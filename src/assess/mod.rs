@@ -14,7 +14,7 @@ pub mod waivers;
 use crate::checks;
 use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
-use crate::knowledge::update::UpdateSource;
+use crate::knowledge::update::{UpdateMode, UpdateSource};
 use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, parse_version, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
@@ -535,7 +535,7 @@ fn update_check(
     schedule_newest: Option<&Version>,
     inputs: &UpdateInputs,
 ) -> report::UpdateCheck {
-    let mode = rules.update_source.mode_name().to_string();
+    let mode = rules.update_source.mode();
     let rolling = track == Some(Track::Rolling);
     // What the release schedule alone says: bundled mode, and auto mode without the feed.
     let bundled = |error| {
@@ -763,7 +763,7 @@ fn causes(
             ),
             (Some(false), _) => "no newer release is known".to_string(),
             (None, Some(_)) => "the update check failed".to_string(),
-            (None, None) if update.mode == "off" => "the update check is off".to_string(),
+            (None, None) if update.mode == UpdateMode::Off => "the update check is off".to_string(),
             (None, None) => format!(
                 "the update check ({}) had no release to compare it with",
                 update.mode

@@ -10,7 +10,7 @@ const SUBJECT: snippets::Subject = snippets::Subject {
 
 fn update(recommended: Option<&str>, available: bool) -> report::UpdateCheck {
     report::UpdateCheck {
-        mode: "bundled".into(),
+        mode: crate::knowledge::update::UpdateMode::Bundled,
         source: Some("bundled".into()),
         installed: "4.0.0".into(),
         recommended: recommended.map(String::from),

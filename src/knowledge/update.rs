@@ -20,14 +20,30 @@ pub enum UpdateSource {
     Off,
 }
 
+crate::vocabulary::vocabulary! {
+    /// How the update check runs (`--update-source`), as the option and the result document
+    /// (`update.mode`) name it.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum UpdateMode {
+        #[default]
+        Auto = "auto",
+        Feed = "feed",
+        Pinned = "pinned",
+        Bundled = "bundled",
+        Off = "off",
+    }
+}
+
 impl UpdateSource {
-    pub fn mode_name(&self) -> &'static str {
+    pub fn mode(&self) -> UpdateMode {
         match self {
-            UpdateSource::Auto => "auto",
-            UpdateSource::Feed => "feed",
-            UpdateSource::Pinned(_) => "pinned",
-            UpdateSource::Bundled => "bundled",
-            UpdateSource::Off => "off",
+            UpdateSource::Auto => UpdateMode::Auto,
+            UpdateSource::Feed => UpdateMode::Feed,
+            UpdateSource::Pinned(_) => UpdateMode::Pinned,
+            UpdateSource::Bundled => UpdateMode::Bundled,
+            UpdateSource::Off => UpdateMode::Off,
         }
     }
 }

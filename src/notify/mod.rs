@@ -15,21 +15,27 @@ use crate::net::guard;
 use crate::report::{ScanResult, State};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotifyOn {
-    Critical,
-    Warning,
-    Unknown,
-    Always,
+crate::vocabulary::vocabulary! {
+    /// `--webhook-on`: from which state a host is notified.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum NotifyOn {
+        Critical = "critical",
+        Warning = "warning",
+        Unknown = "unknown",
+        Always = "always",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BodyFormat {
-    Generic,
-    ChatBlocks,
-    ChatEmbed,
-    PushTopic,
-    PushServer,
+crate::vocabulary::vocabulary! {
+    /// `--webhook-format`: the body a receiver reads.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum BodyFormat {
+        Generic = "generic",
+        ChatBlocks = "chatblocks",
+        ChatEmbed = "chatembed",
+        PushTopic = "pushtopic",
+        PushServer = "pushserver",
+    }
 }
 
 #[derive(Clone, Debug)]

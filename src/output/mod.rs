@@ -14,25 +14,30 @@ pub mod summary;
 
 use crate::clock::Now;
 use crate::report::{ScanResult, State};
-/// Output formats of `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Monitoring,
-    Metrics,
-    Otlp,
-    AgentLocal,
-    Summary,
-    Json,
-    Sarif,
-    Junit,
+crate::vocabulary::vocabulary! {
+    /// Output formats of `--format`: the names are the option's choices.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Format {
+        /// The default: the monitoring line, detail lines and performance data.
+        Monitoring,
+        Metrics = "metrics",
+        Otlp = "otlp",
+        AgentLocal = "agentlocal",
+        Summary = "summary",
+        Json = "json",
+        Sarif = "sarif",
+        Junit = "junit",
+    }
 }
 
-/// How `--diff-format` renders the change report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffFormat {
-    Text,
-    Markdown,
-    ChatBlocks,
+crate::vocabulary::vocabulary! {
+    /// How `--diff-format` renders the change report.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum DiffFormat {
+        Text = "text",
+        Markdown = "markdown",
+        ChatBlocks = "chatblocks",
+    }
 }
 
 /// The operator's thresholds the performance data and metrics carry (`--warning`,

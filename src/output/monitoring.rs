@@ -12,6 +12,7 @@
 use super::perfdata;
 use crate::checks;
 use crate::knowledge::lifecycle::LineState;
+use crate::knowledge::update::UpdateMode;
 use crate::report::{Role, ScanResult, Status};
 use crate::text::monitoring_line;
 
@@ -149,7 +150,7 @@ fn host_details(result: &ScanResult) -> Vec<String> {
         ));
     }
     if let Some(update) = &result.update
-        && update.mode != "off"
+        && update.mode != UpdateMode::Off
     {
         lines.push(format!(
             "Update check ({}, installed {}): {}",
@@ -290,7 +291,7 @@ fn update_text(result: &ScanResult) -> String {
         (Some(source), Some(error)) if source == "cache" => {
             text.push_str(&format!(" ({})", monitoring_line(error)));
         }
-        (Some(source), Some(error)) if source != &u.mode => {
+        (Some(source), Some(error)) if *source != u.mode.to_string() => {
             text.push_str(&format!(
                 " (from {source} data: {})",
                 monitoring_line(error)

@@ -59,7 +59,7 @@ fn rich() -> ScanResult {
         schedule_stale: false,
     });
     r.update = Some(UpdateCheck {
-        mode: "auto".into(),
+        mode: crate::knowledge::update::UpdateMode::Auto,
         source: Some("bundled".into()),
         installed: "4.0.5".into(),
         recommended: Some("4.0.8".into()),

@@ -2,6 +2,7 @@
 //! default) and how its text becomes a typed value.
 
 use super::*;
+use crate::vocabulary::Vocabulary;
 
 /// A setting's value as the operator gave it, and the reference it was read from, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -374,31 +375,16 @@ impl Layers<'_> {
             .unwrap_or_else(|| panic!("the default {default:?} of row {id:?} does not parse")))
     }
 
-    /// The name of one of the row's choices, the row's default when unset.
-    pub(super) fn choice(&self, id: Id) -> Result<&'static str, SettingsError> {
+    /// The row's choice as a value of its vocabulary, whose names are the row's choices;
+    /// `None`: unset.
+    pub(super) fn chosen<T: Vocabulary>(&self, id: Id) -> Result<Option<T>, SettingsError> {
         let choices = options::spec(id).choices;
-        self.parsed_or_default(id, |t| choices.iter().find(|c| **c == t).copied())
-    }
-
-    /// The row's choice as one of `values`, which hold a value for each of the row's choices,
-    /// in their order (the row names them once); `None`: unset.
-    pub(super) fn chosen<T: Copy + std::fmt::Debug>(
-        &self,
-        id: Id,
-        values: &[T],
-    ) -> Result<Option<T>, SettingsError> {
-        let choices = options::spec(id).choices;
-        assert_eq!(choices.len(), values.len(), "the choices of {id:?}");
-        // Each variant is named as its choice, so a list out of the row's order fails every
-        // test that reads the option instead of mapping one choice onto another.
-        debug_assert!(
-            choices
-                .iter()
-                .zip(values)
-                .all(|(choice, value)| format!("{value:?}").eq_ignore_ascii_case(choice)),
-            "the values of {id:?} follow the order of its choices"
+        assert_eq!(
+            choices,
+            T::NAMES,
+            "the row {id:?} offers its vocabulary's names"
         );
-        self.parsed(id, |t| Some(values[choices.iter().position(|c| *c == t)?]))
+        self.parsed(id, T::from_name)
     }
 
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).

@@ -133,11 +133,7 @@ settings_struct! {
         },
         pub warning: u8 = value,
         pub critical: u8 = { critical_within_warning(l, warning)? },
-        pub format: Format = {
-            use Format::*;
-            let formats = [Metrics, Otlp, AgentLocal, Summary, Json, Sarif, Junit];
-            l.chosen(Id::format, &formats)?.unwrap_or(Monitoring)
-        },
+        pub format: Format = { l.chosen(Id::format)?.unwrap_or(Format::Monitoring) },
         // Read in the order of the manual, so of two wrong values the first is named.
         /// How to reach the instances, what to probe and where knowledge comes from.
         pub scan: crate::scanner::Config = { scan_config(l)? },
@@ -233,10 +229,10 @@ settings_struct! {
         },
         /// `--for`: the one form `snippets` prints; `None`: every form.
         pub snippets_for: Option<crate::assess::snippets::Form> = {
-            l.parsed(Id::snippets_for, crate::assess::snippets::Form::from_name)?
+            l.chosen(Id::snippets_for)?
         },
         /// `fleet --format json`: the judgement as JSON instead of the table.
-        pub fleet_json: bool = { l.choice(Id::fleet_format)? == "json" },
+        pub fleet_json: bool = { l.chosen(Id::fleet_format)? == Some(FleetFormat::Json) },
     }
 }
 
@@ -275,6 +271,15 @@ settings_struct! {
         pub mcp_token: Option<String> = string,
         /// Not `--no-mcp`.
         pub mcp: bool = { !l.switch(Id::no_mcp)? },
+    }
+}
+
+crate::vocabulary::vocabulary! {
+    /// `fleet --format`: the judgement as a table or as JSON.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum FleetFormat {
+        Text = "text",
+        Json = "json",
     }
 }
 

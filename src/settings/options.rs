@@ -3,6 +3,11 @@
 //! new option is its `Id`, one row here and its typed field in `Settings`, joined by the
 //! compiler (`Id::timeout`), not by a string.
 
+use super::FleetFormat;
+use crate::knowledge::update::UpdateMode;
+use crate::notify::{BodyFormat, NotifyOn};
+use crate::output::{DiffFormat, Format};
+use crate::vocabulary::Vocabulary;
 use std::sync::LazyLock;
 
 /// Declares [`Id`]: every row of the table by name. Code names a row as `Id::timeout`, and
@@ -574,15 +579,7 @@ const OUTPUT: &[OptionSpec] = &[
     flag(Id::format, Value("FORMAT", Choice("an output format")))
         .env()
         .default("the monitoring line")
-        .choices(&[
-            "metrics",
-            "otlp",
-            "agentlocal",
-            "summary",
-            "json",
-            "sarif",
-            "junit",
-        ])
+        .choices(Format::NAMES)
         .programs(PLUGIN)
         .help(
             "Output format. Without it: the monitoring line, detail lines and performance data. \
@@ -650,7 +647,7 @@ const UPDATES: &[OptionSpec] = &[
     flag(Id::update_source, Value("MODE", Choice("an update source")))
         .key_named("releases.mode")
         .default("auto")
-        .choices(&["auto", "feed", "pinned", "bundled", "off"])
+        .choices(UpdateMode::NAMES)
         .help(
             "Where the update check learns the newest release: auto (the release feed, falling \
              back to the bundled data on any failure), feed (the feed only; a failure is reported \
@@ -733,7 +730,7 @@ const WAIVERS: &[OptionSpec] = &[
         Value("FORMAT", Choice("a change report format")),
     )
     .env()
-    .choices(&["text", "markdown", "chatblocks"])
+    .choices(DiffFormat::NAMES)
     .programs(PLUGIN)
     .help(
         "With --baseline: print what changed since the baseline and why (the instance, our \
@@ -756,7 +753,7 @@ const WEBHOOK: &[OptionSpec] = &[
     flag(Id::webhook_on, Value("LEVEL", Choice("a webhook level")))
         .key()
         .default("critical")
-        .choices(&["critical", "warning", "unknown", "always"])
+        .choices(NotifyOn::NAMES)
         .scope(PLUGIN, PLUGIN_ONLY)
         .help("State from which a host is notified."),
     flag(
@@ -765,13 +762,7 @@ const WEBHOOK: &[OptionSpec] = &[
     )
     .key()
     .default("generic")
-    .choices(&[
-        "generic",
-        "chatblocks",
-        "chatembed",
-        "pushtopic",
-        "pushserver",
-    ])
+    .choices(BodyFormat::NAMES)
     .scope(PLUGIN, PLUGIN_ONLY)
     .help("Body format of the notification."),
     flag(Id::webhook_header, Repeatable("NAME: VALUE", Text))
@@ -984,7 +975,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
     flag(Id::snippets_for, Value("FORM", Choice("a snippet form")))
         .flag_named("for")
         .default("every form")
-        .choices(&["nginx", "caddy", "apache", "traefik", "env", "zone"])
+        .choices(crate::report::Form::NAMES)
         .scope(SCANNER, &[Component::Snippets])
         .help(
             "snippets: print only the fix snippets of this form (nginx, caddy, apache, traefik \
@@ -997,7 +988,7 @@ const SCANNER_OWN: &[OptionSpec] = &[
     )
     .flag_named("format")
     .default("text")
-    .choices(&["text", "json"])
+    .choices(FleetFormat::NAMES)
     .scope(SCANNER, &[Component::Fleet])
     .help(
         "fleet: text prints the hosts most urgent first, a table with the reason for each; \

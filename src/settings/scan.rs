@@ -2,6 +2,7 @@
 //! update source, the waivers and the targets.
 
 use super::*;
+use crate::knowledge::update::UpdateMode;
 
 /// What a scan reads of the settings besides the assessment's rules, read in the order of the
 /// manual.
@@ -101,18 +102,21 @@ pub(super) fn update_source(l: &Layers) -> Result<UpdateSource, SettingsError> {
     let update_source = if l.switch(Id::no_update_check)? {
         UpdateSource::Off
     } else {
-        match l.choice(Id::update_source)? {
-            "feed" => UpdateSource::Feed,
-            "bundled" => UpdateSource::Bundled,
-            "off" => UpdateSource::Off,
-            "pinned" => UpdateSource::Pinned(latest_version.clone().ok_or_else(|| {
-                SettingsError(
-                    "--update-source pinned needs --latest-version VERSION (the newest \
+        let mode: Option<UpdateMode> = l.chosen(Id::update_source)?;
+        match mode.unwrap_or(UpdateMode::Auto) {
+            UpdateMode::Feed => UpdateSource::Feed,
+            UpdateMode::Bundled => UpdateSource::Bundled,
+            UpdateMode::Off => UpdateSource::Off,
+            UpdateMode::Pinned => {
+                UpdateSource::Pinned(latest_version.clone().ok_or_else(|| {
+                    SettingsError(
+                        "--update-source pinned needs --latest-version VERSION (the newest \
                      release to compare with)"
-                        .to_string(),
-                )
-            })?),
-            _ => UpdateSource::Auto,
+                            .to_string(),
+                    )
+                })?)
+            }
+            UpdateMode::Auto => UpdateSource::Auto,
         }
     };
     if latest_version.is_some() && !matches!(update_source, UpdateSource::Pinned(_)) {
@@ -161,8 +165,7 @@ pub(super) fn waivers(l: &Layers) -> Result<Vec<crate::assess::waivers::Waiver>,
 
 /// `--diff-format`, which needs `--baseline`.
 pub(super) fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsError> {
-    use DiffFormat::{ChatBlocks, Markdown, Text};
-    let diff_format = l.chosen(Id::diff_format, &[Text, Markdown, ChatBlocks])?;
+    let diff_format: Option<DiffFormat> = l.chosen(Id::diff_format)?;
     if diff_format.is_some() && l.string(Id::baseline)?.is_none() {
         return Err(SettingsError(
             "--diff-format reports the changes since a baseline; add --baseline FILE (the \

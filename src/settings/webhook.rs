@@ -19,11 +19,8 @@ pub(super) fn webhook_settings(
             "{named} is not an http(s) address; give the receiver's URL"
         )));
     }
-    use BodyFormat::{ChatBlocks, ChatEmbed, Generic, PushServer, PushTopic};
-    use NotifyOn::{Always, Critical, Unknown, Warning};
-    let on = l.chosen(Id::webhook_on, &[Critical, Warning, Unknown, Always])?;
-    let formats = [Generic, ChatBlocks, ChatEmbed, PushTopic, PushServer];
-    let format = l.chosen(Id::webhook_format, &formats)?;
+    let on: Option<NotifyOn> = l.chosen(Id::webhook_on)?;
+    let format: Option<BodyFormat> = l.chosen(Id::webhook_format)?;
     let mut headers = Vec::new();
     for (n, entry) in l.given_list(Id::webhook_header)?.iter().enumerate() {
         // Entries are named by position, never quoted: a header carries credentials.
@@ -48,8 +45,8 @@ pub(super) fn webhook_settings(
     let settings = WebhookSettings {
         url: url.text,
         url_reference: url.reference,
-        on: on.unwrap_or(Critical),
-        format: format.unwrap_or(Generic),
+        on: on.unwrap_or(NotifyOn::Critical),
+        format: format.unwrap_or(BodyFormat::Generic),
         headers,
         timeout: l.value(Id::webhook_timeout)?,
         allow_private: l.switch(Id::allow_private_webhooks)?,

@@ -371,7 +371,8 @@ fn form_label(form: Form) -> &'static str {
 fn snippet_tabs(snippets: &[Snippet]) -> String {
     let of = |form: Form| -> Vec<&Snippet> { snippets.iter().filter(|s| s.form == form).collect() };
     let forms: Vec<(Form, Vec<&Snippet>)> = Form::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|form| (form, of(form)))
         .filter(|(_, snippets)| !snippets.is_empty())
         .collect();

@@ -47,6 +47,7 @@ const LAYERS: &[&[&str]] = &[
         "diagnostics",
         "redact",
         "program",
+        "vocabulary",
     ],
 ];
 

@@ -527,7 +527,7 @@ fn forms_serialise_by_name_and_snippets_name_their_form_for() {
         serde_json::to_value(&s).unwrap(),
         serde_json::json!({"for": "traefik", "file": "f", "text": "t"})
     );
-    for form in Form::ALL {
+    for &form in Form::ALL {
         assert_eq!(Form::from_name(form.name()), Some(form));
         assert_eq!(serde_json::to_value(form).unwrap(), form.name());
     }

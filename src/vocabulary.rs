@@ -1,0 +1,76 @@
+//! Fixed vocabularies: an enum and the names its values are written as, stated once
+//! ([`vocabulary!`]). An option's choices, its parser and the enum it fills come from that one
+//! list, so they cannot disagree or drift out of order.
+
+/// A fixed set of values, each with the name an operator or a document writes.
+pub trait Vocabulary: Copy + PartialEq + Sized + 'static {
+    /// The values that have a name, in the order of [`Self::NAMES`].
+    const NAMED: &'static [Self];
+    /// Their names (an option row's `choices`).
+    const NAMES: &'static [&'static str];
+
+    /// The name of a value; `None` for a value that has none (a default nobody chooses).
+    fn name(self) -> Option<&'static str> {
+        let at = Self::NAMED.iter().position(|v| *v == self)?;
+        Some(Self::NAMES[at])
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        let at = Self::NAMES.iter().position(|n| *n == name)?;
+        Some(Self::NAMED[at])
+    }
+}
+
+/// Declares an enum and its [`Vocabulary`]: `Variant = "name"`, or `Variant` alone for a value
+/// nobody chooses by name (the monitoring output, which is the default).
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident $(= $text:literal)?),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$variant_meta])* $variant),*
+        }
+
+        impl $crate::vocabulary::Vocabulary for $name {
+            // Each named value, once per name (the name is what repeats here).
+            const NAMED: &'static [Self] = &[$($({
+                let _ = $text;
+                $name::$variant
+            },)?)*];
+            const NAMES: &'static [&'static str] = &[$($($text,)?)*];
+        }
+
+        /// Its name (nothing for a value without one).
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let name = $crate::vocabulary::Vocabulary::name(*self);
+                f.write_str(name.unwrap_or_default())
+            }
+        }
+    };
+}
+pub(crate) use vocabulary;
+
+#[cfg(test)]
+mod tests {
+    use super::Vocabulary;
+    use crate::output::Format;
+
+    #[test]
+    fn names_and_values_are_one_list() {
+        assert_eq!(Format::NAMED.len(), Format::NAMES.len());
+        for (value, name) in Format::NAMED.iter().zip(Format::NAMES) {
+            assert_eq!(value.name(), Some(*name));
+            assert_eq!(Format::from_name(name), Some(*value));
+            assert_eq!(value.to_string(), *name);
+        }
+        // The default nobody chooses by name.
+        assert_eq!(Vocabulary::name(Format::Monitoring), None);
+        assert_eq!(Format::from_name("monitoring"), None);
+        assert_eq!(Format::from_name("JSON"), None);
+    }
+}
