@@ -33,6 +33,42 @@ impl Inputs {
     }
 }
 
+/// A rule that turns OK into WARNING (spec: "Monitoring verdict rules"). The causes of a
+/// host's state name the same ones the state was decided by (`assess::causes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raise {
+    /// A published advisory affects the release.
+    Vulnerabilities,
+    /// `--check-hardening` and a hardening measure is missing.
+    MissingHardening,
+    /// `--update-warning` and an update is available on the instance's track.
+    UpdateAvailable,
+    /// `--eol-warning DAYS` and the line's support ends within DAYS.
+    SupportEnding,
+    /// `--waiver-warning DAYS` and a waiver hiding a failing check ends within DAYS.
+    WaiverEnding,
+}
+
+/// The rules that hold for `i` among those that turn OK into WARNING, in this order.
+pub fn raises(i: &Inputs) -> Vec<Raise> {
+    [
+        (Raise::Vulnerabilities, i.vulnerabilities > 0),
+        (
+            Raise::MissingHardening,
+            i.check_hardening && i.missing_hardening > 0,
+        ),
+        (
+            Raise::UpdateAvailable,
+            i.update_warning && i.update_available,
+        ),
+        (Raise::SupportEnding, i.ending_soon()),
+        (Raise::WaiverEnding, i.waiver_ending()),
+    ]
+    .into_iter()
+    .filter_map(|(raise, holds)| holds.then_some(raise))
+    .collect()
+}
+
 pub fn decide(i: &Inputs) -> State {
     let Some(rating) = i.rating.filter(|r| *r <= 5) else {
         return State::Unknown;
@@ -48,12 +84,7 @@ pub fn decide(i: &Inputs) -> State {
         State::Ok
     };
     // The remaining rules only ever turn OK into WARNING.
-    let raise = i.vulnerabilities > 0
-        || (i.check_hardening && i.missing_hardening > 0)
-        || (i.update_warning && i.update_available)
-        || i.ending_soon()
-        || i.waiver_ending();
-    if raise && state == State::Ok {
+    if !raises(i).is_empty() && state == State::Ok {
         state = State::Warning;
     }
     state
@@ -70,6 +101,30 @@ mod tests {
             critical: 1,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_rules_that_raise_ok_are_named() {
+        let mut i = base(5);
+        assert!(raises(&i).is_empty());
+        i.vulnerabilities = 2;
+        i.check_hardening = true;
+        i.missing_hardening = 1;
+        i.eol_warning = Some(30);
+        i.support_days_left = Some(10);
+        assert_eq!(
+            raises(&i),
+            [
+                Raise::Vulnerabilities,
+                Raise::MissingHardening,
+                Raise::SupportEnding
+            ]
+        );
+        i.update_available = true;
+        assert!(
+            !raises(&i).contains(&Raise::UpdateAvailable),
+            "without --update-warning"
+        );
     }
 
     #[test]

@@ -717,13 +717,15 @@ fn causes(
             format!("{} failed ({})", f.id, f.severity),
         ));
     }
-    if inputs.update_warning
-        && inputs.update_available
+    // The rules that turn OK into WARNING, as the verdict applied them.
+    let raises = verdict::raises(inputs);
+    let raised = |rule| raises.contains(&rule);
+    if raised(verdict::Raise::UpdateAvailable)
         && let Some(r) = &update.recommended
     {
         reasons.push(report::Cause::same(format!("update available: {r}")));
     }
-    if inputs.ending_soon()
+    if raised(verdict::Raise::SupportEnding)
         && let Some(l) = life
     {
         let days = l.support_days_left.unwrap_or_default();
@@ -737,13 +739,13 @@ fn causes(
             format!("support ends in {days} days"),
         ));
     }
-    if inputs.waiver_ending() {
+    if raised(verdict::Raise::WaiverEnding) {
         reasons.push(report::Cause::same(format!(
             "a waiver hiding a failing check ends in {} day(s)",
             inputs.waiver_days_left.unwrap_or_default()
         )));
     }
-    if inputs.check_hardening && inputs.missing_hardening > 0 {
+    if raised(verdict::Raise::MissingHardening) {
         reasons.push(report::Cause::same(format!(
             "{} hardening measure(s) missing",
             inputs.missing_hardening
