@@ -2,6 +2,8 @@
 //! the finished result document: rated, the verdict decided, the policy applied and the
 //! baseline compared. No face changes a document after it. Pure: no I/O, the clock is an input.
 
+mod causes;
+use causes::causes;
 pub mod baseline;
 pub mod fingerprint;
 pub mod policy;
@@ -83,21 +85,40 @@ pub struct Input<'a> {
     pub duration_seconds: f64,
 }
 
-/// The finished result document of one successfully measured host.
+/// The finished result document of one successfully measured host, in named stages: what
+/// the knowledge says of the release, every finding, the rating, the verdict, the document.
 pub fn assess(input: Input) -> ScanResult {
-    let Input {
-        host,
-        measurements: m,
-        product,
-        knowledge,
-        update,
-        rules,
-        now,
-        duration_seconds,
-    } = input;
-    let installed = &product.version;
+    let standing = version_standing(&input);
+    let mut findings = all_findings(&input, &standing);
+    let installed = &input.product.version;
+    let rated = rate(input.rules, &standing, installed, &mut findings, input.now);
+    let verdict = judge(&input, &standing, &findings, &rated);
+    let mut result = document(&input, standing, findings, rated, verdict.state);
+    result.set_causes(verdict.causes);
+    finish(result, input.rules)
+}
 
-    // Lifecycle from the release schedule.
+/// What the knowledge says of the installed release: its line's life (from the release
+/// schedule, unless the operator turned it off), the update check on its track, and the
+/// advisories that match it.
+struct Standing<'k> {
+    schedule: Option<&'k crate::knowledge::releases::ReleaseSchedule>,
+    life: Option<lifecycle::Lifecycle>,
+    end_of_life: bool,
+    update: report::UpdateCheck,
+    /// The release the update check recommends.
+    recommended: Option<Version>,
+    /// Where the update check established nothing (off, or a feed that failed in feed
+    /// mode), the newer release the schedule lists: the rating and the message follow what
+    /// is known, never a claim of "up to date".
+    known_without_check: Option<Version>,
+    matched: Vec<&'k advisories::Advisory>,
+    vulnerabilities: Vec<report::Vulnerability>,
+}
+
+fn version_standing<'k>(input: &Input<'k>) -> Standing<'k> {
+    let (rules, knowledge, product) = (input.rules, input.knowledge, &input.product);
+    let installed = &product.version;
     let schedule = knowledge
         .schedule
         .as_ref()
@@ -107,7 +128,7 @@ pub fn assess(input: Input) -> ScanResult {
             schedule,
             installed,
             rules.release_track,
-            now.today(),
+            input.now.today(),
             rules.eol_warning,
         )
     });
@@ -115,31 +136,27 @@ pub fn assess(input: Input) -> ScanResult {
         .as_ref()
         .is_some_and(|l| l.state == LineState::EndOfLife);
 
-    // Update check on the instance's track.
+    // The update check on the instance's track.
     let track = life
         .as_ref()
         .and_then(|l| l.track)
         .or(rules.release_track.fixed());
     let schedule_target = life.as_ref().and_then(|l| l.upgrade_target.clone());
-    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated.to_string());
     let schedule_newest = knowledge
         .schedule
         .as_ref()
         .and_then(|s| s.newest_overall().cloned());
-    let mut update_report = update_check(
+    let mut update = update_check(
         rules,
         installed,
         &product.version_text,
         track,
         schedule_target.as_ref(),
         schedule_newest.as_ref(),
-        &update,
+        &input.update,
     );
-    let recommended = update_report.recommended.as_deref().and_then(parse_version);
-    // Where the update check established nothing (off, or a feed that failed in feed mode),
-    // what the release schedule knows still holds: a newer release it lists is known, and the
-    // rating and the message follow what is known, never a claim of "up to date".
-    let known_without_check = match update_report.update_available {
+    let recommended = update.recommended.as_deref().and_then(parse_version);
+    let known_without_check = match update.update_available {
         Some(_) => None,
         None => update::recommend(
             installed,
@@ -151,20 +168,34 @@ pub fn assess(input: Input) -> ScanResult {
 
     let matched = advisories::matching(&knowledge.advisories, installed);
     if !matched.is_empty() {
-        update_report.upgrade_path_complete = Some(
+        update.upgrade_path_complete = Some(
             recommended
                 .as_ref()
                 .is_some_and(|r| advisories::matching(&knowledge.advisories, r).is_empty()),
         );
     }
-    let vulnerabilities: Vec<report::Vulnerability> = matched
+    let vulnerabilities = matched
         .iter()
         .map(|a| vulnerability(a, installed))
         .collect();
+    Standing {
+        schedule,
+        life,
+        end_of_life,
+        update,
+        recommended,
+        known_without_check,
+        matched,
+        vulnerabilities,
+    }
+}
 
-    // Findings: checks from measurements, then the version's standing.
+/// Every finding: the checks' from the measurements, then the version's standing (end of
+/// life, each advisory), in the words of the product's family.
+fn all_findings(input: &Input, standing: &Standing) -> Vec<Finding> {
+    let rules = input.rules;
     let ctx = checks::Context {
-        now: now.0,
+        now: input.now.0,
         tls_min_days: rules.tls_min_days,
         insecure: rules.insecure,
         // A policy that requires measures has them evaluated, without the --check-hardening
@@ -174,8 +205,8 @@ pub fn assess(input: Input) -> ScanResult {
         extra_checks_rating: rules.extra_checks_rating,
         waived: rules.waivers.iter().map(|w| w.pattern.clone()).collect(),
     };
-    let mut findings = checks::evaluate(m, &ctx);
-    if let Some(l) = &life {
+    let mut findings = checks::evaluate(input.measurements, &ctx);
+    if let Some(l) = &standing.life {
         let line = line_name(l);
         let detail = match l.state {
             LineState::EndOfLife => format!(
@@ -198,7 +229,7 @@ pub fn assess(input: Input) -> ScanResult {
         };
         findings.push(checks::finding(&checks::EOL, status, detail));
     }
-    for (advisory, vuln) in matched.iter().zip(&vulnerabilities) {
+    for (advisory, vuln) in standing.matched.iter().zip(&standing.vulnerabilities) {
         let mut f = checks::finding(
             &checks::VULNERABILITY.member(&advisory.id),
             Status::Failed,
@@ -214,31 +245,53 @@ pub fn assess(input: Input) -> ScanResult {
     }
 
     // The checks' advice is written for OpenCloud; the family's own settings and docs replace it.
-    let family = product.family.describe();
+    let family = input.product.family;
     for f in &mut findings {
-        if let Some(advice) = checks::spec(&f.id).and_then(|c| c.advice_for(product.family)) {
+        if let Some(advice) = checks::spec(&f.id).and_then(|c| c.advice_for(family)) {
             f.remediation = advice.to_string();
         }
         if let Some(link) = &f.documentation {
-            f.documentation = Some(family.documentation_for(link));
+            f.documentation = Some(family.describe().documentation_for(link));
         }
     }
+    findings
+}
 
-    let waived = waivers::apply(rules.waivers, &mut findings, now.0);
+/// The rating: the waivers applied, the version's standing as the start, the failed checks'
+/// caps, and why checks were left out of it.
+struct Rated {
+    waived: waivers::Applied,
+    start: u8,
+    start_reason: String,
+    rating: u8,
+    limits: Vec<report::RatingLimit>,
+    notes: Vec<String>,
+}
 
-    let standing = rating::VersionStanding {
-        end_of_life,
-        advisories: matched.iter().map(|a| a.severity).collect(),
+fn rate(
+    rules: &Rules,
+    standing: &Standing,
+    installed: &Version,
+    findings: &mut [Finding],
+    now: Now,
+) -> Rated {
+    let waived = waivers::apply(rules.waivers, findings, now.0);
+    let version = rating::VersionStanding {
+        end_of_life: standing.end_of_life,
+        advisories: standing.matched.iter().map(|a| a.severity).collect(),
         installed: Some(installed.clone()),
-        recommended: recommended.clone().or_else(|| known_without_check.clone()),
+        recommended: standing
+            .recommended
+            .clone()
+            .or_else(|| standing.known_without_check.clone()),
     };
-    let (start, start_reason) = rating::starting_rating(&standing);
-    let (final_rating, limits) = rating::apply_caps(start, &mut findings);
+    let (start, start_reason) = rating::starting_rating(&version);
+    let (rating, limits) = rating::apply_caps(start, findings);
     for f in findings
         .iter_mut()
         .filter(|f| f.role == Role::Version && f.status == Status::Failed)
     {
-        f.decisive = start == final_rating;
+        f.decisive = start == rating;
     }
     let mut notes = Vec::new();
     if rules.insecure
@@ -255,38 +308,76 @@ pub fn assess(input: Input) -> ScanResult {
             "scanner.extra_checks_rating is false: failed checks do not cap the rating".into(),
         );
     }
+    Rated {
+        waived,
+        start,
+        start_reason,
+        rating,
+        limits,
+        notes,
+    }
+}
 
+/// The monitoring state and what made it, by the verdict's rules.
+struct Judged {
+    state: report::State,
+    causes: Vec<report::Cause>,
+}
+
+fn judge(input: &Input, standing: &Standing, findings: &[Finding], rated: &Rated) -> Judged {
+    let rules = input.rules;
     let missing_hardening = findings
         .iter()
         .filter(|f| f.role == Role::Hardening && f.status == Status::Failed && !f.ignored)
         .count();
     let inputs = verdict::Inputs {
-        rating: Some(final_rating),
+        rating: Some(rated.rating),
         warning: rules.warning,
         critical: rules.critical,
-        vulnerabilities: vulnerabilities.len(),
-        end_of_life,
+        vulnerabilities: standing.vulnerabilities.len(),
+        end_of_life: standing.end_of_life,
         check_hardening: rules.check_hardening,
         missing_hardening,
         update_warning: rules.update_warning,
-        update_available: update_report.update_available == Some(true),
+        update_available: standing.update.update_available == Some(true),
         eol_warning: rules.eol_warning,
-        support_days_left: life.as_ref().and_then(|l| l.support_days_left),
+        support_days_left: standing.life.as_ref().and_then(|l| l.support_days_left),
         waiver_warning: rules.waiver_warning,
-        waiver_days_left: waived.waiver_days_left,
+        waiver_days_left: rated.waived.waiver_days_left,
     };
-    let state = verdict::decide(&inputs);
-    let causes = causes(
-        &product,
-        life.as_ref(),
-        &vulnerabilities,
-        &findings,
-        &update_report,
-        known_without_check.as_ref(),
-        &inputs,
-    );
+    Judged {
+        state: verdict::decide(&inputs),
+        causes: causes(
+            &input.product,
+            standing.life.as_ref(),
+            &standing.vulnerabilities,
+            findings,
+            &standing.update,
+            standing.known_without_check.as_ref(),
+            &inputs,
+        ),
+    }
+}
 
-    let lifecycle_report = life.as_ref().map(|l| report::Lifecycle {
+/// The result document of the stages.
+fn document(
+    input: &Input,
+    standing: Standing,
+    findings: Vec<Finding>,
+    rated: Rated,
+    state: report::State,
+) -> ScanResult {
+    let (rules, knowledge, product, m, now) = (
+        input.rules,
+        input.knowledge,
+        &input.product,
+        input.measurements,
+        input.now,
+    );
+    let installed = &product.version;
+    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated.to_string());
+    let life = standing.life.as_ref();
+    let lifecycle_report = life.map(|l| report::Lifecycle {
         line: line_name(l),
         track: l.track,
         track_detected: l.track_detected,
@@ -324,33 +415,33 @@ pub fn assess(input: Input) -> ScanResult {
     let tls = tls_report(m, now);
     let plan = remediation_plan(
         &findings,
-        &update_report,
-        end_of_life,
+        &standing.update,
+        standing.end_of_life,
         &snippets::Subject {
             family: product.family,
-            host: &host,
+            host: &input.host,
             certificate_issuer: tls.certificate_issuer.as_deref(),
         },
     );
-    let scan_conditions = conditions(rules, knowledge, &update_report);
+    let scan_conditions = conditions(rules, knowledge, &standing.update);
     let upgrade_options = upgrade::rehearse(&upgrade::Rehearsal {
         installed,
-        schedule,
+        schedule: standing.schedule,
         advisories: &knowledge.advisories,
         track_choice: rules.release_track,
         today: now.today(),
-        life: life.as_ref(),
-        recommended: recommended.as_ref(),
+        life,
+        recommended: standing.recommended.as_ref(),
         findings: &findings,
     });
-    let mut result = ScanResult {
-        host,
+    ScanResult {
+        host: input.host.clone(),
         url: Some(m.endpoint.base_url()),
         scanned_at: now.stamp(),
-        duration_seconds,
+        duration_seconds: input.duration_seconds,
         state,
-        rating: Some(final_rating),
-        grade: report::grade(Some(final_rating)).into(),
+        rating: Some(rated.rating),
+        grade: report::grade(Some(rated.rating)).into(),
         product: Some(report::Product {
             family: product.family,
             name: product.name.clone(),
@@ -359,26 +450,26 @@ pub fn assess(input: Input) -> ScanResult {
             edition: product.edition.clone(),
         }),
         lifecycle: lifecycle_report,
-        update: Some(update_report),
+        update: Some(standing.update),
         upgrade_options,
         tls: Some(tls),
-        vulnerabilities,
+        vulnerabilities: standing.vulnerabilities,
         findings,
         check_hardening: rules.check_hardening,
         extra_checks: m.extra_checks,
         rating_explanation: report::RatingExplanation {
-            starting_rating: Some(start),
-            starting_reason: start_reason,
-            limits,
-            final_rating: Some(final_rating),
-            final_grade: report::grade(Some(final_rating)).into(),
+            starting_rating: Some(rated.start),
+            starting_reason: rated.start_reason,
+            limits: rated.limits,
+            final_rating: Some(rated.rating),
+            final_grade: report::grade(Some(rated.rating)).into(),
             warning_threshold: rules.warning,
             critical_threshold: rules.critical,
-            notes,
+            notes: rated.notes,
         },
         remediation_plan: plan,
-        waiver_days_left: waived.waiver_days_left,
-        waivers: waived.reports,
+        waiver_days_left: rated.waived.waiver_days_left,
+        waivers: rated.waived.reports,
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: KnowledgeInfo {
@@ -389,9 +480,7 @@ pub fn assess(input: Input) -> ScanResult {
         },
         conditions: Some(scan_conditions),
         ..ScanResult::default()
-    };
-    result.set_causes(causes);
-    finish(result, rules)
+    }
 }
 
 /// The finished result document of a host that could not be measured or recognised: UNKNOWN,
@@ -621,238 +710,6 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
             _ => None,
         },
     }
-}
-
-/// What made the state, most urgent first (line 1 of the output is made from them).
-/// `known_without_check`: where the update check established nothing, the newest release the
-/// release schedule lists for the instance.
-fn causes(
-    product: &Identified,
-    life: Option<&lifecycle::Lifecycle>,
-    vulnerabilities: &[report::Vulnerability],
-    findings: &[Finding],
-    update: &report::UpdateCheck,
-    known_without_check: Option<&Version>,
-    inputs: &verdict::Inputs,
-) -> Vec<report::Cause> {
-    let mut reasons: Vec<report::Cause> = Vec::new();
-    let installed = format!("{} {}", product.name, product.version_text);
-    // Where to go, and on which track, so nobody is told to plan an upgrade to what they run.
-    let upgrade_to = life
-        .and_then(|l| l.move_to.as_ref())
-        .map(|(v, t)| format!("{v} ({} track)", t.as_str()))
-        .or_else(|| update.recommended.clone())
-        .unwrap_or_else(|| "a supported release".into());
-    // The release an earlier cause already told the operator to upgrade to: a later cause
-    // names no upgrade that one covers (one cause names the upgrade once).
-    let mut named_upgrade: Option<Version> = None;
-    if let Some(l) = life.filter(|l| l.state == LineState::EndOfLife) {
-        named_upgrade = l
-            .move_to
-            .as_ref()
-            .map(|(v, _)| v.clone())
-            .or_else(|| update.recommended.as_deref().and_then(parse_version));
-        reasons.push(report::Cause::new(
-            format!(
-                "{installed} is end of life: release line {} ({}) lost support on {}; upgrade \
-                 to {upgrade_to}",
-                line_name(l),
-                track_name(l.track),
-                l.support_end
-                    .map(|d| d.to_string())
-                    .unwrap_or_else(|| "an unknown date".into()),
-            ),
-            format!("{installed} end of life (upgrade to {upgrade_to})"),
-        ));
-    }
-    if !vulnerabilities.is_empty() {
-        let list: Vec<String> = vulnerabilities
-            .iter()
-            .map(|v| match v.severity {
-                Some(s) => format!("{} {s}", v.id),
-                None => v.id.clone(),
-            })
-            .collect();
-        let fix = vulnerabilities
-            .iter()
-            .filter_map(|v| v.fixed_in.as_deref().and_then(parse_version))
-            .max()
-            .map(|f| {
-                update
-                    .recommended
-                    .as_deref()
-                    .and_then(parse_version)
-                    .filter(|r| *r >= f)
-                    .unwrap_or(f)
-            })
-            .filter(|upgrade| named_upgrade.as_ref().is_none_or(|named| upgrade > named))
-            .map(|upgrade| format!("; upgrade to {upgrade}"))
-            .unwrap_or_default();
-        let count = vulnerabilities.len();
-        let known = format!(
-            "{count} known vulnerabilit{}",
-            if count == 1 { "y" } else { "ies" }
-        );
-        reasons.push(report::Cause::new(
-            format!("{installed} has {known} ({}){fix}", list.join(", ")),
-            format!("{known}{fix}"),
-        ));
-    }
-    // Low-severity failures never move the rating and waived ones never count; they stay on
-    // the detail lines. The most severe first: line 1 is read from the left.
-    let mut failed: Vec<&Finding> = findings
-        .iter()
-        .filter(|f| {
-            f.role == Role::Check
-                && f.status == Status::Failed
-                && f.counts
-                && !f.ignored
-                && f.severity > Severity::Low
-        })
-        .collect();
-    failed.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    for f in failed {
-        reasons.push(report::Cause::new(
-            format!("{} failed ({}): {}", f.id, f.severity, f.detail),
-            format!("{} failed ({})", f.id, f.severity),
-        ));
-    }
-    // The rules that turn OK into WARNING, as the verdict applied them.
-    let raises = verdict::raises(inputs);
-    let raised = |rule| raises.contains(&rule);
-    if raised(verdict::Raise::UpdateAvailable)
-        && let Some(r) = &update.recommended
-    {
-        reasons.push(report::Cause::same(format!("update available: {r}")));
-    }
-    if raised(verdict::Raise::SupportEnding)
-        && let Some(l) = life
-    {
-        let days = l.support_days_left.unwrap_or_default();
-        reasons.push(report::Cause::new(
-            format!(
-                "release line {} support ends {} ({days} days left); plan the upgrade to \
-                 {upgrade_to}",
-                line_name(l),
-                l.support_end.map(|d| d.to_string()).unwrap_or_default(),
-            ),
-            format!("support ends in {days} days"),
-        ));
-    }
-    if raised(verdict::Raise::WaiverEnding) {
-        reasons.push(report::Cause::same(format!(
-            "a waiver hiding a failing check ends in {} day(s)",
-            inputs.waiver_days_left.unwrap_or_default()
-        )));
-    }
-    if raised(verdict::Raise::MissingHardening) {
-        reasons.push(report::Cause::same(format!(
-            "{} hardening measure(s) missing",
-            inputs.missing_hardening
-        )));
-    }
-    if reasons.is_empty()
-        && let None = life
-    {
-        // The release schedule was not used (`scanner.use_release_schedule: false`): nothing
-        // judged the line's support, and the update check could compare only with a release
-        // it had of its own (pinned, the feed), never with the schedule's.
-        let failures = quiet_failures(findings);
-        let update_part = match (update.update_available, &update.error) {
-            (Some(true), _) => format!(
-                "{} is available",
-                update.recommended.clone().unwrap_or_default()
-            ),
-            (Some(false), _) => "no newer release is known".to_string(),
-            (None, Some(_)) => "the update check failed".to_string(),
-            (None, None) if update.mode == UpdateMode::Off => "the update check is off".to_string(),
-            (None, None) => format!(
-                "the update check ({}) had no release to compare it with",
-                update.mode
-            ),
-        };
-        let no_failure = if failures.is_empty() {
-            "; no check failed"
-        } else {
-            ""
-        };
-        reasons.push(report::Cause::same(format!(
-            "{installed}: support not judged (scanner.use_release_schedule is false); \
-             {update_part}{no_failure}"
-        )));
-        reasons.extend(failures.into_iter().map(report::Cause::same));
-    }
-    if reasons.is_empty() {
-        let failures = quiet_failures(findings);
-        let support_unknown = life.is_some_and(|l| l.state == LineState::Unknown);
-        let supported = if support_unknown {
-            "has an unknown support end"
-        } else {
-            "is supported"
-        };
-        // Why nothing was established: the mode, or the feed's failure.
-        let unchecked = match &update.error {
-            Some(_) => "the update check failed",
-            None => "the update check is off",
-        };
-        let standing = if update.update_available == Some(true) {
-            format!(
-                "{installed} {supported}; {} is available",
-                update.recommended.clone().unwrap_or_default()
-            )
-        } else if update.update_available.is_none() {
-            match known_without_check {
-                Some(newer) if *newer > product.version => format!(
-                    "{installed} {supported}; the release schedule lists {newer} ({unchecked})"
-                ),
-                Some(_) => format!(
-                    "{installed} {supported} and the newest release the release schedule lists \
-                     ({unchecked})"
-                ),
-                None => format!(
-                    "{installed} {supported}; whether a newer release exists is unknown \
-                     ({unchecked})"
-                ),
-            }
-        } else if failures.is_empty() {
-            format!("{installed} is up to date and no check failed")
-        } else {
-            format!("{installed} is up to date")
-        };
-        reasons.push(report::Cause::same(standing));
-        reasons.extend(failures.into_iter().map(report::Cause::same));
-    }
-    reasons
-}
-
-/// Failed checks that did not move the state, said plainly so line 1 never claims that no
-/// check failed while the detail lines list failures: low-severity ones (they cap at A+) and
-/// ones not rated (`scanner.extra_checks_rating: false`, or `tlsTrusted` under `--insecure`).
-/// Waived failures are left out here as they are on the "Additional checks" line.
-fn quiet_failures(findings: &[Finding]) -> Vec<String> {
-    let failed = || {
-        findings
-            .iter()
-            .filter(|f| f.role == Role::Check && f.status == Status::Failed && !f.ignored)
-    };
-    let low = failed().filter(|f| f.counts).count();
-    let unrated = failed().filter(|f| !f.counts).count();
-    let mut parts = Vec::new();
-    if low > 0 {
-        parts.push(format!(
-            "{} failed ({} not lower the rating)",
-            counted(low, "low-severity check", "low-severity checks"),
-            if low == 1 { "it does" } else { "they do" }
-        ));
-    }
-    if unrated > 0 {
-        parts.push(format!(
-            "{} failed but {} not rated",
-            counted(unrated, "check", "checks"),
-            if unrated == 1 { "is" } else { "are" }
-        ));
-    }
-    parts
 }
 
 fn remediation_plan(
