@@ -10,50 +10,48 @@
 mod ocis;
 mod opencloud;
 
+use crate::vocabulary::Vocabulary;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A release track of the product (spec "Release schedule and tracks").
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Track {
-    Rolling,
-    Production,
-    Lts,
+crate::vocabulary::vocabulary! {
+    /// A release track of the product (spec "Release schedule and tracks"), named as the
+    /// schedules, the documents and `--release-track` name it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Track {
+        Rolling = "rolling",
+        Production = "production",
+        Lts = "lts",
+    }
 }
+
+/// `--release-track`'s choices: `auto`, then every track.
+pub const TRACK_CHOICES: [&str; Track::NAMES.len() + 1] = {
+    let mut choices = [AUTO_TRACK; Track::NAMES.len() + 1];
+    let mut at = 0;
+    while at < Track::NAMES.len() {
+        choices[at + 1] = Track::NAMES[at];
+        at += 1;
+    }
+    choices
+};
+
+/// The choice that lets the schedule pick the track.
+pub const AUTO_TRACK: &str = "auto";
 
 impl Track {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Track::Rolling => "rolling",
-            Track::Production => "production",
-            Track::Lts => "lts",
-        }
+        Vocabulary::name(self).unwrap_or_default()
     }
 
     /// A track by its name, in any case.
     pub fn parse(text: &str) -> Option<Track> {
-        [Track::Rolling, Track::Production, Track::Lts]
+        let named = Track::NAMED.iter().copied();
+        named
             .into_iter()
             .find(|track| track.as_str().eq_ignore_ascii_case(text.trim()))
-    }
-}
-
-impl fmt::Display for Track {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

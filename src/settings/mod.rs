@@ -141,7 +141,7 @@ settings_struct! {
         pub time_budget: Duration = value,
         pub release_track: TrackChoice = {
             l.parsed_or_default(Id::release_track, |t| match t {
-                "auto" => Some(TrackChoice::Auto),
+                crate::family::AUTO_TRACK => Some(TrackChoice::Auto),
                 other => Track::parse(other).map(TrackChoice::Fixed),
             })?
         },

@@ -689,8 +689,8 @@ const UPDATES: &[OptionSpec] = &[
     flag(Id::no_update_check, Switch).help("Same as --update-source off."),
     flag(Id::release_track, Value("TRACK", Choice("a release track")))
         .key()
-        .default("auto")
-        .choices(&["auto", "rolling", "production", "lts"])
+        .default(crate::family::AUTO_TRACK)
+        .choices(&crate::family::TRACK_CHOICES)
         .help(
             "Track the instance follows; auto takes the longest-supported track its release line \
              is on. Recommendations stay on this track.",

@@ -171,7 +171,7 @@ impl Api {
         let body = serde_json::json!({
             "target_url": target_url,
             "waive": waive,
-            "release_track": if track.is_empty() { "auto".to_string() } else { track },
+            "release_track": if track.is_empty() { crate::family::AUTO_TRACK.to_string() } else { track },
         });
         let (scan, target) = match super::api::parse_submission(body.to_string().as_bytes()) {
             Ok(parsed) => parsed,

@@ -6,7 +6,7 @@ use super::schema::described;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-pub const RELEASE_TRACKS: [&str; 4] = ["auto", "rolling", "production", "lts"];
+pub const RELEASE_TRACKS: [&str; 4] = crate::family::TRACK_CHOICES;
 pub const EXPORT_FORMATS: [&str; 4] = ["json", "csv", "sarif", "pdf"];
 /// A target longer than this is no instance address.
 pub const MAX_TARGET_CHARS: usize = 2048;
