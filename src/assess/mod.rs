@@ -1,6 +1,8 @@
 //! The assessment: from measurements, version knowledge, the operator's rules and the clock to
 //! the finished result document: rated, the verdict decided, the policy applied and the
-//! baseline compared. No face changes a document after it. Pure: no I/O, the clock is an input.
+//! baseline compared. No face changes the verdict after it (the plugin records its webhook
+//! deliveries, the public API adds the submitter's waivers beside it). Pure: no I/O, the clock
+//! is an input.
 
 mod causes;
 use causes::causes;

@@ -1,6 +1,6 @@
 //! `--format json` and the default format, golden for one and three hosts (fixed clock), and
 //! hostile server text coming back intact as data. Regenerate the goldens with
-//! `COS_BLESS_GOLDEN=1 cargo test --test format_json`.
+//! `COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_json::/)'`.
 
 use crate::support::FakeInstance;
 use serde_json::Value;
@@ -67,7 +67,7 @@ fn golden(name: &str, actual: &str) {
         .unwrap_or_else(|e| panic!("{path}: {e}; generate it with COS_BLESS_GOLDEN=1"));
     assert!(
         expected == actual,
-        "{name} differs from its golden file; if the change is intended, run COS_BLESS_GOLDEN=1 cargo test --test format_json\n{actual}"
+        "{name} differs from its golden file; if the change is intended, run COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_json::/)'\n{actual}"
     );
 }
 

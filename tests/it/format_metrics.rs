@@ -4,7 +4,7 @@
 //!
 //! Golden files live in `tests/fixtures/golden/metrics/`; what varies between runs (ports,
 //! durations, certificate days) is masked first. Regenerate with
-//! `COS_BLESS_GOLDEN=1 cargo test --test format_metrics`.
+//! `COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_metrics::/)'`.
 
 use crate::support::{FakeInstance, InstanceConfig};
 use serde_json::Value;
@@ -73,14 +73,14 @@ fn assert_golden(name: &str, actual: &str) {
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}; generate it with COS_BLESS_GOLDEN=1 cargo test --test format_metrics",
+            "{}: {e}; generate it with COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_metrics::/)'",
             path.display()
         )
     });
     assert!(
         actual == expected,
         "{name} differs from {}; if the change is intended, regenerate with \
-         COS_BLESS_GOLDEN=1 cargo test --test format_metrics\n--- expected\n{expected}\n--- actual\n{actual}",
+         COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_metrics::/)'\n--- expected\n{expected}\n--- actual\n{actual}",
         path.display()
     );
 }

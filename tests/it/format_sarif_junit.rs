@@ -4,7 +4,7 @@
 //!
 //! Goldens live in `tests/fixtures/golden/sarif-junit/`, compared after masking what varies
 //! between runs (ports, durations, certificate day counts, the tool version, rule positions).
-//! Regenerate them with `COS_BLESS_GOLDEN=1 cargo test --test format_sarif_junit`.
+//! Regenerate them with `COS_BLESS_GOLDEN=1 cargo nextest run -E 'test(/^format_sarif_junit::/)'`.
 
 use crate::support::{FakeInstance, InstanceConfig};
 use quick_xml::Reader;
