@@ -26,6 +26,64 @@ pub struct ConfigFile {
     pub path: PathBuf,
     /// Dotted key (`scanner.tls_min_days`) to value; `_file` keys are kept as written.
     pub values: BTreeMap<String, ConfigValue>,
+    /// The line each key is written on (1 for the first), for messages; empty for settings
+    /// that were never a file's text (the wizard's answers).
+    pub lines: BTreeMap<String, usize>,
+}
+
+impl ConfigFile {
+    /// How messages name a key: `timeout (in /etc/.../config.yml, line 4)`.
+    pub fn name_of(&self, key: &str) -> String {
+        let path = self.path.display();
+        match self.lines.get(key) {
+            Some(line) => format!("{key} (in {path}, line {line})"),
+            None => format!("{key} (in {path})"),
+        }
+    }
+}
+
+/// The line of each dotted key in the file's text: each segment is looked for as a key (`name:`,
+/// `"name":`, `'name':`) at or after its parent's line. Our own reading of the text, since the
+/// parsers say where a document is wrong but not where each value stood; a key not found is
+/// left out (its messages name the file only).
+fn key_lines<'a>(text: &str, keys: impl Iterator<Item = &'a String>) -> BTreeMap<String, usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    // `segment` written as a key on `line`: bare, "quoted" or 'quoted', at the line's start or
+    // after `{`, `,` or `- `, and followed by `:`.
+    let declares = |line: &str, segment: &str| {
+        [
+            segment.to_string(),
+            format!("\"{segment}\""),
+            format!("'{segment}'"),
+        ]
+        .iter()
+        .any(|written| {
+            line.match_indices(written.as_str()).any(|(at, _)| {
+                let before = line[..at].trim_end();
+                let starts = before.is_empty() || before.ends_with(['{', ',', '-']);
+                starts && line[at + written.len()..].trim_start().starts_with(':')
+            })
+        })
+    };
+    let mut found = BTreeMap::new();
+    for key in keys {
+        let mut from = 0;
+        let mut line = None;
+        for segment in key.split('.') {
+            line = lines[from..]
+                .iter()
+                .position(|l| declares(l, segment))
+                .map(|at| from + at);
+            match line {
+                Some(at) => from = at,
+                None => break,
+            }
+        }
+        if let Some(at) = line {
+            found.insert(key.clone(), at + 1);
+        }
+    }
+    found
 }
 
 /// Where the file comes from: an explicit path must exist; from the search list, the first
@@ -121,9 +179,11 @@ pub fn parse(text: &str, is_json: bool, origin: &Path) -> Result<ConfigFile, Str
         return Err(problem);
     }
     parsed.map_err(|problem| format!("configuration file {shown} is {problem}"))?;
+    let values = reading.values.into_inner();
     Ok(ConfigFile {
         path: origin.to_path_buf(),
-        values: reading.values.into_inner(),
+        lines: key_lines(text, values.keys()),
+        values,
     })
 }
 
@@ -316,6 +376,27 @@ impl<'de> Reader<'de> for Item<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each key's line, in YAML (nested, quoted, flow) and in JSON (one key a line, or several).
+    #[test]
+    fn every_key_is_found_on_its_line() {
+        let lines = |text: &str, is_json: bool| parse(text, is_json, Path::new("c")).unwrap().lines;
+        let yaml = "# comment\ntimeout: 5\nscanner:\n  # the debug ports\n  'tls_min_days': 3\n\
+                    web: {store: \"sqlite:/x\"}\n";
+        let found = lines(yaml, false);
+        assert_eq!(found["timeout"], 2);
+        assert_eq!(found["scanner.tls_min_days"], 5);
+        assert_eq!(found["web.store"], 6);
+        let json =
+            "{\n  \"warning\": 4,\n  \"scanner\": {\"tls_min_days\": 3,\n  \"concurrency\": 2}\n}";
+        let found = lines(json, true);
+        assert_eq!(found["warning"], 2);
+        assert_eq!(found["scanner.tls_min_days"], 3);
+        assert_eq!(found["scanner.concurrency"], 4);
+        // A key that ends another key's name is found on its own line.
+        let found = lines("webhook_timeout: 3\ntimeout: 2\n", false);
+        assert_eq!((found["webhook_timeout"], found["timeout"]), (1, 2));
+    }
 
     fn yaml(text: &str) -> Result<ConfigFile, String> {
         parse(text, false, Path::new("test.yml"))

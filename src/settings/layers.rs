@@ -252,7 +252,7 @@ impl Layers<'_> {
             }
         }
         if let (Some(config), Some(key)) = (self.config, spec.config_key) {
-            let name = format!("{key} (in {})", config.path.display());
+            let name = config.name_of(key);
             if let Some(value) = config.values.get(key) {
                 let values = match (value, repeatable) {
                     (ConfigValue::Scalar(s), true) => split_list(s, spec),
@@ -271,7 +271,7 @@ impl Layers<'_> {
             }
             let file_key = format!("{key}_file");
             if let Some(ConfigValue::Scalar(path)) = config.values.get(&file_key) {
-                let name = format!("{file_key} (in {})", config.path.display());
+                let name = config.name_of(&file_key);
                 let given = value_file(path, name, format!("{file_key} ({path})"))?;
                 return Ok(Some((given, Source::ConfigFile)));
             }

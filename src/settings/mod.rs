@@ -435,6 +435,7 @@ pub fn validate(
     let config = ConfigFile {
         path: PathBuf::from(ORIGIN),
         values: file.clone(),
+        lines: Default::default(),
     };
     let line = cli::CommandLine {
         values: flags

@@ -854,15 +854,17 @@ fn a_value_is_reported_under_the_name_it_was_given() {
     let env = clean_env("named-values-file", &[("COS_CONFIG_FILE", &cfg)]);
     let err = resolve(&[], &env).unwrap_err();
     assert!(
-        err.0
-            .starts_with(&format!("timeout (in {cfg}) \"abc\" is not a number")),
+        err.0.starts_with(&format!(
+            "timeout (in {cfg}, line 2) \"abc\" is not a number"
+        )),
         "{}",
         err.0
     );
     let err = resolve(&["--timeout", "5"], &env).unwrap_err();
     assert!(
-        err.0
-            .starts_with(&format!("scanner.tls_min_days (in {cfg}) \"soon\" is not")),
+        err.0.starts_with(&format!(
+            "scanner.tls_min_days (in {cfg}, line 4) \"soon\" is not"
+        )),
         "{}",
         err.0
     );
@@ -880,7 +882,9 @@ fn configuration_booleans_and_empty_values_are_checked() {
     let err = resolve(&["--config", &maybe], &clean_env("bool-maybe", &[])).unwrap_err();
     assert_eq!(
         err.0,
-        format!("check_hardening (in {maybe}) \"maybe\" is not a boolean; write true or false")
+        format!(
+            "check_hardening (in {maybe}, line 2) \"maybe\" is not a boolean; write true or false"
+        )
     );
     for (text, on) in [
         ("true", true),
@@ -899,7 +903,7 @@ fn configuration_booleans_and_empty_values_are_checked() {
     let err = resolve(&["--config", &empty], &clean_env("empty-key", &[])).unwrap_err();
     assert_eq!(
         err.0,
-        format!("profile (in {empty}) has an empty value; give a value or remove the key")
+        format!("profile (in {empty}, line 2) has an empty value; give a value or remove the key")
     );
     // Variables keep the spec's rule: anything but the enabling words disables.
     let s = resolve(
