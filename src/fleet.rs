@@ -249,16 +249,66 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     let scanned = scanned_at(doc);
     let days = whole_days(scanned, today.now);
     let mut reasons: Vec<Reason> = Vec::new();
-    let mut reason = |kind, detail: String, new| reasons.push(Reason { kind, detail, new });
+    let version = version_today(doc, today, scanned, &mut reasons);
+    let counting_again = expired_waivers(doc, today, scanned, &mut reasons);
+    said_at_scan(doc, days, &mut reasons);
+    let state_now = state_now(
+        doc,
+        today,
+        version.end_of_life,
+        version.support_days_left,
+        &version.new_advisories,
+        &counting_again,
+    );
+    let urgency = match state_now {
+        State::Critical => Urgency::Critical,
+        State::Warning | State::Unknown => Urgency::Warning,
+        // Every reason but the state at the scan (which the state now weighs) needs the
+        // operator by itself.
+        State::Ok if reasons.iter().any(|r| r.kind != Kind::StateAtScan) => Urgency::Warning,
+        State::Ok => Urgency::None,
+    };
+    reasons.sort_by_key(|r| r.kind);
+    Row {
+        host: doc.host.clone(),
+        family: doc.product.as_ref().map(|p| p.family),
+        version: doc.product.as_ref().map(|p| p.version.clone()),
+        scanned_at: scanned,
+        days_since_scan: days,
+        state_then: doc.state,
+        state_now,
+        urgency,
+        priority: 0,
+        reasons,
+    }
+}
 
-    // Version knowledge: the line's life and the advisories, as known today.
+fn reason(reasons: &mut Vec<Reason>, kind: Kind, detail: String, new: bool) {
+    reasons.push(Reason { kind, detail, new });
+}
+
+/// What today's knowledge says of the scanned release that the document did not.
+#[derive(Default)]
+struct VersionToday<'k> {
+    end_of_life: bool,
+    support_days_left: Option<i64>,
+    /// Advisories that match the release and the document does not list.
+    new_advisories: Vec<&'k advisories::Advisory>,
+}
+
+/// The line's life and the advisories, as known today: a line that reached (or nears) its
+/// end since the scan, and advisories published since, each a reason.
+fn version_today<'k>(
+    doc: &ScanResult,
+    today: &'k Today,
+    scanned: Timestamp,
+    reasons: &mut Vec<Reason>,
+) -> VersionToday<'k> {
     let version = doc.product.as_ref().and_then(|p| {
         let known = today.knowledge.iter().find(|k| k.family == p.family)?;
         Some((known, parse_version(&p.version)?))
     });
-    let mut end_of_life = false;
-    let mut support_days_left = None;
-    let mut new_advisories: Vec<&advisories::Advisory> = Vec::new();
+    let mut found = VersionToday::default();
     if let Some((known, version)) = &version {
         if let Some(schedule) = known
             .schedule
@@ -272,7 +322,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .map_or(TrackChoice::Auto, TrackChoice::Fixed);
             let on = Now(today.now).today();
             let life = lifecycle::assess(schedule, version, choice, on, today.eol_warning);
-            support_days_left = life.support_days_left;
+            found.support_days_left = life.support_days_left;
             let then = doc.lifecycle.as_ref().map(|l| l.state);
             let line = crate::assess::line_name(&life);
             let upgrade = life
@@ -282,7 +332,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .unwrap_or_default();
             match (life.state, life.support_end) {
                 (LineState::EndOfLife, Some(end)) => {
-                    end_of_life = true;
+                    found.end_of_life = true;
                     if then != Some(LineState::EndOfLife) {
                         let since = end > Now(scanned).today();
                         let detail = if since {
@@ -290,7 +340,12 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                         } else {
                             format!("line {line} has been end of life since {end}")
                         };
-                        reason(Kind::EndOfLife, format!("{detail}{upgrade}"), since);
+                        reason(
+                            reasons,
+                            Kind::EndOfLife,
+                            format!("{detail}{upgrade}"),
+                            since,
+                        );
                     }
                 }
                 (LineState::EndingSoon, Some(end))
@@ -298,6 +353,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 {
                     let left = life.support_days_left.unwrap_or(0);
                     reason(
+                        reasons,
                         Kind::EndingSoon,
                         format!(
                             "line {line} loses support on {end} (in {}, --eol-warning){upgrade}",
@@ -320,7 +376,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             if listed {
                 continue;
             }
-            new_advisories.push(advisory);
+            found.new_advisories.push(advisory);
             let severity = advisory
                 .severity
                 .map(|s| format!(" ({s})"))
@@ -332,6 +388,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
                 .map(|f| format!("; fixed in {f}"))
                 .unwrap_or_default();
             reason(
+                reasons,
                 Kind::Advisory,
                 format!(
                     "{}{severity} published since the scan{fixed}",
@@ -342,7 +399,17 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
         }
     }
 
-    // Waivers that expired between the scan and today, and what they hid.
+    found
+}
+
+/// Waivers that expired between the scan and today, each a reason with what it hid; the
+/// failing findings that count again.
+fn expired_waivers<'d>(
+    doc: &'d ScanResult,
+    today: &Today,
+    scanned: Timestamp,
+    reasons: &mut Vec<Reason>,
+) -> Vec<&'d Finding> {
     let live_now = |w: &WaiverReport| expires(w).is_none_or(|e| e > today.now);
     let mut counting_again: Vec<&Finding> = Vec::new();
     for waiver in &doc.waivers {
@@ -372,6 +439,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             names.push(format!("{} more", hidden.len() - 3));
         }
         reason(
+            reasons,
             Kind::WaiverExpired,
             format!(
                 "waiver for {} expired {}; it no longer hides {}",
@@ -388,9 +456,14 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
         }
     }
 
-    // What the document itself said.
+    counting_again
+}
+
+/// What the document itself said: its state at the scan, a failed scan, an old scan.
+fn said_at_scan(doc: &ScanResult, days: i64, reasons: &mut Vec<Reason>) {
     match doc.state {
         State::Warning | State::Critical => reason(
+            reasons,
             Kind::StateAtScan,
             format!(
                 "{} at the scan: {}",
@@ -400,6 +473,7 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
             false,
         ),
         State::Unknown => reason(
+            reasons,
             Kind::ScanFailed,
             format!(
                 "the scan failed: {}; scan it again",
@@ -414,40 +488,11 @@ pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
     }
     if days >= OLD_SCAN_DAYS {
         reason(
+            reasons,
             Kind::OldScan,
             format!("scanned {} ago", counted(days, "day", "days")),
             false,
         );
-    }
-
-    let state_now = state_now(
-        doc,
-        today,
-        end_of_life,
-        support_days_left,
-        &new_advisories,
-        &counting_again,
-    );
-    let urgency = match state_now {
-        State::Critical => Urgency::Critical,
-        State::Warning | State::Unknown => Urgency::Warning,
-        // Every reason but the state at the scan (which the state now weighs) needs the
-        // operator by itself.
-        State::Ok if reasons.iter().any(|r| r.kind != Kind::StateAtScan) => Urgency::Warning,
-        State::Ok => Urgency::None,
-    };
-    reasons.sort_by_key(|r| r.kind);
-    Row {
-        host: doc.host.clone(),
-        family: doc.product.as_ref().map(|p| p.family),
-        version: doc.product.as_ref().map(|p| p.version.clone()),
-        scanned_at: scanned,
-        days_since_scan: days,
-        state_then: doc.state,
-        state_now,
-        urgency,
-        priority: 0,
-        reasons,
     }
 }
 
