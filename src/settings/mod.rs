@@ -46,6 +46,17 @@ const PROFILES: [Profile; 3] = [
     Profile("lenient", ["2", "0", "false", "false", "0"]),
 ];
 
+/// The profiles' names, `--profile`'s choices.
+pub const PROFILE_NAMES: [&str; PROFILES.len()] = {
+    let mut names = [""; PROFILES.len()];
+    let mut at = 0;
+    while at < PROFILES.len() {
+        names[at] = PROFILES[at].0;
+        at += 1;
+    }
+    names
+};
+
 /// The rows a profile sets.
 const PROFILE_ROWS: [Id; 5] = [
     Id::warning,

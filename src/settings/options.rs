@@ -541,7 +541,7 @@ const VERDICT: &[OptionSpec] = &[
         ),
     flag(Id::profile, Value("NAME", Choice("a profile")))
         .key()
-        .choices(&["strict", "ops", "lenient"])
+        .choices(&super::PROFILE_NAMES)
         .help(
             "Threshold profile, the weakest source: strict (warning 4, critical 2, hardening, \
              update and 90-day end-of-life warnings), ops (3, 1, hardening, 30 days), lenient (2, \
