@@ -216,14 +216,36 @@ pub struct Lifecycle {
     pub schedule_stale: bool,
 }
 
+crate::vocabulary::vocabulary! {
+    /// What a candidate upgrade is, in the order a person would consider them (the smallest
+    /// step first).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum UpgradeKind {
+        /// The newest release of the installed line.
+        Patch = "patch",
+        /// The newest release on the instance's track.
+        Track = "track",
+        /// The newest release of the current production line.
+        Production = "production",
+    }
+}
+
+impl UpgradeKind {
+    pub fn as_str(self) -> &'static str {
+        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
+    }
+}
+
 /// One candidate upgrade, rehearsed (`assess::upgrade`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct UpgradeOption {
     pub version: String,
-    /// What the candidate is: `patch` (newest of the installed line), `track` (newest on the
-    /// instance's track), `production` (newest of the current production line).
-    pub kinds: Vec<String>,
+    /// What the candidate is.
+    #[schemars(length(min = 1))]
+    pub kinds: Vec<UpgradeKind>,
     /// Advisories matching the installed release that this one does not.
     pub fixes: Vec<String>,
     /// Advisories that still match this release.
@@ -448,6 +470,22 @@ pub struct ScanResult {
     pub submitter_waivers: Option<SubmitterWaivers>,
 }
 
+crate::vocabulary::vocabulary! {
+    /// What a waiver did to a host's findings.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum WaiverState {
+        /// It hides at least one failing finding.
+        Active = "active",
+        /// Its expiry has passed: the check alerts again, with no change of configuration.
+        Expired = "expired",
+        /// It hides nothing.
+        #[default]
+        Unmatched = "unmatched",
+    }
+}
+
 /// One waiver of the run as a document lists it (`waivers`), with what it did to this host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -455,10 +493,8 @@ pub struct WaiverReport {
     pub pattern: String,
     /// Where it was given: `--ignore-hardening`, `--waive-until`, `waive` (a submitter's).
     pub source: String,
-    /// `active` while it hides at least one failing finding, `expired` once its expiry has
-    /// passed (the check alerts again, with no change of configuration), `unmatched` otherwise.
     #[serde(default)]
-    pub state: String,
+    pub state: WaiverState,
     #[serde(default)]
     pub permanent: bool,
     /// RFC 3339, for time-limited waivers.

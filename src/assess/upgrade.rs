@@ -18,27 +18,16 @@ use jiff::civil::Date;
 use semver::Version;
 
 /// What one candidate is, in the order a person would consider them (the smallest step first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
-    /// The newest release of the installed line.
-    Patch,
-    /// The newest release on the instance's track.
-    Track,
-    /// The newest release of the current production line.
-    Production,
-}
+pub use crate::report::UpgradeKind as Kind;
 
 impl Kind {
-    /// Each kind, in the order of the variants: as the document names it (`kinds`), and as
-    /// the best choice's line says it.
-    const NAMES: [(&str, &str); 3] = [
-        ("patch", "newest patch of the installed line"),
-        ("track", "newest on the track"),
-        ("production", "newest production release"),
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        Kind::NAMES[self as usize].0
+    /// How the best choice's line says it.
+    fn said(self) -> &'static str {
+        match self {
+            Kind::Patch => "newest patch of the installed line",
+            Kind::Track => "newest on the track",
+            Kind::Production => "newest production release",
+        }
     }
 }
 
@@ -172,7 +161,7 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
         options.push((
             report::UpgradeOption {
                 version: version.to_string(),
-                kinds: kinds.iter().map(|k| k.as_str().to_string()).collect(),
+                kinds: kinds.clone(),
                 fixes,
                 stays_open,
                 rating,
@@ -200,12 +189,7 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
 /// installed line`.
 pub fn best_line(options: &[report::UpgradeOption]) -> Option<String> {
     let best = options.iter().find(|o| o.best)?;
-    let kinds: Vec<&str> = best
-        .kinds
-        .iter()
-        .filter_map(|k| Kind::NAMES.iter().find(|(name, _)| name == k))
-        .map(|(_, said)| *said)
-        .collect();
+    let kinds: Vec<&str> = best.kinds.iter().map(|k| k.said()).collect();
     let fixes = match best.fixes.as_slice() {
         [] => "fixes no known advisory".to_string(),
         ids => format!("fixes {}", ids.join(", ")),

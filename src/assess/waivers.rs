@@ -5,7 +5,7 @@
 //! of characters (`versionDisclosure:X-*`, `*Preload`). Matching is case-sensitive, like ids.
 //! A waived finding stays in the result with `ignored: true` but no longer counts.
 
-use crate::report::Finding;
+use crate::report::{Finding, WaiverState};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiver {
@@ -99,16 +99,16 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
             }
         }
         let state = if !live(w) {
-            "expired"
+            WaiverState::Expired
         } else if matched.is_empty() {
-            "unmatched"
+            WaiverState::Unmatched
         } else {
-            "active"
+            WaiverState::Active
         };
         reports.push(WaiverReport {
             pattern: w.pattern.clone(),
             source: w.source.into(),
-            state: state.into(),
+            state,
             permanent: w.expires.is_none(),
             expires: w.expires.map(|e| e.to_string()),
             reason: w.reason.clone(),
@@ -178,8 +178,8 @@ mod tests {
         let reports = apply(&waivers, &mut findings, jiff::Timestamp::UNIX_EPOCH).reports;
         assert!(findings[0].ignored);
         assert!(!findings[1].ignored, "a passing check is not waived");
-        assert_eq!(reports[0].state, "active");
-        assert_eq!(reports[1].state, "unmatched");
+        assert_eq!(reports[0].state, crate::report::WaiverState::Active);
+        assert_eq!(reports[1].state, crate::report::WaiverState::Unmatched);
     }
 
     /// The matcher before it was made linear: backtracking to the last star.
@@ -274,13 +274,16 @@ mod expiry_tests {
         let mut findings = vec![finding_for("hstsPreload", Status::Failed, "x").unwrap()];
         let applied = apply(&waivers, &mut findings, at("2026-11-30T23:59:59Z"));
         assert!(findings[0].ignored);
-        assert_eq!(applied.reports[0].state, "active");
+        assert_eq!(applied.reports[0].state, crate::report::WaiverState::Active);
         assert_eq!(applied.waiver_days_left, Some(0));
         // At the expiry: the check alerts again, no configuration change needed.
         let mut findings = vec![finding_for("hstsPreload", Status::Failed, "x").unwrap()];
         let applied = apply(&waivers, &mut findings, at("2026-12-01T00:00:00Z"));
         assert!(!findings[0].ignored);
-        assert_eq!(applied.reports[0].state, "expired");
+        assert_eq!(
+            applied.reports[0].state,
+            crate::report::WaiverState::Expired
+        );
         assert_eq!(applied.reports[0].days_left, None);
         assert_eq!(applied.waiver_days_left, None);
     }

@@ -388,7 +388,11 @@ pub fn debug_text(result: &ScanResult) -> String {
             out.push_str(&format!(
                 "  {} ({}): rating {}, fixes {}, stays open {}, {support}\n",
                 o.version,
-                o.kinds.join(", "),
+                o.kinds
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 o.grade,
                 list(&o.fixes),
                 list(&o.stays_open),

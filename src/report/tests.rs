@@ -70,7 +70,7 @@ fn rich() -> ScanResult {
     });
     r.upgrade_options = vec![UpgradeOption {
         version: "4.0.8".into(),
-        kinds: vec!["patch".into(), "track".into()],
+        kinds: vec![UpgradeKind::Patch, UpgradeKind::Track],
         fixes: vec!["GHSA-1".into()],
         stays_open: Vec::new(),
         rating: 4,
@@ -139,7 +139,7 @@ fn rich() -> ScanResult {
     let waiver = WaiverReport {
         pattern: "hstsPreload".into(),
         source: "--waive-until".into(),
-        state: "active".into(),
+        state: crate::report::WaiverState::Active,
         permanent: false,
         expires: Some("2026-12-01T00:00:00Z".into()),
         reason: Some("later".into()),

@@ -47,7 +47,7 @@ fn an_lts_instance_behind_on_patches_is_told_to_take_the_patch() {
         .map(|o| {
             (
                 o.version.as_str(),
-                o.kinds.iter().map(String::as_str).collect(),
+                o.kinds.iter().map(|k| k.as_str()).collect(),
             )
         })
         .collect();
@@ -126,7 +126,7 @@ fn an_end_of_life_line_is_told_to_move_on() {
     let versions: Vec<&str> = options.iter().map(|o| o.version.as_str()).collect();
     assert_eq!(versions, ["8.1.0", "7.2.4"]);
     let rolling = &options[0];
-    assert_eq!(rolling.kinds, ["track"]);
+    assert_eq!(rolling.kinds, [Kind::Track]);
     assert_eq!(rolling.fixes, ["GHSA-gf4p-7p27-26w7"]);
     assert_eq!(rolling.rating, 5);
     assert_eq!(rolling.outlasts_installed, Some(true));
@@ -144,7 +144,10 @@ fn the_newest_release_has_no_options() {
     // One release that is all three kinds at once is one option.
     let options = rehearse_opencloud("7.2.1", &[]);
     assert_eq!(options.len(), 1, "{options:?}");
-    assert_eq!(options[0].kinds, ["patch", "track", "production"]);
+    assert_eq!(
+        options[0].kinds,
+        [Kind::Patch, Kind::Track, Kind::Production]
+    );
     assert!(options[0].best);
 }
 
