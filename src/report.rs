@@ -289,8 +289,8 @@ pub struct UpdateCheck {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Tls {
-    /// `https` or `http` (after falling back).
-    pub scheme: String,
+    /// The scheme the instance was reached over (`http` after falling back).
+    pub scheme: crate::target::Scheme,
     pub protocol: Option<String>,
     pub cipher_suite: Option<String>,
     pub trusted: Option<bool>,

@@ -14,20 +14,23 @@ const ACCEPTED_FORMS: &str = "give a hostname, IPv4, [IPv6] or URL";
 const MAX_NAME_LEN: usize = 253;
 const MAX_LABEL_LEN: usize = 63;
 
-/// The scheme the operator wrote, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheme {
-    Https,
-    Http,
+crate::vocabulary::vocabulary! {
+    /// The scheme the operator wrote, if any, and the one a scan reached the instance over
+    /// (the result document's `tls.scheme`).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+    #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Scheme {
+        #[default]
+        Https = "https",
+        Http = "http",
+    }
 }
 
 impl Scheme {
     /// The lowercase scheme name (`"https"` or `"http"`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scheme::Https => "https",
-            Scheme::Http => "http",
-        }
+        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
     }
 }
 

@@ -692,7 +692,7 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
             .map(|(_, c)| c)
     });
     report::Tls {
-        scheme: m.endpoint.scheme.as_str().to_string(),
+        scheme: m.endpoint.scheme,
         protocol: handshake.map(|h| h.protocol.clone()),
         cipher_suite: handshake
             .map(|h| h.cipher_suite.clone())

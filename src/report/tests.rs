@@ -82,7 +82,7 @@ fn rich() -> ScanResult {
         best: true,
     }];
     r.tls = Some(Tls {
-        scheme: "https".into(),
+        scheme: crate::target::Scheme::Https,
         protocol: Some("TLSv1.3".into()),
         trusted: Some(false),
         cert_days_left: Some(-3),
