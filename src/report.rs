@@ -270,8 +270,8 @@ pub struct UpgradeOption {
 #[serde(rename_all = "camelCase", default)]
 pub struct UpdateCheck {
     pub mode: crate::knowledge::update::UpdateMode,
-    /// Where the answer came from in the end (`feed`, `bundled`, `pinned`), or none.
-    pub source: Option<String>,
+    /// Where the answer came from in the end, or none.
+    pub source: Option<crate::knowledge::update::AnswerSource>,
     pub installed: String,
     /// Newest release on the instance's track.
     pub recommended: Option<String>,
@@ -649,7 +649,7 @@ pub struct Conditions {
     pub advisories_updated: Option<String>,
     pub advisory_sources: Vec<String>,
     /// Where the update check's answer came from (`feed`, `bundled`, `pinned`), when it ran.
-    pub release_feed: Option<String>,
+    pub release_feed: Option<crate::knowledge::update::AnswerSource>,
     /// Digest of the settings that move a verdict (thresholds, track, hardening, waivers, ...):
     /// equal digests, equal rules.
     pub settings_fingerprint: String,

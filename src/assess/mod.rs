@@ -18,7 +18,7 @@ pub mod waivers;
 use crate::checks;
 use crate::clock::Now;
 use crate::knowledge::lifecycle::{self, LineState, TrackChoice};
-use crate::knowledge::update::{UpdateMode, UpdateSource};
+use crate::knowledge::update::{AnswerSource, UpdateMode, UpdateSource};
 use crate::knowledge::{Knowledge, ProductFamily, Track, advisories, parse_version, update};
 use crate::net::HttpsObservation;
 use crate::probe::Measurements;
@@ -571,7 +571,7 @@ fn conditions(
         schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
         advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
         advisory_sources: knowledge.advisory_sources.clone(),
-        release_feed: update.source.clone(),
+        release_feed: update.source,
         settings_fingerprint: digest(&rules),
         waivers,
         checks: checks.len(),
@@ -632,7 +632,7 @@ fn update_check(
     let bundled = |error| {
         let recommended = update::recommend(installed, schedule_target, rolling, &[]);
         (
-            Some("bundled"),
+            Some(AnswerSource::Bundled),
             recommended,
             schedule_newest.cloned(),
             error,
@@ -640,14 +640,19 @@ fn update_check(
     };
     let (source, recommended, newest, error) = match &rules.update_source {
         UpdateSource::Off => (None, None, None, None::<String>),
-        UpdateSource::Pinned(v) => (Some("pinned"), Some(v.clone()), Some(v.clone()), None),
+        UpdateSource::Pinned(v) => (
+            Some(AnswerSource::Pinned),
+            Some(v.clone()),
+            Some(v.clone()),
+            None,
+        ),
         UpdateSource::Bundled => bundled(None),
         UpdateSource::Auto | UpdateSource::Feed => match &inputs.feed {
             Some(feed) => (
                 Some(if inputs.cached_at.is_some() {
-                    "cache"
+                    AnswerSource::Cache
                 } else {
-                    "feed"
+                    AnswerSource::Feed
                 }),
                 update::recommend(installed, schedule_target, rolling, feed),
                 feed.iter()
@@ -674,7 +679,7 @@ fn update_check(
     };
     report::UpdateCheck {
         mode,
-        source: source.map(String::from),
+        source,
         installed: installed_text.to_string(),
         recommended: recommended.map(|v| v.to_string()),
         newest: newest.map(|v| v.to_string()),

@@ -11,7 +11,7 @@ const SUBJECT: snippets::Subject = snippets::Subject {
 fn update(recommended: Option<&str>, available: bool) -> report::UpdateCheck {
     report::UpdateCheck {
         mode: crate::knowledge::update::UpdateMode::Bundled,
-        source: Some("bundled".into()),
+        source: Some(crate::knowledge::update::AnswerSource::Bundled),
         installed: "4.0.0".into(),
         recommended: recommended.map(String::from),
         newest: None,

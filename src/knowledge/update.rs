@@ -36,6 +36,30 @@ crate::vocabulary::vocabulary! {
     }
 }
 
+crate::vocabulary::vocabulary! {
+    /// Where the update check's answer came from in the end (`update.source`,
+    /// `conditions.releaseFeed`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum AnswerSource {
+        /// The release feed, asked now.
+        Feed = "feed",
+        /// The release feed's answer of an earlier run, kept in the state directory.
+        Cache = "cache",
+        /// The release schedule the program ships.
+        Bundled = "bundled",
+        /// `--latest-version`.
+        Pinned = "pinned",
+    }
+}
+
+impl AnswerSource {
+    pub fn as_str(self) -> &'static str {
+        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
+    }
+}
+
 impl UpdateSource {
     pub fn mode(&self) -> UpdateMode {
         match self {

@@ -12,7 +12,7 @@
 use super::perfdata;
 use crate::checks;
 use crate::knowledge::lifecycle::LineState;
-use crate::knowledge::update::UpdateMode;
+use crate::knowledge::update::{AnswerSource, UpdateMode};
 use crate::report::{Role, ScanResult, Status};
 use crate::text::monitoring_line;
 
@@ -288,10 +288,10 @@ fn update_text(result: &ScanResult) -> String {
     }
     match (&u.source, &u.error) {
         // An earlier run's feed answer standing in: the error says when it is from and why.
-        (Some(source), Some(error)) if source == "cache" => {
+        (Some(source), Some(error)) if *source == AnswerSource::Cache => {
             text.push_str(&format!(" ({})", monitoring_line(error)));
         }
-        (Some(source), Some(error)) if *source != u.mode.to_string() => {
+        (Some(source), Some(error)) if source.as_str() != u.mode.to_string() => {
             text.push_str(&format!(
                 " (from {source} data: {})",
                 monitoring_line(error)

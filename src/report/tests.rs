@@ -60,7 +60,7 @@ fn rich() -> ScanResult {
     });
     r.update = Some(UpdateCheck {
         mode: crate::knowledge::update::UpdateMode::Auto,
-        source: Some("bundled".into()),
+        source: Some(crate::knowledge::update::AnswerSource::Bundled),
         installed: "4.0.5".into(),
         recommended: Some("4.0.8".into()),
         newest: Some("8.1.0".into()),
