@@ -387,6 +387,50 @@ impl Layers<'_> {
         self.parsed(id, T::from_name)
     }
 
+    /// A refusal together with every other value the rows' types alone refuse, so that an
+    /// operator with several wrong values learns of them all in one run: `3 settings are
+    /// wrong: A; B; C`, the first as the reading met it, then the others in manual order.
+    /// Only a run that already fails looks further, so a valid configuration reads as before.
+    pub(super) fn with_every_refusal(&self, first: SettingsError) -> SettingsError {
+        let mut all = vec![first.0.clone()];
+        for refusal in self.refusals() {
+            if !all.contains(&refusal.0) {
+                all.push(refusal.0);
+            }
+        }
+        match all.len() {
+            1 => first,
+            n => SettingsError(format!("{n} settings are wrong: {}", all.join("; "))),
+        }
+    }
+
+    /// Every value of a row this component reads that the row's type alone refuses (a
+    /// number out of bounds, not a boolean, not one of the choices, ...).
+    fn refusals(&self) -> Vec<SettingsError> {
+        let refused = |spec: &OptionSpec| -> Result<(), SettingsError> {
+            let id = spec.option;
+            match spec.kind {
+                Kind::Repeatable(..) => Ok(()),
+                Kind::Switch | Kind::Value(_, Type::Bool) => self.switch(id).map(drop),
+                Kind::Value(_, ty) => match ty {
+                    Type::Number { .. } => self.optional::<f64>(id).map(drop),
+                    Type::Seconds { .. } => self.optional::<Duration>(id).map(drop),
+                    Type::Port { .. } => self.optional::<u16>(id).map(drop),
+                    Type::Choice(_) => {
+                        let chosen = |t: &str| spec.choices.contains(&t).then_some(());
+                        self.parsed(id, chosen).map(drop)
+                    }
+                    Type::Text | Type::Checked(_) | Type::Bool => Ok(()),
+                },
+            }
+        };
+        options::OPTIONS
+            .iter()
+            .filter(|spec| spec.read_by(self.component))
+            .filter_map(|spec| refused(spec).err())
+            .collect()
+    }
+
     /// The entries of comma-separated lists, every value's (`--ignore-hardening a,b`).
     pub(super) fn comma_list(&self, id: Id) -> Result<Vec<String>, SettingsError> {
         self.entries(id, |entry| Some(entry.to_string()))

@@ -412,8 +412,11 @@ impl Settings {
     ) -> Result<Settings, SettingsError> {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
-        layers.profile = layers.parsed(Id::profile, Profile::parse)?;
+        layers.profile = layers
+            .parsed(Id::profile, Profile::parse)
+            .map_err(|first| layers.with_every_refusal(first))?;
         Settings::read(&layers, config.map(|c| c.path.clone()))
+            .map_err(|first| layers.with_every_refusal(first))
     }
 }
 

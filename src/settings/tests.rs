@@ -852,10 +852,13 @@ fn a_value_is_reported_under_the_name_it_was_given() {
         err.0
     );
     let env = clean_env("named-values-file", &[("COS_CONFIG_FILE", &cfg)]);
+    // Both wrong values at once, each named with its line, the first met first.
     let err = resolve(&[], &env).unwrap_err();
     assert!(
         err.0.starts_with(&format!(
-            "timeout (in {cfg}, line 2) \"abc\" is not a number"
+            "2 settings are wrong: timeout (in {cfg}, line 2) \"abc\" is not a number"
+        )) && err.0.contains(&format!(
+            "; scanner.tls_min_days (in {cfg}, line 4) \"soon\""
         )),
         "{}",
         err.0
