@@ -101,12 +101,15 @@ where
         };
     }
     // `Err`: the line a subcommand ends UNKNOWN with.
-    match subcommand.as_str() {
-        "scan" => scan(line, rest, env, started).unwrap_or_else(unknown),
-        "review-waivers" => review_waivers(line, rest, env).unwrap_or_else(unknown),
-        "fleet" => fleet(line, rest, env).unwrap_or_else(unknown),
-        "snippets" => snippets(line, rest, env).unwrap_or_else(unknown),
-        "serve" => run_server(
+    // A subcommand is named as its component (`Component::name`); only `configure` is none.
+    match (component_of(subcommand), subcommand.as_str()) {
+        (Some(Component::Scan), _) => scan(line, rest, env, started).unwrap_or_else(unknown),
+        (Some(Component::ReviewWaivers), _) => {
+            review_waivers(line, rest, env).unwrap_or_else(unknown)
+        }
+        (Some(Component::Fleet), _) => fleet(line, rest, env).unwrap_or_else(unknown),
+        (Some(Component::Snippets), _) => snippets(line, rest, env).unwrap_or_else(unknown),
+        (Some(Component::Serve), _) => run_server(
             line,
             rest,
             env,
@@ -116,7 +119,7 @@ where
             ),
             crate::service::serve,
         ),
-        "web" => run_server(
+        (Some(Component::Web), _) => run_server(
             line,
             rest,
             env,
@@ -126,10 +129,10 @@ where
             ),
             crate::web::server::serve,
         ),
-        "limits" => crate::web::admin::main(line, rest, env),
-        "configure" if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
-        "configure" => unknown("configure takes no arguments; it asks for the settings"),
-        other => {
+        (Some(Component::Limits), _) => crate::web::admin::main(line, rest, env),
+        (None, "configure") if rest.is_empty() => crate::wizard::main(Program::Scanner, &line, env),
+        (None, "configure") => unknown("configure takes no arguments; it asks for the settings"),
+        (_, other) => {
             let shown: String = other.chars().take(40).collect();
             unknown(format!(
                 "unknown subcommand {shown:?}; use one of {} (see -h)",
@@ -779,3 +782,21 @@ pub static PAGE: Page = Page {
     see_also: &["check-storage-security(1)"],
     help_footer: "See man check-storage-scanner(1), and docs/outputs.md for the result document.",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-h` names each subcommand as the dispatch reads it: its component's name, or
+    /// `configure`, which is none.
+    #[test]
+    fn every_subcommand_of_the_help_is_dispatched_by_its_name() {
+        for (name, _) in subcommands() {
+            assert!(
+                name == "configure" || component_of(name).is_some(),
+                "{name} is listed by -h but dispatched by no component"
+            );
+        }
+        assert_eq!(subcommands().count(), SUBCOMMANDS.len());
+    }
+}
