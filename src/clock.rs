@@ -20,6 +20,11 @@ impl Now {
         self.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
     }
 
+    /// The instant to the whole second, as documents keep it (and print it, as [`Now::stamp`]).
+    pub fn whole_second(&self) -> Timestamp {
+        Timestamp::from_second(self.0.as_second()).unwrap_or(self.0)
+    }
+
     /// Today's civil date in UTC; release and support dates are UTC calendar dates.
     pub fn today(&self) -> jiff::civil::Date {
         self.0.to_zoned(jiff::tz::TimeZone::UTC).date()

@@ -403,7 +403,7 @@ impl Cause {
 pub struct ScanResult {
     pub host: String,
     pub url: Option<String>,
-    pub scanned_at: String,
+    pub scanned_at: jiff::Timestamp,
     #[serde(default)]
     #[schemars(range(min = 0))]
     pub duration_seconds: f64,
@@ -672,7 +672,7 @@ impl ScanResult {
         host: String,
         message: String,
         attempts: u32,
-        scanned_at: String,
+        scanned_at: jiff::Timestamp,
         duration_seconds: f64,
         check_hardening: bool,
         warning: u8,

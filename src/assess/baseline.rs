@@ -507,7 +507,7 @@ fn end_of_life(result: &ScanResult) -> bool {
 
 fn recorded(result: &ScanResult) -> HostEntry {
     HostEntry {
-        recorded_at: result.scanned_at.clone(),
+        recorded_at: result.scanned_at.to_string(),
         rating: result.rating.filter(|r| *r <= 5),
         failed: failed_ids(result).into_iter().collect(),
         concluded: concluded_ids(result),

@@ -439,7 +439,7 @@ fn document(
     ScanResult {
         host: input.host.clone(),
         url: Some(m.endpoint.base_url()),
-        scanned_at: now.stamp(),
+        scanned_at: now.whole_second(),
         duration_seconds: input.duration_seconds,
         state,
         rating: Some(rated.rating),
@@ -499,7 +499,7 @@ pub fn failed(
         host,
         message,
         attempts,
-        now.stamp(),
+        now.whole_second(),
         duration_seconds,
         rules.check_hardening,
         rules.warning,

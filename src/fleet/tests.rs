@@ -492,7 +492,9 @@ fn files_that_are_not_result_documents() {
         problem(&d.to_string())
     );
     let mut d = doc("a.example", "8.1.0", "yesterday", None);
-    assert!(problem(&d.to_string()).contains("a scannedAt \"yesterday\" that is no timestamp"));
+    // A date that is none is no result document: `scannedAt` is a timestamp.
+    let refused = problem(&d.to_string());
+    assert!(refused.contains("not a result document"), "{refused}");
     d["scannedAt"] = json!("2026-11-22T03:00:00Z");
     d["host"] = json!("x".repeat(MAX_NAME_BYTES + 1));
     assert!(problem(&d.to_string()).contains("a host that is empty or longer than 256 bytes"));

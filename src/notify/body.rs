@@ -143,9 +143,7 @@ pub fn chat_embed(result: &ScanResult) -> Value {
         ],
         "footer": { "text": clip(&format!("{} {}", crate::program::PROGRAM, env!("CARGO_PKG_VERSION")), 2048) },
     });
-    if result.scanned_at.parse::<jiff::Timestamp>().is_ok() {
-        embed["timestamp"] = Value::String(result.scanned_at.clone());
-    }
+    embed["timestamp"] = Value::String(result.scanned_at.to_string());
     json!({
         "content": clip(&format!("{}: {}", title(result), result.message), 2000),
         "allowed_mentions": { "parse": [] },

@@ -115,7 +115,7 @@ fn suite(result: &ScanResult) -> Suite {
     cases.push(rating_case(result));
     Suite {
         name: result.host.clone(),
-        timestamp: result.scanned_at.clone(),
+        timestamp: result.scanned_at.to_string(),
         seconds: result.duration_seconds,
         properties: properties(result),
         cases,

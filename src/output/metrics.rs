@@ -279,7 +279,7 @@ pub(crate) mod testing {
             host.into(),
             "connection refused".into(),
             1,
-            now().stamp(),
+            now().whole_second(),
             0.5,
             false,
             3,

@@ -319,7 +319,7 @@ pub(crate) mod tests {
         ScanResult {
             host: host.to_string(),
             url: Some(format!("https://{host}")),
-            scanned_at: "2026-11-22T03:00:00Z".into(),
+            scanned_at: "2026-11-22T03:00:00Z".parse().unwrap(),
             duration_seconds: 0.5,
             state: State::Warning,
             message: "something failed".into(),

@@ -25,7 +25,7 @@ fn rich() -> ScanResult {
         "cloud.example.com".into(),
         "connection reset".into(),
         2,
-        "2026-11-22T03:00:00Z".into(),
+        "2026-11-22T03:00:00Z".parse().unwrap(),
         1.25,
         true,
         3,

@@ -115,7 +115,7 @@ pub fn csv(document: &ScanResult) -> Vec<u8> {
             &f.remediation,
             &f.fixed_in,
             &f.ignored.to_string(),
-            &document.scanned_at,
+            &document.scanned_at.to_string(),
             &by_submitter.to_string(),
         ];
         let _ = writer.write_record(row.iter().map(|c| neutralise(c)));
@@ -203,7 +203,7 @@ mod tests {
             })
             .collect();
         let document =
-            document(json!({"host": "cloud.example.com", "scannedAt": "x", "findings": findings}));
+            document(json!({"host": "cloud.example.com", "scannedAt": "2026-11-22T03:00:00Z", "findings": findings}));
         let text = String::from_utf8(csv(&document)).unwrap();
         for separator in [',', ';', '\t'] {
             for line in text.lines() {

@@ -348,7 +348,7 @@ pub fn render_result(
             .unwrap_or_default(),
         host = escape(&document.host),
         message = escape(&document.message),
-        scanned = escape(&document.scanned_at),
+        scanned = escape(&document.scanned_at.to_string()),
         uuid = escape(uuid),
     )
 }

@@ -453,7 +453,7 @@ fn header(content: &mut Content, document: &ScanResult) {
     let url = encode(document.url.as_deref().unwrap_or_default(), 300);
     let rows: [(&[u8], Vec<u8>); 2] = [
         (b"URL", url),
-        (b"Scanned", encode(&document.scanned_at, 40)),
+        (b"Scanned", encode(&document.scanned_at.to_string(), 40)),
     ];
     for (label, value) in rows {
         if value.is_empty() {
@@ -687,7 +687,7 @@ mod tests {
     #[test]
     fn hostile_strings_stay_inside_string_objects() {
         let document = json!({
-            "host": "evil.example", "grade": "F", "state": "CRITICAL", "scannedAt": "x",
+            "host": "evil.example", "grade": "F", "state": "CRITICAL", "scannedAt": "2026-11-22T03:00:00Z",
             "message": ") Tj ET BT /F1 99 Tf (pwned) Tj (", "waivers": [],
             "findings": [{"id": "x\\", "status": "failed", "severity": "high",
                           "detail": "((unbalanced \\) \r\n endstream", "remediation": ")"}],
@@ -703,7 +703,7 @@ mod tests {
 
     #[test]
     fn empty_documents_still_render() {
-        let empty = br#"{"host": "", "scannedAt": "", "state": "UNKNOWN", "findings": [],
+        let empty = br#"{"host": "", "scannedAt": "2026-11-22T03:00:00Z", "state": "UNKNOWN", "findings": [],
                          "waivers": []}"#;
         let pdf = render(&crate::report::read_document(empty).unwrap());
         assert!(pdf.starts_with(b"%PDF-"));

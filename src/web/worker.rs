@@ -157,7 +157,7 @@ fn error_document(record: &ScanRecord, message: &str, now: i64) -> Completed {
             record.target.clone(),
             message.to_string(),
             0,
-            Now(scanned_at).stamp(),
+            Now(scanned_at).whole_second(),
             0.0,
             false,
             0,

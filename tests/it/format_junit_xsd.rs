@@ -272,7 +272,7 @@ fn hostile_text_in_every_field_validates() {
             host.clone(),
             text("error"),
             3,
-            text("scanned at"),
+            "2026-11-22T03:00:00Z".parse().unwrap(),
             [0.0, 1234.56789, f64::NAN, f64::INFINITY][n],
             true,
             3,

@@ -326,7 +326,7 @@ fn a_large_file_of_what_the_review_skips_is_read_quickly() {
     let finding = r#"{"id": "exposed:/some/long/path/to/a/file/that/is/checked", "status": "passed", "severity": "low", "detail": "nothing there"},"#;
     let count = 15 * 1024 * 1024 / finding.len();
     let mut text = String::from(
-        r#"{"host": "a.example", "scannedAt": "x", "state": "OK", "waivers": [], "findings": ["#,
+        r#"{"host": "a.example", "scannedAt": "2026-11-22T03:00:00Z", "state": "OK", "waivers": [], "findings": ["#,
     );
     for _ in 0..count {
         text.push_str(finding);

@@ -419,7 +419,7 @@ fn the_entry_tightens_and_never_absorbs_new_failures() {
     let mut now = exposed("a.example");
     set(&mut now, "directoryListing", Status::Failed);
     now.rating = Some(4);
-    now.scanned_at = "2026-11-23T03:00:00Z".into();
+    now.scanned_at = "2026-11-23T03:00:00Z".parse().unwrap();
     now.configuration_fingerprint = Some(fingerprint("f2"));
     baseline = baseline.updated(&[now.clone()]);
     let entry = baseline.hosts.get("a.example").unwrap();

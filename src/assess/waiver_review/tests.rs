@@ -541,28 +541,28 @@ fn what_is_not_a_result_document_is_refused_in_one_line() {
             "is not a result document (duplicate field `host`",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "findings": [{"id": "a", "status": "odd"}]}"#,
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "findings": [{"id": "a", "status": "odd"}]}"#,
             "is not a result document (unknown variant `odd`",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "findings": [{"id": "a"}]}"#,
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "findings": [{"id": "a"}]}"#,
             "is not a result document (missing field `status`",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "findings": {}}"#,
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "findings": {}}"#,
             "is not a result document (invalid type: map, expected a sequence",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "state": "OK", "findings": [], "waivers": [
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "state": "OK", "findings": [], "waivers": [
                 {"pattern": "p", "source": "s", "expires": "2026-12-01"}]}"#,
             "is not a result document (a waiver expiry \"2026-12-01\" that is no timestamp",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "findings": [], "waivers": [{"pattern": ""}]}"#,
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "findings": [], "waivers": [{"pattern": ""}]}"#,
             "is not a result document (missing field `source`",
         ),
         (
-            r#"{"host": "a", "scannedAt": "x", "state": "OK", "findings": [],
+            r#"{"host": "a", "scannedAt": "2026-11-22T03:00:00Z", "state": "OK", "findings": [],
                 "waivers": [{"pattern": "", "source": "s"}]}"#,
             "is not a result document (a waiver with an empty pattern",
         ),
