@@ -200,8 +200,8 @@ pub struct Lifecycle {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_note: Option<String>,
     pub state: LineState,
-    pub line_opened: Option<String>,
-    pub support_end: Option<String>,
+    pub line_opened: Option<jiff::civil::Date>,
+    pub support_end: Option<jiff::civil::Date>,
     pub support_days_left: Option<i64>,
     #[serde(default)]
     pub current_release: bool,
@@ -258,7 +258,7 @@ pub struct UpgradeOption {
     pub grade: String,
     pub line: String,
     pub line_state: Option<LineState>,
-    pub line_support_end: Option<String>,
+    pub line_support_end: Option<jiff::civil::Date>,
     /// Whether this line's support lasts longer than the installed line's; `None` when
     /// either end is unknown.
     pub outlasts_installed: Option<bool>,

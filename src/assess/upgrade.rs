@@ -168,10 +168,7 @@ pub fn rehearse(r: &Rehearsal) -> Vec<report::UpgradeOption> {
                 grade: report::grade(Some(rating)).into(),
                 line: format!("{}.{}", version.major, version.minor),
                 line_state: life.as_ref().map(|l| l.state),
-                line_support_end: life
-                    .as_ref()
-                    .and_then(|l| l.support_end)
-                    .map(|d| d.to_string()),
+                line_support_end: life.as_ref().and_then(|l| l.support_end),
                 outlasts_installed: outlasts,
                 best: false,
             },

@@ -224,7 +224,8 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
         LineState::EndOfLife => format!(
             "Release lifecycle: {} ({track}) is end of life since {}; upgrade to {target}",
             l.line,
-            l.support_end.as_deref().unwrap_or("an unknown date")
+            l.support_end
+                .map_or("an unknown date".into(), |d| d.to_string())
         ),
         // In the schedule, but its successor's release day is not documented.
         LineState::Unknown if l.latest_in_line.is_some() => format!(
@@ -239,7 +240,7 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
         LineState::EndingSoon => format!(
             "Release lifecycle: {} ({track}) support ends {}, {} days left; plan the upgrade to {target}",
             l.line,
-            l.support_end.as_deref().unwrap_or("soon"),
+            l.support_end.map_or("soon".into(), |d| d.to_string()),
             l.support_days_left.unwrap_or_default()
         ),
         _ if l.current_release => match (&l.support_end, l.support_days_left) {

@@ -202,8 +202,9 @@ mod tests {
                             "ignored": false})
             })
             .collect();
-        let document =
-            document(json!({"host": "cloud.example.com", "scannedAt": "2026-11-22T03:00:00Z", "findings": findings}));
+        let document = document(
+            json!({"host": "cloud.example.com", "scannedAt": "2026-11-22T03:00:00Z", "findings": findings}),
+        );
         let text = String::from_utf8(csv(&document)).unwrap();
         for separator in [',', ';', '\t'] {
             for line in text.lines() {
