@@ -4,7 +4,7 @@
 //! written outside the file that declares the check's row. Code elsewhere names the row
 //! (`transport::TLS_TRUSTED.id`), so renaming a check is one edit and a typo does not build.
 
-use super::layering::{Sources, copy_with, is_test, src};
+use super::layering::{Sources, copy_with, is_test_impl_item, is_test_item, src};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -34,27 +34,15 @@ struct Literals {
 
 impl<'ast> Visit<'ast> for Literals {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        let test = match item {
-            syn::Item::Const(i) => is_test(&i.attrs),
-            syn::Item::Fn(i) => is_test(&i.attrs),
-            syn::Item::Impl(i) => is_test(&i.attrs),
-            syn::Item::Mod(i) => is_test(&i.attrs),
-            syn::Item::Static(i) => is_test(&i.attrs),
-            syn::Item::Macro(i) => is_test(&i.attrs),
-            _ => false,
-        };
-        if !test {
+        if !is_test_item(item) {
             syn::visit::visit_item(self, item);
         }
     }
 
     fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
-        if let syn::ImplItem::Fn(f) = item
-            && is_test(&f.attrs)
-        {
-            return;
+        if !is_test_impl_item(item) {
+            syn::visit::visit_impl_item(self, item);
         }
-        syn::visit::visit_impl_item(self, item);
     }
 
     fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {

@@ -125,34 +125,41 @@ impl Paths {
     }
 }
 
+/// Whether an item is test code (`#[cfg(test)]` on it).
+pub(crate) fn is_test_item(item: &syn::Item) -> bool {
+    let attrs = match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        _ => return false,
+    };
+    is_test(attrs)
+}
+
+/// Whether an item of an `impl` is test code.
+pub(crate) fn is_test_impl_item(item: &syn::ImplItem) -> bool {
+    matches!(item, syn::ImplItem::Fn(f) if is_test(&f.attrs))
+}
+
 impl<'ast> Visit<'ast> for Paths {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        let attrs = match item {
-            syn::Item::Const(i) => &i.attrs,
-            syn::Item::Enum(i) => &i.attrs,
-            syn::Item::Fn(i) => &i.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Mod(i) => &i.attrs,
-            syn::Item::Static(i) => &i.attrs,
-            syn::Item::Struct(i) => &i.attrs,
-            syn::Item::Trait(i) => &i.attrs,
-            syn::Item::Type(i) => &i.attrs,
-            syn::Item::Use(i) => &i.attrs,
-            syn::Item::Macro(i) => &i.attrs,
-            _ => return syn::visit::visit_item(self, item),
-        };
-        if !is_test(attrs) {
+        if !is_test_item(item) {
             syn::visit::visit_item(self, item);
         }
     }
 
     fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
-        if let syn::ImplItem::Fn(f) = item
-            && is_test(&f.attrs)
-        {
-            return;
+        if !is_test_impl_item(item) {
+            syn::visit::visit_impl_item(self, item);
         }
-        syn::visit::visit_impl_item(self, item);
     }
 
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
