@@ -96,7 +96,8 @@ pub enum Source {
 }
 
 /// Declares a struct of settings together with how each field is read, in the order the
-/// fields are read (so of two wrong values the first one is named): a field is written once.
+/// fields are read (so of several wrong values the first one is named first, see
+/// `Layers::with_every_refusal`): a field is written once.
 /// `= value` (or any other reader of `Layers` taking an id) reads the row named as the field;
 /// `= { .. }` is the reading itself and may use the fields and `let` values read before it.
 /// A `let` line reads a value at its place in the order that is no field of its own.
@@ -145,7 +146,7 @@ settings_struct! {
         pub warning: u8 = value,
         pub critical: u8 = { critical_within_warning(l, warning)? },
         pub format: Format = { l.chosen(Id::format)?.unwrap_or(Format::Monitoring) },
-        // Read in the order of the manual, so of two wrong values the first is named.
+        // Read in the order of the manual, so of several wrong values the first is named first.
         /// How to reach the instances, what to probe and where knowledge comes from.
         pub scan: crate::scanner::Config = { scan_config(l)? },
         /// The whole run's time limit (`--time-budget`).
