@@ -297,7 +297,7 @@ pub struct Tls {
     pub trust_error: Option<String>,
     pub certificate_subject: Option<String>,
     pub certificate_issuer: Option<String>,
-    pub certificate_not_after: Option<String>,
+    pub certificate_not_after: Option<jiff::Timestamp>,
     pub cert_days_left: Option<i64>,
     /// Why HTTPS was not used, after falling back to plain HTTP.
     pub https_error: Option<String>,

@@ -706,11 +706,9 @@ fn tls_report(m: &Measurements, now: Now) -> report::Tls {
         trust_error: handshake.and_then(|h| h.trust.clone().err()),
         certificate_subject: leaf.as_ref().map(|c| c.subject().to_string()),
         certificate_issuer: leaf.as_ref().map(|c| c.issuer().to_string()),
-        certificate_not_after: leaf.as_ref().and_then(|c| {
-            jiff::Timestamp::from_second(c.validity().not_after.timestamp())
-                .ok()
-                .map(|t| t.to_string())
-        }),
+        certificate_not_after: leaf
+            .as_ref()
+            .and_then(|c| jiff::Timestamp::from_second(c.validity().not_after.timestamp()).ok()),
         cert_days_left: handshake.and_then(|h| crate::net::tls::leaf_days_left(&h.chain, now.0)),
         https_error: match &m.https {
             HttpsObservation::Unavailable(reason) => Some(reason.clone()),
