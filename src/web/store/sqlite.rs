@@ -155,6 +155,10 @@ const COLUMNS: &str = "uuid, target, network, request, status, submitted_at, sta
 /// The SQLite store. Cheap to share: every method borrows the one connection briefly.
 pub struct SqliteStore {
     connection: Lender,
+    /// The health check's own connection, opened with the store: a check made while the
+    /// process is out of file descriptors (an attack holding connections) still answers,
+    /// where opening a connection then would fail. `None` after it failed: reopened.
+    health: std::sync::Mutex<Option<Connection>>,
     path: PathBuf,
     /// How long a call waits for another process's write lock (`--store-timeout`).
     timeout: Duration,
@@ -175,8 +179,10 @@ impl SqliteStore {
             .map_err(Into::into)
             .and_then(|()| connect(&path, timeout))
             .map_err(|e| StoreError(format!("store {}: {e}", path.display())))?;
+        let health = std::sync::Mutex::new(health_connection(&path).ok());
         Ok(SqliteStore {
             connection: Lender::new(connection),
+            health,
             path,
             timeout,
         })
@@ -185,6 +191,11 @@ impl SqliteStore {
     fn error(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError(format!("store {}: {e}", self.path.display()))
     }
+}
+
+/// A connection of the health check's own, to the existing store file.
+fn health_connection(path: &Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
 }
 
 /// Makes the store file the operator's alone (0600) before any data is in it: it holds every
@@ -551,15 +562,25 @@ impl Store for SqliteStore {
         // process holds the lock and every write waits. On a connection of its own, so the
         // check never queues behind a call of ours waiting for the same lock.
         let within = super::call_budget(within.min(self.timeout));
-        let check = || -> rusqlite::Result<()> {
-            let connection = Connection::open_with_flags(
-                &self.path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
-            )?;
+        let check = |connection: &Connection| -> rusqlite::Result<()> {
             connection.busy_timeout(within)?;
             connection.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
         };
-        check().map_err(|e| self.error(e))
+        // Another check in flight holds the health connection: this one opens its own.
+        let Ok(mut held) = self.health.try_lock() else {
+            return health_connection(&self.path)
+                .and_then(|c| check(&c))
+                .map_err(|e| self.error(e));
+        };
+        if held.is_none() {
+            *held = Some(health_connection(&self.path).map_err(|e| self.error(e))?);
+        }
+        let checked = held.as_ref().map_or(Ok(()), check);
+        if checked.is_err() {
+            // A connection that failed is not trusted again: the next check opens a new one.
+            *held = None;
+        }
+        checked.map_err(|e| self.error(e))
     }
 }
 
