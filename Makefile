@@ -80,7 +80,8 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 # Regenerates the checked-in man pages, docs/checks.md, the shell completions and the Icinga 2
-# CheckCommand (packaging/) from the option table.
+# CheckCommand (packaging/) from the option table, and docs/result.schema.json from the result
+# document's types.
 man:
 	COS_BLESS_MAN=1 $(CARGO) test --test it manual::
 	COS_BLESS_GOLDEN=1 $(CARGO) test --test it json_schema::the_published_schema

@@ -161,12 +161,6 @@ fn shown(text: &str, max: usize) -> String {
     out
 }
 
-/// When the document's scan ran; its reader refuses a document whose `scannedAt` is not a
-/// timestamp.
-fn scanned_at(doc: &ScanResult) -> Timestamp {
-    doc.scanned_at
-}
-
 /// When a waiver of the document expires; `None`: permanent.
 fn expires(waiver: &WaiverReport) -> Option<Timestamp> {
     waiver.expires.as_deref().and_then(|e| e.parse().ok())
@@ -188,7 +182,7 @@ pub fn judge(documents: Vec<ScanResult>, today: &Today) -> View {
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for doc in documents {
         match index.get(&doc.host) {
-            Some(&i) if scanned_at(&doc) <= scanned_at(&newest[i]) => {}
+            Some(&i) if doc.scanned_at <= newest[i].scanned_at => {}
             Some(&i) => newest[i] = doc,
             None => {
                 index.insert(doc.host.clone(), newest.len());
@@ -246,7 +240,7 @@ fn knowledge_text(k: &Knowledge) -> String {
 }
 
 pub fn judge_one(doc: &ScanResult, today: &Today) -> Row {
-    let scanned = scanned_at(doc);
+    let scanned = doc.scanned_at;
     let days = whole_days(scanned, today.now);
     let mut reasons: Vec<Reason> = Vec::new();
     let version = version_today(doc, today, scanned, &mut reasons);

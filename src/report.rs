@@ -232,12 +232,6 @@ crate::vocabulary::vocabulary! {
     }
 }
 
-impl UpgradeKind {
-    pub fn as_str(self) -> &'static str {
-        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
-    }
-}
-
 /// One candidate upgrade, rehearsed (`assess::upgrade`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
@@ -847,14 +841,6 @@ crate::vocabulary::vocabulary! {
 impl Form {
     /// Every form, in the order of their names.
     pub const ALL: &[Form] = <Form as crate::vocabulary::Vocabulary>::NAMED;
-
-    pub fn name(self) -> &'static str {
-        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
-    }
-
-    pub fn from_name(name: &str) -> Option<Form> {
-        crate::vocabulary::Vocabulary::from_name(name)
-    }
 
     /// What starts a comment line in this form.
     pub fn comment(self) -> &'static str {

@@ -27,13 +27,6 @@ crate::vocabulary::vocabulary! {
     }
 }
 
-impl Scheme {
-    /// The lowercase scheme name (`"https"` or `"http"`).
-    pub fn as_str(self) -> &'static str {
-        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
-    }
-}
-
 /// The host part of a target: a DNS name (lowercase, no trailing dot) or an address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HostName {

@@ -44,11 +44,17 @@ macro_rules! vocabulary {
             const NAMES: &'static [&'static str] = &[$($($text,)?)*];
         }
 
+        impl $name {
+            /// Its name; empty for a value nobody names.
+            pub fn as_str(self) -> &'static str {
+                $crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
+            }
+        }
+
         /// Its name (nothing for a value without one).
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                let name = $crate::vocabulary::Vocabulary::name(*self);
-                f.write_str(name.unwrap_or_default())
+                f.write_str(self.as_str())
             }
         }
     };

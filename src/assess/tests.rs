@@ -74,7 +74,7 @@ fn one_change_that_fixes_several_findings_is_one_step_and_named_in_the_summary()
     let forms: Vec<&str> = plan.steps[2]
         .snippets
         .iter()
-        .map(|s| s.form.name())
+        .map(|s| s.form.as_str())
         .collect();
     assert_eq!(forms, ["nginx", "caddy", "apache", "traefik"]);
     let nginx: Vec<&snippets::Snippet> = plan

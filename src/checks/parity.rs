@@ -61,6 +61,7 @@ fn differences(
     reference: &NodeObservation,
     node: &NodeObservation,
     waived_ids: &[String],
+    compared: &[(&'static str, AcrossNodes)],
 ) -> Vec<(Severity, String)> {
     let at = node.address;
     let mut out = Vec::new();
@@ -79,7 +80,6 @@ fn differences(
             .unwrap_or("no known release")
             .to_string()
     };
-    let compared = compared();
     let waived = |id: &str| waived(waived_ids, id);
     let demo_check = compared.iter().find(|(_, a)| *a == AcrossNodes::DemoSignIn);
     if node.demo_sign_in == Some(true)
@@ -98,7 +98,7 @@ fn differences(
             format!("{at} runs {runs} (reference {reference})"),
         ));
     }
-    for (id, across) in &compared {
+    for (id, across) in compared {
         if waived(id) {
             continue;
         }
@@ -137,8 +137,9 @@ fn address_parity(nodes: &[NodeObservation], waived_ids: &[String]) -> Finding {
             format!("{} resolves but does not answer ({e})", reference.address),
         ));
     }
+    let compared = compared();
     for node in &nodes[1..] {
-        diffs.extend(differences(reference, node, waived_ids));
+        diffs.extend(differences(reference, node, waived_ids, &compared));
     }
     let addresses: Vec<String> = nodes.iter().map(|n| n.address.to_string()).collect();
     let Some(worst) = diffs.iter().map(|(s, _)| *s).max() else {

@@ -42,10 +42,6 @@ pub const TRACK_CHOICES: [&str; Track::NAMES.len() + 1] = {
 pub const AUTO_TRACK: &str = "auto";
 
 impl Track {
-    pub fn as_str(self) -> &'static str {
-        Vocabulary::name(self).unwrap_or_default()
-    }
-
     /// A track by its name, in any case.
     pub fn parse(text: &str) -> Option<Track> {
         let named = Track::NAMED.iter().copied();

@@ -54,12 +54,6 @@ crate::vocabulary::vocabulary! {
     }
 }
 
-impl AnswerSource {
-    pub fn as_str(self) -> &'static str {
-        crate::vocabulary::Vocabulary::name(self).unwrap_or_default()
-    }
-}
-
 impl UpdateSource {
     pub fn mode(&self) -> UpdateMode {
         match self {

@@ -419,7 +419,7 @@ pub fn debug_text(result: &ScanResult) -> String {
     if !result.remediation_plan.snippets.is_empty() {
         out.push_str("Fix snippets (one per file):\n");
         for s in &result.remediation_plan.snippets {
-            out.push_str(&format!("  {}, {}:\n", s.form.name(), s.file));
+            out.push_str(&format!("  {}, {}:\n", s.form.as_str(), s.file));
             for line in s.text.lines() {
                 out.push_str(&format!("    {}\n", line.replace('|', "/")));
             }

@@ -386,7 +386,7 @@ fn snippet_tabs(snippets: &[Snippet]) -> String {
             format!(
                 "<input type=\"radio\" name=\"snippets\" id=\"snippets-{name}\"{checked}>\
                  <label for=\"snippets-{name}\">{label}</label>\n",
-                name = form.name(),
+                name = form.as_str(),
                 checked = if n == 0 { " checked" } else { "" },
                 label = form_label(*form),
             )
@@ -405,7 +405,7 @@ fn snippet_tabs(snippets: &[Snippet]) -> String {
                     )
                 })
                 .collect();
-            format!("<div class=\"panel {}\">\n{files}</div>\n", form.name())
+            format!("<div class=\"panel {}\">\n{files}</div>\n", form.as_str())
         })
         .collect();
     format!(

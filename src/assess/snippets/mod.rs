@@ -469,11 +469,11 @@ pub fn saved_text(documents: &[ScanResult], only: Option<Form>) -> String {
                     steps.len()
                 )
             } else {
-                let mut forms: Vec<&str> = snippets.iter().map(|s| s.form.name()).collect();
+                let mut forms: Vec<&str> = snippets.iter().map(|s| s.form.as_str()).collect();
                 forms.dedup();
                 format!(
                     "no {} snippet: the remediation plan's fixes are for {}",
-                    only.map_or("", Form::name),
+                    only.map_or("", Form::as_str),
                     forms.join(", ")
                 )
             };
@@ -483,7 +483,7 @@ pub fn saved_text(documents: &[ScanResult], only: Option<Form>) -> String {
         for s in shown {
             blocks.push(format!(
                 "{c} == {host} ({product}): {}, {} ==\n{}\n",
-                s.form.name(),
+                s.form.as_str(),
                 s.file,
                 s.text,
                 c = s.form.comment()
