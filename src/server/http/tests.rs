@@ -17,6 +17,32 @@ impl Drop for Running {
     }
 }
 
+/// A request of `/held` waits in its handler until the test releases it: in flight for as
+/// long as the test needs, without waiting on the clock.
+#[derive(Default)]
+struct Held {
+    state: Mutex<(bool, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl Held {
+    fn set(&self, change: impl FnOnce(&mut (bool, bool))) {
+        change(&mut self.state.lock().unwrap());
+        self.changed.notify_all();
+    }
+
+    fn wait_until(&self, done: impl Fn(&(bool, bool)) -> bool) {
+        let state = self.state.lock().unwrap();
+        let (_state, timeout) = self
+            .changed
+            .wait_timeout_while(state, Duration::from_secs(10), |s| !done(s))
+            .unwrap();
+        assert!(!timeout.timed_out(), "the held request never got that far");
+    }
+}
+
+static HELD: std::sync::LazyLock<Held> = std::sync::LazyLock::new(Held::default);
+
 fn start(limits: Limits, workers: usize) -> Running {
     let server = Server::bind("127.0.0.1:0").unwrap();
     let addr = server.local_addr();
@@ -28,6 +54,11 @@ fn start(limits: Limits, workers: usize) -> Running {
             limits,
             |r: &Request| match r.path.as_str() {
                 "/panic" => panic!("a handler bug"),
+                "/held" => {
+                    HELD.set(|(started, _)| *started = true);
+                    HELD.wait_until(|(_, released)| *released);
+                    Response::json(200, &serde_json::json!({"held": true}))
+                }
                 "/slow" => {
                     std::thread::sleep(Duration::from_millis(300));
                     Response::json(200, &serde_json::json!({"slow": true}))
@@ -324,9 +355,12 @@ fn connections_beyond_the_queue_get_a_503_never_a_reset() {
 fn stopping_finishes_the_request_in_flight() {
     let s = start(Limits::default(), 2);
     let addr = s.addr;
-    let in_flight = std::thread::spawn(move || exchange(addr, b"GET /slow HTTP/1.1\r\n\r\n"));
-    std::thread::sleep(Duration::from_millis(50));
-    drop(s); // sets the flag and waits for the server to return
+    let in_flight = std::thread::spawn(move || exchange(addr, b"GET /held HTTP/1.1\r\n\r\n"));
+    HELD.wait_until(|(started, _)| *started);
+    // Stopped while the request is in its handler; then the handler finishes.
+    s.stop.store(true, Ordering::SeqCst);
+    HELD.set(|(_, released)| *released = true);
+    drop(s); // waits for the server to return
     assert_eq!(status(&in_flight.join().unwrap()), 200);
     assert!(TcpStream::connect(addr).is_err(), "no longer listening");
 }
