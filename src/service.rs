@@ -4,7 +4,8 @@
 //! - **Token.** A token, when configured, guards every `/api/` route (`Authorization: Bearer`,
 //!   compared in constant time; 401 with `WWW-Authenticate: Bearer` otherwise), on loopback
 //!   too. `/healthz` stays open and says nothing about targets. The service refuses to start
-//!   when it would listen beyond loopback without a token, or with a weak one (`check_token`).
+//!   when it would listen beyond loopback without a token, or with a weak one
+//!   (`settings::start_rules`, before the settings reach it).
 //! - **Single flight.** One scan at a time per target key (host as displayed, port as written,
 //!   base path): a request for a host whose scan is queued or running joins that scan, so a
 //!   hundred simultaneous requests for one cold host cost it one scan.
@@ -25,7 +26,6 @@ use crate::clock::Now;
 use crate::redact;
 use crate::scanner::RenewedMemory;
 use crate::server::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
-use crate::server::token::check_token;
 use crate::server::{lock, new_uuid};
 use crate::settings::Settings;
 use crate::settings::options::Program;
@@ -109,11 +109,10 @@ pub struct Config {
     pub wait_limit: Duration,
 }
 
-/// `check-storage-scanner serve`: checks the token rules, binds, says where on stderr, serves
+/// `check-storage-scanner serve` (its settings met the token rules, `settings::start_rules`): binds, says where on stderr, serves
 /// until `stop`. `Err` is a reason not to start, one line.
 pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let listen = settings.scanner.listen;
-    check_token(listen, settings.scanner.token.as_deref())?;
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
     let now = Now::pinned_or_system(settings.now);
     settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;

@@ -507,7 +507,8 @@ impl Wizard<'_, '_> {
             self.secret("service.token", prompt)?;
             // The service's own rule, as `serve` applies it at start.
             let refusal = self.check().and_then(|s| {
-                crate::server::token::check_token(s.scanner.listen, s.scanner.token.as_deref())
+                s.starts_as(crate::settings::Component::Serve)
+                    .map_err(|e| e.0)
             });
             let Err(problem) = refusal else {
                 return Ok(());

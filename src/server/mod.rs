@@ -2,7 +2,7 @@
 //! exporter, the public API): the HTTP server (`http`: caps, deadlines, JSON errors, one log
 //! line per request, a route table), who a peer counts as (`clients`), the seats they hold
 //! (`occupancy`), the reads in progress (`reading`), which pages may make a browser call us
-//! (`origin`), stopping on a signal (`signals`), the rules of a token (`token`), uuids and locks.
+//! (`origin`), stopping on a signal (`signals`), uuids and locks.
 //! No face names another: what two of them need is here.
 
 pub mod clients;
@@ -11,7 +11,6 @@ pub mod occupancy;
 pub mod origin;
 pub mod reading;
 pub mod signals;
-pub mod token;
 
 use std::io::Read;
 

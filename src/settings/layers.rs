@@ -290,6 +290,17 @@ impl Layers<'_> {
     }
 
     /// The value of a single-valued setting, with where it came from; blank counts as unset.
+    /// The value of row `id` as this reading met it, without reading it again (a secret
+    /// reference is resolved once).
+    pub fn already_read(&self, id: Id) -> Option<Given> {
+        let row = options::spec(id).id;
+        let read = self.read.borrow();
+        read.iter()
+            .rev()
+            .find(|(r, _)| *r == row)
+            .map(|(_, given)| given.clone())
+    }
+
     pub fn given(&self, id: Id) -> Result<Option<Given>, SettingsError> {
         Ok(self
             .raw(options::spec(id))?
@@ -398,10 +409,7 @@ impl Layers<'_> {
                 all.push(refusal.0);
             }
         }
-        match all.len() {
-            1 => first,
-            n => SettingsError(format!("{n} settings are wrong: {}", all.join("; "))),
-        }
+        SettingsError::together(all)
     }
 
     /// Every value of a row this component reads that the row's type alone refuses (a

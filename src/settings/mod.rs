@@ -11,6 +11,7 @@ pub mod options;
 /// The secret guard lives at the bottom (every layer's text passes it); named here too.
 pub use crate::redact;
 pub mod secrets;
+pub mod start_rules;
 pub mod state_dir;
 
 mod in_clear;
@@ -308,6 +309,16 @@ impl std::fmt::Display for SettingsError {
     }
 }
 
+impl SettingsError {
+    /// Several refusals (at least one) as one line, the first met first.
+    fn together(all: Vec<String>) -> SettingsError {
+        match all.len() {
+            1 => SettingsError(all.concat()),
+            n => SettingsError(format!("{n} settings are wrong: {}", all.join("; "))),
+        }
+    }
+}
+
 impl From<String> for SettingsError {
     fn from(s: String) -> Self {
         SettingsError(s)
@@ -399,7 +410,22 @@ impl Settings {
             config.as_ref(),
             no_profile.read.take(),
             component,
+            Check::ToStart,
         )
+    }
+
+    /// Whether these settings, each value already right by its own type, meet together what
+    /// `component` needs to start (`start_rules`: a server's tokens): every rule broken is
+    /// named at once. `Settings::resolve_for` applies it and names the references values came
+    /// from; this form is for values that came from no reference (the wizard's answers).
+    pub fn starts_as(&self, component: Component) -> Result<(), SettingsError> {
+        let refusals = start_rules::refusals(self, component);
+        match refusals.is_empty() {
+            true => Ok(()),
+            false => Err(SettingsError::together(
+                refusals.into_iter().map(|(_, r)| r).collect(),
+            )),
+        }
     }
 
     /// The settings from a command line, an environment and a configuration file already
@@ -410,18 +436,48 @@ impl Settings {
         config: Option<&ConfigFile>,
         earlier: Vec<(&'static str, Given)>,
         component: Component,
+        check: Check,
     ) -> Result<Settings, SettingsError> {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
         layers.profile = layers
             .parsed(Id::profile, Profile::parse)
             .map_err(|first| layers.with_every_refusal(first))?;
-        Settings::read(&layers, config.map(|c| c.path.clone()))
-            .map_err(|first| layers.with_every_refusal(first))
+        let settings = Settings::read(&layers, config.map(|c| c.path.clone()))
+            .map_err(|first| layers.with_every_refusal(first))?;
+        if check == Check::ToStart {
+            let refusals = start_rules::refusals(&settings, component);
+            if !refusals.is_empty() {
+                let named = |(id, refusal): (Id, String)| match layers.already_read(id) {
+                    Some(
+                        given @ Given {
+                            reference: Some(_), ..
+                        },
+                    ) => {
+                        format!("{} {}: {refusal}", given.name, given.shown())
+                    }
+                    _ => refusal,
+                };
+                return Err(SettingsError::together(
+                    refusals.into_iter().map(named).collect(),
+                ));
+            }
+        }
+        Ok(settings)
     }
 }
 
-/// Checks settings the way a run reads them: `file` as a configuration file holding exactly
+/// How far `Settings::with_config` checks the settings it reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Each value by its own type: what the wizard asks answer by answer.
+    EachValue,
+    /// Each value, then what the component needs of them together to start (`start_rules`).
+    ToStart,
+}
+
+/// Checks settings the way a run reads them, each value by itself (not `Settings::starts_as`,
+/// which a wizard asks once every answer it needs is in): `file` as a configuration file holding exactly
 /// these keys, `flags` as a command line holding exactly these flags (by row id), through the
 /// same layers and parsers as `Settings::resolve`, so a value is refused with the very message a
 /// run would print (less the file's name). Used by the configuration wizard on every answer.
@@ -458,8 +514,16 @@ pub fn validate(
             .map(|(id, value)| (options::spec(*id), value.clone()))
             .collect(),
     };
-    Settings::with_config(&line, &Hidden(env), Some(&config), Vec::new(), component)
-        .map_err(|e| e.0.replace(&format!(" (in {ORIGIN})"), ""))
+    let check = Check::EachValue;
+    Settings::with_config(
+        &line,
+        &Hidden(env),
+        Some(&config),
+        Vec::new(),
+        component,
+        check,
+    )
+    .map_err(|e| e.0.replace(&format!(" (in {ORIGIN})"), ""))
 }
 
 #[cfg(test)]

@@ -1278,3 +1278,44 @@ fn every_row_is_read_by_a_field() {
         .collect();
     assert!(unread.is_empty(), "rows no field reads: {unread:?}");
 }
+
+/// A component's rules over several values are the settings' own: `serve` beyond loopback
+/// without a token, and `web` with a weak MCP token, are refused while reading, before any
+/// server binds, and every rule broken is named at once. No token is ever printed.
+#[test]
+fn a_server_is_refused_before_it_starts() {
+    let env = clean_env("start-rules", &[]);
+    let e = resolve_in(Component::Serve, &["--listen", "0.0.0.0"], &env).unwrap_err();
+    assert!(
+        e.0.starts_with("refusing to listen on 0.0.0.0 without a token"),
+        "{e}"
+    );
+    let good = "0123456789abcdef0123456789abcdef";
+    assert!(
+        resolve_in(
+            Component::Serve,
+            &["--listen", "0.0.0.0", "--token", good],
+            &env
+        )
+        .is_ok()
+    );
+    // A token read from a reference is named by its reference.
+    let env = clean_env("start-rules-reference", &[("WEAK", "short")]);
+    let e = resolve_in(Component::Serve, &["--token", "env://WEAK"], &env).unwrap_err();
+    assert!(
+        e.0.starts_with("--token from env://WEAK: refusing to start: the token is shorter"),
+        "{e}"
+    );
+
+    let weak = "weak-mcp-token";
+    let e = resolve_in(Component::Web, &["--mcp-token", weak], &env).unwrap_err();
+    assert!(e.0.contains("MCP token is shorter than 32"), "{e}");
+    assert!(!e.0.contains(weak), "{e}");
+    assert!(resolve_in(Component::Web, &["--mcp-token", good], &env).is_ok());
+
+    // What the configuration wizard checks answer by answer leaves the rules over several
+    // values to the end, when every answer is in.
+    let flags = [(Id::listen, "0.0.0.0".to_string())];
+    let settings = validate(&Default::default(), &flags, &env, Component::Serve).unwrap();
+    assert!(settings.starts_as(Component::Serve).is_err());
+}

@@ -143,9 +143,6 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
         Now::pinned_or_system(settings.now),
         Budget::new(Instant::now(), settings.time_budget),
     )?;
-    if let Some(token) = &web.mcp_token {
-        check_mcp_token(token)?;
-    }
     let spec = store_spec(&settings);
     // The default store lives in the state directory, which a run outside systemd (no
     // StateDirectory=) may not have made yet; it is the operator's alone.
@@ -312,26 +309,6 @@ fn shared_limits_warning(web: &WebSettings) -> Option<String> {
              that the limits count each client from X-Forwarded-For"
         )
     })
-}
-
-/// Why `web` must not start with this `--mcp-token` (never naming the token).
-pub fn check_mcp_token(token: &str) -> Result<(), String> {
-    const GIVE: &str = "give --mcp-token (COS_WEB_MCP_TOKEN, web.mcp_token) a random value of at \
-                        least 32 characters (openssl rand -hex 32) as a secret reference such as \
-                        secret://mcp-token";
-    if token.chars().count() < crate::server::token::MIN_TOKEN_CHARS {
-        return Err(format!(
-            "refusing to start: the MCP token is shorter than {} characters; {GIVE}",
-            crate::server::token::MIN_TOKEN_CHARS
-        ));
-    }
-    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "refusing to start: the MCP token holds white space or control characters, which an \
-             Authorization header cannot carry; {GIVE}"
-        ));
-    }
-    Ok(())
 }
 
 /// This node's name in the store: host name and process id.

@@ -1,8 +1,32 @@
-//! The rules of a server's token (the scan service's `--token`, the public API's MCP token): a
-//! random value long enough not to be guessed, never the placeholder a sample file ships, never
-//! anything an `Authorization` header cannot carry.
+//! What a component's settings must meet together before it starts, past what each value's
+//! own type checks: the rules of a server's token (the scan service's `--token`, the public
+//! API's MCP token), a random value long enough not to be guessed, never the placeholder a
+//! sample file ships, never anything an `Authorization` header cannot carry, and required
+//! beyond loopback. Every rule broken is named at once, and no message carries a token.
 
 use std::net::IpAddr;
+
+use super::{Component, Settings, options::Id};
+
+/// Every rule these settings break for `component`, in the order of the manual, each with the
+/// row whose value breaks it (so a message can name the reference the value came from).
+pub(super) fn refusals(settings: &Settings, component: Component) -> Vec<(Id, String)> {
+    let scanner = &settings.scanner;
+    let mut refusals = Vec::new();
+    match component {
+        Component::Serve => {
+            let refused = check_token(scanner.listen, scanner.token.as_deref()).err();
+            refusals.extend(refused.map(|r| (Id::token, r)));
+        }
+        Component::Web => {
+            let mcp_token = scanner.web.mcp_token.as_deref();
+            let refused = mcp_token.and_then(|t| check_mcp_token(t).err());
+            refusals.extend(refused.map(|r| (Id::mcp_token, r)));
+        }
+        _ => {}
+    }
+    refusals
+}
 
 /// The token shipped in `packaging/check-storage-scanner.sample.yml`: never accepted.
 pub const PLACEHOLDER_TOKEN: &str = "replace-me-with-a-random-scanner-token";
@@ -11,7 +35,7 @@ pub const MIN_TOKEN_CHARS: usize = 32;
 
 /// Why the service must not start with this listen address and token. The message never
 /// carries the token.
-pub fn check_token(listen: IpAddr, token: Option<&str>) -> Result<(), String> {
+fn check_token(listen: IpAddr, token: Option<&str>) -> Result<(), String> {
     const GIVE: &str = "give --token (COS_SERVICE_TOKEN, service.token) a random value of at \
                         least 32 characters (openssl rand -hex 32) as a secret reference such \
                         as secret://scanner-token or with the _file suffix";
@@ -34,6 +58,25 @@ pub fn check_token(listen: IpAddr, token: Option<&str>) -> Result<(), String> {
         )),
         Some(_) => Ok(()),
     }
+}
+
+/// Why `web` must not start with this `--mcp-token` (never naming the token).
+fn check_mcp_token(token: &str) -> Result<(), String> {
+    const GIVE: &str = "give --mcp-token (COS_WEB_MCP_TOKEN, web.mcp_token) a random value of at \
+                        least 32 characters (openssl rand -hex 32) as a secret reference such as \
+                        secret://mcp-token";
+    if token.chars().count() < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "refusing to start: the MCP token is shorter than {MIN_TOKEN_CHARS} characters; {GIVE}"
+        ));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "refusing to start: the MCP token holds white space or control characters, which an \
+             Authorization header cannot carry; {GIVE}"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
