@@ -491,8 +491,9 @@ pub struct WaiverReport {
     pub state: WaiverState,
     #[serde(default)]
     pub permanent: bool,
-    /// RFC 3339, for time-limited waivers.
-    pub expires: Option<String>,
+    /// For time-limited waivers; a document whose expiry is no timestamp is no result document.
+    #[serde(default, deserialize_with = "waiver_expiry")]
+    pub expires: Option<jiff::Timestamp>,
     pub reason: Option<String>,
     /// Whole days until a time-limited waiver expires (never negative).
     #[schemars(range(min = 0))]
@@ -500,6 +501,22 @@ pub struct WaiverReport {
     /// Failing findings it hides (or would hide, once expired).
     #[serde(default)]
     pub matched: Vec<String>,
+}
+
+/// Reads a waiver's `expires`, refusing what is no timestamp in the words of the tools that
+/// read saved documents (`review-waivers`, `fleet`), the text shortened and on one line.
+fn waiver_expiry<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<jiff::Timestamp>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    text.parse().map(Some).map_err(|_| {
+        let shown: String = crate::text::one_line(&text).chars().take(40).collect();
+        serde::de::Error::custom(format!(
+            "a waiver expiry {shown:?} that is no timestamp with a time zone"
+        ))
+    })
 }
 
 /// The `policy` member: whether the `--policy` requirements are met.

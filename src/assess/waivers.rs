@@ -110,7 +110,7 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], now: jiff::Timestamp)
             source: w.source.into(),
             state,
             permanent: w.expires.is_none(),
-            expires: w.expires.map(|e| e.to_string()),
+            expires: w.expires,
             reason: w.reason.clone(),
             days_left: w.expires.filter(|_| live(w)).map(|e| whole_days(now, e)),
             matched,

@@ -141,7 +141,7 @@ fn rich() -> ScanResult {
         source: "--waive-until".into(),
         state: crate::report::WaiverState::Active,
         permanent: false,
-        expires: Some("2026-12-01T00:00:00Z".into()),
+        expires: Some("2026-12-01T00:00:00Z".parse().unwrap()),
         reason: Some("later".into()),
         days_left: Some(8),
         matched: vec!["hstsPreload".into()],
@@ -250,6 +250,13 @@ fn what_is_not_a_document_is_refused_in_one_line() {
         (
             b"[1]",
             "is not a result document (invalid type: integer `1`, expected a result document",
+        ),
+        (
+            br#"{"host": "a", "scannedAt": "2026-01-01T00:00:00Z", "state": "OK",
+                "findings": [], "waivers": [{"pattern": "hsts", "source": "--waive-until",
+                "expires": "2026-12-01\nnext"}]}"#,
+            "is not a result document (a waiver expiry \"2026-12-01 next\" that is no timestamp \
+             with a time zone",
         ),
     ] {
         let problem = read_documents(bytes).unwrap_err().to_string();

@@ -9,7 +9,6 @@ use super::{
 };
 use crate::files::{self, Kind};
 use crate::report::{ScanResult, Status, WaiverReport};
-use jiff::Timestamp;
 use std::path::Path;
 
 impl Documents {
@@ -133,22 +132,10 @@ fn waiver(listed: &WaiverReport) -> Result<Waiver, String> {
     if listed.pattern.is_empty() {
         return Err(not_a_document("a waiver with an empty pattern".into()));
     }
-    let expires = match &listed.expires {
-        None => None,
-        Some(text) => Some(text.parse::<Timestamp>().map_err(|_| {
-            not_a_document(format!(
-                "a waiver expiry {:?} that is no timestamp with a time zone",
-                crate::text::one_line(text)
-                    .chars()
-                    .take(160)
-                    .collect::<String>()
-            ))
-        })?),
-    };
     Ok(Waiver {
         pattern: bounded(&listed.pattern, MAX_NAME_BYTES, "a waiver pattern")?,
         source: bounded(&listed.source, MAX_NAME_BYTES, "a waiver source")?,
-        expires,
+        expires: listed.expires,
         reason: match &listed.reason {
             Some(reason) => Some(bounded(reason, MAX_REASON_BYTES, "a waiver reason")?),
             None => None,
