@@ -210,8 +210,10 @@ pub struct Lifecycle {
     /// line ending soon), and the track its line is on.
     pub upgrade_target: Option<String>,
     pub upgrade_target_track: Option<Track>,
-    #[serde(default)]
-    pub schedule_updated: String,
+    /// The release schedule's date; `""` in the JSON when no schedule was known.
+    #[serde(default, with = "date_or_empty")]
+    #[schemars(with = "String")]
+    pub schedule_updated: Option<jiff::civil::Date>,
     #[serde(default)]
     pub schedule_stale: bool,
 }
@@ -503,6 +505,31 @@ pub struct WaiverReport {
     pub matched: Vec<String>,
 }
 
+/// A date written as `""` when there is none (the lifecycle's `scheduleUpdated`, as documents
+/// have always written it).
+mod date_or_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        date: &Option<jiff::civil::Date>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match date {
+            Some(date) => s.collect_str(date),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<jiff::civil::Date>, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "" => Ok(None),
+            text => text.parse().map(Some).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
 /// Reads a waiver's `expires`, refusing what is no timestamp in the words of the tools that
 /// read saved documents (`review-waivers`, `fleet`), the text shortened and on one line.
 fn waiver_expiry<'de, D: serde::Deserializer<'de>>(
@@ -643,8 +670,8 @@ pub struct Fingerprint {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct KnowledgeInfo {
-    pub advisories_updated: Option<String>,
-    pub schedule_updated: Option<String>,
+    pub advisories_updated: Option<jiff::civil::Date>,
+    pub schedule_updated: Option<jiff::civil::Date>,
     pub advisory_sources: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -656,8 +683,8 @@ pub struct KnowledgeInfo {
 pub struct Conditions {
     /// This program's version.
     pub scanner_version: String,
-    pub schedule_updated: Option<String>,
-    pub advisories_updated: Option<String>,
+    pub schedule_updated: Option<jiff::civil::Date>,
+    pub advisories_updated: Option<jiff::civil::Date>,
     pub advisory_sources: Vec<String>,
     /// Where the update check's answer came from (`feed`, `bundled`, `pinned`), when it ran.
     pub release_feed: Option<crate::knowledge::update::AnswerSource>,
@@ -895,8 +922,8 @@ pub struct BaselineComparison {
     pub fingerprint_drift: bool,
     /// Each new failed finding (and a lower rating without one), with its cause.
     pub changes: Vec<Change>,
-    /// The baseline's recording date (`YYYY-MM-DD`), for reports.
-    pub recorded_on: Option<String>,
+    /// The baseline's recording date (UTC), for reports.
+    pub recorded_on: Option<jiff::civil::Date>,
 }
 
 impl BaselineComparison {

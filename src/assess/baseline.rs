@@ -70,8 +70,8 @@ pub struct RecordedConditions {
     pub scanner_version: String,
     /// The product version the instance ran.
     pub version: Option<String>,
-    pub schedule_updated: Option<String>,
-    pub advisories_updated: Option<String>,
+    pub schedule_updated: Option<jiff::civil::Date>,
+    pub advisories_updated: Option<jiff::civil::Date>,
     /// Where the advisories came from (`bundled`, files, the feed).
     #[serde(default)]
     pub advisory_sources: Vec<String>,
@@ -211,7 +211,7 @@ impl Baseline {
             inconclusive_now,
             fingerprint_drift,
             changes,
-            recorded_on: Some(date_of(&entry.recorded_at)),
+            recorded_on: date_of(&entry.recorded_at),
         }
     }
 
@@ -244,10 +244,10 @@ impl Baseline {
                 // A policy only worsens a verdict: an unmet requirement is never excused.
                 && result.policy.as_ref().is_none_or(|p| p.met)
             {
-                let since = format!(
-                    "nothing new or worse since the baseline of {}",
-                    date_of(&entry.recorded_at)
-                );
+                let since = match date_of(&entry.recorded_at) {
+                    Some(date) => format!("nothing new or worse since the baseline of {date}"),
+                    None => "nothing new or worse since the baseline".to_string(),
+                };
                 let text = format!(
                     "{since} (normally {}: {})",
                     result.state.label(),
@@ -522,8 +522,8 @@ fn recorded_conditions(result: &ScanResult) -> Option<RecordedConditions> {
     Some(RecordedConditions {
         scanner_version: c.scanner_version.clone(),
         version: result.product.as_ref().map(|p| p.version.clone()),
-        schedule_updated: c.schedule_updated.clone(),
-        advisories_updated: c.advisories_updated.clone(),
+        schedule_updated: c.schedule_updated,
+        advisories_updated: c.advisories_updated,
         advisory_sources: c.advisory_sources.clone(),
         waived: result
             .findings
@@ -598,12 +598,9 @@ fn explain(
                      changed (advisories now from {}, bundled data of {}; then from {}, of {})",
                     now.map(|c| c.advisory_sources.join(", "))
                         .unwrap_or_default(),
-                    now.and_then(|c| c.advisories_updated.clone())
-                        .unwrap_or_else(|| "an unknown date".into()),
+                    date_or_unknown(now.and_then(|c| c.advisories_updated)),
                     then.advisory_sources.join(", "),
-                    then.advisories_updated
-                        .as_deref()
-                        .unwrap_or("an unknown date"),
+                    date_or_unknown(then.advisories_updated),
                 ),
             )
         } else if id == checks::EOL.id {
@@ -683,12 +680,14 @@ fn tightened(entry: &HostEntry, result: &ScanResult) -> HostEntry {
     }
 }
 
-/// `2026-11-22` of `2026-11-22T03:00:00Z`; the text itself when it is no timestamp.
-fn date_of(recorded_at: &str) -> String {
-    recorded_at
-        .parse::<jiff::Timestamp>()
-        .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date().to_string())
-        .unwrap_or_else(|_| recorded_at.to_string())
+/// `2026-11-22` of `2026-11-22T03:00:00Z` (a baseline's times are checked when it is read).
+fn date_of(recorded_at: &str) -> Option<jiff::civil::Date> {
+    let at = recorded_at.parse::<jiff::Timestamp>().ok()?;
+    Some(at.to_zoned(jiff::tz::TimeZone::UTC).date())
+}
+
+fn date_or_unknown(date: Option<jiff::civil::Date>) -> String {
+    date.map_or_else(|| "an unknown date".into(), |d| d.to_string())
 }
 
 /// Replaces `path` with what `write` produces, atomically: the target is either its old

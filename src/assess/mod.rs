@@ -377,7 +377,7 @@ fn document(
         input.now,
     );
     let installed = &product.version;
-    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated.to_string());
+    let schedule_updated = knowledge.schedule.as_ref().map(|s| s.updated);
     let life = standing.life.as_ref();
     let lifecycle_report = life.map(|l| report::Lifecycle {
         line: line_name(l),
@@ -402,7 +402,7 @@ fn document(
         latest_in_line: l.latest_in_line.as_ref().map(Version::to_string),
         upgrade_target: l.move_to.as_ref().map(|(v, _)| v.to_string()),
         upgrade_target_track: l.move_to.as_ref().map(|(_, t)| *t),
-        schedule_updated: schedule_updated.clone().unwrap_or_default(),
+        schedule_updated,
         schedule_stale: l.schedule_stale,
     });
 
@@ -475,7 +475,7 @@ fn document(
         coverage: Some(coverage),
         configuration_fingerprint: Some(fingerprint::of(m)),
         knowledge: KnowledgeInfo {
-            advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+            advisories_updated: knowledge.advisories_updated,
             schedule_updated,
             advisory_sources: knowledge.advisory_sources.clone(),
             notes: knowledge.notes.clone(),
@@ -568,8 +568,8 @@ fn conditions(
     let checks: Vec<&str> = checks::registry().map(|c| c.id).collect();
     report::Conditions {
         scanner_version: env!("CARGO_PKG_VERSION").to_string(),
-        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated.to_string()),
-        advisories_updated: knowledge.advisories_updated.map(|d| d.to_string()),
+        schedule_updated: knowledge.schedule.as_ref().map(|s| s.updated),
+        advisories_updated: knowledge.advisories_updated,
         advisory_sources: knowledge.advisory_sources.clone(),
         release_feed: update.source,
         settings_fingerprint: digest(&rules),

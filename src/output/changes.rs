@@ -35,7 +35,8 @@ fn heading(result: &ScanResult) -> String {
         (None, Some(c)) => format!(
             "{} (baseline of {}): {}",
             result.host,
-            c.recorded_on.as_deref().unwrap_or("an unknown date"),
+            c.recorded_on
+                .map_or_else(|| "an unknown date".into(), |d| d.to_string()),
             summary(c)
         ),
     }
@@ -159,7 +160,7 @@ mod tests {
         r.error = None;
         r.baseline = Some(BaselineComparison {
             changes,
-            recorded_on: Some("2026-11-01".into()),
+            recorded_on: Some(jiff::civil::date(2026, 11, 1)),
             ..BaselineComparison::default()
         });
         r

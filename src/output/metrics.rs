@@ -267,7 +267,7 @@ pub(crate) mod testing {
             latest_in_line: None,
             upgrade_target: None,
             upgrade_target_track: None,
-            schedule_updated: "2026-10-12".into(),
+            schedule_updated: Some(jiff::civil::date(2026, 10, 12)),
             schedule_stale: false,
         });
         r

@@ -235,7 +235,10 @@ fn lifecycle_line(result: &ScanResult) -> Option<String> {
         ),
         LineState::Unknown => format!(
             "Release lifecycle: {} is not in the release schedule (updated {}); support cannot be judged",
-            l.line, l.schedule_updated
+            l.line,
+            l.schedule_updated
+                .map(|d| d.to_string())
+                .unwrap_or_default()
         ),
         LineState::EndingSoon => format!(
             "Release lifecycle: {} ({track}) support ends {}, {} days left; plan the upgrade to {target}",

@@ -55,7 +55,7 @@ fn rich() -> ScanResult {
         latest_in_line: Some("4.0.8".into()),
         upgrade_target: Some("7.2.4".into()),
         upgrade_target_track: Some(Track::Production),
-        schedule_updated: "2026-10-12".into(),
+        schedule_updated: Some(jiff::civil::date(2026, 10, 12)),
         schedule_stale: false,
     });
     r.update = Some(UpdateCheck {
@@ -159,7 +159,7 @@ fn rich() -> ScanResult {
             cause: ChangeCause::Instance,
             detail: "the instance changed".into(),
         }],
-        recorded_on: Some("2026-11-01".into()),
+        recorded_on: Some(jiff::civil::date(2026, 11, 1)),
         ..BaselineComparison::default()
     });
     r.webhook = Some(WebhookDelivery {

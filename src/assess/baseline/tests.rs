@@ -180,7 +180,7 @@ fn a_second_run_with_nothing_new_compares_clean() {
     assert_eq!(
         r.baseline,
         Some(BaselineComparison {
-            recorded_on: Some("2026-11-22".into()),
+            recorded_on: Some(jiff::civil::date(2026, 11, 22)),
             ..BaselineComparison::default()
         })
     );
@@ -388,7 +388,7 @@ fn fingerprint_drift_changes_nothing_else() {
             r.baseline,
             Some(BaselineComparison {
                 fingerprint_drift: true,
-                recorded_on: Some("2026-11-22".into()),
+                recorded_on: Some(jiff::civil::date(2026, 11, 22)),
                 ..Default::default()
             })
         );
@@ -777,7 +777,7 @@ fn a_symbolic_link_stays_a_link() {
 fn with_conditions(mut r: ScanResult, sources: &[&str]) -> ScanResult {
     r.conditions = Some(crate::report::Conditions {
         scanner_version: env!("CARGO_PKG_VERSION").into(),
-        advisories_updated: Some("2026-10-12".into()),
+        advisories_updated: Some(jiff::civil::date(2026, 10, 12)),
         advisory_sources: sources.iter().map(|a| a.to_string()).collect(),
         ..Default::default()
     });
@@ -901,7 +901,7 @@ fn an_old_baseline_without_conditions_says_it_cannot_tell() {
     assert_eq!(c.changes.len(), 1);
     assert_eq!(c.changes[0].cause, Cause::Unknown);
     assert!(c.changes[0].detail.contains("record a new one"));
-    assert_eq!(c.recorded_on.as_deref(), Some("2026-11-01"));
+    assert_eq!(c.recorded_on, Some(jiff::civil::date(2026, 11, 1)));
     // Recorded conditions survive a round trip through the file.
     let recorded = Baseline::default().updated(&[with_conditions(
         healthy("b.example"),
