@@ -146,7 +146,7 @@ pub struct Finding {
     pub documentation: Option<String>,
     /// The system an operator edits to fix it.
     #[serde(default)]
-    pub fixed_in: String,
+    pub fixed_in: System,
     /// A failed check counts against the rating (false with `--insecure` for `tlsTrusted`,
     /// with `scanner.extra_checks_rating: false`, and for hardening measures).
     #[serde(default)]
@@ -335,7 +335,7 @@ pub struct RemediationStep {
     pub action: String,
     /// Finding ids this step resolves.
     pub resolves: Vec<String>,
-    pub fixed_in: String,
+    pub fixed_in: System,
     /// The change in the syntax of each file it can be made in (nginx, Caddy, Apache,
     /// Traefik, environment lines, zone file); empty when no file expresses it (an upgrade).
     pub snippets: Vec<Snippet>,
@@ -344,7 +344,7 @@ pub struct RemediationStep {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RemediationGroup {
-    pub system: String,
+    pub system: System,
     pub findings: Vec<String>,
 }
 
@@ -389,6 +389,22 @@ impl Cause {
         Cause::new(text.clone(), text)
     }
 }
+
+crate::vocabulary::vocabulary! {
+    /// The system an operator edits to fix a finding (`fixedIn`, a remediation group's
+    /// `system`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum System {
+        ReverseProxy = "reverse proxy",
+        Instance = "the instance",
+        IdentityProvider = "identity provider",
+        DnsZone = "DNS zone",
+        /// Not stated: written `""` (a row that states none fails `every_row_states_its_texts`).
+        #[default]
+        Unstated,
+    }
+}
+crate::vocabulary::written_by_name!(System);
 
 /// The result document of one host.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]

@@ -61,6 +61,45 @@ macro_rules! vocabulary {
 }
 pub(crate) use vocabulary;
 
+/// Writes and reads a vocabulary in documents by its names, `""` standing for its `Default`
+/// (a value nobody names, such as "not stated"), and describes it to the JSON Schema as
+/// exactly those strings: for names serde's renames cannot spell ("reverse proxy").
+macro_rules! written_by_name {
+    ($name:ident) => {
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                use $crate::vocabulary::Vocabulary;
+                let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                match $name::from_name(&text) {
+                    Some(value) => Ok(value),
+                    None if text.is_empty() => Ok($name::default()),
+                    None => Err(serde::de::Error::unknown_variant(&text, $name::NAMES)),
+                }
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                use $crate::vocabulary::Vocabulary;
+                let mut names: Vec<&str> = $name::NAMES.to_vec();
+                names.push("");
+                schemars::json_schema!({ "type": "string", "enum": names })
+            }
+        }
+    };
+}
+pub(crate) use written_by_name;
+
 #[cfg(test)]
 mod tests {
     use super::Vocabulary;

@@ -741,7 +741,7 @@ fn remediation_plan(
                 format!("Upgrade to {target}.")
             },
             resolves: version_ids,
-            fixed_in: checks::INSTANCE.into(),
+            fixed_in: checks::INSTANCE,
             ..Default::default()
         });
     }
@@ -766,7 +766,7 @@ fn remediation_plan(
             None => steps.push(report::RemediationStep {
                 action: f.remediation.clone(),
                 resolves: vec![f.id.clone()],
-                fixed_in: f.fixed_in.clone(),
+                fixed_in: f.fixed_in,
                 ..Default::default()
             }),
         }
@@ -784,7 +784,7 @@ fn remediation_plan(
         match groups.iter_mut().find(|g| g.system == step.fixed_in) {
             Some(g) => g.findings.extend(step.resolves.iter().cloned()),
             None => groups.push(report::RemediationGroup {
-                system: step.fixed_in.clone(),
+                system: step.fixed_in,
                 findings: step.resolves.clone(),
             }),
         }

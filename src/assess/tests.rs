@@ -32,13 +32,13 @@ fn one_change_that_fixes_several_findings_is_one_step_and_named_in_the_summary()
         checks::finding_for("tlsCertificate", Status::Passed, "x").unwrap(),
     ];
     let plan = remediation_plan(&findings, &update(Some("4.0.8"), true), false, &SUBJECT);
-    let steps: Vec<(usize, &str, Vec<&str>)> = plan
+    let steps: Vec<(usize, report::System, Vec<&str>)> = plan
         .steps
         .iter()
         .map(|s| {
             (
                 s.order,
-                s.fixed_in.as_str(),
+                s.fixed_in,
                 s.resolves.iter().map(String::as_str).collect(),
             )
         })
@@ -61,7 +61,7 @@ fn one_change_that_fixes_several_findings_is_one_step_and_named_in_the_summary()
     );
     assert_eq!(plan.steps[0].action, "Upgrade to 4.0.8.");
     // Grouped by the system edited.
-    let systems: Vec<&str> = plan.groups.iter().map(|g| g.system.as_str()).collect();
+    let systems: Vec<report::System> = plan.groups.iter().map(|g| g.system).collect();
     assert_eq!(systems, vec![checks::INSTANCE, checks::REVERSE_PROXY]);
     assert_eq!(plan.group_summary.len(), 1);
     assert!(

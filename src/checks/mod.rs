@@ -16,14 +16,14 @@ pub mod transport;
 
 use crate::family::ProductFamily;
 use crate::probe::Measurements;
-use crate::report::{Finding, Role, Status};
+use crate::report::{Finding, Role, Status, System};
 use crate::severity::Severity;
 
 /// The system an operator edits to fix a finding.
-pub const REVERSE_PROXY: &str = "reverse proxy";
-pub const INSTANCE: &str = "the instance";
-pub const IDENTITY_PROVIDER: &str = "identity provider";
-pub const DNS_ZONE: &str = "DNS zone";
+pub const REVERSE_PROXY: System = System::ReverseProxy;
+pub const INSTANCE: System = System::Instance;
+pub const IDENTITY_PROVIDER: System = System::IdentityProvider;
+pub const DNS_ZONE: System = System::DnsZone;
 
 /// One row of the registry.
 #[derive(Debug)]
@@ -38,7 +38,7 @@ pub struct CheckSpec {
     pub remediation: &'static str,
     /// Where the operator reads more (every rule links one: SARIF's helpUri, JUnit, pages).
     pub documentation: &'static str,
-    pub fixed_in: &'static str,
+    pub fixed_in: System,
     /// What the check reads of a scan's measurements, and so what `--verify-remediation` runs
     /// to settle it. Empty: only a full scan settles it (the version standing,
     /// `httpsAvailable`, the address-parity checks).
@@ -135,7 +135,7 @@ impl CheckSpec {
         title: "",
         remediation: "",
         documentation: "",
-        fixed_in: "",
+        fixed_in: System::Unstated,
         verified_by: &[],
         fix: Fix::None,
         advice: &[],
@@ -467,7 +467,7 @@ fn finding_as(check: &'static CheckSpec, id: String, status: Status, detail: Str
         detail,
         remediation: check.remediation.to_string(),
         documentation: Some(check.documentation.to_string()),
-        fixed_in: check.fixed_in.into(),
+        fixed_in: check.fixed_in,
         counts: check.role == Role::Check,
         decisive: false,
         ignored: false,
@@ -518,7 +518,7 @@ mod tests {
                 ("title", c.title),
                 ("remediation", c.remediation),
                 ("documentation", c.documentation),
-                ("fixed_in", c.fixed_in),
+                ("fixed_in", c.fixed_in.as_str()),
             ] {
                 assert!(!text.trim().is_empty(), "{}: no {what}", c.id);
             }

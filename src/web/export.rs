@@ -113,7 +113,7 @@ pub fn csv(document: &ScanResult) -> Vec<u8> {
             &f.category,
             &f.detail,
             &f.remediation,
-            &f.fixed_in,
+            f.fixed_in.as_str(),
             &f.ignored.to_string(),
             &document.scanned_at.to_string(),
             &by_submitter.to_string(),
@@ -144,10 +144,13 @@ mod tests {
             "findings": [
                 {"id": "exposed:/.env", "status": "failed", "severity": "high",
                  "category": "=HYPERLINK(\"http://evil\",\"x\")", "detail": "+1", "remediation": "-2",
-                 "fixedIn": "proxy", "ignored": false},
+                 "fixedIn": "reverse proxy", "ignored": false},
                 {"id": "hsts", "status": "passed", "severity": "medium",
                  "category": "@SUM(A1)", "detail": "line\nbreak, \"quoted\"", "remediation": "\tx",
-                 "fixedIn": "\rcmd", "ignored": true},
+                 "fixedIn": "the instance", "ignored": true},
+                {"id": "csp", "status": "failed", "severity": "low",
+                 "category": "\rcmd", "detail": "", "remediation": "",
+                 "fixedIn": "", "ignored": false},
             ]
         }));
         let text = String::from_utf8(csv(&document)).unwrap();
@@ -160,15 +163,17 @@ mod tests {
             .records()
             .map(|r| r.unwrap().iter().map(String::from).collect())
             .collect();
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3);
         assert_eq!(rows[0][4], "'=HYPERLINK(\"http://evil\",\"x\")");
         assert_eq!(rows[0][5], "'+1");
         assert_eq!(rows[0][6], "'-2");
         assert_eq!(rows[1][4], "'@SUM(A1)");
         assert_eq!(rows[1][5], "line\nbreak, \"quoted\"");
         assert_eq!(rows[1][6], "'\tx");
-        assert_eq!(rows[0][7], "proxy");
-        assert_eq!(rows[1][7], "'\rcmd");
+        assert_eq!(rows[0][7], "reverse proxy");
+        assert_eq!(rows[1][7], "the instance");
+        assert_eq!(rows[2][4], "'\rcmd");
+        assert_eq!(rows[2][7], "", "not stated");
         assert_eq!(rows[1][8], "true");
         for row in &rows {
             for cell in row {
@@ -198,7 +203,7 @@ mod tests {
             .iter()
             .map(|h| {
                 json!({"id": "versionDisclosure:X", "status": "failed", "severity": "low",
-                            "category": h, "detail": h, "remediation": h, "fixedIn": h,
+                            "category": h, "detail": h, "remediation": h,
                             "ignored": false})
             })
             .collect();

@@ -393,7 +393,7 @@ fn step_block(number: usize, step: &RemediationStep) -> Block {
     let label = format!("{number}.");
     block.field(label.as_bytes(), BLACK, &encode(&step.action, 240), BLACK);
     let mut note: Vec<Vec<u8>> = Vec::new();
-    let system = encode(&step.fixed_in, 60);
+    let system = encode(step.fixed_in.as_str(), 60);
     if !system.is_empty() {
         note.push([b"in ".as_slice(), &system].concat());
     }
