@@ -62,7 +62,9 @@ where
 
 /// What the settings decide for the whole process, before any traffic: the secrets the output
 /// guard hides, the debug log, pinned names and IPv6 zones. Returns the clock of the run.
-pub fn setup_process(settings: &Settings) -> Result<Now, String> {
+pub fn setup_process<Own: crate::settings::ComponentSettings>(
+    settings: &Settings<Own>,
+) -> Result<Now, String> {
     redact::install(settings.secrets.clone());
     crate::diagnostics::set_debug(settings.debug);
     if let Some(path) = &settings.config_file {

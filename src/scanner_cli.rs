@@ -11,7 +11,10 @@ use crate::report::State;
 use crate::settings::manual::{self, Page};
 use crate::settings::options::{self, Program};
 use crate::settings::secrets::Environment;
-use crate::settings::{Component, NamedFile, Settings, cli};
+use crate::settings::{
+    Component, ComponentSettings, FleetSettings, NamedFile, ReadsResults, ReviewSettings, Settings,
+    SnippetsSettings, cli,
+};
 use std::ffi::OsString;
 use std::time::Instant;
 
@@ -188,7 +191,7 @@ fn scan(
         return Err("give the host once: after scan, not also with -H".into());
     }
     line.values.push((options::spec(options::Id::host), host));
-    let settings = Settings::resolve_for(&line, env, Component::Scan).map_err(|e| e.0)?;
+    let settings = Settings::<()>::resolve_for(&line, env, Component::Scan).map_err(|e| e.0)?;
     let now = setup_process(&settings)?;
     let scanner = settings.scanner(now, Budget::new(started, settings.time_budget))?;
     let result = scanner.scan(&settings.targets[0])?;
@@ -203,7 +206,8 @@ fn scan(
 }
 
 /// A server's function: its settings and the stop flag set by SIGTERM or SIGINT.
-type ServeFn = fn(Settings, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), String>;
+type ServeFn<Own> =
+    fn(Settings<Own>, std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), String>;
 
 /// A server's reason not to start: one line on stderr, exit 3, stdout empty (a service manager
 /// logs stderr).
@@ -221,12 +225,12 @@ fn refuse_to_serve(message: &str) -> Outcome {
 
 /// A server subcommand until SIGTERM or SIGINT (exit 0); `no_arguments` is the refusal of
 /// words after the subcommand.
-fn run_server(
+fn run_server<Own: ComponentSettings>(
     line: cli::CommandLine,
     rest: &[String],
     env: &dyn Environment,
     (component, no_arguments): (Component, &str),
-    serve: ServeFn,
+    serve: ServeFn<Own>,
 ) -> Outcome {
     let served = || {
         if !rest.is_empty() {
@@ -244,11 +248,11 @@ fn run_server(
 
 /// The settings of a subcommand that reads files and never the network (review-waivers,
 /// snippets, fleet), with the process set up and the run's clock; `Err` is the refusal.
-fn offline_settings(
+fn offline_settings<Own: ComponentSettings>(
     line: &cli::CommandLine,
     env: &dyn Environment,
     component: Component,
-) -> Result<(Settings, crate::clock::Now), String> {
+) -> Result<(Settings<Own>, crate::clock::Now), String> {
     let settings = Settings::resolve_for(line, env, component).map_err(|e| e.0)?;
     let now = setup_process(&settings)?;
     Ok((settings, now))
@@ -257,12 +261,12 @@ fn offline_settings(
 /// The settings of a subcommand that reads the result documents `--result` names and takes
 /// no other argument (review-waivers, snippets), as [`offline_settings`]; without a
 /// `--result`, or with an argument, the refusal.
-fn result_settings(
+fn result_settings<Own: ReadsResults>(
     line: &cli::CommandLine,
     rest: &[String],
     env: &dyn Environment,
     component: Component,
-) -> Result<(Settings, crate::clock::Now), String> {
+) -> Result<(Settings<Own>, crate::clock::Now), String> {
     let name = component.name();
     if let Some(word) = rest.first() {
         let shown: String = word.chars().take(40).collect();
@@ -270,8 +274,8 @@ fn result_settings(
             "{name} takes its files with --result FILE, not as {shown:?}"
         ));
     }
-    let ready = offline_settings(line, env, component)?;
-    if ready.0.scanner.results.is_empty() {
+    let ready = offline_settings::<Own>(line, env, component)?;
+    if ready.0.own.results().is_empty() {
         return Err(format!(
             "{name} needs --result FILE: what check-storage-security --format json or \
              check-storage-scanner scan printed (repeat --result for several files)"
@@ -288,9 +292,10 @@ fn review_waivers(
     rest: &[String],
     env: &dyn Environment,
 ) -> Result<Outcome, String> {
-    let (settings, now) = result_settings(&line, rest, env, Component::ReviewWaivers)?;
+    let (settings, now) =
+        result_settings::<ReviewSettings>(&line, rest, env, Component::ReviewWaivers)?;
     let mut documents = waiver_review::Documents::default();
-    for file in &settings.scanner.results {
+    for file in &settings.own.results {
         documents.load(&file.path, &file.shown)?;
     }
     let window = settings
@@ -314,9 +319,9 @@ fn snippets(
     env: &dyn Environment,
 ) -> Result<Outcome, String> {
     use crate::files::Kind;
-    let (settings, _) = result_settings(&line, rest, env, Component::Snippets)?;
+    let (settings, _) = result_settings::<SnippetsSettings>(&line, rest, env, Component::Snippets)?;
     let mut hosts = Vec::new();
-    for file in &settings.scanner.results {
+    for file in &settings.own.results {
         let bytes = crate::files::read(&file.path, Kind::ResultDocument)
             .map_err(|refusal| refusal.line(&file.shown))?;
         hosts.extend(crate::report::read_documents(&bytes).map_err(|problem| {
@@ -330,7 +335,7 @@ fn snippets(
     }
     Ok(Outcome::ok(crate::assess::snippets::saved_text(
         &hosts,
-        settings.scanner.snippets_for,
+        settings.own.form,
     )))
 }
 
@@ -407,7 +412,7 @@ fn fleet(
     rest: &[String],
     env: &dyn Environment,
 ) -> Result<Outcome, String> {
-    let (settings, now) = offline_settings(&line, env, Component::Fleet)?;
+    let (settings, now) = offline_settings::<FleetSettings>(&line, env, Component::Fleet)?;
     let mut paths: Vec<NamedFile> = rest
         .iter()
         .map(|p| NamedFile {
@@ -415,7 +420,7 @@ fn fleet(
             shown: p.clone(),
         })
         .collect();
-    paths.extend(settings.scanner.results.iter().cloned());
+    paths.extend(settings.own.results.iter().cloned());
     if paths.is_empty() {
         return Err(
             "fleet needs result documents: check-storage-scanner fleet results/ (a directory of \
@@ -497,7 +502,7 @@ fn fleet(
         use_release_schedule: settings.use_release_schedule,
     };
     let view = crate::fleet::judge(documents, &today);
-    let stdout = if settings.scanner.fleet_json {
+    let stdout = if settings.own.json {
         view.json()
     } else {
         view.text(read, problems.len())

@@ -27,8 +27,8 @@ use crate::redact;
 use crate::scanner::RenewedMemory;
 use crate::server::http::{self, ConnectionCap, Limits, Request, Response, Route, Server};
 use crate::server::{lock, new_uuid};
-use crate::settings::Settings;
 use crate::settings::options::Program;
+use crate::settings::{ComponentSettings, ServeSettings, Settings};
 use crate::target::Target;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -76,7 +76,7 @@ pub type ScanFn = dyn Fn(&Target) -> Result<Scanned, String> + Send + Sync;
 
 /// The production scan: the plugin's pipeline, a fresh clock reading and a fresh time budget
 /// per scan.
-pub fn pipeline(settings: Arc<Settings>) -> Arc<ScanFn> {
+pub fn pipeline<Own: ComponentSettings>(settings: Arc<Settings<Own>>) -> Arc<ScanFn> {
     // Knowledge and the release-feed answer are learned once and shared by the scans until
     // the feed cache's window (--feed-cache-ttl, 1 h by default) has passed: a stream of scans
     // asks the feeds once per window even without a state directory.
@@ -111,16 +111,16 @@ pub struct Config {
 
 /// `check-storage-scanner serve` (its settings met the token rules, `settings::start_rules`): binds, says where on stderr, serves
 /// until `stop`. `Err` is a reason not to start, one line.
-pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
-    let listen = settings.scanner.listen;
+pub fn serve(settings: Settings<ServeSettings>, stop: Arc<AtomicBool>) -> Result<(), String> {
+    let listen = settings.own.listen;
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
     let now = Now::pinned_or_system(settings.now);
     settings.scanner(now, Budget::new(Instant::now(), settings.time_budget))?;
-    let addr = SocketAddr::new(listen, settings.scanner.port);
+    let addr = SocketAddr::new(listen, settings.own.port);
     let server = Server::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let config = Config {
-        token: settings.scanner.token.clone(),
-        cache_ttl: settings.scanner.cache_ttl,
+        token: settings.own.token.clone(),
+        cache_ttl: settings.own.cache_ttl,
         scan_workers: settings.scan.concurrency.max(1),
         wait_limit: settings.time_budget + WAIT_MARGIN,
     };

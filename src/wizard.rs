@@ -31,7 +31,7 @@ use crate::settings::config_file::{self, ConfigValue};
 use crate::settings::options::Id;
 use crate::settings::options::{self, Kind, Program, Type};
 use crate::settings::secrets::{self, Environment};
-use crate::settings::{self, Component, Profile, Settings, cli};
+use crate::settings::{self, Component, Profile, ServeSettings, Settings, cli};
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -506,10 +506,9 @@ impl Wizard<'_, '_> {
         loop {
             self.secret("service.token", prompt)?;
             // The service's own rule, as `serve` applies it at start.
-            let refusal = self.check().and_then(|s| {
-                s.starts_as(crate::settings::Component::Serve)
-                    .map_err(|e| e.0)
-            });
+            let refusal = self
+                .serve_settings()
+                .and_then(|s| s.ready_to_start().map_err(|e| e.0));
             let Err(problem) = refusal else {
                 return Ok(());
             };
@@ -700,7 +699,7 @@ impl Wizard<'_, '_> {
     }
 
     /// Keeps `value` for `key` when the answers read with it without a problem.
-    fn try_value(&mut self, key: &str, value: ConfigValue) -> Result<Settings, String> {
+    fn try_value(&mut self, key: &str, value: ConfigValue) -> Result<(), String> {
         let before = self.file.insert(key.to_string(), value);
         let checked = self.check();
         if checked.is_err() {
@@ -713,7 +712,28 @@ impl Wizard<'_, '_> {
     }
 
     /// The answers so far, read as a run reads its configuration file and flags.
-    fn check(&self) -> Result<Settings, String> {
+    fn check(&self) -> Result<(), String> {
+        let (file, flags) = self.answers();
+        // The scanner's file holds serve's settings and may go without a host (serve takes
+        // its hosts from requests); a host it holds is checked as the plugin's runs read it.
+        if self.program == Program::Plugin || self.file.contains_key("host") {
+            settings::validate::<()>(&file, &flags, self.env, Component::Plugin)?;
+        }
+        if self.program == Program::Scanner {
+            settings::validate::<ServeSettings>(&file, &flags, self.env, Component::Serve)?;
+        }
+        Ok(())
+    }
+
+    /// The answers so far as the scan service reads them.
+    fn serve_settings(&self) -> Result<Settings<ServeSettings>, String> {
+        let (file, flags) = self.answers();
+        settings::validate(&file, &flags, self.env, Component::Serve)
+    }
+
+    /// The answers so far, as a configuration file (references replaced by their stand-ins)
+    /// and the flags of the command line.
+    fn answers(&self) -> (BTreeMap<String, ConfigValue>, Vec<(Id, String)>) {
         let stand_in = |text: &String| {
             self.stand_ins
                 .iter()
@@ -733,18 +753,7 @@ impl Wizard<'_, '_> {
                 (key.clone(), value)
             })
             .collect();
-        let flags: Vec<(Id, String)> = self.flags.clone();
-        // The scanner's file holds serve's settings and may go without a host (serve takes
-        // its hosts from requests); a host it holds is checked as the plugin's runs read it.
-        match self.program {
-            Program::Plugin => settings::validate(&file, &flags, self.env, Component::Plugin),
-            Program::Scanner => {
-                if self.file.contains_key("host") {
-                    settings::validate(&file, &flags, self.env, Component::Plugin)?;
-                }
-                settings::validate(&file, &flags, self.env, Component::Serve)
-            }
-        }
+        (file, self.flags.clone())
     }
 
     /// Writes the file (atomically, mode 0600) and shows how to use it.

@@ -105,7 +105,8 @@ pub enum Source {
 macro_rules! settings_struct {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident read from $l:ident $(, $arg:ident: $arg_type:ty)* {
+        pub struct $name:ident $(<$own:ident: $bound:ident = $default:ty>)?
+            read from $l:ident $(, $arg:ident: $arg_type:ty)* {
             $(
                 $(let $value:ident = $reading:expr;)*
                 $(#[$field_meta:meta])*
@@ -114,12 +115,12 @@ macro_rules! settings_struct {
         }
     ) => {
         $(#[$meta])*
-        pub struct $name {
+        pub struct $name $(<$own: $bound = $default>)? {
             $($(#[$field_meta])* pub $field: $type,)*
         }
 
-        impl $name {
-            fn read($l: &Layers $(, $arg: $arg_type)*) -> Result<$name, SettingsError> {
+        impl $(<$own: $bound>)? $name $(<$own>)? {
+            fn read($l: &Layers $(, $arg: $arg_type)*) -> Result<Self, SettingsError> {
                 $(
                     $(let $value = $reading;)*
                     let $field: $type = settings_struct!(@read $l $field $read);
@@ -132,10 +133,15 @@ macro_rules! settings_struct {
     (@read $l:ident $field:ident $reader:ident) => { $l.$reader(Id::$field)? };
 }
 
+// After the macro, which it uses.
+mod components;
+pub use components::*;
+
 settings_struct! {
-    /// Everything a run needs, typed and validated.
+    /// Everything a run needs, typed and validated: what every component shares, and `own`,
+    /// what the component reads of its own (`components`; `()` for the plugin).
     #[derive(Clone, Debug)]
-    pub struct Settings read from l, config_file: Option<PathBuf> {
+    pub struct Settings<Own: ComponentSettings = ()> read from l, config_file: Option<PathBuf> {
         pub targets: Vec<Target> = {
             if l.component.scans_configured_targets() {
                 targets(l)?
@@ -168,8 +174,6 @@ settings_struct! {
         },
         /// The metrics exporter (`--prometheus-listen-port`); `None`: the plugin scans once.
         pub exporter: Option<ExporterSettings> = { exporter_settings(l, format)? },
-        let service_listen = listen_address(l, Id::listen, Id::port)?;
-        let web_listen = listen_address(l, Id::web_listen, Id::web_port)?;
         /// `--diff-format`: the change report instead of the normal output (needs `--baseline`).
         pub diff_format: Option<DiffFormat> = { diff_format(l)? },
         pub debug: bool = switch,
@@ -206,8 +210,8 @@ settings_struct! {
         /// `--verify-remediation`: finding ids, comma-separated lists flattened.
         pub verify_remediation: Vec<String> = comma_list,
         pub config_file: Option<PathBuf> = { config_file },
-        /// The scanner's own settings.
-        pub scanner: ScannerSettings = { ScannerSettings::read(l, service_listen, web_listen)? },
+        /// What this component reads of its own (a server's address, the files it reads).
+        pub own: Own = { Own::read(l)? },
         /// What the operator should change though the run goes on (a secret written in clear on
         /// the command line); a server prints each once on stderr when it starts.
         pub warnings: Vec<String> = { secrets_in_clear_on_the_command_line(l)? },
@@ -218,83 +222,6 @@ settings_struct! {
 }
 
 pub use options::Component;
-
-settings_struct! {
-    /// The scanner's own settings (`check-storage-scanner serve` and `review-waivers`).
-    #[derive(Clone, Debug)]
-    pub struct ScannerSettings read from l,
-        service_listen: std::net::SocketAddr,
-        web_listen: std::net::SocketAddr
-    {
-        /// `--listen`: the address `serve` listens on.
-        pub listen: std::net::IpAddr = { service_listen.ip() },
-        /// `--port`, or the port written in `--listen` (which wins).
-        pub port: u16 = { service_listen.port() },
-        /// `check-storage-scanner web`.
-        pub web: WebSettings = { WebSettings::read(l, web_listen)? },
-        /// `--token`: the bearer token of `/api/` calls (a secret: never printed).
-        pub token: Option<String> = string,
-        /// `service.cache_ttl`: how long a host's result is served from the cache.
-        pub cache_ttl: Duration = value,
-        /// `--result`: the result documents `review-waivers` reads.
-        pub results: Vec<NamedFile> = {
-            l.named_operator_files(Id::result, crate::files::Kind::ResultDocument)?
-        },
-        /// `--for`: the one form `snippets` prints; `None`: every form.
-        pub snippets_for: Option<crate::assess::snippets::Form> = {
-            l.chosen(Id::snippets_for)?
-        },
-        /// `fleet --format json`: the judgement as JSON instead of the table.
-        pub fleet_json: bool = { l.chosen(Id::fleet_format)? == Some(FleetFormat::Json) },
-    }
-}
-
-settings_struct! {
-    /// The public scan API's settings (`check-storage-scanner web`).
-    #[derive(Clone, Debug)]
-    pub struct WebSettings read from l, web_listen: std::net::SocketAddr {
-        /// `--listen` with its port, else `--port`, else 8080.
-        pub listen: std::net::SocketAddr = { web_listen },
-        /// `--base-url`, without a trailing slash; `None`: `http://<listen>`.
-        pub base_url: Option<String> = {
-            l.parsed(Id::base_url, |t| {
-                // Kept without a trailing slash: routes are appended to it.
-                let t = t.trim_end_matches('/');
-                let rest = t
-                    .strip_prefix("https://")
-                    .or_else(|| t.strip_prefix("http://"))?;
-                let host = rest.split('/').next().unwrap_or_default();
-                (!host.is_empty() && !rest.contains(['?', '#', ' ', '"', '<', '>', '\\']))
-                    .then(|| t.to_string())
-            })?
-        },
-        /// `--store`: `sqlite:PATH` or `redis://...`; `None`: SQLite in the state directory.
-        pub store: Option<String> = string,
-        /// `--store-timeout`: the deadline of one store call.
-        pub store_timeout: Duration = value,
-        pub workers: usize = value,
-        pub connections_per_address: usize = value,
-        pub record_ttl: Duration = value,
-        /// `--trusted-proxy`: (network, prefix length).
-        pub trusted_proxies: Vec<(std::net::IpAddr, u8)> = {
-            l.entries(Id::trusted_proxy, parse_cidr)?
-        },
-        pub allow_private_targets: bool = switch,
-        /// `--mcp-token`: the bearer token `/mcp` requires (a secret: never printed).
-        pub mcp_token: Option<String> = string,
-        /// Not `--no-mcp`.
-        pub mcp: bool = { !l.switch(Id::no_mcp)? },
-    }
-}
-
-crate::vocabulary::vocabulary! {
-    /// `fleet --format`: the judgement as a table or as JSON.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum FleetFormat {
-        Text = "text",
-        Json = "json",
-    }
-}
 
 /// A setting the operator got wrong: one line naming the problem and the fix. Ends the run
 /// UNKNOWN (exit 3), so a typo in a service definition never pages as CRITICAL.
@@ -331,6 +258,14 @@ pub trait FromText: Sized {
 }
 
 impl Settings {
+    /// Builds the plugin's settings from the command line, the environment and the
+    /// configuration file it names or finds.
+    pub fn resolve(line: &cli::CommandLine, env: &dyn Environment) -> Result<Self, SettingsError> {
+        Settings::resolve_for(line, env, Component::Plugin)
+    }
+}
+
+impl<Own: ComponentSettings> Settings<Own> {
     /// What the assessment takes of the settings: the rules a verdict follows.
     pub fn assess_rules(&self) -> crate::assess::Rules<'_> {
         crate::assess::Rules {
@@ -380,21 +315,17 @@ impl Settings {
         crate::scanner::Scanner::new(self.scan.clone(), self.assess_rules(), now, budget)
     }
 
-    /// Builds the settings of a scan from the command line, the environment and the
-    /// configuration file it names or finds.
-    pub fn resolve(
-        line: &cli::CommandLine,
-        env: &dyn Environment,
-    ) -> Result<Settings, SettingsError> {
-        Settings::resolve_for(line, env, Component::Plugin)
-    }
-
-    /// Like `resolve`, for the component that reads them (which may need no targets).
+    /// Like `resolve`, for the component that reads them (which may need no targets); `Own`
+    /// is what that component reads of its own.
     pub fn resolve_for(
         line: &cli::CommandLine,
         env: &dyn Environment,
         component: Component,
-    ) -> Result<Settings, SettingsError> {
+    ) -> Result<Self, SettingsError> {
+        debug_assert!(
+            Own::COMPONENTS.contains(&component),
+            "{component:?} reads other settings of its own"
+        );
         let no_profile = Layers::new(component, line, env, None);
         let explicit_config = no_profile.given(Id::config)?;
         let config = config_file::locate(explicit_config.as_ref().map(|g| g.text.as_str()), env)
@@ -415,11 +346,11 @@ impl Settings {
     }
 
     /// Whether these settings, each value already right by its own type, meet together what
-    /// `component` needs to start (`start_rules`: a server's tokens): every rule broken is
+    /// their component needs to start (`start_rules`: a server's tokens): every rule broken is
     /// named at once. `Settings::resolve_for` applies it and names the references values came
     /// from; this form is for values that came from no reference (the wizard's answers).
-    pub fn starts_as(&self, component: Component) -> Result<(), SettingsError> {
-        let refusals = start_rules::refusals(self, component);
+    pub fn ready_to_start(&self) -> Result<(), SettingsError> {
+        let refusals = self.own.start_refusals();
         match refusals.is_empty() {
             true => Ok(()),
             false => Err(SettingsError::together(
@@ -437,16 +368,16 @@ impl Settings {
         earlier: Vec<(&'static str, Given)>,
         component: Component,
         check: Check,
-    ) -> Result<Settings, SettingsError> {
+    ) -> Result<Self, SettingsError> {
         let mut layers = Layers::new(component, line, env, config);
         layers.read.borrow_mut().extend(earlier);
         layers.profile = layers
             .parsed(Id::profile, Profile::parse)
             .map_err(|first| layers.with_every_refusal(first))?;
-        let settings = Settings::read(&layers, config.map(|c| c.path.clone()))
+        let settings = Self::read(&layers, config.map(|c| c.path.clone()))
             .map_err(|first| layers.with_every_refusal(first))?;
         if check == Check::ToStart {
-            let refusals = start_rules::refusals(&settings, component);
+            let refusals = settings.own.start_refusals();
             if !refusals.is_empty() {
                 let named = |(id, refusal): (Id, String)| match layers.already_read(id) {
                     Some(
@@ -476,7 +407,7 @@ enum Check {
     ToStart,
 }
 
-/// Checks settings the way a run reads them, each value by itself (not `Settings::starts_as`,
+/// Checks settings the way a run reads them, each value by itself (not `Settings::ready_to_start`,
 /// which a wizard asks once every answer it needs is in): `file` as a configuration file holding exactly
 /// these keys, `flags` as a command line holding exactly these flags (by row id), through the
 /// same layers and parsers as `Settings::resolve`, so a value is refused with the very message a
@@ -485,12 +416,12 @@ enum Check {
 /// The table's own variables (`COS_*` and their `_FILE` forms) are hidden, so a variable of
 /// this shell cannot stand in for a value being checked; everything else of `env` is there
 /// for secret references (`env://NAME`, `CREDENTIALS_DIRECTORY`, `COS_SECRETS_DIR`).
-pub fn validate(
+pub fn validate<Own: ComponentSettings>(
     file: &std::collections::BTreeMap<String, ConfigValue>,
     flags: &[(Id, String)],
     env: &dyn Environment,
     component: Component,
-) -> Result<Settings, String> {
+) -> Result<Settings<Own>, String> {
     /// How the checked values are named in messages, taken out again below.
     const ORIGIN: &str = "<answers>";
     struct Hidden<'a>(&'a dyn Environment);

@@ -6,26 +6,21 @@
 
 use std::net::IpAddr;
 
-use super::{Component, Settings, options::Id};
+use super::{ServeSettings, WebSettings, options::Id};
 
-/// Every rule these settings break for `component`, in the order of the manual, each with the
-/// row whose value breaks it (so a message can name the reference the value came from).
-pub(super) fn refusals(settings: &Settings, component: Component) -> Vec<(Id, String)> {
-    let scanner = &settings.scanner;
-    let mut refusals = Vec::new();
-    match component {
-        Component::Serve => {
-            let refused = check_token(scanner.listen, scanner.token.as_deref()).err();
-            refusals.extend(refused.map(|r| (Id::token, r)));
-        }
-        Component::Web => {
-            let mcp_token = scanner.web.mcp_token.as_deref();
-            let refused = mcp_token.and_then(|t| check_mcp_token(t).err());
-            refusals.extend(refused.map(|r| (Id::mcp_token, r)));
-        }
-        _ => {}
-    }
-    refusals
+/// Every rule the scan service's settings break, each with the row whose value breaks it.
+pub(super) fn serve(settings: &ServeSettings) -> Vec<(Id, String)> {
+    let refused = check_token(settings.listen, settings.token.as_deref()).err();
+    refused.map(|r| (Id::token, r)).into_iter().collect()
+}
+
+/// Every rule the public API's settings break.
+pub(super) fn web(settings: &WebSettings) -> Vec<(Id, String)> {
+    let refused = settings
+        .mcp_token
+        .as_deref()
+        .and_then(|t| check_mcp_token(t).err());
+    refused.map(|r| (Id::mcp_token, r)).into_iter().collect()
 }
 
 /// The token shipped in `packaging/check-storage-scanner.sample.yml`: never accepted.

@@ -3,6 +3,124 @@
 use super::*;
 use secrets::MapEnv;
 
+/// What any component reads of its own, read as that component's type: one helper resolves
+/// the settings of every component.
+#[derive(Clone, Debug)]
+enum ByComponent {
+    Nothing,
+    Serve(ServeSettings),
+    Web(WebSettings),
+    Review(ReviewSettings),
+    Snippets(SnippetsSettings),
+    Fleet(FleetSettings),
+}
+
+impl ComponentSettings for ByComponent {
+    const COMPONENTS: &'static [Component] = &[
+        Component::Plugin,
+        Component::Scan,
+        Component::Serve,
+        Component::Web,
+        Component::ReviewWaivers,
+        Component::Fleet,
+        Component::Snippets,
+        Component::Upgrade,
+        Component::Limits,
+    ];
+
+    fn read(l: &Layers) -> Result<Self, SettingsError> {
+        fn own<T: ComponentSettings>(l: &Layers) -> Result<T, SettingsError> {
+            assert!(T::COMPONENTS.contains(&l.component));
+            T::read(l)
+        }
+        Ok(match l.component {
+            Component::Plugin | Component::Scan | Component::Upgrade => {
+                own::<()>(l).map(|()| ByComponent::Nothing)?
+            }
+            Component::Serve => ByComponent::Serve(own(l)?),
+            Component::Web | Component::Limits => ByComponent::Web(own(l)?),
+            Component::ReviewWaivers => ByComponent::Review(own(l)?),
+            Component::Snippets => ByComponent::Snippets(own(l)?),
+            Component::Fleet => ByComponent::Fleet(own(l)?),
+        })
+    }
+
+    fn start_refusals(&self) -> Vec<(Id, String)> {
+        match self {
+            ByComponent::Serve(s) => s.start_refusals(),
+            ByComponent::Web(w) => w.start_refusals(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl ByComponent {
+    fn serve(&self) -> &ServeSettings {
+        match self {
+            ByComponent::Serve(s) => s,
+            other => panic!("not serve's: {other:?}"),
+        }
+    }
+
+    fn web(&self) -> &WebSettings {
+        match self {
+            ByComponent::Web(w) => w,
+            other => panic!("not web's: {other:?}"),
+        }
+    }
+}
+
+/// The subcommands that read saved results read `--result` and their own choice each.
+#[test]
+fn saved_result_readers_read_their_own_choices() {
+    let dir = temp_dir("saved-result-files");
+    let file = dir.join("a.json");
+    std::fs::write(&file, "{}").unwrap();
+    let file = file.display().to_string();
+    let env = clean_env("saved-results", &[]);
+    let read = |component, args: &[&str]| resolve_in(component, args, &env).unwrap().own;
+    let ByComponent::Review(review) = read(Component::ReviewWaivers, &["--result", &file]) else {
+        panic!("review-waivers reads ReviewSettings");
+    };
+    assert_eq!(review.results.len(), 1);
+    let snippets = read(Component::Snippets, &["--result", &file, "--for", "caddy"]);
+    let ByComponent::Snippets(snippets) = snippets else {
+        panic!("snippets reads SnippetsSettings");
+    };
+    assert_eq!(snippets.form, Some(crate::assess::snippets::Form::Caddy));
+    let ByComponent::Fleet(fleet) = read(Component::Fleet, &["--result", &file]) else {
+        panic!("fleet reads FleetSettings");
+    };
+    assert!(!fleet.json && fleet.results.len() == 1);
+    // `--format` is the scanner's here (the plugin's row is another).
+    let mut line = match cli::parse_for(options::Program::Scanner, ["--format", "json"]) {
+        Ok((cli::Invocation::Scan(line), _)) => line,
+        other => panic!("{other:?}"),
+    };
+    line.bind_to(Component::Fleet, options::Program::Scanner)
+        .unwrap();
+    let fleet = Settings::<FleetSettings>::resolve_for(&line, &env, Component::Fleet).unwrap();
+    assert!(fleet.own.json && fleet.own.results.is_empty());
+}
+
+/// Each component reads the settings of one type of its own.
+#[test]
+fn every_component_has_one_type_of_its_own() {
+    let lists = [
+        <()>::COMPONENTS,
+        ServeSettings::COMPONENTS,
+        WebSettings::COMPONENTS,
+        ReviewSettings::COMPONENTS,
+        SnippetsSettings::COMPONENTS,
+        FleetSettings::COMPONENTS,
+    ];
+    for component in ByComponent::COMPONENTS {
+        let types = lists.iter().filter(|l| l.contains(component)).count();
+        assert_eq!(types, 1, "{component:?}");
+    }
+    assert_eq!(lists.concat().len(), ByComponent::COMPONENTS.len());
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "cos-settings-{name}-{}-{:?}",
@@ -32,7 +150,7 @@ fn line(args: &[&str]) -> cli::CommandLine {
     }
 }
 
-fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings, SettingsError> {
+fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings<ByComponent>, SettingsError> {
     // The scanner's own flags belong to the component of their row (`--listen`: serve).
     let component = args.iter().find_map(|a| {
         a.strip_prefix("--")
@@ -42,7 +160,7 @@ fn resolve(args: &[&str], env: &MapEnv) -> Result<Settings, SettingsError> {
     });
     match component {
         Some(component) => resolve_in(component, args, env),
-        None => Settings::resolve(&line(args), env),
+        None => Settings::resolve_for(&line(args), env, Component::Plugin),
     }
 }
 
@@ -52,7 +170,7 @@ fn resolve_in(
     component: Component,
     args: &[&str],
     env: &MapEnv,
-) -> Result<Settings, SettingsError> {
+) -> Result<Settings<ByComponent>, SettingsError> {
     let mut line = line(args);
     line.bind_to(component, options::Program::Scanner)
         .map_err(SettingsError)?;
@@ -1106,8 +1224,9 @@ exposed|2026-12-31|x",
 #[test]
 fn the_store_timeout_defaults_to_two_seconds_and_is_bounded() {
     let env = clean_env("store-timeout", &[]);
-    let timeout =
-        |args: &[&str], env: &MapEnv| resolve(args, env).map(|s| s.scanner.web.store_timeout);
+    let timeout = |args: &[&str], env: &MapEnv| {
+        resolve_in(Component::Web, args, env).map(|s| s.own.web().store_timeout)
+    };
     assert_eq!(
         timeout(&["--workers", "2"], &env).unwrap(),
         Duration::from_secs(2)
@@ -1200,7 +1319,7 @@ fn listen_ports_take_a_free_port_and_say_so() {
         "--port \"65536\" is not a port from 0 (a free port) to 65535"
     );
     let settings = resolve(&["--port", "0"], &env).unwrap();
-    assert_eq!(settings.scanner.port, 0);
+    assert_eq!(settings.own.serve().port, 0);
 }
 
 #[test]
@@ -1214,8 +1333,8 @@ fn trusted_proxies_are_networks_of_every_value() {
     ];
     let settings = resolve(&args, &env).unwrap();
     let networks: Vec<String> = settings
-        .scanner
-        .web
+        .own
+        .web()
         .trusted_proxies
         .iter()
         .map(|(address, length)| format!("{address}/{length}"))
@@ -1267,7 +1386,8 @@ fn every_row_is_read_by_a_field() {
         // `config` is read first, to find the file, then `profile`, to layer it.
         layers.given(Id::config).unwrap();
         layers.profile = layers.parsed(Id::profile, Profile::parse).unwrap();
-        Settings::read(&layers, None).unwrap_or_else(|e| panic!("{component:?}: {e}"));
+        Settings::<ByComponent>::read(&layers, None)
+            .unwrap_or_else(|e| panic!("{component:?}: {e}"));
         asked.extend(layers.asked.take());
     }
     let unread: Vec<&str> = Id::ALL
@@ -1316,6 +1436,7 @@ fn a_server_is_refused_before_it_starts() {
     // What the configuration wizard checks answer by answer leaves the rules over several
     // values to the end, when every answer is in.
     let flags = [(Id::listen, "0.0.0.0".to_string())];
-    let settings = validate(&Default::default(), &flags, &env, Component::Serve).unwrap();
-    assert!(settings.starts_as(Component::Serve).is_err());
+    let settings =
+        validate::<ServeSettings>(&Default::default(), &flags, &env, Component::Serve).unwrap();
+    assert!(settings.ready_to_start().is_err());
 }

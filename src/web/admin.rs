@@ -253,7 +253,9 @@ fn run(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Result
             ));
         }
     };
-    let settings = Settings::resolve_for(&line, env, Component::Limits).map_err(|e| e.0)?;
+    let settings =
+        Settings::<crate::settings::WebSettings>::resolve_for(&line, env, Component::Limits)
+            .map_err(|e| e.0)?;
     let now = setup_process(&settings)?.0.as_millisecond();
     let spec = super::server::store_spec(&settings);
     if let Some(path) = spec.strip_prefix("sqlite:")
@@ -264,7 +266,7 @@ fn run(line: cli::CommandLine, rest: &[String], env: &dyn Environment) -> Result
              directory with COS_STATE_DIR)"
         ));
     }
-    let store = store::open(&spec, settings.scanner.web.store_timeout).map_err(|e| e.0)?;
+    let store = store::open(&spec, settings.own.store_timeout).map_err(|e| e.0)?;
     Ok(match lifting {
         None => list_text(&holds(&*store, now).map_err(|e| e.0)?, now),
         Some(what) => {

@@ -42,8 +42,8 @@ const LEASE_MARGIN_SECS: i64 = 60;
 
 /// The store the settings name: `--store`, else SQLite in the state directory (or the working
 /// directory).
-pub fn store_spec(settings: &Settings) -> String {
-    settings.scanner.web.store.clone().unwrap_or_else(|| {
+pub fn store_spec(settings: &Settings<WebSettings>) -> String {
+    settings.own.store.clone().unwrap_or_else(|| {
         let dir = settings.scan.state_dir.as_deref().unwrap_or(Path::new("."));
         format!("sqlite:{}", dir.join("web.sqlite").display())
     })
@@ -54,9 +54,9 @@ pub fn store_spec(settings: &Settings) -> String {
 /// waivers never make the headline: the instance is scanned once and judged twice, without
 /// them (the document every face shows) and with them (stored beside it as
 /// `submitterWaivers`), so a waived finding cannot dress up a dangerous instance.
-pub fn record_scan(settings: Arc<Settings>, clock: Arc<dyn Clock>) -> Arc<RecordScan> {
+pub fn record_scan(settings: Arc<Settings<WebSettings>>, clock: Arc<dyn Clock>) -> Arc<RecordScan> {
     let memory = RenewedMemory::new(settings.scan.feed_cache_ttl);
-    let allow_private = settings.scanner.web.allow_private_targets;
+    let allow_private = settings.own.allow_private_targets;
     Arc::new(move |record: &ScanRecord| {
         let target = Target::parse(&record.request.target_url).map_err(|e| e.0)?;
         // A record of before the addresses were kept: resolved once, every address checked
@@ -136,8 +136,8 @@ fn submitter_view(headline: &ScanResult, waived: &ScanResult) -> SubmitterWaiver
 }
 
 /// Serves until `stop` is set.
-pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
-    let web = settings.scanner.web.clone();
+pub fn serve(settings: Settings<WebSettings>, stop: Arc<AtomicBool>) -> Result<(), String> {
+    let web = settings.own.clone();
     // Operator mistakes a scan would meet (a CA file without certificates) end the start.
     settings.scanner(
         Now::pinned_or_system(settings.now),
@@ -146,7 +146,7 @@ pub fn serve(settings: Settings, stop: Arc<AtomicBool>) -> Result<(), String> {
     let spec = store_spec(&settings);
     // The default store lives in the state directory, which a run outside systemd (no
     // StateDirectory=) may not have made yet; it is the operator's alone.
-    if settings.scanner.web.store.is_none()
+    if settings.own.store.is_none()
         && let Some(dir) = &settings.scan.state_dir
     {
         crate::atomic_file::create_private_dir(dir)

@@ -301,10 +301,10 @@ fn the_scanner_asks_for_the_service() {
             path.display().to_string(),
         )],
     };
-    let s = Settings::resolve_for(&line, &env, Component::Serve).unwrap();
-    assert_eq!(s.scanner.port, 8900);
-    assert_eq!(s.scanner.cache_ttl, std::time::Duration::from_secs(600));
-    assert!(s.scanner.token.is_some());
+    let s = Settings::<ServeSettings>::resolve_for(&line, &env, Component::Serve).unwrap();
+    assert_eq!(s.own.port, 8900);
+    assert_eq!(s.own.cache_ttl, std::time::Duration::from_secs(600));
+    assert!(s.own.token.is_some());
     // Neither the webhook nor the output format is the scanner's.
     assert!(!d.transcript.contains("webhook"), "{}", d.transcript);
     assert!(!d.transcript.contains("Output format"), "{}", d.transcript);
@@ -757,12 +757,12 @@ fn validate_reads_answers_as_a_file_and_ignores_the_shells_variables() {
     let mut file = BTreeMap::new();
     file.insert("host".to_string(), ConfigValue::Scalar("a.example".into()));
     file.insert("warning".to_string(), ConfigValue::Scalar("4".into()));
-    let s = settings::validate(&file, &[], &env, Component::Plugin).unwrap();
+    let s = settings::validate::<()>(&file, &[], &env, Component::Plugin).unwrap();
     assert_eq!(s.warning, 4, "COS_WARNING of this shell does not count");
     assert_eq!(s.targets[0].display_name(), "a.example");
     file.insert("timeout".to_string(), ConfigValue::Scalar("0".into()));
     assert_eq!(
-        settings::validate(&file, &[], &env, Component::Plugin).unwrap_err(),
+        settings::validate::<()>(&file, &[], &env, Component::Plugin).unwrap_err(),
         "timeout \"0\" is not a number of seconds above 0 (at most 3600)"
     );
 }
