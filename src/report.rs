@@ -137,7 +137,7 @@ pub struct Finding {
     pub status: Status,
     pub severity: Severity,
     #[serde(default)]
-    pub category: String,
+    pub category: Category,
     /// What was observed, in one sentence.
     #[serde(default)]
     pub detail: String,
@@ -405,6 +405,27 @@ crate::vocabulary::vocabulary! {
     }
 }
 crate::vocabulary::written_by_name!(System);
+
+crate::vocabulary::vocabulary! {
+    /// The area of a check (`category`; JUnit's class name, SARIF's tag).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum Category {
+        Lifecycle = "lifecycle",
+        Vulnerability = "vulnerability",
+        Transport = "transport",
+        Headers = "headers",
+        Cookies = "cookies",
+        Exposure = "exposure",
+        Authentication = "authentication",
+        Sharing = "sharing",
+        Dns = "dns",
+        Deployment = "deployment",
+        /// Not stated: written `""` (a row that states none fails `every_row_states_its_texts`).
+        #[default]
+        Unstated,
+    }
+}
+crate::vocabulary::written_by_name!(Category);
 
 /// The result document of one host.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]

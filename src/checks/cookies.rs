@@ -9,6 +9,7 @@ use super::{CheckSpec, CookieAttribute, Fix, Measure, REVERSE_PROXY, Unmeasured,
 use crate::net::http::Scheme;
 use crate::probe::Measurements;
 use crate::probe::status::printable;
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 use std::collections::BTreeSet;
@@ -19,7 +20,7 @@ const DOCS: &str = "https://developer.mozilla.org/docs/Web/HTTP/Headers/Set-Cook
 /// the cookie is set (usually the reverse proxy).
 const COOKIE_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
-    category: "cookies",
+    category: Category::Cookies,
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::EveryAnswer],

@@ -14,6 +14,7 @@ use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::debug_ports::{DebugAnswer, DebugPort, PortState};
 use crate::probe::{self, Measurements, plan};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 use serde::de::{self, MapAccess, SeqAccess};
@@ -26,7 +27,7 @@ const PROXY_DOCS: &str = "https://docs.opencloud.eu/docs/dev/server/services/pro
 const DEBUG_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
     severity: Severity::High,
-    category: "exposure",
+    category: Category::Exposure,
     documentation: PROXY_DOCS,
     fixed_in: INSTANCE,
     ..CheckSpec::ROW

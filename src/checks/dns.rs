@@ -15,6 +15,7 @@ use crate::net::http::Scheme;
 use crate::net::tls::TrustedBy;
 use crate::probe::status::printable;
 use crate::probe::{self, DnsObservation, Measurements, distinct};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -25,7 +26,7 @@ const DNSSEC_DOCS: &str = "https://www.rfc-editor.org/rfc/rfc9364";
 const DNS_ROW: CheckSpec = CheckSpec {
     role: Role::Hardening,
     severity: Severity::Low,
-    category: "dns",
+    category: Category::Dns,
     fixed_in: DNS_ZONE,
     verified_by: &[Measure::Probe(probe::DNS)],
     ..CheckSpec::ROW
@@ -383,20 +384,20 @@ mod tests {
         let caa = crate::checks::spec("caaRecord").unwrap();
         assert_eq!(caa.role, Role::Hardening);
         assert_eq!(caa.severity, Severity::Low);
-        assert_eq!(caa.category, "dns");
+        assert_eq!(caa.category, Category::Dns);
         assert_eq!(caa.fixed_in, DNS_ZONE);
         assert!(caa.verifiable());
         let dnssec = crate::checks::spec("dnssec").unwrap();
         assert_eq!(dnssec.role, Role::Hardening);
         assert_eq!(dnssec.severity, Severity::Low);
-        assert_eq!(dnssec.category, "dns");
+        assert_eq!(dnssec.category, Category::Dns);
         assert_eq!(dnssec.fixed_in, DNS_ZONE);
         assert!(dnssec.verifiable());
         assert!(dnssec.remediation.contains("DS record at the registrar"));
         let addresses = crate::checks::spec("dnsAddresses").unwrap();
         assert_eq!(addresses.role, Role::Observation);
         assert_eq!(addresses.severity, Severity::Low);
-        assert_eq!(addresses.category, "dns");
+        assert_eq!(addresses.category, Category::Dns);
     }
 
     #[test]

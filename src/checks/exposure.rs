@@ -10,6 +10,7 @@ use crate::family::ProductFamily;
 use crate::net::http::{Response, canonical_header_name};
 use crate::probe::status::{body_size, printable};
 use crate::probe::{self, Measurements, Observation, plan};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -20,7 +21,7 @@ const VERSION_DISCLOSURE_DOCS: &str = "https://owasp.org/www-project-web-securit
 /// What every row of this module shares: a check of what the reverse proxy serves.
 const EXPOSURE_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
-    category: "exposure",
+    category: Category::Exposure,
     fixed_in: REVERSE_PROXY,
     ..CheckSpec::ROW
 };
@@ -73,7 +74,7 @@ pub static AUTHENTICATION: CheckSpec = CheckSpec {
     id: "authentication",
     family: Some("authentication"),
     severity: Severity::Critical,
-    category: "authentication",
+    category: Category::Authentication,
     title: "File and user APIs refuse anonymous callers",
     remediation: "Route the API paths to the instance unchanged and do not add rules that \
                   answer them without authentication.",

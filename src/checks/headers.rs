@@ -9,6 +9,7 @@ use crate::net::HttpsObservation;
 use crate::net::http::Response;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, plan};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -19,7 +20,7 @@ const HSTS_PRELOAD_MIN_AGE: u64 = 31_536_000;
 /// most of them set at the reverse proxy.
 const HEADER_ROW: CheckSpec = CheckSpec {
     role: Role::Hardening,
-    category: "headers",
+    category: Category::Headers,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Probe(plan::ROOT)],
     ..CheckSpec::ROW

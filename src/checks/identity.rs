@@ -10,13 +10,14 @@ use crate::family::{DemoAccount, ProductFamily};
 use crate::net::http::Scheme;
 use crate::probe::status::printable;
 use crate::probe::{Measurements, plan};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
 /// What every row of this module shares: a check of how the instance signs people in.
 const SIGN_IN_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
-    category: "authentication",
+    category: Category::Authentication,
     ..CheckSpec::ROW
 };
 

@@ -16,7 +16,7 @@ pub mod transport;
 
 use crate::family::ProductFamily;
 use crate::probe::Measurements;
-use crate::report::{Finding, Role, Status, System};
+use crate::report::{Category, Finding, Role, Status, System};
 use crate::severity::Severity;
 
 /// The system an operator edits to fix a finding.
@@ -33,7 +33,7 @@ pub struct CheckSpec {
     pub family: Option<&'static str>,
     pub role: Role,
     pub severity: Severity,
-    pub category: &'static str,
+    pub category: Category,
     pub title: &'static str,
     pub remediation: &'static str,
     /// Where the operator reads more (every rule links one: SARIF's helpUri, JUnit, pages).
@@ -131,7 +131,7 @@ impl CheckSpec {
         family: None,
         role: Role::Check,
         severity: Severity::Low,
-        category: "",
+        category: Category::Unstated,
         title: "",
         remediation: "",
         documentation: "",
@@ -243,7 +243,7 @@ pub static EOL: CheckSpec = CheckSpec {
     id: "eol",
     role: Role::Version,
     severity: Severity::Critical,
-    category: "lifecycle",
+    category: Category::Lifecycle,
     title: "The release line is supported",
     remediation: "Upgrade to a supported release line; an end-of-life line receives no \
                   security fixes.",
@@ -257,7 +257,7 @@ pub static VULNERABILITY: CheckSpec = CheckSpec {
     family: Some("vulnerability"),
     role: Role::Version,
     severity: Severity::High,
-    category: "vulnerability",
+    category: Category::Vulnerability,
     title: "No published advisory affects the running release",
     remediation: "Upgrade to a release that fixes the advisory.",
     documentation: ADVISORIES_DOCS,
@@ -463,7 +463,7 @@ fn finding_as(check: &'static CheckSpec, id: String, status: Status, detail: Str
         role: check.role,
         status,
         severity: check.severity,
-        category: check.category.into(),
+        category: check.category,
         detail,
         remediation: check.remediation.to_string(),
         documentation: Some(check.documentation.to_string()),
@@ -514,7 +514,7 @@ mod tests {
         for c in registry() {
             for (what, text) in [
                 ("id", c.id),
-                ("category", c.category),
+                ("category", c.category.as_str()),
                 ("title", c.title),
                 ("remediation", c.remediation),
                 ("documentation", c.documentation),

@@ -7,6 +7,7 @@ use super::pattern;
 use super::{AcrossNodes, CheckSpec, REVERSE_PROXY, finding};
 use crate::probe::Measurements;
 use crate::probe::addresses::NodeObservation;
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -14,7 +15,7 @@ pub static ADDRESS_PARITY: CheckSpec = CheckSpec {
     id: "addressParity",
     role: Role::Check,
     severity: Severity::Medium,
-    category: "deployment",
+    category: Category::Deployment,
     title: "Every address of the name serves the same instance",
     remediation: "Bring every node behind the name to the same release and configuration \
                   (or take the odd one out of DNS / the load balancer).",
@@ -27,7 +28,7 @@ pub static TLS_ADDRESS_PARITY: CheckSpec = CheckSpec {
     id: "tlsAddressParity",
     role: Role::Check,
     severity: Severity::Medium,
-    category: "transport",
+    category: Category::Transport,
     title: "Every address of the name offers the same TLS",
     remediation: "Deploy the same certificate and TLS settings on every address, IPv4 and \
                   IPv6 alike.",

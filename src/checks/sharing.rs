@@ -6,6 +6,7 @@ use super::{AcrossNodes, CheckSpec, Fix, INSTANCE, Measure, Verdict, finding, ve
 use crate::family::ProductFamily;
 use crate::probe::Measurements;
 use crate::probe::plan;
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 use serde_json::Value;
@@ -16,7 +17,7 @@ const SHARING_DOCS: &str = "https://docs.opencloud.eu/docs/admin/configuration/"
 /// from its capabilities document.
 const SHARING_ROW: CheckSpec = CheckSpec {
     role: Role::Hardening,
-    category: "sharing",
+    category: Category::Sharing,
     documentation: SHARING_DOCS,
     fixed_in: INSTANCE,
     verified_by: &[Measure::Probe(plan::CAPABILITIES)],
@@ -68,7 +69,7 @@ pub static PASSWORD_POLICY_ENFORCED: CheckSpec = CheckSpec {
     id: "passwordPolicyEnforced",
     across_nodes: AcrossNodes::Capability(PASSWORD_POLICY),
     severity: Severity::Medium,
-    category: "authentication",
+    category: Category::Authentication,
     title: "A password policy of at least 8 characters with every character class",
     remediation: "Keep the password policy on (OC_PASSWORD_POLICY_DISABLED=false) with \
                   OC_PASSWORD_POLICY_MIN_CHARACTERS of 8 or more and at least one lower-case, \

@@ -8,6 +8,7 @@ use crate::net::http::{Response, Scheme};
 use crate::net::legacy_tls::LegacyTls;
 use crate::probe::status::printable;
 use crate::probe::{self, Measurements, Observation};
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -20,7 +21,7 @@ pub const PLAIN_HTTP_PORT: u16 = 80;
 const PROTOCOL_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
     severity: Severity::High,
-    category: "transport",
+    category: Category::Transport,
     documentation: "https://datatracker.ietf.org/doc/html/rfc8996",
     fixed_in: REVERSE_PROXY,
     fix: Fix::TlsMinimum,
@@ -360,7 +361,7 @@ mod tests {
         assert_eq!(f.status, Status::Passed);
         assert_eq!(f.role, Role::Check);
         assert_eq!(f.severity, Severity::High);
-        assert_eq!(f.category, "transport");
+        assert_eq!(f.category, Category::Transport);
         assert!(f.counts);
 
         let f = deprecated(Some(true), Some(false), None);

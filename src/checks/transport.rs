@@ -4,6 +4,7 @@ use super::{CheckSpec, Context, DOCS, Measure, REVERSE_PROXY, Unmeasured, findin
 use crate::net::HttpsObservation;
 use crate::net::tls;
 use crate::probe::Measurements;
+use crate::report::Category;
 use crate::report::{Finding, Role, Status};
 use crate::severity::Severity;
 
@@ -11,7 +12,7 @@ use crate::severity::Severity;
 /// proxy.
 const TRANSPORT_ROW: CheckSpec = CheckSpec {
     role: Role::Check,
-    category: "transport",
+    category: Category::Transport,
     documentation: DOCS,
     fixed_in: REVERSE_PROXY,
     verified_by: &[Measure::Transport],

@@ -107,7 +107,7 @@ fn rich() -> ScanResult {
         role: Role::Check,
         status: Status::Failed,
         severity: Severity::Medium,
-        category: "transport".into(),
+        category: Category::Transport,
         detail: "d".into(),
         remediation: "r".into(),
         documentation: Some("https://docs.example/".into()),

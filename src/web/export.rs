@@ -110,7 +110,7 @@ pub fn csv(document: &ScanResult) -> Vec<u8> {
             &f.id,
             f.status.as_str(),
             f.severity.as_str(),
-            &f.category,
+            f.category.as_str(),
             &f.detail,
             &f.remediation,
             f.fixed_in.as_str(),
@@ -142,14 +142,14 @@ mod tests {
             "host": "cloud.example.com",
             "scannedAt": "2026-11-25T10:00:00Z",
             "findings": [
-                {"id": "exposed:/.env", "status": "failed", "severity": "high",
-                 "category": "=HYPERLINK(\"http://evil\",\"x\")", "detail": "+1", "remediation": "-2",
+                {"id": "=HYPERLINK(\"http://evil\",\"x\")", "status": "failed",
+                 "severity": "high", "category": "exposure", "detail": "+1", "remediation": "-2",
                  "fixedIn": "reverse proxy", "ignored": false},
-                {"id": "hsts", "status": "passed", "severity": "medium",
-                 "category": "@SUM(A1)", "detail": "line\nbreak, \"quoted\"", "remediation": "\tx",
+                {"id": "@SUM(A1)", "status": "passed", "severity": "medium",
+                 "category": "headers", "detail": "line\nbreak, \"quoted\"", "remediation": "\tx",
                  "fixedIn": "the instance", "ignored": true},
-                {"id": "csp", "status": "failed", "severity": "low",
-                 "category": "\rcmd", "detail": "", "remediation": "",
+                {"id": "\rcmd", "status": "failed", "severity": "low",
+                 "category": "", "detail": "", "remediation": "",
                  "fixedIn": "", "ignored": false},
             ]
         }));
@@ -164,16 +164,17 @@ mod tests {
             .map(|r| r.unwrap().iter().map(String::from).collect())
             .collect();
         assert_eq!(rows.len(), 3);
-        assert_eq!(rows[0][4], "'=HYPERLINK(\"http://evil\",\"x\")");
+        assert_eq!(rows[0][1], "'=HYPERLINK(\"http://evil\",\"x\")");
+        assert_eq!(rows[0][4], "exposure");
         assert_eq!(rows[0][5], "'+1");
         assert_eq!(rows[0][6], "'-2");
-        assert_eq!(rows[1][4], "'@SUM(A1)");
+        assert_eq!(rows[1][1], "'@SUM(A1)");
         assert_eq!(rows[1][5], "line\nbreak, \"quoted\"");
         assert_eq!(rows[1][6], "'\tx");
         assert_eq!(rows[0][7], "reverse proxy");
         assert_eq!(rows[1][7], "the instance");
-        assert_eq!(rows[2][4], "'\rcmd");
-        assert_eq!(rows[2][7], "", "not stated");
+        assert_eq!(rows[2][1], "'\rcmd");
+        assert_eq!((&*rows[2][4], &*rows[2][7]), ("", ""), "not stated");
         assert_eq!(rows[1][8], "true");
         for row in &rows {
             for cell in row {
@@ -202,8 +203,8 @@ mod tests {
         let findings: Vec<Value> = hostile
             .iter()
             .map(|h| {
-                json!({"id": "versionDisclosure:X", "status": "failed", "severity": "low",
-                            "category": h, "detail": h, "remediation": h,
+                json!({"id": h, "status": "failed", "severity": "low",
+                            "category": "headers", "detail": h, "remediation": h,
                             "ignored": false})
             })
             .collect();

@@ -948,7 +948,7 @@ fn a_worker_completes_the_record_and_its_submitter_erases_it() {
                     "host": record.target, "state": "OK", "rating": 5, "grade": "A+",
                     "scannedAt": "2026-11-25T10:00:00Z", "waivers": [],
                     "findings": [{"id": "hsts", "status": "passed", "severity": "medium",
-                                  "category": "=cmd", "detail": "d", "remediation": "r",
+                                  "category": "headers", "detail": "=cmd", "remediation": "r",
                                   "fixedIn": "reverse proxy", "ignored": false}],
                 })),
                 sarif: json!({"version": "2.1.0"}),

@@ -131,7 +131,7 @@ fn registry_rows_resolve_the_families() {
     let port = super::super::spec("debugPort:9205").unwrap();
     assert_eq!(port.id, "debugPort");
     assert_eq!(port.severity, Severity::High);
-    assert_eq!(port.category, "exposure");
+    assert_eq!(port.category, crate::report::Category::Exposure);
     assert!(port.remediation.contains("PROXY_DEBUG_ADDR=127.0.0.1:9205"));
     let endpoint = super::super::spec("debugEndpoint:9205/config").unwrap();
     assert_eq!(endpoint.id, "debugEndpoint");
