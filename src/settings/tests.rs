@@ -16,6 +16,7 @@ enum ByComponent {
 }
 
 impl ComponentSettings for ByComponent {
+    /// Every component.
     const COMPONENTS: &'static [Component] = &[
         Component::Plugin,
         Component::Scan,
@@ -1364,17 +1365,7 @@ const READ_BEFORE_THE_SETTINGS: &[(Id, &str)] = &[
 fn every_row_is_read_by_a_field() {
     let env = MapEnv(Default::default());
     let mut asked = std::collections::BTreeSet::new();
-    for component in [
-        Component::Plugin,
-        Component::Scan,
-        Component::Serve,
-        Component::Web,
-        Component::ReviewWaivers,
-        Component::Fleet,
-        Component::Snippets,
-        Component::Upgrade,
-        Component::Limits,
-    ] {
+    for &component in ByComponent::COMPONENTS {
         // A webhook, so that its settings are read too.
         let line = line(&[
             "-H",
