@@ -56,6 +56,8 @@ pub enum Kind {
     ReleaseSchedule,
     /// `--result`: the plugin's `--format json` output, or `check-storage-scanner scan`'s.
     ResultDocument,
+    /// `--host-list`: targets, one a line.
+    HostList,
     /// A value behind a `file://` or `secret://` reference or a `_file` / `_FILE` setting.
     Value,
 }
@@ -70,12 +72,13 @@ impl Kind {
     /// The bundled advisories are 3 KiB and an OSV or GitHub advisory answer for one product is
     /// tens of KiB; the bundled release schedule is 5 KiB. Secret values are tokens and URLs.
     /// A result document takes about 40 KiB per host (pretty-printed, every finding with its
-    /// remediation), so 16 MiB holds the `--format json` array of a few hundred hosts.
+    /// remediation), so 16 MiB holds the `--format json` array of a few hundred hosts. A
+    /// list of targets takes a line each: 16 MiB holds 100,000 URLs of 160 bytes.
     pub const fn cap(self) -> u64 {
         match self {
             Kind::Configuration | Kind::Policy | Kind::ReleaseSchedule => MIB,
             Kind::Baseline | Kind::CaBundle | Kind::AdvisoryFile => 4 * MIB,
-            Kind::ResultDocument => 16 * MIB,
+            Kind::ResultDocument | Kind::HostList => 16 * MIB,
             Kind::Value => 64 * KIB,
         }
     }
@@ -90,6 +93,7 @@ impl Kind {
             Kind::AdvisoryFile => "scanner.vulnerability_db file",
             Kind::ReleaseSchedule => "scanner.release_schedule file",
             Kind::ResultDocument => "result file",
+            Kind::HostList => "host list",
             Kind::Value => "value file",
         }
     }
@@ -116,6 +120,7 @@ impl Kind {
                 "give --result what check-storage-security --format json or \
                  check-storage-scanner scan printed (split a larger fleet over several --result)"
             }
+            Kind::HostList => "point --host-list at a text file of targets, one a line",
             Kind::Value => "check the path and point to a regular file holding only the value",
         }
     }

@@ -1,6 +1,7 @@
 # Completion for check-storage-security. Generated from the option table by `make man`; do not edit.
 complete -c check-storage-security -f
 complete -c check-storage-security -s H -l host -x -d 'Comma-separated targets'
+complete -c check-storage-security -l host-list -r -F -d 'A file of targets, one a line, written as -H takes them'
 complete -c check-storage-security -s w -l warning -x -d 'Rating (0-5) at or below which the state is WARNING'
 complete -c check-storage-security -s c -l critical -x -d 'Rating (0-5) at or below which the state is CRITICAL'
 complete -c check-storage-security -l profile -x -a 'strict ops lenient' -d 'Threshold profile, the weakest source'

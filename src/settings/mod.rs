@@ -7,6 +7,7 @@ pub mod config_file;
 pub mod manual;
 mod operator_files;
 pub use operator_files::NamedFile;
+use operator_files::named_file;
 pub mod options;
 /// The secret guard lives at the bottom (every layer's text passes it); named here too.
 pub use crate::redact;
@@ -87,8 +88,8 @@ impl Profile {
 pub use crate::knowledge::update::UpdateSource;
 
 /// Which layer a value came from: a file's booleans are strict, a flag in clear is a warning,
-/// a waiver names its variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// a waiver names its variable. In order of strength: the first wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Source {
     Flag,
     Variable,

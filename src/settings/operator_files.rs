@@ -25,12 +25,7 @@ impl Layers<'_> {
     ) -> Result<Vec<NamedFile>, SettingsError> {
         self.given_list(id)?
             .iter()
-            .map(|given| {
-                checked(given, kind).map(|path| NamedFile {
-                    shown: shown(given, &path),
-                    path,
-                })
-            })
+            .map(|given| named_file(given, kind))
             .collect()
     }
 }
@@ -41,6 +36,14 @@ pub struct NamedFile {
     pub path: PathBuf,
     /// The path, or `(from <reference>)` when the path was read from a reference.
     pub shown: String,
+}
+
+/// The file a value names, checked, with how messages name it.
+pub(super) fn named_file(given: &super::Given, kind: Kind) -> Result<NamedFile, SettingsError> {
+    checked(given, kind).map(|path| NamedFile {
+        shown: shown(given, &path),
+        path,
+    })
 }
 
 /// A path read from a reference is named by the reference, never shown.

@@ -36,6 +36,7 @@ macro_rules! option_ids {
 
 option_ids! {
     host,
+    host_list,
     warning,
     critical,
     profile,
@@ -521,7 +522,16 @@ const TARGET: &[OptionSpec] = &[
              (cloud.example.com, 192.0.2.10:9200, [2001:db8::1]:443, https://cloud.example.com/; a \
              link-local address with its interface: [fe80::1%25eth0]:9200). Repeat -H to add more; \
              a target named twice is scanned once. Written literally, never as a secret reference \
-             (a target goes to DNS). Required.",
+             (a target goes to DNS). Required, unless --host-list names the targets.",
+        ),
+    flag(Id::host_list, Value("FILE", Text))
+        .key()
+        .programs(PLUGIN)
+        .help(
+            "A file of targets, one a line, written as -H takes them; blank lines and # comments \
+             are skipped. For a fleet too large for a command line (up to 100,000 targets). \
+             Given beside -H in the same place (both flags, both keys) both count; otherwise the \
+             stronger place wins, so a -H on the command line replaces a file's list.",
         ),
 ];
 

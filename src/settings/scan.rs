@@ -176,11 +176,23 @@ pub(super) fn diff_format(l: &Layers) -> Result<Option<DiffFormat>, SettingsErro
     Ok(diff_format)
 }
 
-/// The targets: every `-H` adds its list, a target named twice is scanned once (it would
-/// otherwise be scanned twice and collide in the performance data).
+/// The most targets one run takes (`-H` and `--host-list` together): a night's fleet, with
+/// room, and a bound on what a wrong file can make a run hold.
+pub const MAX_TARGETS: usize = 100_000;
+
+/// The targets of `-H` (each once, in the order given), then those of `--host-list`. Given in
+/// one layer, both count; in two, the stronger layer's replace the other's (a `-H` on the
+/// command line replaces a configuration file's `host_list`, as it replaces its `host`).
 pub(super) fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
-    let mut targets: Vec<Target> = Vec::new();
-    for given in l.given_list(Id::host)? {
+    let hosts = l.raw(options::spec(Id::host))?;
+    let list = l.raw(options::spec(Id::host_list))?;
+    let (hosts, list) = match (hosts, list) {
+        (Some(hosts), Some(list)) if hosts.1 < list.1 => (Some(hosts), None),
+        (Some(hosts), Some(list)) if list.1 < hosts.1 => (None, Some(list)),
+        both => both,
+    };
+    let mut targets = Targets::default();
+    for given in hosts.map(|(values, _)| values).unwrap_or_default() {
         // A secret read as a host name would be sent to DNS servers: targets are written
         // literally.
         if let Some(reference) = &given.reference {
@@ -194,20 +206,78 @@ pub(super) fn targets(l: &Layers) -> Result<Vec<Target>, SettingsError> {
             continue;
         }
         for target in target::parse_list(&given.text).map_err(|e| SettingsError(e.to_string()))? {
-            let same = |t: &Target| {
-                t.display_name() == target.display_name()
-                    && t.scheme == target.scheme
-                    && t.base_path == target.base_path
-            };
-            if !targets.iter().any(same) {
-                targets.push(target);
+            targets.add(target)?;
+        }
+    }
+    let kind = crate::files::Kind::HostList;
+    let file = list.and_then(|(mut values, _)| values.pop());
+    let file = file.filter(|given| !given.text.trim().is_empty());
+    if let Some(file) = file.map(|given| named_file(&given, kind)).transpose()? {
+        let bytes = crate::files::read(&file.path, kind)
+            .map_err(|refusal| SettingsError(refusal.line(&file.shown)))?;
+        // `files::read` refuses what is not UTF-8.
+        let text = String::from_utf8_lossy(&bytes);
+        for (number, line) in text.lines().enumerate() {
+            let entry = without_comment(line).trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let parsed = target::parse_list(entry).map_err(|e| {
+                SettingsError(format!(
+                    "host list {}, line {}: {e}",
+                    file.shown,
+                    number + 1
+                ))
+            })?;
+            for target in parsed {
+                targets.add(target)?;
             }
         }
     }
-    if targets.is_empty() {
+    if targets.list.is_empty() {
         return Err(SettingsError(
-            "no target given; pass -H/--host (or set COS_HOST)".to_string(),
+            "no target given; pass -H/--host or --host-list (or set COS_HOST)".to_string(),
         ));
     }
-    Ok(targets)
+    Ok(targets.list)
+}
+
+/// A line of a host list without its comment: from a `#` at its start or after white space
+/// (a URL's `#` is no comment, and no target either).
+fn without_comment(line: &str) -> &str {
+    let mut previous_blank = true;
+    for (at, c) in line.char_indices() {
+        if c == '#' && previous_blank {
+            return &line[..at];
+        }
+        previous_blank = c.is_whitespace();
+    }
+    line
+}
+
+/// Targets in the order given, each once: the same name, scheme and base path is one target
+/// (scanned twice, it would collide in the performance data).
+#[derive(Default)]
+struct Targets {
+    list: Vec<Target>,
+    seen: std::collections::HashSet<(String, Option<crate::target::Scheme>, String)>,
+}
+
+impl Targets {
+    fn add(&mut self, target: Target) -> Result<(), SettingsError> {
+        let key = (
+            target.display_name(),
+            target.scheme,
+            target.base_path.clone(),
+        );
+        if self.seen.insert(key) {
+            if self.list.len() == MAX_TARGETS {
+                return Err(SettingsError(format!(
+                    "more than {MAX_TARGETS} targets; split them over several runs"
+                )));
+            }
+            self.list.push(target);
+        }
+        Ok(())
+    }
 }

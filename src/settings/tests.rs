@@ -1431,3 +1431,85 @@ fn a_server_is_refused_before_it_starts() {
         validate::<ServeSettings>(&Default::default(), &flags, &env, Component::Serve).unwrap();
     assert!(settings.ready_to_start().is_err());
 }
+
+/// `--host-list`: a target a line after those of -H, blank lines and `#` comments skipped,
+/// each target once; a wrong line is named by its number.
+#[test]
+fn targets_come_from_a_host_list_too() {
+    let dir = temp_dir("host-list");
+    let file = dir.join("hosts.txt");
+    std::fs::write(
+        &file,
+        "# the night's fleet\n\
+         a.example\n\
+         \n\
+         b.example:8443   # behind a port\n\
+         https://c.example/cloud\n\
+         a.example\n\
+         first.example\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let env = clean_env("host-list-env", &[]);
+    let s = resolve(&["-H", "first.example", "--host-list", &path], &env).unwrap();
+    let names: Vec<String> = s.targets.iter().map(|t| t.input.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            "first.example",
+            "a.example",
+            "b.example:8443",
+            "https://c.example/cloud"
+        ]
+    );
+    // Alone, from the configuration file's key.
+    let config = dir.join("config.yml");
+    std::fs::write(&config, format!("host_list: {path}\n")).unwrap();
+    let config = config.display().to_string();
+    let s = resolve(&["--config", &config], &env).unwrap();
+    assert_eq!(s.targets.len(), 4);
+    // A -H on the command line replaces the file's list, as it replaces its `host`.
+    let s = resolve(&["--config", &config, "-H", "z.example"], &env).unwrap();
+    assert_eq!(s.targets.len(), 1);
+    let env_list = clean_env("host-list-variable", &[("COS_HOST_LIST", &path)]);
+    let s = resolve(&["-H", "z.example"], &env_list).unwrap();
+    assert_eq!(s.targets.len(), 1, "the flag is stronger than the variable");
+    let s = resolve(&[], &env_list).unwrap();
+    assert_eq!(s.targets.len(), 4);
+
+    std::fs::write(&file, "a.example\n\nb.example:99999\n").unwrap();
+    let e = resolve(&["--host-list", &path], &env).unwrap_err();
+    assert!(
+        e.0.starts_with(&format!("host list {path}, line 3: ")),
+        "{e}"
+    );
+    let missing = dir.join("none.txt").display().to_string();
+    let e = resolve(&["--host-list", &missing], &env).unwrap_err();
+    assert_eq!(
+        e.0,
+        format!(
+            "host list {missing} does not exist; point --host-list at a text file of targets, \
+             one a line"
+        )
+    );
+    std::fs::write(&file, "# nothing yet\n").unwrap();
+    let e = resolve(&["--host-list", &path], &env).unwrap_err();
+    assert!(e.0.starts_with("no target given"), "{e}");
+}
+
+/// A run takes at most `MAX_TARGETS` targets: a wrong list is refused, not held.
+#[test]
+fn a_host_list_beyond_the_most_targets_is_refused() {
+    let dir = temp_dir("host-list-many");
+    let file = dir.join("hosts.txt");
+    let text: String = (0..=MAX_TARGETS)
+        .map(|n| format!("h{n}.example\n"))
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let env = clean_env("host-list-many-env", &[]);
+    let e = resolve(&["--host-list", &file.display().to_string()], &env).unwrap_err();
+    assert_eq!(
+        e.0,
+        "more than 100000 targets; split them over several runs"
+    );
+}

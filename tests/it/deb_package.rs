@@ -321,6 +321,14 @@ fn sample_with(replacements: &[(&str, String)]) -> String {
     text
 }
 
+/// A host list beside `beside` naming `host` (the sample's `host_list`, which adds to its
+/// `host`: the one target is scanned once).
+fn host_list(beside: &Path, host: &str) -> std::path::PathBuf {
+    let path = beside.with_file_name("hosts.txt");
+    std::fs::write(&path, format!("# the sample's fleet\n{host}\n")).unwrap();
+    path
+}
+
 /// The sample's addresses, files and release mode replaced: `host` scanned, the CA bundle and
 /// webhook address files given, the scan service and the public API on the ports given (0:
 /// a free one), the release data bundled (the tests never leave loopback). The webhook names
@@ -343,6 +351,10 @@ fn runnable_sample(
         (
             "host: cloud.example.com,files.example.org:9200",
             format!("host: {host}"),
+        ),
+        (
+            "/etc/check-storage-security/hosts.txt",
+            host_list(hook, host).display().to_string(),
         ),
         ("/etc/ssl/private/private-ca.pem", ca.display().to_string()),
         (

@@ -1072,7 +1072,7 @@ fn operator_mistakes_are_unknown_with_one_line() {
         ),
         (
             &[][..],
-            "UNKNOWN: no target given; pass -H/--host (or set COS_HOST)\n",
+            "UNKNOWN: no target given; pass -H/--host or --host-list (or set COS_HOST)\n",
         ),
     ] {
         let run = run_in(&dir, args, &[]);
