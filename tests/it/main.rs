@@ -18,6 +18,7 @@ mod dns;
 mod dnssec;
 mod docs_links;
 mod exporter;
+mod fake_fleet;
 mod fake_instance_selftest;
 mod feed_cache;
 mod findings;

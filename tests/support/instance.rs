@@ -701,6 +701,17 @@ impl FakeInstance {
     }
 }
 
+/// A handler answering as an instance of `config` whose public URL (written into bodies) is
+/// `public_url`: one for many listeners that answer alike (a fleet), its templates held once.
+pub fn shared_handler(config: InstanceConfig, public_url: &str) -> Handler {
+    let logons = Arc::new(Logons {
+        gate: config.logon_gate,
+        ..Logons::default()
+    });
+    let app = Arc::new(App::new(config, public_url, logons));
+    Arc::new(move |req| app.handle(req))
+}
+
 /// The request handler with all templates prepared.
 struct App {
     config: InstanceConfig,

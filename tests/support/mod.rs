@@ -24,6 +24,7 @@ pub mod drip;
 pub mod exporter;
 pub mod feed;
 pub mod fixtures;
+pub mod fleet;
 pub mod http;
 pub mod instance;
 /// Only in integration tests: it needs the test binary's compile-time paths.

@@ -124,6 +124,8 @@ pub struct Server {
     requests: Arc<Mutex<Vec<RecordedRequest>>>,
     /// Requests seen since start (not reset by `clear_requests`; faults count with it).
     total: Arc<AtomicUsize>,
+    /// Whether requests are kept for [`Server::requests`] (a fleet of thousands only counts).
+    recording: Arc<AtomicBool>,
     meter: Arc<Meter>,
     thread: Option<JoinHandle<()>>,
 }
@@ -140,10 +142,12 @@ impl Server {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let total = Arc::new(AtomicUsize::new(0));
         let meter = Arc::new(Meter::default());
+        let recording = Arc::new(AtomicBool::new(true));
         let thread = {
             let stop = stop.clone();
             let requests = requests.clone();
             let total = total.clone();
+            let recording = recording.clone();
             let meter = meter.clone();
             std::thread::Builder::new()
                 .name(format!("fake-accept-{}", addr.port()))
@@ -160,6 +164,7 @@ impl Server {
                             stop: stop.clone(),
                             requests: requests.clone(),
                             total: total.clone(),
+                            recording: recording.clone(),
                             handler: handler.clone(),
                             open: OpenConnection(meter.clone()),
                         };
@@ -175,6 +180,7 @@ impl Server {
             stop,
             requests,
             total,
+            recording,
             meter,
             thread: Some(thread),
         })
@@ -196,6 +202,11 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .len()
+    }
+
+    /// Counts requests from now on without keeping them (or keeps them again).
+    pub fn set_recording(&self, on: bool) {
+        self.recording.store(on, Ordering::SeqCst);
     }
 
     /// Requests seen since start, including cleared ones.
@@ -269,6 +280,7 @@ struct Shared {
     stop: Arc<AtomicBool>,
     requests: Arc<Mutex<Vec<RecordedRequest>>>,
     total: Arc<AtomicUsize>,
+    recording: Arc<AtomicBool>,
     handler: Handler,
     /// Held until the connection is served to its end.
     open: OpenConnection,
@@ -279,6 +291,7 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
         stop,
         requests,
         total,
+        recording,
         handler,
         open,
     } = shared;
@@ -342,10 +355,12 @@ fn serve_connection(tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>, shar
             }
             ReadOutcome::Request(r) => r,
         };
-        {
+        if recording.load(Ordering::SeqCst) {
             let mut all = requests.lock().unwrap_or_else(|e| e.into_inner());
             req.index = total.fetch_add(1, Ordering::SeqCst);
             all.push(req.clone());
+        } else {
+            req.index = total.fetch_add(1, Ordering::SeqCst);
         }
         meter.update(|t, _| t.requests += 1);
         let reply = match handler(&req) {
