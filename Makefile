@@ -5,7 +5,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/debug/check-storage-security
 DEMO_DIR := $(TARGET_DIR)/demo
 
-.PHONY: build deps demo test test-clock test-neighbour lint man clean deb
+.PHONY: build deps demo test test-clock test-neighbour lint man clean deb soak
 
 build:
 	$(CARGO) build --bins --examples
@@ -105,6 +105,14 @@ deb: deps
 	$(CARGO) build --release --bins
 	sh packaging/deb/build.sh $(TARGET_DIR)/release $(TARGET_DIR)/deb
 	lintian --fail-on error,warning $(TARGET_DIR)/deb/check-storage-security_*.deb
+
+# A night's fleet, bounded (a few minutes) and on loopback only: a fake fleet of SOAK_HOSTS
+# instances (10,000 by default; tests/support/fleet.rs), then the release plugin over 1,000 and
+# over all of them from a --host-list, printing wall time, CPU time and peak memory per format
+# (docs/performance.md, "A night's fleet"). Not part of `make test`.
+soak: deps
+	$(CARGO) build --release --bins --example fake-fleet
+	sh tests/soak.sh $(TARGET_DIR)
 
 # Release build, then wall time, CPU time and peak memory of the plugin against fake instances
 # on loopback: one healthy host, five firewalled debug ports, 100 hosts 32 at a time; then the

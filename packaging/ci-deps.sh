@@ -40,6 +40,8 @@
 #                named to have them disabled like the others)
 #   faketime     `make test-clock` runs the test binaries with the machine's clock a year ahead
 #                and a year back (libfaketime, LD_PRELOAD; redis-server is kept on the real clock)
+#   time         GNU time: `make soak` (and `make bench`, where it is there) reads each run's CPU
+#                time and peak memory from it
 #   ShellCheck   (package shellcheck) tests/it/ci_step.rs checks packaging/ci/action.sh with it,
 #                and actionlint uses it for the `run:` scripts of workflows
 #
@@ -59,7 +61,7 @@
 # disabled again). Any failure ends with one line saying why.
 set -eu
 
-PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core bind9 bind9-utils nginx nginx-common caddy apache2 faketime"
+PACKAGES="icinga2-bin prometheus libxml2-utils tmux zsh fish lintian dpkg-dev binutils man-db systemd shellcheck redis-server qpdf poppler-utils chromium chromium-driver fonts-dejavu-core bind9 bind9-utils nginx nginx-common caddy apache2 faketime time"
 
 fail() {
     echo "ci-deps.sh: $*" >&2

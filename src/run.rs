@@ -10,21 +10,25 @@ use crate::redact;
 use crate::report::{self, ScanResult, State};
 use crate::settings::secrets::Environment;
 use crate::settings::{Format, Settings, cli, manual};
+use std::io::Write;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// The whole plugin: arguments (without the program name) and environment to output. Whatever
 /// it prints passes the secret guard (`redact`) last.
-pub fn main<I>(args: I, env: &dyn Environment) -> Outcome
+/// A fleet's output may be written to `out` as its hosts complete (`output::stream`); `out`
+/// guards its own writes.
+pub fn main<I>(args: I, env: &dyn Environment, out: &mut (dyn Write + Send)) -> Outcome
 where
     I: IntoIterator,
     I::Item: Into<std::ffi::OsString>,
 {
-    let mut outcome = run(args, env);
+    let mut outcome = run(args, env, out);
     outcome.stdout = redact::apply(&outcome.stdout);
     outcome
 }
 
-fn run<I>(args: I, env: &dyn Environment) -> Outcome
+fn run<I>(args: I, env: &dyn Environment, out: &mut (dyn Write + Send)) -> Outcome
 where
     I: IntoIterator,
     I::Item: Into<std::ffi::OsString>,
@@ -50,7 +54,7 @@ where
     {
         return crate::self_update::upgrade::run(&line, env);
     }
-    scan(&line, env, started).unwrap_or_else(unknown)
+    scan(&line, env, started, out).unwrap_or_else(unknown)
 }
 
 /// The scan of the configured targets (or the exporter, or `--verify-remediation`); `Err` is
@@ -59,6 +63,7 @@ fn scan(
     line: &cli::CommandLine,
     env: &dyn Environment,
     started: Instant,
+    out: &mut (dyn Write + Send),
 ) -> Result<Outcome, String> {
     let settings = Settings::resolve(line, env).map_err(|e| e.0)?;
     let now = setup_process(&settings)?;
@@ -110,6 +115,14 @@ fn scan(
         .map(Baseline::load)
         .transpose()?;
     let scanner = scanner.with_baseline(previous.as_ref());
+    // Without a baseline to save or a change report, which need every result, a format
+    // written host by host is written as the hosts complete.
+    if previous.is_none()
+        && settings.diff_format.is_none()
+        && output::stream::streams(settings.format)
+    {
+        return stream_all(&settings, &scanner, now, out);
+    }
     let mut results = scanner.scan_all(&settings.targets)?;
     clear_progress();
     if let (Some(path), Some(previous)) = (&settings.baseline, &previous) {
@@ -145,6 +158,62 @@ fn scan(
             _ => output::overall_state(&results).exit_code(),
         },
     })
+}
+
+/// Scans the targets and writes each host's part of the output as it completes, in input
+/// order (`output::stream`): no document outlives its host's part. Each host's notification is
+/// sent as its scan ends.
+fn stream_all(
+    settings: &Settings,
+    scanner: &crate::scanner::Scanner<'_>,
+    now: crate::clock::Now,
+    out: &mut (dyn Write + Send),
+) -> Result<Outcome, String> {
+    use output::stream::{Stream, part};
+    let context = settings.output_context(now);
+    let hosts = settings.targets.len();
+    let stream = Mutex::new(Stream::new(settings.format, &mut *out));
+    // An operator mistake found late (an unreadable advisory file) ends the run UNKNOWN.
+    let mistake: Mutex<Option<String>> = Mutex::new(None);
+    scanner.scan_each(&settings.targets, |index, scanned| {
+        let mut result = match scanned {
+            Ok(result) => result,
+            Err(e) => {
+                lock(&mistake).get_or_insert(e);
+                return;
+            }
+        };
+        if let Some(webhook) = &settings.webhook {
+            notify_all(webhook, &mut [&mut result], scanner.budget());
+        }
+        let part = part(settings.format, &result, hosts, &context);
+        let state = result.state;
+        drop(result);
+        // A reader gone away (`| head`) ends the writing, not the scans.
+        let _ = lock(&stream).take(index, state, part);
+    })?;
+    clear_progress();
+    if let Some(mistake) = lock(&mistake).take() {
+        return Err(mistake);
+    }
+    let stream = stream.into_inner().unwrap_or_else(|e| e.into_inner());
+    let exit_code = stream.tally().worst().exit_code();
+    // --self-update-check: at most one extra line; never a change of the exit code.
+    let notice = settings
+        .self_update_check
+        .then(|| crate::self_update::check::notice(settings, now, scanner.budget()))
+        .flatten();
+    // A reader gone away (`| head`) is no reason to change the verdict.
+    let _ = stream.finish(notice.as_deref());
+    Ok(Outcome {
+        stdout: String::new(),
+        exit_code,
+    })
+}
+
+/// A lock whose holder panicked still holds consistent data here: a part is taken whole.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One notification per host whose state reaches the webhook level; a failed delivery is

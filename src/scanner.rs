@@ -211,6 +211,39 @@ impl<'a> Scanner<'a> {
         results.into_iter().collect()
     }
 
+    /// Scans every target, handing each result to `done` with its index as its scan ends.
+    /// `--concurrency` workers take the targets in input order, one at a time, so the results
+    /// come nearly in that order: a caller writing them in that order holds only those that
+    /// finished while an earlier, slower host was still scanning (`output::stream`). A single
+    /// target is scanned on this thread.
+    pub fn scan_each<F>(&self, targets: &[Target], done: F) -> Result<(), String>
+    where
+        F: Fn(usize, Result<ScanResult, String>) + Sync,
+    {
+        if let [only] = targets {
+            done(0, self.scan(only));
+            return Ok(());
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = self.config.concurrency.clamp(1, targets.len());
+        std::thread::scope(|scope| {
+            let work = || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(target) = targets.get(i) else { break };
+                    done(i, self.scan(target));
+                }
+            };
+            for n in 0..workers {
+                std::thread::Builder::new()
+                    .name(format!("host-worker-{n}"))
+                    .spawn_scoped(scope, work)
+                    .map_err(|e| format!("cannot start {workers} host workers: {e}"))?;
+            }
+            Ok(())
+        })
+    }
+
     /// Client settings of the requests: each request's time limit is cut to what is left of
     /// the run's budget when it starts.
     fn client_options(&self) -> ClientOptions {

@@ -10,6 +10,7 @@ pub mod monitoring;
 pub mod otlp;
 pub mod perfdata;
 pub mod sarif;
+pub mod stream;
 pub mod summary;
 
 use crate::clock::Now;
@@ -75,19 +76,58 @@ pub fn render(format: Format, results: &[ScanResult], ctx: &Context) -> String {
 
 /// Worst state of all hosts: CRITICAL > WARNING > UNKNOWN > OK.
 pub fn overall_state(results: &[ScanResult]) -> State {
-    results
-        .iter()
-        .fold(State::Ok, |worst, r| worst.worst(r.state))
+    Tally::of(results).worst()
 }
 
 /// `1 CRITICAL, 2 OK`: the non-zero counts, most urgent first.
 pub fn state_counts(results: &[ScanResult]) -> String {
-    [State::Critical, State::Warning, State::Unknown, State::Ok]
-        .iter()
-        .filter_map(|state| {
-            let n = results.iter().filter(|r| r.state == *state).count();
-            (n > 0).then(|| format!("{n} {}", state.label()))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    Tally::of(results).counts()
+}
+
+/// How many hosts ended in each state: what a run's first line and its exit code need of the
+/// whole fleet, kept as the results pass by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// CRITICAL, WARNING, UNKNOWN, OK.
+    by_state: [usize; 4],
+}
+
+impl Tally {
+    const ORDER: [State; 4] = [State::Critical, State::Warning, State::Unknown, State::Ok];
+
+    pub fn of(results: &[ScanResult]) -> Tally {
+        let mut tally = Tally::default();
+        results.iter().for_each(|r| tally.add(r.state));
+        tally
+    }
+
+    pub fn add(&mut self, state: State) {
+        if let Some(at) = Tally::ORDER.iter().position(|s| *s == state) {
+            self.by_state[at] += 1;
+        }
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.by_state.iter().sum()
+    }
+
+    /// CRITICAL > WARNING > UNKNOWN > OK; OK for no host.
+    pub fn worst(&self) -> State {
+        Tally::ORDER
+            .into_iter()
+            .zip(self.by_state)
+            .find(|(_, n)| *n > 0)
+            .map_or(State::Ok, |(state, _)| state)
+    }
+
+    /// `1 CRITICAL, 2 OK`: the non-zero counts, most urgent first.
+    pub fn counts(&self) -> String {
+        Tally::ORDER
+            .into_iter()
+            .zip(self.by_state)
+            .filter(|(_, n)| *n > 0)
+            .map(|(state, n)| format!("{n} {}", state.label()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }

@@ -311,31 +311,81 @@ fn update_text(result: &ScanResult) -> String {
 /// state and the counts, then one block per host in input order. The performance data closes
 /// the output; with several hosts each label carries the host (`'cloud.example.com rating'`).
 pub fn render(results: &[ScanResult], ctx: &super::Context) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut perf: Vec<String> = Vec::new();
-    if results.len() != 1 {
-        lines.push(format!(
-            "Checked {} host(s): overall {} ({})",
-            results.len(),
-            super::overall_state(results).label(),
-            super::state_counts(results)
-        ));
+    let parts: Vec<HostPart> = results
+        .iter()
+        .map(|r| host_part(r, results.len(), ctx))
+        .collect();
+    whole(&parts, &super::Tally::of(results))
+}
+
+/// What one host adds to the output: its block (with `--debug`, its details) and its
+/// performance data.
+pub struct HostPart {
+    lines: Vec<String>,
+    perf: Vec<String>,
+}
+
+impl HostPart {
+    /// Whether it has no line at all (it adds nothing to the blocks then).
+    pub fn is_empty_block(&self) -> bool {
+        self.lines.is_empty()
     }
-    for result in results {
-        lines.extend(host_block(result));
-        if ctx.debug {
-            lines.push(debug_text(result).trim_end().to_string());
-        }
-        let host = perfdata::label_safe(&result.host);
-        perf.extend(
-            perfdata::metrics(result, &ctx.thresholds)
-                .iter()
-                .map(|m| match results {
-                    [_] => m.render(),
-                    _ => m.render_labelled(&format!("{host} {}", m.name)),
-                }),
-        );
+
+    /// Its block, the lines joined (no line break at the end).
+    pub fn block(&self) -> String {
+        self.lines.join("\n")
     }
+
+    /// Its performance data, the metrics joined by blanks; empty for none.
+    pub fn perf(&self) -> String {
+        self.perf.join(" ")
+    }
+}
+
+/// The opening line of a multi-host run.
+pub fn opening(hosts: usize, tally: &super::Tally) -> String {
+    format!(
+        "Checked {hosts} host(s): overall {} ({})",
+        tally.worst().label(),
+        tally.counts()
+    )
+}
+
+/// The part of `result`, one of `hosts` in the run: a single host's performance data is not
+/// labelled with its name.
+pub fn host_part(result: &ScanResult, hosts: usize, ctx: &super::Context) -> HostPart {
+    let mut lines = host_block(result);
+    if ctx.debug {
+        lines.push(debug_text(result).trim_end().to_string());
+    }
+    let host = perfdata::label_safe(&result.host);
+    let perf = perfdata::metrics(result, &ctx.thresholds)
+        .iter()
+        .map(|m| match hosts {
+            1 => m.render(),
+            _ => m.render_labelled(&format!("{host} {}", m.name)),
+        })
+        .collect();
+    HostPart { lines, perf }
+}
+
+/// The output of the hosts' parts, in input order: the opening line of a multi-host run (its
+/// states from `tally`), the blocks, then the performance data.
+pub fn whole(parts: &[HostPart], tally: &super::Tally) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    let opening = opening(parts.len(), tally);
+    if parts.len() != 1 {
+        lines.push(&opening);
+    }
+    lines.extend(
+        parts
+            .iter()
+            .flat_map(|p| p.lines.iter().map(String::as_str)),
+    );
+    let perf: Vec<&str> = parts
+        .iter()
+        .flat_map(|p| p.perf.iter().map(String::as_str))
+        .collect();
     format!("{}\n|{}\n", lines.join("\n"), perf.join(" "))
 }
 

@@ -33,7 +33,7 @@ fn cell(text: &str) -> String {
     clip(&cleaned, MAX_CELL)
 }
 
-fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
+pub fn row(result: &ScanResult, ctx: &Context) -> Row {
     let host = cell(&result.host);
     if result.error.is_some() {
         // The state under GRADE, `-` in every other column.
@@ -69,31 +69,65 @@ fn row(result: &ScanResult, ctx: &Context) -> [String; 6] {
 }
 
 pub fn render(results: &[ScanResult], ctx: &Context) -> String {
-    let mut rows = vec![HEADER.map(String::from)];
-    rows.extend(results.iter().map(|r| row(r, ctx)));
-    let mut widths = [0usize; 6];
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
+    let rows: Vec<Row> = results.iter().map(|r| row(r, ctx)).collect();
+    table(rows, &super::state_counts(results))
+}
+
+/// A host's cells.
+pub type Row = [String; 6];
+
+/// The aligned table of `rows` (in input order) under the header, then the tally line
+/// (`counts`: `1 CRITICAL, 2 OK`).
+pub fn table(host_rows: Vec<Row>, counts: &str) -> String {
+    let mut widths = Widths::default();
+    host_rows.iter().for_each(|row| widths.fit(row));
+    let mut out = header(&widths);
+    for row in &host_rows {
+        out.push_str(&line(row, &widths));
+    }
+    out.push_str(&tally_line(host_rows.len(), counts));
+    out
+}
+
+/// The widths of the columns: the header's, widened to every row's cells.
+#[derive(Clone, Copy, Debug)]
+pub struct Widths([usize; 6]);
+
+impl Default for Widths {
+    fn default() -> Widths {
+        Widths(HEADER.map(|h| h.chars().count()))
+    }
+}
+
+impl Widths {
+    pub fn fit(&mut self, row: &Row) {
+        for (width, cell) in self.0.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    for row in &rows {
-        let line = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect::<Vec<_>>()
-            .join("  ");
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "{} host(s): {}\n",
-        results.len(),
-        super::state_counts(results)
-    ));
-    out
+}
+
+/// The header line at these widths.
+pub fn header(widths: &Widths) -> String {
+    line(&HEADER.map(String::from), widths)
+}
+
+/// One row at these widths, its cells two blanks apart, without trailing blanks.
+pub fn line(row: &Row, widths: &Widths) -> String {
+    let line = row
+        .iter()
+        .zip(widths.0)
+        .map(|(cell, width)| format!("{cell:<width$}"))
+        .collect::<Vec<_>>()
+        .join("  ");
+    let mut line = line.trim_end().to_string();
+    line.push('\n');
+    line
+}
+
+/// `1000 host(s): 160 CRITICAL, 840 WARNING`.
+pub fn tally_line(hosts: usize, counts: &str) -> String {
+    format!("{hosts} host(s): {counts}\n")
 }
 
 #[cfg(test)]

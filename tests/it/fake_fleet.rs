@@ -48,7 +48,12 @@ fn a_fleet_run_scans_each_instance_once_in_the_order_of_its_host_list() {
     // Every instance was scanned, and once: instances of one shape received alike.
     let counts = fleet.request_counts();
     let shapes = fleet.shapes();
-    for shape in [Shape::Current, Shape::Behind, Shape::EndOfLife, Shape::Advisory] {
+    for shape in [
+        Shape::Current,
+        Shape::Behind,
+        Shape::EndOfLife,
+        Shape::Advisory,
+    ] {
         let of_shape: Vec<usize> = counts
             .iter()
             .zip(&shapes)

@@ -1,5 +1,5 @@
-//! `cargo run --example fake-fleet -- [--size N] [--mix SHAPE=WEIGHT,...] --host-list PATH
-//! [--counts-file PATH]`
+//! `cargo run --example fake-fleet -- [--size N] [--first N] [--mix SHAPE=WEIGHT,...]
+//! --host-list PATH [--counts-file PATH]`
 //!
 //! Serves a fake fleet (`fleet.rs`): `--size` fake OpenCloud instances (1,000 by default, at
 //! most 100,000), each on its own address in 127.1.0.0/16 and beyond, plain HTTP, one port for
@@ -7,7 +7,11 @@
 //! silent=1`) until SIGTERM or SIGINT. When every listener is up it writes the targets to
 //! `--host-list` (one a line, as `check-storage-security --host-list` reads them; written then
 //! renamed, so its appearance means ready). On stop it writes to `--counts-file` each
-//! instance's requests, a line each: `<target> <shape> <requests>`.
+//! instance's requests, a line each: `<target> <shape> <requests>`. Each instance holds two
+//! open files (its listener and the descriptor its waiting accept reserves): a fleet of N
+//! needs `prlimit --nofile=2N+1000`; where the hard limit is lower, several processes serve
+//! one fleet, each its share: `--first` numbers this one's instances (and so its addresses)
+//! from N, the same mix spread through each share.
 
 #[path = "mod.rs"]
 mod support;
@@ -21,7 +25,7 @@ use support::fleet::{FakeFleet, MAX_INSTANCES, Mix};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: fake-fleet [--size N] [--mix SHAPE=WEIGHT,...] --host-list PATH \
+        "usage: fake-fleet [--size N] [--first N] [--mix SHAPE=WEIGHT,...] --host-list PATH \
          [--counts-file PATH]"
     );
     std::process::exit(2);
@@ -34,6 +38,7 @@ fn fail(message: String) -> ! {
 
 fn main() {
     let mut size = 1000;
+    let mut first = 0;
     let mut mix = Mix::night();
     let mut host_list: Option<PathBuf> = None;
     let mut counts_file: Option<PathBuf> = None;
@@ -47,6 +52,13 @@ fn main() {
                     .ok()
                     .filter(|n| (1..=MAX_INSTANCES).contains(n))
                     .unwrap_or_else(|| fail(format!("--size is 1 to {MAX_INSTANCES}")));
+            }
+            "--first" => {
+                first = value()
+                    .parse()
+                    .ok()
+                    .filter(|n| *n < MAX_INSTANCES)
+                    .unwrap_or_else(|| fail(format!("--first is 0 to {}", MAX_INSTANCES - 1)));
             }
             "--mix" => mix = Mix::parse(&value()).unwrap_or_else(|e| fail(format!("--mix: {e}"))),
             "--host-list" => host_list = Some(PathBuf::from(value())),
@@ -65,8 +77,24 @@ fn main() {
             fail(format!("cannot handle signals: {e}"));
         }
     }
-    let fleet = FakeFleet::start(size, &mix)
-        .unwrap_or_else(|e| fail(format!("cannot start {size} instances: {e}")));
+    // Each instance holds two descriptors: its listener, and the one its waiting accept
+    // reserves (Linux takes it before the connection comes).
+    if first + size > MAX_INSTANCES {
+        fail(format!(
+            "--first and --size reach past {MAX_INSTANCES} instances"
+        ));
+    }
+    let fleet = FakeFleet::start_from(first, size, &mix).unwrap_or_else(|e| {
+        let hint = match e.raw_os_error() {
+            Some(24) => format!(
+                "; each instance needs two open files: raise the limit (prlimit --nofile={}) or \
+                 serve the fleet from several processes (--first)",
+                2 * size + 1000
+            ),
+            _ => String::new(),
+        };
+        fail(format!("cannot start {size} instances: {e}{hint}"))
+    });
     let tmp = host_list.with_extension("tmp");
     if let Err(e) = fleet
         .write_host_list(&tmp)

@@ -183,7 +183,17 @@ impl FakeFleet {
     /// Starts `size` instances shaped by `mix`. Plain HTTP: the fake's certificates name
     /// localhost and 127.0.0.1, not the fleet's addresses.
     pub fn start(size: usize, mix: &Mix) -> std::io::Result<FakeFleet> {
-        assert!(size <= MAX_INSTANCES, "at most {MAX_INSTANCES} instances");
+        FakeFleet::start_from(0, size, mix)
+    }
+
+    /// Like [`FakeFleet::start`], its instances numbered from `first` (their addresses
+    /// [`address`]`(first)` on): several processes serve one larger fleet, each within its
+    /// open-file limit.
+    pub fn start_from(first: usize, size: usize, mix: &Mix) -> std::io::Result<FakeFleet> {
+        assert!(
+            first + size <= MAX_INSTANCES,
+            "at most {MAX_INSTANCES} instances"
+        );
         let shapes = mix.assign(size);
         let handlers: Vec<(Shape, super::server::Handler)> = Shape::ALL
             .into_iter()
@@ -192,7 +202,7 @@ impl FakeFleet {
         let mut instances = Vec::with_capacity(size);
         // One port for every address: the first listener's, else a free one of its own.
         let mut port = 0;
-        for (n, shape) in shapes.into_iter().enumerate() {
+        for (n, shape) in (first..).zip(shapes) {
             let handler = handlers
                 .iter()
                 .find(|(s, _)| *s == shape)
@@ -200,7 +210,10 @@ impl FakeFleet {
                 .expect("a handler per shape");
             let at = |port| SocketAddr::new(address(n), port);
             let server = Server::start(at(port), None, handler.clone())
-                .or_else(|_| Server::start(at(0), None, handler))?;
+                .or_else(|_| Server::start(at(0), None, handler))
+                .map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("instance {n} at {}: {e}", at(port)))
+                })?;
             server.set_recording(false);
             if port == 0 {
                 port = server.addr().port();
