@@ -187,6 +187,8 @@ pub struct Stream<W: Write> {
     /// every host: the table's widths, or whether a host had a block or metrics.
     widths: summary::Widths,
     blocks: Vec<(bool, bool)>,
+    /// The output failed (its reader went away): parts are dropped from then on, not kept.
+    broken: bool,
 }
 
 impl<W: Write> Stream<W> {
@@ -204,11 +206,12 @@ impl<W: Write> Stream<W> {
             pending: BTreeMap::new(),
             widths: summary::Widths::default(),
             blocks: Vec::new(),
+            broken: false,
         }
     }
 
     /// Takes host `index`'s part and state; writes it, and the parts it held back, when every
-    /// host before it is written.
+    /// host before it is written. Once a write fails, parts are counted and dropped.
     pub fn take(
         &mut self,
         index: usize,
@@ -216,6 +219,15 @@ impl<W: Write> Stream<W> {
         part: Part,
     ) -> io::Result<()> {
         self.tally.add(state);
+        if self.broken {
+            return Ok(());
+        }
+        let taken = self.take_part(index, part);
+        self.broken = taken.is_err();
+        taken
+    }
+
+    fn take_part(&mut self, index: usize, part: Part) -> io::Result<()> {
         match part {
             Part::Text(text) if index == self.next => {
                 self.write_text(text)?;
@@ -427,6 +439,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A reader gone away (`| head`): the parts after the failed write are counted, not kept.
+    #[test]
+    fn after_a_failed_write_parts_are_counted_and_dropped() {
+        struct Gone;
+        impl Write for Gone {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let s = settings(&["-H", "a.example"]);
+        let ctx = s.output_context(now());
+        let hosts = [
+            scanned("a.example", "8.1.0", None),
+            scanned("b.example", "8.1.0", None),
+            scanned("c.example", "8.1.0", None),
+        ];
+        let mut stream = Stream::new(Format::Json, Gone);
+        let part0 = part(Format::Json, &hosts[0], 3, &ctx);
+        assert!(stream.take(0, hosts[0].state, part0).is_err());
+        for i in [2, 1] {
+            let part = part(Format::Json, &hosts[i], 3, &ctx);
+            assert!(stream.take(i, hosts[i].state, part).is_ok());
+        }
+        assert_eq!(
+            stream.waiting(),
+            0,
+            "nothing kept for a reader that is gone"
+        );
+        assert_eq!(stream.tally().hosts(), 3);
     }
 
     /// A part is written as soon as the hosts before it are: an early host's JSON is out
