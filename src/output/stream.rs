@@ -1,16 +1,16 @@
 //! A fleet's output written as its hosts complete, never holding their documents: each host's
 //! part is rendered as soon as its scan ends (by the worker that scanned it), parts wait only
 //! for the hosts before them (the output keeps the input order), and what a format needs of
-//! the whole fleet is kept small: the tally of states, and for the formats whose first line or
-//! column widths depend on every host, their per-host text (a line or a block, not the
-//! document). The bytes are exactly what [`super::render`] writes.
+//! the whole fleet is the tally of states and, for the formats whose first line or column
+//! widths depend on every host, their per-host text (a row or a block, not the document). The
+//! bytes are exactly what [`super::render`] writes.
 //!
 //! `json` and `agentlocal` write each part at once; `summary` and the monitoring output keep
-//! their rows and blocks until the end. A part written at once that must wait for a slow host
-//! waits in memory up to [`MEMORY_FOR_WAITING`] bytes of such parts, beyond in a temporary
-//! file of the run's own (unlinked at once), so a silent host holds up the output, not the
-//! memory. The other formats are one document for the whole
-//! fleet built from every result (`sarif`, `junit`, `metrics`, `otlp`) and are not streamed.
+//! their rows and blocks until the end. Parts that wait for a slow host beyond
+//! [`MEMORY_FOR_WAITING`] bytes, and rows and blocks kept beyond [`MEMORY_FOR_KEPT`], go to a
+//! temporary file of the run's own (unlinked at once): a silent host holds up the output, not
+//! the memory, and a fleet's table costs disk. The other formats are one document for the
+//! whole fleet built from every result (`sarif`, `junit`, `metrics`, `otlp`): not streamed.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -258,7 +258,7 @@ impl<W: Write> Stream<W> {
         Ok(())
     }
 
-    /// Rows and blocks, kept in input order: those ahead of an earlier host wait as text.
+    /// Rows and blocks, kept in input order: those ahead of an earlier host wait in `pending`.
     fn keep(&mut self, index: usize, part: Part) {
         self.pending.insert(index, part);
         while let Some(part) = self.pending.remove(&self.next) {

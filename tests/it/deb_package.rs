@@ -321,12 +321,10 @@ fn sample_with(replacements: &[(&str, String)]) -> String {
     text
 }
 
-/// A host list beside `beside` naming `host` (the sample's `host_list`, which adds to its
-/// `host`: the one target is scanned once).
-fn host_list(beside: &Path, host: &str) -> std::path::PathBuf {
-    let path = beside.with_file_name("hosts.txt");
-    std::fs::write(&path, format!("# the sample's fleet\n{host}\n")).unwrap();
-    path
+/// The text of a host list naming `host` (the sample's `host_list`, which adds to its `host`:
+/// the one target is scanned once).
+fn host_list_text(host: &str) -> String {
+    format!("# the sample's fleet\n{host}\n")
 }
 
 /// The sample's addresses, files and release mode replaced: `host` scanned, the CA bundle and
@@ -339,6 +337,7 @@ fn runnable_sample(
     host: &str,
     ca: &Path,
     hook: &Path,
+    hosts: &Path,
     service_port: u16,
     web_port: u16,
     debug_ports: &str,
@@ -354,7 +353,7 @@ fn runnable_sample(
         ),
         (
             "/etc/check-storage-security/hosts.txt",
-            host_list(hook, host).display().to_string(),
+            hosts.display().to_string(),
         ),
         ("/etc/ssl/private/private-ca.pem", ca.display().to_string()),
         (
@@ -410,10 +409,13 @@ fn every_component_runs_on_the_sample_configuration_with_every_setting_uncomment
     let hook = dir.join("webhook-url");
     std::fs::write(&hook, format!("https://127.0.0.1:{}/hook\n", closed_port())).unwrap();
     let (_held, (_, debug_ports)) = crate::support::held_debug_ports(5);
+    let hosts = dir.join("hosts.txt");
+    std::fs::write(&hosts, host_list_text(&fake.host_port())).unwrap();
     let config_text = runnable_sample(
         &fake.host_port(),
         &fake.ca_file(),
         &hook,
+        &hosts,
         0,
         0,
         &debug_ports,
@@ -659,6 +661,9 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
     let hook = shared.join("webhook-url");
     std::fs::write(&hook, format!("https://127.0.0.1:{}/hook\n", closed_port())).unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let hosts = shared.join("hosts.txt");
+    std::fs::write(&hosts, host_list_text(&fake.host_port())).unwrap();
+    std::fs::set_permissions(&hosts, std::fs::Permissions::from_mode(0o644)).unwrap();
     // Written in place: the file keeps its owner, group and mode.
     let (_held, (_, debug_ports)) = crate::support::held_debug_ports(5);
     std::fs::write(
@@ -667,6 +672,7 @@ fn as_root_the_package_installs_runs_its_units_under_systemd_and_purges_cleanly(
             &fake.host_port(),
             &ca,
             &hook,
+            &hosts,
             closed_port(),
             closed_port(),
             &debug_ports,
@@ -843,6 +849,7 @@ impl Systemd {
                 &fake.host_port(),
                 Path::new("/etc/check-storage-security/ca.pem"),
                 Path::new("/etc/check-storage-security/webhook-url"),
+                Path::new("/etc/check-storage-security/hosts.txt"),
                 scanner_port,
                 web_port,
                 &debug_ports,
@@ -851,6 +858,10 @@ impl Systemd {
         write(
             "/etc/check-storage-security/webhook-url",
             &format!("https://127.0.0.1:{}/hook\n", closed_port()),
+        );
+        write(
+            "/etc/check-storage-security/hosts.txt",
+            &host_list_text(&fake.host_port()),
         );
         // The sample's instruction for the public API's MCP token.
         write("/etc/check-storage-security/web-mcp-token", &"m".repeat(40));
