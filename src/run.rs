@@ -170,6 +170,8 @@ fn stream_all(
     out: &mut (dyn Write + Send),
 ) -> Result<Outcome, String> {
     use output::stream::{Stream, part};
+    // A holder that panicked leaves consistent data: a part is taken whole.
+    use crate::server::lock;
     let context = settings.output_context(now);
     let hosts = settings.targets.len();
     let stream = Mutex::new(Stream::new(settings.format, &mut *out));
@@ -209,11 +211,6 @@ fn stream_all(
         stdout: String::new(),
         exit_code,
     })
-}
-
-/// A lock whose holder panicked still holds consistent data here: a part is taken whole.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One notification per host whose state reaches the webhook level; a failed delivery is

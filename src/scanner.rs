@@ -200,15 +200,20 @@ impl<'a> Scanner<'a> {
     /// Scans every target: one worker per host up to `--concurrency`, results in input order.
     /// A single host runs on the calling thread.
     pub fn scan_all(&self, targets: &[Target]) -> Result<Vec<ScanResult>, String> {
-        if targets.len() == 1 {
-            return Ok(vec![self.scan(&targets[0])?]);
-        }
-        let pool = host_workers(self.config.concurrency.min(targets.len()), "host-worker")?;
-        let results: Vec<Result<ScanResult, String>> = pool.install(|| {
-            use rayon::prelude::*;
-            targets.par_iter().map(|t| self.scan(t)).collect()
-        });
-        results.into_iter().collect()
+        let slots: Vec<std::sync::Mutex<Option<Result<ScanResult, String>>>> = targets
+            .iter()
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        self.scan_each(targets, |i, scanned| {
+            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(scanned);
+        })?;
+        slots
+            .into_iter()
+            .map(|slot| {
+                let scanned = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+                scanned.unwrap_or_else(|| Err("a host worker ended without its result".into()))
+            })
+            .collect()
     }
 
     /// Scans every target, handing each result to `done` with its index as its scan ends.
